@@ -1,0 +1,117 @@
+# heart - a zero-token heartbeat for LLM agents.
+#
+#   make            build every program
+#   make check      install missing test dependencies, build, lint the
+#                   man pages, run the bats suite, then again under
+#                   AddressSanitizer and UndefinedBehaviorSanitizer
+#   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SHAREDIR
+#   make bench      run the benchmarks in bench/ and print their figures
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+SHAREDIR ?= $(PREFIX)/share
+PKG_CONFIG ?= pkg-config
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+WFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
+SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+
+# pkg-config names, per library
+PC_CORE = yaml-0.1 jansson
+CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CORE))
+CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE))
+
+PROGS = heart-cap
+TPROGS = soul-dump
+LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
+	lib/soul.c lib/cap.c
+LIBHDR = lib/heart.h lib/yj.h
+MAN1 = man/heart-cap.1
+MAN5 = man/heart-soul.5
+MAN7 = man/heart.7
+
+# Debian packages the build and the tests need (make deps)
+DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev
+DEB_TEST = bats bats-support bats-assert jq faketime libfaketime mandoc \
+	hyperfine python3 procps
+
+all: $(PROGS)
+
+# Each program links only the libraries it uses (heart-cap must never
+# pay for libcurl or libmosquitto at start).
+heart-cap_LIBS = $(CORE_LIBS)
+
+build/lib/%.o: lib/%.c $(LIBHDR)
+	@mkdir -p build/lib
+	$(CC) $(WFLAGS) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
+
+build/libheart.a: $(LIBSRC:lib/%.c=build/lib/%.o)
+	rm -f $@
+	ar rcs $@ $^
+
+$(PROGS): %: cmd/%.c build/libheart.a
+	$(CC) $(WFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
+		build/libheart.a $($@_LIBS) $(LDFLAGS)
+
+# Test helpers (t/*.c), normal and sanitized.
+$(TPROGS:%=build/t/%): build/t/%: t/%.c build/libheart.a
+	@mkdir -p build/t
+	$(CC) $(WFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
+		build/libheart.a $(CORE_LIBS)
+
+$(TPROGS:%=build/asan/t/%): build/asan/t/%: t/%.c build/asan/libheart.a
+	@mkdir -p build/asan/t
+	$(CC) $(WFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
+		build/asan/libheart.a $(CORE_LIBS)
+
+# The same programs built with sanitizers, for the second test pass.
+build/asan/lib/%.o: lib/%.c $(LIBHDR)
+	@mkdir -p build/asan/lib
+	$(CC) $(WFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -c -o $@ $<
+
+build/asan/libheart.a: $(LIBSRC:lib/%.c=build/asan/lib/%.o)
+	rm -f $@
+	ar rcs $@ $^
+
+$(PROGS:%=build/asan/%): build/asan/%: cmd/%.c build/asan/libheart.a
+	$(CC) $(WFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
+		build/asan/libheart.a $($(@F)_LIBS)
+
+asan: $(PROGS:%=build/asan/%) $(TPROGS:%=build/asan/t/%)
+
+tprogs: $(TPROGS:%=build/t/%)
+
+deps:
+	@sh t/deps.sh $(DEB_BUILD) $(DEB_TEST)
+
+lint: $(MAN1) $(MAN5) $(MAN7)
+	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
+
+check: deps
+	@$(MAKE) --no-print-directory all tprogs asan
+	@$(MAKE) --no-print-directory lint
+	HEART_BIN=$(CURDIR) HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) t
+	HEART_BIN=$(CURDIR)/build/asan HEART_TBIN=$(CURDIR)/build/asan/t \
+		HEART_SANITIZED=1 bats $(BATSFLAGS) t
+
+bench: all
+	@for b in bench/*.sh; do sh "$$b" || exit 1; done
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/souls
+	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
+	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
+	install -m 644 share/heartbeat/souls/* \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/souls
+
+clean:
+	rm -rf build $(PROGS)
+
+.PHONY: all tprogs asan deps lint check bench install clean

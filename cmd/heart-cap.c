@@ -1,0 +1,282 @@
+/*
+ * heart-cap - the daily counter shared by the chambers, by hand or in
+ * scripts: take one wake, show the day's budget, reset a counter.
+ * Every rule lives in lib/cap.c; this file only wires options to it.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heart.h"
+
+static const char *usage_text =
+    "usage: heart-cap take [AGENT] [--chamber schedule|idle] [--soul FILE]"
+    " [--cap N] [-v]\n"
+    "       heart-cap status [AGENT...] [--soul FILE]... [--json]\n"
+    "       heart-cap reset [AGENT] [--soul FILE]\n";
+
+static struct soul **souls;
+static size_t nsouls;
+static int jflag, vflag;
+
+static void
+usage(void)
+{
+	fputs(usage_text, stderr);
+	exit(HX_USAGE);
+}
+
+static void
+die(int code, const char *msg)
+{
+	fprintf(stderr, "heart-cap: %s\n", msg);
+	exit(code);
+}
+
+static void
+add_soul(const char *path)
+{
+	char err[HEART_ERRLEN];
+	struct soul *s;
+	size_t i;
+
+	if (soul_load(path, &s, err) == -1)
+		die(HX_CONFIG, err);
+	for (i = 0; i < s->nwarn; i++)
+		fprintf(stderr, "heart-cap: warning: %s\n", s->warn[i]);
+	souls = realloc(souls, (nsouls + 1) * sizeof *souls);
+	if (souls == NULL)
+		abort();
+	souls[nsouls++] = s;
+}
+
+static struct soul *
+soul_for(const char *agent)
+{
+	size_t i;
+
+	for (i = 0; i < nsouls; i++)
+		if (strcmp(souls[i]->name, agent) == 0)
+			return souls[i];
+	return NULL;
+}
+
+static const char *
+check_agent(const char *agent)
+{
+	char m[160];
+
+	if (!id_valid(agent)) {
+		snprintf(m, sizeof m, "invalid agent id '%.64s' (use 1 to 64 "
+		    "of A-Z a-z 0-9 _ . -, not starting with a dot)", agent);
+		die(HX_USAGE, m);
+	}
+	return agent;
+}
+
+/* The one agent a take or reset is about: the operand, or the soul. */
+static const char *
+one_agent(int argc, char **argv)
+{
+	if (argc > 1 || nsouls > 1)
+		usage();
+	if (argc == 1) {
+		if (nsouls == 1 && strcmp(souls[0]->name, argv[0]) != 0)
+			die(HX_USAGE, "the AGENT operand and the soul's name "
+			    "differ");
+		return check_agent(argv[0]);
+	}
+	if (nsouls == 0)
+		usage();
+	return souls[0]->name;
+}
+
+static int
+cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
+{
+	char err[HEART_ERRLEN];
+	struct soul *s = soul_for(agent);
+	struct cap_view v;
+	struct caps caps;
+	int ok;
+
+	if (s != NULL)
+		cap_from_soul(s, &caps);
+	else {
+		struct soul *d = soul_new(NULL);
+		soul_defaults(d);
+		cap_from_soul(d, &caps);
+		soul_free(d);
+	}
+	if (capflag >= 0)
+		caps.chamber[ch] = capflag;
+	if (cap_take(agent, ch, &caps, s ? s->timezone : NULL, now, &ok, &v,
+	    err) == -1)
+		die(HX_IOERR, err);
+	if (vflag)
+		printf("%s: %s %s: %lld/%lld today (%s)\n", agent,
+		    chamber_name(ch), ok ? "admitted" : "refused",
+		    v.total, cap_limit(&caps, ch), v.day);
+	return ok ? HX_OK : HX_NO;
+}
+
+static void
+print_row(json_t *j, int header)
+{
+	json_t *ch = json_object_get(j, "chambers");
+	char sched[32], idle[32];
+
+	if (header)
+		printf("%-20s %-10s %-20s %5s %5s %5s %9s %9s %6s %8s  %s\n",
+		    "AGENT", "DAY", "ZONE", "USED", "CAP", "LEFT",
+		    "SCHEDULE", "IDLE", "GHOSTS", "TOKENS", "RESETS");
+#define CH(n) json_integer_value(json_object_get(json_object_get(ch, n), \
+	"used")), json_integer_value(json_object_get(json_object_get(ch, n), \
+	"cap"))
+	snprintf(sched, sizeof sched, "%lld/%lld", CH("schedule"));
+	snprintf(idle, sizeof idle, "%lld/%lld", CH("idle"));
+#undef CH
+#define I(k) json_integer_value(json_object_get(j, k))
+	printf("%-20s %-10s %-20s %5lld %5lld %5lld %9s %9s %6lld %8lld  %s\n",
+	    json_string_value(json_object_get(j, "agent")),
+	    json_string_value(json_object_get(j, "day")),
+	    json_string_value(json_object_get(j, "zone")),
+	    I("used"), I("cap"), I("remaining"), sched, idle, I("ghosts"),
+	    (long long)(json_integer_value(json_object_get(json_object_get(j,
+	    "tokens"), "prompt")) + json_integer_value(json_object_get(
+	    json_object_get(j, "tokens"), "completion"))),
+	    json_string_value(json_object_get(j, "resets_at")));
+#undef I
+}
+
+static int
+status_one(const char *agent, time_t now, int header)
+{
+	char err[HEART_ERRLEN];
+	struct soul *s = soul_for(agent);
+	struct cap_view v;
+	json_t *j;
+
+	if (cap_peek(agent, s ? s->timezone : NULL, now, &v, err) == -1) {
+		fprintf(stderr, "heart-cap: %s\n", err);
+		return HX_IOERR;
+	}
+	if (s != NULL)
+		cap_from_soul(s, &v.caps);
+	j = cap_json(agent, &v, now);
+	if (jflag) {
+		char *line = json_dumps(j, JSON_COMPACT);
+		puts(line);
+		free(line);
+	} else
+		print_row(j, header);
+	json_decref(j);
+	return HX_OK;
+}
+
+static int
+cmd_status(int argc, char **argv, time_t now)
+{
+	char err[HEART_ERRLEN];
+	char **list = NULL;
+	size_t n = 0, i;
+	int rc = HX_OK, r, first = 1;
+
+	for (i = 0; i < (size_t)argc; i++)
+		check_agent(argv[i]);
+	if (argc == 0 && nsouls == 0 && state_agents(&list, &n, err) == -1)
+		die(HX_IOERR, err);
+	for (i = 0; argc == 0 && i < nsouls; i++, first = 0)
+		if ((r = status_one(souls[i]->name, now, first)) != HX_OK)
+			rc = r;
+	for (i = 0; i < (size_t)argc; i++, first = 0)
+		if ((r = status_one(argv[i], now, first)) != HX_OK)
+			rc = r;
+	for (i = 0; i < n; i++, first = 0)
+		if ((r = status_one(list[i], now, first)) != HX_OK)
+			rc = r;
+	state_free_list(list, n);
+	return rc;
+}
+
+static int
+cmd_reset(const char *agent, time_t now)
+{
+	char err[HEART_ERRLEN];
+	struct soul *s = soul_for(agent);
+
+	if (cap_reset(agent, s ? s->timezone : NULL, now, err) == -1)
+		die(HX_IOERR, err);
+	return HX_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "chamber", required_argument, NULL, 'c' },
+		{ "soul", required_argument, NULL, 's' },
+		{ "cap", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	enum chamber ch = CH_SCHEDULE;
+	long long capflag = -1;
+	const char *cmd;
+	time_t now;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "c:s:n:jvh", longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (chamber_parse(optarg, &ch) == -1)
+				die(HX_USAGE, "--chamber: use schedule or "
+				    "idle");
+			break;
+		case 's':
+			add_soul(optarg);
+			break;
+		case 'n':
+			if (num_parse(optarg, 0, 1000000000, &capflag) == -1)
+				die(HX_USAGE, "--cap: not a number from 0");
+			break;
+		case 'j':
+			jflag = 1;
+			break;
+		case 'v':
+			vflag = 1;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return HX_OK;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		usage();
+	cmd = *argv++;
+	argc--;
+	if (!isatty(STDOUT_FILENO))
+		jflag = 1;
+	now = time(NULL);
+	if (strcmp(cmd, "take") == 0)
+		rc = cmd_take(one_agent(argc, argv), ch, capflag, now);
+	else if (strcmp(cmd, "status") == 0)
+		rc = cmd_status(argc, argv, now);
+	else if (strcmp(cmd, "reset") == 0)
+		rc = cmd_reset(one_agent(argc, argv), now);
+	else
+		usage();
+	for (size_t i = 0; i < nsouls; i++)
+		soul_free(souls[i]);
+	free(souls);
+	return rc;
+}

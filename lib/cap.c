@@ -1,0 +1,354 @@
+/*
+ * cap.c - the daily atomic counter (paper section 5), across processes.
+ *
+ * One counter per agent per local day, in agents/ID/cap.json.  The file
+ * is only ever replaced by rename under agents/ID/cap.lock, so readers
+ * need no lock and see a whole file.  The day only moves forward: a
+ * clock set back never brings a fresh allowance.  total is always the
+ * sum of the chamber counts.
+ */
+#include <sys/file.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "heart.h"
+
+#define CAPFILE	"cap.json"
+#define CAPLOCK	"cap.lock"
+
+void
+cap_from_soul(const struct soul *s, struct caps *c)
+{
+	int i;
+
+	for (i = 0; i < CH_NCHAMBERS; i++)
+		c->chamber[i] = s->ch[i].daily_cap;
+	c->agent = s->daily_cap;
+}
+
+/* The shared total at which chamber ch stops being admitted. */
+long long
+cap_limit(const struct caps *c, enum chamber ch)
+{
+	long long l = c->chamber[ch];
+
+	if (c->agent >= 0 && c->agent < l)
+		l = c->agent;
+	return l;
+}
+
+/* The most the total can reach today through any chamber. */
+long long
+cap_agent_limit(const struct caps *c)
+{
+	long long l = 0, x;
+	int i;
+
+	for (i = 0; i < CH_NCHAMBERS; i++)
+		if ((x = cap_limit(c, (enum chamber)i)) > l)
+			l = x;
+	return l;
+}
+
+static void
+default_caps(struct caps *c)
+{
+	c->chamber[CH_SCHEDULE] = 48;
+	c->chamber[CH_IDLE] = 12;
+	c->agent = -1;
+}
+
+static int
+get_count(json_t *o, const char *key, long long *v)
+{
+	json_t *j = json_object_get(o, key);
+
+	if (j == NULL) {
+		*v = 0;
+		return 0;
+	}
+	if (!json_is_integer(j) || json_integer_value(j) < 0)
+		return -1;
+	*v = json_integer_value(j);
+	return 0;
+}
+
+static int
+parse_caps(json_t *j, struct cap_view *v)
+{
+	json_t *a;
+	int i;
+
+	default_caps(&v->caps);
+	if (j == NULL)
+		return 0;
+	if (!json_is_object(j))
+		return -1;
+	for (i = 0; i < CH_NCHAMBERS; i++)
+		if (get_count(j, chamber_name((enum chamber)i),
+		    &v->caps.chamber[i]) == -1)
+			return -1;
+	a = json_object_get(j, "agent");
+	if (a != NULL && !json_is_null(a) && get_count(j, "agent",
+	    &v->caps.agent) == -1)
+		return -1;
+	v->have_caps = 1;
+	return 0;
+}
+
+/* Fill v from the file's JSON; -1 (with err) if it is not a cap file. */
+static int
+parse_view(const char *dir, json_t *j, struct cap_view *v, char *err)
+{
+	json_t *ch, *tok, *day, *zone;
+	const char *bad = NULL;
+	int i;
+
+	memset(v, 0, sizeof *v);
+	default_caps(&v->caps);
+	if (j == NULL)
+		return 0;
+	day = json_object_get(j, "day");
+	zone = json_object_get(j, "zone");
+	ch = json_object_get(j, "chambers");
+	tok = json_object_get(j, "tokens");
+	if (!json_is_string(day) || strlen(json_string_value(day)) != 10)
+		bad = "day";
+	else if (zone != NULL && !json_is_string(zone))
+		bad = "zone";
+	else if (!json_is_object(ch))
+		bad = "chambers";
+	else if (get_count(j, "total", &v->total) == -1)
+		bad = "total";
+	else if (get_count(j, "ghosts", &v->ghosts) == -1)
+		bad = "ghosts";
+	else if (tok != NULL && (!json_is_object(tok) ||
+	    get_count(tok, "prompt", &v->prompt_tokens) == -1 ||
+	    get_count(tok, "completion", &v->completion_tokens) == -1))
+		bad = "tokens";
+	else if (parse_caps(json_object_get(j, "caps"), v) == -1)
+		bad = "caps";
+	for (i = 0; bad == NULL && i < CH_NCHAMBERS; i++)
+		if (get_count(ch, chamber_name((enum chamber)i),
+		    &v->used[i]) == -1)
+			bad = "chambers";
+	if (bad != NULL) {
+		errf(err, "%s/%s: field '%s' is missing or not valid; fix "
+		    "or remove the file by hand", dir, CAPFILE, bad);
+		return -1;
+	}
+	snprintf(v->day, sizeof v->day, "%s", json_string_value(day));
+	if (zone != NULL)
+		snprintf(v->zone, sizeof v->zone, "%s",
+		    json_string_value(zone));
+	return 0;
+}
+
+static int
+load(const char *dir, struct cap_view *v, char *err)
+{
+	json_t *j;
+	int r;
+
+	if (state_read_json(dir, CAPFILE, &j, err) == -1)
+		return -1;
+	r = parse_view(dir, j, v, err);
+	json_decref(j);
+	return r;
+}
+
+/*
+ * Move v to the local date of `now' in zone (or the stored zone, or
+ * the machine's), only ever forward.  Returns 1 when v changed.
+ */
+static int
+roll(struct cap_view *v, const char *zone, time_t now)
+{
+	char today[16];
+	int changed = 0;
+
+	if (zone == NULL)
+		zone = v->zone[0] ? v->zone : tz_local();
+	if (strcmp(zone, v->zone) != 0) {
+		snprintf(v->zone, sizeof v->zone, "%s", zone);
+		changed = 1;
+	}
+	clock_day(v->zone, now, today, sizeof today);
+	if (strcmp(today, v->day) > 0) {
+		struct caps keep = v->caps;
+		int have = v->have_caps;
+
+		memset(v->used, 0, sizeof v->used);
+		v->total = v->ghosts = 0;
+		v->prompt_tokens = v->completion_tokens = 0;
+		v->caps = keep;
+		v->have_caps = have;
+		snprintf(v->day, sizeof v->day, "%s", today);
+		changed = 1;
+	}
+	return changed;
+}
+
+static int
+save(const char *dir, const char *agent, const struct cap_view *v,
+    time_t now, char *err)
+{
+	char ts[32];
+	json_t *j;
+	int r;
+
+	clock_utc(now, ts, sizeof ts);
+	j = json_pack("{s:i,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:I,s:{s:I,s:I},"
+	    "s:{s:I,s:I,s:o},s:s}",
+	    "v", 1, "agent", agent, "day", v->day, "zone", v->zone,
+	    "total", (json_int_t)v->total,
+	    "chambers", "schedule", (json_int_t)v->used[CH_SCHEDULE],
+	    "idle", (json_int_t)v->used[CH_IDLE],
+	    "ghosts", (json_int_t)v->ghosts,
+	    "tokens", "prompt", (json_int_t)v->prompt_tokens,
+	    "completion", (json_int_t)v->completion_tokens,
+	    "caps", "schedule", (json_int_t)v->caps.chamber[CH_SCHEDULE],
+	    "idle", (json_int_t)v->caps.chamber[CH_IDLE],
+	    "agent", v->caps.agent < 0 ? json_null() :
+	    json_integer(v->caps.agent),
+	    "updated", ts);
+	r = state_write_json(dir, CAPFILE, j, err);
+	json_decref(j);
+	return r;
+}
+
+/* Open the agent's cap under its lock, rolled to today. */
+static int
+begin(const char *agent, const char *zone, time_t now, char *dir,
+    size_t dirn, struct cap_view *v, int *changed, char *err)
+{
+	int fd;
+
+	if (state_agent_dir(agent, 1, dir, dirn, err) == -1)
+		return -1;
+	if ((fd = state_lock(dir, CAPLOCK, LOCK_EX, err)) < 0)
+		return -1;
+	if (load(dir, v, err) == -1) {
+		state_unlock(fd);
+		return -1;
+	}
+	*changed = roll(v, zone, now);
+	return fd;
+}
+
+/*
+ * Admit one wake of chamber ch, atomically: *admitted is 1 when the
+ * shared total was below the chamber's cap and the agent-wide cap.
+ */
+int
+cap_take(const char *agent, enum chamber ch, const struct caps *caps,
+    const char *zone, time_t now, int *admitted, struct cap_view *vo,
+    char *err)
+{
+	char dir[4096];
+	struct cap_view v;
+	int fd, changed, r = 0;
+
+	*admitted = 0;
+	if ((fd = begin(agent, zone, now, dir, sizeof dir, &v, &changed,
+	    err)) < 0)
+		return -1;
+	if (memcmp(&v.caps, caps, sizeof *caps) != 0 || !v.have_caps) {
+		v.caps = *caps;
+		v.have_caps = 1;
+		changed = 1;
+	}
+	if (v.total < cap_limit(caps, ch)) {
+		v.used[ch]++;
+		v.total++;
+		*admitted = changed = 1;
+	}
+	if (changed)
+		r = save(dir, agent, &v, now, err);
+	if (r == -1)
+		*admitted = 0;
+	state_unlock(fd);
+	if (vo != NULL)
+		*vo = v;
+	return r;
+}
+
+/* Add a wake's ghost flag and token usage to today's figures. */
+int
+cap_record(const char *agent, const char *zone, time_t now, int ghost,
+    long long ptok, long long ctok, char *err)
+{
+	char dir[4096];
+	struct cap_view v;
+	int fd, changed, r;
+
+	if ((fd = begin(agent, zone, now, dir, sizeof dir, &v, &changed,
+	    err)) < 0)
+		return -1;
+	v.ghosts += ghost != 0;
+	v.prompt_tokens += ptok > 0 ? ptok : 0;
+	v.completion_tokens += ctok > 0 ? ctok : 0;
+	r = save(dir, agent, &v, now, err);
+	state_unlock(fd);
+	return r;
+}
+
+/* Today's figures, without changing anything. */
+int
+cap_peek(const char *agent, const char *zone, time_t now,
+    struct cap_view *v, char *err)
+{
+	char dir[4096];
+
+	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
+	    load(dir, v, err) == -1)
+		return -1;
+	roll(v, zone, now);
+	return 0;
+}
+
+/* Zero today's counters (an operator's hand, or a test's). */
+int
+cap_reset(const char *agent, const char *zone, time_t now, char *err)
+{
+	char dir[4096];
+	struct cap_view v;
+	int fd, changed, r;
+
+	if ((fd = begin(agent, zone, now, dir, sizeof dir, &v, &changed,
+	    err)) < 0)
+		return -1;
+	memset(v.used, 0, sizeof v.used);
+	v.total = v.ghosts = v.prompt_tokens = v.completion_tokens = 0;
+	r = save(dir, agent, &v, now, err);
+	state_unlock(fd);
+	return r;
+}
+
+/* The status object heart-cap prints, one per agent. */
+json_t *
+cap_json(const char *agent, const struct cap_view *v, time_t now)
+{
+	char reset[40];
+	long long limit = cap_agent_limit(&v->caps);
+	json_t *ch, *j;
+	int i;
+
+	clock_iso(v->zone, clock_next_midnight(v->zone, now), reset,
+	    sizeof reset);
+	ch = json_object();
+	for (i = 0; i < CH_NCHAMBERS; i++)
+		json_object_set_new(ch, chamber_name((enum chamber)i),
+		    json_pack("{s:I,s:I}", "used", (json_int_t)v->used[i],
+		    "cap", (json_int_t)cap_limit(&v->caps, (enum chamber)i)));
+	j = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:{s:I,s:I},s:s}",
+	    "agent", agent, "day", v->day, "zone", v->zone,
+	    "used", (json_int_t)v->total, "cap", (json_int_t)limit,
+	    "remaining", (json_int_t)(limit > v->total ? limit - v->total :
+	    0), "chambers", ch, "ghosts", (json_int_t)v->ghosts,
+	    "tokens", "prompt", (json_int_t)v->prompt_tokens,
+	    "completion", (json_int_t)v->completion_tokens,
+	    "resets_at", reset);
+	return j;
+}

@@ -1,0 +1,166 @@
+/*
+ * clock.c - "the day" and "the hour" in an agent's IANA zone.
+ *
+ * The day is the local calendar date, never "24 hours since": a
+ * 23- or 25-hour DST day, or a zone whose DST change skips or repeats
+ * midnight, is still one day.  The caller asks the clock once and
+ * passes that time down, so every gate agrees on "now".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heart.h"
+
+static char curzone[128];
+
+/* A zone name is valid when it names a TZif file in the zone database. */
+int
+tz_valid(const char *zone)
+{
+	char path[512], magic[4];
+	const char *dir;
+	FILE *fp;
+	size_t n, i;
+
+	if (zone == NULL || *zone == '\0' || *zone == '/' ||
+	    strlen(zone) > 100 || strstr(zone, "..") != NULL)
+		return 0;
+	for (i = 0; zone[i] != '\0'; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-/", zone[i]))
+			return 0;
+	if ((dir = getenv("TZDIR")) == NULL || *dir == '\0')
+		dir = "/usr/share/zoneinfo";
+	snprintf(path, sizeof path, "%s/%s", dir, zone);
+	if ((fp = fopen(path, "re")) == NULL)
+		return 0;
+	n = fread(magic, 1, sizeof magic, fp);
+	fclose(fp);
+	return n == 4 && memcmp(magic, "TZif", 4) == 0;
+}
+
+/* The machine's own zone name: $TZ, /etc/localtime, /etc/timezone, UTC. */
+const char *
+tz_local(void)
+{
+	static char buf[128];
+	char link[256], *p;
+	const char *tz;
+	ssize_t n;
+	FILE *fp;
+
+	if ((tz = getenv("TZ")) != NULL && *tz != '\0') {
+		if (*tz == ':')
+			tz++;
+		if (tz_valid(tz))
+			return tz;
+	}
+	n = readlink("/etc/localtime", link, sizeof link - 1);
+	if (n > 0) {
+		link[n] = '\0';
+		if ((p = strstr(link, "zoneinfo/")) != NULL &&
+		    tz_valid(p + 9)) {
+			snprintf(buf, sizeof buf, "%s", p + 9);
+			return buf;
+		}
+	}
+	if ((fp = fopen("/etc/timezone", "re")) != NULL) {
+		if (fgets(buf, sizeof buf, fp) != NULL) {
+			buf[strcspn(buf, "\n")] = '\0';
+			fclose(fp);
+			if (tz_valid(buf))
+				return buf;
+		} else
+			fclose(fp);
+	}
+	return "UTC";
+}
+
+/* Make `zone' the zone of localtime_r(3) calls that follow. */
+int
+tz_use(const char *zone)
+{
+	if (zone == NULL)
+		zone = tz_local();
+	if (strcmp(zone, curzone) == 0)
+		return 0;
+	snprintf(curzone, sizeof curzone, "%s", zone);
+	if (setenv("TZ", zone, 1) == -1)
+		return -1;
+	tzset();
+	return 0;
+}
+
+static void
+local_tm(const char *zone, time_t t, struct tm *tm)
+{
+	tz_use(zone);
+	localtime_r(&t, tm);
+}
+
+void
+clock_day(const char *zone, time_t t, char *buf, size_t n)
+{
+	struct tm tm;
+
+	local_tm(zone, t, &tm);
+	strftime(buf, n, "%Y-%m-%d", &tm);
+}
+
+/*
+ * The first second after t whose local date is later than t's.  Found
+ * by bisection over localtime, so DST rules, skipped and repeated
+ * midnights need no special cases.
+ */
+time_t
+clock_next_midnight(const char *zone, time_t t)
+{
+	char today[16], day[16];
+	time_t lo = t, hi = t + 3 * 86400, mid;
+
+	clock_day(zone, t, today, sizeof today);
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		clock_day(zone, mid, day, sizeof day);
+		if (strcmp(day, today) > 0)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/* ISO 8601 local time with its offset, e.g. 2026-11-22T00:00:00-05:00 */
+void
+clock_iso(const char *zone, time_t t, char *buf, size_t n)
+{
+	struct tm tm;
+	char off[8];
+	size_t len;
+
+	local_tm(zone, t, &tm);
+	len = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+	strftime(off, sizeof off, "%z", &tm);
+	if (len > 0 && strlen(off) == 5)
+		snprintf(buf + len, n - len, "%.3s:%s", off, off + 3);
+}
+
+void
+clock_utc(time_t t, char *buf, size_t n)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int
+clock_minute_of_day(const char *zone, time_t t)
+{
+	struct tm tm;
+
+	local_tm(zone, t, &tm);
+	return tm.tm_hour * 60 + tm.tm_min;
+}

@@ -1,0 +1,155 @@
+/*
+ * heart.h - the one public header of libheart.
+ *
+ * Grouped by source file.  Every function that can fail returns -1 (or
+ * a documented non-zero code) and writes a readable message into the
+ * caller's buffer `err' of size HEART_ERRLEN; the library never prints
+ * and never exits.  Exit codes are the toolkit's table (DESIGN.md).
+ */
+#ifndef HEART_H
+#define HEART_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#define HEART_ERRLEN	512
+#define HEART_IDMAX	64
+
+/* exit codes, shared by every program */
+enum {
+	HX_OK = 0,
+	HX_NO = 1,
+	HX_USAGE = 64,
+	HX_DATA = 65,
+	HX_UNAVAILABLE = 69,
+	HX_IOERR = 74,
+	HX_TEMPFAIL = 75,
+	HX_CONFIG = 78
+};
+
+/* util.c */
+void	 errf(char *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+int	 num_parse(const char *, long long, long long, long long *);
+void	*xcalloc(size_t, size_t);
+char	*xstrdup(const char *);
+
+/* dur.c: durations such as 10s 30m 2h 1d 1h30m, in seconds */
+int	 dur_parse(const char *, long long *);
+char	*dur_format(long long, char *, size_t);
+
+/* id.c: agent ids, checked before they become paths or topics */
+int	 id_valid(const char *);
+
+/* clock.c: local dates and hours in an IANA zone */
+int	 tz_valid(const char *);
+const char *tz_local(void);
+int	 tz_use(const char *);
+void	 clock_day(const char *, time_t, char *, size_t);
+time_t	 clock_next_midnight(const char *, time_t);
+void	 clock_iso(const char *, time_t, char *, size_t);
+void	 clock_utc(time_t, char *, size_t);
+int	 clock_minute_of_day(const char *, time_t);
+
+/* state.c: the state directory, atomic files, locks */
+int	 state_dir(char *, size_t, char *);
+int	 state_agent_dir(const char *, int, char *, size_t, char *);
+int	 state_agents(char ***, size_t *, char *);
+void	 state_free_list(char **, size_t);
+int	 state_lock(const char *, const char *, int, char *);
+void	 state_unlock(int);
+int	 state_write(const char *, const char *, const char *, size_t, char *);
+int	 state_read_json(const char *, const char *, json_t **, char *);
+int	 state_write_json(const char *, const char *, const json_t *, char *);
+
+/* soul.c */
+enum chamber { CH_SCHEDULE, CH_IDLE, CH_NCHAMBERS };
+
+struct hours {
+	int	 set;
+	int	 start;		/* minute of day, inclusive */
+	int	 end;		/* minute of day, exclusive; may wrap */
+};
+
+struct chamber_conf {
+	long long every;	/* schedule.interval or idle.after, s */
+	char	*prompt;
+	long long daily_cap;
+	long long seed_tool_cap;
+	struct hours active;
+	char	*checklist;
+};
+
+struct soul {
+	char	*path;
+	char	*name;
+	char	*system;
+	char	*timezone;	/* never NULL after soul_load */
+	long long daily_cap;	/* agent-wide; -1 when unset */
+	long long pulse_interval;
+	long long pulse_misses;
+	struct chamber_conf ch[CH_NCHAMBERS];
+	long long brk_threshold;
+	long long brk_cooldown;
+	long long brk_max_cooldown;
+	char	*ghost_token;
+	json_t	*ghost_also;	/* array of strings */
+	char	*ghost_mode;
+	long long ghost_ack_max;
+	long long history_keep;
+	char	*llm_provider;
+	char	*llm_base_url;
+	char	*llm_model;
+	char	*llm_api_key_env;
+	long long llm_timeout;
+	long long llm_max_tokens;
+	json_t	*llm_command;	/* argv array, or NULL */
+	json_t	*tools;		/* array, or NULL */
+	json_t	*doc;		/* the whole soul as JSON */
+	char	**warn;		/* unknown keys and the like */
+	size_t	 nwarn;
+};
+
+const char *chamber_name(enum chamber);
+int	 chamber_parse(const char *, enum chamber *);
+int	 soul_load(const char *, struct soul **, char *);
+void	 soul_defaults(struct soul *);
+struct soul *soul_new(const char *);
+void	 soul_free(struct soul *);
+json_t	*soul_json(const struct soul *);
+int	 hours_parse(const char *, struct hours *);
+int	 hours_in(const struct hours *, int);
+
+/* cap.c: the daily counter shared by the chambers */
+struct caps {
+	long long chamber[CH_NCHAMBERS];
+	long long agent;	/* -1: none */
+};
+
+struct cap_view {
+	char	 day[16];
+	char	 zone[64];
+	long long total;
+	long long used[CH_NCHAMBERS];
+	long long ghosts;
+	long long prompt_tokens;
+	long long completion_tokens;
+	struct caps caps;
+	int	 have_caps;
+};
+
+void	 cap_from_soul(const struct soul *, struct caps *);
+long long cap_limit(const struct caps *, enum chamber);
+long long cap_agent_limit(const struct caps *);
+int	 cap_take(const char *, enum chamber, const struct caps *,
+	    const char *, time_t, int *, struct cap_view *, char *);
+int	 cap_record(const char *, const char *, time_t, int, long long,
+	    long long, char *);
+int	 cap_peek(const char *, const char *, time_t, struct cap_view *,
+	    char *);
+json_t	*cap_json(const char *, const struct cap_view *, time_t);
+int	 cap_reset(const char *, const char *, time_t, char *);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * id.c - agent ids.  An id becomes a directory name and an MQTT topic
+ * level, so it is checked before either: [A-Za-z0-9_.-]{1,64}, no
+ * leading dot (which also rules out "." and "..").
+ */
+#include <string.h>
+
+#include "heart.h"
+
+int
+id_valid(const char *id)
+{
+	size_t i;
+
+	if (id == NULL || id[0] == '\0' || id[0] == '.')
+		return 0;
+	for (i = 0; id[i] != '\0'; i++) {
+		if (i >= HEART_IDMAX)
+			return 0;
+		if (!strchr("abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", id[i]))
+			return 0;
+	}
+	return 1;
+}

@@ -1,0 +1,832 @@
+/*
+ * soul.c - soul files: YAML, or Markdown whose YAML frontmatter sits
+ * between "---" lines and whose body is the system prompt.  The text
+ * is read into JSON (yj.c), then every key is checked into struct
+ * soul.  Errors name file:line:column; unknown keys become warnings
+ * the program prints.  After soul_load every field holds a value:
+ * caps are never unbounded.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heart.h"
+#include "yj.h"
+
+#define SOUL_MAXSIZE	(1 << 20)
+
+struct sv {
+	const struct yj *y;
+	const char *file;
+	struct soul *s;
+	char	*err;
+};
+
+static const char *chambers[] = { "schedule", "idle" };
+
+const char *
+chamber_name(enum chamber c)
+{
+	return c < CH_NCHAMBERS ? chambers[c] : "?";
+}
+
+int
+chamber_parse(const char *s, enum chamber *out)
+{
+	int i;
+
+	for (i = 0; i < CH_NCHAMBERS; i++)
+		if (strcmp(s, chambers[i]) == 0) {
+			*out = (enum chamber)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* "08:00-23:00", end exclusive; wraps midnight when end <= start. */
+int
+hours_parse(const char *s, struct hours *h)
+{
+	int sh, sm, eh, em, n = 0;
+
+	if (sscanf(s, "%2d:%2d-%2d:%2d%n", &sh, &sm, &eh, &em, &n) != 4 ||
+	    s[n] != '\0' || sh < 0 || sh > 23 || sm < 0 || sm > 59 ||
+	    eh < 0 || eh > 24 || em < 0 || em > 59 || (eh == 24 && em != 0))
+		return -1;
+	h->set = 1;
+	h->start = sh * 60 + sm;
+	h->end = eh * 60 + em;
+	return 0;
+}
+
+int
+hours_in(const struct hours *h, int minute)
+{
+	if (!h->set || h->start == h->end)
+		return 1;
+	if (h->start < h->end)
+		return minute >= h->start && minute < h->end;
+	return minute >= h->start || minute < h->end;
+}
+
+static void
+warn(struct sv *v, int line, int col, const char *fmt, const char *a,
+    const char *b)
+{
+	struct soul *s = v->s;
+	char msg[HEART_ERRLEN], full[HEART_ERRLEN + 300];
+
+	snprintf(msg, sizeof msg, fmt, a, b);
+	snprintf(full, sizeof full, "%s:%d:%d: %s", v->file, line, col, msg);
+	s->warn = realloc(s->warn, (s->nwarn + 1) * sizeof *s->warn);
+	if (s->warn == NULL)
+		abort();
+	s->warn[s->nwarn++] = xstrdup(full);
+}
+
+/* Fail with "file:line:col: key: what" at the value of obj[key]. */
+static int
+bad(struct sv *v, const json_t *obj, const char *key, const char *path,
+    const char *what)
+{
+	const struct yj_pos *p = yj_key(v->y, obj, key);
+
+	errf(v->err, "%s:%d:%d: %s: %s", v->file, p ? p->vline : 1,
+	    p ? p->vcol : 1, path, what);
+	return -1;
+}
+
+/* The same, pointing at the key itself. */
+static int
+bad_key(struct sv *v, const json_t *obj, const char *key, const char *path,
+    const char *what)
+{
+	const struct yj_pos *p = yj_key(v->y, obj, key);
+
+	errf(v->err, "%s:%d:%d: %s: %s", v->file, p ? p->kline : 1,
+	    p ? p->kcol : 1, path, what);
+	return -1;
+}
+
+static int
+get_str(struct sv *v, const json_t *obj, const char *key, const char *path,
+    char **dst)
+{
+	json_t *j = json_object_get(obj, key);
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_string(j))
+		return bad(v, obj, key, path, "must be a string");
+	free(*dst);
+	*dst = xstrdup(json_string_value(j));
+	return 0;
+}
+
+static int
+get_int(struct sv *v, const json_t *obj, const char *key, const char *path,
+    long long lo, long long *dst)
+{
+	json_t *j = json_object_get(obj, key);
+	char m[100];
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_integer(j))
+		return bad(v, obj, key, path, "must be a whole number");
+	if (json_integer_value(j) < lo) {
+		snprintf(m, sizeof m, "must be at least %lld", lo);
+		return bad(v, obj, key, path, m);
+	}
+	*dst = json_integer_value(j);
+	return 0;
+}
+
+static int
+get_dur(struct sv *v, const json_t *obj, const char *key, const char *path,
+    long long *dst)
+{
+	json_t *j = json_object_get(obj, key);
+	char m[200];
+	long long d;
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (json_is_integer(j) && json_integer_value(j) > 0) {
+		*dst = json_integer_value(j);
+		return 0;
+	}
+	if (!json_is_string(j) || dur_parse(json_string_value(j), &d) == -1) {
+		snprintf(m, sizeof m, "bad duration '%.40s' (write e.g. 10s, "
+		    "30m, 2h, 1d or 1h30m)",
+		    json_is_string(j) ? json_string_value(j) : "?");
+		return bad(v, obj, key, path, m);
+	}
+	if (d <= 0)
+		return bad(v, obj, key, path, "must be longer than 0s "
+		    "(daily_cap: 0 turns a chamber off)");
+	*dst = d;
+	return 0;
+}
+
+static int
+get_hours(struct sv *v, const json_t *obj, const char *key,
+    const char *path, struct hours *dst)
+{
+	json_t *j = json_object_get(obj, key);
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_string(j) || hours_parse(json_string_value(j), dst))
+		return bad(v, obj, key, path, "must be hours like "
+		    "\"08:00-23:00\" (may wrap midnight)");
+	return 0;
+}
+
+static int
+is_strlist(const json_t *j, int nonempty)
+{
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(j) || (nonempty && json_array_size(j) == 0))
+		return 0;
+	json_array_foreach(j, i, e)
+		if (!json_is_string(e))
+			return 0;
+	return 1;
+}
+
+/* Warn about keys of obj that are not in known[]. */
+static void
+unknown_keys(struct sv *v, const json_t *obj, const char *path,
+    const char *const known[])
+{
+	const char *key;
+	const struct yj_pos *p;
+	json_t *val;
+	size_t i;
+
+	json_object_foreach((json_t *)obj, key, val) {
+		for (i = 0; known[i] != NULL; i++)
+			if (strcmp(key, known[i]) == 0)
+				break;
+		if (known[i] != NULL)
+			continue;
+		p = yj_key(v->y, obj, key);
+		warn(v, p ? p->kline : 1, p ? p->kcol : 1,
+		    "unknown key '%.64s' in %s (ignored)", key, path);
+	}
+}
+
+static int
+need_map(struct sv *v, const json_t *obj, const char *key, const char *path,
+    json_t **out)
+{
+	json_t *j = json_object_get(obj, key);
+
+	*out = NULL;
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_object(j))
+		return bad(v, obj, key, path, "must be a mapping of keys");
+	*out = j;
+	return 0;
+}
+
+static int
+load_chamber(struct sv *v, const json_t *heart, enum chamber c)
+{
+	static const char *const known[] = { "interval", "after", "prompt",
+	    "daily_cap", "seed_tool_cap", "active_hours", "checklist",
+	    "adaptive", NULL };
+	struct chamber_conf *cc = &v->s->ch[c];
+	const char *every = c == CH_SCHEDULE ? "interval" : "after";
+	char path[64], p2[96];
+	json_t *m;
+
+	snprintf(path, sizeof path, "heart.%s", chamber_name(c));
+	if (need_map(v, heart, chamber_name(c), path, &m) == -1)
+		return -1;
+	if (m == NULL)
+		return 0;
+#define P(k) (snprintf(p2, sizeof p2, "%s.%s", path, k), p2)
+	if (get_dur(v, m, every, P(every), &cc->every) == -1 ||
+	    get_str(v, m, "prompt", P("prompt"), &cc->prompt) == -1 ||
+	    get_int(v, m, "daily_cap", P("daily_cap"), 0, &cc->daily_cap) ||
+	    get_hours(v, m, "active_hours", P("active_hours"), &cc->active) ||
+	    get_str(v, m, "checklist", P("checklist"), &cc->checklist) == -1)
+		return -1;
+	if (c == CH_SCHEDULE && get_int(v, m, "seed_tool_cap",
+	    P("seed_tool_cap"), 0, &cc->seed_tool_cap) == -1)
+		return -1;
+	if (c == CH_IDLE && json_object_get(m, "interval") != NULL)
+		return bad(v, m, "interval", P("interval"), "the idle chamber "
+		    "fires 'after' a quiet stretch; write after: instead");
+#undef P
+	unknown_keys(v, m, path, known);
+	return 0;
+}
+
+static int
+load_small(struct sv *v, const json_t *heart)
+{
+	static const char *const kp[] = { "interval", "misses", NULL };
+	static const char *const kb[] = { "threshold", "cooldown",
+	    "max_cooldown", NULL };
+	static const char *const kh[] = { "keep", NULL };
+	struct soul *s = v->s;
+	json_t *m;
+
+	if (need_map(v, heart, "pulse", "heart.pulse", &m) == -1)
+		return -1;
+	if (m && (get_dur(v, m, "interval", "heart.pulse.interval",
+	    &s->pulse_interval) || get_int(v, m, "misses",
+	    "heart.pulse.misses", 1, &s->pulse_misses)))
+		return -1;
+	if (m)
+		unknown_keys(v, m, "heart.pulse", kp);
+	if (need_map(v, heart, "breaker", "heart.breaker", &m) == -1)
+		return -1;
+	if (m && (get_int(v, m, "threshold", "heart.breaker.threshold", 1,
+	    &s->brk_threshold) || get_dur(v, m, "cooldown",
+	    "heart.breaker.cooldown", &s->brk_cooldown) || get_dur(v, m,
+	    "max_cooldown", "heart.breaker.max_cooldown",
+	    &s->brk_max_cooldown)))
+		return -1;
+	if (m)
+		unknown_keys(v, m, "heart.breaker", kb);
+	if (need_map(v, heart, "history", "heart.history", &m) == -1)
+		return -1;
+	if (m && get_int(v, m, "keep", "heart.history.keep", 0,
+	    &s->history_keep))
+		return -1;
+	if (m)
+		unknown_keys(v, m, "heart.history", kh);
+	return 0;
+}
+
+static int
+load_ghost(struct sv *v, const json_t *heart)
+{
+	static const char *const known[] = { "token", "also", "mode",
+	    "ack_max_chars", NULL };
+	struct soul *s = v->s;
+	json_t *m, *also;
+
+	if (need_map(v, heart, "ghost", "heart.ghost", &m) == -1)
+		return -1;
+	if (m == NULL)
+		return 0;
+	if (get_str(v, m, "token", "heart.ghost.token", &s->ghost_token) ||
+	    get_str(v, m, "mode", "heart.ghost.mode", &s->ghost_mode) ||
+	    get_int(v, m, "ack_max_chars", "heart.ghost.ack_max_chars", 0,
+	    &s->ghost_ack_max))
+		return -1;
+	if (s->ghost_token != NULL && s->ghost_token[0] == '\0')
+		return bad(v, m, "token", "heart.ghost.token",
+		    "must not be empty");
+	if (s->ghost_mode != NULL && strcmp(s->ghost_mode, "token") != 0 &&
+	    strcmp(s->ghost_mode, "tool") != 0)
+		return bad(v, m, "mode", "heart.ghost.mode",
+		    "must be 'token' or 'tool'");
+	if ((also = json_object_get(m, "also")) != NULL) {
+		if (json_is_string(also)) {
+			json_decref(s->ghost_also);
+			s->ghost_also = json_pack("[O]", also);
+		} else if (is_strlist(also, 0)) {
+			json_decref(s->ghost_also);
+			s->ghost_also = json_incref(also);
+		} else
+			return bad(v, m, "also", "heart.ghost.also",
+			    "must be a string or a list of strings");
+	}
+	unknown_keys(v, m, "heart.ghost", known);
+	return 0;
+}
+
+static int
+load_heart(struct sv *v, const json_t *root)
+{
+	static const char *const known[] = { "timezone", "daily_cap",
+	    "pulse", "schedule", "idle", "breaker", "ghost", "history",
+	    NULL };
+	const char *key;
+	json_t *heart, *val;
+	char m[200];
+	int c;
+
+	if (need_map(v, root, "heart", "heart", &heart) == -1)
+		return -1;
+	if (heart == NULL)
+		return 0;
+	json_object_foreach(heart, key, val) {
+		for (c = 0; known[c] != NULL; c++)
+			if (strcmp(key, known[c]) == 0)
+				break;
+		if (known[c] == NULL && json_is_object(val)) {
+			snprintf(m, sizeof m, "unknown chamber '%.40s' (the "
+			    "chambers are pulse, schedule and idle)", key);
+			return bad_key(v, heart, key, "heart", m);
+		}
+	}
+	if (get_str(v, heart, "timezone", "heart.timezone",
+	    &v->s->timezone) || get_int(v, heart, "daily_cap",
+	    "heart.daily_cap", 0, &v->s->daily_cap))
+		return -1;
+	if (v->s->timezone != NULL && !tz_valid(v->s->timezone)) {
+		snprintf(m, sizeof m, "unknown timezone '%.60s' (use an IANA "
+		    "name such as Europe/Paris)", v->s->timezone);
+		return bad(v, heart, "timezone", "heart.timezone", m);
+	}
+	for (c = 0; c < CH_NCHAMBERS; c++)
+		if (load_chamber(v, heart, (enum chamber)c) == -1)
+			return -1;
+	if (load_small(v, heart) == -1 || load_ghost(v, heart) == -1)
+		return -1;
+	unknown_keys(v, heart, "heart", known);
+	return 0;
+}
+
+static int
+load_llm(struct sv *v, const json_t *root)
+{
+	static const char *const known[] = { "provider", "base_url", "model",
+	    "api_key_env", "timeout", "max_tokens", "command", NULL };
+	struct soul *s = v->s;
+	json_t *m, *cmd;
+
+	if (need_map(v, root, "llm", "llm", &m) == -1)
+		return -1;
+	if (m == NULL)
+		return 0;
+	if (get_str(v, m, "provider", "llm.provider", &s->llm_provider) ||
+	    get_str(v, m, "base_url", "llm.base_url", &s->llm_base_url) ||
+	    get_str(v, m, "model", "llm.model", &s->llm_model) ||
+	    get_str(v, m, "api_key_env", "llm.api_key_env",
+	    &s->llm_api_key_env) ||
+	    get_dur(v, m, "timeout", "llm.timeout", &s->llm_timeout) ||
+	    get_int(v, m, "max_tokens", "llm.max_tokens", 1,
+	    &s->llm_max_tokens))
+		return -1;
+	if (s->llm_provider != NULL && strcmp(s->llm_provider, "openai") &&
+	    strcmp(s->llm_provider, "anthropic") &&
+	    strcmp(s->llm_provider, "command"))
+		return bad(v, m, "provider", "llm.provider",
+		    "must be openai, anthropic or command");
+	if ((cmd = json_object_get(m, "command")) != NULL) {
+		if (!is_strlist(cmd, 1))
+			return bad(v, m, "command", "llm.command", "must be "
+			    "a list of strings: the program and its "
+			    "arguments");
+		s->llm_command = json_incref(cmd);
+	}
+	unknown_keys(v, m, "llm", known);
+	return 0;
+}
+
+static int
+tool_name_ok(const char *n)
+{
+	size_t i;
+
+	for (i = 0; n[i] != '\0'; i++)
+		if (i >= 64 || !strchr("abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", n[i]))
+			return 0;
+	return i > 0;
+}
+
+static int
+load_tool(struct sv *v, json_t *t, const char *path)
+{
+	static const char *const known[] = { "name", "description",
+	    "parameters", "command", "timeout", NULL };
+	json_t *n = json_object_get(t, "name");
+	json_t *p = json_object_get(t, "parameters");
+	long long to = 30;
+
+	if (!json_is_string(n) || !tool_name_ok(json_string_value(n)))
+		return bad(v, t, n ? "name" : "command", path, "a tool needs "
+		    "a name of letters, digits, _ and - (at most 64)");
+	if (!is_strlist(json_object_get(t, "command"), 1))
+		return bad(v, t, json_object_get(t, "command") ? "command" :
+		    "name", path, "a tool needs a command: a list of "
+		    "strings, the program and its arguments");
+	if (p != NULL && !json_is_object(p))
+		return bad(v, t, "parameters", path, "parameters must be a "
+		    "JSON-schema object");
+	if (json_object_get(t, "description") != NULL &&
+	    !json_is_string(json_object_get(t, "description")))
+		return bad(v, t, "description", path, "must be a string");
+	if (get_dur(v, t, "timeout", path, &to) == -1)
+		return -1;
+	json_object_set_new(t, "timeout", json_integer(to));
+	if (p == NULL)
+		json_object_set_new(t, "parameters", json_pack("{s:s,s:{}}",
+		    "type", "object", "properties"));
+	unknown_keys(v, t, path, known);
+	return 0;
+}
+
+static int
+load_tools(struct sv *v, const json_t *root)
+{
+	const struct yj_pos *pos;
+	json_t *tools, *t;
+	char path[64];
+	size_t i;
+
+	if ((tools = json_object_get(root, "tools")) == NULL ||
+	    json_is_null(tools))
+		return 0;
+	if (!json_is_array(tools))
+		return bad(v, root, "tools", "tools", "must be a list");
+	json_array_foreach(tools, i, t) {
+		snprintf(path, sizeof path, "tools[%zu]", i);
+		if (!json_is_object(t)) {
+			pos = yj_item(v->y, tools, i);
+			errf(v->err, "%s:%d:%d: %s: must be a mapping",
+			    v->file, pos ? pos->vline : 1,
+			    pos ? pos->vcol : 1, path);
+			return -1;
+		}
+		if (load_tool(v, t, path) == -1)
+			return -1;
+	}
+	v->s->tools = json_incref(tools);
+	return 0;
+}
+
+static int
+load_top(struct sv *v, const json_t *root)
+{
+	static const char *const known[] = { "name", "system", "heart",
+	    "llm", "tools", NULL };
+	struct soul *s = v->s;
+	char m[200];
+
+	if (get_str(v, root, "name", "name", &s->name) == -1 ||
+	    get_str(v, root, "system", "system", &s->system) == -1)
+		return -1;
+	if (s->name != NULL && !id_valid(s->name)) {
+		snprintf(m, sizeof m, "bad agent id '%.70s' (use 1 to 64 of "
+		    "A-Z a-z 0-9 _ . -, not starting with a dot)", s->name);
+		return bad(v, root, "name", "name", m);
+	}
+	if (load_heart(v, root) == -1 || load_llm(v, root) == -1 ||
+	    load_tools(v, root) == -1)
+		return -1;
+	unknown_keys(v, root, "the soul", known);
+	return 0;
+}
+
+static int
+read_file(const char *path, char **bufo, size_t *leno, char *err)
+{
+	FILE *fp;
+	char *buf;
+	size_t n;
+
+	if ((fp = fopen(path, "re")) == NULL) {
+		errf(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	buf = xcalloc(1, SOUL_MAXSIZE + 1);
+	n = fread(buf, 1, SOUL_MAXSIZE + 1, fp);
+	if (ferror(fp) || n > SOUL_MAXSIZE) {
+		errf(err, "%s: %s", path, ferror(fp) ? strerror(errno) :
+		    "larger than 1 MiB");
+		fclose(fp);
+		free(buf);
+		return -1;
+	}
+	fclose(fp);
+	if (memchr(buf, '\0', n) != NULL) {
+		errf(err, "%s: contains a NUL byte; not a text file", path);
+		free(buf);
+		return -1;
+	}
+	*bufo = buf;
+	*leno = n;
+	return 0;
+}
+
+static int
+is_markdown(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	return dot && (!strcmp(dot, ".md") || !strcmp(dot, ".markdown"));
+}
+
+/*
+ * Split Markdown into frontmatter (*yo, *ylen, starting on line 2) and
+ * body.  Without a leading "---" line the whole file is the body.
+ */
+static int
+split_markdown(char *buf, char **yo, size_t *ylen, char **body, char *err,
+    const char *file)
+{
+	char *p;
+
+	*yo = NULL;
+	*ylen = 0;
+	*body = buf;
+	if (strncmp(buf, "---\n", 4) != 0 && strncmp(buf, "---\r\n", 5))
+		return 0;
+	*yo = strchr(buf, '\n') + 1;
+	for (p = *yo; *p != '\0'; p = strchr(p, '\n') + 1) {
+		if ((!strncmp(p, "---", 3) || !strncmp(p, "...", 3)) &&
+		    (p[3] == '\n' || p[3] == '\r' || p[3] == '\0')) {
+			*ylen = (size_t)(p - *yo);
+			*body = p[3] ? strchr(p, '\n') + 1 : p + 3;
+			return 0;
+		}
+		if (strchr(p, '\n') == NULL)
+			break;
+	}
+	errf(err, "%s:1:1: frontmatter opened with --- is never closed",
+	    file);
+	return -1;
+}
+
+static char *
+trimmed(const char *s)
+{
+	size_t len;
+
+	while (*s == '\n' || *s == '\r' || *s == ' ' || *s == '\t')
+		s++;
+	len = strlen(s);
+	while (len > 0 && strchr("\n\r \t", s[len - 1]))
+		len--;
+	return len ? strndup(s, len) : NULL;
+}
+
+static int
+name_from_path(struct soul *s, char *err)
+{
+	const char *base = strrchr(s->path, '/');
+	char *dot;
+
+	base = base ? base + 1 : s->path;
+	s->name = xstrdup(base);
+	if ((dot = strrchr(s->name, '.')) != NULL && dot != s->name)
+		*dot = '\0';
+	if (!id_valid(s->name)) {
+		errf(err, "%s:1:1: bad agent id '%.70s' from the file name "
+		    "(set name: to 1 to 64 of A-Z a-z 0-9 _ . -)", s->path,
+		    s->name);
+		return -1;
+	}
+	return 0;
+}
+
+struct soul *
+soul_new(const char *path)
+{
+	struct soul *s = xcalloc(1, sizeof *s);
+	int c;
+
+	s->path = xstrdup(path ? path : "-");
+	s->daily_cap = s->pulse_interval = s->pulse_misses = -1;
+	s->brk_threshold = s->brk_cooldown = s->brk_max_cooldown = -1;
+	s->ghost_ack_max = s->history_keep = -1;
+	s->llm_timeout = s->llm_max_tokens = -1;
+	for (c = 0; c < CH_NCHAMBERS; c++) {
+		s->ch[c].every = s->ch[c].daily_cap = -1;
+		s->ch[c].seed_tool_cap = -1;
+	}
+	return s;
+}
+
+#define DEF(f, v) do { if ((f) < 0) (f) = (v); } while (0)
+
+/* Fill every unset field with its documented default. */
+void
+soul_defaults(struct soul *s)
+{
+	DEF(s->pulse_interval, 10);
+	DEF(s->pulse_misses, 3);
+	DEF(s->ch[CH_SCHEDULE].every, 30 * 60);
+	DEF(s->ch[CH_SCHEDULE].daily_cap, 48);
+	DEF(s->ch[CH_SCHEDULE].seed_tool_cap, 5);
+	DEF(s->ch[CH_IDLE].every, 2 * 3600);
+	DEF(s->ch[CH_IDLE].daily_cap, 12);
+	DEF(s->ch[CH_IDLE].seed_tool_cap, s->ch[CH_SCHEDULE].seed_tool_cap);
+	DEF(s->brk_threshold, 3);
+	DEF(s->brk_cooldown, 15 * 60);
+	DEF(s->brk_max_cooldown, 2 * 3600);
+	if (s->brk_max_cooldown < s->brk_cooldown)
+		s->brk_max_cooldown = s->brk_cooldown;
+	DEF(s->ghost_ack_max, 300);
+	DEF(s->history_keep, 8);
+	DEF(s->llm_timeout, 60);
+	DEF(s->llm_max_tokens, 1024);
+	if (s->ghost_token == NULL)
+		s->ghost_token = xstrdup("[IDLE]");
+	if (s->ghost_also == NULL)
+		s->ghost_also = json_pack("[s]", "HEARTBEAT_OK");
+	if (s->ghost_mode == NULL)
+		s->ghost_mode = xstrdup("token");
+	if (s->timezone == NULL)
+		s->timezone = xstrdup(tz_local());
+}
+
+#undef DEF
+
+static int
+parse_soul(struct soul *s, char *buf, size_t len, char *err)
+{
+	struct yj y;
+	struct sv v = { &y, s->path, s, err };
+	char *yaml = buf, *body = NULL, *sys;
+	size_t ylen = len;
+	int lineoff = 0, r;
+
+	if (is_markdown(s->path)) {
+		if (split_markdown(buf, &yaml, &ylen, &body, err,
+		    s->path) == -1)
+			return -1;
+		lineoff = 1;
+	}
+	if (yaml == NULL) {
+		yaml = "";
+		ylen = 0;
+	}
+	if (yj_load(yaml, ylen, lineoff, s->path, &y, err) == -1)
+		return -1;
+	if (!json_is_object(y.root)) {
+		errf(err, "%s:%d:1: a soul must be a mapping of keys",
+		    s->path, 1 + lineoff);
+		yj_free(&y);
+		return -1;
+	}
+	r = load_top(&v, y.root);
+	if (r == 0 && body != NULL && (sys = trimmed(body)) != NULL) {
+		free(s->system);
+		s->system = sys;
+	}
+	s->doc = json_incref(y.root);
+	yj_free(&y);
+	return r;
+}
+
+/* Load, check and complete the soul at path. */
+int
+soul_load(const char *path, struct soul **out, char *err)
+{
+	struct soul *s;
+	size_t len;
+	char *buf;
+
+	*out = NULL;
+	if (read_file(path, &buf, &len, err) == -1)
+		return -1;
+	s = soul_new(path);
+	if (parse_soul(s, buf, len, err) == -1 ||
+	    (s->name == NULL && name_from_path(s, err) == -1)) {
+		free(buf);
+		soul_free(s);
+		return -1;
+	}
+	free(buf);
+	soul_defaults(s);
+	*out = s;
+	return 0;
+}
+
+void
+soul_free(struct soul *s)
+{
+	size_t i;
+	int c;
+
+	if (s == NULL)
+		return;
+	for (c = 0; c < CH_NCHAMBERS; c++) {
+		free(s->ch[c].prompt);
+		free(s->ch[c].checklist);
+	}
+	for (i = 0; i < s->nwarn; i++)
+		free(s->warn[i]);
+	free(s->warn);
+	free(s->path);
+	free(s->name);
+	free(s->system);
+	free(s->timezone);
+	free(s->ghost_token);
+	free(s->ghost_mode);
+	free(s->llm_provider);
+	free(s->llm_base_url);
+	free(s->llm_model);
+	free(s->llm_api_key_env);
+	json_decref(s->ghost_also);
+	json_decref(s->llm_command);
+	json_decref(s->tools);
+	json_decref(s->doc);
+	free(s);
+}
+
+static json_t *
+hours_json(const struct hours *h)
+{
+	char buf[48];
+
+	if (!h->set)
+		return json_null();
+	snprintf(buf, sizeof buf, "%02d:%02d-%02d:%02d", h->start / 60,
+	    h->start % 60, h->end / 60, h->end % 60);
+	return json_string(buf);
+}
+
+static json_t *
+str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* The effective soul, defaults filled in, durations in seconds. */
+json_t *
+soul_json(const struct soul *s)
+{
+	const struct chamber_conf *sc = &s->ch[CH_SCHEDULE];
+	const struct chamber_conf *ic = &s->ch[CH_IDLE];
+
+	return json_pack("{s:s,s:o,s:s,s:o,s:{s:I,s:I},"
+	    "s:{s:I,s:o,s:I,s:I,s:o,s:o},s:{s:I,s:o,s:I,s:o,s:o},"
+	    "s:{s:I,s:I,s:I},s:{s:s,s:O,s:s,s:I},s:I,"
+	    "s:{s:o,s:o,s:o,s:o,s:I,s:I},s:O}",
+	    "name", s->name, "system", str_or_null(s->system),
+	    "timezone", s->timezone, "daily_cap", s->daily_cap < 0 ?
+	    json_null() : json_integer(s->daily_cap),
+	    "pulse", "interval", (json_int_t)s->pulse_interval,
+	    "misses", (json_int_t)s->pulse_misses,
+	    "schedule", "interval", (json_int_t)sc->every,
+	    "prompt", str_or_null(sc->prompt),
+	    "daily_cap", (json_int_t)sc->daily_cap,
+	    "seed_tool_cap", (json_int_t)sc->seed_tool_cap,
+	    "active_hours", hours_json(&sc->active),
+	    "checklist", str_or_null(sc->checklist),
+	    "idle", "after", (json_int_t)ic->every,
+	    "prompt", str_or_null(ic->prompt),
+	    "daily_cap", (json_int_t)ic->daily_cap,
+	    "active_hours", hours_json(&ic->active),
+	    "checklist", str_or_null(ic->checklist),
+	    "breaker", "threshold", (json_int_t)s->brk_threshold,
+	    "cooldown", (json_int_t)s->brk_cooldown,
+	    "max_cooldown", (json_int_t)s->brk_max_cooldown,
+	    "ghost", "token", s->ghost_token, "also", s->ghost_also,
+	    "mode", s->ghost_mode, "ack_max_chars",
+	    (json_int_t)s->ghost_ack_max,
+	    "history_keep", (json_int_t)s->history_keep,
+	    "llm", "provider", str_or_null(s->llm_provider),
+	    "base_url", str_or_null(s->llm_base_url),
+	    "model", str_or_null(s->llm_model),
+	    "api_key_env", str_or_null(s->llm_api_key_env),
+	    "timeout", (json_int_t)s->llm_timeout,
+	    "max_tokens", (json_int_t)s->llm_max_tokens,
+	    "tools", s->tools ? s->tools : json_null());
+}

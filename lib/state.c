@@ -1,0 +1,295 @@
+/*
+ * state.c - the state directory and its files.
+ *
+ * Invariants: directories are created 0700 and files 0600; a state
+ * file is only ever replaced whole, by writing a temporary file beside
+ * it, fsync, rename, fsync of the directory, and only by a writer that
+ * holds the file's lock (so one fixed temporary name per file is safe
+ * and a writer killed half-way leaves the old file intact).
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heart.h"
+
+int
+state_dir(char *buf, size_t n, char *err)
+{
+	const char *d;
+
+	if ((d = getenv("HEART_STATE_DIR")) != NULL && *d != '\0')
+		snprintf(buf, n, "%s", d);
+	else if ((d = getenv("XDG_STATE_HOME")) != NULL && *d == '/')
+		snprintf(buf, n, "%s/heart", d);
+	else if ((d = getenv("HOME")) != NULL && *d == '/')
+		snprintf(buf, n, "%s/.local/state/heart", d);
+	else {
+		errf(err, "no state directory: set HEART_STATE_DIR or HOME");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+mkdirs(char *path, char *err)
+{
+	char *p;
+	struct stat st;
+
+	for (p = path + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(path, 0700) == -1 && errno != EEXIST) {
+			errf(err, "%s: %s", path, strerror(errno));
+			*p = c;
+			return -1;
+		}
+		*p = c;
+		if (c == '\0')
+			break;
+	}
+	if (stat(path, &st) == -1 || !S_ISDIR(st.st_mode)) {
+		errf(err, "%s: not a directory", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* The directory of agent `id'; created (0700) when `create' is set. */
+int
+state_agent_dir(const char *id, int create, char *out, size_t n, char *err)
+{
+	char dir[4096];
+	struct stat st;
+
+	if (!id_valid(id)) {
+		errf(err, "invalid agent id");
+		return -1;
+	}
+	if (state_dir(dir, sizeof dir, err) == -1)
+		return -1;
+	if ((size_t)snprintf(out, n, "%s/agents/%s", dir, id) >= n) {
+		errf(err, "%s: state directory path too long", dir);
+		return -1;
+	}
+	if (create && !(stat(out, &st) == 0 && S_ISDIR(st.st_mode)))
+		return mkdirs(out, err);
+	return 0;
+}
+
+static int
+cmpstr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every valid agent id under agents/, sorted; none is not an error. */
+int
+state_agents(char ***listo, size_t *no, char *err)
+{
+	char dir[4096];
+	struct dirent *de;
+	char **list = NULL;
+	size_t n = 0;
+	DIR *dp;
+
+	*listo = NULL;
+	*no = 0;
+	if (state_dir(dir, sizeof dir, err) == -1)
+		return -1;
+	strncat(dir, "/agents", sizeof dir - strlen(dir) - 1);
+	if ((dp = opendir(dir)) == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		errf(err, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(dp)) != NULL) {
+		if (!id_valid(de->d_name))
+			continue;
+		if ((list = realloc(list, (n + 1) * sizeof *list)) == NULL)
+			abort();
+		list[n++] = xstrdup(de->d_name);
+	}
+	closedir(dp);
+	if (n > 0)
+		qsort(list, n, sizeof *list, cmpstr);
+	*listo = list;
+	*no = n;
+	return 0;
+}
+
+void
+state_free_list(char **list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+}
+
+/*
+ * Lock file `name' in `dir' (created 0600).  flags: LOCK_EX or LOCK_SH,
+ * optionally | LOCK_NB.  Returns the descriptor, -1 on error, or -2
+ * when LOCK_NB was asked and someone else holds the lock.
+ */
+int
+state_lock(const char *dir, const char *name, int flags, char *err)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd == -1) {
+		errf(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (flock(fd, flags) == -1) {
+		if (errno == EINTR)
+			continue;
+		if (errno == EWOULDBLOCK) {
+			close(fd);
+			return -2;
+		}
+		errf(err, "%s: lock: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void
+state_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+static int
+write_all(int fd, const char *p, size_t len)
+{
+	ssize_t w;
+
+	while (len > 0) {
+		if ((w = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int
+sync_dir(const char *dir)
+{
+	int fd, r;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	r = fsync(fd);
+	close(fd);
+	return r;
+}
+
+/* Replace dir/name with data, atomically.  Caller holds name's lock. */
+int
+state_write(const char *dir, const char *name, const char *data,
+    size_t len, char *err)
+{
+	char tmp[4096], path[4096];
+	int fd;
+
+	snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	    0600);
+	if (fd == -1)
+		goto fail;
+	if (write_all(fd, data, len) == -1 || fdatasync(fd) == -1) {
+		close(fd);
+		unlink(tmp);
+		goto fail;
+	}
+	if (close(fd) == -1 || rename(tmp, path) == -1) {
+		unlink(tmp);
+		goto fail;
+	}
+	if (sync_dir(dir) == -1)
+		goto fail;
+	return 0;
+fail:
+	errf(err, "%s: cannot write: %s", path, strerror(errno));
+	return -1;
+}
+
+/*
+ * Read dir/name as a JSON object.  A missing file is not an error
+ * (*out is NULL); a file that does not parse is, and is named.
+ */
+int
+state_read_json(const char *dir, const char *name, json_t **out, char *err)
+{
+	char path[4096];
+	json_error_t je;
+	json_t *j;
+
+	*out = NULL;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (j == NULL) {
+		if (access(path, F_OK) == -1 && errno == ENOENT)
+			return 0;
+		if (access(path, R_OK) == -1) {
+			errf(err, "%s: %s", path, strerror(errno));
+			return -1;
+		}
+		errf(err, "%s: not valid JSON at line %d: %s; fix or remove "
+		    "it by hand", path, je.line, je.text);
+		return -1;
+	}
+	if (!json_is_object(j)) {
+		errf(err, "%s: not a JSON object; fix or remove it by hand",
+		    path);
+		json_decref(j);
+		return -1;
+	}
+	*out = j;
+	return 0;
+}
+
+int
+state_write_json(const char *dir, const char *name, const json_t *j,
+    char *err)
+{
+	char *s;
+	int r;
+
+	if ((s = json_dumps(j, JSON_COMPACT)) == NULL) {
+		errf(err, "%s/%s: cannot encode JSON", dir, name);
+		return -1;
+	}
+	size_t len = strlen(s);
+	s = realloc(s, len + 2);
+	if (s == NULL)
+		abort();
+	s[len] = '\n';
+	s[len + 1] = '\0';
+	r = state_write(dir, name, s, len + 1, err);
+	free(s);
+	return r;
+}

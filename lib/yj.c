@@ -1,0 +1,262 @@
+/*
+ * yj.c - YAML (libyaml's document loader) into jansson JSON.
+ *
+ * Plain scalars get YAML 1.2 core types (null, booleans, integers,
+ * floats); quoted and block scalars stay strings.  Aliases are
+ * expanded, with a bound on the nodes made, so a "billion laughs"
+ * soul is refused instead of eating memory.  Duplicate keys are errors.
+ */
+#include <errno.h>
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "heart.h"
+#include "yj.h"
+
+#define YJ_MAXNODES	100000
+#define YJ_MAXDEPTH	64
+
+struct ctx {
+	yaml_document_t *doc;
+	struct yj *out;
+	const char *file;
+	int	 lineoff;
+	size_t	 made;
+	char	*err;
+};
+
+static json_t *node_json(struct ctx *, yaml_node_t *, int);
+
+static int
+matches(const char *re, const char *s)
+{
+	regex_t r;
+	int m;
+
+	if (regcomp(&r, re, REG_EXTENDED | REG_NOSUB) != 0)
+		return 0;
+	m = regexec(&r, s, 0, NULL, 0) == 0;
+	regfree(&r);
+	return m;
+}
+
+static json_t *
+plain_scalar(const char *s)
+{
+	char *end;
+	long long ll;
+	double d;
+
+	if (*s == '\0' || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
+	    strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0)
+		return json_null();
+	if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
+		return json_true();
+	if (!strcmp(s, "false") || !strcmp(s, "False") ||
+	    !strcmp(s, "FALSE"))
+		return json_false();
+	if (matches("^[-+]?[0-9]+$", s)) {
+		errno = 0;
+		ll = strtoll(s, &end, 10);
+		if (errno == 0 && *end == '\0')
+			return json_integer(ll);
+	}
+	if (matches("^[-+]?([.][0-9]+|[0-9]+([.][0-9]*)?)([eE][-+]?[0-9]+)?$",
+	    s)) {
+		d = strtod(s, &end);
+		if (*end == '\0' && isfinite(d))
+			return json_real(d);
+	}
+	return json_string(s);
+}
+
+static void
+add_pos(struct ctx *c, const json_t *parent, const char *key, size_t index,
+    yaml_node_t *k, yaml_node_t *v)
+{
+	struct yj *o = c->out;
+	struct yj_pos *p;
+
+	o->pos = realloc(o->pos, (o->npos + 1) * sizeof *o->pos);
+	if (o->pos == NULL)
+		abort();
+	p = &o->pos[o->npos++];
+	p->parent = parent;
+	p->key = xstrdup(key);
+	p->index = index;
+	p->kline = (int)(k ? k : v)->start_mark.line + 1 + c->lineoff;
+	p->kcol = (int)(k ? k : v)->start_mark.column + 1;
+	p->vline = (int)v->start_mark.line + 1 + c->lineoff;
+	p->vcol = (int)v->start_mark.column + 1;
+}
+
+static void
+node_err(struct ctx *c, yaml_node_t *n, const char *what)
+{
+	errf(c->err, "%s:%d:%d: %s", c->file,
+	    (int)n->start_mark.line + 1 + c->lineoff,
+	    (int)n->start_mark.column + 1, what);
+}
+
+static json_t *
+map_json(struct ctx *c, yaml_node_t *n, int depth)
+{
+	yaml_node_pair_t *p;
+	yaml_node_t *k, *v;
+	json_t *obj, *val;
+	const char *key;
+
+	obj = json_object();
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	    p++) {
+		k = yaml_document_get_node(c->doc, p->key);
+		v = yaml_document_get_node(c->doc, p->value);
+		if (k == NULL || v == NULL || k->type != YAML_SCALAR_NODE) {
+			node_err(c, k ? k : n, "keys must be plain words");
+			goto fail;
+		}
+		key = (const char *)k->data.scalar.value;
+		if (json_object_get(obj, key) != NULL) {
+			char m[200];
+			snprintf(m, sizeof m, "duplicate key '%.64s'", key);
+			node_err(c, k, m);
+			goto fail;
+		}
+		if ((val = node_json(c, v, depth + 1)) == NULL)
+			goto fail;
+		json_object_set_new(obj, key, val);
+		add_pos(c, obj, key, 0, k, v);
+	}
+	return obj;
+fail:
+	json_decref(obj);
+	return NULL;
+}
+
+static json_t *
+seq_json(struct ctx *c, yaml_node_t *n, int depth)
+{
+	yaml_node_item_t *it;
+	yaml_node_t *v;
+	json_t *arr, *val;
+
+	arr = json_array();
+	for (it = n->data.sequence.items.start;
+	    it < n->data.sequence.items.top; it++) {
+		if ((v = yaml_document_get_node(c->doc, *it)) == NULL ||
+		    (val = node_json(c, v, depth + 1)) == NULL) {
+			json_decref(arr);
+			return NULL;
+		}
+		add_pos(c, arr, NULL, json_array_size(arr), NULL, v);
+		json_array_append_new(arr, val);
+	}
+	return arr;
+}
+
+static json_t *
+node_json(struct ctx *c, yaml_node_t *n, int depth)
+{
+	const char *s;
+
+	if (++c->made > YJ_MAXNODES || depth > YJ_MAXDEPTH) {
+		node_err(c, n, "document too large or too deeply nested");
+		return NULL;
+	}
+	switch (n->type) {
+	case YAML_SCALAR_NODE:
+		s = (const char *)n->data.scalar.value;
+		if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+			return plain_scalar(s);
+		return json_stringn(s, n->data.scalar.length);
+	case YAML_MAPPING_NODE:
+		return map_json(c, n, depth);
+	case YAML_SEQUENCE_NODE:
+		return seq_json(c, n, depth);
+	default:
+		node_err(c, n, "empty node");
+		return NULL;
+	}
+}
+
+/*
+ * Load YAML text `buf' (from `file', whose first line is line
+ * lineoff+1) into out.  An empty document gives an empty object.
+ */
+int
+yj_load(const char *buf, size_t len, int lineoff, const char *file,
+    struct yj *out, char *err)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_node_t *root;
+	struct ctx c = { &doc, out, file, lineoff, 0, err };
+	int r = -1;
+
+	memset(out, 0, sizeof *out);
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf,
+	    len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		errf(err, "%s:%d:%d: %s%s%s", file,
+		    (int)parser.problem_mark.line + 1 + lineoff,
+		    (int)parser.problem_mark.column + 1,
+		    parser.problem ? parser.problem : "not valid YAML",
+		    parser.context ? " " : "",
+		    parser.context ? parser.context : "");
+		yaml_parser_delete(&parser);
+		return -1;
+	}
+	if ((root = yaml_document_get_root_node(&doc)) == NULL)
+		out->root = json_object();
+	else
+		out->root = node_json(&c, root, 0);
+	if (out->root != NULL)
+		r = 0;
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	if (r == -1)
+		yj_free(out);
+	return r;
+}
+
+void
+yj_free(struct yj *y)
+{
+	size_t i;
+
+	for (i = 0; i < y->npos; i++)
+		free(y->pos[i].key);
+	free(y->pos);
+	json_decref(y->root);
+	memset(y, 0, sizeof *y);
+}
+
+const struct yj_pos *
+yj_key(const struct yj *y, const json_t *parent, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < y->npos; i++)
+		if (y->pos[i].parent == parent && y->pos[i].key != NULL &&
+		    strcmp(y->pos[i].key, key) == 0)
+			return &y->pos[i];
+	return NULL;
+}
+
+const struct yj_pos *
+yj_item(const struct yj *y, const json_t *parent, size_t index)
+{
+	size_t i;
+
+	for (i = 0; i < y->npos; i++)
+		if (y->pos[i].parent == parent && y->pos[i].key == NULL &&
+		    y->pos[i].index == index)
+			return &y->pos[i];
+	return NULL;
+}

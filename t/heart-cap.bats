@@ -1,0 +1,247 @@
+#!/usr/bin/env bats
+# heart-cap: the daily counter shared by the chambers.
+
+load helpers
+
+setup() {
+	heart_setup
+}
+
+soul() {	# soul NAME YAML-BODY: write a soul file, print its path
+	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
+	echo "$BATS_TEST_TMPDIR/$1.yaml"
+}
+
+@test "take admits until the default schedule cap of 48, then refuses with exit 1" {
+	run take_n 60 scout
+	assert_output 48
+	run heart-cap take scout
+	assert_failure 1
+	run jq -r '.total, .chambers.schedule, .day' "$(capfile scout)"
+	assert_output "$(printf '48\n48\n%s' "$(date -u +%F)")"
+}
+
+@test "take is silent by default and says what it did with -v" {
+	run heart-cap take scout
+	assert_success
+	assert_output ""
+	run heart-cap take scout -v
+	assert_output --regexp '^scout: schedule admitted: 2/48 today'
+}
+
+@test "idle stops at its cap of 12 while schedule goes on to 48 on the shared total" {
+	run take_n 20 scout --chamber idle
+	assert_output 12
+	run take_n 60 scout --chamber schedule
+	assert_output 36
+	run heart-cap status scout --json
+	assert_output --partial '"used":48,"cap":48,"remaining":0'
+	assert_output --partial '"schedule":{"used":36,"cap":48},"idle":{"used":12,"cap":12}'
+}
+
+@test "idle is refused once schedule has used the shared total past idle's cap" {
+	take_n 12 scout
+	run heart-cap take scout --chamber idle
+	assert_failure 1
+}
+
+@test "the agent-wide daily_cap bounds every chamber" {
+	s=$(soul scout 'heart:
+  daily_cap: 10
+  schedule: { daily_cap: 48 }
+  idle: { daily_cap: 12 }')
+	run take_n 8 --soul "$s"
+	assert_output 8
+	run take_n 5 --soul "$s" --chamber idle
+	assert_output 2
+	run heart-cap status --soul "$s" --json
+	assert_output --partial '"used":10,"cap":10,"remaining":0'
+}
+
+@test "daily_cap: 0 turns a chamber off and leaves the other on" {
+	s=$(soul scout 'heart:
+  idle: { daily_cap: 0 }')
+	run heart-cap take --soul "$s" --chamber idle
+	assert_failure 1
+	run heart-cap take --soul "$s" --chamber schedule
+	assert_success
+}
+
+@test "the soul's caps apply, and --cap overrides one take's chamber cap" {
+	s=$(soul travel_rescue 'heart:
+  schedule: { interval: 30m, daily_cap: 3 }')
+	run take_n 5 --soul "$s"
+	assert_output 3
+	run heart-cap take --soul "$s" --cap 4
+	assert_success
+	run heart-cap take --soul "$s" --cap 4
+	assert_failure 1
+}
+
+@test "the paper's travel_rescue soul admits exactly 48 a day" {
+	run take_n 60 --soul "$SOULS/travel_rescue.yaml"
+	assert_output 48
+}
+
+@test "16 processes taking 200 times at once admit exactly 48, every run" {
+	for run in 1 2 3; do
+		rm -rf "$HEART_STATE_DIR"
+		for p in $(seq 16); do
+			( n=0
+			  for i in $(seq $(( p <= 8 ? 13 : 12 ))); do
+				heart-cap take herd && n=$((n + 1))
+			  done
+			  echo $n > "$BATS_TEST_TMPDIR/ok.$p" ) &
+		done
+		wait
+		total=$(cat "$BATS_TEST_TMPDIR"/ok.* | awk '{ s += $1 } END { print s }')
+		[ "$total" -eq 48 ]
+		run heart-cap status herd --json
+		assert_output --partial '"used":48,"cap":48'
+	done
+}
+
+@test "status prints one JSON object per agent when stdout is not a terminal" {
+	take_n 3 alpha
+	take_n 2 beta --chamber idle
+	run heart-cap status
+	assert_success
+	assert_line --index 0 --regexp '^\{"agent":"alpha","day":"[0-9-]{10}","zone":"UTC","used":3,"cap":48,"remaining":45'
+	assert_line --index 1 --partial '"agent":"beta"'
+	[ "${#lines[@]}" -eq 2 ]
+	echo "$output" | jq -e -s 'length == 2 and .[1].chambers.idle.used == 2' 
+	echo "${lines[0]}" | jq -e '.resets_at | test("T00:00:00\\+00:00$")'
+	echo "${lines[0]}" | jq -e 'has("ghosts") and (.tokens | has("prompt"))'
+}
+
+@test "status draws an aligned table on a terminal" {
+	take_n 3 alpha
+	run script -qec "heart-cap status" /dev/null
+	assert_success
+	assert_line --index 0 --regexp '^AGENT +DAY +ZONE +USED +CAP +LEFT +SCHEDULE +IDLE +GHOSTS +TOKENS +RESETS'
+	assert_line --index 1 --regexp '^alpha +[0-9-]{10} +UTC +3 +48 +45 +3/48 +0/12 +0 +0 +[0-9T:+-]{25}'
+}
+
+@test "status of an agent that never woke says 0 of its cap" {
+	run heart-cap status --soul "$SOULS/travel_rescue.yaml" --json
+	assert_success
+	assert_output --partial '"agent":"travel_rescue"'
+	assert_output --partial '"used":0,"cap":48,"remaining":48'
+	[ ! -e "$HEART_STATE_DIR/agents/travel_rescue" ]
+}
+
+@test "status with an empty state directory prints nothing and succeeds" {
+	run heart-cap status
+	assert_success
+	assert_output ""
+}
+
+@test "reset zeroes today's counter" {
+	take_n 48 scout
+	run heart-cap reset scout
+	assert_success
+	run heart-cap take scout
+	assert_success
+	run jq .total "$(capfile scout)"
+	assert_output 1
+}
+
+@test "the state directory and files are private: 0700 and 0600" {
+	heart-cap take scout
+	run stat -c %a "$HEART_STATE_DIR" "$HEART_STATE_DIR/agents" \
+		"$HEART_STATE_DIR/agents/scout" "$(capfile scout)"
+	assert_output "$(printf '700\n700\n700\n600')"
+}
+
+@test "the state directory falls back to XDG_STATE_HOME, then HOME" {
+	unset HEART_STATE_DIR
+	XDG_STATE_HOME=$BATS_TEST_TMPDIR/xdg heart-cap take scout
+	[ -f "$BATS_TEST_TMPDIR/xdg/heart/agents/scout/cap.json" ]
+	HOME=$BATS_TEST_TMPDIR/home heart-cap take scout
+	[ -f "$BATS_TEST_TMPDIR/home/.local/state/heart/agents/scout/cap.json" ]
+}
+
+@test "hostile agent ids are refused before they become paths" {
+	for id in ../etc passwd/x .hidden .. . 'a+b' 'a#b' '' "$(printf 'a%.0s' $(seq 65))" 'a b' 'ä'; do
+		run heart-cap take "$id"
+		assert_failure 64
+		assert_output --partial "invalid agent id"
+	done
+	[ ! -e "$HEART_STATE_DIR" ] || [ -z "$(ls -A "$HEART_STATE_DIR/agents" 2>/dev/null)" ]
+	run heart-cap take "$(printf 'a%.0s' $(seq 64))"
+	assert_success
+}
+
+@test "bad usage gives exit 64 and the synopsis" {
+	run heart-cap
+	assert_failure 64
+	assert_output --partial "usage: heart-cap take"
+	run heart-cap frob scout
+	assert_failure 64
+	run heart-cap take scout --chamber nap
+	assert_failure 64
+	assert_output --partial "--chamber"
+	run heart-cap take scout --cap -3
+	assert_failure 64
+	run heart-cap take
+	assert_failure 64
+	run heart-cap take scout --soul "$SOULS/travel_rescue.yaml"
+	assert_failure 64
+	assert_output --partial "differ"
+}
+
+@test "a corrupt cap.json is named, exit 74, and never replaced" {
+	heart-cap take scout
+	f=$(capfile scout)
+	printf '{"day":"2026-11-2' > "$f"
+	cp "$f" "$BATS_TEST_TMPDIR/before"
+	run heart-cap take scout
+	assert_failure 74
+	assert_output --regexp "^heart-cap: .*/agents/scout/cap.json: not valid JSON at line 1"
+	run heart-cap status scout
+	assert_failure 74
+	cmp "$f" "$BATS_TEST_TMPDIR/before"
+}
+
+@test "a hand-edited cap.json with a wrong field is refused, not reset" {
+	heart-cap take scout
+	f=$(capfile scout)
+	jq -c '.total = "many"' "$f" > "$f.new" && mv "$f.new" "$f"
+	run heart-cap take scout
+	assert_failure 74
+	assert_output --partial "cap.json: field 'total' is missing or not valid"
+	jq -c '.total = 1 | .chambers = 3' "$f" > "$f.new" && mv "$f.new" "$f"
+	run heart-cap take scout
+	assert_failure 74
+	assert_output --partial "'chambers'"
+}
+
+@test "an unwritable state directory gives a clear error and exit 74" {
+	mkdir -p "$BATS_TEST_TMPDIR/ro"
+	printf x > "$BATS_TEST_TMPDIR/ro/state"	# a file where a directory must be
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/ro/state run heart-cap take scout
+	assert_failure 74
+	assert_output --partial "heart-cap: $BATS_TEST_TMPDIR/ro/state"
+	HEART_STATE_DIR=/proc/heart-state run heart-cap take scout
+	assert_failure 74
+	assert_output --partial "/proc/heart-state"
+}
+
+@test "kill -9 of takers in a loop leaves cap.json valid and never above the cap" {
+	f=$(capfile crash)
+	for round in $(seq 30); do
+		( for i in $(seq 20); do heart-cap take crash; done ) &
+		pid=$!
+		heart-cap take crash || true
+		sleep 0.0$((RANDOM % 9 + 1))
+		pkill -9 -P "$pid" heart-cap 2>/dev/null || true
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		jq -e '.total <= 48 and .total == .chambers.schedule' "$f" >/dev/null
+	done
+	run heart-cap status crash --json
+	assert_success
+	run take_n 60 crash
+	run jq .total "$f"
+	assert_output 48
+}

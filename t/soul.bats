@@ -1,0 +1,226 @@
+#!/usr/bin/env bats
+# Soul files: YAML or Markdown with frontmatter, checked into a soul
+# with every default filled in (read through t/soul-dump.c).
+
+load helpers
+
+setup() {
+	heart_setup
+}
+
+mk() {	# mk NAME.EXT TEXT: write a soul, print its path
+	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1"
+	echo "$BATS_TEST_TMPDIR/$1"
+}
+
+@test "the paper's snippets (sections 3.2, 3.3, 7.2, 7.3) load verbatim" {
+	run soul-dump "$FIX"/paper/*.yaml
+	assert_success
+	assert_output --partial '"name":"s3.2-schedule"'
+	echo "${lines[0]}" | jq -e '.schedule.interval == 1800 and .schedule.daily_cap == 48 and (.schedule.prompt | startswith("Check for new GitHub trending repos in AI/ML.\nIf nothing"))'
+	echo "${lines[1]}" | jq -e '.idle.after == 7200 and .idle.daily_cap == 12 and (.idle.prompt | test("respond \\[IDLE\\]"))'
+	echo "${lines[2]}" | jq -e '.schedule.interval == 1800 and .schedule.daily_cap == 48'
+	echo "${lines[3]}" | jq -e '.schedule.interval == 300 and .schedule.daily_cap == 48 and .schedule.prompt == "Check for travel emergencies and alerts."'
+	echo "${lines[4]}" | jq -e '.schedule.seed_tool_cap == 5'
+	refute_output --partial warning
+}
+
+@test "the fixtures are the paper's own code blocks, byte for byte" {
+	paper=$T/../../shared/seeds/000_heart_paper_en_zh.txt
+	[ -f "$paper" ] || skip "no ../shared beside the project"
+	for f in "$FIX"/paper/*.yaml; do
+		grep -qF -- "$(head -3 "$f" | tail -1)" "$paper"
+		python3 -c 'import sys; p=open(sys.argv[1]).read(); f=open(sys.argv[2]).read(); sys.exit(0 if f in p else 1)' "$paper" "$f"
+	done
+}
+
+@test "defaults fill every key a soul leaves out" {
+	s=$(mk bare.yaml 'name: bare')
+	run soul-dump "$s"
+	assert_success
+	echo "$output" | jq -e '.pulse == {"interval":10,"misses":3}
+		and .schedule.interval == 1800 and .schedule.daily_cap == 48
+		and .schedule.seed_tool_cap == 5 and .idle.after == 7200
+		and .idle.daily_cap == 12 and .daily_cap == null
+		and .breaker == {"threshold":3,"cooldown":900,"max_cooldown":7200}
+		and .ghost == {"token":"[IDLE]","also":["HEARTBEAT_OK"],"mode":"token","ack_max_chars":300}
+		and .history_keep == 8 and .timezone == "UTC"'
+}
+
+@test "an empty file is a soul named after the file, all defaults" {
+	s=$(mk empty_one.yaml '')
+	run soul-dump "$s"
+	assert_success
+	echo "$output" | jq -e '.name == "empty_one" and .schedule.daily_cap == 48'
+}
+
+@test "Markdown: the frontmatter holds the keys, the body is the system prompt" {
+	run soul-dump "$SOULS/github_scout.md"
+	assert_success
+	echo "$output" | jq -e '.name == "github_scout" and (.system | startswith("You are github_scout.")) and .idle.after == 7200'
+	s=$(mk plain.md 'Just a prompt, no frontmatter.')
+	run soul-dump "$s"
+	echo "$output" | jq -e '.name == "plain" and .system == "Just a prompt, no frontmatter."'
+}
+
+@test "every example soul loads without a warning" {
+	run soul-dump "$SOULS"/*
+	assert_success
+	refute_output --partial warning
+	[ "${#lines[@]}" -eq "$(ls "$SOULS" | wc -l)" ]
+}
+
+@test "durations: 10s 30m 2h 1d 1h30m and bare seconds" {
+	for d in 10s:10 30m:1800 2h:7200 1d:86400 1h30m:5400 2d12h:216000 90:90; do
+		s=$(mk d.yaml "heart: { schedule: { interval: ${d%%:*} } }")
+		run soul-dump "$s"
+		assert_success
+		echo "$output" | jq -e ".schedule.interval == ${d##*:}"
+	done
+}
+
+@test "a bad duration names file:line:column and exits 78" {
+	s=$(mk bad.yaml 'heart:
+  schedule:
+    interval: 30x')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output "soul-dump: $s:3:15: heart.schedule.interval: bad duration '30x' (write e.g. 10s, 30m, 2h, 1d or 1h30m)"
+	for d in 0s 0 -5m 1h30 m 1.5h '"  "'; do
+		s=$(mk bad.yaml "heart: { idle: { after: $d } }")
+		run soul-dump "$s"
+		assert_failure 78
+		assert_output --partial "heart.idle.after"
+	done
+}
+
+@test "a value of the wrong type names file:line:column and exits 78" {
+	s=$(mk bad.yaml 'heart:
+  schedule:
+    daily_cap: lots')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output "soul-dump: $s:3:16: heart.schedule.daily_cap: must be a whole number"
+	s=$(mk bad.yaml 'heart: [1, 2]')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output --partial ":1:8: heart: must be a mapping of keys"
+	s=$(mk bad.yaml 'heart: { daily_cap: -1 }')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output --partial "heart.daily_cap: must be at least 0"
+	s=$(mk bad.yaml 'system: [a]')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output --partial "system: must be a string"
+}
+
+@test "an unknown chamber is an error at its key" {
+	s=$(mk bad.yaml 'heart:
+  schedule: { interval: 5m }
+  nap:
+    after: 1h')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output "soul-dump: $s:3:3: heart: unknown chamber 'nap' (the chambers are pulse, schedule and idle)"
+}
+
+@test "a bad timezone is an error" {
+	for z in Mars/Olympus ../../etc/passwd /etc/localtime 'Europe/Paris ' ''; do
+		s=$(mk bad.yaml "heart: { timezone: \"$z\" }")
+		run soul-dump "$s"
+		assert_failure 78
+		assert_output --partial "heart.timezone: unknown timezone"
+	done
+}
+
+@test "bad agent ids are refused, from the name key or from the file name" {
+	for id in ../x a/b .hidden 'a+b' 'a#b' "$(printf 'x%.0s' $(seq 65))"; do
+		s=$(mk bad.yaml "name: \"$id\"")
+		run soul-dump "$s"
+		assert_failure 78
+		assert_output --partial ":1:7: name: bad agent id"
+	done
+	s=$(mk 'we ird.yaml' '')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output --partial "bad agent id 'we ird' from the file name"
+}
+
+@test "unknown keys warn on stderr with their position and the soul still loads" {
+	s=$(mk warn.yaml 'name: w
+model: gpt
+heart:
+  schedule:
+    intervall: 5m')
+	run soul-dump "$s"
+	assert_success
+	assert_line "soul-dump: warning: $s:2:1: unknown key 'model' in the soul (ignored)"
+	assert_line "soul-dump: warning: $s:5:5: unknown key 'intervall' in heart.schedule (ignored)"
+}
+
+@test "YAML syntax errors and unclosed frontmatter give a position" {
+	s=$(mk bad.yaml 'heart:
+  schedule: [1')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output --regexp "^soul-dump: $s:[0-9]+:[0-9]+: "
+	s=$(mk bad.md '---
+name: x
+no closing line')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output "soul-dump: $s:1:1: frontmatter opened with --- is never closed"
+	s=$(mk bad.md '---
+heart:
+  schedule:
+    interval: nope
+---
+body')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output "soul-dump: $s:4:15: heart.schedule.interval: bad duration 'nope' (write e.g. 10s, 30m, 2h, 1d or 1h30m)"
+}
+
+@test "duplicate keys, alias bombs and missing files are refused" {
+	s=$(mk bad.yaml 'heart: { daily_cap: 1, daily_cap: 2 }')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output --partial "duplicate key 'daily_cap'"
+	s=$(mk bomb.yaml 'a: &a [x,x,x,x,x,x,x,x,x,x]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output --partial "too large"
+	run soul-dump "$BATS_TEST_TMPDIR/nope.yaml"
+	assert_failure 78
+	assert_output --partial "nope.yaml: No such file or directory"
+}
+
+@test "active_hours, ghost, breaker, history and llm keys are checked" {
+	s=$(mk ok.yaml 'heart:
+  schedule: { active_hours: "22:00-06:00" }
+  ghost: { token: "[NOP]", also: OK, mode: tool, ack_max_chars: 10 }
+  breaker: { threshold: 5, cooldown: 1m, max_cooldown: 1h }
+  history: { keep: 2 }
+llm: { provider: anthropic, model: m, timeout: 30s, max_tokens: 50 }')
+	run soul-dump "$s"
+	assert_success
+	echo "$output" | jq -e '.schedule.active_hours == "22:00-06:00" and .ghost.also == ["OK"] and .ghost.mode == "tool" and .breaker.cooldown == 60 and .history_keep == 2 and .llm.provider == "anthropic" and .llm.timeout == 30'
+	for bad in 'heart: { schedule: { active_hours: "25:00-26:00" } }' \
+		'heart: { ghost: { mode: maybe } }' \
+		'heart: { breaker: { threshold: 0 } }' \
+		'llm: { provider: skynet }' \
+		'llm: { command: "sh -c x" }' \
+		'tools: [ { name: "bad name", command: [x] } ]' \
+		'tools: [ { name: ok } ]'; do
+		s=$(mk bad.yaml "$bad")
+		run soul-dump "$s"
+		assert_failure 78
+		assert_output --regexp ":[0-9]+:[0-9]+: "
+	done
+}
