@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,17 +31,33 @@ struct ctx {
 
 static json_t *node_json(struct ctx *, yaml_node_t *, int);
 
+/* Only digits, with an optional sign: a YAML 1.2 core integer. */
 static int
-matches(const char *re, const char *s)
+is_int(const char *s)
 {
-	regex_t r;
-	int m;
-
-	if (regcomp(&r, re, REG_EXTENDED | REG_NOSUB) != 0)
+	if (*s == '-' || *s == '+')
+		s++;
+	if (*s == '\0')
 		return 0;
-	m = regexec(&r, s, 0, NULL, 0) == 0;
-	regfree(&r);
-	return m;
+	for (; *s != '\0'; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+/* Digits, one dot, an exponent: a decimal float (not inf, nan, hex). */
+static int
+is_float(const char *s)
+{
+	int digits = 0;
+
+	for (; *s != '\0'; s++) {
+		if (*s >= '0' && *s <= '9')
+			digits++;
+		else if (!strchr("+-.eE", *s))
+			return 0;
+	}
+	return digits > 0;
 }
 
 static json_t *
@@ -60,14 +75,13 @@ plain_scalar(const char *s)
 	if (!strcmp(s, "false") || !strcmp(s, "False") ||
 	    !strcmp(s, "FALSE"))
 		return json_false();
-	if (matches("^[-+]?[0-9]+$", s)) {
+	if (is_int(s)) {
 		errno = 0;
 		ll = strtoll(s, &end, 10);
 		if (errno == 0 && *end == '\0')
 			return json_integer(ll);
 	}
-	if (matches("^[-+]?([.][0-9]+|[0-9]+([.][0-9]*)?)([eE][-+]?[0-9]+)?$",
-	    s)) {
+	if (is_float(s)) {
 		d = strtod(s, &end);
 		if (*end == '\0' && isfinite(d))
 			return json_real(d);

@@ -50,3 +50,53 @@ take_n() {
 capfile() {
 	echo "$HEART_STATE_DIR/agents/$1/cap.json"
 }
+
+# llm_start: start the LLM test double (t/llm-double.py) on a free
+# loopback port; point heart-wake at it through the environment.
+llm_start() {
+	LLM_DIR=$BATS_TEST_TMPDIR/llm
+	mkdir -p "$LLM_DIR"
+	: > "$LLM_DIR/requests.jsonl"
+	python3 "$T/llm-double.py" "$LLM_DIR" 3>&- &
+	LLM_PID=$!
+	for _ in $(seq 100); do
+		[ -s "$LLM_DIR/port" ] && break
+		sleep 0.05
+	done
+	[ -s "$LLM_DIR/port" ] || { echo "llm double did not start" >&2; return 1; }
+	export LLM_DIR LLM_PID
+	export HEART_LLM_URL="http://127.0.0.1:$(cat "$LLM_DIR/port")/v1"
+	export HEART_LLM_MODEL=double
+	export HEART_LLM_PROVIDER=openai
+}
+
+llm_stop() {
+	[ -n "${LLM_PID:-}" ] && kill "$LLM_PID" 2>/dev/null && wait "$LLM_PID" 2>/dev/null
+	LLM_PID=
+	return 0
+}
+
+# llm_script JSON: what the double answers next (see llm-double.py)
+llm_script() {
+	printf '%s\n' "$1" > "$LLM_DIR/script.json"
+}
+
+# llm_count: how many requests the double got
+llm_count() {
+	wc -l < "$LLM_DIR/requests.jsonl" | tr -d ' '
+}
+
+# llm_last: the last request's body, as JSON
+llm_last() {
+	tail -n 1 "$LLM_DIR/requests.jsonl" | jq -c .body
+}
+
+# at_epoch SECONDS CMD...: run CMD with the clock at that Unix time.
+at_epoch() {
+	local t=$1
+	shift
+	FAKETIME="@$(TZ=UTC printf '%(%Y-%m-%d %H:%M:%S)T' "$t")" \
+	FAKETIME_DONT_FAKE_MONOTONIC=1 \
+	LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
+	TZ=UTC "$@"
+}

@@ -1,0 +1,197 @@
+/*
+ * heart-wake - the schedule and idle chambers, one-shot: at most one
+ * wake per soul, exactly one wake-result JSON line per soul on stdout,
+ * then exit.  Run it every minute from cron or a systemd timer; the
+ * soul decides what actually happens.  Every rule is in lib/ (wake.c,
+ * run.c); this file wires options to it.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heart.h"
+
+static const char *usage_text =
+    "usage: heart-wake --soul FILE... [--chamber schedule|idle|auto]"
+    " [--force] [--dry-run]\n"
+    "       heart-wake --explain --soul FILE...\n"
+    "       heart-wake --touch AGENT\n";
+
+static void
+usage(void)
+{
+	fputs(usage_text, stderr);
+	exit(HX_USAGE);
+}
+
+static void
+die(int code, const char *msg)
+{
+	fprintf(stderr, "heart-wake: %s\n", msg);
+	exit(code);
+}
+
+static void
+print_json(json_t *j)
+{
+	char *line = json_dumps(j, JSON_COMPACT);
+
+	puts(line);
+	fflush(stdout);
+	free(line);
+}
+
+/* Worst of two exit codes: a config error beats I/O beats temporary. */
+static int
+worse(int a, int b)
+{
+	static const int order[] = { HX_OK, HX_TEMPFAIL, HX_IOERR,
+	    HX_CONFIG };
+	int i, ra = 0, rb = 0;
+
+	for (i = 0; i < 4; i++) {
+		if (order[i] == a)
+			ra = i;
+		if (order[i] == b)
+			rb = i;
+	}
+	return rb > ra ? b : a;
+}
+
+static void
+explain_text(json_t *arr)
+{
+	json_t *o;
+	size_t i;
+
+	json_array_foreach(arr, i, o) {
+		const char *reason = json_string_value(json_object_get(o,
+		    "reason"));
+		printf("%s %s: %s%s%s\n",
+		    json_string_value(json_object_get(o, "agent")),
+		    json_string_value(json_object_get(o, "chamber")),
+		    json_string_value(json_object_get(o, "would")),
+		    reason ? ": " : " now", reason ? reason : "");
+	}
+}
+
+static int
+one_soul(const char *path, const struct run_opts *o, int explain,
+    time_t now)
+{
+	char err[HEART_ERRLEN];
+	struct soul *s;
+	json_t *j;
+	size_t i;
+	int rc;
+
+	if (soul_load(path, &s, err) == -1) {
+		fprintf(stderr, "heart-wake: %s\n", err);
+		return HX_CONFIG;
+	}
+	for (i = 0; i < s->nwarn; i++)
+		fprintf(stderr, "heart-wake: warning: %s\n", s->warn[i]);
+	if (explain) {
+		if ((j = run_explain(s, now, err)) == NULL) {
+			fprintf(stderr, "heart-wake: %s\n", err);
+			soul_free(s);
+			return HX_IOERR;
+		}
+		if (isatty(STDOUT_FILENO))
+			explain_text(j);
+		else
+			for (i = 0; i < json_array_size(j); i++)
+				print_json(json_array_get(j, i));
+		json_decref(j);
+		soul_free(s);
+		return HX_OK;
+	}
+	rc = run_wake(s, o, now, &j, err);
+	if (rc != HX_OK)
+		fprintf(stderr, "heart-wake: %s: %s\n", s->name, err);
+	if (json_is_string(json_object_get(j, "warning")))
+		fprintf(stderr, "heart-wake: %s: warning: %s\n", s->name,
+		    json_string_value(json_object_get(j, "warning")));
+	print_json(j);
+	json_decref(j);
+	soul_free(s);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "soul", required_argument, NULL, 's' },
+		{ "chamber", required_argument, NULL, 'c' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "explain", no_argument, NULL, 'e' },
+		{ "touch", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct run_opts o = { -1, 0, 0 };
+	char err[HEART_ERRLEN], **souls = NULL;
+	const char *touch = NULL;
+	int c, explain = 0, rc = HX_OK, n = 0, i;
+	enum chamber ch;
+	time_t now;
+
+	souls = calloc((size_t)argc + 1, sizeof *souls);
+	while ((c = getopt_long(argc, argv, "s:c:fnet:h", longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 's':
+			souls[n++] = optarg;
+			break;
+		case 'c':
+			if (strcmp(optarg, "auto") == 0)
+				o.chamber = -1;
+			else if (chamber_parse(optarg, &ch) == 0)
+				o.chamber = (int)ch;
+			else
+				die(HX_USAGE, "--chamber: use schedule, idle "
+				    "or auto");
+			break;
+		case 'f':
+			o.force = 1;
+			break;
+		case 'n':
+			o.dry_run = 1;
+			break;
+		case 'e':
+			explain = 1;
+			break;
+		case 't':
+			touch = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return HX_OK;
+		default:
+			usage();
+		}
+	}
+	for (i = optind; i < argc; i++)
+		souls[n++] = argv[i];
+	now = time(NULL);
+	if (touch != NULL) {
+		if (n > 0)
+			usage();
+		if (!id_valid(touch))
+			die(HX_USAGE, "--touch: invalid agent id");
+		if (hist_touch_input(touch, now, err) == -1)
+			die(HX_IOERR, err);
+		free(souls);
+		return HX_OK;
+	}
+	if (n == 0)
+		usage();
+	for (i = 0; i < n; i++)
+		rc = worse(rc, one_soul(souls[i], &o, explain, now));
+	free(souls);
+	return rc;
+}

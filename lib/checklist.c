@@ -1,0 +1,101 @@
+/*
+ * checklist.c - HEARTBEAT.md: the open items of a chamber's checklist.
+ *
+ * An item is open unless it is a heading, a blank line, inside an HTML
+ * comment, or a checked box ("- [x]").  A checklist with no open item
+ * means the chamber has no work, and the wake costs nothing.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heart.h"
+
+#define CK_MAXSIZE	(256 * 1024)
+
+static int
+blank(const char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	return *s == '\0';
+}
+
+static int
+checked(const char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s != '-' && *s != '*' && *s != '+')
+		return 0;
+	s++;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s[0] == '[' && (s[1] == 'x' || s[1] == 'X') && s[2] == ']';
+}
+
+/* Drop HTML comments from line, carrying *incomment across lines. */
+static void
+uncomment(char *line, int *incomment)
+{
+	char *r = line, *w = line, *e;
+
+	while (*r != '\0') {
+		if (*incomment) {
+			if ((e = strstr(r, "-->")) == NULL)
+				break;
+			r = e + 3;
+			*incomment = 0;
+		} else if (strncmp(r, "<!--", 4) == 0) {
+			r += 4;
+			*incomment = 1;
+		} else
+			*w++ = *r++;
+	}
+	*w = '\0';
+}
+
+/*
+ * Read the checklist at path; *items gets the open lines joined by
+ * newlines (NULL when there are none).  Returns -1 with err when the
+ * file cannot be read; a missing file sets errno ENOENT.
+ */
+int
+ck_open_items(const char *path, char **items, char *err)
+{
+	char line[4096], *out = NULL, *s;
+	size_t len = 0, total = 0, n;
+	int inc = 0;
+	FILE *fp;
+
+	*items = NULL;
+	if ((fp = fopen(path, "re")) == NULL) {
+		int e = errno;
+		errf(err, "%s: %s", path, strerror(e));
+		errno = e;
+		return -1;
+	}
+	while (fgets(line, sizeof line, fp) != NULL && total < CK_MAXSIZE) {
+		total += strlen(line);
+		line[strcspn(line, "\r\n")] = '\0';
+		uncomment(line, &inc);
+		for (s = line; isspace((unsigned char)*s); s++)
+			;
+		if (blank(s) || *s == '#' || checked(s))
+			continue;
+		n = strlen(s);
+		if ((out = realloc(out, len + n + 2)) == NULL)
+			abort();
+		memcpy(out + len, s, n);
+		len += n;
+		out[len++] = '\n';
+		out[len] = '\0';
+	}
+	fclose(fp);
+	if (out != NULL)
+		out[len - 1] = '\0';
+	*items = out;
+	return 0;
+}

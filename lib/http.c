@@ -1,0 +1,152 @@
+/*
+ * http.c - one HTTP POST through libcurl, loaded with dlopen(3) only
+ * when a request is really sent: a wake skipped by a gate never pays
+ * for libcurl (about 4 ms of start-up here).  TLS verification stays
+ * on; every request has a timeout and a cap on the reply size.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "heart.h"
+
+static struct {
+	void	*dl;
+	CURLcode (*global_init)(long);
+	CURL	*(*init)(void);
+	CURLcode (*setopt)(CURL *, CURLoption, ...);
+	CURLcode (*perform)(CURL *);
+	CURLcode (*getinfo)(CURL *, CURLINFO, ...);
+	void	 (*cleanup)(CURL *);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void	 (*slist_free_all)(struct curl_slist *);
+	const char *(*strerror)(CURLcode);
+} cu;
+
+static int
+load_curl(char *err)
+{
+	static const char *names[] = { "libcurl.so.4",
+	    "libcurl-gnutls.so.4", "libcurl.so", NULL };
+	int i;
+
+	if (cu.dl != NULL)
+		return 0;
+	for (i = 0; names[i] != NULL && cu.dl == NULL; i++)
+		cu.dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (cu.dl == NULL) {
+		errf(err, "cannot load libcurl: %s (install libcurl4)",
+		    dlerror());
+		return -1;
+	}
+#define SYM(f, n) *(void **)&cu.f = dlsym(cu.dl, n)
+	SYM(global_init, "curl_global_init");
+	SYM(init, "curl_easy_init");
+	SYM(setopt, "curl_easy_setopt");
+	SYM(perform, "curl_easy_perform");
+	SYM(getinfo, "curl_easy_getinfo");
+	SYM(cleanup, "curl_easy_cleanup");
+	SYM(slist_append, "curl_slist_append");
+	SYM(slist_free_all, "curl_slist_free_all");
+	SYM(strerror, "curl_easy_strerror");
+#undef SYM
+	if (!cu.global_init || !cu.init || !cu.setopt || !cu.perform ||
+	    !cu.getinfo || !cu.cleanup || !cu.slist_append ||
+	    !cu.slist_free_all || !cu.strerror) {
+		errf(err, "libcurl lacks a needed function");
+		dlclose(cu.dl);
+		cu.dl = NULL;
+		return -1;
+	}
+	cu.global_init(CURL_GLOBAL_DEFAULT);
+	return 0;
+}
+
+struct sink {
+	char	*buf;
+	size_t	 len;
+	size_t	 max;
+	int	 toobig;
+};
+
+static size_t
+sink_write(char *p, size_t size, size_t n, void *arg)
+{
+	struct sink *s = arg;
+	size_t add = size * n;
+
+	if (s->len + add > s->max) {
+		s->toobig = 1;
+		return 0;
+	}
+	if ((s->buf = realloc(s->buf, s->len + add + 1)) == NULL)
+		abort();
+	memcpy(s->buf + s->len, p, add);
+	s->len += add;
+	s->buf[s->len] = '\0';
+	return add;
+}
+
+static void
+transport_err(CURLcode rc, const struct http_req *rq, const struct sink *s,
+    char *err)
+{
+	if (s->toobig)
+		errf(err, "reply larger than %zu bytes, cut off", s->max);
+	else if (rc == CURLE_OPERATION_TIMEDOUT)
+		errf(err, "no complete reply within %lds", rq->timeout);
+	else
+		errf(err, "%s", cu.strerror(rc));
+}
+
+/*
+ * POST rq->body to rq->url with rq->headers.  Returns 0 with the HTTP
+ * status and body in *rs (any status: the caller judges it), -1 with
+ * err on a transport failure, a timeout or an oversized reply.
+ */
+int
+http_post(const struct http_req *rq, struct http_resp *rs, char *err)
+{
+	struct curl_slist *h = NULL;
+	struct sink s = { NULL, 0, rq->maxbytes, 0 };
+	CURLcode rc;
+	CURL *c;
+	size_t i;
+
+	memset(rs, 0, sizeof *rs);
+	if (load_curl(err) == -1)
+		return -1;
+	if ((c = cu.init()) == NULL) {
+		errf(err, "curl_easy_init failed");
+		return -1;
+	}
+	for (i = 0; rq->headers[i] != NULL; i++)
+		h = cu.slist_append(h, rq->headers[i]);
+	cu.setopt(c, CURLOPT_URL, rq->url);
+	cu.setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	cu.setopt(c, CURLOPT_NOSIGNAL, 1L);
+	cu.setopt(c, CURLOPT_HTTPHEADER, h);
+	cu.setopt(c, CURLOPT_POSTFIELDS, rq->body);
+	cu.setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(rq->body));
+	cu.setopt(c, CURLOPT_TIMEOUT, rq->timeout);
+	cu.setopt(c, CURLOPT_CONNECTTIMEOUT, rq->timeout < 10 ?
+	    rq->timeout : 10L);
+	cu.setopt(c, CURLOPT_WRITEFUNCTION, sink_write);
+	cu.setopt(c, CURLOPT_WRITEDATA, &s);
+	cu.setopt(c, CURLOPT_USERAGENT, "heart-wake/1");
+	rc = cu.perform(c);
+	if (rc == CURLE_OK) {
+		cu.getinfo(c, CURLINFO_RESPONSE_CODE, &rs->status);
+		rs->body = s.buf ? s.buf : xstrdup("");
+		rs->len = s.len;
+	} else {
+		transport_err(rc, rq, &s, err);
+		free(s.buf);
+	}
+	cu.cleanup(c);
+	cu.slist_free_all(h);
+	return rc == CURLE_OK ? 0 : -1;
+}

@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# heart-wake: the schedule and idle chambers, gated to zero cost.
+
+load helpers
+
+setup() {
+	heart_setup
+	llm_start
+	unset OPENAI_API_KEY
+}
+
+teardown() {
+	llm_stop
+}
+
+mk() {	# mk NAME TEXT: a soul file, its path printed
+	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
+	echo "$BATS_TEST_TMPDIR/$1.yaml"
+}
+
+field() {	# field NAME: from the JSON in $output
+	echo "$output" | jq -r ".$1"
+}
+
+@test "the paper's travel_rescue day: 5m with no cap sends 48 requests, not 288; 30m cap 48 sends exactly 48" {
+	llm_script '{"idle_ratio": 0.9, "seed": 7}'
+	storm=$(mk storm "$(cat "$FIX/paper/s7.2-storm.yaml")")
+	fixed=$(mk travel_rescue "$(cat "$FIX/paper/s7.2-fixed.yaml")")
+	start=$(date -u -d '2026-11-22 00:00:00' +%s)
+	for ((m = 0; m < 1440; m++)); do
+		at_epoch $((start + m * 60 + 1)) heart-wake --chamber schedule \
+			--soul "$storm" --soul "$fixed"
+	done > "$BATS_TEST_TMPDIR/results.jsonl"
+	r=$BATS_TEST_TMPDIR/results.jsonl
+	run jq -s '[.[] | select(.agent == "storm" and (.status == "ok" or .status == "idle"))] | length' "$r"
+	assert_output 48
+	# the storm config is due every 5 minutes: 288 slots, 240 refused
+	run jq -s '[.[] | select(.agent == "storm" and .status == "capped")] | length' "$r"
+	assert_output 240
+	run jq -s '[.[] | select(.agent == "travel_rescue" and (.status == "ok" or .status == "idle"))] | length' "$r"
+	assert_output 48
+	run jq -s '[.[] | select(.agent == "travel_rescue" and .status == "capped")] | length' "$r"
+	assert_output 0
+	run llm_count
+	assert_output 96
+	idle=$(jq -s '[.[] | select(.agent == "travel_rescue" and .status == "idle")] | length' "$r")
+	[ "$idle" -gt 30 ] && [ "$idle" -lt 48 ]
+	run jq .ghosts "$HEART_STATE_DIR/agents/travel_rescue/cap.json"
+	assert_output "$idle"
+	run jq -s 'length' "$r"
+	assert_output 2880
+}
+
+@test "a due wake sends one request and prints one result line; the next minute is not_due and sends none" {
+	s=$(mk scout 'heart: { schedule: { interval: 30m, prompt: "Any news?" } }')
+	llm_script '{"replies":[{"text":"Big news: a release."}]}'
+	run heart-wake --soul "$s" --force
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$(field status)" = ok ]
+	[ "$(field response)" = "Big news: a release." ]
+	echo "$output" | jq -e '.v == 1 and .agent == "scout" and .chamber == "schedule" and (.wake_id | length > 8) and (.at | test("Z$")) and .cap.used == 1 and .cap.cap == 48 and .breaker == "closed" and .tools == {"calls":0,"failed":0} and .error == null and .usage.prompt_tokens > 0 and (.messages | length == 2) and .messages[0].role == "user" and .messages[1].content == "Big news: a release."'
+	run heart-wake --soul "$s"
+	assert_success
+	[ "$(field status)" = not_due ]
+	assert_output --partial 'schedule: not due: last wake'
+	run llm_count
+	assert_output 1
+}
+
+@test "busy: a held wake lock skips the wake at once and sends nothing" {
+	s=$(mk scout '')
+	mkdir -p "$HEART_STATE_DIR/agents/scout"
+	flock "$HEART_STATE_DIR/agents/scout/wake.lock" sleep 3 &
+	sleep 0.3
+	run heart-wake --soul "$s" --force
+	assert_success
+	[ "$(field status)" = busy ]
+	wait
+	run llm_count
+	assert_output 0
+}
+
+@test "spread: 100 agents with the same interval get offsets spread over it" {
+	for i in $(seq 100); do
+		mk "agent$i" 'heart: { schedule: { interval: 30m } }' > /dev/null
+	done
+	run heart-wake --explain "$BATS_TEST_TMPDIR"/agent*.yaml
+	assert_success
+	offs=$(echo "$output" | jq -r 'select(.chamber == "schedule") | .offset')
+	[ "$(echo "$offs" | wc -l)" -eq 100 ]
+	[ "$(echo "$offs" | sort -un | wc -l)" -ge 95 ]
+	# every tenth of the interval holds some agent, none holds a third
+	for b in $(seq 0 9); do
+		n=$(echo "$offs" | awk -v b=$b '$1 >= b * 180 && $1 < (b + 1) * 180' | wc -l)
+		[ "$n" -ge 2 ] && [ "$n" -le 33 ]
+	done
+}
+
+@test "a new fleet's first wakes wait for each agent's slot" {
+	s=$(mk scout 'heart: { schedule: { interval: 30m } }')
+	off=$(heart-wake --explain --soul "$s" | jq -r 'select(.chamber == "schedule") | .offset')
+	base=$(date -u -d '2026-11-22 12:00:00' +%s)
+	slot=$(( base - base % 1800 + off + 1800 ))
+	run at_epoch "$base" heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = not_due ]
+	[ "$(field next)" = "$(date -u -d "@$slot" +%FT%TZ)" ]
+	run at_epoch $((slot - 1)) heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = not_due ]
+	run at_epoch "$slot" heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = idle ]
+}
+
+@test "idle: not_idle while the user is active, then exactly one idle wake per quiet stretch" {
+	s=$(mk scout 'heart: { schedule: { daily_cap: 0 }, idle: { after: 2h } }')
+	t0=$(date -u -d '2026-11-22 08:00:00' +%s)
+	at_epoch "$t0" heart-wake --touch scout
+	touch -d "@$t0" "$HEART_STATE_DIR/agents/scout/input"
+	run at_epoch $((t0 + 3600)) heart-wake --soul "$s" --chamber idle
+	[ "$(field status)" = not_idle ]
+	assert_output --partial 'the user was active 1h ago'
+	run at_epoch $((t0 + 7200)) heart-wake --soul "$s" --chamber idle
+	[ "$(field status)" = idle ]
+	run at_epoch $((t0 + 7260)) heart-wake --soul "$s" --chamber idle
+	[ "$(field status)" = not_due ]
+	assert_output --partial 'already woke in this quiet stretch'
+	run llm_count
+	assert_output 1
+	touch -d "@$((t0 + 7300))" "$HEART_STATE_DIR/agents/scout/input"
+	run at_epoch $((t0 + 7400)) heart-wake --soul "$s" --chamber idle
+	[ "$(field status)" = not_idle ]
+}
+
+@test "auto wakes the idle chamber when the schedule is not due" {
+	s=$(mk scout 'heart: { idle: { after: 1h } }')
+	t0=$(date -u -d '2026-11-22 08:00:00' +%s)
+	run at_epoch "$t0" heart-wake --soul "$s"
+	[ "$(field status)" = not_due ]
+	assert_output --partial 'idle: the user was active'
+	run at_epoch $((t0 + 3601)) heart-wake --soul "$s" --chamber idle
+	[ "$(field chamber)" = idle ]
+	[ "$(field status)" = idle ]
+}
+
+@test "quiet hours that wrap midnight hold the wake, and say until when" {
+	s=$(mk night 'heart:
+  timezone: Europe/Paris
+  schedule: { interval: 10m, active_hours: "22:00-06:00" }')
+	run at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --chamber schedule --force
+	[ "$(field status)" = idle ]
+	rm -rf "$HEART_STATE_DIR"
+	run at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = not_due ]
+	run at "2026-11-22 13:00:00 UTC" heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = quiet ]
+	assert_output --partial 'outside active hours 22:00-06:00 Europe/Paris; next at 2026-11-22T22:00:00+01:00'
+	run at "2026-11-22 23:30:00 UTC" heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = idle ]
+	run at "2026-11-23 04:50:00 UTC" heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = idle ]
+	run at "2026-11-23 05:10:00 UTC" heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = quiet ]
+	run llm_count
+	assert_output 3
+}
+
+@test "a checklist with no open item is empty and costs no request; open items reach the prompt" {
+	printf '# Heartbeat\n\n<!-- nothing\n- [ ] hidden -->\n- [x] done\n  * [X] done too\n' > "$BATS_TEST_TMPDIR/HEARTBEAT.md"
+	s=$(mk scout 'heart: { schedule: { checklist: HEARTBEAT.md } }')
+	run heart-wake --soul "$s" --force
+	[ "$(field status)" = empty ]
+	assert_output --partial 'has no open item'
+	run llm_count
+	assert_output 0
+	printf -- '- [ ] check the flight to Lyon\n' >> "$BATS_TEST_TMPDIR/HEARTBEAT.md"
+	run heart-wake --soul "$s" --force
+	[ "$(field status)" = idle ]
+	llm_last | jq -e '.messages[-1].content | test("Open items of your checklist:\n- \\[ \\] check the flight to Lyon")'
+	llm_last | jq -e '[.messages[-1].content | test("hidden|done")] == [false]'
+}
+
+@test "a missing checklist warns once and the prompt goes alone" {
+	s=$(mk scout 'heart: { schedule: { interval: 1m, checklist: NOPE.md } }')
+	run heart-wake --soul "$s" --force
+	[ "$(echo "$output" | tail -1 | jq -r .status)" = idle ]
+	assert_output --partial 'warning: '
+	assert_output --partial 'NOPE.md: No such file or directory'
+	run heart-wake --soul "$s" --force
+	refute_output --partial 'warning'
+	run llm_count
+	assert_output 2
+}
+
+@test "capped: a spent cap costs no request, and --force never passes it" {
+	s=$(mk scout 'heart: { schedule: { daily_cap: 2 } }')
+	heart-cap take --soul "$s"
+	heart-cap take --soul "$s"
+	run heart-wake --soul "$s" --force
+	assert_success
+	[ "$(field status)" = capped ]
+	assert_output --partial 'daily cap reached: 2 of 2 today; resets at'
+	run llm_count
+	assert_output 0
+}
+
+@test "a chamber with daily_cap 0 is off; another agent's settings are untouched" {
+	off=$(mk off 'heart: { schedule: { daily_cap: 0 }, idle: { daily_cap: 0 } }')
+	on=$(mk on '')
+	run heart-wake --soul "$off" --soul "$on" --force
+	assert_success
+	[ "$(echo "${lines[0]}" | jq -r .status)" = capped ]
+	assert_line --index 0 --partial 'the chamber is off (daily_cap: 0)'
+	[ "$(echo "${lines[1]}" | jq -r .status)" = idle ]
+	run llm_count
+	assert_output 1
+}
