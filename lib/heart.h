@@ -152,4 +152,55 @@ int	 cap_peek(const char *, const char *, time_t, struct cap_view *,
 json_t	*cap_json(const char *, const struct cap_view *, time_t);
 int	 cap_reset(const char *, const char *, time_t, char *);
 
+/* brk.c: the dual-trigger circuit breaker, agents/ID/breaker.json */
+enum brk_state { BRK_CLOSED, BRK_OPEN, BRK_HALF_OPEN };
+/* outcome flags for brk_record; combine one LLM and one tool flag */
+#define BRK_LLM_OK	0x1	/* the model answered: resets the LLM count */
+#define BRK_LLM_FAIL	0x2	/* HTTP error, timeout, unreadable reply */
+#define BRK_TOOL_OK	0x4	/* the wake's tool calls all succeeded:
+				   resets the tool count */
+#define BRK_TOOL_FAIL	0x8	/* a tool failed, or seed_tool_cap was
+				   passed */
+/*
+ * A granted half-open probe that has not reported (brk_record) or been
+ * handed back (brk_giveback) this many seconds later is presumed dead,
+ * and the next caller may probe.
+ */
+#define BRK_PROBE_LEASE	600
+struct brk_conf { long long threshold, cooldown, max_cooldown; };
+struct brk_view {
+	enum brk_state state;
+	long long llm_fails, tool_fails;
+	long long cooldown;	/* current cooldown, s */
+	time_t	 until;		/* open: when the next probe may go;
+				   0 if none */
+	time_t	 probe_at;	/* half-open: when the probe was
+				   granted; 0 if none */
+	char	 trigger[8];	/* "llm", "tool" or "" */
+	char	 reason[256];
+};
+void	 brk_from_soul(const struct soul *, struct brk_conf *);
+/* "closed" "open" "half_open" */
+const char *brk_state_name(enum brk_state);
+/* "ok" "llm-fail" "tool-fail" as flags; -1 for any other word */
+int	 brk_outcome(const char *);
+/* May a wake go now?  *allowed = 1 when closed, or when this caller was
+ * granted the half-open probe (then *probe = 1).  Transitions (open ->
+ * half_open) are appended to `events' (a JSON array, may be NULL). */
+int	 brk_check(const char *agent, const struct brk_conf *, time_t now,
+	    int *allowed, int *probe, struct brk_view *, json_t *events,
+	    char *err);
+/* Hand back a probe that was granted but not used (e.g. the cap then
+ * refused the wake): the breaker stays half-open, a later caller may probe. */
+int	 brk_giveback(const char *agent, time_t now, char *err);
+/* Feed an outcome (flags above) with a human reason (may be NULL);
+ * transitions are appended to `events'. */
+int	 brk_record(const char *agent, const struct brk_conf *, time_t now,
+	    int flags, const char *reason, json_t *events, char *err);
+int	 brk_peek(const char *agent, const struct brk_conf *, time_t now,
+	    struct brk_view *, char *err);	/* no change */
+int	 brk_reset(const char *agent, json_t *events, char *err);
+/* the status object */
+json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
+
 #endif
