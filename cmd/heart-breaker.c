@@ -169,7 +169,7 @@ cmd_record(int argc, char **argv, const char *reason, time_t now)
 	const char *agent;
 	int flags, r;
 
-	if (argc < 1)
+	if (argc < 1 || argc > 2)
 		usage();
 	if ((flags = brk_outcome(argv[argc - 1])) == -1) {
 		snprintf(m, sizeof m, "unknown outcome '%.40s' (use ok, "

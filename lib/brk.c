@@ -43,7 +43,7 @@ struct brk {
 	int	 exists;	/* the file was there */
 };
 
-static const char *names[] = { "closed", "open", "half_open" };
+static const char *const names[] = { "closed", "open", "half_open" };
 
 void
 brk_from_soul(const struct soul *s, struct brk_conf *c)
@@ -69,6 +69,8 @@ brk_state_name(enum brk_state st)
 	return names[st];
 }
 
+/* The outcome words of heart-breaker record; tool-fail: the model
+ * answered, so it resets the LLM count. */
 int
 brk_outcome(const char *word)
 {
@@ -77,7 +79,7 @@ brk_outcome(const char *word)
 	if (strcmp(word, "llm-fail") == 0)
 		return BRK_LLM_FAIL;
 	if (strcmp(word, "tool-fail") == 0)
-		return BRK_LLM_OK | BRK_TOOL_FAIL;	/* the model answered */
+		return BRK_LLM_OK | BRK_TOOL_FAIL;
 	return -1;
 }
 
@@ -317,7 +319,7 @@ event(const char *name, const char *agent)
 	return json_pack("{s:s,s:s}", "event", name, "agent", agent);
 }
 
-/* Append e (with the time it happened last) to events; e is stolen. */
+/* Append e to events, with the time as its last field; e is stolen. */
 static void
 emit(json_t *events, json_t *e, time_t now)
 {
@@ -347,8 +349,9 @@ advance(const char *agent, const struct brk_conf *c, struct brk *b,
 {
 	int changed = 0;
 
-	if (b->cooldown <= 0 && b->state != BRK_CLOSED) {
-		b->cooldown = c->cooldown;
+	if (b->state == BRK_CLOSED ? b->cooldown != c->cooldown :
+	    b->cooldown <= 0) {
+		b->cooldown = c->cooldown;	/* closed: always the base */
 		changed = 1;
 	}
 	if (b->state == BRK_OPEN && b->until - now > b->cooldown) {

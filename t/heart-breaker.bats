@@ -302,8 +302,8 @@ until_of() {
 	assert_output --partial '"agent":"travel_rescue","state":"closed"'
 	run heart-breaker record fresh ok
 	assert_output ""
-	run jq -r .state "$(bfile fresh)"
-	assert_output closed
+	run jq -c '[.state, .llm_fails, .tool_fails, .cooldown_s, .until]' "$(bfile fresh)"
+	assert_output '["closed",0,0,900,null]'
 	run heart-breaker status
 	assert_success
 	assert_output --partial '"agent":"fresh"'
@@ -436,6 +436,7 @@ until_of() {
 	assert_output --partial "differ"
 	run heart-breaker record scout llm-fail extra
 	assert_failure 64
+	assert_output --partial "usage: heart-breaker"
 	s=$(soul bad 'heart:
   breaker: { threshold: 0 }')
 	run heart-breaker check --soul "$s"
