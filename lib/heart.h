@@ -179,6 +179,7 @@ struct brk_view {
 	char	 trigger[8];	/* "llm", "tool" or "" */
 	char	 reason[256];
 };
+/* the soul's breaker keys; a NULL soul gives the defaults 3, 15m, 2h */
 void	 brk_from_soul(const struct soul *, struct brk_conf *);
 /* "closed" "open" "half_open" */
 const char *brk_state_name(enum brk_state);
