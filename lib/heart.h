@@ -187,7 +187,7 @@ enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
 struct ghost_result {
 	enum ghost_kind kind;
 	char	 status[16];
-	char	 agent[HEART_IDMAX + 1];	/* "" when an error names none */
+	char	 agent[HEART_IDMAX + 1];	/* "" if an error names none */
 	json_t	*doc;		/* ok and error only: the whole result */
 	json_t	*messages;	/* ok: borrowed from doc */
 	const char *wake_id;	/* ok: borrowed from doc */

@@ -221,8 +221,9 @@ walk_last(struct walk *w, json_t **jo, off_t *starto, long long *partso,
 			return r;
 		}
 		if ((j = parse_line(p, len)) == NULL) {
+			/* the last line may be one torn by a crash */
 			if (w->tail && w->b.nread == 1)
-				continue;	/* a last line torn by a crash */
+				continue;
 			return damaged(w, s, "a line that is not a JSON "
 			    "object", err);
 		}
@@ -340,7 +341,8 @@ wake_lines(const json_t *messages, const char *wake_id, const char *chamber,
 		json_object_set_new(c, "wake_id", json_string(wake_id));
 		json_object_set_new(c, "chamber", json_string(chamber));
 		json_object_set_new(c, "at", json_string(at));
-		json_object_set_new(c, "part", json_integer((json_int_t)i + 1));
+		json_object_set_new(c, "part",
+		    json_integer((json_int_t)i + 1));
 		json_object_set_new(c, "parts", json_integer((json_int_t)n));
 		line = json_dumps(c, JSON_COMPACT);
 		json_decref(c);
