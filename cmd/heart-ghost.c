@@ -98,14 +98,16 @@ deliverable(const struct ghost_result *r, const char *line, size_t len,
 static void
 commit(const struct ghost_result *r, const char *line, size_t len)
 {
-	char err[HEART_ERRLEN], *text;
+	char err[HEART_ERRLEN], m[HEART_ERRLEN + 300], *text;
 	struct ghost_dedupe d;
 	size_t n;
 	int dup = 0, locked = 0, ok;
 
 	if (hist_commit(r->agent, r->messages, r->wake_id, r->chamber, r->at,
 	    keep, err) == -1) {
-		warn(err);
+		snprintf(m, sizeof m, "%s: wake %s not kept, not delivered: %s",
+		    r->agent, r->wake_id, err);
+		warn(m);
 		ioerr = 1;
 		return;
 	}

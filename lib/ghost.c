@@ -55,9 +55,10 @@ printable(const char *s, size_t len, char *out, size_t n)
 static void
 member_text(const struct jscan_member *m, char *out, size_t n)
 {
-	if (m->type != JSCAN_STRING ||
-	    jscan_string(m->val, m->len, out, n) == -1)
+	if (m->type != JSCAN_STRING)
 		printable(m->val, m->len, out, n);
+	else if (jscan_string(m->val, m->len, out, n) == -1)
+		printable(m->val + 1, m->len - 2, out, n);
 	else
 		printable(out, strlen(out), out, n);
 }
