@@ -160,6 +160,18 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 	diff want <(wakes crash)
 }
 
+@test "a reader during commits sees whole wakes only" {
+	gen -n 300 --ok 100 --agents r --tools --pad 3000 > in
+	heart-ghost in > /dev/null & pid=$!
+	for i in $(seq 30); do
+		hist-dump r 1000000 | jq -e 'length % 4 == 0 and
+		    ([.[] | .wake_id] | . == (. | sort_by(ltrimstr("w-")
+		    | tonumber)))' > /dev/null
+	done
+	wait "$pid"
+	[ "$(wakes r | wc -l)" -eq 300 ]
+}
+
 @test "a history cut at any byte of its last wake reads back without it, and the next commit repairs it" {
 	gen -n 3 --ok 100 --agents cut --tools > in
 	heart-ghost in > /dev/null
@@ -284,6 +296,38 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 	echo 'garbage' >> in
 	run heart-ghost in
 	assert_failure 65
+}
+
+@test "exit status: a history not written (74) outranks bad data (65), a failed delivery (69), an error (75)" {
+	mkdir -p "$HEART_STATE_DIR/agents/broken/history.jsonl"
+	result ok broken b1 > lost
+	echo 'not a result' > bad
+	result ok alpha a1 > good
+	result error alpha e1 > err
+	ghost() {	# ghost CMD FILE...: the files on stdin, --exec CMD
+		local c=$1
+		shift
+		cat "$@" | heart-ghost --exec "$c"
+	}
+	run ghost false lost bad good err
+	assert_failure 74
+	assert_output --partial 'heart-ghost: broken: wake b1 not kept, not delivered: '
+	run ghost false bad good err
+	assert_failure 65
+	run ghost false good err
+	assert_failure 69
+	run ghost true good err
+	assert_failure 75
+	run ghost true good
+	assert_success
+}
+
+@test "heart-ghost links neither libcurl nor libmosquitto" {
+	run ldd "$HEART_BIN/heart-ghost"
+	assert_success
+	assert_output --partial libjansson
+	refute_output --partial libcurl
+	refute_output --partial libmosquitto
 }
 
 @test "--exec: each deliverable goes to a program, no shell, text on stdin, wake in the environment" {
