@@ -170,7 +170,16 @@ int	 jscan_object(const char *, size_t, struct jscan_member *, size_t,
 	    char *);
 int	 jscan_string(const char *, size_t, char *, size_t);
 
-/* hist.c: the agent's history, agents/ID/history.jsonl */
+/*
+ * hist.c: the agent's history, agents/ID/history.jsonl, one message a
+ * line with its wake's wake_id, chamber and at.
+ *   hist_commit(agent, messages, wake_id, chamber, at, keep, err)
+ *	append one wake atomically; keep > 0 trims to the last keep wakes
+ *   hist_tail(agent, n, &array, err)	the last n messages, oldest first
+ *   hist_last_user(agent, &t, err)	time of the last user message, or 0
+ *   hist_touch_input(agent, now, err)	agents/ID/input's mtime = now
+ *   hist_user(agent, text, now, keep, err)  record the user, touch input
+ */
 int	 hist_commit(const char *, const json_t *, const char *,
 	    const char *, const char *, long long, char *);
 int	 hist_tail(const char *, size_t, json_t **, char *);
