@@ -51,6 +51,7 @@ void	 clock_day(const char *, time_t, char *, size_t);
 time_t	 clock_next_midnight(const char *, time_t);
 void	 clock_iso(const char *, time_t, char *, size_t);
 void	 clock_utc(time_t, char *, size_t);
+int	 clock_parse_utc(const char *, time_t *);
 int	 clock_minute_of_day(const char *, time_t);
 
 /* state.c: the state directory, atomic files, locks */
@@ -203,5 +204,85 @@ int	 brk_peek(const char *agent, const struct brk_conf *, time_t now,
 int	 brk_reset(const char *agent, json_t *events, char *err);
 /* the status object */
 json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
+/* jscan.c: a validating JSON scanner that builds no tree */
+enum {
+	JSCAN_NONE, JSCAN_STRING, JSCAN_NUMBER, JSCAN_OBJECT, JSCAN_ARRAY,
+	JSCAN_TRUE, JSCAN_FALSE, JSCAN_NULL
+};
+
+struct jscan_member {
+	const char *key;	/* in: the top-level key wanted */
+	const char *val;	/* out: its raw value, NULL when absent */
+	size_t	 len;
+	int	 type;		/* out: JSCAN_* */
+};
+
+int	 jscan_object(const char *, size_t, struct jscan_member *, size_t,
+	    char *);
+int	 jscan_string(const char *, size_t, char *, size_t);
+
+/*
+ * hist.c: the agent's history, agents/ID/history.jsonl, one message a
+ * line with its wake's wake_id, chamber and at.
+ *   hist_commit(agent, messages, wake_id, chamber, at, keep, err)
+ *	append one wake atomically; keep > 0 trims to the last keep wakes
+ *   hist_tail(agent, n, &array, err)	the last n messages, oldest first
+ *   hist_last_user(agent, &t, err)	time of the last user message, or 0
+ *   hist_touch_input(agent, now, err)	agents/ID/input's mtime = now
+ *   hist_user(agent, text, now, keep, err)  record the user, touch input
+ */
+int	 hist_commit(const char *, const json_t *, const char *,
+	    const char *, const char *, long long, char *);
+int	 hist_tail(const char *, size_t, json_t **, char *);
+int	 hist_last_user(const char *, time_t *, char *);
+int	 hist_touch_input(const char *, time_t, char *);
+int	 hist_user(const char *, const char *, time_t, long long, char *);
+
+/* ghost.c: ghost mode: which wake results leave a trace, which are
+ * delivered, and which were delivered already */
+#define GHOST_LINEMAX	(16 * 1024 * 1024)
+
+enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
+
+struct ghost_result {
+	enum ghost_kind kind;
+	char	 status[16];
+	char	 agent[HEART_IDMAX + 1];	/* "" if an error names none */
+	json_t	*doc;		/* ok and error only: the whole result */
+	json_t	*messages;	/* ok: borrowed from doc */
+	const char *wake_id;	/* ok: borrowed from doc */
+	const char *chamber;
+	const char *at;
+	const char *response;
+};
+
+struct ghost_dedupe {		/* between _begin and _end; fields private */
+	int	 lockfd;
+	char	 dir[4096];
+	char	 hash[17];
+	json_t	*doc;
+	long long window;
+	time_t	 now;
+};
+
+int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
+void	 ghost_result_free(struct ghost_result *);
+void	 ghost_error_text(const struct ghost_result *, char *, size_t);
+int	 ghost_is_alert(const char *);
+void	 ghost_hash(const char *, char *);
+int	 ghost_dedupe_begin(const char *, const char *, long long, time_t,
+	    struct ghost_dedupe *, int *, char *);
+int	 ghost_dedupe_end(struct ghost_dedupe *, int, char *);
+
+/* deliver.c: hand a deliverable to a program, no shell */
+struct deliver_env {
+	const char *agent;
+	const char *chamber;
+	const char *wake_id;
+	const char *at;
+};
+
+int	 deliver_exec(char *const *, const char *, size_t,
+	    const struct deliver_env *, char *);
 
 #endif
