@@ -24,12 +24,13 @@ PC_CORE = yaml-0.1 jansson
 CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CORE))
 CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE))
 
-PROGS = heart-cap
-TPROGS = soul-dump
+PROGS = heart-cap heart-breaker heart-ghost
+TPROGS = soul-dump brk-probe hist-dump
 LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
-	lib/soul.c lib/cap.c
+	lib/soul.c lib/cap.c lib/brk.c lib/jscan.c lib/hist.c lib/ghost.c \
+	lib/deliver.c
 LIBHDR = lib/heart.h lib/yj.h
-MAN1 = man/heart-cap.1
+MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1
 MAN5 = man/heart-soul.5
 MAN7 = man/heart.7
 
@@ -40,9 +41,11 @@ DEB_TEST = bats bats-support bats-assert jq faketime libfaketime mandoc \
 
 all: $(PROGS)
 
-# Each program links only the libraries it uses (heart-cap must never
-# pay for libcurl or libmosquitto at start).
+# Each program links only the libraries it uses (heart-cap and
+# heart-breaker must never pay for libcurl or libmosquitto at start).
 heart-cap_LIBS = $(CORE_LIBS)
+heart-breaker_LIBS = $(CORE_LIBS)
+heart-ghost_LIBS = $(CORE_LIBS)
 
 build/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/lib

@@ -156,6 +156,28 @@ clock_utc(time_t t, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/*
+ * The inverse of clock_utc: 2026-11-21T12:00:00Z, optionally with a
+ * fraction of a second (dropped).  0, or -1 when s is not that form.
+ */
+int
+clock_parse_utc(const char *s, time_t *out)
+{
+	struct tm tm;
+	const char *p;
+
+	memset(&tm, 0, sizeof tm);
+	if (s == NULL || (p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return -1;
+	if (*p == '.' && p[1] >= '0' && p[1] <= '9')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			;
+	if (strcmp(p, "Z") != 0)
+		return -1;
+	*out = timegm(&tm);
+	return 0;
+}
+
 int
 clock_minute_of_day(const char *zone, time_t t)
 {

@@ -51,6 +51,7 @@ void	 clock_day(const char *, time_t, char *, size_t);
 time_t	 clock_next_midnight(const char *, time_t);
 void	 clock_iso(const char *, time_t, char *, size_t);
 void	 clock_utc(time_t, char *, size_t);
+int	 clock_parse_utc(const char *, time_t *);
 int	 clock_minute_of_day(const char *, time_t);
 
 /* state.c: the state directory, atomic files, locks */
@@ -151,5 +152,137 @@ int	 cap_peek(const char *, const char *, time_t, struct cap_view *,
 	    char *);
 json_t	*cap_json(const char *, const struct cap_view *, time_t);
 int	 cap_reset(const char *, const char *, time_t, char *);
+
+/* brk.c: the dual-trigger circuit breaker, agents/ID/breaker.json */
+enum brk_state { BRK_CLOSED, BRK_OPEN, BRK_HALF_OPEN };
+/* outcome flags for brk_record; combine one LLM and one tool flag */
+#define BRK_LLM_OK	0x1	/* the model answered: resets the LLM count */
+#define BRK_LLM_FAIL	0x2	/* HTTP error, timeout, unreadable reply */
+#define BRK_TOOL_OK	0x4	/* the wake's tool calls all succeeded:
+				   resets the tool count */
+#define BRK_TOOL_FAIL	0x8	/* a tool failed, or seed_tool_cap was
+				   passed */
+/*
+ * A granted half-open probe that has not reported (brk_record) or been
+ * handed back (brk_giveback) this many seconds later is presumed dead,
+ * and the next caller may probe.
+ */
+#define BRK_PROBE_LEASE	600
+struct brk_conf { long long threshold, cooldown, max_cooldown; };
+struct brk_view {
+	enum brk_state state;
+	long long llm_fails, tool_fails;
+	long long cooldown;	/* current cooldown, s */
+	time_t	 until;		/* open: when the next probe may go;
+				   0 if none */
+	time_t	 probe_at;	/* half-open: when the probe was
+				   granted; 0 if none */
+	char	 trigger[8];	/* "llm", "tool" or "" */
+	char	 reason[256];
+};
+/* the soul's breaker keys; a NULL soul gives the defaults 3, 15m, 2h */
+void	 brk_from_soul(const struct soul *, struct brk_conf *);
+/* "closed" "open" "half_open" */
+const char *brk_state_name(enum brk_state);
+/* "ok" "llm-fail" "tool-fail" as flags; -1 for any other word */
+int	 brk_outcome(const char *);
+/* May a wake go now?  *allowed = 1 when closed, or when this caller was
+ * granted the half-open probe (then *probe = 1).  Transitions (open ->
+ * half_open) are appended to `events' (a JSON array, may be NULL). */
+int	 brk_check(const char *agent, const struct brk_conf *, time_t now,
+	    int *allowed, int *probe, struct brk_view *, json_t *events,
+	    char *err);
+/* Hand back a probe that was granted but not used (e.g. the cap then
+ * refused the wake): the breaker stays half-open, a later caller may probe. */
+int	 brk_giveback(const char *agent, time_t now, char *err);
+/* Feed an outcome (flags above) with a human reason (may be NULL);
+ * transitions are appended to `events'. */
+int	 brk_record(const char *agent, const struct brk_conf *, time_t now,
+	    int flags, const char *reason, json_t *events, char *err);
+int	 brk_peek(const char *agent, const struct brk_conf *, time_t now,
+	    struct brk_view *, char *err);	/* no change */
+int	 brk_reset(const char *agent, json_t *events, char *err);
+/* the status object */
+json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
+/* jscan.c: a validating JSON scanner that builds no tree */
+enum {
+	JSCAN_NONE, JSCAN_STRING, JSCAN_NUMBER, JSCAN_OBJECT, JSCAN_ARRAY,
+	JSCAN_TRUE, JSCAN_FALSE, JSCAN_NULL
+};
+
+struct jscan_member {
+	const char *key;	/* in: the top-level key wanted */
+	const char *val;	/* out: its raw value, NULL when absent */
+	size_t	 len;
+	int	 type;		/* out: JSCAN_* */
+};
+
+int	 jscan_object(const char *, size_t, struct jscan_member *, size_t,
+	    char *);
+int	 jscan_string(const char *, size_t, char *, size_t);
+
+/*
+ * hist.c: the agent's history, agents/ID/history.jsonl, one message a
+ * line with its wake's wake_id, chamber and at.
+ *   hist_commit(agent, messages, wake_id, chamber, at, keep, err)
+ *	append one wake atomically; keep > 0 trims to the last keep wakes
+ *   hist_tail(agent, n, &array, err)	the last n messages, oldest first
+ *   hist_last_user(agent, &t, err)	time of the last user message, or 0
+ *   hist_touch_input(agent, now, err)	agents/ID/input's mtime = now
+ *   hist_user(agent, text, now, keep, err)  record the user, touch input
+ */
+int	 hist_commit(const char *, const json_t *, const char *,
+	    const char *, const char *, long long, char *);
+int	 hist_tail(const char *, size_t, json_t **, char *);
+int	 hist_last_user(const char *, time_t *, char *);
+int	 hist_touch_input(const char *, time_t, char *);
+int	 hist_user(const char *, const char *, time_t, long long, char *);
+
+/* ghost.c: ghost mode: which wake results leave a trace, which are
+ * delivered, and which were delivered already */
+#define GHOST_LINEMAX	(16 * 1024 * 1024)
+
+enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
+
+struct ghost_result {
+	enum ghost_kind kind;
+	char	 status[16];
+	char	 agent[HEART_IDMAX + 1];	/* "" if an error names none */
+	json_t	*doc;		/* ok and error only: the whole result */
+	json_t	*messages;	/* ok: borrowed from doc */
+	const char *wake_id;	/* ok: borrowed from doc */
+	const char *chamber;
+	const char *at;
+	const char *response;
+};
+
+struct ghost_dedupe {		/* between _begin and _end; fields private */
+	int	 lockfd;
+	char	 dir[4096];
+	char	 hash[17];
+	json_t	*doc;
+	long long window;
+	time_t	 now;
+};
+
+int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
+void	 ghost_result_free(struct ghost_result *);
+void	 ghost_error_text(const struct ghost_result *, char *, size_t);
+int	 ghost_is_alert(const char *);
+void	 ghost_hash(const char *, char *);
+int	 ghost_dedupe_begin(const char *, const char *, long long, time_t,
+	    struct ghost_dedupe *, int *, char *);
+int	 ghost_dedupe_end(struct ghost_dedupe *, int, char *);
+
+/* deliver.c: hand a deliverable to a program, no shell */
+struct deliver_env {
+	const char *agent;
+	const char *chamber;
+	const char *wake_id;
+	const char *at;
+};
+
+int	 deliver_exec(char *const *, const char *, size_t,
+	    const struct deliver_env *, char *);
 
 #endif

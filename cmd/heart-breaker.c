@@ -1,0 +1,341 @@
+/*
+ * heart-breaker - the dual-trigger circuit breaker, by hand or in
+ * scripts: may a wake go now, feed it an outcome, show it, reset it.
+ * Every rule lives in lib/brk.c; this file only wires options to it
+ * and prints.  State transitions go to stdout as JSON lines, so a
+ * pipeline can turn them into alerts.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heart.h"
+
+static const char *usage_text =
+    "usage: heart-breaker check [AGENT] [--soul FILE] [-v]\n"
+    "       heart-breaker record [AGENT] ok|llm-fail|tool-fail"
+    " [--reason TEXT] [--soul FILE]\n"
+    "       heart-breaker status [AGENT...] [--soul FILE]... [--json]\n"
+    "       heart-breaker reset [AGENT] [--soul FILE]\n";
+
+static struct soul **souls;
+static size_t nsouls;
+static int jflag, vflag;
+
+static void
+usage(void)
+{
+	fputs(usage_text, stderr);
+	exit(HX_USAGE);
+}
+
+static void
+die(int code, const char *msg)
+{
+	fprintf(stderr, "heart-breaker: %s\n", msg);
+	exit(code);
+}
+
+static void
+add_soul(const char *path)
+{
+	char err[HEART_ERRLEN];
+	struct soul *s;
+	size_t i;
+
+	if (soul_load(path, &s, err) == -1)
+		die(HX_CONFIG, err);
+	for (i = 0; i < s->nwarn; i++)
+		fprintf(stderr, "heart-breaker: warning: %s\n", s->warn[i]);
+	souls = realloc(souls, (nsouls + 1) * sizeof *souls);
+	if (souls == NULL)
+		abort();
+	souls[nsouls++] = s;
+}
+
+/* The breaker keys of agent's soul, or the defaults without one. */
+static void
+conf_for(const char *agent, struct brk_conf *c)
+{
+	size_t i;
+
+	for (i = 0; i < nsouls; i++)
+		if (strcmp(souls[i]->name, agent) == 0) {
+			brk_from_soul(souls[i], c);
+			return;
+		}
+	brk_from_soul(NULL, c);
+}
+
+static const char *
+check_agent(const char *agent)
+{
+	char m[160];
+
+	if (!id_valid(agent)) {
+		snprintf(m, sizeof m, "invalid agent id '%.64s' (use 1 to 64 "
+		    "of A-Z a-z 0-9 _ . -, not starting with a dot)", agent);
+		die(HX_USAGE, m);
+	}
+	return agent;
+}
+
+/* The one agent a command is about: the operand, or the soul's name. */
+static const char *
+one_agent(int argc, char **argv)
+{
+	if (argc > 1 || nsouls > 1)
+		usage();
+	if (argc == 1) {
+		if (nsouls == 1 && strcmp(souls[0]->name, argv[0]) != 0)
+			die(HX_USAGE, "the AGENT operand and the soul's name "
+			    "differ");
+		return check_agent(argv[0]);
+	}
+	if (nsouls == 0)
+		usage();
+	return souls[0]->name;
+}
+
+static void
+print_events(json_t *events)
+{
+	size_t i;
+	json_t *e;
+	char *line;
+
+	json_array_foreach(events, i, e) {
+		line = json_dumps(e, JSON_COMPACT);
+		puts(line);
+		free(line);
+	}
+	fflush(stdout);
+}
+
+/* -v: why a check said what it said, and until when. */
+static void
+explain(const char *agent, const struct brk_view *v, int allowed,
+    int probe, const struct brk_conf *c, time_t now)
+{
+	char until[32], left[32], lease[32];
+
+	clock_utc(v->until, until, sizeof until);
+	dur_format(v->until - now, left, sizeof left);
+	dur_format(BRK_PROBE_LEASE, lease, sizeof lease);
+	if (probe)
+		fprintf(stderr, "%s: half_open: this caller holds the probe; "
+		    "report it (record) within %s\n", agent, lease);
+	else if (allowed)
+		fprintf(stderr, "%s: closed: a wake may go (llm %lld/%lld, "
+		    "tool %lld/%lld failures)\n", agent, v->llm_fails,
+		    c->threshold, v->tool_fails, c->threshold);
+	else if (v->state == BRK_OPEN)
+		fprintf(stderr, "%s: open (%s: %s): no wake until %s (%s)\n",
+		    agent, v->trigger, v->reason, until, left);
+	else
+		fprintf(stderr, "%s: half_open: another caller holds the "
+		    "probe; the next may go at %s (%s) if it does not "
+		    "report\n", agent, until, left);
+}
+
+static int
+cmd_check(const char *agent, time_t now)
+{
+	char err[HEART_ERRLEN];
+	json_t *events = json_array();
+	struct brk_conf c;
+	struct brk_view v;
+	int allowed, probe, r;
+
+	conf_for(agent, &c);
+	r = brk_check(agent, &c, now, &allowed, &probe, &v, events, err);
+	print_events(events);
+	json_decref(events);
+	if (r == -1)
+		die(HX_IOERR, err);
+	if (vflag)
+		explain(agent, &v, allowed, probe, &c, now);
+	return allowed ? HX_OK : HX_NO;
+}
+
+static int
+cmd_record(int argc, char **argv, const char *reason, time_t now)
+{
+	char err[HEART_ERRLEN], m[200];
+	json_t *events;
+	struct brk_conf c;
+	const char *agent;
+	int flags, r;
+
+	if (argc < 1 || argc > 2)
+		usage();
+	if ((flags = brk_outcome(argv[argc - 1])) == -1) {
+		snprintf(m, sizeof m, "unknown outcome '%.40s' (use ok, "
+		    "llm-fail or tool-fail)", argv[argc - 1]);
+		die(HX_USAGE, m);
+	}
+	agent = one_agent(argc - 1, argv);
+	conf_for(agent, &c);
+	events = json_array();
+	r = brk_record(agent, &c, now, flags, reason, events, err);
+	print_events(events);
+	json_decref(events);
+	if (r == -1)
+		die(HX_IOERR, err);
+	return HX_OK;
+}
+
+static void
+print_row(const char *agent, const struct brk_view *v, time_t now,
+    int header)
+{
+	char cool[32], until[32], left[32];
+
+	if (header)
+		printf("%-20s %-9s %4s %4s %8s  %-20s %8s  %-7s %s\n",
+		    "AGENT", "STATE", "LLM", "TOOL", "COOLDOWN", "UNTIL",
+		    "LEFT", "TRIGGER", "REASON");
+	dur_format(v->cooldown, cool, sizeof cool);
+	snprintf(until, sizeof until, "-");
+	snprintf(left, sizeof left, "-");
+	if (v->until > 0) {
+		clock_utc(v->until, until, sizeof until);
+		dur_format(v->until - now, left, sizeof left);
+	}
+	printf("%-20s %-9s %4lld %4lld %8s  %-20s %8s  %-7s %s\n", agent,
+	    brk_state_name(v->state), v->llm_fails, v->tool_fails, cool,
+	    until, left, v->trigger[0] ? v->trigger : "-",
+	    v->reason[0] ? v->reason : "-");
+}
+
+static int
+status_one(const char *agent, time_t now, int header)
+{
+	char err[HEART_ERRLEN], *line;
+	struct brk_conf c;
+	struct brk_view v;
+	json_t *j;
+
+	conf_for(agent, &c);
+	if (brk_peek(agent, &c, now, &v, err) == -1) {
+		fprintf(stderr, "heart-breaker: %s\n", err);
+		return HX_IOERR;
+	}
+	if (!jflag) {
+		print_row(agent, &v, now, header);
+		return HX_OK;
+	}
+	j = brk_json(agent, &v, now);
+	line = json_dumps(j, JSON_COMPACT);
+	puts(line);
+	free(line);
+	json_decref(j);
+	return HX_OK;
+}
+
+static int
+cmd_status(int argc, char **argv, time_t now)
+{
+	char err[HEART_ERRLEN];
+	char **list = NULL;
+	size_t n = 0, i;
+	int rc = HX_OK, r, first = 1;
+
+	for (i = 0; i < (size_t)argc; i++)
+		check_agent(argv[i]);
+	if (argc == 0 && nsouls == 0 && state_agents(&list, &n, err) == -1)
+		die(HX_IOERR, err);
+	for (i = 0; argc == 0 && i < nsouls; i++, first = 0)
+		if ((r = status_one(souls[i]->name, now, first)) != HX_OK)
+			rc = r;
+	for (i = 0; i < (size_t)argc; i++, first = 0)
+		if ((r = status_one(argv[i], now, first)) != HX_OK)
+			rc = r;
+	for (i = 0; i < n; i++, first = 0)
+		if ((r = status_one(list[i], now, first)) != HX_OK)
+			rc = r;
+	state_free_list(list, n);
+	return rc;
+}
+
+static int
+cmd_reset(const char *agent)
+{
+	char err[HEART_ERRLEN];
+	json_t *events = json_array();
+	int r;
+
+	r = brk_reset(agent, events, err);
+	print_events(events);
+	json_decref(events);
+	if (r == -1)
+		die(HX_IOERR, err);
+	return HX_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "soul", required_argument, NULL, 's' },
+		{ "reason", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *cmd, *reason = NULL;
+	time_t now;
+	size_t i;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "s:r:jvh", longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 's':
+			add_soul(optarg);
+			break;
+		case 'r':
+			reason = optarg;
+			break;
+		case 'j':
+			jflag = 1;
+			break;
+		case 'v':
+			vflag = 1;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return HX_OK;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		usage();
+	cmd = *argv++;
+	argc--;
+	if (!isatty(STDOUT_FILENO))
+		jflag = 1;
+	if (reason != NULL && strcmp(cmd, "record") != 0)
+		die(HX_USAGE, "--reason goes with record only");
+	now = time(NULL);
+	if (strcmp(cmd, "check") == 0)
+		rc = cmd_check(one_agent(argc, argv), now);
+	else if (strcmp(cmd, "record") == 0)
+		rc = cmd_record(argc, argv, reason, now);
+	else if (strcmp(cmd, "status") == 0)
+		rc = cmd_status(argc, argv, now);
+	else if (strcmp(cmd, "reset") == 0)
+		rc = cmd_reset(one_agent(argc, argv));
+	else
+		usage();
+	for (i = 0; i < nsouls; i++)
+		soul_free(souls[i]);
+	free(souls);
+	return rc;
+}

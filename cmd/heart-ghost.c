@@ -1,0 +1,393 @@
+/*
+ * heart-ghost - ghost mode and the keeper of the agents' histories: the
+ * far end of `heart-wake ... | heart-ghost'.  It reads wake results, one
+ * JSON object per line; an "ok" result is committed to its agent's
+ * history and then delivered (printed, or handed to --exec), anything
+ * else rolls back without a trace, and an "error" is reported.  The
+ * rules live in lib/ghost.c and lib/hist.c; this file reads lines and
+ * wires options to them.  Invariant: nothing is delivered that was not
+ * committed first.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heart.h"
+
+static const char *usage_text =
+    "usage: heart-ghost [--text] [--alert-only] [--dedupe WINDOW]"
+    " [--keep N] [FILE...]\n"
+    "       heart-ghost [--text] [--alert-only] [--dedupe WINDOW]"
+    " [--keep N] --exec CMD [ARG...]\n"
+    "       heart-ghost [--keep N] --user AGENT TEXT|-\n";
+
+static int tflag, aflag;
+static long long dedupe, keep;
+static char **execargv;
+
+/* What went wrong on the way, for the exit status. */
+static int ioerr, baddata, undelivered, wakeerr;
+
+static void
+usage(void)
+{
+	fputs(usage_text, stderr);
+	exit(HX_USAGE);
+}
+
+static void
+die(int code, const char *msg)
+{
+	fprintf(stderr, "heart-ghost: %s\n", msg);
+	exit(code);
+}
+
+static void
+warn(const char *msg)
+{
+	fprintf(stderr, "heart-ghost: %s\n", msg);
+}
+
+/* Hand text to --exec or print it; 1 when delivered. */
+static int
+deliver(const struct ghost_result *r, const char *text, size_t len)
+{
+	struct deliver_env de = { r->agent, r->chamber, r->wake_id, r->at };
+	char err[HEART_ERRLEN], m[HEART_ERRLEN + 200];
+
+	if (execargv != NULL) {
+		if (deliver_exec(execargv, text, len, &de, err) == 0)
+			return 1;
+	} else if (fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0)
+		return 1;
+	else {
+		snprintf(err, sizeof err, "standard output: %s",
+		    strerror(errno));
+		clearerr(stdout);
+	}
+	snprintf(m, sizeof m, "%s: delivery of wake %s failed: %s",
+	    r->agent, r->wake_id, err);
+	warn(m);
+	undelivered = 1;
+	return 0;
+}
+
+/* The deliverable of r: its answer with --text, else its line. */
+static char *
+deliverable(const struct ghost_result *r, const char *line, size_t len,
+    size_t *leno)
+{
+	const char *s = tflag ? r->response : line;
+	size_t n = tflag ? strlen(r->response) : len;
+	char *t = malloc(n + 2);
+
+	if (t == NULL)
+		abort();
+	memcpy(t, s, n);
+	if (n == 0 || t[n - 1] != '\n')
+		t[n++] = '\n';
+	*leno = n;
+	return t;
+}
+
+static void
+commit(const struct ghost_result *r, const char *line, size_t len)
+{
+	char err[HEART_ERRLEN], m[HEART_ERRLEN + 300], *text;
+	struct ghost_dedupe d;
+	size_t n;
+	int dup = 0, locked = 0, ok;
+
+	if (hist_commit(r->agent, r->messages, r->wake_id, r->chamber, r->at,
+	    keep, err) == -1) {
+		snprintf(m, sizeof m, "%s: wake %s not kept, not delivered: %s",
+		    r->agent, r->wake_id, err);
+		warn(m);
+		ioerr = 1;
+		return;
+	}
+	if (aflag && !ghost_is_alert(r->response))
+		return;
+	if (dedupe > 0) {
+		if (ghost_dedupe_begin(r->agent, r->response, dedupe,
+		    time(NULL), &d, &dup, err) == -1) {
+			warn(err);	/* deliver anyway: better twice */
+			ioerr = 1;
+		} else
+			locked = 1;
+	}
+	if (!dup) {
+		text = deliverable(r, line, len, &n);
+		ok = deliver(r, text, n);
+		free(text);
+	} else
+		ok = 0;
+	if (locked && ghost_dedupe_end(&d, ok, err) == -1) {
+		warn(err);
+		ioerr = 1;
+	}
+}
+
+static void
+one_line(const char *line, size_t len, const char *name, unsigned long no)
+{
+	char err[HEART_ERRLEN], m[HEART_ERRLEN + 300];
+	struct ghost_result r;
+	size_t i;
+
+	for (i = 0; i < len && strchr(" \t\r", line[i]) != NULL; i++)
+		;
+	if (i == len)
+		return;			/* a blank line */
+	if (ghost_parse(line, len, &r, err) == -1) {
+		snprintf(m, sizeof m, "%s:%lu: %s", name, no, err);
+		warn(m);
+		baddata = 1;
+		return;
+	}
+	if (r.kind == GHOST_COMMIT)
+		commit(&r, line, len);
+	else if (r.kind == GHOST_ERROR) {
+		ghost_error_text(&r, err, sizeof err);
+		warn(err);
+		wakeerr = 1;
+	}
+	ghost_result_free(&r);
+}
+
+static void
+too_long(const char *name, unsigned long no)
+{
+	char m[HEART_ERRLEN + 100];
+
+	snprintf(m, sizeof m, "%s:%lu: line longer than %d bytes", name, no,
+	    GHOST_LINEMAX);
+	warn(m);
+	baddata = 1;
+}
+
+/*
+ * Every line of fd.  Lines are handled in place in the read buffer; a
+ * line longer than GHOST_LINEMAX is reported and skipped unread.
+ */
+static void
+each_line(int fd, const char *name)
+{
+	size_t cap = 1 << 18, beg = 0, end = 0, scan = 0;
+	char *buf = malloc(cap), *nl;
+	unsigned long no = 0;
+	int eof = 0, skipping = 0;
+	ssize_t r;
+
+	if (buf == NULL)
+		abort();
+	for (;;) {
+		while ((nl = memchr(buf + scan, '\n', end - scan)) != NULL) {
+			no++;
+			if (skipping)
+				too_long(name, no);
+			else
+				one_line(buf + beg, (size_t)(nl - buf) - beg,
+				    name, no);
+			skipping = 0;
+			beg = scan = (size_t)(nl - buf) + 1;
+		}
+		scan = end;
+		if (eof) {
+			if (skipping)
+				too_long(name, ++no);
+			else if (beg < end)
+				one_line(buf + beg, end - beg, name, ++no);
+			break;
+		}
+		if (beg > 0) {
+			memmove(buf, buf + beg, end - beg);
+			end -= beg;
+			scan -= beg;
+			beg = 0;
+		}
+		if (end == cap && skipping)
+			end = scan = 0;
+		else if (end == cap && cap > GHOST_LINEMAX) {
+			skipping = 1;
+			end = scan = 0;
+		} else if (end == cap) {
+			cap = cap * 2 > GHOST_LINEMAX + 1 ? GHOST_LINEMAX + 1 :
+			    cap * 2;
+			if ((buf = realloc(buf, cap)) == NULL)
+				abort();
+		}
+		if ((r = read(fd, buf + end, cap - end)) == -1) {
+			if (errno == EINTR)
+				continue;
+			char m[HEART_ERRLEN];
+			snprintf(m, sizeof m, "%s: read: %s", name,
+			    strerror(errno));
+			warn(m);
+			ioerr = 1;
+			break;
+		}
+		if (r == 0)
+			eof = 1;
+		end += (size_t)r;
+	}
+	free(buf);
+}
+
+static int
+read_inputs(int argc, char **argv)
+{
+	char m[HEART_ERRLEN];
+	int i, fd;
+
+	if (argc == 0)
+		each_line(STDIN_FILENO, "<stdin>");
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "-") == 0) {
+			each_line(STDIN_FILENO, "<stdin>");
+			continue;
+		}
+		if ((fd = open(argv[i], O_RDONLY | O_CLOEXEC)) == -1) {
+			snprintf(m, sizeof m, "%s: %s", argv[i],
+			    strerror(errno));
+			warn(m);
+			ioerr = 1;
+			continue;
+		}
+		each_line(fd, argv[i]);
+		close(fd);
+	}
+	if (ioerr)
+		return HX_IOERR;
+	if (baddata)
+		return HX_DATA;
+	if (undelivered)
+		return HX_UNAVAILABLE;
+	return wakeerr ? HX_TEMPFAIL : HX_OK;
+}
+
+/* The user's message: TEXT, or all of stdin for "-" (trailing newlines
+ * dropped). */
+static char *
+user_text(const char *arg)
+{
+	size_t len = 0, cap = 4096;
+	char *t;
+	ssize_t r;
+
+	if (strcmp(arg, "-") != 0)
+		return xstrdup(arg);
+	if ((t = malloc(cap)) == NULL)
+		abort();
+	for (;;) {
+		if (len + 1 == cap) {
+			if (cap > GHOST_LINEMAX)
+				die(HX_DATA, "<stdin>: the message is longer "
+				    "than 16 MiB");
+			if ((t = realloc(t, cap *= 2)) == NULL)
+				abort();
+		}
+		if ((r = read(STDIN_FILENO, t + len, cap - len - 1)) == -1) {
+			if (errno == EINTR)
+				continue;
+			die(HX_IOERR, "<stdin>: cannot read the message");
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	while (len > 0 && t[len - 1] == '\n')
+		len--;
+	t[len] = '\0';
+	return t;
+}
+
+static int
+cmd_user(const char *agent, int argc, char **argv)
+{
+	char err[HEART_ERRLEN], m[160];
+	json_t *s;
+	char *text;
+
+	if (argc != 1 || tflag || aflag || dedupe > 0 || execargv != NULL)
+		usage();
+	if (!id_valid(agent)) {
+		snprintf(m, sizeof m, "invalid agent id '%.64s' (use 1 to 64 "
+		    "of A-Z a-z 0-9 _ . -, not starting with a dot)", agent);
+		die(HX_USAGE, m);
+	}
+	text = user_text(argv[0]);
+	if (text[strspn(text, " \t\r\n")] == '\0')
+		die(HX_DATA, "an empty message is not recorded");
+	if ((s = json_string(text)) == NULL)
+		die(HX_DATA, "the message is not UTF-8 text");
+	json_decref(s);
+	if (hist_user(agent, text, time(NULL), keep, err) == -1)
+		die(HX_IOERR, err);
+	free(text);
+	return HX_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "text", no_argument, NULL, 't' },
+		{ "alert-only", no_argument, NULL, 'a' },
+		{ "dedupe", required_argument, NULL, 'd' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "exec", no_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *user = NULL;
+	int c;
+
+	while (execargv == NULL && (c = getopt_long(argc, argv,
+	    "+tad:k:u:eh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			tflag = 1;
+			break;
+		case 'a':
+			aflag = 1;
+			break;
+		case 'd':
+			if (dur_parse(optarg, &dedupe) == -1 || dedupe <= 0)
+				die(HX_USAGE, "--dedupe: not a duration such "
+				    "as 30m, 24h or 7d");
+			break;
+		case 'k':
+			if (num_parse(optarg, 1, 1000000000, &keep) == -1)
+				die(HX_USAGE, "--keep: not a number from 1");
+			break;
+		case 'u':
+			user = optarg;
+			break;
+		case 'e':
+			execargv = argv + optind;
+			if (*execargv == NULL)
+				die(HX_USAGE, "--exec: which program?");
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return HX_OK;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (user != NULL)
+		return cmd_user(user, argc, argv);
+	if (execargv != NULL)
+		argc = 0;
+	signal(SIGPIPE, SIG_IGN);
+	return read_inputs(argc, argv);
+}

@@ -1,0 +1,706 @@
+/*
+ * hist.c - the agent's history, agents/ID/history.jsonl.
+ *
+ * One message per line, as the wake had it, plus "wake_id", "chamber"
+ * and "at" of its wake and "part"/"parts" (1/3, 2/3, 3/3): a wake is
+ * whole when its lines run from part 1 to part == parts.  A line
+ * without part and parts (written by hand) is a whole wake of one.
+ *
+ * Invariants.  Only hist_commit writes, and only under an exclusive
+ * flock on agents/ID/history.lock: it appends a wake in one write and
+ * fsyncs (or, to trim with a keep, replaces the file by rename).
+ * Readers take the lock shared.  A writer killed half-way leaves a torn
+ * tail: bytes after the last newline, at most one last line that does
+ * not parse, and lines of a wake that never reached its last part.
+ * Readers ignore the torn tail; the next writer cuts it off before it
+ * appends.  Anything damaged before the tail is an error, never
+ * silently dropped.
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heart.h"
+
+#define HISTFILE	"history.jsonl"
+#define HISTLOCK	"history.lock"
+#define INPUTFILE	"input"
+#define CHUNK		65536
+
+/* The file read backwards, line by line. */
+struct back {
+	int	 fd;
+	const char *path;
+	char	*buf;		/* the file's bytes [lo, hi) */
+	off_t	 lo, hi;
+	off_t	 cur;		/* lines before cur are still to come */
+	long	 nread;		/* lines returned so far */
+};
+
+/* The wakes of the file, read backwards. */
+struct walk {
+	struct back b;
+	int	 tail;		/* still inside the torn tail */
+	off_t	 good_end;	/* end of the last whole wake */
+};
+
+static int
+ioerr(const char *path, const char *what, char *err)
+{
+	errf(err, "%s: %s: %s", path, what, strerror(errno));
+	return -1;
+}
+
+/* Read more of the file before lo, keeping [lo, keep) of what we have. */
+static int
+back_grow(struct back *b, off_t keep, char *err)
+{
+	off_t more = keep - b->lo > CHUNK ? keep - b->lo : CHUNK;
+	off_t nlo = b->lo > more ? b->lo - more : 0, o;
+	char *nb;
+	ssize_t r;
+
+	if ((nb = malloc((size_t)(keep - nlo) + 1)) == NULL)
+		abort();
+	if (keep > b->lo)
+		memcpy(nb + (b->lo - nlo), b->buf, (size_t)(keep - b->lo));
+	for (o = nlo; o < b->lo; o += r) {
+		r = pread(b->fd, nb + (o - nlo), (size_t)(b->lo - o), o);
+		if (r <= 0) {
+			free(nb);
+			if (r == 0)
+				errno = EIO;
+			return ioerr(b->path, "read", err);
+		}
+	}
+	free(b->buf);
+	b->buf = nb;
+	b->lo = nlo;
+	b->hi = keep;
+	return 0;
+}
+
+/* The offset of the last newline before off: 1, 0 if none, -1 error. */
+static int
+back_nl(struct back *b, off_t off, off_t *nl, char *err)
+{
+	off_t upto = off;
+	char *q;
+
+	for (;;) {
+		if (upto > b->lo && (q = memrchr(b->buf, '\n',
+		    (size_t)(upto - b->lo))) != NULL) {
+			*nl = b->lo + (q - b->buf);
+			return 1;
+		}
+		if (b->lo == 0)
+			return 0;
+		upto = b->lo;
+		if (back_grow(b, off, err) == -1)
+			return -1;
+	}
+}
+
+/* Start reading backwards; bytes after the last newline are torn. */
+static int
+back_init(struct back *b, int fd, const char *path, char *err)
+{
+	struct stat st;
+	off_t nl;
+	int r;
+
+	memset(b, 0, sizeof *b);
+	b->fd = fd;
+	b->path = path;
+	if (fstat(fd, &st) == -1)
+		return ioerr(path, "stat", err);
+	b->lo = b->hi = st.st_size;
+	if ((r = back_nl(b, st.st_size, &nl, err)) == -1)
+		return -1;
+	b->cur = r == 1 ? nl + 1 : 0;
+	return 0;
+}
+
+static void
+back_free(struct back *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+}
+
+/* The line before cur, without its newline: 1, 0 at the start, -1. */
+static int
+back_prev(struct back *b, const char **line, size_t *len, off_t *start,
+    char *err)
+{
+	off_t nl, s;
+	int r;
+
+	if (b->cur == 0)
+		return 0;
+	if ((r = back_nl(b, b->cur - 1, &nl, err)) == -1)
+		return -1;
+	s = r == 1 ? nl + 1 : 0;
+	*line = b->buf + (s - b->lo);
+	*len = (size_t)(b->cur - 1 - s);
+	*start = s;
+	b->cur = s;
+	b->nread++;
+	return 1;
+}
+
+static json_t *
+parse_line(const char *p, size_t len)
+{
+	json_t *j = json_loadb(p, len, JSON_REJECT_DUPLICATES, NULL);
+
+	if (j != NULL && !json_is_object(j)) {
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+/* part and parts of a line; 1/1 when it has neither; -1 when bad. */
+static int
+line_part(json_t *o, long long *part, long long *parts)
+{
+	json_t *a = json_object_get(o, "part"), *b = json_object_get(o,
+	    "parts");
+
+	if (a == NULL && b == NULL) {
+		*part = *parts = 1;
+		return 0;
+	}
+	if (!json_is_integer(a) || !json_is_integer(b))
+		return -1;
+	*part = json_integer_value(a);
+	*parts = json_integer_value(b);
+	return *part >= 1 && *part <= *parts ? 0 : -1;
+}
+
+static int
+damaged(struct walk *w, off_t at, const char *why, char *err)
+{
+	errf(err, "%s: damaged at byte %lld: %s; fix or remove it by hand",
+	    w->b.path, (long long)at + 1, why);
+	return -1;
+}
+
+static int
+walk_init(struct walk *w, int fd, const char *path, char *err)
+{
+	if (back_init(&w->b, fd, path, err) == -1)
+		return -1;
+	w->tail = 1;
+	w->good_end = 0;
+	return 0;
+}
+
+/* The last line of the next wake back, skipping the torn tail. */
+static int
+walk_last(struct walk *w, json_t **jo, off_t *starto, long long *partso,
+    char *err)
+{
+	const char *p;
+	size_t len;
+	off_t s;
+	long long part, parts;
+	json_t *j;
+	int r;
+
+	for (;;) {
+		if ((r = back_prev(&w->b, &p, &len, &s, err)) != 1) {
+			w->tail = 0;
+			return r;
+		}
+		if ((j = parse_line(p, len)) == NULL) {
+			/* the last line may be one torn by a crash */
+			if (w->tail && w->b.nread == 1)
+				continue;
+			return damaged(w, s, "a line that is not a JSON "
+			    "object", err);
+		}
+		if (line_part(j, &part, &parts) == -1) {
+			json_decref(j);
+			return damaged(w, s, "bad part/parts", err);
+		}
+		if (part == parts)
+			break;
+		json_decref(j);
+		if (!w->tail)
+			return damaged(w, s, "a wake cut short", err);
+	}
+	if (w->tail)
+		w->good_end = s + (off_t)len + 1;
+	w->tail = 0;
+	*jo = j;
+	*starto = s;
+	*partso = parts;
+	return 1;
+}
+
+static const char *
+str(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static int
+same_wake(json_t *a, json_t *b)
+{
+	const char *x = str(a, "wake_id"), *y = str(b, "wake_id");
+
+	return x != NULL && y != NULL && strcmp(x, y) == 0;
+}
+
+/*
+ * The next whole wake back: 1 with its lines in file order in *wakeo
+ * (a new array) and its first byte in *starto; 0 at the beginning of
+ * the file; -1 when damaged or unreadable.
+ */
+static int
+walk_prev(struct walk *w, json_t **wakeo, off_t *starto, char *err)
+{
+	long long parts, k, part, ps;
+	const char *p;
+	size_t len;
+	json_t *last, *j, *wake;
+	off_t s;
+	int r;
+
+	if ((r = walk_last(w, &last, &s, &parts, err)) != 1)
+		return r;
+	wake = json_array();
+	json_array_append_new(wake, last);
+	for (k = parts - 1; k >= 1; k--) {
+		if ((r = back_prev(&w->b, &p, &len, &s, err)) == -1)
+			goto fail;
+		if (r == 0) {
+			damaged(w, 0, "a wake without its first part", err);
+			goto fail;
+		}
+		if ((j = parse_line(p, len)) == NULL ||
+		    line_part(j, &part, &ps) == -1 || part != k ||
+		    ps != parts || !same_wake(j, last)) {
+			json_decref(j);
+			damaged(w, s, "a wake cut short", err);
+			goto fail;
+		}
+		json_array_insert_new(wake, 0, j);
+	}
+	*wakeo = wake;
+	*starto = s;
+	return 1;
+fail:
+	json_decref(wake);
+	return -1;
+}
+
+static int
+utf8_ok(const char *s)
+{
+	json_t *j = json_string(s);
+
+	json_decref(j);
+	return j != NULL;
+}
+
+static char *
+wake_lines(const json_t *messages, const char *wake_id, const char *chamber,
+    const char *at, size_t *leno, char *err)
+{
+	size_t i, n = json_array_size(messages), len = 0;
+	char *buf = NULL, *line;
+	json_t *m, *c;
+
+	if (!json_is_array(messages) || n == 0) {
+		errf(err, "a wake without messages");
+		return NULL;
+	}
+	if (wake_id == NULL || chamber == NULL || at == NULL ||
+	    !utf8_ok(wake_id) || !utf8_ok(chamber) || !utf8_ok(at)) {
+		errf(err, "a wake without a wake_id, chamber or time");
+		return NULL;
+	}
+	json_array_foreach(messages, i, m) {
+		if (!json_is_object(m) ||
+		    !json_is_string(json_object_get(m, "role"))) {
+			errf(err, "message %zu is not an object with a role",
+			    i + 1);
+			free(buf);
+			return NULL;
+		}
+		c = json_copy(m);
+		json_object_set_new(c, "wake_id", json_string(wake_id));
+		json_object_set_new(c, "chamber", json_string(chamber));
+		json_object_set_new(c, "at", json_string(at));
+		json_object_set_new(c, "part",
+		    json_integer((json_int_t)i + 1));
+		json_object_set_new(c, "parts", json_integer((json_int_t)n));
+		line = json_dumps(c, JSON_COMPACT);
+		json_decref(c);
+		if (line == NULL) {
+			errf(err, "message %zu cannot be encoded", i + 1);
+			free(buf);
+			return NULL;
+		}
+		size_t ll = strlen(line);
+		if ((buf = realloc(buf, len + ll + 2)) == NULL)
+			abort();
+		memcpy(buf + len, line, ll);
+		buf[len + ll] = '\n';
+		len += ll + 1;
+		free(line);
+	}
+	*leno = len;
+	return buf;
+}
+
+static int
+pwrite_all(int fd, const char *p, size_t len, off_t off)
+{
+	ssize_t w;
+
+	while (len > 0) {
+		if ((w = pwrite(fd, p, len, off)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+		off += w;
+	}
+	return 0;
+}
+
+static int
+sync_dir(const char *dir)
+{
+	int fd, r;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	r = fsync(fd);
+	close(fd);
+	return r;
+}
+
+/*
+ * Find where the whole wakes end (*endo) and, when keep > 0 and the
+ * file holds keep wakes or more, where the last keep - 1 of them start
+ * (*keepo; -1 when nothing needs trimming).
+ */
+static int
+find_ends(int fd, const char *path, long long keep, off_t *endo,
+    off_t *keepo, char *err)
+{
+	struct walk w;
+	long long n, want = keep > 0 ? keep : 1;
+	off_t s, from = -1;
+	json_t *wake;
+	int r = 0;
+
+	*keepo = -1;
+	if (walk_init(&w, fd, path, err) == -1)
+		return -1;
+	for (n = 0; n < want; n++) {
+		if ((r = walk_prev(&w, &wake, &s, err)) != 1)
+			break;
+		json_decref(wake);
+		if (n == 0)
+			from = w.good_end;
+		if (n + 1 < keep)
+			from = s;
+	}
+	*endo = w.good_end;
+	if (r != -1 && keep > 0 && n == keep)
+		*keepo = keep == 1 ? w.good_end : from;
+	back_free(&w.b);
+	return r == -1 ? -1 : 0;
+}
+
+/* Replace the file with its bytes [from, end) and then buf. */
+static int
+rewrite(int fd, const char *dir, const char *path, off_t from, off_t end,
+    const char *buf, size_t len, char *err)
+{
+	size_t old = (size_t)(end - from);
+	char *all;
+	ssize_t r;
+	size_t o;
+	int rc;
+
+	if ((all = malloc(old + len + 1)) == NULL)
+		abort();
+	for (o = 0; o < old; o += (size_t)r)
+		if ((r = pread(fd, all + o, old - o, from + (off_t)o)) <= 0) {
+			if (r == 0)
+				errno = EIO;
+			free(all);
+			return ioerr(path, "read", err);
+		}
+	memcpy(all + old, buf, len);
+	rc = state_write(dir, HISTFILE, all, old + len, err);
+	free(all);
+	return rc;
+}
+
+static int
+append(int fd, const char *dir, const char *path, off_t end, int created,
+    const char *buf, size_t len, char *err)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == -1)
+		return ioerr(path, "stat", err);
+	if (end < st.st_size && ftruncate(fd, end) == -1)
+		return ioerr(path, "cutting off a torn tail", err);
+	if (pwrite_all(fd, buf, len, end) == -1 || fdatasync(fd) == -1) {
+		int e = errno;
+		if (ftruncate(fd, end) == 0)
+			fdatasync(fd);
+		errno = e;
+		return ioerr(path, "write", err);
+	}
+	if (created && sync_dir(dir) == -1)
+		return ioerr(dir, "fsync", err);
+	return 0;
+}
+
+/*
+ * Append one wake (its messages, in order) to the history of agent, as
+ * one commit.  keep > 0: afterwards the file holds at most keep wakes,
+ * the oldest dropped whole.
+ */
+int
+hist_commit(const char *agent, const json_t *messages, const char *wake_id,
+    const char *chamber, const char *at, long long keep, char *err)
+{
+	char dir[4096], path[4200], *buf;
+	struct stat st;
+	size_t len;
+	off_t end, from;
+	int lk, fd = -1, rc = -1, created;
+
+	if ((buf = wake_lines(messages, wake_id, chamber, at, &len,
+	    err)) == NULL)
+		return -1;
+	if (state_agent_dir(agent, 1, dir, sizeof dir, err) == -1)
+		goto out;
+	if ((lk = state_lock(dir, HISTLOCK, LOCK_EX, err)) < 0)
+		goto out;
+	snprintf(path, sizeof path, "%s/%s", dir, HISTFILE);
+	created = lstat(path, &st) == -1 && errno == ENOENT;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd == -1)
+		ioerr(path, "open", err);
+	else if (find_ends(fd, path, keep, &end, &from, err) == 0) {
+		if (from >= 0)
+			rc = rewrite(fd, dir, path, from, end, buf, len, err);
+		else
+			rc = append(fd, dir, path, end, created, buf, len,
+			    err);
+	}
+	if (fd != -1)
+		close(fd);
+	state_unlock(lk);
+out:
+	free(buf);
+	return rc;
+}
+
+/* Open the history for reading under a shared lock; 0 when none. */
+static int
+open_read(const char *agent, char *path, size_t n, int *lko, int *fdo,
+    char *err)
+{
+	char dir[4096];
+	struct stat st;
+
+	*lko = *fdo = -1;
+	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1)
+		return -1;
+	if (stat(dir, &st) == -1 && errno == ENOENT)
+		return 0;
+	snprintf(path, n, "%s/%s", dir, HISTFILE);
+	if ((*lko = state_lock(dir, HISTLOCK, LOCK_SH, err)) < 0)
+		return -1;
+	if ((*fdo = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		state_unlock(*lko);
+		*lko = -1;
+		if (errno == ENOENT)
+			return 0;
+		return ioerr(path, "open", err);
+	}
+	return 1;
+}
+
+/* The last n messages, from the end of the list of wakes (newest first). */
+static json_t *
+last_messages(json_t *wakes, size_t n)
+{
+	json_t *out = json_array(), *wake, *m;
+	size_t i, j, k;
+
+	for (i = json_array_size(wakes); i-- > 0;) {
+		wake = json_array_get(wakes, i);
+		json_array_foreach(wake, j, m) {
+			json_object_del(m, "part");
+			json_object_del(m, "parts");
+			json_array_append(out, m);
+		}
+	}
+	k = json_array_size(out) > n ? json_array_size(out) - n : 0;
+	while (k < json_array_size(out)) {
+		const char *role = str(json_array_get(out, k), "role");
+		if (role == NULL || strcmp(role, "tool") != 0)
+			break;
+		k++;
+	}
+	for (i = 0; i < k; i++)
+		json_array_remove(out, 0);
+	return out;
+}
+
+/*
+ * The last n messages of agent's history as a new JSON array, oldest
+ * first; each is the wake's message with "wake_id", "chamber" and "at"
+ * of its wake.  Only whole wakes are read (a torn tail is ignored).
+ * The array never starts with a "tool" message whose call was cut
+ * off, so it may hold fewer than n.  No history: an empty array.
+ */
+int
+hist_tail(const char *agent, size_t n, json_t **out, char *err)
+{
+	char path[4200];
+	struct walk w;
+	json_t *wakes, *wake;
+	size_t have = 0;
+	off_t s;
+	int lk, fd, r;
+
+	*out = NULL;
+	if ((r = open_read(agent, path, sizeof path, &lk, &fd, err)) == -1)
+		return -1;
+	if (r == 0 || n == 0) {
+		if (r == 1) {
+			close(fd);
+			state_unlock(lk);
+		}
+		*out = json_array();
+		return 0;
+	}
+	wakes = json_array();
+	if ((r = walk_init(&w, fd, path, err)) == 0)
+		while (have < n && (r = walk_prev(&w, &wake, &s, err)) == 1) {
+			have += json_array_size(wake);
+			json_array_append_new(wakes, wake);
+		}
+	back_free(&w.b);
+	close(fd);
+	state_unlock(lk);
+	if (r == -1) {
+		json_decref(wakes);
+		return -1;
+	}
+	*out = last_messages(wakes, n);
+	json_decref(wakes);
+	return 0;
+}
+
+/*
+ * When the user last spoke: the "at" of the last message recorded by
+ * hist_user (chamber "user"); 0 when there is none.
+ */
+int
+hist_last_user(const char *agent, time_t *at, char *err)
+{
+	static const char mark[] = "\"chamber\":\"user\"";
+	char path[4200];
+	struct back b;
+	const char *p;
+	size_t len;
+	off_t s;
+	json_t *j;
+	int lk, fd, r;
+
+	*at = 0;
+	if ((r = open_read(agent, path, sizeof path, &lk, &fd, err)) != 1)
+		return r == -1 ? -1 : 0;
+	if ((r = back_init(&b, fd, path, err)) == 0)
+		while ((r = back_prev(&b, &p, &len, &s, err)) == 1) {
+			if (memmem(p, len, mark, sizeof mark - 1) == NULL ||
+			    (j = parse_line(p, len)) == NULL)
+				continue;
+			const char *ch = str(j, "chamber");
+			int user = ch != NULL && strcmp(ch, "user") == 0 &&
+			    clock_parse_utc(str(j, "at"), at) == 0;
+			json_decref(j);
+			if (user)
+				break;
+		}
+	back_free(&b);
+	close(fd);
+	state_unlock(lk);
+	return r == -1 ? -1 : 0;
+}
+
+/* Create or touch agents/ID/input (0600): its mtime becomes now. */
+int
+hist_touch_input(const char *agent, time_t now, char *err)
+{
+	char dir[4096], path[4200];
+	struct timespec ts[2];
+	int fd;
+
+	if (state_agent_dir(agent, 1, dir, sizeof dir, err) == -1)
+		return -1;
+	snprintf(path, sizeof path, "%s/%s", dir, INPUTFILE);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd == -1)
+		return ioerr(path, "open", err);
+	ts[0].tv_sec = ts[1].tv_sec = now;
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	if (futimens(fd, ts) == -1) {
+		close(fd);
+		return ioerr(path, "touch", err);
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * Record a message of the user: one wake of its own (wake_id
+ * user-TIME-PID, chamber "user"), then touch the input file, which is
+ * what the idle chamber watches.
+ */
+int
+hist_user(const char *agent, const char *text, time_t now, long long keep,
+    char *err)
+{
+	char id[64], at[32];
+	json_t *msgs, *s;
+	int rc;
+
+	if ((s = json_string(text)) == NULL) {
+		errf(err, "the message is not UTF-8 text");
+		return -1;
+	}
+	snprintf(id, sizeof id, "user-%lld-%ld", (long long)now,
+	    (long)getpid());
+	clock_utc(now, at, sizeof at);
+	msgs = json_pack("[{s:s,s:o}]", "role", "user", "content", s);
+	rc = hist_commit(agent, msgs, id, "user", at, keep, err);
+	json_decref(msgs);
+	if (rc == 0)
+		rc = hist_touch_input(agent, now, err);
+	return rc;
+}

@@ -1,0 +1,479 @@
+#!/usr/bin/env bats
+# heart-breaker: the dual-trigger circuit breaker shared by every wake.
+# Time is moved with libfaketime (`at'); the library side that
+# heart-wake uses (probe hand-back, a probe holder that hangs) is
+# reached through t/brk-probe.c.
+
+load helpers
+
+setup() {
+	heart_setup
+	T0="2026-11-21 12:00:00"
+}
+
+soul() {	# soul NAME YAML-BODY: write a soul file, print its path
+	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
+	echo "$BATS_TEST_TMPDIR/$1.yaml"
+}
+
+bfile() {
+	echo "$HEART_STATE_DIR/agents/$1/breaker.json"
+}
+
+# plus TIME SECONDS: the UTC time SECONDS after TIME, for `at'
+plus() {
+	date -u -d "@$(($(date -u -d "$1" +%s) + $2))" '+%Y-%m-%d %H:%M:%S'
+}
+
+# fails N AGENT [OUTCOME]: record N failures at T0
+fails() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		at "$T0" heart-breaker record "$2" "${3:-llm-fail}" \
+		    --reason "HTTP 429"
+	done
+}
+
+# until_of EVENT-LINE: the "until" of an open event, for `at'
+until_of() {
+	echo "$1" | jq -r '.until | fromdate | strftime("%Y-%m-%d %H:%M:%S")'
+}
+
+@test "three consecutive LLM failures open the breaker, and say so once on stdout" {
+	run fails 2 scout
+	assert_success
+	assert_output ""
+	run at "$T0" heart-breaker check scout
+	assert_success
+	run at "$T0" heart-breaker record scout llm-fail --reason "HTTP 429"
+	assert_success
+	assert_output '{"event":"open","agent":"scout","trigger":"llm","cooldown_s":900,"until":"2026-11-21T12:15:00Z","reason":"HTTP 429","from":"closed","llm_fails":3,"tool_fails":0,"at":"2026-11-21T12:00:00Z"}'
+	run at "$T0" heart-breaker check scout
+	assert_failure 1
+	assert_output ""
+	run jq -r '.state, .trigger, .llm_fails, .cooldown_s, .until' "$(bfile scout)"
+	assert_output "$(printf 'open\nllm\n3\n900\n2026-11-21T12:15:00Z')"
+	run at "$T0" heart-breaker record scout llm-fail
+	assert_output ""
+}
+
+@test "two LLM failures and a success do not open it: the success resets the count" {
+	fails 2 scout
+	at "$T0" heart-breaker record scout ok
+	run jq .llm_fails "$(bfile scout)"
+	assert_output 0
+	run fails 2 scout
+	assert_output ""
+	run at "$T0" heart-breaker check scout
+	assert_success
+	run jq -r '.state, .llm_fails' "$(bfile scout)"
+	assert_output "$(printf 'closed\n2')"
+	run fails 1 scout
+	assert_output --partial '"event":"open"'
+}
+
+@test "the tool trigger counts apart from the LLM trigger and opens on its own" {
+	fails 2 scout tool-fail
+	fails 2 scout llm-fail
+	run jq -c '[.state, .llm_fails, .tool_fails]' "$(bfile scout)"
+	assert_output '["closed",2,2]'
+	run at "$T0" heart-breaker check scout
+	assert_success
+	# tool-fail means the model answered: it resets the LLM count
+	run fails 1 scout tool-fail
+	assert_output --partial '"event":"open","agent":"scout","trigger":"tool"'
+	run jq -c '[.state, .trigger, .llm_fails, .tool_fails]' "$(bfile scout)"
+	assert_output '["open","tool",0,3]'
+	run at "$T0" heart-breaker check scout
+	assert_failure 1
+}
+
+@test "the soul's breaker keys set the threshold and the cooldowns" {
+	s=$(soul scout 'heart:
+  breaker: { threshold: 2, cooldown: 1m, max_cooldown: 3m }')
+	at "$T0" heart-breaker record --soul "$s" llm-fail
+	run at "$T0" heart-breaker record --soul "$s" llm-fail
+	assert_output --partial '"cooldown_s":60,"until":"2026-11-21T12:01:00Z"'
+	run at "$(plus "$T0" 60)" heart-breaker check --soul "$s"
+	assert_success
+	run at "$(plus "$T0" 60)" heart-breaker record --soul "$s" llm-fail
+	assert_output --partial '"cooldown_s":120'
+	run at "$(plus "$T0" 180)" heart-breaker check --soul "$s"
+	assert_success
+	run at "$(plus "$T0" 180)" heart-breaker record --soul "$s" llm-fail
+	assert_output --partial '"cooldown_s":180'
+	# without the soul the defaults hold: 3 failures
+	run at "$T0" heart-breaker record other llm-fail
+	run at "$T0" heart-breaker record other llm-fail
+	assert_output ""
+}
+
+@test "a provider that keeps failing waits 15m, 30m, 1h, 2h, 2h; a good probe closes and the next open is 15m again" {
+	run fails 3 scout
+	ev=$output
+	seen=$(echo "$ev" | jq .cooldown_s)
+	for want in 1800 3600 7200 7200; do
+		t=$(until_of "$ev")
+		run at "$(plus "$t" -1)" heart-breaker check scout
+		assert_failure 1
+		run at "$t" heart-breaker check scout
+		assert_success
+		assert_output '{"event":"half_open","agent":"scout","at":"'"$(date -u -d "$t" +%FT%TZ)"'"}'
+		run at "$t" heart-breaker record scout llm-fail --reason "HTTP 503"
+		assert_success
+		ev=$output
+		echo "$ev" | jq -e '.event == "open" and .from == "half_open" and
+		    .trigger == "llm" and .reason == "HTTP 503" and
+		    (.until | fromdate) - (.at | fromdate) == .cooldown_s'
+		seen="$seen $(echo "$ev" | jq .cooldown_s)"
+	done
+	[ "$seen" = "900 1800 3600 7200 7200" ]
+	t=$(until_of "$ev")
+	run at "$t" heart-breaker check scout
+	assert_success
+	run at "$t" heart-breaker record scout ok
+	assert_output --regexp '^\{"event":"closed","agent":"scout","by":"probe","at":'
+	run jq -c '[.state, .llm_fails, .tool_fails, .cooldown_s, .until]' "$(bfile scout)"
+	assert_output '["closed",0,0,900,null]'
+	T0=$t
+	run fails 3 scout
+	assert_output --partial '"cooldown_s":900'
+}
+
+@test "open refuses until the cooldown has passed, then grants exactly one probe" {
+	fails 3 scout
+	run at "2026-11-21 12:14:59" heart-breaker check scout -v
+	assert_failure 1
+	assert_output "scout: open (llm: HTTP 429): no wake until 2026-11-21T12:15:00Z (1s)"
+	run at "2026-11-21 12:15:00" heart-breaker check scout -v
+	assert_success
+	assert_line --index 0 --partial '"event":"half_open"'
+	assert_line --index 1 --partial 'scout: half_open: this caller holds the probe'
+	run at "2026-11-21 12:15:00" heart-breaker check scout -v
+	assert_failure 1
+	assert_output --partial 'another caller holds the probe; the next may go at 2026-11-21T12:25:00Z'
+	run jq -r '.state, .probe_at, .until' "$(bfile scout)"
+	assert_output "$(printf 'half_open\n2026-11-21T12:15:00Z\n2026-11-21T12:25:00Z')"
+}
+
+@test "12 processes checking a half-open breaker at once: exactly one is let through, every run" {
+	for run in 1 2 3 4 5; do
+		rm -rf "$HEART_STATE_DIR" "$BATS_TEST_TMPDIR"/rc.*
+		fails 3 herd
+		# odd runs: open with its cooldown over; even runs: half-open
+		# with a dead probe whose lease has run out
+		t="2026-11-21 12:15:00"
+		if ((run % 2 == 0)); then
+			at "$t" heart-breaker check herd
+			t="2026-11-21 12:25:00"
+		fi
+		for p in $(seq 12); do
+			( rc=0
+			  at "$t" heart-breaker check herd || rc=$?
+			  echo $rc > "$BATS_TEST_TMPDIR/rc.$p" ) >/dev/null &
+		done
+		wait
+		run sort "$BATS_TEST_TMPDIR"/rc.*
+		assert_output "$(printf '0\n1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n1')"
+		run jq -r '.state, .probe_at' "$(bfile herd)"
+		assert_output "$(printf 'half_open\n%s' "$(date -u -d "$t" +%FT%TZ)")"
+	done
+}
+
+@test "a probe holder killed with kill -9 blocks others only for the 10-minute lease" {
+	fails 3 pb
+	t="2026-11-21 12:15:00"
+	# as `at' does, but exec'd so that $! is the holder itself
+	( export FAKETIME="@$t" FAKETIME_DONT_FAKE_MONOTONIC=1 \
+	    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+	  exec brk-probe pb hold ) > "$BATS_TEST_TMPDIR/holder" &
+	holder=$!
+	for i in $(seq 100); do
+		[ -s "$BATS_TEST_TMPDIR/holder" ] && break
+		sleep 0.05
+	done
+	run cat "$BATS_TEST_TMPDIR/holder"
+	assert_output probe
+	jq -e --argjson pid "$holder" '.state == "half_open" and .probe_pid == $pid' "$(bfile pb)"
+	kill -9 "$holder"
+	wait "$holder" || true
+	run at "$(plus "$t" 60)" heart-breaker check pb -v
+	assert_failure 1
+	assert_output --partial "another caller holds the probe; the next may go at 2026-11-21T12:25:00Z"
+	run at "$(plus "$t" 599)" heart-breaker check pb
+	assert_failure 1
+	run at "$(plus "$t" 600)" heart-breaker check pb
+	assert_success
+	run at "$(plus "$t" 600)" heart-breaker check pb
+	assert_failure 1
+	run at "$(plus "$t" 610)" heart-breaker record pb ok
+	assert_output --partial '"event":"closed"'
+	run at "$(plus "$t" 610)" heart-breaker check pb
+	assert_success
+}
+
+@test "a script granted the probe and killed with kill -9 never reports; the lease frees the probe" {
+	fails 3 pb
+	t="2026-11-21 12:15:00"
+	at "$t" sh -c 'heart-breaker check pb || exit 9
+		echo $$ > "$1"; exec sleep 60' sh "$BATS_TEST_TMPDIR/pid" &
+	for i in $(seq 100); do
+		[ -s "$BATS_TEST_TMPDIR/pid" ] && break
+		sleep 0.05
+	done
+	kill -9 "$(cat "$BATS_TEST_TMPDIR/pid")"
+	wait || true
+	run at "$(plus "$t" 300)" heart-breaker check pb
+	assert_failure 1
+	run at "$(plus "$t" 600)" heart-breaker check pb
+	assert_success
+}
+
+@test "a probe handed back through the library may be taken by the next caller at once" {
+	fails 3 gb
+	run at "2026-11-21 12:15:00" brk-probe gb giveback
+	assert_success
+	assert_output "probe given back"
+	run jq -r '.state, .probe_at' "$(bfile gb)"
+	assert_output "$(printf 'half_open\nnull')"
+	run at "2026-11-21 12:15:01" heart-breaker check gb
+	assert_success
+	# a probe granted to another process is not this one's to hand back
+	run at "2026-11-21 12:15:02" brk-probe gb giveback
+	assert_failure 1
+	assert_output refused
+	run jq -r '.probe_at' "$(bfile gb)"
+	assert_output "2026-11-21T12:15:01Z"
+}
+
+@test "outcomes recorded while open are counted but do not close or reopen it" {
+	fails 3 scout
+	run at "2026-11-21 12:05:00" heart-breaker record scout ok
+	assert_output ""
+	run jq -c '[.state, .llm_fails, .until]' "$(bfile scout)"
+	assert_output '["open",0,"2026-11-21T12:15:00Z"]'
+	run at "2026-11-21 12:06:00" heart-breaker record scout tool-fail --reason "grep: exit 2"
+	assert_output ""
+	run jq -c '[.state, .tool_fails, .reason, .cooldown_s]' "$(bfile scout)"
+	assert_output '["open",1,"grep: exit 2",900]'
+	run at "2026-11-21 12:10:00" heart-breaker check scout
+	assert_failure 1
+}
+
+@test "a record while half-open is the probe's result, whoever sends it" {
+	fails 3 scout
+	run at "2026-11-21 12:20:00" heart-breaker record scout tool-fail
+	assert_line --index 0 --partial '"event":"half_open"'
+	assert_line --index 1 --partial '"event":"open","agent":"scout","trigger":"tool","cooldown_s":1800'
+	assert_line --index 1 --partial '"reason":"tool failure","from":"half_open"'
+}
+
+@test "status shows state, counts, cooldown, until and reason: JSON lines when piped" {
+	fails 3 alpha
+	fails 1 beta tool-fail
+	run at "2026-11-21 12:05:00" heart-breaker status
+	assert_success
+	assert_line --index 0 '{"agent":"alpha","state":"open","llm_fails":3,"tool_fails":0,"cooldown_s":900,"until":"2026-11-21T12:15:00Z","wait_s":600,"probe_at":null,"trigger":"llm","reason":"HTTP 429"}'
+	assert_line --index 1 '{"agent":"beta","state":"closed","llm_fails":0,"tool_fails":1,"cooldown_s":900,"until":null,"wait_s":0,"probe_at":null,"trigger":"","reason":"HTTP 429"}'
+	[ "${#lines[@]}" -eq 2 ]
+	# past the cooldown it is half-open, though the file is not rewritten
+	cp "$(bfile alpha)" "$BATS_TEST_TMPDIR/before"
+	run at "2026-11-21 12:15:00" heart-breaker status alpha
+	assert_output --partial '"state":"half_open"'
+	cmp "$(bfile alpha)" "$BATS_TEST_TMPDIR/before"
+}
+
+@test "status draws an aligned table on a terminal" {
+	fails 3 alpha
+	run at "2026-11-21 12:05:00" script -qec "heart-breaker status" /dev/null
+	assert_success
+	assert_line --index 0 --regexp '^AGENT +STATE +LLM +TOOL +COOLDOWN +UNTIL +LEFT +TRIGGER +REASON'
+	assert_line --index 1 --regexp '^alpha +open +3 +0 +15m +2026-11-21T12:15:00Z +10m +llm +HTTP 429'
+}
+
+@test "an agent never fed an outcome is closed with zero counts, and check writes nothing" {
+	run heart-breaker check fresh
+	assert_success
+	assert_output ""
+	run heart-breaker status fresh travel_rescue
+	assert_line --index 0 --partial '"agent":"fresh","state":"closed","llm_fails":0,"tool_fails":0,"cooldown_s":900'
+	[ ! -e "$HEART_STATE_DIR/agents/fresh" ]
+	run heart-breaker status --soul "$SOULS/travel_rescue.yaml"
+	assert_output --partial '"agent":"travel_rescue","state":"closed"'
+	run heart-breaker record fresh ok
+	assert_output ""
+	run jq -c '[.state, .llm_fails, .tool_fails, .cooldown_s, .until]' "$(bfile fresh)"
+	assert_output '["closed",0,0,900,null]'
+	run heart-breaker status
+	assert_success
+	assert_output --partial '"agent":"fresh"'
+}
+
+@test "breaker.json carries what heart-pulse and the dashboard read, and is private" {
+	fails 3 scout
+	jq -e 'has("state") and has("llm_fails") and has("tool_fails") and
+	    has("cooldown_s") and has("until") and has("trigger") and
+	    has("reason") and .state == "open"' "$(bfile scout)"
+	run stat -c %a "$(bfile scout)" "$HEART_STATE_DIR/agents/scout/breaker.lock"
+	assert_output "$(printf '600\n600')"
+}
+
+@test "reset closes the breaker by hand and prints the transition" {
+	fails 3 scout
+	run heart-breaker reset scout
+	assert_success
+	assert_output --regexp '^\{"event":"closed","agent":"scout","by":"reset","at":"[0-9T:Z-]{20}"\}$'
+	run jq -c '[.state, .llm_fails, .tool_fails, .cooldown_s, .reason]' "$(bfile scout)"
+	assert_output '["closed",0,0,900,""]'
+	run heart-breaker check scout
+	assert_success
+	run heart-breaker reset scout
+	assert_output ""
+	run heart-breaker reset nobody
+	assert_success
+	[ ! -e "$HEART_STATE_DIR/agents/nobody" ]
+}
+
+@test "a reason is kept as one line of valid UTF-8, at most 255 bytes" {
+	long=$(printf 'é%.0s' $(seq 200))
+	at "$T0" heart-breaker record scout llm-fail --reason "$(printf 'bad\nline\377 é')"
+	run jq -r .reason "$(bfile scout)"
+	assert_output "bad line? é"
+	at "$T0" heart-breaker record scout llm-fail --reason "$long"
+	run jq -r '.reason | length, (. | utf8bytelength)' "$(bfile scout)"
+	assert_output "$(printf '127\n254')"
+}
+
+@test "a clock set back never stretches the cooldown" {
+	fails 3 scout
+	run at "2026-11-20 12:00:00" heart-breaker check scout
+	assert_failure 1
+	run jq -r .until "$(bfile scout)"
+	assert_output "2026-11-20T12:15:00Z"
+	run at "2026-11-20 12:15:00" heart-breaker check scout
+	assert_success
+}
+
+@test "an unknown outcome word is refused with exit 64 and changes nothing" {
+	fails 2 scout
+	cp "$(bfile scout)" "$BATS_TEST_TMPDIR/before"
+	for w in fail OK llm llm-ok ''; do
+		run heart-breaker record scout "$w"
+		assert_failure 64
+		assert_output --partial "unknown outcome '$w' (use ok, llm-fail or tool-fail)"
+	done
+	cmp "$(bfile scout)" "$BATS_TEST_TMPDIR/before"
+}
+
+@test "hostile agent ids are refused before they become paths" {
+	for id in ../etc passwd/x .hidden .. 'a+b' 'a#b' "$(printf 'a%.0s' $(seq 65))" 'a b'; do
+		for cmd in check "record" status reset; do
+			if [ "$cmd" = record ]; then
+				run heart-breaker record "$id" llm-fail
+			else
+				run heart-breaker "$cmd" "$id"
+			fi
+			assert_failure 64
+			assert_output --partial "invalid agent id"
+		done
+	done
+	[ ! -e "$HEART_STATE_DIR" ]
+}
+
+@test "a corrupt breaker.json is named, exit 74 everywhere, and never replaced" {
+	fails 3 scout
+	f=$(bfile scout)
+	printf '{"state":"op' > "$f"
+	cp "$f" "$BATS_TEST_TMPDIR/before"
+	for cmd in "check scout" "record scout ok" "record scout llm-fail" \
+	    "status scout" "reset scout"; do
+		run heart-breaker $cmd
+		assert_failure 74
+		assert_output --regexp "^heart-breaker: .*/agents/scout/breaker.json: not valid JSON at line 1"
+	done
+	cmp "$f" "$BATS_TEST_TMPDIR/before"
+	# status goes on with the other agents, and still fails
+	fails 1 other
+	run heart-breaker status
+	assert_failure 74
+	assert_output --partial '"agent":"other"'
+}
+
+@test "a hand-edited breaker.json with a wrong field is refused, not reset" {
+	f=$(bfile scout)
+	for edit in 'state = "ajar"' 'llm_fails = "many"' 'until = "soon"' \
+	    'until = null' 'trigger = "disk"' 'cooldown_s = -5' 'state = 3'; do
+		rm -rf "$HEART_STATE_DIR"
+		fails 3 scout
+		jq -c ".$edit" "$f" > "$f.new" && mv "$f.new" "$f"
+		cp "$f" "$BATS_TEST_TMPDIR/before"
+		run at "$T0" heart-breaker check scout
+		assert_failure 74
+		assert_output --partial "breaker.json: field '${edit%% *}' is missing or not valid; fix or remove the file by hand"
+		run at "$T0" heart-breaker record scout ok
+		assert_failure 74
+		cmp "$f" "$BATS_TEST_TMPDIR/before"
+	done
+}
+
+@test "bad usage gives exit 64 and the synopsis; a bad soul gives 78" {
+	run heart-breaker
+	assert_failure 64
+	assert_output --partial "usage: heart-breaker check"
+	run heart-breaker frob scout
+	assert_failure 64
+	run heart-breaker check
+	assert_failure 64
+	run heart-breaker record scout
+	assert_failure 64
+	run heart-breaker record
+	assert_failure 64
+	run heart-breaker check scout --reason why
+	assert_failure 64
+	assert_output --partial "--reason goes with record only"
+	run heart-breaker check scout --soul "$SOULS/travel_rescue.yaml"
+	assert_failure 64
+	assert_output --partial "differ"
+	run heart-breaker record scout llm-fail extra
+	assert_failure 64
+	assert_output --partial "usage: heart-breaker"
+	s=$(soul bad 'heart:
+  breaker: { threshold: 0 }')
+	run heart-breaker check --soul "$s"
+	assert_failure 78
+	assert_output --partial "threshold"
+	[ ! -e "$HEART_STATE_DIR" ]
+}
+
+@test "an unwritable state directory gives a clear error and exit 74" {
+	printf x > "$BATS_TEST_TMPDIR/file"
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/file run heart-breaker record scout llm-fail
+	assert_failure 74
+	assert_output --partial "heart-breaker: $BATS_TEST_TMPDIR/file"
+}
+
+@test "kill -9 of checkers and recorders in a loop leaves breaker.json whole and sound" {
+	f=$(bfile crash)
+	for round in $(seq 20); do
+		( for i in $(seq 10); do
+			heart-breaker record crash llm-fail
+			heart-breaker check crash
+			heart-breaker reset crash
+		  done ) >/dev/null &
+		pid=$!
+		sleep 0.0$((RANDOM % 9 + 1))
+		kill -9 "$pid" $(ps -o pid= --ppid "$pid") 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		[ ! -e "$f" ] || jq -e '.state | IN("closed", "open", "half_open")' "$f" >/dev/null
+	done
+	run heart-breaker status crash
+	assert_success
+}
+
+@test "heart-breaker links neither libcurl nor libmosquitto" {
+	run ldd "$(command -v heart-breaker)"
+	assert_success
+	refute_output --partial libcurl
+	refute_output --partial libmosquitto
+	assert_output --partial libjansson
+}

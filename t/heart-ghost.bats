@@ -1,0 +1,466 @@
+#!/usr/bin/env bats
+# heart-ghost: ghost mode, the agent's history, and delivery.  Wake
+# results are hand-written (t/gen-wakes.py, or result() below).
+
+load helpers
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+	heart_setup
+	cd "$BATS_TEST_TMPDIR"
+}
+
+gen() {
+	python3 "$T/gen-wakes.py" "$@"
+}
+
+hist() {
+	echo "$HEART_STATE_DIR/agents/$1/history.jsonl"
+}
+
+# result STATUS AGENT WAKE_ID [RESPONSE]: one wake result, one line
+result() {
+	jq -cn --arg s "$1" --arg a "$2" --arg id "$3" \
+	    --arg r "${4-answer $3}" '{v: 1, agent: $a, chamber: "schedule",
+	    wake_id: $id, at: "2026-11-21T12:00:00Z", status: $s,
+	    reason: null, response: $r, messages: [
+	    {role: "user", content: ("prompt of " + $id)},
+	    {role: "assistant", content: $r}], error: null}'
+}
+
+# wakes AGENT: the wake ids in the history, one per whole wake
+wakes() {
+	jq -r 'select(.part == .parts) | .wake_id' "$(hist "$1")"
+}
+
+@test "100 results, 78 idle and 22 ok over 3 agents: only the 22 are kept and delivered, in order" {
+	gen -n 100 --ok 22 > in
+	[ "$(grep -c '"status":"idle"' in)" -eq 78 ]
+	heart-ghost < in > out 2> err
+	[ ! -s err ]
+	[ "$(wc -l < out)" -eq 22 ]
+	grep '"status":"ok"' in | diff - out
+	for a in alpha bravo charlie; do
+		diff <(jq -c "select(.agent == \"$a\" and .status == \"ok\")
+		    | .messages[] | [.role, .content]" in) \
+		    <(jq -c '[.role, .content]' "$(hist "$a")")
+		diff <(jq -r "select(.agent == \"$a\" and .status == \"ok\")
+		    | .wake_id" in) <(wakes "$a")
+	done
+	[ "$(cat "$HEART_STATE_DIR"/agents/*/history.jsonl | wc -l)" -eq 44 ]
+	run grep -r ghost-prompt "$HEART_STATE_DIR" out err
+	assert_failure 1
+}
+
+@test "idle and every skip status roll back: nothing written, nothing printed, no disk touched" {
+	export HEART_STATE_DIR=$BATS_TEST_TMPDIR/never
+	for s in idle capped open not_due quiet not_idle busy empty tool_cap; do
+		gen -n 20 --ok 0 --status "$s" > in
+		run --separate-stderr heart-ghost in
+		assert_success
+		assert_output ""
+		[ -z "$stderr" ]
+	done
+	[ ! -e "$HEART_STATE_DIR" ]
+	gen -n 1 --ok 100 > in
+	heart-ghost in > /dev/null
+	[ -s "$(hist alpha)" ]
+}
+
+@test "ok: the result line is delivered by default, the answer alone with --text" {
+	result ok scout w1 'Gate changed to B12' > in
+	run --separate-stderr heart-ghost in
+	assert_success
+	assert_output "$(cat in)"
+	result ok scout w2 $'two\nlines' > in
+	run heart-ghost --text in
+	assert_output $'two\nlines'
+	[ "$(wc -l < "$(hist scout)")" -eq 4 ]
+	run jq -r '"\(.role) \(.wake_id) \(.chamber) \(.at) \(.part)/\(.parts)"' "$(hist scout)"
+	assert_output "user w1 schedule 2026-11-21T12:00:00Z 1/2
+assistant w1 schedule 2026-11-21T12:00:00Z 2/2
+user w2 schedule 2026-11-21T12:00:00Z 1/2
+assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
+	[ "$(stat -c %a "$(hist scout)")" = 600 ]
+	[ "$(stat -c %a "$HEART_STATE_DIR/agents/scout")" = 700 ]
+}
+
+@test "messages keep their own fields: tool calls, tool results, names" {
+	gen -n 1 --ok 100 --tools --agents t > in
+	heart-ghost in > /dev/null
+	run jq -c '[.role, .tool_calls[0].id, .tool_call_id]' "$(hist t)"
+	assert_output '["user",null,null]
+["assistant","c-w-0",null]
+["tool",null,"c-w-0"]
+["assistant",null,null]'
+	run hist-dump t 3
+	assert_output --partial '"role":"tool"'
+	refute_output --partial '"part"'
+	# a window that would start at a tool result starts after it
+	run hist-dump t 2
+	echo "$output" | jq -e 'length == 1 and .[0].content == "answer w-0"'
+}
+
+@test "two heart-ghost processes committing 500 wakes each to one history: all 1,000 whole, none torn" {
+	gen -n 500 --ok 100 --agents shared --id A --tools > a
+	gen -n 500 --ok 100 --agents shared --id B > b
+	heart-ghost a > /dev/null & p1=$!
+	heart-ghost b > /dev/null & p2=$!
+	wait "$p1"
+	wait "$p2"
+	f=$(hist shared)
+	[ "$(wc -l < "$f")" -eq 3000 ]
+	jq -e . "$f" > /dev/null
+	jq -se '
+	    [foreach .[] as $l ({}; if $l.part == 1 then {w: $l.wake_id,
+	        n: 1, ok: true} else {w: .w, n: (.n + 1), ok: (.ok and
+	        $l.wake_id == .w and $l.part == .n + 1)} end;
+	        .ok)] | all' "$f"
+	[ "$(wakes shared | sort -u | wc -l)" -eq 1000 ]
+	diff <(seq 0 499 | sed 's/^/A-/') <(wakes shared | grep '^A-')
+	diff <(seq 0 499 | sed 's/^/B-/') <(wakes shared | grep '^B-')
+}
+
+@test "kill -9 in the middle of commits, in a loop: the history always reads back, nothing earlier lost" {
+	# 120 kB a wake: a write that big is now and then cut at a page by
+	# kill -9, leaving a torn tail
+	gen -n 40 --ok 100 --agents crash --tools --pad 30000 > all
+	f=$(hist crash)
+	killed=0
+	for r in $(seq 15); do
+		sed "s/\"w-/\"r$r-/g" all > in
+		size=$(stat -c %s "$f" 2> /dev/null || echo 0)
+		heart-ghost in > /dev/null & pid=$!
+		for i in $(seq 3000); do	# until it has begun committing
+			[ "$(stat -c %s "$f" 2> /dev/null || echo 0)" -gt "$size" ] &&
+			    break
+			sleep 0.001
+		done
+		sleep 0.00$((RANDOM % 4 + 1))
+		kill -9 "$pid" 2> /dev/null || true
+		st=0
+		wait "$pid" || st=$?
+		[ "$st" -eq 137 ] && killed=$((killed + 1))
+		hist-dump crash 4 > last
+		jq -e 'length == 4 and ([.[].wake_id] | unique | length) == 1' last > /dev/null
+		jq -r '.[0].wake_id' last >> kept
+	done
+	[ "$killed" -gt 0 ]
+	result ok crash final > in
+	heart-ghost in > /dev/null
+	jq -e . "$f" > /dev/null
+	hist-dump crash 1000000 | jq -e 'length % 4 == 2' > /dev/null
+	# every round's wakes are there, from its first to the last one read
+	# back right after the kill, whole and in order; then the final one
+	while IFS=- read -r r n; do
+		seq 0 "$n" | sed "s/^/$r-/"
+	done < kept | awk '!seen[$0]++' > want
+	echo final >> want
+	diff want <(wakes crash)
+}
+
+@test "a reader during commits sees whole wakes only" {
+	gen -n 300 --ok 100 --agents r --tools --pad 3000 > in
+	heart-ghost in > /dev/null & pid=$!
+	for i in $(seq 30); do
+		hist-dump r 1000000 | jq -e 'length % 4 == 0 and
+		    ([.[] | .wake_id] | . == (. | sort_by(ltrimstr("w-")
+		    | tonumber)))' > /dev/null
+	done
+	wait "$pid"
+	[ "$(wakes r | wc -l)" -eq 300 ]
+}
+
+@test "a history cut at any byte of its last wake reads back without it, and the next commit repairs it" {
+	gen -n 3 --ok 100 --agents cut --tools > in
+	heart-ghost in > /dev/null
+	f=$(hist cut)
+	cp "$f" full
+	size=$(stat -c %s full)
+	b=($(awk '{ o += length($0) + 1; print o }' full))
+	# b[7] is where the last wake (lines 9 to 12) starts
+	for off in $((b[7] + 1)) $((b[8] - 1)) ${b[8]} $((b[8] + 1)) \
+	    ${b[9]} $((b[9] + 7)) ${b[10]} $((b[10] + 3)) $((size - 1)); do
+		head -c "$off" full > "$f"
+		run hist-dump cut 100
+		assert_success
+		echo "$output" | jq -e 'length == 8 and
+		    ([.[].wake_id] | unique) == ["w-0", "w-1"]' > /dev/null
+		result ok cut "after-$off" > in
+		heart-ghost in > /dev/null
+		jq -e . "$f" > /dev/null
+		diff <(wakes cut) <(printf 'w-0\nw-1\nafter-%s\n' "$off")
+	done
+	cp full "$f"
+	printf '{"role":"user","content":"torn by a cra\n' >> "$f"
+	hist-dump cut 100 | jq -e 'length == 12'
+	result ok cut fixed > in
+	heart-ghost in > /dev/null
+	diff <(wakes cut) <(printf 'w-0\nw-1\nw-2\nfixed\n')
+}
+
+@test "damage before the tail is named, never cut off, and refuses a commit next to it" {
+	gen -n 3 --ok 100 --agents dmg > in
+	heart-ghost in > /dev/null
+	f=$(hist dmg)
+	cp "$f" good
+	sed -i '3s/.*/not json at all/' "$f"
+	run hist-dump dmg 100
+	assert_failure 74
+	assert_output --partial "history.jsonl: damaged at byte"
+	run hist-dump dmg 2
+	assert_success
+	result ok dmg next > in
+	heart-ghost in > /dev/null
+	[ "$(sed -n 3p "$f")" = "not json at all" ]
+	[ "$(wc -l < "$f")" -eq 8 ]
+	cp good "$f"
+	sed -i '5s/.*/not json at all/' "$f"
+	cp "$f" before
+	run --separate-stderr heart-ghost in
+	assert_failure 74
+	assert_output ""
+	[[ $stderr == *"history.jsonl: damaged at byte"*"fix or remove it by hand"* ]]
+	cmp "$f" before
+}
+
+@test "bad input: each bad line is named, the good ones around it are kept, exit 65" {
+	{
+		result ok alpha g1
+		echo 'this is not json'
+		echo '{"v":1,"agent":"alpha","wake_id":"x"}'
+		echo '{"v":1,"agent":"alpha","status":"sleeping"}'
+		result ok alpha v2 | sed 's/"v":1/"v":2/'
+		result ok ../etc bad-id
+		echo '{"agent":"alpha","status":"ok"}'
+		echo '[1,2,3]'
+		result ok alpha g2
+		echo '{"v":1,"agent":"alpha","status":"idle"'
+		result ok alpha noresp | jq -c 'del(.response)'
+		result ok alpha g3
+	} > in
+	run --separate-stderr heart-ghost < in
+	assert_failure 65
+	[ "${#stderr_lines[@]}" -eq 9 ]
+	[[ ${stderr_lines[0]} == 'heart-ghost: <stdin>:2: not JSON: '* ]]
+	[ "${stderr_lines[1]}" = 'heart-ghost: <stdin>:3: no "status"' ]
+	[ "${stderr_lines[2]}" = 'heart-ghost: <stdin>:4: unknown status "sleeping"' ]
+	[[ ${stderr_lines[3]} == 'heart-ghost: <stdin>:5: unknown version "v":2'* ]]
+	[ "${stderr_lines[4]}" = 'heart-ghost: <stdin>:6: invalid agent id "../etc"' ]
+	[[ ${stderr_lines[5]} == 'heart-ghost: <stdin>:7: no "v"'* ]]
+	[ "${stderr_lines[6]}" = 'heart-ghost: <stdin>:8: not a JSON object' ]
+	[[ ${stderr_lines[7]} == 'heart-ghost: <stdin>:10: not JSON: '* ]]
+	[[ ${stderr_lines[8]} == 'heart-ghost: <stdin>:11: '*response* ]]
+	diff <(printf 'g1\ng2\ng3\n') <(echo "$output" | jq -r .wake_id)
+	diff <(printf 'g1\ng2\ng3\n') <(wakes alpha)
+	[ "$(ls "$HEART_STATE_DIR/agents")" = alpha ]
+	run heart-ghost in
+	assert_failure 65
+	assert_output --partial "heart-ghost: in:2: not JSON"
+}
+
+@test "an endless line is named and skipped, the lines after it are kept" {
+	{
+		result ok alpha e1
+		head -c 17000000 /dev/zero | tr '\0' x
+		echo
+		result ok alpha e2
+		head -c 17000000 /dev/zero | tr '\0' y
+	} > in
+	run --separate-stderr heart-ghost in
+	assert_failure 65
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ "${stderr_lines[0]}" = 'heart-ghost: in:2: line longer than 16777216 bytes' ]
+	[ "${stderr_lines[1]}" = 'heart-ghost: in:4: line longer than 16777216 bytes' ]
+	diff <(printf 'e1\ne2\n') <(wakes alpha)
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "error results: one readable line each on stderr, exit 75; bad data wins with 65" {
+	{
+		result ok alpha a1
+		result error alpha e1 | jq -c '.error = "the model timed out\nafter 60s"'
+		result error bravo e2 | jq -c '.error = {kind: "http", message: "HTTP 503"}'
+		result error x e3 | jq -c 'del(.agent, .wake_id)'
+	} > in
+	run --separate-stderr heart-ghost in
+	assert_failure 75
+	[ "${#stderr_lines[@]}" -eq 3 ]
+	[ "${stderr_lines[0]}" = 'heart-ghost: alpha: schedule wake e1 failed: the model timed out after 60s' ]
+	[ "${stderr_lines[1]}" = 'heart-ghost: bravo: schedule wake e2 failed: http: HTTP 503' ]
+	[ "${stderr_lines[2]}" = 'heart-ghost: (no agent): schedule wake failed: no error message' ]
+	assert_output "$(head -1 in)"
+	[ "$(wakes alpha)" = a1 ]
+	[ ! -e "$HEART_STATE_DIR/agents/bravo" ]
+	echo 'garbage' >> in
+	run heart-ghost in
+	assert_failure 65
+}
+
+@test "exit status: a history not written (74) outranks bad data (65), a failed delivery (69), an error (75)" {
+	mkdir -p "$HEART_STATE_DIR/agents/broken/history.jsonl"
+	result ok broken b1 > lost
+	echo 'not a result' > bad
+	result ok alpha a1 > good
+	result error alpha e1 > err
+	ghost() {	# ghost CMD FILE...: the files on stdin, --exec CMD
+		local c=$1
+		shift
+		cat "$@" | heart-ghost --exec "$c"
+	}
+	run ghost false lost bad good err
+	assert_failure 74
+	assert_output --partial 'heart-ghost: broken: wake b1 not kept, not delivered: '
+	run ghost false bad good err
+	assert_failure 65
+	run ghost false good err
+	assert_failure 69
+	run ghost true good err
+	assert_failure 75
+	run ghost true good
+	assert_success
+}
+
+@test "heart-ghost links neither libcurl nor libmosquitto" {
+	run ldd "$HEART_BIN/heart-ghost"
+	assert_success
+	assert_output --partial libjansson
+	refute_output --partial libcurl
+	refute_output --partial libmosquitto
+}
+
+@test "--exec: each deliverable goes to a program, no shell, text on stdin, wake in the environment" {
+	cat > catch <<-'EOF'
+	#!/bin/sh
+	d=$1; shift
+	n=$(ls "$d" | wc -l)
+	{ printf 'args:'; printf ' [%s]' "$@"; echo
+	  echo "$HEART_AGENT $HEART_CHAMBER $HEART_WAKE_ID $HEART_AT"
+	  cat; } > "$d/$n"
+	EOF
+	chmod +x catch
+	mkdir got
+	{ result ok alpha x1 'ALERT: first'; result idle alpha x2
+	  result ok bravo x3 'second'; } > in
+	run --separate-stderr heart-ghost --text --exec ./catch got 'a b' '$(touch pwned);x' < in
+	assert_success
+	assert_output ""
+	[ ! -e pwned ]
+	[ "$(ls got | wc -l)" -eq 2 ]
+	assert_equal "$(cat got/0)" 'args: [a b] [$(touch pwned);x]
+alpha schedule x1 2026-11-21T12:00:00Z
+ALERT: first'
+	assert_equal "$(tail -1 got/1)" second
+	rm got/*
+	heart-ghost --exec ./catch got < in
+	assert_equal "$(tail -1 got/0)" "$(head -1 in)"
+}
+
+@test "--exec: a failed delivery is reported, exit 69, and the commit stands" {
+	{ result ok alpha f1; result ok alpha f2; } > in
+	run --separate-stderr heart-ghost --exec false < in
+	assert_failure 69
+	[ "${stderr_lines[0]}" = 'heart-ghost: alpha: delivery of wake f1 failed: false: exit 1' ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	diff <(printf 'f1\nf2\n') <(wakes alpha)
+	run --separate-stderr heart-ghost --exec ./no/such/program < in
+	assert_failure 69
+	[[ ${stderr_lines[0]} == *'failed: ./no/such/program: No such file or directory' ]]
+	run heart-ghost --exec
+	assert_failure 64
+}
+
+@test "--alert-only delivers only answers that start with ALERT:, and keeps every ok" {
+	{ result ok alpha a1 'ALERT: flight LH400 cancelled'
+	  result ok alpha a2 'All calm, nothing to report.'
+	  result idle alpha a3 '[IDLE]'
+	  result ok alpha a4 $'\n  ALERT: gate change'
+	  result ok alpha a5 'Note: no ALERT: today'; } > in
+	run --separate-stderr heart-ghost --alert-only --text < in
+	assert_success
+	assert_output $'ALERT: flight LH400 cancelled\n\n  ALERT: gate change'
+	diff <(printf 'a1\na2\na4\na5\n') <(wakes alpha)
+	run heart-ghost --text < in
+	[ "${#lines[@]}" -eq 4 ]
+}
+
+@test "--dedupe 24h: the same answer is not delivered twice within the window, but is kept" {
+	result ok alpha d1 'ALERT: Flight LH400  cancelled' > r1
+	result ok alpha d2 $'alert: flight lh400 cancelled\n' > r2
+	result ok bravo d3 'ALERT: Flight LH400 cancelled' > r3
+	result ok alpha d4 'ALERT: Flight LH401 cancelled' > r4
+	run at "2026-11-21 12:00:00" heart-ghost --dedupe 24h --text r1
+	assert_output 'ALERT: Flight LH400  cancelled'
+	run at "2026-11-22 11:59:00" heart-ghost --dedupe 24h --text r2
+	assert_success
+	assert_output ""
+	run at "2026-11-22 11:59:00" heart-ghost --dedupe 24h --text r3 r4
+	assert_output $'ALERT: Flight LH400 cancelled\nALERT: Flight LH401 cancelled'
+	run at "2026-11-22 11:59:00" heart-ghost --text r2
+	assert_output 'alert: flight lh400 cancelled'
+	run at "2026-11-22 12:00:01" heart-ghost --dedupe 24h --text r2
+	assert_output 'alert: flight lh400 cancelled'
+	run at "2026-11-22 13:00:00" heart-ghost --dedupe 24h --text r1
+	assert_output ""
+	diff <(printf 'd1\nd2\nd4\nd2\nd2\nd1\n') <(wakes alpha)
+	f=$HEART_STATE_DIR/agents/alpha/delivered.json
+	jq -e '.delivered | length >= 1' "$f"
+	run grep -ci flight "$f"
+	assert_output 0
+	[ "$(stat -c %a "$f")" = 600 ]
+	run heart-ghost --dedupe soon r1
+	assert_failure 64
+}
+
+@test "--keep N keeps the last N wakes, whole" {
+	gen -n 10 --ok 100 --agents k --tools > in
+	heart-ghost --keep 3 in > /dev/null
+	[ "$(wc -l < "$(hist k)")" -eq 12 ]
+	diff <(printf 'w-7\nw-8\nw-9\n') <(wakes k)
+	[ "$(head -1 "$(hist k)" | jq .part)" -eq 1 ]
+	heart-ghost --keep 3 --user k 'hello'
+	diff <(printf 'w-8\nw-9\n') <(wakes k | head -2)
+	[ "$(wc -l < "$(hist k)")" -eq 9 ]
+	result ok k one > in
+	heart-ghost --keep 1 in > /dev/null
+	[ "$(wakes k)" = one ]
+	heart-ghost in > /dev/null
+	[ "$(wakes k | wc -l)" -eq 2 ]
+	run heart-ghost --keep 0 in
+	assert_failure 64
+}
+
+@test "--user records the user's message and touches the input file the idle chamber watches" {
+	run at "2026-11-21 09:30:00" heart-ghost --user scout 'where is my bag?'
+	assert_success
+	assert_output ""
+	run jq -c '[.role, .content, .chamber, .at, (.wake_id | test("^user-[0-9]+-[0-9]+$"))]' "$(hist scout)"
+	assert_output '["user","where is my bag?","user","2026-11-21T09:30:00Z",true]'
+	in=$HEART_STATE_DIR/agents/scout/input
+	[ "$(stat -c %Y "$in")" -eq "$(date -u -d '2026-11-21 09:30:00' +%s)" ]
+	[ "$(stat -c %a "$in")" = 600 ]
+	run hist-dump -u scout
+	assert_output "$(date -u -d '2026-11-21 09:30:00' +%s)"
+	result ok scout later > in
+	heart-ghost in > /dev/null
+	printf 'from a pipe\n\n' | at "2026-11-21 10:00:00" heart-ghost --user scout -
+	run jq -r 'select(.chamber == "user") | .content' "$(hist scout)"
+	assert_output $'where is my bag?\nfrom a pipe'
+	run hist-dump -u scout
+	assert_output "$(date -u -d '2026-11-21 10:00:00' +%s)"
+	run hist-dump -u nobody
+	assert_output 0
+}
+
+@test "--user refuses a bad agent id (64), an empty message (65), a missing one (64)" {
+	run heart-ghost --user ../x hi
+	assert_failure 64
+	run heart-ghost --user scout '  '
+	assert_failure 65
+	run heart-ghost --user scout < /dev/null
+	assert_failure 64
+	run heart-ghost --user scout - < /dev/null
+	assert_failure 65
+	[ ! -e "$HEART_STATE_DIR/agents/scout" ]
+}
