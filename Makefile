@@ -21,21 +21,26 @@ SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 
 # pkg-config names, per library
 PC_CORE = yaml-0.1 jansson
-CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CORE))
+# libcurl: headers only; http.c loads the library with dlopen(3)
+PC_CFLAGS = $(PC_CORE) libcurl
+CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CFLAGS))
 CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE))
 
-PROGS = heart-cap heart-breaker heart-ghost
+PROGS = heart-cap heart-breaker heart-ghost heart-wake
 TPROGS = soul-dump brk-probe hist-dump
 LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/soul.c lib/cap.c lib/brk.c lib/jscan.c lib/hist.c lib/ghost.c \
-	lib/deliver.c
+	lib/deliver.c lib/idle.c lib/checklist.c lib/http.c lib/llm.c \
+	lib/wake.c lib/run.c
 LIBHDR = lib/heart.h lib/yj.h
-MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1
+MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
+	man/heart-wake.1
 MAN5 = man/heart-soul.5
 MAN7 = man/heart.7
 
 # Debian packages the build and the tests need (make deps)
-DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev
+DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
+	libcurl4-openssl-dev
 DEB_TEST = bats bats-support bats-assert jq faketime libfaketime mandoc \
 	hyperfine python3 procps
 
@@ -46,6 +51,7 @@ all: $(PROGS)
 heart-cap_LIBS = $(CORE_LIBS)
 heart-breaker_LIBS = $(CORE_LIBS)
 heart-ghost_LIBS = $(CORE_LIBS)
+heart-wake_LIBS = $(CORE_LIBS) -ldl
 
 build/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/lib

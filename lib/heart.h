@@ -285,4 +285,93 @@ struct deliver_env {
 int	 deliver_exec(char *const *, const char *, size_t,
 	    const struct deliver_env *, char *);
 
+/* idle.c: ghost mode's trigger: is a reply "nothing to do"? */
+int	 idle_detect(const struct soul *, const char *, const char **);
+
+/* checklist.c: HEARTBEAT.md, its open items */
+int	 ck_open_items(const char *, char **, char *);
+
+/* http.c: one POST through libcurl, loaded only when needed */
+struct http_req {
+	const char *url;
+	const char *const *headers;	/* NULL-terminated */
+	const char *body;
+	long	 timeout;		/* s */
+	size_t	 maxbytes;
+};
+
+struct http_resp {
+	long	 status;
+	char	*body;
+	size_t	 len;
+};
+
+int	 http_post(const struct http_req *, struct http_resp *, char *);
+
+/* llm.c: the model endpoint */
+struct llm_conf {
+	char	 provider[16];
+	char	 base_url[1024];
+	char	 model[256];
+	char	 key_env[128];
+	long long timeout;
+	long long max_tokens;
+};
+
+struct llm_reply {
+	char	*text;
+	json_t	*tool_calls;		/* OpenAI form, or NULL */
+	long long prompt_tokens;
+	long long completion_tokens;
+};
+
+int	 llm_conf(const struct soul *, struct llm_conf *, char *);
+json_t	*llm_body(const struct llm_conf *, json_t *, json_t *);
+json_t	*llm_dry(const struct llm_conf *, json_t *);
+int	 llm_send(const struct llm_conf *, json_t *, struct llm_reply *,
+	    char *);
+void	 llm_reply_free(struct llm_reply *);
+
+/* wake.c: the chambers' gates and agents/ID/wake.json */
+struct wake_state {
+	int	 exists;
+	time_t	 first_seen;
+	time_t	 last[CH_NCHAMBERS];	/* last wake that passed the gates */
+	char	 last_status[CH_NCHAMBERS][16];
+	time_t	 error_at;
+	char	 error[256];
+	int	 checklist_warned;
+	int	 running_pid;
+};
+
+struct gate {
+	enum chamber chamber;
+	char	 status[16];		/* the skip status, "" if open */
+	char	 reason[1024];
+	char	 warning[512];		/* to print once, or "" */
+	time_t	 next;			/* when the chamber may fire */
+	long long interval;		/* in force, s */
+	long long offset;
+	char	*items;			/* open checklist items, or NULL */
+};
+
+int	 wake_load(const char *, struct wake_state *, char *);
+int	 wake_save(const char *, const char *, const struct wake_state *,
+	    int, time_t, char *);
+long long wake_offset(const char *, long long);
+int	 wake_gates(const struct soul *, const char *, struct wake_state *,
+	    enum chamber, time_t, int, struct gate *);
+void	 gate_free(struct gate *);
+
+/* run.c: one wake, start to end */
+struct run_opts {
+	int	 chamber;	/* a chamber, or -1 for either */
+	int	 force;		/* skip the due and quiet gates */
+	int	 dry_run;	/* print the request, spend nothing */
+};
+
+int	 run_wake(const struct soul *, const struct run_opts *, time_t,
+	    json_t **, char *);
+json_t	*run_explain(const struct soul *, time_t, char *);
+
 #endif

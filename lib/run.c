@@ -309,6 +309,7 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 		set_str(k->res, "error", err);
 		snprintf(k->w.last_status[c], sizeof k->w.last_status[c],
 		    "error");
+		brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2);
 		return HX_TEMPFAIL;
 	}
 	json_decref(body);
@@ -401,8 +402,10 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	if (k->o->dry_run)
 		return dry_run(k, lc, open, err);
 	if (!open) {
-		if (wake_save(k->dir, k->s->name, &k->w, -1, k->now,
-		    err) == -1)
+		/* a skip writes only what it learnt: first sight, a warning */
+		if ((!k->w.exists || k->w.checklist_warned !=
+		    k->prev.checklist_warned) && wake_save(k->dir,
+		    k->s->name, &k->w, -1, k->now, err) == -1)
 			return fail(k, HX_IOERR, err);
 		return skip(k, k->g.status, k->g.reason);
 	}

@@ -100,7 +100,7 @@ EOF
 	echo "$body" | jq -e '.messages[0] == {"role":"system","content":"You are scout."}'
 	echo "$body" | jq -e '[.messages[1:4][] | .content] == ["m10","m11","m12"]'
 	echo "$body" | jq -e '.messages[1] | has("wake_id") | not'
-	echo "$body" | jq -e '.messages[4].role == "user" and (.messages[4].content | startswith("Look around.\n\n[heart] local time: 2026-11-22T09:30:00+08:00 (Asia/Shanghai); chamber: schedule; last schedule wake: never; wakes left today: 48 of 48"))'
+	echo "$body" | jq -e '.messages[4].role == "user" and (.messages[4].content | startswith("Look around.\n\n[heart] local time: 2026-11-22T09:30:00+08:00 (Asia/Shanghai); chamber: schedule; last schedule wake: never; wakes left today: 47 of 48"))'
 	echo "$output" | jq -e '.messages[0].content | test("Asia/Shanghai")'
 }
 
@@ -187,7 +187,7 @@ EOF
 	printf 'heart: { schedule: { interval: soon } }\n' > "$BATS_TEST_TMPDIR/bad.yaml"
 	run heart-wake --soul "$BATS_TEST_TMPDIR/bad.yaml" --soul "$S" --force
 	assert_failure 78
-	assert_output --partial 'bad.yaml:1:33: heart.schedule.interval: bad duration'
+	assert_output --partial 'bad.yaml:1:32: heart.schedule.interval: bad duration'
 	assert_output --partial '"agent":"scout"'
 	unset HEART_LLM_MODEL
 	run heart-wake --soul "$S" --force

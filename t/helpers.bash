@@ -32,7 +32,7 @@ at() {
 	local t=$1
 	shift
 	FAKETIME="@$(date -u -d "$t" '+%Y-%m-%d %H:%M:%S')" \
-	FAKETIME_DONT_FAKE_MONOTONIC=1 \
+	FAKETIME_DONT_FAKE_MONOTONIC=1 NO_FAKE_STAT=1 \
 	LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
 	TZ=UTC "$@"
 }
@@ -96,7 +96,7 @@ at_epoch() {
 	local t=$1
 	shift
 	FAKETIME="@$(TZ=UTC printf '%(%Y-%m-%d %H:%M:%S)T' "$t")" \
-	FAKETIME_DONT_FAKE_MONOTONIC=1 \
+	FAKETIME_DONT_FAKE_MONOTONIC=1 NO_FAKE_STAT=1 \
 	LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
 	TZ=UTC "$@"
 }
