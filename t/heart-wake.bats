@@ -218,3 +218,19 @@ field() {	# field NAME: from the JSON in $output
 	run llm_count
 	assert_output 1
 }
+
+@test "the pipeline: heart-wake | heart-ghost keeps real answers and leaves no trace of idle ones" {
+	s=$(mk scout 'heart: { schedule: { prompt: "Anything?" } }')
+	llm_script '{"replies":[{"text":"[IDLE]"},{"text":"ALERT: the strike starts at 6."},{"text":"[IDLE]"}]}'
+	for i in 1 2 3; do
+		heart-wake --soul "$s" --force --chamber schedule | heart-ghost --text
+	done > "$BATS_TEST_TMPDIR/delivered"
+	run cat "$BATS_TEST_TMPDIR/delivered"
+	assert_output "ALERT: the strike starts at 6."
+	run jq -r .content "$HEART_STATE_DIR/agents/scout/history.jsonl"
+	assert_line --index 1 "ALERT: the strike starts at 6."
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == "Anything?"* ]]
+	run jq .ghosts "$HEART_STATE_DIR/agents/scout/cap.json"
+	assert_output 2
+}
