@@ -227,10 +227,8 @@ field() {	# field NAME: from the JSON in $output
 	done > "$BATS_TEST_TMPDIR/delivered"
 	run cat "$BATS_TEST_TMPDIR/delivered"
 	assert_output "ALERT: the strike starts at 6."
-	run jq -r .content "$HEART_STATE_DIR/agents/scout/history.jsonl"
-	assert_line --index 1 "ALERT: the strike starts at 6."
-	[ "${#lines[@]}" -eq 2 ]
-	[[ "${lines[0]}" == "Anything?"* ]]
+	run jq -c '[.role, .content[0:9]]' "$HEART_STATE_DIR/agents/scout/history.jsonl"
+	assert_output "$(printf '%s\n%s' '["user","Anything?"]' '["assistant","ALERT: th"]')"
 	run jq .ghosts "$HEART_STATE_DIR/agents/scout/cap.json"
 	assert_output 2
 }
