@@ -122,6 +122,7 @@ void	 soul_free(struct soul *);
 json_t	*soul_json(const struct soul *);
 int	 hours_parse(const char *, struct hours *);
 int	 hours_in(const struct hours *, int);
+void	 soul_dir(const struct soul *, char *, size_t);
 
 /* cap.c: the daily counter shared by the chambers */
 struct caps {
@@ -316,6 +317,8 @@ struct llm_conf {
 	char	 key_env[128];
 	long long timeout;
 	long long max_tokens;
+	const json_t *command;		/* command provider: the soul's argv */
+	char	 dir[4096];		/* where the command runs */
 };
 
 struct llm_reply {
@@ -326,7 +329,8 @@ struct llm_reply {
 };
 
 int	 llm_conf(const struct soul *, struct llm_conf *, char *);
-json_t	*llm_body(const struct llm_conf *, json_t *, json_t *);
+json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
+	    const char *);
 json_t	*llm_dry(const struct llm_conf *, json_t *);
 int	 llm_send(const struct llm_conf *, json_t *, struct llm_reply *,
 	    char *);
@@ -362,6 +366,48 @@ long long wake_offset(const char *, long long);
 int	 wake_gates(const struct soul *, const char *, struct wake_state *,
 	    enum chamber, time_t, int, struct gate *);
 void	 gate_free(struct gate *);
+
+/*
+ * tool.c: programs run on the model's behalf, the soul's tools and the
+ * command provider's program: no shell, input on stdin, their own
+ * process group killed at the timeout or when they exit, output capped.
+ */
+#define TOOL_MAXOUT	(64 * 1024)	/* a tool's output read back */
+
+struct tool_proc {
+	char	*const *argv;
+	const char *dir;	/* working directory, or NULL */
+	char	*const *env;	/* NULL: heart-wake's own */
+	const char *in;		/* standard input */
+	size_t	 inlen;
+	long long timeout;	/* s */
+	size_t	 maxout;	/* stdout kept; the rest is read and dropped */
+};
+
+struct tool_out {
+	char	*out;		/* stdout, at most maxout bytes, NUL-ended */
+	size_t	 len;
+	int	 cut;		/* stdout had more than maxout */
+	char	 errout[1024];	/* the start of stderr */
+	int	 status;	/* as from wait(2) */
+	int	 timedout;	/* killed at the timeout */
+	long long ms;		/* wall time */
+};
+
+struct tool_ctx {		/* HEART_AGENT, HEART_CHAMBER, HEART_WAKE_ID */
+	const char *agent;
+	const char *chamber;
+	const char *wake_id;
+	const char *hide;	/* a variable tools must not see (the key) */
+};
+
+int	 tool_exec(const struct tool_proc *, struct tool_out *, char *);
+void	 tool_out_free(struct tool_out *);
+int	 tool_status(const char *, const struct tool_proc *,
+	    const struct tool_out *, char *);
+json_t	*tool_offer(const json_t *);
+int	 tool_call(const struct soul *, const struct tool_ctx *,
+	    const json_t *, char **, char *);
 
 /* run.c: one wake, start to end */
 struct run_opts {

@@ -1,12 +1,16 @@
 /*
  * run.c - one wake of one agent, start to end: the lock, the gates
- * (wake.c), the breaker, the cap, the model call, the outcome told to
- * the breaker and the counters, and the wake result (DESIGN.md).
+ * (wake.c), the breaker, the cap, the conversation with the model and
+ * its tools (tool.c), the outcome told to the breaker and the
+ * counters, and the wake result (DESIGN.md).
  *
  * Invariants: nothing is sent before every gate has passed; the cap is
  * taken last, so a skipped wake never spends it, and a half-open probe
  * granted to a wake that the cap then refuses is handed back; the
- * history is read, never written (heart-ghost writes it).
+ * history is read, never written (heart-ghost writes it); a wake runs
+ * at most seed_tool_cap tool calls, so it sends at most
+ * seed_tool_cap + 2 requests; every tool call and result is in the
+ * result's messages.
  */
 #include <sys/file.h>
 #include <sys/random.h>
@@ -114,11 +118,16 @@ finish(struct wake *k, const char *status, const char *reason)
 
 static const char *default_prompt[CH_NCHAMBERS] = {
 	"This is a scheduled heartbeat. Review your duties and any open "
-	    "items below. If nothing needs the user's attention, respond "
-	    "with [IDLE].",
+	    "items below.",
 	"The user has been quiet for a while. Explore your domain for "
-	    "anything worth their attention. If nothing, respond [IDLE]."
+	    "anything worth their attention."
 };
+
+static int
+tool_mode(const struct soul *s)
+{
+	return strcmp(s->ghost_mode, "tool") == 0;
+}
 
 /* The chamber prompt, the checklist's open items and the meta block. */
 static char *
@@ -153,13 +162,20 @@ prompt_text(struct wake *k, enum chamber c)
 		    k->g.items);
 	fprintf(fp, "\n\n[heart] local time: %s (%s); chamber: %s; "
 	    "last %s wake: %s; wakes left today: %lld of %lld; "
-	    "consecutive failures: %lld; last error: %s.\n"
-	    "Answer %s alone if there is nothing to do.",
+	    "consecutive failures: %lld; last error: %s.\n",
 	    now, s->timezone, chamber_name(c), chamber_name(c), last,
 	    limit > k->cv.total ? limit - k->cv.total : 0, limit,
 	    k->bv.llm_fails > k->bv.tool_fails ? k->bv.llm_fails :
-	    k->bv.tool_fails, k->prev.error[0] ? k->prev.error : "none",
-	    s->ghost_token);
+	    k->bv.tool_fails, k->prev.error[0] ? k->prev.error : "none");
+	if (tool_mode(s))
+		fprintf(fp, "First call heartbeat: action skip if nothing "
+		    "needs doing now, run if there is work.");
+	else
+		fprintf(fp, "Answer %s alone if there is nothing to do.",
+		    s->ghost_token);
+	if (s->tools != NULL && s->ch[c].seed_tool_cap > 0)
+		fprintf(fp, " At most %lld tool calls in this wake.",
+		    s->ch[c].seed_tool_cap);
 	fclose(fp);
 	return out;
 }
@@ -194,8 +210,15 @@ request_messages(struct wake *k, json_t *user, char *err)
 		json_decref(msgs);
 		return NULL;
 	}
-	json_array_foreach(hist, i, m)
+	json_array_foreach(hist, i, m) {
+		/* a result whose call was cut off by keep means nothing */
+		if (json_array_size(msgs) <= (k->s->system != NULL) &&
+		    json_is_string(json_object_get(m, "role")) &&
+		    strcmp(json_string_value(json_object_get(m, "role")),
+		    "tool") == 0)
+			continue;
 		json_array_append_new(msgs, context_msg(m));
+	}
 	json_decref(hist);
 	json_array_append(msgs, user);
 	return msgs;
@@ -277,63 +300,329 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	return 0;
 }
 
-/* The model call and its outcome.  Returns an exit code. */
+/* The conversation of one wake with the model and its tools. */
+struct talk {
+	json_t	*msgs;		/* the request's messages, growing */
+	json_t	*offer;		/* the tools offered, or NULL */
+	const char *force;	/* the tool the next reply must call */
+	const char *hide;	/* the key's variable, kept from tools */
+	enum chamber c;
+	long long ptok, ctok;
+	int	 calls, failed;	/* tool calls run, and failed */
+	int	 capped;	/* the model asked for one past the cap */
+	char	 toolerr[HEART_ERRLEN];	/* the first tool failure */
+};
+
+static const char heartbeat_tool[] =
+    "{\"type\":\"function\",\"function\":{\"name\":\"heartbeat\","
+    "\"description\":\"Call this first, before anything else: does this "
+    "wake have work? skip: nothing needs doing or telling now. run: "
+    "there is work; go on with it.\",\"parameters\":{\"type\":"
+    "\"object\",\"properties\":{\"action\":{\"type\":\"string\","
+    "\"enum\":[\"skip\",\"run\"]},\"reason\":{\"type\":\"string\","
+    "\"description\":\"why, in a few words\"}},\"required\":"
+    "[\"action\"]}}}";
+
+/* The tools offered in chamber c: heartbeat first in tool mode. */
+static json_t *
+offer(const struct soul *s, enum chamber c)
+{
+	json_t *arr;
+
+	if (s->tools != NULL && s->ch[c].seed_tool_cap > 0)
+		arr = tool_offer(s->tools);
+	else
+		arr = json_array();
+	if (tool_mode(s))
+		json_array_insert_new(arr, 0, json_loads(heartbeat_tool, 0,
+		    NULL));
+	if (json_array_size(arr) == 0) {
+		json_decref(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+/* The first request's messages, and the prompt into the result. */
+static int
+talk_begin(struct wake *k, struct talk *t, char *err)
+{
+	json_t *user;
+	char *text;
+
+	memset(t, 0, sizeof *t);
+	t->c = k->g.chamber;
+	text = prompt_text(k, t->c);
+	user = json_pack("{s:s,s:s}", "role", "user", "content", text);
+	free(text);
+	t->msgs = request_messages(k, user, err);
+	json_decref(user);
+	if (t->msgs == NULL)
+		return -1;
+	t->offer = offer(k->s, t->c);
+	t->force = tool_mode(k->s) ? "heartbeat" : NULL;
+	return 0;
+}
+
+/* m to the request and to the result's messages. */
+static void
+say(struct wake *k, struct talk *t, json_t *m)
+{
+	json_array_append(json_object_get(k->res, "messages"), m);
+	json_array_append_new(t->msgs, m);
+}
+
+/* Every call gets an id and a type, so its result can name it. */
+static void
+normalize_calls(json_t *calls)
+{
+	json_t *call;
+	char id[32];
+	size_t i;
+
+	json_array_foreach(calls, i, call) {
+		if (!json_is_string(json_object_get(call, "id"))) {
+			snprintf(id, sizeof id, "call_%zu", i + 1);
+			json_object_set_new(call, "id", json_string(id));
+		}
+		json_object_set_new(call, "type", json_string("function"));
+	}
+}
+
+static const char *
+call_name(const json_t *call)
+{
+	const char *n = json_string_value(json_object_get(json_object_get(
+	    call, "function"), "name"));
+
+	return n ? n : "";
+}
+
+static void
+tool_result(struct wake *k, struct talk *t, const json_t *call,
+    const char *text)
+{
+	say(k, t, json_pack("{s:s,s:O,s:s}", "role", "tool", "tool_call_id",
+	    json_object_get(call, "id"), "content", text));
+}
+
+/* Run one call, its result to the model.  0, or 1 when past the cap. */
+static int
+run_call(struct wake *k, struct talk *t, const json_t *call)
+{
+	struct tool_ctx ctx = { k->s->name, chamber_name(t->c), k->id,
+	    t->hide };
+	char e[HEART_ERRLEN], *text;
+
+	if (t->calls >= k->s->ch[t->c].seed_tool_cap) {
+		t->capped = 1;
+		return 1;
+	}
+	t->calls++;
+	if (tool_mode(k->s) && strcmp(call_name(call), "heartbeat") == 0) {
+		tool_result(k, t, call, "already decided: run. Go on.");
+		return 0;
+	}
+	if (tool_call(k->s, &ctx, call, &text, e) == -1) {
+		t->failed++;
+		if (t->toolerr[0] == '\0')
+			snprintf(t->toolerr, sizeof t->toolerr, "tool %.400s",
+			    e);
+	}
+	tool_result(k, t, call, text);
+	free(text);
+	return 0;
+}
+
+/* The reply as an assistant message, its tool calls included. */
+static json_t *
+assistant(const struct llm_reply *r)
+{
+	json_t *m = json_pack("{s:s}", "role", "assistant");
+
+	if (r->tool_calls != NULL) {
+		json_object_set_new(m, "content", r->text && *r->text ?
+		    json_string(r->text) : json_null());
+		json_object_set(m, "tool_calls", r->tool_calls);
+	} else
+		json_object_set_new(m, "content", json_string(r->text ?
+		    r->text : ""));
+	return m;
+}
+
+/*
+ * Tool mode, the first reply: only a heartbeat call with action run,
+ * made first, is work; skip, a reply with no call, any other first
+ * call or an unreadable action is idle.  Returns 1 for run (its call
+ * is answered), 0 for idle.  The decision goes into the result.
+ */
+static int
+decide(struct wake *k, struct talk *t, struct llm_reply *r)
+{
+	json_t *call = json_array_get(r->tool_calls, 0), *fn, *args = NULL;
+	const char *action = NULL, *why, *a;
+	int run;
+
+	fn = json_object_get(call, "function");
+	if (strcmp(call_name(call), "heartbeat") == 0) {
+		a = json_string_value(json_object_get(fn, "arguments"));
+		args = json_loads(a ? a : "", 0, NULL);
+		action = json_string_value(json_object_get(args, "action"));
+	}
+	run = action != NULL && strcmp(action, "run") == 0;
+	why = json_string_value(json_object_get(args, "reason"));
+	if (why == NULL)
+		why = call == NULL ? "no heartbeat call" : args == NULL ?
+		    "the first call was not a readable heartbeat call" :
+		    action == NULL || (!run && strcmp(action, "skip")) ?
+		    "no readable heartbeat action" : NULL;
+	json_object_set_new(k->res, "decision", json_pack("{s:s,s:s?}",
+	    "action", run ? "run" : "skip", "reason", why));
+	json_decref(args);
+	say(k, t, assistant(r));
+	if (run)
+		tool_result(k, t, call, "run: go on with the work, then "
+		    "answer.");
+	return run;
+}
+
+static void
+settle_reply(struct wake *k, const char *status, const char *text,
+    const char *lvl)
+{
+	set_str(k->res, "response", text && *text ? text : NULL);
+	set_str(k->res, "idle_level", lvl);
+	set_str(k->res, "status", status);
+}
+
+/*
+ * One reply.  Returns 1 to send the conversation again, 0 when the
+ * wake is decided (the result's status is set).
+ */
+static int
+answer(struct wake *k, struct talk *t, struct llm_reply *r)
+{
+	const char *lvl = NULL;
+	json_t *call;
+	size_t i = 0;
+	int first = t->force != NULL, idle;
+
+	t->force = NULL;
+	normalize_calls(r->tool_calls);
+	if (first && !decide(k, t, r)) {
+		settle_reply(k, "idle", r->text, NULL);
+		return 0;
+	}
+	if (first)
+		i = 1;		/* the heartbeat call, answered */
+	else {
+		say(k, t, assistant(r));
+		if (r->tool_calls == NULL) {
+			idle = idle_detect(k->s, r->text, &lvl);
+			settle_reply(k, idle ? "idle" : "ok", r->text, lvl);
+			return 0;
+		}
+	}
+	for (; i < json_array_size(r->tool_calls); i++) {
+		call = json_array_get(r->tool_calls, i);
+		if (run_call(k, t, call) == 1) {
+			set_str(k->res, "status", "tool_cap");
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* The outcome to the breaker, the counters and wake.json.  Exit code. */
+static int
+settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
+{
+	enum chamber c = t->c;
+	const char *status = json_string_value(json_object_get(k->res,
+	    "status"));
+	char e2[HEART_ERRLEN], why[HEART_ERRLEN] = "";
+	int flags, rc = HX_OK;
+
+	flags = llmerr ? BRK_LLM_FAIL : BRK_LLM_OK;
+	if (t->capped || t->failed)
+		flags |= BRK_TOOL_FAIL;
+	else if (t->calls > 0)
+		flags |= BRK_TOOL_OK;
+	if (llmerr)
+		snprintf(why, sizeof why, "%s", llmerr);
+	else if (t->capped) {
+		status = "tool_cap";
+		snprintf(why, sizeof why, "the model asked for more than "
+		    "seed_tool_cap (%lld) tool calls in one wake; the wake "
+		    "is discarded", k->s->ch[c].seed_tool_cap);
+		set_str(k->res, "reason", why);
+	} else if (t->failed)
+		snprintf(why, sizeof why, "%s", t->toolerr);
+	if (llmerr || t->capped) {
+		set_str(k->res, "status", llmerr ? "error" : status);
+		set_str(k->res, "error", why);
+	}
+	json_object_set_new(k->res, "usage", json_pack("{s:I,s:I}",
+	    "prompt_tokens", (json_int_t)t->ptok, "completion_tokens",
+	    (json_int_t)t->ctok));
+	json_object_set_new(k->res, "tools", json_pack("{s:i,s:i}", "calls",
+	    t->calls, "failed", t->failed));
+	snprintf(k->w.error, sizeof k->w.error, "%s", why);
+	if (why[0] != '\0') {
+		k->w.error_at = k->now;
+		snprintf(err, HEART_ERRLEN, "%s", why);
+		rc = HX_TEMPFAIL;
+	}
+	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
+	    llmerr ? "error" : status);
+	if (brk_record(k->s->name, &k->bc, k->now, flags, why[0] ? why :
+	    NULL, k->events, e2) == -1 || ((t->ptok > 0 || t->ctok > 0 ||
+	    !llmerr) && cap_record(k->s->name, k->s->timezone, k->now,
+	    !llmerr && strcmp(status, "idle") == 0, t->ptok, t->ctok,
+	    e2) == -1)) {
+		snprintf(err, HEART_ERRLEN, "%s", e2);
+		rc = HX_IOERR;
+	}
+	if (brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2) == -1) {
+		snprintf(err, HEART_ERRLEN, "%s", e2);
+		rc = HX_IOERR;
+	}
+	return rc;
+}
+
+/*
+ * The model call, and the tool calls it asks for, until a final
+ * answer, an error or the seed tool cap.  Returns an exit code.
+ */
 static int
 call_model(struct wake *k, const struct llm_conf *lc, char *err)
 {
-	enum chamber c = k->g.chamber;
 	struct llm_reply r;
-	const char *lvl = NULL, *status;
-	json_t *user, *msgs, *body, *m;
-	char *text, e2[HEART_ERRLEN];
-	int idle, rc = HX_OK;
+	struct talk t;
+	json_t *body;
+	int rc, more = 1;
 
-	text = prompt_text(k, c);
-	user = json_pack("{s:s,s:s}", "role", "user", "content", text);
-	free(text);
-	m = json_object_get(k->res, "messages");
-	json_array_append(m, user);
-	if ((msgs = request_messages(k, user, err)) == NULL) {
-		json_decref(user);
+	if (talk_begin(k, &t, err) == -1) {
+		set_str(k->res, "error", err);
 		return HX_IOERR;
 	}
-	json_decref(user);
-	body = llm_body(lc, msgs, NULL);
-	json_decref(msgs);
-	if (llm_send(lc, body, &r, err) == -1) {
+	t.hide = lc->key_env;
+	json_array_append(json_object_get(k->res, "messages"),
+	    json_array_get(t.msgs, json_array_size(t.msgs) - 1));
+	while (more) {
+		body = llm_body(lc, t.msgs, t.offer, t.force);
+		rc = llm_send(lc, body, &r, err);
 		json_decref(body);
-		snprintf(k->w.error, sizeof k->w.error, "%s", err);
-		k->w.error_at = k->now;
-		brk_record(k->s->name, &k->bc, k->now, BRK_LLM_FAIL, err,
-		    k->events, e2);
-		set_str(k->res, "error", err);
-		snprintf(k->w.last_status[c], sizeof k->w.last_status[c],
-		    "error");
-		brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2);
-		return HX_TEMPFAIL;
+		if (rc == -1)
+			break;
+		t.ptok += r.prompt_tokens;
+		t.ctok += r.completion_tokens;
+		more = answer(k, &t, &r);
+		llm_reply_free(&r);
 	}
-	json_decref(body);
-	idle = idle_detect(k->s, r.text, &lvl);
-	status = idle ? "idle" : "ok";
-	json_array_append_new(m, json_pack("{s:s,s:s}", "role", "assistant",
-	    "content", r.text));
-	set_str(k->res, "response", r.text);
-	set_str(k->res, "idle_level", lvl);
-	json_object_set_new(k->res, "usage", json_pack("{s:I,s:I}",
-	    "prompt_tokens", (json_int_t)r.prompt_tokens,
-	    "completion_tokens", (json_int_t)r.completion_tokens));
-	set_str(k->res, "status", status);
-	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
-	    status);
-	k->w.error[0] = '\0';
-	if (brk_record(k->s->name, &k->bc, k->now, BRK_LLM_OK, NULL,
-	    k->events, err) == -1 || cap_record(k->s->name,
-	    k->s->timezone, k->now, idle, r.prompt_tokens,
-	    r.completion_tokens, err) == -1)
-		rc = HX_IOERR;
-	if (brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2) == -1)
-		rc = HX_IOERR;
-	llm_reply_free(&r);
+	rc = settle(k, &t, more ? err : NULL, err);
+	json_decref(t.msgs);
+	json_decref(t.offer);
 	return rc;
 }
 
@@ -341,19 +630,15 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 static int
 dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 {
-	json_t *user, *msgs, *body;
-	char *text;
+	struct talk t;
+	json_t *body;
 
 	cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
-	text = prompt_text(k, k->g.chamber);
-	user = json_pack("{s:s,s:s}", "role", "user", "content", text);
-	free(text);
-	msgs = request_messages(k, user, err);
-	json_decref(user);
-	if (msgs == NULL)
+	if (talk_begin(k, &t, err) == -1)
 		return HX_IOERR;
-	body = llm_body(lc, msgs, NULL);
-	json_decref(msgs);
+	body = llm_body(lc, t.msgs, t.offer, t.force);
+	json_decref(t.msgs);
+	json_decref(t.offer);
 	json_object_set_new(k->res, "dry_run", json_true());
 	json_object_set_new(k->res, "request", llm_dry(lc, body));
 	json_decref(body);
@@ -385,7 +670,7 @@ static int
 run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 {
 	const char *status = NULL;
-	char reason[1024];
+	char reason[1024], status16[16];
 	int open, r;
 
 	if (wake_load(k->dir, &k->w, err) == -1)
@@ -427,8 +712,12 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	if (wake_save(k->dir, k->s->name, &k->w, -1, k->now, err) == -1 &&
 	    r == HX_OK)
 		r = HX_IOERR;
-	finish(k, json_string_value(json_object_get(k->res, "status")),
-	    NULL);
+	snprintf(status16, sizeof status16, "%s", json_string_value(
+	    json_object_get(k->res, "status")));
+	snprintf(reason, sizeof reason, "%s", json_is_string(json_object_get(
+	    k->res, "reason")) ? json_string_value(json_object_get(k->res,
+	    "reason")) : "");
+	finish(k, status16, reason);
 	return r;
 }
 

@@ -460,6 +460,10 @@ load_tool(struct sv *v, json_t *t, const char *path)
 	if (json_object_get(t, "description") != NULL &&
 	    !json_is_string(json_object_get(t, "description")))
 		return bad(v, t, "description", path, "must be a string");
+	if (strcmp(json_string_value(n), "heartbeat") == 0 &&
+	    v->s->ghost_mode != NULL && strcmp(v->s->ghost_mode, "tool") == 0)
+		return bad(v, t, "name", path, "heartbeat is heart's own tool "
+		    "in ghost.mode tool; give this one another name");
 	if (get_dur(v, t, "timeout", path, &to) == -1)
 		return -1;
 	json_object_set_new(t, "timeout", json_integer(to));
@@ -640,6 +644,20 @@ soul_new(const char *path)
 		s->ch[c].seed_tool_cap = -1;
 	}
 	return s;
+}
+
+/* The directory of the soul file: tools and checklists are found there. */
+void
+soul_dir(const struct soul *s, char *buf, size_t n)
+{
+	const char *slash = strrchr(s->path, '/');
+
+	if (slash == NULL)
+		snprintf(buf, n, ".");
+	else if (slash == s->path)
+		snprintf(buf, n, "/");
+	else
+		snprintf(buf, n, "%.*s", (int)(slash - s->path), s->path);
 }
 
 #define DEF(f, v) do { if ((f) < 0) (f) = (v); } while (0)

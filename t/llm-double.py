@@ -1,25 +1,45 @@
 #!/usr/bin/env python3
 """llm-double.py - the paid LLM's stand-in for tests and the demo.
 
-Speaks the OpenAI Chat Completions wire protocol for real over HTTP on a
-loopback port, scripted per test through files in its directory:
+Speaks two wire protocols for real over HTTP on a loopback port: OpenAI
+Chat Completions (a path ending in /chat/completions) and Anthropic
+Messages (a path ending in /messages), tool calls included in both.
+Or, with --command, serves one request as heart-wake's command
+provider: an OpenAI-form request on stdin, the reply on stdout.
+Scripted per test through files in its directory:
 
   DIR/port            written at start: the port it listens on
   DIR/script.json     read on every request (may change between runs):
       {"replies": [R, ...]}   reply i to request i; the last one repeats
+      {"replies": [...], "cycle": true}   reply i mod n: the same
+                              exchange on every wake
       {"idle_ratio": 0.78, "seed": 1, "text": "..."}  [IDLE] with that
                               probability, else text (deterministic)
     where a reply R is an object with any of:
-      "text"      the assistant's content (default "[IDLE]")
+      "text"      the assistant's content (default "[IDLE]"; none when
+                  tool_calls are given and text is not)
+      "tool_calls" [{"name": N, "arguments": A, "id": I}, ...]: calls
+                  the model makes; A is an object, or a string sent
+                  verbatim (broken arguments); I defaults to call_K
       "status"    HTTP status (default 200); an error body is sent
       "delay"     seconds to wait before answering
       "raw"       a body sent verbatim (e.g. malformed JSON)
       "endless"   true: a body that never ends
-      "usage"     {"prompt_tokens": n, "completion_tokens": n}
+      "usage"     {"prompt_tokens": n, "completion_tokens": n}, in
+                  either protocol (sent as input/output_tokens to
+                  Anthropic clients)
+      "exit", "stderr"   --command only: exit status and a message
   DIR/requests.jsonl  one line per request: path, headers, body
 
-Usage: llm-double.py DIR   (stops on SIGTERM)
+The double checks what a real server would refuse (400): a tool result
+whose call is not in the assistant message before it; for Anthropic, a
+missing anthropic-version header, a role other than user or assistant,
+a first message that is not the user's, turns that do not alternate.
+
+Usage: llm-double.py DIR              (stops on SIGTERM)
+       llm-double.py --command DIR    (one request, stdin to stdout)
 """
+import fcntl
 import json
 import os
 import random
@@ -29,14 +49,13 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-DIR = sys.argv[1]
 LOCK = threading.Lock()
 COUNT = [0]
 
 
-def script():
+def script(d):
     try:
-        with open(os.path.join(DIR, "script.json")) as f:
+        with open(os.path.join(d, "script.json")) as f:
             return json.load(f)
     except FileNotFoundError:
         return {}
@@ -49,20 +68,114 @@ def pick(s, n):
         return {"text": "[IDLE]" if idle else s.get("text", "Something "
                 "happened that needs your attention.")}
     replies = s.get("replies") or [{}]
+    if s.get("cycle"):
+        return replies[n % len(replies)]
     return replies[min(n, len(replies) - 1)]
 
 
+def calls(r):
+    out = []
+    for k, c in enumerate(r.get("tool_calls") or [], 1):
+        out.append((c.get("id", "call_%d" % k), c["name"],
+                    c.get("arguments", {})))
+    return out
+
+
+def usage(r, req):
+    text = r.get("text", "")
+    return r.get("usage", {"prompt_tokens": 40 + len(json.dumps(req)) // 40,
+                           "completion_tokens": max(1, len(text) // 4)})
+
+
 def openai_reply(r, req):
-    text = r.get("text", "[IDLE]")
-    usage = r.get("usage", {"prompt_tokens": 40 + len(json.dumps(req)) // 40,
-                            "completion_tokens": max(1, len(text) // 4)})
+    tc = calls(r)
+    msg = {"role": "assistant",
+           "content": r.get("text", None if tc else "[IDLE]")}
+    if tc:
+        msg["tool_calls"] = [
+            {"id": i, "type": "function",
+             "function": {"name": n, "arguments": a if isinstance(a, str)
+                          else json.dumps(a)}} for i, n, a in tc]
+    u = usage(r, req)
     return {
         "id": "chatcmpl-double", "object": "chat.completion",
         "created": int(time.time()), "model": req.get("model", "double"),
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
-        "usage": dict(usage, total_tokens=sum(usage.values())),
+        "choices": [{"index": 0, "message": msg,
+                     "finish_reason": "tool_calls" if tc else "stop"}],
+        "usage": dict(u, total_tokens=sum(u.values())),
     }
+
+
+def anthropic_reply(r, req):
+    tc = calls(r)
+    content = []
+    text = r.get("text", None if tc else "[IDLE]")
+    if text:
+        content.append({"type": "text", "text": text})
+    for i, n, a in tc:
+        if isinstance(a, str):
+            a = json.loads(a)
+        content.append({"type": "tool_use", "id": i, "name": n,
+                        "input": a})
+    u = usage(r, req)
+    return {
+        "id": "msg_double", "type": "message", "role": "assistant",
+        "model": req.get("model", "double"), "content": content,
+        "stop_reason": "tool_use" if tc else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": u["prompt_tokens"],
+                  "output_tokens": u["completion_tokens"]},
+    }
+
+
+def openai_check(req):
+    ids = set()
+    for m in req.get("messages", []):
+        if m.get("role") == "assistant":
+            ids = {c["id"] for c in m.get("tool_calls") or []}
+        elif m.get("role") == "tool":
+            if m.get("tool_call_id") not in ids:
+                return "tool message without its tool call"
+        else:
+            ids = set()
+    return None
+
+
+def anthropic_check(req, headers):
+    if headers.get("anthropic-version") != "2023-06-01":
+        return "anthropic-version header missing"
+    msgs = req.get("messages", [])
+    if not msgs or msgs[0].get("role") != "user":
+        return "messages: first message must use the \"user\" role"
+    prev, ids = None, set()
+    for m in msgs:
+        role = m.get("role")
+        if role not in ("user", "assistant"):
+            return "messages: unexpected role %r" % role
+        if role == prev:
+            return "messages: roles must alternate"
+        prev = role
+        blocks = m["content"] if isinstance(m["content"], list) else []
+        if role == "assistant":
+            ids = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+            continue
+        for b in blocks:
+            if b.get("type") == "tool_result" and \
+                    b.get("tool_use_id") not in ids:
+                return "tool_result without its tool_use"
+        ids = set()
+    return None
+
+
+def log(d, path, headers, req):
+    """Append the request; returns its index (0 for the first)."""
+    with open(os.path.join(d, "requests.jsonl"), "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        n = sum(1 for _ in f)
+        f.write(json.dumps({"path": path, "headers": headers,
+                            "body": req}) + "\n")
+    return n
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -79,54 +192,97 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def endless(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        chunk = b'{"choices":[' + b" " * 65536
+        try:
+            for _ in range(200 * 16):  # bounded: 200 MiB at most
+                self.wfile.write(chunk)
+        except OSError:
+            pass
+        self.close_connection = True
+
     def do_POST(self):
+        d = self.server.dir
         n = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(n)
         try:
             req = json.loads(raw)
         except ValueError:
             req = None
+        headers = {k.lower(): v for k, v in self.headers.items()}
         with LOCK:
-            i = COUNT[0]
-            COUNT[0] += 1
-            with open(os.path.join(DIR, "requests.jsonl"), "a") as f:
-                f.write(json.dumps({"path": self.path,
-                                    "headers": dict(self.headers),
-                                    "body": req}) + "\n")
-        r = pick(script(), i)
+            i = log(d, self.path, dict(self.headers), req)
+        r = pick(script(d), i)
         time.sleep(r.get("delay", 0))
         if r.get("endless"):
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            chunk = b'{"choices":[' + b" " * 65536
-            try:
-                for _ in range(200 * 16):  # bounded: 200 MiB at most
-                    self.wfile.write(chunk)
-            except OSError:
-                pass
-            self.close_connection = True
-            return
+            return self.endless()
         if "raw" in r:
             return self.send(r.get("status", 200), r["raw"])
         status = r.get("status", 200)
         if status != 200:
             return self.send(status, json.dumps(
-                {"error": {"message": r.get("text", "scripted error"),
-                           "type": "double"}}))
-        if req is None or not self.path.endswith("/chat/completions"):
-            return self.send(400, '{"error":{"message":"bad request"}}')
-        self.send(200, json.dumps(openai_reply(r, req)))
+                {"type": "error", "error": {
+                    "message": r.get("text", "scripted error"),
+                    "type": "double"}}))
+        if req is None:
+            return self.send(400, '{"error":{"message":"not JSON"}}')
+        if self.path.endswith("/chat/completions"):
+            bad, reply = openai_check(req), openai_reply
+        elif self.path.endswith("/messages"):
+            bad, reply = anthropic_check(req, headers), anthropic_reply
+        else:
+            bad = "no such endpoint"
+        if bad:
+            return self.send(400, json.dumps({"error": {"message": bad}}))
+        self.send(200, json.dumps(reply(r, req)))
+
+
+def command(d):
+    """One request as the command provider: stdin to stdout."""
+    raw = sys.stdin.read()
+    try:
+        req = json.loads(raw)
+    except ValueError:
+        req = None
+    i = log(d, "command", {"argv": sys.argv[1:]}, req)
+    r = pick(script(d), i)
+    time.sleep(r.get("delay", 0))
+    if "stderr" in r:
+        sys.stderr.write(r["stderr"] + "\n")
+    if r.get("exit"):
+        sys.exit(r["exit"])
+    if r.get("endless"):
+        chunk = '{"choices":[' + " " * 65536
+        try:
+            for _ in range(200 * 16):
+                sys.stdout.write(chunk)
+        except OSError:
+            pass
+        return
+    if "raw" in r:
+        sys.stdout.write(r["raw"])
+        return
+    bad = openai_check(req) if req is not None else "not JSON"
+    if bad:
+        sys.stderr.write("double: %s\n" % bad)
+        sys.exit(2)
+    sys.stdout.write(json.dumps(openai_reply(r, req)) + "\n")
 
 
 def main():
+    if sys.argv[1] == "--command":
+        return command(sys.argv[2])
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
+    srv.dir = sys.argv[1]
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
-    tmp = os.path.join(DIR, "port.tmp")
+    tmp = os.path.join(srv.dir, "port.tmp")
     with open(tmp, "w") as f:
         f.write(str(srv.server_address[1]))
-    os.rename(tmp, os.path.join(DIR, "port"))
+    os.rename(tmp, os.path.join(srv.dir, "port"))
     srv.serve_forever()
 
 
