@@ -567,7 +567,7 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	    (json_int_t)t->ctok));
 	json_object_set_new(k->res, "tools", json_pack("{s:i,s:i}", "calls",
 	    t->calls, "failed", t->failed));
-	snprintf(k->w.error, sizeof k->w.error, "%s", why);
+	snprintf(k->w.error, sizeof k->w.error, "%.255s", why);
 	if (why[0] != '\0') {
 		k->w.error_at = k->now;
 		snprintf(err, HEART_ERRLEN, "%s", why);

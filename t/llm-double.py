@@ -20,7 +20,8 @@ Scripted per test through files in its directory:
                   tool_calls are given and text is not)
       "tool_calls" [{"name": N, "arguments": A, "id": I}, ...]: calls
                   the model makes; A is an object, or a string sent
-                  verbatim (broken arguments); I defaults to call_K
+                  verbatim (broken arguments); I defaults to call_N_K,
+                  for the K-th call of request N
       "status"    HTTP status (default 200); an error body is sent
       "delay"     seconds to wait before answering
       "raw"       a body sent verbatim (e.g. malformed JSON)
@@ -29,7 +30,9 @@ Scripted per test through files in its directory:
                   either protocol (sent as input/output_tokens to
                   Anthropic clients)
       "exit", "stderr"   --command only: exit status and a message
-  DIR/requests.jsonl  one line per request: path, headers, body
+  DIR/requests.jsonl  one line per request: path, headers, body; its
+                      lines are the count of requests (emptying it
+                      starts the script again)
 
 The double checks what a real server would refuse (400): a tool result
 whose call is not in the assistant message before it; for Anthropic, a
@@ -73,10 +76,11 @@ def pick(s, n):
     return replies[min(n, len(replies) - 1)]
 
 
-def calls(r):
+def calls(r, n):
+    """The scripted calls of reply n: (id, name, arguments)."""
     out = []
     for k, c in enumerate(r.get("tool_calls") or [], 1):
-        out.append((c.get("id", "call_%d" % k), c["name"],
+        out.append((c.get("id", "call_%d_%d" % (n + 1, k)), c["name"],
                     c.get("arguments", {})))
     return out
 
@@ -87,8 +91,8 @@ def usage(r, req):
                            "completion_tokens": max(1, len(text) // 4)})
 
 
-def openai_reply(r, req):
-    tc = calls(r)
+def openai_reply(r, req, n):
+    tc = calls(r, n)
     msg = {"role": "assistant",
            "content": r.get("text", None if tc else "[IDLE]")}
     if tc:
@@ -106,8 +110,8 @@ def openai_reply(r, req):
     }
 
 
-def anthropic_reply(r, req):
-    tc = calls(r)
+def anthropic_reply(r, req, n):
+    tc = calls(r, n)
     content = []
     text = r.get("text", None if tc else "[IDLE]")
     if text:
@@ -237,7 +241,7 @@ class Handler(BaseHTTPRequestHandler):
             bad = "no such endpoint"
         if bad:
             return self.send(400, json.dumps({"error": {"message": bad}}))
-        self.send(200, json.dumps(reply(r, req)))
+        self.send(200, json.dumps(reply(r, req, i)))
 
 
 def command(d):
@@ -269,7 +273,7 @@ def command(d):
     if bad:
         sys.stderr.write("double: %s\n" % bad)
         sys.exit(2)
-    sys.stdout.write(json.dumps(openai_reply(r, req)) + "\n")
+    sys.stdout.write(json.dumps(openai_reply(r, req, i)) + "\n")
 
 
 def main():

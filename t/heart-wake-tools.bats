@@ -1,0 +1,341 @@
+#!/usr/bin/env bats
+# heart-wake: tools and the seed tool cap, the Anthropic and command
+# providers, and the heartbeat tool (ghost.mode: tool).  The tools are
+# the small scripts in t/tools/, run for real.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	heart_setup
+	llm_start
+	unset OPENAI_API_KEY ANTHROPIC_API_KEY
+	D=$BATS_TEST_TMPDIR
+	ln -s "$T/tools" "$D/tools"
+	S=$D/stock.yaml
+	soul fail
+}
+
+teardown() {
+	llm_stop
+}
+
+# soul TOOL [HEART_EXTRA] [TOP_EXTRA]: the stock agent with one tool,
+# quote, served by t/tools/TOOL (relative to the soul's directory)
+soul() {
+	cat > "$S" <<EOF
+name: stock
+system: You watch stock prices.
+heart:
+  schedule: { daily_cap: 1000 }
+  $2
+llm: { timeout: 5s }
+tools:
+  - name: quote
+    description: The last price of a stock.
+    parameters:
+      type: object
+      properties: { symbol: { type: string } }
+      required: [symbol]
+    command: [tools/$1]
+    timeout: 1s
+$3
+EOF
+}
+
+field() {	# field JQ: from the last JSON line in $output
+	echo "$output" | tail -n 1 | jq -c "$1"
+}
+
+asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
+
+@test "a tool that fails every time: 5 calls then tool_cap, 3 such wakes open the breaker on the tool trigger, the 4th sends nothing" {
+	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]}]}"
+	local w
+	for w in 1 2 3; do
+		run --separate-stderr heart-wake --soul "$S" --force
+		assert_failure 75
+		[ "$(field .status)" = '"tool_cap"' ]
+		[ "$(field .tools)" = '{"calls":5,"failed":5}' ]
+		[ "$(llm_count)" -eq $((w * 6)) ]
+		echo "$stderr" | grep -q 'heart-wake: stock: the model asked for more than seed_tool_cap (5) tool calls'
+		echo "$output" > "$D/wake$w.json"
+	done
+	# every call and its error result are in the result's messages
+	run jq -c '[.messages[] | select(.role == "tool") | .content] | unique' "$D/wake1.json"
+	assert_output '["error: quote: exit status 3: quote service unavailable (HTTP 503)"]'
+	run jq -c '[.messages[] | .role]' "$D/wake1.json"
+	assert_output '["user","assistant","tool","assistant","tool","assistant","tool","assistant","tool","assistant","tool","assistant"]'
+	[ "$(jq -c .breaker_events "$D/wake2.json")" = null ]
+	[ "$(jq -c '.breaker_events[0] | [.event, .trigger]' "$D/wake3.json")" = '["open","tool"]' ]
+	run jq -c '[.state, .tool_fails, .llm_fails]' "$HEART_STATE_DIR/agents/stock/breaker.json"
+	assert_output '["open",3,0]'
+	run heart-wake --soul "$S" --force
+	assert_success
+	[ "$(field .status)" = '"open"' ]
+	assert_output --partial 'tool trigger'
+	[ "$(llm_count)" -eq 18 ]
+	# discarded: heart-ghost keeps nothing of them; tokens still count
+	heart-ghost "$D"/wake*.json
+	[ ! -s "$HEART_STATE_DIR/agents/stock/history.jsonl" ]
+	[ "$(jq '.total, (.tokens.prompt > 0), .ghosts' -c "$HEART_STATE_DIR/agents/stock/cap.json" | paste -sd' ')" = "3 true 0" ]
+}
+
+@test "seed_tool_cap comes from the soul" {
+	soul fail 'schedule: { seed_tool_cap: 2 }'
+	sed -i '/^  schedule: { daily_cap/d' "$S"
+	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]}]}"
+	run heart-wake --soul "$S" --force
+	assert_failure 75
+	[ "$(field '[.status, .tools.calls]')" = '["tool_cap",2]' ]
+	[ "$(llm_count)" -eq 3 ]
+	llm_last | jq -e '[.messages[] | select(.role == "user")][0].content | test("At most 2 tool calls in this wake")'
+}
+
+@test "a healthy tool's output reaches the model and the final answer; it resets the tool trigger; history keeps the exchange" {
+	soul quote
+	heart-breaker record stock tool-fail >/dev/null
+	heart-breaker record stock tool-fail >/dev/null
+	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"ACME trades at 123.45 USD.\"}]}"
+	run heart-wake --soul "$S" --force
+	assert_success
+	[ "$(field '[.status, .response, .tools]')" = '["ok","ACME trades at 123.45 USD.",{"calls":1,"failed":0}]' ]
+	[ "$(llm_count)" -eq 2 ]
+	body=$(llm_last)
+	echo "$body" | jq -e '.tools[0].function.name == "quote" and .tools[0].function.parameters.required == ["symbol"]'
+	echo "$body" | jq -e '.messages[-2].tool_calls[0].id as $id | .messages[-1] | .role == "tool" and .tool_call_id == $id and (.content | fromjson) == {"symbol":"ACME","price":123.45,"currency":"USD"}'
+	[ "$(jq .tool_fails "$HEART_STATE_DIR/agents/stock/breaker.json")" -eq 0 ]
+	echo "$output" | heart-ghost --text > "$D/delivered"
+	[ "$(cat "$D/delivered")" = "ACME trades at 123.45 USD." ]
+	run jq -c '[.role, .tool_call_id]' "$HEART_STATE_DIR/agents/stock/history.jsonl"
+	assert_output "$(printf '%s\n' '["user",null]' '["assistant",null]' '["tool","call_1_1"]' '["assistant",null]')"
+	# the next wake sends the exchange as context (the double refuses a
+	# tool result whose call is not before it)
+	run heart-wake --soul "$S" --force
+	assert_success
+	llm_last | jq -e '[.messages[1:5][] | .role] == ["user","assistant","tool","assistant"]'
+}
+
+@test "a tool that hangs is killed at its timeout, with its children" {
+	soul hang
+	export HANG_PIDS=$D/pids
+	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"The quote service hangs.\"}]}"
+	run heart-wake --soul "$S" --force
+	assert_failure 75
+	[ "$(field '[.status, .tools]')" = '["ok",{"calls":1,"failed":1}]' ]
+	field '.messages[2].content' | grep -q 'error: quote: no result within 1s: killed with its process group'
+	[ "$(wc -l < "$HANG_PIDS")" -eq 2 ]
+	for pid in $(cat "$HANG_PIDS"); do
+		! kill -0 "$pid" 2>/dev/null
+	done
+	[ "$(jq .tool_fails "$HEART_STATE_DIR/agents/stock/breaker.json")" -eq 1 ]
+}
+
+@test "a tool that prints 100 MB is cut at the cap of 64 KiB" {
+	soul flood
+	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"That was long.\"}]}"
+	run heart-wake --soul "$S" --force
+	assert_success
+	[ "$(field '[.status, .tools]')" = '["ok",{"calls":1,"failed":0}]' ]
+	c=$(field '.messages[2].content' | jq -r .)
+	[ "${#c}" -lt 66000 ]
+	[[ "$c" == xxxxxxxx*'[heart: output cut at 65536 bytes]' ]]
+	[ "$(llm_last | jq -r '.messages[-1].content | length')" -eq "${#c}" ]
+}
+
+@test "an unknown tool or broken arguments get an error result, not a crash" {
+	soul quote
+	llm_script '{"cycle":true,"replies":[{"tool_calls":[{"name":"nope","arguments":{}},{"name":"quote","arguments":"{\"symbol\": ACME"},{"name":"quote","arguments":"[1, 2]"},{"name":"quote","arguments":{"symbol":"ACME"}}]},{"text":"Only one quote worked."}]}'
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_failure 75
+	[ "$(field '[.status, .response, .tools]')" = '["ok","Only one quote worked.",{"calls":4,"failed":3}]' ]
+	run jq -r '.messages[] | select(.role == "tool") | .content[0:60]' <<< "$output"
+	assert_line --index 0 "error: unknown tool 'nope'"
+	assert_line --index 1 --partial 'error: quote: arguments are not a JSON object: '
+	assert_line --index 2 'error: quote: arguments are not a JSON object'
+	assert_line --index 3 --partial '"price":123.45'
+	[ "$(jq .tool_fails "$HEART_STATE_DIR/agents/stock/breaker.json")" -eq 1 ]
+}
+
+@test "model text with shell metacharacters and \$(...) reaches a tool only as JSON on stdin" {
+	export RECORD_DIR=$D/rec OPENAI_API_KEY=sk-test-SECRET-42
+	mkdir "$RECORD_DIR"
+	soul record
+	sed -i 's|command: \[tools/record\]|command: [tools/record, --fixed, "two words"]|' "$S"
+	evil='$(touch PWNED1); `touch PWNED2`; touch PWNED3 && echo $HOME | cat > PWNED4 & '\''"\\ {x}*'
+	args=$(jq -nc --arg q "$evil" '{symbol: $q}')
+	llm_script "$(jq -nc --argjson a "$args" '{cycle: true, replies: [{tool_calls: [{name: "quote", arguments: $a}]}, {text: "done"}]}')"
+	cd "$D"
+	run heart-wake --soul "$S" --force
+	assert_success
+	wake=$output
+	run cat "$RECORD_DIR/argv"
+	assert_output "$(printf '%s\n' tools/record --fixed 'two words')"
+	[ "$(jq -c . "$RECORD_DIR/stdin")" = "$args" ]
+	[ "$(jq -r .symbol "$RECORD_DIR/stdin")" = "$evil" ]
+	run find "$D" / -maxdepth 1 -name 'PWNED*'
+	assert_output ""
+	# run in the soul's directory, told who it works for, without the key
+	[ "$(cat "$RECORD_DIR/pwd")" = "$D" ]
+	grep -qx 'HEART_AGENT=stock' "$RECORD_DIR/env"
+	grep -qx 'HEART_TOOL=quote' "$RECORD_DIR/env"
+	grep -qx "HEART_WAKE_ID=$(jq -r .wake_id <<< "$wake")" "$RECORD_DIR/env"
+	run grep -c SECRET "$RECORD_DIR/env"
+	assert_output 0
+}
+
+@test "Anthropic end to end: system field, tool_use and tool_result, key header, token usage in cap.json" {
+	soul quote
+	export HEART_LLM_PROVIDER=anthropic ANTHROPIC_API_KEY=sk-ant-SECRET-7
+	llm_script "{\"cycle\":true,\"replies\":[{\"text\":\"Let me look.\",\"tool_calls\":[$asks_quote],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":7}},{\"text\":\"ACME: 123.45\",\"usage\":{\"prompt_tokens\":150,\"completion_tokens\":9}}]}"
+	run heart-wake --soul "$S" --force
+	assert_success
+	[ "$(field '[.status, .response, .tools, .usage]')" = '["ok","ACME: 123.45",{"calls":1,"failed":0},{"prompt_tokens":250,"completion_tokens":16}]' ]
+	# in the result, the calls are in OpenAI form, for the history
+	[ "$(field '.messages[1].tool_calls[0].function')" = '{"name":"quote","arguments":"{\"symbol\":\"ACME\"}"}' ]
+	run jq -r .path "$LLM_DIR/requests.jsonl"
+	assert_output "$(printf '/v1/messages\n/v1/messages')"
+	tail -n 1 "$LLM_DIR/requests.jsonl" | jq -e '.headers["x-api-key"] == "sk-ant-SECRET-7" and .headers["anthropic-version"] == "2023-06-01" and (.headers | has("Authorization") | not)'
+	body=$(llm_last)
+	echo "$body" | jq -e '.system == "You watch stock prices." and .model == "double" and .max_tokens == 1024'
+	echo "$body" | jq -e '[.messages[] | .role] == ["user","assistant","user"]'
+	echo "$body" | jq -e '.messages[1].content == [{"type":"text","text":"Let me look."},{"type":"tool_use","id":"call_1_1","name":"quote","input":{"symbol":"ACME"}}]'
+	echo "$body" | jq -e '.messages[2].content[0] | .type == "tool_result" and .tool_use_id == "call_1_1" and (.content | fromjson | .price) == 123.45'
+	echo "$body" | jq -e '.tools == [{"name":"quote","description":"The last price of a stock.","input_schema":{"type":"object","properties":{"symbol":{"type":"string"}},"required":["symbol"]}}]'
+	[ "$(jq -c '[.tokens.prompt, .tokens.completion]' "$HEART_STATE_DIR/agents/stock/cap.json")" = '[250,16]' ]
+	run grep -rl SECRET "$HEART_STATE_DIR"
+	assert_output ""
+	run heart-wake --soul "$S" --force --dry-run
+	assert_output --partial '"x-api-key: [redacted]"'
+	refute_output --partial SECRET
+	llm_script '{"replies":[{"status":429,"text":"rate_limit_error: slow down"}]}'
+	run heart-wake --soul "$S" --force
+	assert_failure 75
+	assert_output --partial 'model endpoint answered HTTP 429: rate_limit_error: slow down'
+}
+
+@test "Anthropic: history that starts with the assistant, or a result cut from its call, still makes a valid request" {
+	soul quote 'history: { keep: 2 }'
+	export HEART_LLM_PROVIDER=anthropic
+	mkdir -p "$HEART_STATE_DIR/agents/stock"
+	h=$HEART_STATE_DIR/agents/stock/history.jsonl
+	w='"wake_id":"w1","chamber":"schedule","at":"2026-11-21T00:00:00Z"'
+	cat > "$h" <<EOF
+{"role":"user","content":"u1",$w}
+{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"quote","arguments":"{}"}}],$w}
+{"role":"tool","tool_call_id":"c1","content":"r1",$w}
+{"role":"assistant","content":"a1",$w}
+EOF
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run heart-wake --soul "$S" --force
+	assert_success
+	[ "$(field .status)" = '"idle"' ]
+	llm_last | jq -e '[.messages[] | .role] == ["user","assistant","user"] and .messages[1].content == [{"type":"text","text":"a1"}]'
+}
+
+@test "the command provider end to end: request on stdin, reply on stdout, tools, token usage; libcurl is never loaded" {
+	soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: 5s' "$T" "$LLM_DIR")"
+	sed -i '/^llm: { timeout: 5s }$/d' "$S"
+	unset HEART_LLM_MODEL HEART_LLM_URL HEART_LLM_PROVIDER
+	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote],\"usage\":{\"prompt_tokens\":30,\"completion_tokens\":3}},{\"text\":\"ACME: 123.45\",\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":4}}]}"
+	run heart-wake --soul "$S" --force
+	assert_success
+	[ "$(field '[.status, .response, .tools, .usage]')" = '["ok","ACME: 123.45",{"calls":1,"failed":0},{"prompt_tokens":70,"completion_tokens":7}]' ]
+	run jq -r .path "$LLM_DIR/requests.jsonl"
+	assert_output "$(printf 'command\ncommand')"
+	llm_last | jq -e '(has("model") | not) and .messages[0].role == "system" and .messages[-1].role == "tool" and .tools[0].function.name == "quote"'
+	[ "$(jq -c '[.tokens.prompt, .tokens.completion]' "$HEART_STATE_DIR/agents/stock/cap.json")" = '[70,7]' ]
+	LD_DEBUG=libs heart-wake --soul "$S" --force 2> "$D/ld" > /dev/null
+	run grep -c 'libcurl' "$D/ld"
+	assert_output 0
+	# the check can fail: an HTTP wake does load it
+	grep -q 'calling init' "$D/ld"
+	export HEART_LLM_URL="http://127.0.0.1:$(cat "$LLM_DIR/port")/v1"
+	sed -i 's/provider: command/provider: openai\n  model: double/' "$S"
+	LD_DEBUG=libs heart-wake --soul "$S" --force 2> "$D/ld" > /dev/null
+	grep -q 'libcurl' "$D/ld"
+}
+
+@test "the command provider's failures are LLM failures: exit status, timeout, garbage, no command" {
+	soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: 1s' "$T" "$LLM_DIR")"
+	sed -i '/^llm: { timeout: 5s }$/d' "$S"
+	for r in '{"exit":2,"stderr":"model not loaded"}=llm.command: exit status 2: model not loaded' \
+		'{"delay":3}=llm.command: no result within 1s: killed with its process group' \
+		'{"raw":"Sure! Here is"}=unreadable reply: not JSON' \
+		'{"endless":true}=llm.command: reply larger than'; do
+		heart-breaker reset stock > /dev/null
+		llm_script "{\"replies\":[${r%%=*}]}"
+		run heart-wake --soul "$S" --force
+		assert_failure 75
+		assert_output --partial "${r#*=}"
+		[ "$(field .status)" = '"error"' ]
+		[ "$(jq .llm_fails "$HEART_STATE_DIR/agents/stock/breaker.json")" -eq 1 ]
+	done
+	sed -i '/command: \[python3/d' "$S"
+	run heart-wake --soul "$S" --force
+	assert_failure 78
+	assert_output --partial 'llm provider command needs llm.command'
+}
+
+@test "tool mode: skip is a ghost, run does the work, a reply with no call is idle" {
+	soul quote 'ghost: { mode: tool }'
+	llm_script '{"replies":[{"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"markets closed"}}]}]}'
+	run at "2026-11-22 03:00:00 UTC" heart-wake --soul "$S" --force
+	assert_success
+	[ "$(field '[.status, .decision, .tools.calls]')" = '["idle",{"action":"skip","reason":"markets closed"},0]' ]
+	body=$(llm_last)
+	echo "$body" | jq -e '.tool_choice == {"type":"function","function":{"name":"heartbeat"}}'
+	echo "$body" | jq -e '[.tools[].function.name] == ["heartbeat","quote"] and .tools[0].function.parameters.properties.action.enum == ["skip","run"]'
+	echo "$body" | jq -e '.messages[-1].content | test("local time: 2026-11-22T03:00:00\\+00:00") and test("First call heartbeat: action skip if nothing needs doing now, run if there is work")'
+	echo "$output" | heart-ghost
+	[ ! -s "$HEART_STATE_DIR/agents/stock/history.jsonl" ]
+	[ "$(jq .ghosts "$HEART_STATE_DIR/agents/stock/cap.json")" -eq 1 ]
+
+	: > "$LLM_DIR/requests.jsonl"
+	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[{\"name\":\"heartbeat\",\"arguments\":{\"action\":\"run\",\"reason\":\"ACME moved\"}}]},{\"tool_calls\":[$asks_quote]},{\"text\":\"ACME fell 5% to 123.45.\"}]}"
+	run heart-wake --soul "$S" --force
+	assert_success
+	[ "$(field '[.status, .response, .decision.action, .tools]')" = '["ok","ACME fell 5% to 123.45.","run",{"calls":1,"failed":0}]' ]
+	[ "$(llm_count)" -eq 3 ]
+	run jq -c '.body | has("tool_choice")' "$LLM_DIR/requests.jsonl"
+	assert_output "$(printf 'true\nfalse\nfalse')"
+	echo "$(heart-wake --soul "$S" --force --dry-run | jq -c .request.body.tool_choice)" | grep -q heartbeat
+	: > "$LLM_DIR/requests.jsonl"
+	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[{\"name\":\"heartbeat\",\"arguments\":{\"action\":\"run\"}}]},{\"text\":\"ACME fell 5% to 123.45.\"}]}"
+	heart-wake --soul "$S" --force | heart-ghost --text > "$D/delivered"
+	[ "$(cat "$D/delivered")" = "ACME fell 5% to 123.45." ]
+	run jq -c '[.role, (.tool_calls[0].function.name // .tool_call_id)]' "$HEART_STATE_DIR/agents/stock/history.jsonl"
+	assert_output "$(printf '%s\n' '["user",null]' '["assistant","heartbeat"]' '["tool","call_1_1"]' '["assistant",null]')"
+
+	for reply in '{"text":"ALERT: I think ACME moved."}' \
+		"{\"tool_calls\":[$asks_quote]}" \
+		'{"tool_calls":[{"name":"heartbeat","arguments":{"action":"maybe"}}]}' \
+		'{"tool_calls":[{"name":"heartbeat","arguments":"{oops"}]}'; do
+		: > "$LLM_DIR/requests.jsonl"
+		llm_script "{\"replies\":[$reply]}"
+		run heart-wake --soul "$S" --force
+		assert_success
+		[ "$(field '[.status, .decision.action, .tools.calls]')" = '["idle","skip",0]' ] || { echo "not idle: $reply"; return 1; }
+		[ "$(llm_count)" -eq 1 ]
+	done
+	[ "$(field .decision.reason)" = '"the first call was not a readable heartbeat call"' ]
+}
+
+@test "tool mode with Anthropic forces the heartbeat tool" {
+	soul quote 'ghost: { mode: tool }'
+	export HEART_LLM_PROVIDER=anthropic
+	llm_script '{"replies":[{"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"quiet"}}]}]}'
+	run heart-wake --soul "$S" --force
+	assert_success
+	[ "$(field '[.status, .decision.action]')" = '["idle","skip"]' ]
+	llm_last | jq -e '.tool_choice == {"type":"tool","name":"heartbeat"} and .tools[0].name == "heartbeat"'
+}
+
+@test "a tool named heartbeat is refused in tool mode" {
+	soul quote 'ghost: { mode: tool }'
+	sed -i 's/- name: quote/- name: heartbeat/' "$S"
+	run heart-wake --soul "$S" --force
+	assert_failure 78
+	assert_output --partial "heartbeat is heart's own tool"
+	[ "$(llm_count)" -eq 0 ]
+}
