@@ -8,7 +8,10 @@
  * Invariants: when the program exits, or its time is up, its whole
  * process group is killed, so nothing it started outlives the call;
  * the group is signalled before its leader is reaped, so the group id
- * cannot have been reused.  A tool never sees the model's API key.
+ * cannot have been reused.  A SIGTERM, SIGINT or SIGHUP that comes
+ * while a program runs kills its group first, and is then raised
+ * again, to end the caller as it would have.  A tool never sees the
+ * model's API key.
  */
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
@@ -138,18 +141,29 @@ leader_gone(pid_t pid)
 	    == 0 && si.si_pid == pid;
 }
 
+static volatile sig_atomic_t caught;
+
+static void
+on_signal(int sig)
+{
+	caught = sig;
+}
+
 /*
  * Feed stdin, read stdout and stderr until the leader exits (then kill
  * what is left of its group and drain the pipes, for a second at most:
  * only a process that left the group can still hold them) or the
- * deadline passes (kill the group).
+ * deadline passes (kill the group).  SIGTERM, SIGINT and SIGHUP are
+ * caught meanwhile, and are let through (ppoll) only while waiting: one
+ * kills the group at once, and tool_exec raises it again when done.
  */
 static void
-pump(struct io *x, pid_t pid, long long deadline)
+pump(struct io *x, pid_t pid, long long deadline, const sigset_t *open)
 {
 	struct pollfd pf[4];
-	int pidfd, gone = 0, i, n, wait;
-	long long left;
+	struct timespec ts;
+	int pidfd, gone = 0, i, n;
+	long long left, wait;
 
 	pidfd = pidfd_open(pid, 0);
 	for (;;) {
@@ -161,10 +175,10 @@ pump(struct io *x, pid_t pid, long long deadline)
 		}
 		if (gone && x->fd[1] < 0 && x->fd[2] < 0)
 			break;
-		if ((left = deadline - now_ms()) <= 0) {
+		if ((left = deadline - now_ms()) <= 0 || caught) {
 			if (!gone) {
 				kill(-pid, SIGKILL);
-				x->o->timedout = 1;
+				x->o->timedout = !caught;
 			}
 			break;
 		}
@@ -174,11 +188,12 @@ pump(struct io *x, pid_t pid, long long deadline)
 				    i == 0 ? POLLOUT : POLLIN, 0 };
 		if (pidfd >= 0 && !gone)
 			pf[n++] = (struct pollfd){ pidfd, POLLIN, 0 };
-		wait = pidfd >= 0 || gone ? (int)(left < 60000 ? left : 60000)
-		    : (int)(left < 50 ? left : 50);
-		if (poll(pf, (nfds_t)n, wait) == -1 && errno != EINTR)
+		wait = pidfd >= 0 || gone ? left : left < 50 ? left : 50;
+		ts.tv_sec = wait / 1000;
+		ts.tv_nsec = wait % 1000 * 1000000;
+		if (ppoll(pf, (nfds_t)n, &ts, open) == -1 && errno != EINTR)
 			break;
-		for (i = 0; i < 3; i++) {
+		for (i = 0; i < 3 && !caught; i++) {
 			if (x->fd[i] < 0)
 				continue;
 			if (i == 0)
@@ -196,6 +211,35 @@ pump(struct io *x, pid_t pid, long long deadline)
 			close(x->fd[i]);
 }
 
+/* Catch (or let go) the signals that end heart-wake while a tool runs. */
+static void
+catch_signals(int on, struct sigaction old[3], sigset_t *mask)
+{
+	static const int sigs[3] = { SIGTERM, SIGINT, SIGHUP };
+	struct sigaction sa;
+	sigset_t block;
+	int i;
+
+	if (!on) {
+		sigprocmask(SIG_SETMASK, mask, NULL);
+		for (i = 0; i < 3; i++)
+			sigaction(sigs[i], &old[i], NULL);
+		return;
+	}
+	caught = 0;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&block);
+	for (i = 0; i < 3; i++) {
+		sigaction(sigs[i], &sa, &old[i]);
+		if (old[i].sa_handler == SIG_IGN)	/* nohup: stay so */
+			sigaction(sigs[i], &old[i], NULL);
+		else
+			sigaddset(&block, sigs[i]);
+	}
+	sigprocmask(SIG_BLOCK, &block, mask);
+}
+
 /*
  * Run p->argv with p->in on its standard input.  Returns 0 when the
  * program ran (o says how it ended), -1 with err when it could not be
@@ -206,7 +250,8 @@ tool_exec(const struct tool_proc *p, struct tool_out *o, char *err)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, eo[2] = { -1, -1 };
 	int ep[2] = { -1, -1 }, e = 0, i;
-	struct sigaction ign, old;
+	struct sigaction ign, old, olds[3];
+	sigset_t mask;
 	struct io x;
 	long long t0;
 	pid_t pid;
@@ -214,9 +259,11 @@ tool_exec(const struct tool_proc *p, struct tool_out *o, char *err)
 	memset(o, 0, sizeof *o);
 	o->out = xcalloc(1, p->maxout + 1);
 	t0 = now_ms();
+	catch_signals(1, olds, &mask);
 	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1 ||
 	    pipe2(eo, O_CLOEXEC) == -1 || pipe2(ep, O_CLOEXEC) == -1 ||
 	    (pid = fork()) == -1) {
+		catch_signals(0, olds, &mask);
 		errf(err, "%s: cannot start: %s", p->argv[0],
 		    strerror(errno));
 		close_pair(in);
@@ -225,8 +272,10 @@ tool_exec(const struct tool_proc *p, struct tool_out *o, char *err)
 		close_pair(ep);
 		return -1;
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		catch_signals(0, olds, &mask);
 		child(p, in[0], out[1], eo[1], ep[1]);
+	}
 	setpgid(pid, pid);
 	close(in[0]);
 	close(out[1]);
@@ -249,13 +298,16 @@ tool_exec(const struct tool_proc *p, struct tool_out *o, char *err)
 	memset(&ign, 0, sizeof ign);
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &ign, &old);
-	pump(&x, pid, t0 + p->timeout * 1000);
+	pump(&x, pid, t0 + p->timeout * 1000, &mask);
 	sigaction(SIGPIPE, &old, NULL);
 	while (waitpid(pid, &o->status, 0) == -1 && errno == EINTR)
 		;
 	while (read(ep[0], &e, sizeof e) == -1 && errno == EINTR)
 		;
 	close(ep[0]);
+	catch_signals(0, olds, &mask);
+	if (caught)
+		raise(caught);
 	o->out[o->len] = '\0';
 	o->errout[sizeof o->errout - 1] = '\0';
 	o->ms = now_ms() - t0;
@@ -335,6 +387,24 @@ find_tool(const json_t *tools, const char *name)
 		    name) == 0)
 			return t;
 	return NULL;
+}
+
+/* "NAME: no such tool (the tools are: a, b)" */
+static void
+unknown(const json_t *tools, const char *name, char *err)
+{
+	char list[300] = "";
+	json_t *t;
+	size_t i, n;
+
+	json_array_foreach(tools, i, t) {
+		n = strlen(list);
+		snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
+		    json_string_value(json_object_get(t, "name")));
+	}
+	errf(err, "%.64s: no such tool (%s%s)", name && *name ? name :
+	    "(no name)", list[0] ? "the tools are: " : "there are no tools",
+	    list);
 }
 
 /* environ without the key variable and our names, then ours. */
@@ -471,7 +541,7 @@ tool_call(const struct soul *s, const struct tool_ctx *c,
 
 	*text = NULL;
 	if (name == NULL || (t = find_tool(s->tools, name)) == NULL) {
-		errf(err, "unknown tool '%.64s'", name ? name : "");
+		unknown(s->tools, name, err);
 		*text = error_text(err);
 		return -1;
 	}

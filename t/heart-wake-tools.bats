@@ -150,7 +150,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	assert_failure 75
 	[ "$(field '[.status, .response, .tools]')" = '["ok","Only one quote worked.",{"calls":4,"failed":3}]' ]
 	run jq -r '.messages[] | select(.role == "tool") | .content[0:60]' <<< "$output"
-	assert_line --index 0 "error: unknown tool 'nope'"
+	assert_line --index 0 "error: nope: no such tool (the tools are: quote)"
 	assert_line --index 1 --partial 'error: quote: arguments are not a JSON object: '
 	assert_line --index 2 'error: quote: arguments are not a JSON object'
 	assert_line --index 3 --partial '"price":123.45'

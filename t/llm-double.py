@@ -118,7 +118,10 @@ def anthropic_reply(r, req, n):
         content.append({"type": "text", "text": text})
     for i, n, a in tc:
         if isinstance(a, str):
-            a = json.loads(a)
+            try:
+                a = json.loads(a)
+            except ValueError:
+                pass        # sent as it is: what a broken server does
         content.append({"type": "tool_use", "id": i, "name": n,
                         "input": a})
     u = usage(r, req)
