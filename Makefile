@@ -112,13 +112,18 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
-		$(DESTDIR)$(SHAREDIR)/heartbeat/souls
+		$(DESTDIR)$(SHAREDIR)/heartbeat/souls \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
 	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
 	install -m 644 share/heartbeat/souls/* \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/souls
+	install -m 755 share/heartbeat/tools/price \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
+	install -m 644 share/heartbeat/tools/prices.tsv \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
 
 clean:
 	rm -rf build $(PROGS)

@@ -131,6 +131,26 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	[ "$(jq .tool_fails "$HEART_STATE_DIR/agents/stock/breaker.json")" -eq 1 ]
 }
 
+@test "a SIGTERM to heart-wake while a tool runs kills the tool and its children, then heart-wake" {
+	soul hang
+	sed -i 's/timeout: 1s/timeout: 60s/' "$S"
+	export HANG_PIDS=$D/pids
+	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]}]}"
+	heart-wake --soul "$S" --force > /dev/null 3>&- &
+	wpid=$!
+	for _ in $(seq 100); do
+		[ -s "$HANG_PIDS" ] && [ "$(wc -l < "$HANG_PIDS")" = 2 ] && break
+		sleep 0.05
+	done
+	kill -TERM "$wpid"
+	rc=0
+	wait "$wpid" || rc=$?
+	[ "$rc" -eq 143 ]
+	for pid in $(cat "$HANG_PIDS"); do
+		! kill -0 "$pid" 2>/dev/null || ps -o stat= -p "$pid" | grep -q Z
+	done
+}
+
 @test "a tool that prints 100 MB is cut at the cap of 64 KiB" {
 	soul flood
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"That was long.\"}]}"
@@ -338,4 +358,17 @@ EOF
 	assert_failure 78
 	assert_output --partial "heartbeat is heart's own tool"
 	[ "$(llm_count)" -eq 0 ]
+}
+
+@test "the shipped stock_watch soul's price tool works offline, end to end" {
+	llm_script '{"cycle":true,"replies":[{"tool_calls":[{"name":"price","arguments":{"symbol":"ACME"}},{"name":"price","arguments":{"symbol":"globex"}}]},{"text":"GLOBEX fell 5.30% to 55.02."}]}'
+	run heart-wake --soul "$SOULS/stock_watch.yaml" --force
+	assert_success
+	[ "$(field '[.status, .tools]')" = '["ok",{"calls":2,"failed":0}]' ]
+	run jq -c '.messages[] | select(.role == "tool") | .content | fromjson | [.symbol, .price, .change_pct]' <<< "$output"
+	assert_output "$(printf '%s\n' '["ACME",123.45,2.88]' '["GLOBEX",55.02,-5.3]')"
+	printf 'ACME\t100\t90\t2026-11-21T10:00:00-05:00\n' > "$D/prices.tsv"
+	HEART_PRICE_FILE=$D/prices.tsv run heart-wake --soul "$SOULS/stock_watch.yaml" --force
+	[ "$(field '[.tools, (.messages[2].content | fromjson | .change_pct)]')" = '[{"calls":2,"failed":1},-10]' ]
+	field '.messages[3].content' | grep -q 'error: price: exit status 3: price: no price for GLOBEX'
 }
