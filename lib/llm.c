@@ -42,8 +42,9 @@ openai_body(const struct llm_conf *c, json_t *messages, json_t *tools,
 	if (tools != NULL && json_array_size(tools) > 0)
 		json_object_set(b, "tools", tools);
 	if (force != NULL)
-		json_object_set_new(b, "tool_choice", json_pack("{s:s,s:{s:s}}",
-		    "type", "function", "function", "name", force));
+		json_object_set_new(b, "tool_choice", json_pack(
+		    "{s:s,s:{s:s}}", "type", "function", "function", "name",
+		    force));
 	return b;
 }
 

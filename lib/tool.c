@@ -449,6 +449,41 @@ free_env(char **env)
 	free(env);
 }
 
+/* The length of the valid UTF-8 character at p, n bytes left; 0 for
+ * an invalid one, and for NUL. */
+static size_t
+utf8_char(const unsigned char *p, size_t n)
+{
+	size_t len, k;
+	unsigned cp;
+
+	if (p[0] < 0x80)
+		return p[0] != 0;
+	if ((p[0] & 0xe0) == 0xc0) {
+		len = 2;
+		cp = p[0] & 0x1f;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		len = 3;
+		cp = p[0] & 0x0f;
+	} else if ((p[0] & 0xf8) == 0xf0) {
+		len = 4;
+		cp = p[0] & 0x07;
+	} else
+		return 0;
+	if (len > n)
+		return 0;
+	for (k = 1; k < len; k++) {
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[k] & 0x3f);
+	}
+	if ((len == 2 && cp < 0x80) || (len == 3 && (cp < 0x800 ||
+	    (cp >= 0xd800 && cp < 0xe000))) || (len == 4 &&
+	    (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
 /*
  * Bytes as a JSON-safe string: invalid UTF-8 (a binary tool, a cut in
  * the middle of a character) and NUL become U+FFFD.
@@ -458,31 +493,18 @@ utf8_clean(const char *s, size_t len, size_t *outlen)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	char *o = xcalloc(1, len * 3 + 1);
-	size_t i = 0, n = 0, k, need;
-	unsigned cp;
+	size_t i = 0, n = 0, c;
 
 	while (i < len) {
-		need = p[i] == 0 ? 9 : p[i] < 0x80 ? 0 : (p[i] & 0xe0) == 0xc0 ? 1 :
-		    (p[i] & 0xf0) == 0xe0 ? 2 : (p[i] & 0xf8) == 0xf0 ? 3 : 9;
-		cp = need == 0 ? p[i] : need == 1 ? p[i] & 0x1f :
-		    need == 2 ? p[i] & 0x0f : p[i] & 0x07;
-		for (k = 1; need < 9 && k <= need; k++) {
-			if (i + k >= len || (p[i + k] & 0xc0) != 0x80)
-				break;
-			cp = cp << 6 | (p[i + k] & 0x3f);
-		}
-		if (need == 9 || k <= need || (need == 1 && cp < 0x80) ||
-		    (need == 2 && (cp < 0x800 || (cp >= 0xd800 &&
-		    cp < 0xe000))) || (need == 3 && (cp < 0x10000 ||
-		    cp > 0x10ffff))) {
+		if ((c = utf8_char(p + i, len - i)) == 0) {
 			memcpy(o + n, "\xef\xbf\xbd", 3);
 			n += 3;
 			i++;
-			continue;
+		} else {
+			memcpy(o + n, s + i, c);
+			n += c;
+			i += c;
 		}
-		memcpy(o + n, s + i, need + 1);
-		n += need + 1;
-		i += need + 1;
 	}
 	*outlen = n;
 	return o;

@@ -163,6 +163,15 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	[ "$(llm_last | jq -r '.messages[-1].content | length')" -eq "${#c}" ]
 }
 
+@test "a tool's bytes that are not UTF-8 reach the model as U+FFFD" {
+	soul binary
+	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"ok\"}]}"
+	run heart-wake --soul "$S" --force
+	assert_success
+	[ "$(field '.messages[2].content == "café \ufffd\ufffdok \ufffd\ufffd"')" = true ]
+	llm_last | jq -e '.messages[-1].content == "café \ufffd\ufffdok \ufffd\ufffd"'
+}
+
 @test "an unknown tool or broken arguments get an error result, not a crash" {
 	soul quote
 	llm_script '{"cycle":true,"replies":[{"tool_calls":[{"name":"nope","arguments":{}},{"name":"quote","arguments":"{\"symbol\": ACME"},{"name":"quote","arguments":"[1, 2]"},{"name":"quote","arguments":{"symbol":"ACME"}}]},{"text":"Only one quote worked."}]}'
