@@ -310,6 +310,7 @@ struct talk {
 	long long ptok, ctok;
 	int	 calls, failed;	/* tool calls run, and failed */
 	int	 capped;	/* the model asked for one past the cap */
+	int	 ids;		/* call ids given by heart */
 	char	 toolerr[HEART_ERRLEN];	/* the first tool failure */
 };
 
@@ -372,9 +373,12 @@ say(struct wake *k, struct talk *t, json_t *m)
 	json_array_append_new(t->msgs, m);
 }
 
-/* Every call gets an id and a type, so its result can name it. */
+/*
+ * Every call gets an id (unique in the wake, where the server gave
+ * none) and a type, so that its result can name it.
+ */
 static void
-normalize_calls(json_t *calls)
+normalize_calls(struct talk *t, json_t *calls)
 {
 	json_t *call;
 	char id[32];
@@ -382,7 +386,7 @@ normalize_calls(json_t *calls)
 
 	json_array_foreach(calls, i, call) {
 		if (!json_is_string(json_object_get(call, "id"))) {
-			snprintf(id, sizeof id, "call_%zu", i + 1);
+			snprintf(id, sizeof id, "call_heart_%d", ++t->ids);
 			json_object_set_new(call, "id", json_string(id));
 		}
 		json_object_set_new(call, "type", json_string("function"));
@@ -508,7 +512,7 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 	int first = t->force != NULL, idle;
 
 	t->force = NULL;
-	normalize_calls(r->tool_calls);
+	normalize_calls(t, r->tool_calls);
 	if (first && !decide(k, t, r)) {
 		settle_reply(k, "idle", r->text, NULL);
 		return 0;

@@ -174,7 +174,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 
 @test "an unknown tool or broken arguments get an error result, not a crash" {
 	soul quote
-	llm_script '{"cycle":true,"replies":[{"tool_calls":[{"name":"nope","arguments":{}},{"name":"quote","arguments":"{\"symbol\": ACME"},{"name":"quote","arguments":"[1, 2]"},{"name":"quote","arguments":{"symbol":"ACME"}}]},{"text":"Only one quote worked."}]}'
+	llm_script '{"cycle":true,"replies":[{"tool_calls":[{"name":"nope","arguments":{}},{"name":"quote","arguments":"{\"symbol\": ACME"},{"name":"quote","arguments":"[1, 2]"},{"name":"quote","arguments":{"symbol":"ACME"},"id":null}]},{"text":"Only one quote worked."}]}'
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
 	[ "$(field '[.status, .response, .tools]')" = '["ok","Only one quote worked.",{"calls":4,"failed":3}]' ]
@@ -183,6 +183,8 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	assert_line --index 1 --partial 'error: quote: arguments are not a JSON object: '
 	assert_line --index 2 'error: quote: arguments are not a JSON object'
 	assert_line --index 3 --partial '"price":123.45'
+	# a call that came without an id gets one, and its result names it
+	[ "$(llm_last | jq -c '[.messages[-5].tool_calls[3].id, .messages[-1].tool_call_id]')" = '["call_heart_1","call_heart_1"]' ]
 	[ "$(jq .tool_fails "$HEART_STATE_DIR/agents/stock/breaker.json")" -eq 1 ]
 }
 
