@@ -482,7 +482,7 @@ command_send(const struct llm_conf *c, const struct provider *p,
 	const json_t *cmd = c->command;
 	struct tool_proc tp;
 	struct tool_out o;
-	char **av;
+	char **av, e2[HEART_ERRLEN];
 	size_t i;
 	int rc = -1;
 
@@ -496,8 +496,9 @@ command_send(const struct llm_conf *c, const struct provider *p,
 	tp.inlen = strlen(body);
 	tp.timeout = c->timeout;
 	tp.maxout = LLM_MAXREPLY;
-	if (tool_exec(&tp, &o, err) == 0 &&
-	    tool_status("llm.command", &tp, &o, err) == 0) {
+	if (tool_exec(&tp, &o, e2) == -1)
+		errf(err, "llm.command: %s", e2);
+	else if (tool_status("llm.command", &tp, &o, err) == 0) {
 		if (o.cut)
 			errf(err, "llm.command: reply larger than %d bytes, "
 			    "cut off", LLM_MAXREPLY);

@@ -638,6 +638,7 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 	json_t *body;
 
 	cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
+	brk_peek(k->s->name, &k->bc, k->now, &k->bv, err);
 	if (talk_begin(k, &t, err) == -1)
 		return HX_IOERR;
 	body = llm_body(lc, t.msgs, t.offer, t.force);
