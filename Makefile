@@ -31,7 +31,7 @@ TPROGS = soul-dump brk-probe hist-dump
 LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/soul.c lib/cap.c lib/brk.c lib/jscan.c lib/hist.c lib/ghost.c \
 	lib/deliver.c lib/idle.c lib/checklist.c lib/http.c lib/llm.c \
-	lib/wake.c lib/run.c
+	lib/wake.c lib/adapt.c lib/run.c
 LIBHDR = lib/heart.h lib/yj.h
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
 	man/heart-wake.1
@@ -51,7 +51,7 @@ all: $(PROGS)
 heart-cap_LIBS = $(CORE_LIBS)
 heart-breaker_LIBS = $(CORE_LIBS)
 heart-ghost_LIBS = $(CORE_LIBS)
-heart-wake_LIBS = $(CORE_LIBS) -ldl
+heart-wake_LIBS = $(CORE_LIBS) -ldl -lm
 
 build/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/lib
