@@ -5,7 +5,8 @@
 #                   man pages, run the bats suite, then again under
 #                   AddressSanitizer and UndefinedBehaviorSanitizer
 #   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SHAREDIR
-#   make bench      run the benchmarks in bench/ and print their figures
+#   make bench      install what the benchmarks need (bench-deps), run
+#                   the benchmarks in bench/ and print their figures
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -43,6 +44,8 @@ DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
 	libcurl4-openssl-dev
 DEB_TEST = bats bats-support bats-assert jq faketime libfaketime mandoc \
 	hyperfine python3 procps
+# and the benchmarks (make bench-deps): charts under bench/results/
+DEB_BENCH = gnuplot-nox
 
 all: $(PROGS)
 
@@ -96,6 +99,9 @@ tprogs: $(TPROGS:%=build/t/%)
 deps:
 	@sh t/deps.sh $(DEB_BUILD) $(DEB_TEST)
 
+bench-deps:
+	@sh t/deps.sh $(DEB_BUILD) $(DEB_TEST) $(DEB_BENCH)
+
 lint: $(MAN1) $(MAN5) $(MAN7)
 	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
 
@@ -106,7 +112,7 @@ check: deps
 	HEART_BIN=$(CURDIR)/build/asan HEART_TBIN=$(CURDIR)/build/asan/t \
 		HEART_SANITIZED=1 bats $(BATSFLAGS) t
 
-bench: all
+bench: bench-deps all
 	@for b in bench/*.sh; do sh "$$b" || exit 1; done
 
 install: all
@@ -123,4 +129,4 @@ install: all
 clean:
 	rm -rf build $(PROGS)
 
-.PHONY: all tprogs asan deps lint check bench install clean
+.PHONY: all tprogs asan deps bench-deps lint check bench install clean

@@ -476,19 +476,23 @@ adapt_json(const struct soul *s, const struct adapt_fig *f)
 	dur_format(c->min, lo, sizeof lo);
 	dur_format(c->max, hi, sizeof hi);
 	snprintf(why, sizeof why, "%s %02d-%02dh: %lld real, %lld ghosts "
-	    "(%.2f weighted) in %lld days, %lld ghosts in a row (%.2f); "
-	    "share %.2f, %s x 2^%.2f: every %s (min %s, max %s)",
-	    days[f->how / 24 % 7], f->how % 24, f->how % 24 + 1, f->real, ng,
-	    f->gweight, c->window, f->run, f->runweight, f->share, base,
+	    "(%.2f weighted) in %lld days; same hour other days: %lld real, "
+	    "%.2f ghosts; %lld ghosts in a row (%.2f); share %.2f, %s x "
+	    "2^%.2f: every %s (min %s, max %s)", days[f->how / 24 % 7],
+	    f->how % 24, f->how % 24 + 1, f->real, ng, f->gweight, c->window,
+	    f->dreal, f->dgweight, f->run, f->runweight, f->share, base,
 	    round3(f->exponent), iv, lo, hi);
-	return json_pack("{s:i,s:s,s:I,s:I,s:{s:I,s:I,s:I,s:I},s:f,s:I,"
-	    "s:f,s:f,s:f,s:I,s:I,s:I,s:I,s:s}", "hour_of_week", f->how,
-	    "day", days[f->how / 24 % 7], "window", (json_int_t)c->window,
-	    "real", (json_int_t)f->real, "ghosts", levels[0],
-	    (json_int_t)f->ghosts[0], levels[1], (json_int_t)f->ghosts[1],
-	    levels[2], (json_int_t)f->ghosts[2], levels[3],
-	    (json_int_t)f->ghosts[3], "ghosts_weighted", round3(f->gweight),
-	    "in_a_row", (json_int_t)f->run, "in_a_row_weighted",
+	return json_pack("{s:i,s:s,s:I,s:I,s:{s:I,s:I,s:I,s:I},s:f,"
+	    "s:{s:I,s:f,s:f},s:I,s:f,s:f,s:f,s:I,s:I,s:I,s:I,s:s}",
+	    "hour_of_week", f->how, "day", days[f->how / 24 % 7], "window",
+	    (json_int_t)c->window, "real", (json_int_t)f->real, "ghosts",
+	    levels[0], (json_int_t)f->ghosts[0], levels[1],
+	    (json_int_t)f->ghosts[1], levels[2], (json_int_t)f->ghosts[2],
+	    levels[3], (json_int_t)f->ghosts[3], "ghosts_weighted",
+	    round3(f->gweight), "other_days", "real", (json_int_t)f->dreal,
+	    "ghosts_weighted", round3(f->dgweight), "share",
+	    round3(f->dshare), "in_a_row", (json_int_t)f->run,
+	    "in_a_row_weighted",
 	    round3(f->runweight), "share", round3(f->share), "exponent",
 	    round3(f->exponent), "base", (json_int_t)
 	    s->ch[CH_SCHEDULE].every, "min", (json_int_t)c->min, "max",

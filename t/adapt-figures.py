@@ -90,13 +90,15 @@ def table(out, names):
             ("mean delay (min)", "mean_delay_min"),
             ("worst delay (min)", "worst_delay_min")]
     periods = [p for p in out[names[0]] if p != "per_hour"]
-    head = "%-18s" % "" + "".join("%14s" % ("%s %s" % (n, p))
-                                  for p in periods for n in names)
-    lines = [head]
+    w = 10 * len(names)
+    lines = ["%-18s" % "" + " | ".join("%-*s" % (w, p) for p in periods),
+             "%-18s" % "" + " | ".join("".join("%10s" % n for n in names)
+                                       for p in periods)]
     for label, key in rows:
-        lines.append("%-18s" % label + "".join(
-            "%14s" % out[n][p][key] for p in periods for n in names))
-    return "\n".join(lines)
+        lines.append("%-18s" % label + " | ".join(
+            "".join("%10s" % out[n][p][key] for n in names)
+            for p in periods))
+    return "\n".join(l.rstrip() for l in lines)
 
 
 def main():
