@@ -6,7 +6,9 @@
  * schedule chamber woke within the window, how many wakes were real
  * answers and how many were ghosts (by idle level), plus the ghosts in
  * a row since the last real answer.  The interval in force at a time t
- * is a function of those figures, the soul and t only: no clock, no
+ * comes from the figures of t's hour of the week, with the same hour
+ * of the other days as a prior, and the ghosts in a row; it is a
+ * function of those figures, the soul and t only: no clock, no
  * randomness, so --explain can say exactly why (heart-soul(5) gives
  * the rule).  Intervals are rungs of a ladder (schedule.interval
  * doubled or halved, min, max) whose slots, shifted by the agent's
