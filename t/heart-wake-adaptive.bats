@@ -244,6 +244,28 @@ wake() {
 	assert_output --partial 'daily cap reached: 6 of 6 today'
 }
 
+@test "failed wakes teach nothing, and an open breaker holds an adaptive wake" {
+	t=$(ny '2026-12-07 12:00')
+	s=$(adaptive flaky)
+	printf '  breaker: { cooldown: 4h }\n' >> "$s"
+	llm_script '{"replies":[{"text":"[IDLE]"},{"status":500,"text":"overloaded"}]}'
+	wake "$s" "$t"
+	f=$HEART_STATE_DIR/agents/flaky/activity.json
+	cp "$f" "$BATS_TEST_TMPDIR/one"
+	for i in 1 2 3; do
+		run at_epoch $((t + i * 60)) heart-wake --soul "$s" --force --chamber schedule
+		[ "$status" -eq 75 ]
+	done
+	cmp "$f" "$BATS_TEST_TMPDIR/one"
+	# the next due wake finds the breaker open and sends nothing
+	next=$(date -d "$(explain "$s" $((t + 240)) | jq -r .next)" +%s)
+	run at_epoch "$next" heart-wake --soul "$s"
+	echo "$output" | jq -e '.status == "open" and .breaker == "open"'
+	run llm_count
+	assert_output 4
+	cmp "$f" "$BATS_TEST_TMPDIR/one"
+}
+
 @test "the state survives restarts, and a wake killed mid-call leaves it whole" {
 	t=$(ny '2026-12-07 12:00')
 	s=$(adaptive keep)
