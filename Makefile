@@ -5,7 +5,8 @@
 #                   man pages, run the bats suite, then again under
 #                   AddressSanitizer and UndefinedBehaviorSanitizer
 #   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SHAREDIR
-#   make bench      run the benchmarks in bench/ and print their figures
+#   make bench      install what the benchmarks need (bench-deps), run
+#                   the benchmarks in bench/ and print their figures
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -31,7 +32,7 @@ TPROGS = soul-dump brk-probe hist-dump
 LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/soul.c lib/cap.c lib/brk.c lib/jscan.c lib/hist.c lib/ghost.c \
 	lib/deliver.c lib/idle.c lib/checklist.c lib/http.c lib/llm.c \
-	lib/tool.c lib/wake.c lib/run.c
+	lib/tool.c lib/wake.c lib/adapt.c lib/run.c
 LIBHDR = lib/heart.h lib/yj.h
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
 	man/heart-wake.1
@@ -43,6 +44,8 @@ DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
 	libcurl4-openssl-dev
 DEB_TEST = bats bats-support bats-assert jq faketime libfaketime mandoc \
 	hyperfine python3 procps
+# and the benchmarks (make bench-deps): charts under bench/results/
+DEB_BENCH = gnuplot-nox
 
 all: $(PROGS)
 
@@ -51,7 +54,7 @@ all: $(PROGS)
 heart-cap_LIBS = $(CORE_LIBS)
 heart-breaker_LIBS = $(CORE_LIBS)
 heart-ghost_LIBS = $(CORE_LIBS)
-heart-wake_LIBS = $(CORE_LIBS) -ldl
+heart-wake_LIBS = $(CORE_LIBS) -ldl -lm
 
 build/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/lib
@@ -96,6 +99,9 @@ tprogs: $(TPROGS:%=build/t/%)
 deps:
 	@sh t/deps.sh $(DEB_BUILD) $(DEB_TEST)
 
+bench-deps:
+	@sh t/deps.sh $(DEB_BUILD) $(DEB_TEST) $(DEB_BENCH)
+
 lint: $(MAN1) $(MAN5) $(MAN7)
 	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
 
@@ -106,7 +112,7 @@ check: deps
 	HEART_BIN=$(CURDIR)/build/asan HEART_TBIN=$(CURDIR)/build/asan/t \
 		HEART_SANITIZED=1 bats $(BATSFLAGS) t
 
-bench: all
+bench: bench-deps all
 	@for b in bench/*.sh; do sh "$$b" || exit 1; done
 
 install: all
@@ -128,4 +134,4 @@ install: all
 clean:
 	rm -rf build $(PROGS)
 
-.PHONY: all tprogs asan deps lint check bench install clean
+.PHONY: all tprogs asan deps bench-deps lint check bench install clean

@@ -69,11 +69,15 @@ explain_text(json_t *arr)
 	json_array_foreach(arr, i, o) {
 		const char *reason = json_string_value(json_object_get(o,
 		    "reason"));
+		const char *why = json_string_value(json_object_get(
+		    json_object_get(o, "adaptive"), "why"));
 		printf("%s %s: %s%s%s\n",
 		    json_string_value(json_object_get(o, "agent")),
 		    json_string_value(json_object_get(o, "chamber")),
 		    json_string_value(json_object_get(o, "would")),
 		    reason ? ": " : " now", reason ? reason : "");
+		if (why != NULL && reason == NULL)
+			printf("  adaptive: %s\n", why);
 	}
 }
 

@@ -74,6 +74,15 @@ struct hours {
 	int	 end;		/* minute of day, exclusive; may wrap */
 };
 
+/* schedule.adaptive; see adapt.c and heart-soul(5) */
+struct adapt_conf {
+	int	 on;
+	long long min, max;	/* the interval's bounds, s */
+	long long window;	/* days of history looked at */
+	double	 weight[3];	/* a ghost's weight by idle level: LOW,
+				   MEDIUM, HIGH (a plain one weighs 1) */
+};
+
 struct chamber_conf {
 	long long every;	/* schedule.interval or idle.after, s */
 	char	*prompt;
@@ -92,6 +101,7 @@ struct soul {
 	long long pulse_interval;
 	long long pulse_misses;
 	struct chamber_conf ch[CH_NCHAMBERS];
+	struct adapt_conf adapt;	/* the schedule chamber's */
 	long long brk_threshold;
 	long long brk_cooldown;
 	long long brk_max_cooldown;
@@ -336,6 +346,49 @@ int	 llm_send(const struct llm_conf *, json_t *, struct llm_reply *,
 	    char *);
 void	 llm_reply_free(struct llm_reply *);
 
+/*
+ * adapt.c: the adaptive schedule, an activity estimator kept in
+ * agents/ID/activity.json (opaque; NULL is an agent with no history).
+ *   adapt_load(dir, &a, err)	read it; *a = NULL when there is none
+ *   adapt_interval(s, a, t, &fig)	the interval in force at t, and why
+ *   adapt_next(s, a, last, first, now, &fig)  when the chamber is next
+ *	due, its last wake being at last (0: none; first sight at first);
+ *	a time <= now means due now
+ *   adapt_offset(s, iv)	the agent's phase inside the interval iv
+ *   adapt_record(dir, s, &a, status, level, now, err)	add one wake's
+ *	outcome ("ok" or "idle", level "LOW" "MEDIUM" "HIGH" or NULL)
+ *	and write the file; the caller holds wake.lock
+ *   adapt_json(s, &fig)	the figures, for --explain and the result
+ */
+struct adapt;
+
+struct adapt_fig {
+	int	 how;		/* hour of the week, 0: Monday 00:00 */
+	time_t	 hour;		/* when that hour began */
+	long long real;		/* real answers in it over the window */
+	long long ghosts[4];	/* ghosts: plain, LOW, MEDIUM, HIGH */
+	double	 gweight;	/* the ghosts, weighted */
+	long long dreal;	/* the same, for the same hour of the day */
+	double	 dgweight;	/* on the other days of the week */
+	double	 dshare;	/* their share of real answers */
+	long long run;		/* ghosts in a row since the last real one */
+	double	 runweight;
+	double	 share;		/* the hour's share of real answers */
+	double	 exponent;	/* interval = schedule.interval * 2^exponent */
+	long long interval;	/* the rung in force */
+};
+
+int	 adapt_load(const char *, struct adapt **, char *);
+void	 adapt_free(struct adapt *);
+long long adapt_interval(const struct soul *, struct adapt *, time_t,
+	    struct adapt_fig *);
+time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
+	    time_t, struct adapt_fig *);
+long long adapt_offset(const struct soul *, long long);
+int	 adapt_record(const char *, const struct soul *, struct adapt **,
+	    const char *, const char *, time_t, char *);
+json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
+
 /* wake.c: the chambers' gates and agents/ID/wake.json */
 struct wake_state {
 	int	 exists;
@@ -346,6 +399,7 @@ struct wake_state {
 	char	 error[256];
 	int	 checklist_warned;
 	int	 running_pid;
+	struct adapt *act;		/* activity.json, or NULL */
 };
 
 struct gate {
@@ -357,14 +411,18 @@ struct gate {
 	long long interval;		/* in force, s */
 	long long offset;
 	char	*items;			/* open checklist items, or NULL */
+	json_t	*why;			/* adaptive: the figures, or NULL */
 };
 
 int	 wake_load(const char *, struct wake_state *, char *);
+void	 wake_free(struct wake_state *);
 int	 wake_save(const char *, const char *, const struct wake_state *,
 	    int, time_t, char *);
 long long wake_offset(const char *, long long);
 int	 wake_gates(const struct soul *, const char *, struct wake_state *,
 	    enum chamber, time_t, int, struct gate *);
+time_t	 wake_next(const struct soul *, const char *, struct wake_state *,
+	    enum chamber, time_t);
 void	 gate_free(struct gate *);
 
 /*

@@ -105,6 +105,8 @@ finish(struct wake *k, const char *status, const char *reason)
 	if (k->g.interval > 0)
 		json_object_set_new(k->res, "interval",
 		    json_integer(k->g.interval));
+	if (k->g.why != NULL)
+		json_object_set(k->res, "adaptive", k->g.why);
 	if (k->g.next > 0) {
 		char iso[32];
 		clock_utc(k->g.next, iso, sizeof iso);
@@ -714,6 +716,13 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	    err) == -1)
 		return fail(k, HX_IOERR, err);
 	r = call_model(k, lc, err);
+	/* the outcome teaches the adaptive schedule (adapt.c) */
+	if (r == HX_OK && k->g.chamber == CH_SCHEDULE && adapt_record(k->dir,
+	    k->s, &k->w.act, json_string_value(json_object_get(k->res,
+	    "status")), json_string_value(json_object_get(k->res,
+	    "idle_level")), k->now, err) == -1)
+		r = HX_IOERR;
+	k->g.next = wake_next(k->s, k->dir, &k->w, k->g.chamber, k->now);
 	if (wake_save(k->dir, k->s->name, &k->w, -1, k->now, err) == -1 &&
 	    r == HX_OK)
 		r = HX_IOERR;
@@ -766,6 +775,7 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 		state_unlock(fd);
 	}
 	gate_free(&k.g);
+	wake_free(&k.w);
 	json_decref(k.events);
 	*out = k.res;
 	return rc;
@@ -788,6 +798,7 @@ run_explain(const struct soul *s, time_t now, char *err)
 	    wake_load(k.dir, &k.w, err) == -1 ||
 	    brk_peek(s->name, &k.bc, now, &k.bv, err) == -1 ||
 	    cap_peek(s->name, s->timezone, now, &k.cv, err) == -1) {
+		wake_free(&k.w);
 		json_decref(arr);
 		return NULL;
 	}
@@ -803,10 +814,13 @@ run_explain(const struct soul *s, time_t now, char *err)
 		    s->name, "chamber", chamber_name((enum chamber)c),
 		    "would", open && k.bv.state != BRK_OPEN ? "wake" :
 		    k.g.status, "reason", open ? NULL : k.g.reason,
-		    "interval", (json_int_t)s->ch[c].every, "offset",
-		    (json_int_t)(c == CH_SCHEDULE ? wake_offset(s->name,
-		    s->ch[c].every) : 0), "breaker",
+		    "interval", (json_int_t)(k.g.interval ? k.g.interval :
+		    s->ch[c].every), "offset", (json_int_t)(c == CH_SCHEDULE ?
+		    (k.g.interval ? k.g.offset : wake_offset(s->name,
+		    s->ch[c].every)) : 0), "breaker",
 		    brk_state_name(k.bv.state));
+		if (k.g.why != NULL)
+			json_object_set(o, "adaptive", k.g.why);
 		if (k.g.next > 0) {
 			clock_iso(s->timezone, k.g.next, iso, sizeof iso);
 			json_object_set_new(o, "next", json_string(iso));
@@ -817,5 +831,6 @@ run_explain(const struct soul *s, time_t now, char *err)
 		json_array_append_new(arr, o);
 		gate_free(&k.g);
 	}
+	wake_free(&k.w);
 	return arr;
 }

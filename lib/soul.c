@@ -15,6 +15,7 @@
 #include "yj.h"
 
 #define SOUL_MAXSIZE	(1 << 20)
+#define DEF_INTERVAL	(30 * 60)	/* schedule.interval */
 
 struct sv {
 	const struct yj *y;
@@ -236,6 +237,108 @@ need_map(struct sv *v, const json_t *obj, const char *key, const char *path,
 }
 
 static int
+get_weight(struct sv *v, const json_t *obj, const char *key,
+    const char *path, double *dst)
+{
+	json_t *j = json_object_get(obj, key);
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_number(j) || json_number_value(j) < 0 ||
+	    json_number_value(j) > 1)
+		return bad(v, obj, key, path, "must be a number from 0 to 1");
+	*dst = json_number_value(j);
+	return 0;
+}
+
+/* window: a whole number of days, or a duration of whole days */
+static int
+get_days(struct sv *v, const json_t *obj, const char *key, const char *path,
+    long long *dst)
+{
+	json_t *j = json_object_get(obj, key);
+	long long d = -1;
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (json_is_integer(j))
+		d = json_integer_value(j);
+	else if (json_is_string(j) && dur_parse(json_string_value(j),
+	    &d) == 0 && d % 86400 == 0)
+		d /= 86400;
+	else
+		d = -1;
+	if (d < 1 || d > 365)
+		return bad(v, obj, key, path, "must be whole days, 1 to 365 "
+		    "(write e.g. 14 or 14d)");
+	*dst = d;
+	return 0;
+}
+
+/*
+ * schedule.adaptive: true (the defaults), false, or a mapping of min,
+ * max, window and levels.  The bounds must hold schedule.interval.
+ */
+static int
+load_adaptive(struct sv *v, const json_t *sched)
+{
+	static const char *const known[] = { "min", "max", "window",
+	    "levels", NULL };
+	static const char *const kl[] = { "low", "medium", "high", NULL };
+	struct adapt_conf *a = &v->s->adapt;
+	long long iv = v->s->ch[CH_SCHEDULE].every;
+	const char *path = "heart.schedule.adaptive";
+	json_t *j = json_object_get(sched, "adaptive"), *lv;
+	char m[160], d[32];
+	int i;
+
+	if (j == NULL || json_is_null(j) || json_is_false(j))
+		return 0;
+	if (!json_is_true(j) && !json_is_object(j))
+		return bad(v, sched, "adaptive", path, "must be true, false "
+		    "or a mapping of min, max, window and levels");
+	if (iv < 0)
+		iv = DEF_INTERVAL;
+	a->on = 1;
+	a->min = iv / 2 > 0 ? iv / 2 : 1;
+	a->max = iv * 8;
+	a->window = 14;
+	a->weight[0] = 1;
+	a->weight[1] = 0.5;
+	a->weight[2] = 0.25;
+	if (json_is_true(j))
+		return 0;
+	if (get_dur(v, j, "min", "heart.schedule.adaptive.min", &a->min) ||
+	    get_dur(v, j, "max", "heart.schedule.adaptive.max", &a->max) ||
+	    get_days(v, j, "window", "heart.schedule.adaptive.window",
+	    &a->window) || need_map(v, j, "levels",
+	    "heart.schedule.adaptive.levels", &lv) == -1)
+		return -1;
+	dur_format(iv, d, sizeof d);
+	if (a->min > iv) {
+		snprintf(m, sizeof m, "must not be longer than "
+		    "schedule.interval (%s)", d);
+		return bad(v, j, "min", "heart.schedule.adaptive.min", m);
+	}
+	if (a->max < iv) {
+		snprintf(m, sizeof m, "must not be shorter than "
+		    "schedule.interval (%s)", d);
+		return bad(v, j, "max", "heart.schedule.adaptive.max", m);
+	}
+	for (i = 0; lv != NULL && kl[i] != NULL; i++) {
+		snprintf(m, sizeof m, "%s.levels.%s", path, kl[i]);
+		if (get_weight(v, lv, kl[i], m, &a->weight[i]) == -1)
+			return -1;
+	}
+	if (lv != NULL) {
+		snprintf(m, sizeof m, "%s.levels", path);
+		unknown_keys(v, lv, m, kl);
+	}
+	unknown_keys(v, j, path, known);
+	return 0;
+}
+
+static int
 load_chamber(struct sv *v, const json_t *heart, enum chamber c)
 {
 	static const char *const known[] = { "interval", "after", "prompt",
@@ -258,9 +361,13 @@ load_chamber(struct sv *v, const json_t *heart, enum chamber c)
 	    get_hours(v, m, "active_hours", P("active_hours"), &cc->active) ||
 	    get_str(v, m, "checklist", P("checklist"), &cc->checklist) == -1)
 		return -1;
-	if (c == CH_SCHEDULE && get_int(v, m, "seed_tool_cap",
-	    P("seed_tool_cap"), 0, &cc->seed_tool_cap) == -1)
+	if (c == CH_SCHEDULE && (get_int(v, m, "seed_tool_cap",
+	    P("seed_tool_cap"), 0, &cc->seed_tool_cap) == -1 ||
+	    load_adaptive(v, m) == -1))
 		return -1;
+	if (c == CH_IDLE && json_object_get(m, "adaptive") != NULL)
+		return bad_key(v, m, "adaptive", P("adaptive"), "only the "
+		    "schedule chamber adapts its interval");
 	if (c == CH_IDLE && json_object_get(m, "interval") != NULL)
 		return bad(v, m, "interval", P("interval"), "the idle chamber "
 		    "fires 'after' a quiet stretch; write after: instead");
@@ -668,7 +775,7 @@ soul_defaults(struct soul *s)
 {
 	DEF(s->pulse_interval, 10);
 	DEF(s->pulse_misses, 3);
-	DEF(s->ch[CH_SCHEDULE].every, 30 * 60);
+	DEF(s->ch[CH_SCHEDULE].every, DEF_INTERVAL);
 	DEF(s->ch[CH_SCHEDULE].daily_cap, 48);
 	DEF(s->ch[CH_SCHEDULE].seed_tool_cap, 5);
 	DEF(s->ch[CH_IDLE].every, 2 * 3600);
@@ -806,14 +913,26 @@ str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+static json_t *
+adapt_conf_json(const struct adapt_conf *a)
+{
+	if (!a->on)
+		return json_null();
+	return json_pack("{s:I,s:I,s:I,s:{s:f,s:f,s:f}}", "min",
+	    (json_int_t)a->min, "max", (json_int_t)a->max, "window",
+	    (json_int_t)a->window, "levels", "low", a->weight[0], "medium",
+	    a->weight[1], "high", a->weight[2]);
+}
+
 /* The effective soul, defaults filled in, durations in seconds. */
 json_t *
 soul_json(const struct soul *s)
 {
 	const struct chamber_conf *sc = &s->ch[CH_SCHEDULE];
 	const struct chamber_conf *ic = &s->ch[CH_IDLE];
+	json_t *j;
 
-	return json_pack("{s:s,s:o,s:s,s:o,s:{s:I,s:I},"
+	j = json_pack("{s:s,s:o,s:s,s:o,s:{s:I,s:I},"
 	    "s:{s:I,s:o,s:I,s:I,s:o,s:o},s:{s:I,s:o,s:I,s:o,s:o},"
 	    "s:{s:I,s:I,s:I},s:{s:s,s:O,s:s,s:I},s:I,"
 	    "s:{s:o,s:o,s:o,s:o,s:I,s:I},s:O}",
@@ -847,4 +966,7 @@ soul_json(const struct soul *s)
 	    "timeout", (json_int_t)s->llm_timeout,
 	    "max_tokens", (json_int_t)s->llm_max_tokens,
 	    "tools", s->tools ? s->tools : json_null());
+	json_object_set_new(json_object_get(j, "schedule"), "adaptive",
+	    adapt_conf_json(&s->adapt));
+	return j;
 }

@@ -10,7 +10,9 @@
  * Gates, in order, all before any network traffic: busy (the lock),
  * due, active hours, checklist; the breaker and the cap follow in
  * run.c.  Every skip says which gate held and when the chamber may
- * next fire.
+ * next fire.  An adaptive schedule's due gate asks adapt.c, whose
+ * agents/ID/activity.json is read here with wake.json, under the
+ * same lock.
  */
 #include <sys/stat.h>
 
@@ -41,8 +43,12 @@ wake_load(const char *dir, struct wake_state *w, char *err)
 	int i;
 
 	memset(w, 0, sizeof *w);
-	if (state_read_json(dir, WAKEFILE, &j, err) == -1)
+	if (adapt_load(dir, &w->act, err) == -1)
 		return -1;
+	if (state_read_json(dir, WAKEFILE, &j, err) == -1) {
+		wake_free(w);
+		return -1;
+	}
 	if (j == NULL)
 		return 0;
 	w->exists = 1;
@@ -68,6 +74,13 @@ wake_load(const char *dir, struct wake_state *w, char *err)
 		    json_object_get(run, "pid"));
 	json_decref(j);
 	return 0;
+}
+
+void
+wake_free(struct wake_state *w)
+{
+	adapt_free(w->act);
+	w->act = NULL;
 }
 
 static json_t *
@@ -168,8 +181,38 @@ last_input(const char *agent, const char *dir)
 	return t;
 }
 
+/* The adaptive schedule: the interval in force and its slot. */
 static int
-due_schedule(const struct soul *s, const struct wake_state *w, time_t now,
+due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
+    struct gate *g)
+{
+	struct adapt_fig f;
+	time_t next;
+	char a[40], b[40];
+
+	next = adapt_next(s, w->act, w->last[CH_SCHEDULE], w->first_seen,
+	    now, &f);
+	g->interval = f.interval;
+	g->offset = adapt_offset(s, f.interval);
+	g->why = adapt_json(s, &f);
+	if (next <= now)
+		return 1;
+	g->next = next;
+	fmt_when(s, next, a, sizeof a);
+	if (w->last[CH_SCHEDULE])
+		fmt_when(s, w->last[CH_SCHEDULE], b, sizeof b);
+	snprintf(g->reason, sizeof g->reason, "schedule: not due: %s%s%s"
+	    "next wake %s (adaptive, offset %llds; %s)",
+	    w->last[CH_SCHEDULE] ? "last wake " : "",
+	    w->last[CH_SCHEDULE] ? b : "", w->last[CH_SCHEDULE] ? ", " : "",
+	    a, g->offset, json_string_value(json_object_get(g->why,
+	    "why")));
+	snprintf(g->status, sizeof g->status, "not_due");
+	return 0;
+}
+
+static int
+due_schedule(const struct soul *s, struct wake_state *w, time_t now,
     struct gate *g)
 {
 	long long iv = s->ch[CH_SCHEDULE].every;
@@ -179,6 +222,8 @@ due_schedule(const struct soul *s, const struct wake_state *w, time_t now,
 	    w->first_seen;
 	char a[40], b[40];
 
+	if (s->adapt.on)
+		return due_adaptive(s, w, now, g);
 	g->interval = iv;
 	g->offset = off;
 	if (since < slot)
@@ -299,6 +344,24 @@ has_work(const struct soul *s, enum chamber c, struct wake_state *w,
 }
 
 /*
+ * When chamber c is next due, from its due gate alone (active hours
+ * may hold it longer); for a result that has just woken it.
+ */
+time_t
+wake_next(const struct soul *s, const char *dir, struct wake_state *w,
+    enum chamber c, time_t now)
+{
+	struct gate g;
+
+	memset(&g, 0, sizeof g);
+	if (s->ch[c].daily_cap == 0 || (c == CH_SCHEDULE ?
+	    due_schedule(s, w, now, &g) : due_idle(s, dir, w, now, &g)))
+		g.next = 0;
+	gate_free(&g);
+	return g.next;
+}
+
+/*
  * The gates after the lock, in order: chamber off, due, active hours
  * (both skipped by force), checklist.  Returns 1 when the chamber may
  * go on to the breaker and the cap, 0 with g->status and g->reason set.
@@ -322,6 +385,11 @@ wake_gates(const struct soul *s, const char *dir, struct wake_state *w,
 		    due_idle(s, dir, w, now, g);
 		if (!ok || !in_hours(s, c, now, g))
 			return 0;
+	} else if (c == CH_SCHEDULE && s->adapt.on) {
+		struct adapt_fig f;
+		g->interval = adapt_interval(s, w->act, now, &f);
+		g->offset = adapt_offset(s, g->interval);
+		g->why = adapt_json(s, &f);
 	} else if (c == CH_SCHEDULE)
 		g->interval = s->ch[c].every;
 	return has_work(s, c, w, g);
@@ -332,4 +400,6 @@ gate_free(struct gate *g)
 {
 	free(g->items);
 	g->items = NULL;
+	json_decref(g->why);
+	g->why = NULL;
 }

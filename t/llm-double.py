@@ -15,6 +15,18 @@ Scripted per test through files in its directory:
                               exchange on every wake
       {"idle_ratio": 0.78, "seed": 1, "text": "..."}  [IDLE] with that
                               probability, else text (deterministic)
+      {"windows": [W, ...], "span": false, "else": "[IDLE]"}
+                              the answer depends on the faked time of the
+                              request, read from heart's meta line in the
+                              last user message ("local time: 2026-11-23
+                              T09:30:00-05:00"): W's text inside a window,
+                              else "else".  W is {"weekday": [0, 4] (0 is
+                              Monday), "from": "09:30", "to": "16:00",
+                              "text": "..."}, in the agent's local time.
+                              With "span": true a window answers when it
+                              overlaps the stretch since the last wake
+                              ("last schedule wake: ..."), so that the
+                              first wake after an event reports it.
     where a reply R is an object with any of:
       "text"      the assistant's content (default "[IDLE]"; none when
                   tool_calls are given and text is not)
@@ -42,10 +54,12 @@ a first message that is not the user's, turns that do not alternate.
 Usage: llm-double.py DIR              (stops on SIGTERM)
        llm-double.py --command DIR    (one request, stdin to stdout)
 """
+import datetime
 import fcntl
 import json
 import os
 import random
+import re
 import signal
 import sys
 import threading
@@ -64,7 +78,47 @@ def script(d):
         return {}
 
 
-def pick(s, n):
+def meta_time(req, what):
+    """A local time from heart's meta line, as a naive datetime."""
+    msgs = [m for m in (req or {}).get("messages", [])
+            if m.get("role") == "user"]
+    text = msgs[-1].get("content", "") if msgs else ""
+    if not isinstance(text, str):
+        text = " ".join(b.get("text", "") for b in text
+                        if isinstance(b, dict))
+    m = re.search(what + r": (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)", text)
+    return datetime.datetime.fromisoformat(m.group(1)) if m else None
+
+
+def in_window(w, since, now):
+    """Does window w hold a moment of (since, now]?"""
+    fh, fm = map(int, w["from"].split(":"))
+    th, tm = map(int, w["to"].split(":"))
+    sec = datetime.timedelta(seconds=1)
+    lo = since + sec if since is not None and since < now else now
+    day = lo.date()
+    while day <= now.date():
+        if day.weekday() in w.get("weekday", range(7)):
+            ws = datetime.datetime.combine(day, datetime.time(fh, fm))
+            we = datetime.datetime.combine(day, datetime.time(th, tm))
+            if max(lo, ws) <= min(now, we - sec):
+                return True
+        day += datetime.timedelta(days=1)
+    return False
+
+
+def by_window(s, req):
+    now = meta_time(req, "local time")
+    since = meta_time(req, r"last \w+ wake") if s.get("span") else None
+    for w in s["windows"]:
+        if now is not None and in_window(w, since, now):
+            return {"text": w.get("text", "Something happened.")}
+    return {"text": s.get("else", "[IDLE]")}
+
+
+def pick(s, n, req=None):
+    if "windows" in s:
+        return by_window(s, req)
     if "idle_ratio" in s:
         rng = random.Random(s.get("seed", 1) * 1000003 + n)
         idle = rng.random() < s["idle_ratio"]
@@ -222,7 +276,7 @@ class Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         with LOCK:
             i = log(d, self.path, dict(self.headers), req)
-        r = pick(script(d), i)
+        r = pick(script(d), i, req)
         time.sleep(r.get("delay", 0))
         if r.get("endless"):
             return self.endless()
@@ -255,7 +309,7 @@ def command(d):
     except ValueError:
         req = None
     i = log(d, "command", {"argv": sys.argv[1:]}, req)
-    r = pick(script(d), i)
+    r = pick(script(d), i, req)
     time.sleep(r.get("delay", 0))
     if "stderr" in r:
         sys.stderr.write(r["stderr"] + "\n")

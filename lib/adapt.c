@@ -1,0 +1,503 @@
+/*
+ * adapt.c - the adaptive schedule (schedule.adaptive): an activity
+ * estimator over a moving window, and the interval it puts in force.
+ *
+ * agents/ID/activity.json keeps, for every local hour in which the
+ * schedule chamber woke within the window, how many wakes were real
+ * answers and how many were ghosts (by idle level), plus the ghosts in
+ * a row since the last real answer.  The interval in force at a time t
+ * comes from the figures of t's hour of the week, with the same hour
+ * of the other days as a prior, and the ghosts in a row; it is a
+ * function of those figures, the soul and t only: no clock, no
+ * randomness, so --explain can say exactly why (heart-soul(5) gives
+ * the rule).  Intervals are rungs of a ladder (schedule.interval
+ * doubled or halved, min, max) whose slots, shifted by the agent's
+ * phase, nest in one another, so that a fleet still spreads.
+ *
+ * Invariant: activity.json is only replaced whole (state_write) by the
+ * holder of the agent's wake.lock; a file that does not parse is
+ * reported and left as it is, never reset.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "heart.h"
+
+#define ACTFILE		"activity.json"
+#define RUN_STEP	0.25	/* doublings per ghost in a row */
+#define RUN_MAX		2.0	/* at most this many */
+
+struct bucket {
+	time_t	 ts;		/* when the local hour began */
+	long long ok;
+	long long g[4];		/* ghosts: plain, LOW, MEDIUM, HIGH */
+	int	 how;		/* its hour of the week in `zone' */
+};
+
+struct adapt {
+	struct bucket *b;	/* sorted by ts */
+	size_t	 n;
+	long long run;		/* ghosts in a row */
+	double	 runw;		/* their weight */
+	time_t	 last_ok;
+	char	 zone[128];	/* the zone of the cached `how's */
+};
+
+static const char *levels[] = { "idle", "low", "medium", "high" };
+static const char *days[] = { "Mon", "Tue", "Wed", "Thu", "Fri", "Sat",
+    "Sun" };
+
+/* The hour of the week (0: Monday 00:00) of t, and when it began. */
+static int
+hour_of(const char *zone, time_t t, time_t *start)
+{
+	struct tm tm;
+
+	tz_use(zone);
+	localtime_r(&t, &tm);
+	if (start != NULL)
+		*start = t - tm.tm_min * 60 - tm.tm_sec;
+	return ((tm.tm_wday + 6) % 7) * 24 + tm.tm_hour;
+}
+
+static void
+cache_hours(struct adapt *a, const char *zone)
+{
+	size_t i;
+
+	if (strcmp(a->zone, zone) == 0)
+		return;
+	for (i = 0; i < a->n; i++)
+		a->b[i].how = hour_of(zone, a->b[i].ts, NULL);
+	snprintf(a->zone, sizeof a->zone, "%s", zone);
+}
+
+void
+adapt_free(struct adapt *a)
+{
+	if (a == NULL)
+		return;
+	free(a->b);
+	free(a);
+}
+
+static int
+count(json_t *o, const char *key, long long *out)
+{
+	json_t *j = json_object_get(o, key);
+
+	if (j == NULL) {
+		*out = 0;
+		return 0;
+	}
+	if (!json_is_integer(j) || json_integer_value(j) < 0)
+		return -1;
+	*out = json_integer_value(j);
+	return 0;
+}
+
+/* One item of "hours"; returns the name of the bad field, or NULL. */
+static const char *
+load_bucket(json_t *h, struct bucket *b)
+{
+	json_t *ts = json_object_get(h, "ts");
+	int i;
+
+	if (!json_is_object(h))
+		return "";
+	if (!json_is_integer(ts) || json_integer_value(ts) <= 0)
+		return ".ts";
+	b->ts = (time_t)json_integer_value(ts);
+	if (count(h, "ok", &b->ok) == -1)
+		return ".ok";
+	for (i = 0; i < 4; i++)
+		if (count(h, levels[i], &b->g[i]) == -1)
+			return i == 0 ? ".idle" : i == 1 ? ".low" :
+			    i == 2 ? ".medium" : ".high";
+	return NULL;
+}
+
+static int
+by_ts(const void *x, const void *y)
+{
+	const struct bucket *a = x, *b = y;
+
+	return (a->ts > b->ts) - (a->ts < b->ts);
+}
+
+/* Check and read the document; 0, or -1 with what is wrong in `what'. */
+static int
+from_json(json_t *j, struct adapt *a, char *what, size_t n)
+{
+	json_t *hours = json_object_get(j, "hours"), *run, *h, *w;
+	const char *bad;
+	size_t i;
+
+	if (!json_is_integer(json_object_get(j, "v")) ||
+	    json_integer_value(json_object_get(j, "v")) != 1)
+		return snprintf(what, n, "v: must be 1"), -1;
+	if (!json_is_array(hours))
+		return snprintf(what, n, "hours: must be a list"), -1;
+	run = json_object_get(j, "run");
+	w = json_object_get(run, "weight");
+	if (!json_is_object(run) || count(run, "ghosts", &a->run) == -1 ||
+	    !json_is_number(w) || json_number_value(w) < 0)
+		return snprintf(what, n, "run: must hold ghosts (a whole "
+		    "number) and weight (a number), both >= 0"), -1;
+	a->runw = json_number_value(w);
+	h = json_object_get(j, "last_ok_ts");
+	if (h != NULL && !json_is_null(h) && !json_is_integer(h))
+		return snprintf(what, n, "last_ok_ts: must be a whole "
+		    "number or null"), -1;
+	a->last_ok = json_is_integer(h) ? (time_t)json_integer_value(h) :
+	    0;
+	a->n = json_array_size(hours);
+	a->b = xcalloc(a->n + 1, sizeof *a->b);
+	json_array_foreach(hours, i, h)
+		if ((bad = load_bucket(h, &a->b[i])) != NULL)
+			return snprintf(what, n, "hours[%zu]%s: %s", i, bad,
+			    *bad ? "must be a whole number >= 0" :
+			    "must be a mapping"), -1;
+	qsort(a->b, a->n, sizeof *a->b, by_ts);
+	return 0;
+}
+
+int
+adapt_load(const char *dir, struct adapt **out, char *err)
+{
+	struct adapt *a;
+	char what[200];
+	json_t *j;
+
+	*out = NULL;
+	if (state_read_json(dir, ACTFILE, &j, err) == -1)
+		return -1;
+	if (j == NULL)
+		return 0;
+	a = xcalloc(1, sizeof *a);
+	if (from_json(j, a, what, sizeof what) == -1) {
+		errf(err, "%s/%s: %s; fix or remove it by hand", dir,
+		    ACTFILE, what);
+		json_decref(j);
+		adapt_free(a);
+		return -1;
+	}
+	json_decref(j);
+	*out = a;
+	return 0;
+}
+
+/*
+ * The rung nearest to base * 2^x in log scale: min, base doubled or
+ * halved a whole number of times strictly inside (min, max), max.  On
+ * a tie the shorter wins.
+ */
+static long long
+rung(long long base, long long min, long long max, double x)
+{
+	double best = (double)min, bd = fabs(log2((double)min / base) - x);
+	double d, r;
+	int k, lo, hi;
+
+	lo = (int)floor(log2((double)min / base));
+	hi = (int)ceil(log2((double)max / base));
+	for (k = lo; k <= hi; k++) {
+		r = ldexp((double)base, k);
+		if (r <= (double)min || r >= (double)max)
+			continue;
+		if ((d = fabs(k - x)) < bd) {
+			best = r;
+			bd = d;
+		}
+	}
+	if (fabs(log2((double)max / base) - x) < bd)
+		best = (double)max;
+	return llround(best);
+}
+
+static double
+weighted(const struct adapt_conf *c, const long long g[4])
+{
+	return (double)g[0] + c->weight[0] * (double)g[1] +
+	    c->weight[1] * (double)g[2] + c->weight[2] * (double)g[3];
+}
+
+/* Add the hours of the window to f: its own hour of the week, and
+ * the same hour of the day on the other days. */
+static void
+gather(const struct soul *s, struct adapt *a, time_t t, struct adapt_fig *f)
+{
+	time_t from = t - (time_t)s->adapt.window * 86400;
+	long long dg[4] = { 0, 0, 0, 0 };
+	const struct bucket *b;
+	size_t i;
+	int k;
+
+	cache_hours(a, s->timezone);
+	for (i = 0; i < a->n; i++) {
+		b = &a->b[i];
+		if (b->ts <= from || b->ts > t || b->how % 24 != f->how % 24)
+			continue;
+		if (b->how == f->how) {
+			f->real += b->ok;
+			for (k = 0; k < 4; k++)
+				f->ghosts[k] += b->g[k];
+		} else {
+			f->dreal += b->ok;
+			for (k = 0; k < 4; k++)
+				dg[k] += b->g[k];
+		}
+	}
+	f->dgweight = weighted(&s->adapt, dg);
+	f->run = a->run;
+	f->runweight = a->runw;
+}
+
+/*
+ * The interval in force at t, with the figures that chose it; the rule
+ * is heart-soul(5)'s.
+ */
+long long
+adapt_interval(const struct soul *s, struct adapt *a, time_t t,
+    struct adapt_fig *f)
+{
+	const struct adapt_conf *c = &s->adapt;
+	long long base = s->ch[CH_SCHEDULE].every;
+	double lm, lx;
+
+	memset(f, 0, sizeof *f);
+	f->how = hour_of(s->timezone, t, &f->hour);
+	if (a != NULL)
+		gather(s, a, t, f);
+	f->gweight = weighted(c, f->ghosts);
+	f->dshare = (f->dreal + 0.5) / (f->dreal + f->dgweight + 1);
+	f->share = (f->real + f->dshare) / (f->real + f->gweight + 1);
+	lm = log2((double)c->min / base);
+	lx = log2((double)c->max / base);
+	if (f->share >= 0.5)
+		f->exponent = (2 * f->share - 1) * lm;
+	else
+		f->exponent = (1 - 2 * f->share) * (lx +
+		    fmin(f->runweight * RUN_STEP, RUN_MAX));
+	f->interval = rung(base, c->min, c->max, f->exponent);
+	return f->interval;
+}
+
+/*
+ * The agent's phase inside interval iv: its offset inside the longest
+ * rung of the ladder, so that the slots of every rung nest (and agree
+ * with the fixed schedule's at schedule.interval).
+ */
+long long
+adapt_offset(const struct soul *s, long long iv)
+{
+	long long base = s->ch[CH_SCHEDULE].every, top = base;
+
+	while (top < s->adapt.max && top <= (1LL << 40))
+		top *= 2;
+	return wake_offset(s->name, top) % iv;
+}
+
+/* The first slot (offset + k * iv) at or after t. */
+static time_t
+slot_from(time_t t, long long iv, long long off)
+{
+	long long d = (long long)t - off, k;
+
+	k = d / iv;
+	if (d > k * iv)
+		k++;
+	return (time_t)(off + k * iv);
+}
+
+/*
+ * When the schedule chamber is next due, given its last wake (0 for
+ * none: then first, when heart first saw the agent).  Hour by hour from
+ * now: the first slot of the hour's interval that is at least min
+ * after the last wake and not before the hour began; never later than
+ * max after the last wake.  f gets the figures of the hour of now.
+ */
+time_t
+adapt_next(const struct soul *s, struct adapt *a, time_t last,
+    time_t first, time_t now, struct adapt_fig *f)
+{
+	struct adapt_fig tmp;
+	time_t since = last ? last : first, hs, from, c;
+	long long gap = last ? s->adapt.min : 1, iv, i, n;
+
+	hour_of(s->timezone, now, &hs);
+	n = s->adapt.max / 3600 + 3;
+	for (i = 0; i < n; i++, hs += 3600) {
+		iv = adapt_interval(s, a, i == 0 ? now : hs, i == 0 ? f :
+		    &tmp);
+		from = since + gap > hs ? since + gap : hs;
+		c = slot_from(from, iv, adapt_offset(s, iv));
+		if (c < hs + 3600 && c < since + s->adapt.max)
+			return c;
+		if (hs + 3600 >= since + s->adapt.max)
+			break;
+	}
+	return since + s->adapt.max;
+}
+
+static int
+level_index(const char *level)
+{
+	int i;
+
+	if (level == NULL)
+		return 0;
+	for (i = 1; i < 4; i++)
+		if (strcasecmp(level, levels[i]) == 0)
+			return i;
+	return 0;
+}
+
+/* The bucket of the hour that began at hs, made if need be. */
+static struct bucket *
+bucket_at(struct adapt *a, time_t hs, const char *zone)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->b[i].ts >= hs)
+			break;
+	if (i < a->n && a->b[i].ts == hs)
+		return &a->b[i];
+	a->b = realloc(a->b, (a->n + 1) * sizeof *a->b);
+	if (a->b == NULL)
+		abort();
+	memmove(&a->b[i + 1], &a->b[i], (a->n - i) * sizeof *a->b);
+	a->n++;
+	memset(&a->b[i], 0, sizeof a->b[i]);
+	a->b[i].ts = hs;
+	a->b[i].how = hour_of(zone, hs, NULL);
+	return &a->b[i];
+}
+
+/* Forget the hours that began window days ago or earlier. */
+static void
+prune(struct adapt *a, time_t now, long long window)
+{
+	time_t from = now - (time_t)window * 86400;
+	size_t i = 0;
+
+	while (i < a->n && a->b[i].ts <= from)
+		i++;
+	memmove(a->b, a->b + i, (a->n - i) * sizeof *a->b);
+	a->n -= i;
+}
+
+static json_t *
+to_json(const struct soul *s, const struct adapt *a)
+{
+	json_t *hours = json_array(), *h;
+	char iso[40];
+	size_t i;
+	int k;
+
+	for (i = 0; i < a->n; i++) {
+		clock_iso(s->timezone, a->b[i].ts, iso, sizeof iso);
+		h = json_pack("{s:s,s:I,s:I}", "hour", iso, "ts",
+		    (json_int_t)a->b[i].ts, "ok", (json_int_t)a->b[i].ok);
+		for (k = 0; k < 4; k++)
+			json_object_set_new(h, levels[k],
+			    json_integer(a->b[i].g[k]));
+		json_array_append_new(hours, h);
+	}
+	if (a->last_ok)
+		clock_utc(a->last_ok, iso, sizeof iso);
+	return json_pack("{s:i,s:s,s:{s:I,s:f},s:o,s:o,s:o}", "v", 1,
+	    "agent", s->name, "run", "ghosts", (json_int_t)a->run, "weight",
+	    a->runw, "last_ok", a->last_ok ? json_string(iso) : json_null(),
+	    "last_ok_ts", a->last_ok ? json_integer(a->last_ok) :
+	    json_null(), "hours", hours);
+}
+
+/*
+ * Add the outcome of one schedule wake at now and write the file.
+ * Statuses other than ok and idle teach nothing and are ignored.
+ */
+int
+adapt_record(const char *dir, const struct soul *s, struct adapt **ap,
+    const char *status, const char *level, time_t now, char *err)
+{
+	struct bucket *b;
+	struct adapt *a;
+	time_t hs;
+	json_t *j;
+	int k, r;
+
+	if (!s->adapt.on || status == NULL || (strcmp(status, "ok") != 0 &&
+	    strcmp(status, "idle") != 0))
+		return 0;
+	if (*ap == NULL)
+		*ap = xcalloc(1, sizeof **ap);
+	a = *ap;
+	cache_hours(a, s->timezone);
+	hour_of(s->timezone, now, &hs);
+	b = bucket_at(a, hs, s->timezone);
+	if (strcmp(status, "ok") == 0) {
+		b->ok++;
+		a->run = 0;
+		a->runw = 0;
+		a->last_ok = now;
+	} else {
+		k = level_index(level);
+		b->g[k]++;
+		a->run++;
+		a->runw += k == 0 ? 1 : s->adapt.weight[k - 1];
+	}
+	prune(a, now, s->adapt.window);
+	j = to_json(s, a);
+	r = state_write_json(dir, ACTFILE, j, err);
+	json_decref(j);
+	return r;
+}
+
+static double
+round3(double x)
+{
+	return round(x * 1000) / 1000 + 0.0;	/* no -0 */
+}
+
+/* The figures as JSON, with a sentence that says why. */
+json_t *
+adapt_json(const struct soul *s, const struct adapt_fig *f)
+{
+	const struct adapt_conf *c = &s->adapt;
+	char why[600], iv[32], base[32], lo[32], hi[32];
+	long long ng = f->ghosts[0] + f->ghosts[1] + f->ghosts[2] +
+	    f->ghosts[3];
+
+	dur_format(f->interval, iv, sizeof iv);
+	dur_format(s->ch[CH_SCHEDULE].every, base, sizeof base);
+	dur_format(c->min, lo, sizeof lo);
+	dur_format(c->max, hi, sizeof hi);
+	snprintf(why, sizeof why, "%s %02d-%02dh: %lld real, %lld ghosts "
+	    "(%.2f weighted) in %lld days; same hour other days: %lld real, "
+	    "%.2f ghosts; %lld ghosts in a row (%.2f); share %.2f, %s x "
+	    "2^%.2f: every %s (min %s, max %s)", days[f->how / 24 % 7],
+	    f->how % 24, f->how % 24 + 1, f->real, ng, f->gweight, c->window,
+	    f->dreal, f->dgweight, f->run, f->runweight, f->share, base,
+	    round3(f->exponent), iv, lo, hi);
+	return json_pack("{s:i,s:s,s:I,s:I,s:{s:I,s:I,s:I,s:I},s:f,"
+	    "s:{s:I,s:f,s:f},s:I,s:f,s:f,s:f,s:I,s:I,s:I,s:I,s:s}",
+	    "hour_of_week", f->how, "day", days[f->how / 24 % 7], "window",
+	    (json_int_t)c->window, "real", (json_int_t)f->real, "ghosts",
+	    levels[0], (json_int_t)f->ghosts[0], levels[1],
+	    (json_int_t)f->ghosts[1], levels[2], (json_int_t)f->ghosts[2],
+	    levels[3], (json_int_t)f->ghosts[3], "ghosts_weighted",
+	    round3(f->gweight), "other_days", "real", (json_int_t)f->dreal,
+	    "ghosts_weighted", round3(f->dgweight), "share",
+	    round3(f->dshare), "in_a_row", (json_int_t)f->run,
+	    "in_a_row_weighted",
+	    round3(f->runweight), "share", round3(f->share), "exponent",
+	    round3(f->exponent), "base", (json_int_t)
+	    s->ch[CH_SCHEDULE].every, "min", (json_int_t)c->min, "max",
+	    (json_int_t)c->max, "interval", (json_int_t)f->interval, "why",
+	    why);
+}

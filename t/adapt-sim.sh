@@ -1,0 +1,31 @@
+#!/bin/bash
+# adapt-sim.sh SOUL FROM TO - drive heart-wake's schedule chamber over
+# the simulated time [FROM, TO) (Unix seconds) under libfaketime and
+# print every wake result, one JSON line each.
+#
+# heart-wake is run only where something can happen: at FROM, at the
+# `next` that each skip names, and one second after each wake (to learn
+# its next).  This is what running it every minute from cron does: a
+# not_due run changes nothing, and `next` is the first second the
+# chamber is due (t/heart-wake-adaptive.bats checks both), so only the
+# wake times differ, by less than cron's minute.  Two simulated weeks
+# take about a thousand runs instead of 20,160 per schedule.
+set -eu
+soul=$1 t=$2 end=$3
+wake=${HEART_BIN:+$HEART_BIN/}heart-wake
+while [ "$t" -lt "$end" ]; do
+	line=$(FAKETIME="@$(TZ=UTC printf '%(%Y-%m-%d %H:%M:%S)T' "$t")" \
+	    FAKETIME_DONT_FAKE_MONOTONIC=1 NO_FAKE_STAT=1 \
+	    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
+	    TZ=UTC "$wake" --soul "$soul" --chamber schedule) || {
+		echo "adapt-sim: heart-wake failed at $t" >&2
+		exit 1
+	}
+	printf '%s\n' "$line"
+	if [[ $line =~ \"next\":\"([-0-9T:]+Z)\" ]]; then
+		n=$(date -u -d "${BASH_REMATCH[1]}" +%s)
+		[ "$n" -gt "$t" ] && t=$n || t=$((t + 1))
+	else
+		t=$((t + 1))
+	fi
+done
