@@ -41,7 +41,7 @@ MAN7 = man/heart.7
 # Debian packages the build and the tests need (make deps)
 DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
 	libcurl4-openssl-dev
-DEB_TEST = bats bats-support bats-assert jq faketime libfaketime mandoc \
+DEB_TEST = chromium bats bats-support bats-assert jq faketime libfaketime mandoc \
 	hyperfine python3 procps
 
 all: $(PROGS)
@@ -95,12 +95,33 @@ tprogs: $(TPROGS:%=build/t/%)
 
 deps:
 	@sh t/deps.sh $(DEB_BUILD) $(DEB_TEST)
+	@command -v npm >/dev/null 2>&1 || sh t/deps.sh nodejs npm
+
+# The Mizpah dashboard: the page, and the mqtt package's browser bundle
+# from npm (pinned in package-lock.json), gathered in build/mizpah.
+MIZPAH = share/heartbeat/mizpah/index.html share/heartbeat/mizpah/mizpah.css \
+	share/heartbeat/mizpah/mizpah.js
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+
+build/mizpah/mqtt.min.js: $(MIZPAH) node_modules/.package-lock.json
+	@mkdir -p build/mizpah
+	cp $(MIZPAH) node_modules/mqtt/dist/mqtt.min.js build/mizpah/
+
+mizpah: build/mizpah/mqtt.min.js
+
+# Serve the dashboard on a loopback port: make dashboard [PORT=8080]
+PORT ?= 8080
+dashboard: mizpah
+	@echo "Mizpah: http://127.0.0.1:$(PORT)/?broker=ws://127.0.0.1:9001&username=mizpah&password=..."
+	python3 -m http.server --bind 127.0.0.1 --directory build/mizpah $(PORT)
 
 lint: $(MAN1) $(MAN5) $(MAN7)
 	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
 
 check: deps
-	@$(MAKE) --no-print-directory all tprogs asan
+	@$(MAKE) --no-print-directory all tprogs asan mizpah
 	@$(MAKE) --no-print-directory lint
 	HEART_BIN=$(CURDIR) HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) t
 	HEART_BIN=$(CURDIR)/build/asan HEART_TBIN=$(CURDIR)/build/asan/t \
@@ -119,8 +140,12 @@ install: all
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
 	install -m 644 share/heartbeat/souls/* \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/souls
+	install -d $(DESTDIR)$(SHAREDIR)/heartbeat/mizpah
+	install -m 644 $(MIZPAH) $(DESTDIR)$(SHAREDIR)/heartbeat/mizpah
+	if [ -f build/mizpah/mqtt.min.js ]; then install -m 644 \
+		build/mizpah/mqtt.min.js $(DESTDIR)$(SHAREDIR)/heartbeat/mizpah; fi
 
 clean:
 	rm -rf build $(PROGS)
 
-.PHONY: all tprogs asan deps lint check bench install clean
+.PHONY: mizpah dashboard all tprogs asan deps lint check bench install clean
