@@ -111,6 +111,15 @@ build/mizpah/mqtt.min.js: $(MIZPAH) node_modules/.package-lock.json
 
 mizpah: build/mizpah/mqtt.min.js
 
+# A live heartbeat of the example fleet on this machine (see README):
+# make demo [KEEP=1] [ROUNDS=n]
+demo: deps
+	@$(MAKE) --no-print-directory all mizpah
+	@KEEP=$(KEEP) ROUNDS=$(ROUNDS) bash contrib/demo.sh
+
+KEEP ?= 0
+ROUNDS ?= 3
+
 # Serve the dashboard on a loopback port: make dashboard [PORT=8080]
 PORT ?= 8080
 dashboard: mizpah
@@ -148,4 +157,4 @@ install: all
 clean:
 	rm -rf build $(PROGS)
 
-.PHONY: mizpah dashboard all tprogs asan deps lint check bench install clean
+.PHONY: demo mizpah dashboard all tprogs asan deps lint check bench install clean
