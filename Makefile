@@ -23,27 +23,33 @@ SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 PC_CORE = yaml-0.1 jansson
 CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CORE))
 CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE))
+PC_MQTT = libmosquitto
+MQTT_LIBS = $$($(PKG_CONFIG) --libs $(PC_MQTT))
 
-PROGS = heart-cap
+PROGS = heart-cap heart-pulse
 TPROGS = soul-dump
 LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
-	lib/soul.c lib/cap.c
+	lib/soul.c lib/cap.c lib/pulse.c lib/fleet.c lib/mqtt.c lib/watch.c \
+	lib/sdnotify.c
 LIBHDR = lib/heart.h lib/yj.h
-MAN1 = man/heart-cap.1
+MAN1 = man/heart-cap.1 man/heart-pulse.1
 MAN5 = man/heart-soul.5
 MAN7 = man/heart.7
 
 # Debian packages the build and the tests need (make deps)
-DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev
+DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev libmosquitto-dev
 DEB_TEST = bats bats-support bats-assert jq faketime libfaketime mandoc \
-	hyperfine python3 procps
+	hyperfine python3 procps mosquitto mosquitto-clients
 
 all: $(PROGS)
 
 # Each program links only the libraries it uses (heart-cap must never
 # pay for libcurl or libmosquitto at start).
 heart-cap_LIBS = $(CORE_LIBS)
+heart-pulse_LIBS = $(CORE_LIBS) $(MQTT_LIBS)
 
+# lib/mqtt.c is in libheart.a, but a static archive lends a program only
+# the objects it calls: only heart-pulse pulls mqtt.o and libmosquitto.
 build/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/lib
 	$(CC) $(WFLAGS) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
