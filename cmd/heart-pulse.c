@@ -63,6 +63,10 @@ static struct fleet *fleet;
 static struct pulse_node node;
 static char host[256], host_json[300], client_id[HEART_IDMAX + 1];
 static int said_down;	/* an outage was reported; quiet until it ends */
+static long long started;	/* the schedule's origin; 0 once it runs */
+
+static void usage(void) __attribute__((noreturn));
+static void die(int, const char *) __attribute__((noreturn));
 
 static void
 usage(void)
@@ -315,7 +319,7 @@ do_pulses(long long now)
 	long long lag;
 	int up = mqtt_state(q) == MQTT_UP;
 
-	while ((a = fleet_due(fleet, now, &lag)) != NULL) {
+	while (started == 0 && (a = fleet_due(fleet, now, &lag)) != NULL) {
 		if (lag > stats.lag_max)
 			stats.lag_max = lag;
 		if (up)
@@ -435,6 +439,10 @@ io(short revents, long long now)
 		return;
 	report(ev);
 	if (ev & MQTT_EV_UP) {
+		if (started != 0) {
+			fleet_rebase(fleet, now - started);
+			started = 0;
+		}
 		publish_status(NULL, "online", NULL);
 		fleet_unborn_all(fleet);
 	}
@@ -449,7 +457,7 @@ publisher(void)
 
 	set_identity();
 	fleet = fleet_new(o.interval, !o.noinotify);
-	now = mono_ms();
+	started = now = mono_ms();
 	if (load(now) <= 0)
 		die(HX_CONFIG, "no agent to keep alive (no soul loaded)");
 	sfd = signals();
@@ -469,7 +477,7 @@ publisher(void)
 			notify("WATCHDOG=1");
 			wd_next = now + wd;
 		}
-		until = fleet_next_due(fleet);
+		until = started ? LLONG_MAX : fleet_next_due(fleet);
 		if (wd > 0 && wd_next < until)
 			until = wd_next;
 		p[0] = (struct pollfd){ sfd, POLLIN, 0 };
@@ -639,6 +647,7 @@ main(int argc, char **argv)
 		{ "backoff-max", required_argument, NULL, 'B' },
 		{ "username", required_argument, NULL, 'u' },
 		{ "password-file", required_argument, NULL, 'P' },
+		{ "password", required_argument, NULL, 'X' },
 		{ "cafile", required_argument, NULL, 'C' },
 		{ "cert", required_argument, NULL, 'E' },
 		{ "key", required_argument, NULL, 'K' },
@@ -668,6 +677,8 @@ main(int argc, char **argv)
 			break;
 		case 'k':
 			o.mc.keepalive = (int)dur_opt("keepalive", optarg);
+			if (o.mc.keepalive < 5 || o.mc.keepalive > 65535)
+				die(HX_USAGE, "--keepalive: from 5s to 18h");
 			break;
 		case 'B':
 			o.mc.backoff_max = dur_opt("backoff-max", optarg) *
@@ -675,6 +686,10 @@ main(int argc, char **argv)
 			break;
 		case 'u': o.mc.username = optarg; break;
 		case 'P': o.pwfile = optarg; break;
+		case 'X':
+			die(HX_USAGE, "--password: a password is never taken "
+			    "on the command line (ps shows it); use "
+			    "HEART_MQTT_PASSWORD or --password-file");
 		case 'C': o.mc.cafile = optarg; break;
 		case 'E': o.mc.certfile = optarg; break;
 		case 'K': o.mc.keyfile = optarg; break;

@@ -187,6 +187,17 @@ sift_down(struct fleet *f, size_t i, size_t n)
 	heap_set(f, i, a);
 }
 
+/* Move every slot by delta ms (the schedule starts when the broker
+   is first reached, so no agent's first slot passes unsent). */
+void
+fleet_rebase(struct fleet *f, long long delta)
+{
+	size_t i;
+
+	for (i = 0; i < f->hn; i++)
+		f->heap[i]->due += delta;
+}
+
 /* Monotonic ms of the earliest slot; LLONG_MAX with no agent. */
 long long
 fleet_next_due(const struct fleet *f)

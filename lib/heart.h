@@ -206,6 +206,7 @@ long long fleet_load(struct fleet *, char *const *, size_t, const char *,
 size_t	 fleet_size(const struct fleet *);
 char	*fleet_warning(struct fleet *);
 long long fleet_next_due(const struct fleet *);
+void	 fleet_rebase(struct fleet *, long long);
 struct fleet_agent *fleet_due(struct fleet *, long long, long long *);
 int	 fleet_pulse(struct fleet *, struct fleet_agent *, int, const char *,
 	    const char *, long long, const struct timespec *, char *, size_t,

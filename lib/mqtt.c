@@ -81,7 +81,7 @@ mqtt_url_parse(const char *s, struct mqtt_url *u, char *err)
 	}
 	end = h + strcspn(h, "/");
 	if (*end == '/' && end[1] != '\0') {
-		errf(err, "%s: a broker URL has no path", s);
+		errf(err, "%s: not a broker URL (it has no path)", s);
 		return -1;
 	}
 	if (*h == '[') {		/* [v6 address] */
