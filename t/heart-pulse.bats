@@ -498,3 +498,15 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	assert_success
 	assert_output ""
 }
+
+@test "the systemd unit in contrib/ is Type=notify with a watchdog, and verifies" {
+	u=$T/../contrib/systemd/heart-pulse.service
+	grep -q '^Type=notify$' "$u"
+	grep -q '^WatchdogSec=' "$u"
+	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+	sed -e "s|/usr/local/bin/heart-pulse|$HEART_BIN/heart-pulse|" \
+	    -e '/^Documentation=/d' -e "s/^User=.*/User=$(id -un)/" "$u" \
+	    > "$BATS_TEST_TMPDIR/heart-pulse.service"
+	run systemd-analyze verify "$BATS_TEST_TMPDIR/heart-pulse.service"
+	assert_success
+}
