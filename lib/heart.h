@@ -57,6 +57,7 @@ int	 clock_minute_of_day(const char *, time_t);
 int	 state_dir(char *, size_t, char *);
 int	 state_agent_dir(const char *, int, char *, size_t, char *);
 int	 state_agents(char ***, size_t *, char *);
+int	 state_subdir(const char *, char *, size_t, char *);
 void	 state_free_list(char **, size_t);
 int	 state_lock(const char *, const char *, int, char *);
 void	 state_unlock(int);

@@ -12,7 +12,6 @@
  * the pulse) and is reported to the caller, who carries on.
  */
 #include <sys/file.h>
-#include <sys/stat.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -300,13 +299,8 @@ pulse_bdseq_next(const char *id, long long last, long long *out, char *err)
 		errf(err, "invalid node id");
 		return -1;
 	}
-	if (state_dir(dir, sizeof dir, err) == -1)
+	if (state_subdir("pulse", dir, sizeof dir, err) == -1)
 		return -1;
-	strncat(dir, "/pulse", sizeof dir - strlen(dir) - 1);
-	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
-		errf(err, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
 	char name[HEART_IDMAX + 8], lock[HEART_IDMAX + 8];
 	snprintf(name, sizeof name, "%s.json", id);
 	snprintf(lock, sizeof lock, "%s.lock", id);
