@@ -38,6 +38,7 @@ static const char *usage_text =
 
 #define SHUTDOWN_MS	5000	/* most a goodbye may take */
 #define BIRTH_BATCH	512
+#define BATCH_MS	50	/* pulses due this soon go with this batch */
 
 static struct {
 	char	**souls;
@@ -319,7 +320,10 @@ do_pulses(long long now)
 	long long lag;
 	int up = mqtt_state(q) == MQTT_UP;
 
-	while (started == 0 && (a = fleet_due(fleet, now, &lag)) != NULL) {
+	mqtt_cork(q, 1);
+	while (started == 0 && (a = fleet_due(fleet, now + BATCH_MS,
+	    &lag)) != NULL) {
+		lag -= BATCH_MS;
 		if (lag > stats.lag_max)
 			stats.lag_max = lag;
 		if (up)
@@ -335,6 +339,7 @@ do_pulses(long long now)
 			publish_status(a, "offline", "removed");
 		fleet_agent_free(a);
 	}
+	mqtt_cork(q, 0);
 }
 
 static void

@@ -270,6 +270,7 @@ int	 mqtt_v5(const struct mqtt *);
 unsigned mqtt_io(struct mqtt *, short, long long);
 int	 mqtt_publish(struct mqtt *, const char *, const void *, int, int,
 	    int);
+void	 mqtt_cork(struct mqtt *, int);
 void	 mqtt_disconnect(struct mqtt *);
 
 /* sdnotify.c: READY=1 and WATCHDOG=1 to $NOTIFY_SOCKET */

@@ -14,7 +14,11 @@
  * MQTT v5 is asked for first (for message expiry); a broker that
  * refuses the protocol version is dialled again at once with v3.1.1.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +38,7 @@
 struct mqtt {
 	struct mosquitto *m;
 	struct mqtt_url url;
+	char	 client_id[HEART_IDMAX + 1];
 	int	 keepalive;
 	long long backoff_max;
 	int	 state;
@@ -42,6 +47,7 @@ struct mqtt {
 	int	 fails;		/* attempts in a row that failed */
 	int	 up;		/* this attempt got a CONNACK */
 	int	 refused;	/* CONNACK reason of this attempt */
+	int	 dropped;	/* the broker's DISCONNECT reason */
 	long long retry_at;
 	unsigned seed;
 	unsigned events;
@@ -184,6 +190,14 @@ set_why(struct mqtt *q, int rc, int err_no)
 	else if (rc == MOSQ_ERR_EAI)
 		snprintf(q->why, sizeof q->why, "cannot resolve %s",
 		    q->url.host);
+	else if (q->dropped == MQTT_RC_SESSION_TAKEN_OVER)
+		snprintf(q->why, sizeof q->why, "another client took over "
+		    "the client id %s (give each process its own "
+		    "--client-id)", q->client_id);
+	else if (rc == MOSQ_ERR_CONN_LOST && q->up)
+		snprintf(q->why, sizeof q->why, "the broker closed it (it is "
+		    "going down, or another client took the client id %s)",
+		    q->client_id);
 	else if (q->refused > 0)
 		snprintf(q->why, sizeof q->why, "refused: %s", q->v5 ?
 		    mosquitto_reason_string(q->refused) :
@@ -204,6 +218,18 @@ lost(struct mqtt *q, int rc, int err_no, long long now)
 	q->fails++;
 	q->retry_at = now + mqtt_backoff(q->fails, q->backoff_max, &q->seed);
 	q->up = 0;
+	q->dropped = 0;
+}
+
+static void
+on_disconnect(struct mosquitto *m, void *arg, int rc,
+    const mosquitto_property *props)
+{
+	struct mqtt *q = arg;
+
+	(void)m;
+	(void)props;
+	q->dropped = rc;
 }
 
 static void
@@ -260,6 +286,8 @@ mqtt_new(const struct mqtt_conf *c, char *err)
 	mosquitto_lib_init();
 	q = xcalloc(1, sizeof *q);
 	q->url = c->url;
+	snprintf(q->client_id, sizeof q->client_id, "%s",
+	    c->client_id ? c->client_id : "(made up)");
 	q->keepalive = c->keepalive > 0 ? c->keepalive : 30;
 	q->backoff_max = c->backoff_max > BACKOFF_MIN ? c->backoff_max :
 	    BACKOFF_MIN;
@@ -276,6 +304,7 @@ mqtt_new(const struct mqtt_conf *c, char *err)
 	mosquitto_int_option(q->m, MOSQ_OPT_TCP_NODELAY, 1);
 	mosquitto_connect_v5_callback_set(q->m, on_connect);
 	mosquitto_message_v5_callback_set(q->m, on_message);
+	mosquitto_disconnect_v5_callback_set(q->m, on_disconnect);
 	if (c->username != NULL && (rc = mosquitto_username_pw_set(q->m,
 	    c->username, c->password)) != MOSQ_ERR_SUCCESS) {
 		errf(err, "--username: %s", mosquitto_strerror(rc));
@@ -478,6 +507,20 @@ mqtt_publish(struct mqtt *q, const char *topic, const void *payload,
 	rc = mosquitto_publish_v5(q->m, NULL, topic, len, payload, 0, retain,
 	    q->v5 && expiry > 0 ? q->expiry : NULL);
 	return rc == MOSQ_ERR_SUCCESS ? 0 : -1;
+}
+
+/*
+ * Hold small writes back (on) and send them as few segments (off): a
+ * batch of pulses then costs the kernel one trip through TCP instead of
+ * one per message.
+ */
+void
+mqtt_cork(struct mqtt *q, int on)
+{
+	int fd;
+
+	if (q->state == MQTT_UP && (fd = mosquitto_socket(q->m)) >= 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
 }
 
 /* Say goodbye: the broker then drops the will. */
