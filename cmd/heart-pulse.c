@@ -38,7 +38,7 @@ static const char *usage_text =
 
 #define SHUTDOWN_MS	5000	/* most a goodbye may take */
 #define BIRTH_BATCH	512
-#define BATCH_MS	50	/* pulses due this soon go with this batch */
+#define BATCH_MS	200	/* pulses due this soon go in this batch */
 
 static struct {
 	char	**souls;
