@@ -39,7 +39,7 @@ MAN7 = man/heart.7
 # Debian packages the build and the tests need (make deps)
 DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev libmosquitto-dev
 DEB_TEST = bats bats-support bats-assert jq faketime libfaketime mandoc \
-	hyperfine python3 procps mosquitto mosquitto-clients
+	hyperfine python3 procps mosquitto mosquitto-clients openssl time
 
 all: $(PROGS)
 

@@ -41,7 +41,7 @@ watcher() {	# watcher ARGS...: start a watcher, its lines in watch.out
 }
 
 sub() {		# sub ARGS...: mosquitto_sub on the test's broker
-	mosquitto_sub -p "$BROKER_PORT" "$@"
+	mosquitto_sub -h 127.0.0.1 -p "$BROKER_PORT" "$@"
 }
 
 events() {	# events EVENT REASON: how many such lines the watcher printed
@@ -120,14 +120,14 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	pulse --soul "$s"
 	run sub -t heart/scout/status -C 1 -W 5	# it is up
 	assert_success
-	sub -t heart/scout/pulse -C 1 -W 1 > "$BATS_TEST_TMPDIR/extra" 3>&- &
+	sub -t heart/scout/pulse -C 1 -W 3 > "$BATS_TEST_TMPDIR/extra" 3>&- &
 	subpid=$!
 	sleep 0.3	# subscribed
 	state scout wake.json "{\"running\":{\"chamber\":\"idle\",\"since\":\"x\",\"pid\":$$}}"
 	wait "$subpid"
 	jq -e '.waking == "idle" and .seq == 2' "$BATS_TEST_TMPDIR/extra"
 	# and its end, as fast
-	sub -t heart/scout/pulse -C 1 -W 1 > "$BATS_TEST_TMPDIR/extra" 3>&- &
+	sub -t heart/scout/pulse -C 1 -W 3 > "$BATS_TEST_TMPDIR/extra" 3>&- &
 	subpid=$!
 	sleep 0.3
 	state scout wake.json '{"running":null}'
@@ -509,4 +509,46 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	    > "$BATS_TEST_TMPDIR/heart-pulse.service"
 	run systemd-analyze verify "$BATS_TEST_TMPDIR/heart-pulse.service"
 	assert_success
+}
+
+@test "mqtts:// with a CA file: pulses over TLS; an unknown CA is refused, said once" {
+	command -v openssl >/dev/null || skip "no openssl"
+	d=$BATS_TEST_TMPDIR
+	ec='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'
+	openssl req -x509 $ec -keyout "$d/ca.key" -out "$d/ca.crt" -days 1 \
+	    -subj /CN=heart-test-ca 2>/dev/null
+	openssl req $ec -keyout "$d/srv.key" -out "$d/srv.csr" \
+	    -subj /CN=127.0.0.1 2>/dev/null
+	printf 'subjectAltName=IP:127.0.0.1\n' > "$d/ext"
+	openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" \
+	    -CAcreateserial -out "$d/srv.crt" -days 1 -extfile "$d/ext" 2>/dev/null
+	openssl req -x509 $ec -keyout "$d/other.key" -out "$d/other.crt" \
+	    -days 1 -subj /CN=other-ca 2>/dev/null
+	port=$(free_port)
+	cat > "$d/tls.conf" <<-CONF
+	user $(id -un)
+	listener $port 127.0.0.1
+	allow_anonymous true
+	persistence false
+	cafile $d/ca.crt
+	certfile $d/srv.crt
+	keyfile $d/srv.key
+	CONF
+	mosquitto -c "$d/tls.conf" 2>/dev/null 3>&- &
+	BROKER_PID=$!
+	BROKER_PORT=$port BROKER_URL=mqtts://127.0.0.1:$port
+	wait_until 5 eval "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
+	s=$(soul a)
+	pulse --soul "$s" --cafile "$d/other.crt" --backoff-max 1s
+	sleep 2
+	run grep -c 'cannot connect' "$d/pulse.err"
+	assert_output 1
+	kill "$PULSE"
+	pulse --soul "$s" --cafile "$d/ca.crt"
+	run sub --cafile "$d/ca.crt" -t heart/a/pulse -C 1 -W 5
+	assert_success
+	echo "$output" | jq -e '.agent == "a"'
+	# TLS files without mqtts:// are a mistake, said at once
+	run heart-pulse --soul "$s" --broker mqtt://127.0.0.1:1 --cafile "$d/ca.crt"
+	assert_failure 78
 }
