@@ -318,7 +318,12 @@ do_pulses(long long now)
 {
 	struct fleet_agent *a;
 	long long lag;
-	int up = mqtt_state(q) == MQTT_UP;
+	/*
+	 * What the last batch wrote is not gone yet (a broker that stalls,
+	 * a slow link): this batch is skipped rather than queued behind it,
+	 * so memory stays bounded and no stale pulse is sent late.
+	 */
+	int up = mqtt_state(q) == MQTT_UP && !mqtt_busy(q);
 
 	mqtt_cork(q, 1);
 	while (started == 0 && (a = fleet_due(fleet, now + BATCH_MS,

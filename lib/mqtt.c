@@ -194,6 +194,9 @@ set_why(struct mqtt *q, int rc, int err_no)
 		snprintf(q->why, sizeof q->why, "another client took over "
 		    "the client id %s (give each process its own "
 		    "--client-id)", q->client_id);
+	else if (rc == MOSQ_ERR_KEEPALIVE)
+		snprintf(q->why, sizeof q->why, "the broker did not answer "
+		    "within the keepalive (%ds)", q->keepalive);
 	else if (rc == MOSQ_ERR_CONN_LOST && q->up)
 		snprintf(q->why, sizeof q->why, "the broker closed it (it is "
 		    "going down, or another client took the client id %s)",
