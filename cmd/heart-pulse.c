@@ -28,17 +28,17 @@
 static const char *usage_text =
     "usage: heart-pulse --soul FILE... | --souls DIR [--broker URL]"
     " [--prefix P]\n"
-    "           [--interval DUR] [--client-id ID] [--keepalive DUR]"
-    " [--backoff-max DUR]\n"
-    "           [--username NAME] [--password-file FILE] [--cafile FILE]\n"
-    "           [--cert FILE --key FILE] [-v]\n"
-    "       heart-pulse --watch [--snapshot] [--misses N] [--interval DUR]"
-    " [--broker URL]\n"
-    "           [--prefix P] [connection options]\n";
+    "           [--interval DUR] [--client-id ID] [--keepalive DUR]\n"
+    "           [--backoff-max DUR] [--username NAME]"
+    " [--password-file FILE]\n"
+    "           [--cafile FILE] [--cert FILE --key FILE] [--no-inotify]"
+    " [-v]\n"
+    "       heart-pulse --watch [--snapshot] [--misses N]"
+    " [--interval DUR]\n"
+    "           [--broker URL] [--prefix P] [connection options]\n";
 
 #define SHUTDOWN_MS	5000	/* most a goodbye may take */
 #define BIRTH_BATCH	512
-#define BATCH_MS	200	/* pulses due this soon go in this batch */
 
 static struct {
 	char	**souls;
@@ -326,9 +326,7 @@ do_pulses(long long now)
 	int up = mqtt_state(q) == MQTT_UP && !mqtt_busy(q);
 
 	mqtt_cork(q, 1);
-	while (started == 0 && (a = fleet_due(fleet, now + BATCH_MS,
-	    &lag)) != NULL) {
-		lag -= BATCH_MS;
+	while (started == 0 && (a = fleet_due(fleet, now, &lag)) != NULL) {
 		if (lag > stats.lag_max)
 			stats.lag_max = lag;
 		if (up)
@@ -397,22 +395,18 @@ goodbye(void)
 static void
 set_identity(void)
 {
-	size_t i;
+	json_t *h;
+	char *s;
 
 	if (gethostname(host, sizeof host - 1) == -1)
 		snprintf(host, sizeof host, "localhost");
-	json_t *h = json_string(host);
-	char *s = h ? json_dumps(h, JSON_ENCODE_ANY) : NULL;
+	h = json_string(host);
+	s = h != NULL ? json_dumps(h, JSON_ENCODE_ANY) : NULL;
 	snprintf(host_json, sizeof host_json, "%s", s ? s : "null");
 	free(s);
 	json_decref(h);
 	if (o.mc.client_id == NULL) {
-		snprintf(client_id, sizeof client_id, "heart-pulse-%.52s", host);
-		for (i = 0; client_id[i] != '\0'; i++)
-			if (!strchr("abcdefghijklmnopqrstuvwxyz"
-			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
-			    client_id[i]))
-				client_id[i] = '-';
+		pulse_node_name(host, client_id, sizeof client_id);
 		o.mc.client_id = client_id;
 	}
 	node.id = o.mc.client_id;
@@ -624,8 +618,8 @@ watcher(void)
 			break;
 	}
 	if (rc == HX_UNAVAILABLE)
-		fprintf(stderr, "heart-pulse: %s: no connection within %llds\n",
-		    o.broker, iv / 1000);
+		fprintf(stderr, "heart-pulse: %s: no connection within "
+		    "%llds\n", o.broker, iv / 1000);
 	mqtt_disconnect(q);
 	mqtt_free(q);
 	watch_free(c.w);

@@ -29,6 +29,7 @@
 #include "heart.h"
 
 #define PS_ALL	(PS_BREAKER | PS_WAKE | PS_CAP)
+#define BATCH_MS 200	/* slots due this soon are taken with this batch */
 #define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | \
 	IN_MOVED_FROM | IN_ONLYDIR | IN_EXCL_UNLINK)
 
@@ -207,8 +208,12 @@ fleet_next_due(const struct fleet *f)
 
 /*
  * The agent whose slot is due at `now', with that slot taken (seq
- * counted, next slot scheduled), or NULL.  Slots that passed while the
- * process could not run are counted and skipped, never sent in a burst.
+ * counted, next slot scheduled), or NULL; *lag is how late it is (ms,
+ * negative when early).  Slots due within BATCH_MS are taken too, so
+ * that a large fleet's pulses are written in batches (one wakeup and
+ * one TCP push for many) while staying spread across the interval.
+ * Slots that passed while the process could not run are counted and
+ * skipped, never sent in a burst.
  */
 struct fleet_agent *
 fleet_due(struct fleet *f, long long now, long long *lag)
@@ -216,10 +221,11 @@ fleet_due(struct fleet *f, long long now, long long *lag)
 	struct fleet_agent *a;
 	long long iv, k;
 
-	if (f->hn == 0 || f->heap[0]->due > now)
+	if (f->hn == 0 || f->heap[0]->due > now + BATCH_MS)
 		return NULL;
 	a = f->heap[0];
 	*lag = now - a->due;
+	now += BATCH_MS;
 	iv = a->interval * 1000;
 	a->seq++;
 	a->due += iv;

@@ -195,6 +195,7 @@ char	*pulse_status(const struct pulse_node *,
 	    const struct pulse_agentinfo *, const char *, const char *,
 	    time_t);
 int	 pulse_bdseq_next(const char *, long long, long long *, char *);
+void	 pulse_node_name(const char *, char *, size_t);
 
 /* fleet.c: the agents of one heart-pulse, their schedule and state */
 struct fleet;

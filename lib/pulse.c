@@ -313,6 +313,22 @@ pulse_topic(char *buf, size_t n, const char *prefix, const char *id,
 }
 
 /*
+ * The default node name (and client id) of a publisher on host:
+ * heart-pulse-HOST, with anything an id may not hold made a '-'.
+ */
+void
+pulse_node_name(const char *host, char *out, size_t n)
+{
+	size_t i;
+
+	snprintf(out, n, "heart-pulse-%.*s", HEART_IDMAX - 12, host);
+	for (i = 0; out[i] != '\0'; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", out[i]))
+			out[i] = '-';
+}
+
+/*
  * A retained status message, for an agent (pa non-NULL) or for the
  * node (the process and its connection).  `reason' (may be NULL) says
  * why an offline was sent: "shutdown", "removed", "will".
