@@ -337,9 +337,8 @@ do_pulses(long long now)
 	while ((a = fleet_changed(fleet)) != NULL)
 		if (up)
 			send_pulse(a, 1, now);
-	while ((a = fleet_gone(fleet)) != NULL) {
-		if (up)
-			publish_status(a, "offline", "removed");
+	while (up && (a = fleet_gone(fleet)) != NULL) {	/* else later */
+		publish_status(a, "offline", "removed");
 		fleet_agent_free(a);
 	}
 	mqtt_cork(q, 0);

@@ -683,6 +683,11 @@ merge(struct fleet *f, struct fleet_agent **nv, size_t nn, char **failed,
 		abort();
 	for (i = 0; i < nn; i++) {
 		a = nv[i];
+		for (j = 0; j < f->ngone; j++)	/* back before its goodbye */
+			if (strcmp(f->gone[j]->id, a->id) == 0) {
+				agent_free(f->gone[j]);
+				f->gone[j--] = f->gone[--f->ngone];
+			}
 		if (first)
 			a->due = now + (long long)i * a->interval * 1000 /
 			    (long long)nn;
