@@ -25,24 +25,28 @@ PC_CORE = yaml-0.1 jansson
 PC_CFLAGS = $(PC_CORE) libcurl
 CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CFLAGS))
 CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE))
+PC_MQTT = libmosquitto
+MQTT_LIBS = $$($(PKG_CONFIG) --libs $(PC_MQTT))
 
-PROGS = heart-cap heart-breaker heart-ghost heart-wake
+PROGS = heart-cap heart-breaker heart-ghost heart-wake heart-pulse
 TPROGS = soul-dump brk-probe hist-dump
 LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/soul.c lib/cap.c lib/brk.c lib/jscan.c lib/hist.c lib/ghost.c \
 	lib/deliver.c lib/idle.c lib/checklist.c lib/http.c lib/llm.c \
-	lib/wake.c lib/run.c
+	lib/wake.c lib/run.c lib/pulse.c lib/fleet.c lib/mqtt.c lib/watch.c \
+	lib/sdnotify.c
 LIBHDR = lib/heart.h lib/yj.h
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
-	man/heart-wake.1
+	man/heart-wake.1 man/heart-pulse.1
 MAN5 = man/heart-soul.5
 MAN7 = man/heart.7
 
 # Debian packages the build and the tests need (make deps)
 DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
-	libcurl4-openssl-dev
-DEB_TEST = chromium bats bats-support bats-assert jq faketime libfaketime mandoc \
-	hyperfine python3 procps
+	libcurl4-openssl-dev libmosquitto-dev
+DEB_TEST = chromium bats bats-support bats-assert jq faketime libfaketime \
+	mandoc hyperfine python3 procps mosquitto mosquitto-clients openssl \
+	time
 
 all: $(PROGS)
 
@@ -52,7 +56,10 @@ heart-cap_LIBS = $(CORE_LIBS)
 heart-breaker_LIBS = $(CORE_LIBS)
 heart-ghost_LIBS = $(CORE_LIBS)
 heart-wake_LIBS = $(CORE_LIBS) -ldl
+heart-pulse_LIBS = $(CORE_LIBS) $(MQTT_LIBS)
 
+# lib/mqtt.c is in libheart.a, but a static archive lends a program only
+# the objects it calls: only heart-pulse pulls mqtt.o and libmosquitto.
 build/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/lib
 	$(CC) $(WFLAGS) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
