@@ -99,6 +99,8 @@ at_epoch() {
 	FAKETIME_DONT_FAKE_MONOTONIC=1 NO_FAKE_STAT=1 \
 	LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
 	TZ=UTC "$@"
+}
+
 # free_port: print a TCP port on 127.0.0.1 that nothing listens on now.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
