@@ -50,7 +50,7 @@ sed -e "s#/etc/mosquitto/heart.passwd#$run/heart.passwd#" \
     -e "s#/etc/mosquitto/heart.acl#$top/contrib/mosquitto/heart.acl#" \
     -e "s#^listener 1883 #listener $tcp #" -e "s#^listener 9001 #listener $ws #" \
     "$top/contrib/mosquitto/heart.conf" > "$run/mosquitto.conf"
-echo "persistence false" >> "$run/mosquitto.conf"
+printf "persistence false\nuser %s\n" "$(id -un)" >> "$run/mosquitto.conf"
 mosquitto -c "$run/mosquitto.conf" > "$run/mosquitto.log" 2>&1 &
 pids="$pids $!"
 wait_port "$ws" mosquitto
