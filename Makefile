@@ -26,24 +26,28 @@ PC_CORE = yaml-0.1 jansson
 PC_CFLAGS = $(PC_CORE) libcurl
 CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CFLAGS))
 CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE))
+PC_MQTT = libmosquitto
+MQTT_LIBS = $$($(PKG_CONFIG) --libs $(PC_MQTT))
 
-PROGS = heart-cap heart-breaker heart-ghost heart-wake
+PROGS = heart-cap heart-breaker heart-ghost heart-wake heart-pulse
 TPROGS = soul-dump brk-probe hist-dump
 LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/soul.c lib/cap.c lib/brk.c lib/jscan.c lib/hist.c lib/ghost.c \
 	lib/deliver.c lib/idle.c lib/checklist.c lib/http.c lib/llm.c \
-	lib/tool.c lib/wake.c lib/adapt.c lib/run.c
+	lib/tool.c lib/wake.c lib/adapt.c lib/run.c lib/pulse.c lib/fleet.c \
+	lib/mqtt.c lib/watch.c lib/sdnotify.c
 LIBHDR = lib/heart.h lib/yj.h
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
-	man/heart-wake.1
+	man/heart-wake.1 man/heart-pulse.1
 MAN5 = man/heart-soul.5
 MAN7 = man/heart.7
 
 # Debian packages the build and the tests need (make deps)
 DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
-	libcurl4-openssl-dev
-DEB_TEST = bats bats-support bats-assert jq faketime libfaketime mandoc \
-	hyperfine python3 procps
+	libcurl4-openssl-dev libmosquitto-dev
+DEB_TEST = chromium bats bats-support bats-assert jq faketime libfaketime \
+	mandoc hyperfine python3 procps mosquitto mosquitto-clients openssl \
+	time
 # and the benchmarks (make bench-deps): charts under bench/results/
 DEB_BENCH = gnuplot-nox
 
@@ -55,7 +59,10 @@ heart-cap_LIBS = $(CORE_LIBS)
 heart-breaker_LIBS = $(CORE_LIBS)
 heart-ghost_LIBS = $(CORE_LIBS)
 heart-wake_LIBS = $(CORE_LIBS) -ldl -lm
+heart-pulse_LIBS = $(CORE_LIBS) $(MQTT_LIBS)
 
+# lib/mqtt.c is in libheart.a, but a static archive lends a program only
+# the objects it calls: only heart-pulse pulls mqtt.o and libmosquitto.
 build/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/lib
 	$(CC) $(WFLAGS) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
@@ -98,6 +105,36 @@ tprogs: $(TPROGS:%=build/t/%)
 
 deps:
 	@sh t/deps.sh $(DEB_BUILD) $(DEB_TEST)
+	@command -v npm >/dev/null 2>&1 || sh t/deps.sh nodejs npm
+
+# The Mizpah dashboard: the page, and the mqtt package's browser bundle
+# from npm (pinned in package-lock.json), gathered in build/mizpah.
+MIZPAH = share/heartbeat/mizpah/index.html share/heartbeat/mizpah/mizpah.css \
+	share/heartbeat/mizpah/mizpah.js
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+
+build/mizpah/mqtt.min.js: $(MIZPAH) node_modules/.package-lock.json
+	@mkdir -p build/mizpah
+	cp $(MIZPAH) node_modules/mqtt/dist/mqtt.min.js build/mizpah/
+
+mizpah: build/mizpah/mqtt.min.js
+
+# A live heartbeat of the example fleet on this machine (see README):
+# make demo [KEEP=1] [ROUNDS=n]
+demo: deps
+	@$(MAKE) --no-print-directory all mizpah
+	@KEEP=$(KEEP) ROUNDS=$(ROUNDS) bash contrib/demo.sh
+
+KEEP ?= 0
+ROUNDS ?= 3
+
+# Serve the dashboard on a loopback port: make dashboard [PORT=8080]
+PORT ?= 8080
+dashboard: mizpah
+	@echo "Mizpah: http://127.0.0.1:$(PORT)/?broker=ws://127.0.0.1:9001&username=mizpah&password=..."
+	python3 -m http.server --bind 127.0.0.1 --directory build/mizpah $(PORT)
 
 bench-deps:
 	@sh t/deps.sh $(DEB_BUILD) $(DEB_TEST) $(DEB_BENCH)
@@ -106,7 +143,7 @@ lint: $(MAN1) $(MAN5) $(MAN7)
 	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
 
 check: deps
-	@$(MAKE) --no-print-directory all tprogs asan
+	@$(MAKE) --no-print-directory all tprogs asan mizpah
 	@$(MAKE) --no-print-directory lint
 	HEART_BIN=$(CURDIR) HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) t
 	HEART_BIN=$(CURDIR)/build/asan HEART_TBIN=$(CURDIR)/build/asan/t \
@@ -130,8 +167,13 @@ install: all
 		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
 	install -m 644 share/heartbeat/tools/prices.tsv \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
+	install -d $(DESTDIR)$(SHAREDIR)/heartbeat/mizpah
+	install -m 644 $(MIZPAH) $(DESTDIR)$(SHAREDIR)/heartbeat/mizpah
+	if [ -f build/mizpah/mqtt.min.js ]; then install -m 644 \
+		build/mizpah/mqtt.min.js $(DESTDIR)$(SHAREDIR)/heartbeat/mizpah; fi
 
 clean:
 	rm -rf build $(PROGS)
 
-.PHONY: all tprogs asan deps bench-deps lint check bench install clean
+.PHONY: demo mizpah dashboard all tprogs asan deps bench-deps lint check \
+	bench install clean

@@ -58,6 +58,7 @@ int	 clock_minute_of_day(const char *, time_t);
 int	 state_dir(char *, size_t, char *);
 int	 state_agent_dir(const char *, int, char *, size_t, char *);
 int	 state_agents(char ***, size_t *, char *);
+int	 state_subdir(const char *, char *, size_t, char *);
 void	 state_free_list(char **, size_t);
 int	 state_lock(const char *, const char *, int, char *);
 void	 state_unlock(int);
@@ -477,5 +478,139 @@ struct run_opts {
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 	    json_t **, char *);
 json_t	*run_explain(const struct soul *, time_t, char *);
+/* pulse.c: what a pulse says, read from state without locks; topics */
+#define PS_BREAKER	1
+#define PS_WAKE		2
+#define PS_CAP		4
+
+struct pulse_state {
+	char	 breaker[12];	/* closed, open, half_open; "": unknown */
+	int	 waking;	/* 1, 0, or -1: unknown */
+	char	 chamber[12];	/* of the running wake, if known */
+	long long pid;		/* of the running wake, 0 if not given */
+	long long cap_used;	/* -1: unknown */
+	long long cap_max;
+	time_t	 cap_until;	/* cap_used holds until this time */
+};
+
+struct pulse_node {		/* one publishing process and connection */
+	const char *id;		/* the client id */
+	const char *host;
+	long	 pid;
+	long long bdseq;	/* birth sequence of this connection */
+	long long agents;	/* -1: do not say */
+};
+
+struct pulse_agentinfo {
+	const char *id;
+	long long interval;	/* seconds */
+	long long misses;
+};
+
+int	 pulse_read(const char *, const char *, const struct caps *, time_t,
+	    unsigned, struct pulse_state *, char *);
+int	 pulse_changed(const struct pulse_state *, const struct pulse_state *);
+int	 pulse_format(char *, size_t, const char *, unsigned long long,
+	    long long, const struct timespec *, const char *,
+	    const struct pulse_state *);
+int	 pulse_prefix_valid(const char *);
+int	 pulse_topic(char *, size_t, const char *, const char *,
+	    const char *);
+char	*pulse_status(const struct pulse_node *,
+	    const struct pulse_agentinfo *, const char *, const char *,
+	    time_t);
+int	 pulse_bdseq_next(const char *, long long, long long *, char *);
+void	 pulse_node_name(const char *, char *, size_t);
+
+/* fleet.c: the agents of one heart-pulse, their schedule and state */
+struct fleet;
+struct fleet_agent;
+
+struct fleet *fleet_new(long long, int);
+void	 fleet_free(struct fleet *);
+long long fleet_load(struct fleet *, char *const *, size_t, const char *,
+	    long long, char *);
+size_t	 fleet_size(const struct fleet *);
+char	*fleet_warning(struct fleet *);
+long long fleet_next_due(const struct fleet *);
+void	 fleet_rebase(struct fleet *, long long);
+struct fleet_agent *fleet_due(struct fleet *, long long, long long *);
+int	 fleet_pulse(struct fleet *, struct fleet_agent *, int, const char *,
+	    const char *, long long, const struct timespec *, char *, size_t,
+	    char *, size_t);
+void	 fleet_agent_info(const struct fleet_agent *,
+	    struct pulse_agentinfo *);
+int	 fleet_watch_fd(const struct fleet *);
+void	 fleet_watch_read(struct fleet *, time_t);
+struct fleet_agent *fleet_changed(struct fleet *);
+void	 fleet_unborn_all(struct fleet *);
+struct fleet_agent *fleet_unborn(struct fleet *);
+int	 fleet_unborn_pending(struct fleet *);
+struct fleet_agent *fleet_gone(struct fleet *);
+void	 fleet_agent_free(struct fleet_agent *);
+
+/* mqtt.c: one broker connection, our poll loop, our reconnect policy
+   (only heart-pulse links it, and libmosquitto with it) */
+enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
+#define MQTT_EV_UP	1	/* connected (CONNACK accepted) */
+#define MQTT_EV_DOWN	2	/* a working connection went */
+#define MQTT_EV_FAIL	4	/* an attempt failed */
+
+struct mqtt_url {
+	int	 tls;
+	char	 host[256];
+	int	 port;
+};
+
+struct mqtt_conf {
+	struct mqtt_url url;
+	const char *client_id;	/* NULL: one is made up */
+	const char *username;
+	const char *password;
+	const char *cafile;
+	const char *certfile;
+	const char *keyfile;
+	int	 keepalive;	/* seconds */
+	long long backoff_max;	/* ms */
+};
+
+struct mqtt;
+
+int	 mqtt_url_parse(const char *, struct mqtt_url *, char *);
+int	 mqtt_password(const char *, char **, char *);
+long long mqtt_backoff(int, long long, unsigned *);
+struct mqtt *mqtt_new(const struct mqtt_conf *, char *);
+void	 mqtt_free(struct mqtt *);
+void	 mqtt_on_message(struct mqtt *, void (*)(void *, const char *,
+	    const void *, int, int), void *);
+void	 mqtt_subscribe(struct mqtt *, const char *);
+int	 mqtt_will(struct mqtt *, const char *, const char *, int, char *);
+void	 mqtt_dial(struct mqtt *, long long);
+int	 mqtt_state(const struct mqtt *);
+long long mqtt_retry_at(const struct mqtt *);
+int	 mqtt_fd(const struct mqtt *);
+short	 mqtt_events(const struct mqtt *);
+int	 mqtt_busy(const struct mqtt *);
+const char *mqtt_why(const struct mqtt *);
+int	 mqtt_v5(const struct mqtt *);
+unsigned mqtt_io(struct mqtt *, short, long long);
+int	 mqtt_publish(struct mqtt *, const char *, const void *, int, int,
+	    int);
+void	 mqtt_cork(struct mqtt *, int);
+void	 mqtt_disconnect(struct mqtt *);
+
+/* sdnotify.c: READY=1 and WATCHDOG=1 to $NOTIFY_SOCKET */
+int	 sdnotify_send(const char *, char *);
+long long sdnotify_watchdog(void);
+
+/* watch.c: the liveness map of a subscriber, and its changes */
+struct watch;
+
+struct watch *watch_new(const char *, long long, long long);
+void	 watch_free(struct watch *);
+void	 watch_message(struct watch *, const char *, const char *, int,
+	    long long, time_t, json_t *);
+void	 watch_tick(struct watch *, long long, time_t, json_t *);
+json_t	*watch_snapshot(struct watch *, size_t *);
 
 #endif

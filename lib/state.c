@@ -293,3 +293,18 @@ state_write_json(const char *dir, const char *name, const json_t *j,
 	free(s);
 	return r;
 }
+
+/* The directory STATE/name (one level, e.g. "pulse"), created 0700. */
+int
+state_subdir(const char *name, char *out, size_t n, char *err)
+{
+	char dir[4096];
+
+	if (state_dir(dir, sizeof dir, err) == -1)
+		return -1;
+	if ((size_t)snprintf(out, n, "%s/%s", dir, name) >= n) {
+		errf(err, "%s: state directory path too long", dir);
+		return -1;
+	}
+	return mkdirs(out, err);
+}

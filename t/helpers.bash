@@ -100,3 +100,65 @@ at_epoch() {
 	LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
 	TZ=UTC "$@"
 }
+
+# free_port: print a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# broker_start [PORT]: start a real mosquitto on 127.0.0.1 (a free port,
+# or PORT to bring one back on the port it had), its config and log in
+# $BATS_TEST_TMPDIR, persistence off.  Exports BROKER_PORT, BROKER_URL
+# and BROKER_PID; waits until it accepts connections.
+broker_start() {
+	local port=${1:-} try i
+	for try in 1 2 3; do
+		[ -n "$port" ] || port=$(free_port)
+		cat > "$BATS_TEST_TMPDIR/mosquitto.conf" <<-CONF
+		listener $port 127.0.0.1
+		allow_anonymous true
+		persistence false
+		CONF
+		mosquitto -c "$BATS_TEST_TMPDIR/mosquitto.conf" \
+		    >> "$BATS_TEST_TMPDIR/mosquitto.log" 2>&1 &
+		BROKER_PID=$!
+		for i in $(seq 50); do
+			if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+				export BROKER_PORT=$port BROKER_PID
+				export BROKER_URL=mqtt://127.0.0.1:$port
+				return 0
+			fi
+			kill -0 "$BROKER_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$BROKER_PID" 2>/dev/null
+		wait "$BROKER_PID" 2>/dev/null
+		[ -n "${1:-}" ] || port=
+	done
+	echo "broker_start: mosquitto did not start" >&2
+	cat "$BATS_TEST_TMPDIR/mosquitto.log" >&2
+	return 1
+}
+
+# broker_stop: stop the broker broker_start started (by its pid).
+broker_stop() {
+	if [ -n "${BROKER_PID:-}" ]; then
+		kill "$BROKER_PID" 2>/dev/null
+		wait "$BROKER_PID" 2>/dev/null
+		BROKER_PID=
+	fi
+	return 0
+}
+
+# wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds;
+# fail when it has not within SECONDS.
+wait_until() {
+	local n=$(($1 * 10))
+	shift
+	while ((n-- > 0)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	echo "wait_until: gave up on: $*" >&2
+	return 1
+}

@@ -1,0 +1,117 @@
+#!/bin/bash
+# demo.sh - a live heartbeat on this machine, with embedded defaults:
+# a mosquitto on loopback ports with contrib/mosquitto's config,
+# heart-pulse for the example fleet, the Mizpah page served on a
+# loopback port, and a few rounds of heart-wake | heart-ghost for every
+# soul.  A real model when one is configured (HEART_LLM_URL,
+# OPENAI_API_KEY, ANTHROPIC_API_KEY, or an Ollama on 127.0.0.1:11434),
+# else the offline responder from t/.  Leaves nothing running unless
+# KEEP=1.  Run by `make demo`.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+PATH=$top:$PATH
+souls=$top/share/heartbeat/souls
+run=$top/build/demo
+ROUNDS=${ROUNDS:-3}
+KEEP=${KEEP:-0}
+export HEART_STATE_DIR="${HEART_STATE_DIR:-$run/state}"
+mkdir -p "$run"
+pids=
+
+stop() {
+	[ "$KEEP" = 1 ] && return
+	for p in $pids; do kill "$p" 2>/dev/null || :; done
+	wait 2>/dev/null || :
+}
+trap stop EXIT
+trap 'exit 130' INT TERM
+
+port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+wait_port() {
+	i=0
+	while ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
+		i=$((i + 1)); [ $i -lt 100 ] || { echo "demo: $2 did not start" >&2; exit 69; }
+		sleep 0.1
+	done
+}
+
+# the broker: the shipped config, fresh users and passwords for this run
+tcp=$(port); ws=$(port); web=$(port)
+pw=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+look=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
+rm -f "$run/heart.passwd"
+mosquitto_passwd -b -c "$run/heart.passwd" heart-pulse "$pw" 2>/dev/null
+mosquitto_passwd -b "$run/heart.passwd" mizpah "$look" 2>/dev/null
+chmod 600 "$run/heart.passwd"
+sed -e "s#/etc/mosquitto/heart.passwd#$run/heart.passwd#" \
+    -e "s#/etc/mosquitto/heart.acl#$top/contrib/mosquitto/heart.acl#" \
+    -e "s#^listener 1883 #listener $tcp #" -e "s#^listener 9001 #listener $ws #" \
+    "$top/contrib/mosquitto/heart.conf" > "$run/mosquitto.conf"
+printf "persistence false\nuser %s\n" "$(id -un)" >> "$run/mosquitto.conf"
+mosquitto -c "$run/mosquitto.conf" > "$run/mosquitto.log" 2>&1 &
+pids="$pids $!"
+wait_port "$ws" mosquitto
+echo "broker:    mqtt://127.0.0.1:$tcp (pulses), ws://127.0.0.1:$ws (dashboard)"
+
+# the pulse chamber, for the whole example fleet, from one process
+HEART_MQTT_PASSWORD=$pw heart-pulse --souls "$souls" \
+	--broker "mqtt://127.0.0.1:$tcp" --username heart-pulse \
+	2> "$run/pulse.log" &
+pids="$pids $!"
+
+# the dashboard
+python3 -m http.server --bind 127.0.0.1 --directory "$top/build/mizpah" \
+	"$web" > "$run/http.log" 2>&1 &
+pids="$pids $!"
+wait_port "$web" "the web server"
+echo "dashboard: http://127.0.0.1:$web/?broker=ws://127.0.0.1:$ws&username=mizpah&password=$look"
+
+# the model: a real one if configured, else the offline responder
+if [ -n "${HEART_LLM_URL:-}${OPENAI_API_KEY:-}${ANTHROPIC_API_KEY:-}" ]; then
+	echo "model:     configured in the environment"
+	[ -n "${ANTHROPIC_API_KEY:-}" ] && [ -z "${HEART_LLM_URL:-}${OPENAI_API_KEY:-}" ] &&
+		export HEART_LLM_PROVIDER=anthropic
+	: "${HEART_LLM_MODEL:?demo: set HEART_LLM_MODEL to the model to use}"
+elif tags=$(curl -sf --max-time 1 http://127.0.0.1:11434/api/tags 2>/dev/null); then
+	export HEART_LLM_URL=http://127.0.0.1:11434/v1
+	HEART_LLM_MODEL="${HEART_LLM_MODEL:-$(echo "$tags" | jq -r ".models[0].name")}"; export HEART_LLM_MODEL
+	echo "model:     Ollama on 127.0.0.1:11434, $HEART_LLM_MODEL"
+else
+	echo "model:     none configured; using the offline responder (t/llm-double.py, 78% [IDLE])"
+	mkdir -p "$run/llm"
+	rm -f "$run/llm/port"
+	: > "$run/llm/requests.jsonl"
+	printf '{"idle_ratio": 0.78, "seed": %d, "text": "ALERT: the offline responder has something to report."}\n' \
+		"$(date +%s)" > "$run/llm/script.json"
+	python3 "$top/t/llm-double.py" "$run/llm" &
+	pids="$pids $!"
+	while [ ! -s "$run/llm/port" ]; do sleep 0.05; done
+	HEART_LLM_URL="http://127.0.0.1:$(cat "$run/llm/port")/v1"; export HEART_LLM_URL
+	export HEART_LLM_MODEL=offline
+	export HEART_LLM_PROVIDER=openai
+fi
+
+# a few rounds of the wake chambers; real answers are delivered here
+i=1
+while [ "$i" -le "$ROUNDS" ]; do
+	echo "--- round $i: heart-wake --force | heart-ghost --text"
+	for s in "$souls"/*; do
+		heart-wake --soul "$s" --force --chamber schedule || :
+	done | heart-ghost --text || :
+	sleep 1
+	i=$((i + 1))
+done
+
+echo "--- heart-cap status"
+heart-cap status --json | jq -r '"\(.agent): \(.used)/\(.cap) used today, \(.ghosts) ghosts, \(.tokens.prompt + .tokens.completion) tokens"'
+echo "--- heart-breaker status"
+heart-breaker status --json | jq -r '"\(.agent): \(.state)"'
+echo "--- state in $HEART_STATE_DIR"
+if [ "$KEEP" = 1 ]; then
+	echo "KEEP=1: broker, pulse, dashboard and model keep running (pids:$pids)"
+else
+	echo "stopping (make demo KEEP=1 leaves them running)"
+fi

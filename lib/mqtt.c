@@ -1,0 +1,536 @@
+/*
+ * mqtt.c - one MQTT connection over libmosquitto, driven by the
+ * caller's own poll loop, with a reconnection policy of our own.
+ *
+ * libmosquitto's reconnect delay only works inside its loop_forever
+ * and loop_start, and its "exponential" mode grows quadratically; here
+ * the caller polls mqtt_fd() for mqtt_events(), hands what poll saw to
+ * mqtt_io(), and dials again when mqtt_retry_at() comes, after a delay
+ * that doubles from 500 ms up to a cap, with jitter so that a fleet of
+ * publishers does not come back in step.  Nothing here blocks but the
+ * name lookup of the broker's host.  The program that uses this file is
+ * the only one that links libmosquitto.
+ *
+ * MQTT v5 is asked for first (for message expiry); a broker that
+ * refuses the protocol version is dialled again at once with v3.1.1.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mosquitto.h>
+#include <mqtt_protocol.h>
+
+#include "heart.h"
+
+#define BACKOFF_MIN	500	/* ms */
+
+struct mqtt {
+	struct mosquitto *m;
+	struct mqtt_url url;
+	char	 client_id[HEART_IDMAX + 1];
+	int	 keepalive;
+	long long backoff_max;
+	int	 state;
+	int	 v5;
+	int	 dialled;	/* connect_async was called once */
+	int	 fails;		/* attempts in a row that failed */
+	int	 up;		/* this attempt got a CONNACK */
+	int	 refused;	/* CONNACK reason of this attempt */
+	int	 dropped;	/* the broker's DISCONNECT reason */
+	long long retry_at;
+	unsigned seed;
+	unsigned events;
+	char	 why[HEART_ERRLEN];
+	char	**subs;
+	int	 nsubs;
+	mosquitto_property *expiry;
+	int	 expiry_s;
+	void	(*onmsg)(void *, const char *, const void *, int, int);
+	void	*arg;
+};
+
+int
+mqtt_url_parse(const char *s, struct mqtt_url *u, char *err)
+{
+	const char *h, *end, *p;
+	long long port;
+	char num[8];
+	size_t n;
+
+	memset(u, 0, sizeof *u);
+	if (strncmp(s, "mqtt://", 7) == 0)
+		h = s + 7;
+	else if (strncmp(s, "mqtts://", 8) == 0) {
+		h = s + 8;
+		u->tls = 1;
+	} else {
+		errf(err, "%s: not a broker URL (use mqtt://HOST[:PORT] or "
+		    "mqtts://HOST[:PORT])", s);
+		return -1;
+	}
+	if (strchr(h, '@') != NULL) {
+		errf(err, "%s: credentials do not belong in the URL, where ps "
+		    "shows them; use --username and HEART_MQTT_PASSWORD or "
+		    "--password-file", "the broker URL");
+		return -1;
+	}
+	end = h + strcspn(h, "/");
+	if (*end == '/' && end[1] != '\0') {
+		errf(err, "%s: not a broker URL (it has no path)", s);
+		return -1;
+	}
+	if (*h == '[') {		/* [v6 address] */
+		if ((p = memchr(h, ']', (size_t)(end - h))) == NULL)
+			goto bad;
+		n = (size_t)(p - h - 1);
+		if (n == 0 || n >= sizeof u->host)
+			goto bad;
+		memcpy(u->host, h + 1, n);
+		p++;
+	} else {
+		p = memchr(h, ':', (size_t)(end - h));
+		if (p == NULL)
+			p = end;
+		n = (size_t)(p - h);
+		if (n == 0 || n >= sizeof u->host)
+			goto bad;
+		memcpy(u->host, h, n);
+		if (strcspn(u->host, " \t[]") != n)
+			goto bad;
+	}
+	u->port = u->tls ? 8883 : 1883;
+	if (p < end) {
+		if (*p != ':' || (size_t)(end - p - 1) >= sizeof num)
+			goto bad;
+		memcpy(num, p + 1, (size_t)(end - p - 1));
+		num[end - p - 1] = '\0';
+		if (num_parse(num, 1, 65535, &port) == -1)
+			goto bad;
+		u->port = (int)port;
+	}
+	return 0;
+bad:
+	errf(err, "%s: not a broker URL (use mqtt://HOST[:PORT] or "
+	    "mqtts://HOST[:PORT])", s);
+	return -1;
+}
+
+/*
+ * The broker password: from the file (which must not be readable by
+ * others), else from $HEART_MQTT_PASSWORD, else none (*out NULL).
+ */
+int
+mqtt_password(const char *file, char **out, char *err)
+{
+	char buf[1024];
+	struct stat st;
+	const char *e;
+	ssize_t n;
+	int fd;
+
+	*out = NULL;
+	if (file == NULL) {
+		if ((e = getenv("HEART_MQTT_PASSWORD")) != NULL && *e != '\0')
+			*out = xstrdup(e);
+		return 0;
+	}
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		errf(err, "%s: %s", file, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (st.st_mode & 077) != 0) {
+		errf(err, "%s: must be a file only its owner can read "
+		    "(chmod 600)", file);
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0) {
+		errf(err, "%s: %s", file, strerror(errno));
+		return -1;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	*out = xstrdup(buf);
+	explicit_bzero(buf, sizeof buf);
+	return 0;
+}
+
+/* Delay before attempt number fails+1: doubling, capped, jittered. */
+long long
+mqtt_backoff(int fails, long long max, unsigned *seed)
+{
+	long long d = BACKOFF_MIN;
+
+	while (fails-- > 1 && d < max)
+		d *= 2;
+	if (d > max)
+		d = max;
+	return d / 2 + (long long)(rand_r(seed) % (unsigned)(d / 2 + 1));
+}
+
+static void
+set_why(struct mqtt *q, int rc, int err_no)
+{
+	if (rc == MOSQ_ERR_ERRNO)
+		snprintf(q->why, sizeof q->why, "%s", strerror(err_no));
+	else if (rc == MOSQ_ERR_EAI)
+		snprintf(q->why, sizeof q->why, "cannot resolve %s",
+		    q->url.host);
+	else if (q->dropped == MQTT_RC_SESSION_TAKEN_OVER)
+		snprintf(q->why, sizeof q->why, "another client took over "
+		    "the client id %s (give each process its own "
+		    "--client-id)", q->client_id);
+	else if (rc == MOSQ_ERR_KEEPALIVE)
+		snprintf(q->why, sizeof q->why, "the broker did not answer "
+		    "within the keepalive (%ds)", q->keepalive);
+	else if (rc == MOSQ_ERR_CONN_LOST && q->up)
+		snprintf(q->why, sizeof q->why, "the broker closed it (it is "
+		    "going down, or another client took the client id %s)",
+		    q->client_id);
+	else if (q->refused > 0)
+		snprintf(q->why, sizeof q->why, "refused: %s", q->v5 ?
+		    mosquitto_reason_string(q->refused) :
+		    mosquitto_connack_string(q->refused));
+	else
+		snprintf(q->why, sizeof q->why, "%s", mosquitto_strerror(rc));
+}
+
+/* The connection is gone (or never came): plan the next attempt. */
+static void
+lost(struct mqtt *q, int rc, int err_no, long long now)
+{
+	set_why(q, rc, err_no);
+	q->events |= q->up ? MQTT_EV_DOWN : MQTT_EV_FAIL;
+	q->state = MQTT_DOWN;
+	if (q->up)
+		q->fails = 0;
+	q->fails++;
+	q->retry_at = now + mqtt_backoff(q->fails, q->backoff_max, &q->seed);
+	q->up = 0;
+	q->dropped = 0;
+}
+
+static void
+on_disconnect(struct mosquitto *m, void *arg, int rc,
+    const mosquitto_property *props)
+{
+	struct mqtt *q = arg;
+
+	(void)m;
+	(void)props;
+	q->dropped = rc;
+}
+
+static void
+on_connect(struct mosquitto *m, void *arg, int rc, int flags,
+    const mosquitto_property *props)
+{
+	struct mqtt *q = arg;
+
+	(void)flags;
+	(void)props;
+	if (rc != 0) {
+		q->refused = rc;
+		return;
+	}
+	q->state = MQTT_UP;
+	q->up = 1;
+	q->refused = 0;
+	q->events |= MQTT_EV_UP;
+	if (q->nsubs > 0)
+		mosquitto_subscribe_multiple(m, NULL, q->nsubs, q->subs, 1, 0,
+		    NULL);
+}
+
+static void
+on_message(struct mosquitto *m, void *arg, const struct mosquitto_message
+    *msg, const mosquitto_property *props)
+{
+	struct mqtt *q = arg;
+
+	(void)m;
+	(void)props;
+	if (q->onmsg != NULL)
+		q->onmsg(q->arg, msg->topic, msg->payload, msg->payloadlen,
+		    msg->retain);
+}
+
+/* A key file with a passphrase is refused rather than asked for. */
+static int
+no_passphrase(char *buf, int size, int rwflag, void *userdata)
+{
+	(void)buf;
+	(void)size;
+	(void)rwflag;
+	(void)userdata;
+	return 0;
+}
+
+struct mqtt *
+mqtt_new(const struct mqtt_conf *c, char *err)
+{
+	struct mqtt *q;
+	int rc;
+
+	mosquitto_lib_init();
+	q = xcalloc(1, sizeof *q);
+	q->url = c->url;
+	snprintf(q->client_id, sizeof q->client_id, "%s",
+	    c->client_id ? c->client_id : "(made up)");
+	q->keepalive = c->keepalive > 0 ? c->keepalive : 30;
+	q->backoff_max = c->backoff_max > BACKOFF_MIN ? c->backoff_max :
+	    BACKOFF_MIN;
+	q->seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+	q->v5 = 1;
+	if ((q->m = mosquitto_new(c->client_id, 1, q)) == NULL) {
+		errf(err, "cannot set up an MQTT client: %s",
+		    strerror(errno));
+		free(q);
+		return NULL;
+	}
+	mosquitto_int_option(q->m, MOSQ_OPT_PROTOCOL_VERSION,
+	    MQTT_PROTOCOL_V5);
+	mosquitto_int_option(q->m, MOSQ_OPT_TCP_NODELAY, 1);
+	mosquitto_connect_v5_callback_set(q->m, on_connect);
+	mosquitto_message_v5_callback_set(q->m, on_message);
+	mosquitto_disconnect_v5_callback_set(q->m, on_disconnect);
+	if (c->username != NULL && (rc = mosquitto_username_pw_set(q->m,
+	    c->username, c->password)) != MOSQ_ERR_SUCCESS) {
+		errf(err, "--username: %s", mosquitto_strerror(rc));
+		goto fail;
+	}
+	if (c->url.tls && (rc = mosquitto_tls_set(q->m, c->cafile,
+	    c->cafile ? NULL : "/etc/ssl/certs", c->certfile, c->keyfile,
+	    no_passphrase)) != MOSQ_ERR_SUCCESS) {
+		errf(err, "TLS: %s (check that --cafile, --cert and --key "
+		    "name readable files, --cert and --key together)",
+		    mosquitto_strerror(rc));
+		goto fail;
+	}
+	if (!c->url.tls && (c->cafile || c->certfile || c->keyfile)) {
+		errf(err, "--cafile, --cert and --key need an mqtts:// URL");
+		goto fail;
+	}
+	return q;
+fail:
+	mqtt_free(q);
+	return NULL;
+}
+
+void
+mqtt_free(struct mqtt *q)
+{
+	int i;
+
+	if (q == NULL)
+		return;
+	mosquitto_destroy(q->m);
+	mosquitto_property_free_all(&q->expiry);
+	for (i = 0; i < q->nsubs; i++)
+		free(q->subs[i]);
+	free(q->subs);
+	free(q);
+	mosquitto_lib_cleanup();
+}
+
+void
+mqtt_on_message(struct mqtt *q, void (*fn)(void *, const char *,
+    const void *, int, int), void *arg)
+{
+	q->onmsg = fn;
+	q->arg = arg;
+}
+
+/* Subscribe to pattern on every connection from now on. */
+void
+mqtt_subscribe(struct mqtt *q, const char *pattern)
+{
+	q->subs = realloc(q->subs, (size_t)(q->nsubs + 1) * sizeof *q->subs);
+	if (q->subs == NULL)
+		abort();
+	q->subs[q->nsubs++] = xstrdup(pattern);
+}
+
+/* The last will of the next connection (QoS 1). */
+int
+mqtt_will(struct mqtt *q, const char *topic, const char *payload,
+    int retain, char *err)
+{
+	int rc;
+
+	rc = mosquitto_will_set_v5(q->m, topic, (int)strlen(payload),
+	    payload, 1, retain, NULL);
+	if (rc != MOSQ_ERR_SUCCESS) {
+		errf(err, "last will: %s", mosquitto_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Start an attempt to connect; its outcome comes from mqtt_io. */
+void
+mqtt_dial(struct mqtt *q, long long now)
+{
+	int rc;
+
+	q->up = 0;
+	q->refused = 0;
+	errno = 0;
+	if (!q->dialled) {
+		rc = mosquitto_connect_bind_async(q->m, q->url.host,
+		    q->url.port, q->keepalive, NULL);
+		q->dialled = rc == MOSQ_ERR_SUCCESS;
+	} else
+		rc = mosquitto_reconnect_async(q->m);
+	if (rc != MOSQ_ERR_SUCCESS) {
+		lost(q, rc, errno, now);
+		return;
+	}
+	q->state = MQTT_CONNECTING;
+}
+
+int
+mqtt_state(const struct mqtt *q)
+{
+	return q->state;
+}
+
+long long
+mqtt_retry_at(const struct mqtt *q)
+{
+	return q->retry_at;
+}
+
+int
+mqtt_fd(const struct mqtt *q)
+{
+	return q->state == MQTT_DOWN ? -1 : mosquitto_socket(q->m);
+}
+
+/* What to poll the socket for. */
+short
+mqtt_events(const struct mqtt *q)
+{
+	return POLLIN | (mosquitto_want_write(q->m) ? POLLOUT : 0);
+}
+
+int
+mqtt_busy(const struct mqtt *q)
+{
+	return q->state != MQTT_DOWN && mosquitto_want_write(q->m);
+}
+
+/* Why the last attempt failed or the connection went. */
+const char *
+mqtt_why(const struct mqtt *q)
+{
+	return q->why;
+}
+
+int
+mqtt_v5(const struct mqtt *q)
+{
+	return q->v5;
+}
+
+/*
+ * Do what poll saw on the socket (revents may be 0: keepalive only).
+ * Returns the MQTT_EV_* bits of what happened since the last call.
+ */
+unsigned
+mqtt_io(struct mqtt *q, short revents, long long now)
+{
+	unsigned ev;
+	int rc = MOSQ_ERR_SUCCESS;
+
+	if (q->state != MQTT_DOWN) {
+		errno = 0;
+		if (q->state == MQTT_CONNECTING && revents != 0)
+			rc = mosquitto_loop_write(q->m, 1);
+		if (rc == MOSQ_ERR_SUCCESS && (revents & (POLLIN | POLLHUP |
+		    POLLERR)))
+			rc = mosquitto_loop_read(q->m, 1);
+		if (rc == MOSQ_ERR_SUCCESS && (revents & POLLOUT))
+			rc = mosquitto_loop_write(q->m, 1);
+		if (rc == MOSQ_ERR_SUCCESS)
+			rc = mosquitto_loop_misc(q->m);
+		if (rc == MOSQ_ERR_SUCCESS && q->refused == 0 &&
+		    mosquitto_socket(q->m) == -1)
+			rc = MOSQ_ERR_CONN_LOST;
+		if (rc != MOSQ_ERR_SUCCESS || q->refused != 0) {
+			if (q->v5 && (q->refused ==
+			    MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION ||
+			    q->refused == CONNACK_REFUSED_PROTOCOL_VERSION)) {
+				q->v5 = 0;	/* an MQTT 3.1.1 broker */
+				mosquitto_int_option(q->m,
+				    MOSQ_OPT_PROTOCOL_VERSION,
+				    MQTT_PROTOCOL_V311);
+				mqtt_dial(q, now);
+			} else
+				lost(q, rc, errno, now);
+		}
+	}
+	ev = q->events;
+	q->events = 0;
+	return ev;
+}
+
+/*
+ * Publish at QoS 0, with a message expiry (seconds, 0: none) when the
+ * connection is MQTT v5.  -1 when not connected.
+ */
+int
+mqtt_publish(struct mqtt *q, const char *topic, const void *payload,
+    int len, int retain, int expiry)
+{
+	int rc;
+
+	if (q->state != MQTT_UP)
+		return -1;
+	if (q->v5 && expiry > 0 && expiry != q->expiry_s) {
+		mosquitto_property_free_all(&q->expiry);
+		mosquitto_property_add_int32(&q->expiry,
+		    MQTT_PROP_MESSAGE_EXPIRY_INTERVAL, (uint32_t)expiry);
+		q->expiry_s = expiry;
+	}
+	rc = mosquitto_publish_v5(q->m, NULL, topic, len, payload, 0, retain,
+	    q->v5 && expiry > 0 ? q->expiry : NULL);
+	return rc == MOSQ_ERR_SUCCESS ? 0 : -1;
+}
+
+/*
+ * Hold small writes back (on) and send them as few segments (off): a
+ * batch of pulses then costs the kernel one trip through TCP instead of
+ * one per message.
+ */
+void
+mqtt_cork(struct mqtt *q, int on)
+{
+	int fd;
+
+	if (q->state == MQTT_UP && (fd = mosquitto_socket(q->m)) >= 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+}
+
+/* Say goodbye: the broker then drops the will. */
+void
+mqtt_disconnect(struct mqtt *q)
+{
+	if (q->state == MQTT_UP)
+		mosquitto_disconnect(q->m);
+	q->state = MQTT_DOWN;
+}

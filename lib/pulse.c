@@ -1,0 +1,409 @@
+/*
+ * pulse.c - what a pulse says: the dashboard's fields, read from an
+ * agent's state files, and the topics and status messages of the
+ * pulse chamber.  This file defines those fields once for every
+ * program (heart-pulse publishes them, its watcher reads them back).
+ *
+ * Invariant: reading never takes a lock.  The writers replace the
+ * files whole by rename (state.c), so a reader sees the old or the new
+ * file, and a pulse can never make a wake wait.  A file that is missing
+ * means its default (breaker closed, no wake running, nothing used); a
+ * file that cannot be read or parsed leaves its field unknown (null in
+ * the pulse) and is reported to the caller, who carries on.
+ */
+#include <sys/file.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "heart.h"
+
+static const char *brk_states[] = { "closed", "open", "half_open" };
+
+static int
+read_breaker(const char *dir, struct pulse_state *st, char *err)
+{
+	json_t *j, *s;
+	size_t i;
+
+	snprintf(st->breaker, sizeof st->breaker, "%s", "");
+	if (state_read_json(dir, "breaker.json", &j, err) == -1)
+		return -1;
+	if (j == NULL) {
+		snprintf(st->breaker, sizeof st->breaker, "closed");
+		return 0;
+	}
+	s = json_object_get(j, "state");
+	for (i = 0; json_is_string(s) && i < 3; i++)
+		if (strcmp(json_string_value(s), brk_states[i]) == 0) {
+			snprintf(st->breaker, sizeof st->breaker, "%s",
+			    brk_states[i]);
+			json_decref(j);
+			return 0;
+		}
+	json_decref(j);
+	errf(err, "%s/breaker.json: \"state\" is not closed, open or "
+	    "half_open", dir);
+	return -1;
+}
+
+/* A wake whose process is gone is not running, whatever its file says. */
+static int
+pid_gone(json_int_t pid)
+{
+	if (pid <= 0 || pid > 0x7fffffff)
+		return 0;
+	return kill((pid_t)pid, 0) == -1 && errno == ESRCH;
+}
+
+static int
+read_wake(const char *dir, struct pulse_state *st, char *err)
+{
+	json_t *j, *r, *ch, *pid;
+	enum chamber c;
+
+	st->waking = -1;
+	st->chamber[0] = '\0';
+	st->pid = 0;
+	if (state_read_json(dir, "wake.json", &j, err) == -1)
+		return -1;
+	r = json_object_get(j, "running");
+	if (r == NULL || json_is_null(r)) {
+		st->waking = 0;
+		json_decref(j);
+		return 0;
+	}
+	if (!json_is_object(r)) {
+		json_decref(j);
+		errf(err, "%s/wake.json: \"running\" is neither null nor an "
+		    "object", dir);
+		return -1;
+	}
+	ch = json_object_get(r, "chamber");
+	pid = json_object_get(r, "pid");
+	if (json_is_string(ch) && chamber_parse(json_string_value(ch),
+	    &c) == 0)
+		snprintf(st->chamber, sizeof st->chamber, "%s",
+		    chamber_name(c));
+	if (json_is_integer(pid))
+		st->pid = json_integer_value(pid);
+	st->waking = !pid_gone(st->pid);
+	json_decref(j);
+	return 0;
+}
+
+static int
+read_cap(const char *id, const char *zone, const struct caps *caps,
+    time_t now, struct pulse_state *st, char *err)
+{
+	struct cap_view v;
+
+	st->cap_used = st->cap_max = -1;
+	st->cap_until = 0;
+	if (cap_peek(id, zone, now, &v, err) == -1)
+		return -1;
+	st->cap_used = v.total;
+	st->cap_max = cap_agent_limit(caps != NULL ? caps : &v.caps);
+	st->cap_until = clock_next_midnight(v.zone, now);
+	return 0;
+}
+
+/*
+ * Read the parts of agent id's state named by `what' (one or more of
+ * PS_BREAKER, PS_WAKE, PS_CAP) into st.  On failure the failed part is
+ * left unknown, the others are read all the same, and err names the
+ * last file that failed.  caps are the soul's (NULL: the cap file's).
+ */
+int
+pulse_read(const char *id, const char *zone, const struct caps *caps,
+    time_t now, unsigned what, struct pulse_state *st, char *err)
+{
+	char dir[4096];
+	int r = 0;
+
+	if (state_agent_dir(id, 0, dir, sizeof dir, err) == -1) {
+		if (what & PS_BREAKER)
+			st->breaker[0] = '\0';
+		if (what & PS_WAKE)
+			st->waking = -1;
+		if (what & PS_CAP)
+			st->cap_used = st->cap_max = -1;
+		return -1;
+	}
+	if ((what & PS_BREAKER) && read_breaker(dir, st, err) == -1)
+		r = -1;
+	if ((what & PS_WAKE) && read_wake(dir, st, err) == -1)
+		r = -1;
+	if ((what & PS_CAP) && read_cap(id, zone, caps, now, st, err) == -1)
+		r = -1;
+	return r;
+}
+
+/* Whether the dashboard must redraw: breaker or wake changed. */
+int
+pulse_changed(const struct pulse_state *a, const struct pulse_state *b)
+{
+	return strcmp(a->breaker, b->breaker) != 0 ||
+	    a->waking != b->waking ||
+	    (a->waking == 1 && strcmp(a->chamber, b->chamber) != 0);
+}
+
+/*
+ * The pulse is built by hand, not with printf: a fleet of 100,000
+ * agents formats 10,000 of them a second, and this is most of what the
+ * process does.  `at' is formatted once per second and given its
+ * milliseconds per pulse.
+ */
+struct out {
+	char	*p, *end;
+};
+
+static void
+put(struct out *o, const char *s, size_t n)
+{
+	if (o->p == NULL || (size_t)(o->end - o->p) < n) {
+		o->p = NULL;
+		return;
+	}
+	memcpy(o->p, s, n);
+	o->p += n;
+}
+
+#define PUTS(o, lit)	put(o, lit, sizeof lit - 1)
+
+static void
+put_str(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void
+put_num(struct out *o, unsigned long long v)
+{
+	char d[24], *q = d + sizeof d;
+
+	do
+		*--q = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	put(o, q, (size_t)(d + sizeof d - q));
+}
+
+static void
+put_int(struct out *o, long long v)
+{
+	if (v < 0) {
+		PUTS(o, "-");
+		put_num(o, 0ULL - (unsigned long long)v);
+	} else
+		put_num(o, (unsigned long long)v);
+}
+
+static void
+put_at(struct out *o, const struct timespec *ts)
+{
+	static time_t last = -1;
+	static char sec[32];
+	struct tm tm;
+	int ms = (int)(ts->tv_nsec / 1000000) % 1000;
+	char m[5] = { '.', (char)('0' + ms / 100), (char)('0' + ms / 10 % 10),
+	    (char)('0' + ms % 10), 'Z' };
+
+	if (ts->tv_sec != last) {
+		last = ts->tv_sec;
+		gmtime_r(&last, &tm);
+		strftime(sec, sizeof sec, "%Y-%m-%dT%H:%M:%S", &tm);
+	}
+	put_str(o, sec);
+	put(o, m, sizeof m);
+}
+
+/*
+ * The pulse, one JSON object:
+ *   {"v":1,"agent":ID,"seq":N,"mono_ms":N,"at":ISO,"host":H,
+ *    "breaker":"closed"|"open"|"half_open"|null,
+ *    "waking":false|true|"schedule"|"idle"|null,
+ *    "cap":{"used":N,"cap":N}|null}
+ * host_json is the host name already encoded as a JSON string.  Ids
+ * and the fields read from state are checked, so nothing else needs
+ * escaping.  Returns the length, or -1 when buf is too small.
+ */
+int
+pulse_format(char *buf, size_t n, const char *id, unsigned long long seq,
+    long long mono_ms, const struct timespec *wall, const char *host_json,
+    const struct pulse_state *st)
+{
+	struct out o = { buf, buf + n };
+
+	PUTS(&o, "{\"v\":1,\"agent\":\"");
+	put_str(&o, id);
+	PUTS(&o, "\",\"seq\":");
+	put_num(&o, seq);
+	PUTS(&o, ",\"mono_ms\":");
+	put_int(&o, mono_ms);
+	PUTS(&o, ",\"at\":\"");
+	put_at(&o, wall);
+	PUTS(&o, "\",\"host\":");
+	put_str(&o, host_json);
+	PUTS(&o, ",\"breaker\":");
+	if (st->breaker[0] != '\0') {
+		PUTS(&o, "\"");
+		put_str(&o, st->breaker);
+		PUTS(&o, "\"");
+	} else
+		PUTS(&o, "null");
+	PUTS(&o, ",\"waking\":");
+	if (st->waking == 1 && st->chamber[0] != '\0') {
+		PUTS(&o, "\"");
+		put_str(&o, st->chamber);
+		PUTS(&o, "\"");
+	} else
+		put_str(&o, st->waking == 1 ? "true" : st->waking == 0 ?
+		    "false" : "null");
+	PUTS(&o, ",\"cap\":");
+	if (st->cap_used >= 0) {
+		PUTS(&o, "{\"used\":");
+		put_int(&o, st->cap_used);
+		PUTS(&o, ",\"cap\":");
+		put_int(&o, st->cap_max);
+		PUTS(&o, "}}");
+	} else
+		PUTS(&o, "null}");
+	PUTS(&o, "\0");
+	return o.p == NULL ? -1 : (int)(o.p - buf - 1);
+}
+
+/*
+ * A topic prefix: one or more levels, none empty, no wildcard, not
+ * starting with '$' (the broker's own).
+ */
+int
+pulse_prefix_valid(const char *p)
+{
+	size_t i, n = strlen(p);
+
+	if (n == 0 || n > 200 || p[0] == '$' || p[0] == '/' ||
+	    p[n - 1] == '/' || strstr(p, "//") != NULL)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (p[i] == '+' || p[i] == '#' || (unsigned char)p[i] < 0x20)
+			return 0;
+	return 1;
+}
+
+/*
+ * PREFIX/ID/LEAF for an agent; PREFIX/node/NODE/status for a node
+ * (id NULL).  The node topics have one level more than any agent's, so
+ * the two can never meet, whatever the agent is called.
+ */
+int
+pulse_topic(char *buf, size_t n, const char *prefix, const char *id,
+    const char *leaf)
+{
+	int len;
+
+	if (id != NULL)
+		len = snprintf(buf, n, "%s/%s/%s", prefix, id, leaf);
+	else
+		len = snprintf(buf, n, "%s/node/%s/status", prefix, leaf);
+	return len < 0 || (size_t)len >= n ? -1 : len;
+}
+
+/*
+ * The default node name (and client id) of a publisher on host:
+ * heart-pulse-HOST, with anything an id may not hold made a '-'.
+ */
+void
+pulse_node_name(const char *host, char *out, size_t n)
+{
+	size_t i;
+
+	snprintf(out, n, "heart-pulse-%.*s", HEART_IDMAX - 12, host);
+	for (i = 0; out[i] != '\0'; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", out[i]))
+			out[i] = '-';
+}
+
+/*
+ * A retained status message, for an agent (pa non-NULL) or for the
+ * node (the process and its connection).  `reason' (may be NULL) says
+ * why an offline was sent: "shutdown", "removed", "will".
+ */
+char *
+pulse_status(const struct pulse_node *node, const struct pulse_agentinfo
+    *pa, const char *status, const char *reason, time_t now)
+{
+	char at[32];
+	json_t *j;
+	char *s;
+
+	j = json_pack("{s:i,s:s}", "v", 1, "status", status);
+	if (pa != NULL) {
+		json_object_set_new(j, "agent", json_string(pa->id));
+		json_object_set_new(j, "interval",
+		    json_integer(pa->interval));
+		json_object_set_new(j, "misses", json_integer(pa->misses));
+	}
+	json_object_set_new(j, "node", json_string(node->id));
+	json_object_set_new(j, "bdseq", json_integer(node->bdseq));
+	json_object_set_new(j, "host", json_string(node->host));
+	json_object_set_new(j, "pid", json_integer(node->pid));
+	if (pa == NULL && node->agents >= 0)
+		json_object_set_new(j, "agents", json_integer(node->agents));
+	if (reason != NULL)
+		json_object_set_new(j, "reason", json_string(reason));
+	if (now > 0) {
+		clock_utc(now, at, sizeof at);
+		json_object_set_new(j, "at", json_string(at));
+	}
+	s = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (s == NULL)
+		abort();
+	return s;
+}
+
+/*
+ * The next birth sequence number of node `id' (Sparkplug's bdSeq), one
+ * per connection, kept in STATE/pulse/ID.json so that it also grows
+ * across restarts.  On error *out still gets last + 1 (the caller may
+ * carry on with its own count) and -1 is returned.
+ */
+int
+pulse_bdseq_next(const char *id, long long last, long long *out, char *err)
+{
+	char dir[4096];
+	json_t *j = NULL, *v;
+	long long n = last;
+	int fd, r = -1;
+
+	*out = last + 1;
+	if (!id_valid(id)) {
+		errf(err, "invalid node id");
+		return -1;
+	}
+	if (state_subdir("pulse", dir, sizeof dir, err) == -1)
+		return -1;
+	char name[HEART_IDMAX + 8], lock[HEART_IDMAX + 8];
+	snprintf(name, sizeof name, "%s.json", id);
+	snprintf(lock, sizeof lock, "%s.lock", id);
+	if ((fd = state_lock(dir, lock, LOCK_EX, err)) < 0)
+		return -1;
+	if (state_read_json(dir, name, &j, err) == -1)
+		goto out;
+	v = json_object_get(j, "bdseq");
+	if (json_is_integer(v) && json_integer_value(v) > n)
+		n = json_integer_value(v);
+	json_decref(j);
+	*out = n + 1;
+	j = json_pack("{s:I}", "bdseq", (json_int_t)*out);
+	r = state_write_json(dir, name, j, err);
+out:
+	json_decref(j);
+	state_unlock(fd);
+	return r;
+}

@@ -1,0 +1,340 @@
+/*
+ * watch.c - the liveness map a subscriber keeps from the pulse
+ * chamber's topics, and the changes it reports: an agent came online,
+ * went offline (its status said so, its publisher's last will did, or
+ * `misses' intervals passed without a pulse), a wake started or ended,
+ * the breaker changed.
+ *
+ * The birth sequence rule (Sparkplug's bdSeq): an agent's online status
+ * names the node (publishing process) and the bdseq of its connection;
+ * a node's offline (its will, or its clean goodbye) takes offline only
+ * the agents whose last online carried that node and that bdseq, so a
+ * late will of an old connection never marks a reborn publisher's
+ * agents offline.  Times are the caller's monotonic milliseconds.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heart.h"
+
+struct wagent {
+	char	 id[HEART_IDMAX + 1];
+	int	 online;	/* 1, 0, -1: not known yet */
+	char	 reason[16];
+	long long last;		/* ms of the last sign of life; -1 */
+	long long interval;	/* ms, from the agent's birth; 0: not known */
+	long long misses;	/* from the birth; 0: not known */
+	char	 node[HEART_IDMAX + 1];
+	long long bdseq;
+	char	 breaker[12];	/* "": not known */
+	int	 waking;	/* 1, 0, -1: not known */
+	json_t	*pulse;		/* the last pulse */
+};
+
+struct watch {
+	char	*prefix;
+	size_t	 plen;
+	long long misses;	/* override; -1: each agent's */
+	long long interval;	/* ms, for agents whose birth was not seen */
+	struct wagent **a;
+	size_t	 n;
+	json_t	*index;		/* id -> position in a */
+	json_t	*nodes;		/* node -> {"status", "bdseq"} */
+};
+
+struct watch *
+watch_new(const char *prefix, long long misses, long long interval)
+{
+	struct watch *w = xcalloc(1, sizeof *w);
+
+	w->prefix = xstrdup(prefix);
+	w->plen = strlen(prefix);
+	w->misses = misses;
+	w->interval = interval > 0 ? interval : 10000;
+	w->index = json_object();
+	w->nodes = json_object();
+	return w;
+}
+
+void
+watch_free(struct watch *w)
+{
+	size_t i;
+
+	if (w == NULL)
+		return;
+	for (i = 0; i < w->n; i++) {
+		json_decref(w->a[i]->pulse);
+		free(w->a[i]);
+	}
+	free(w->a);
+	json_decref(w->index);
+	json_decref(w->nodes);
+	free(w->prefix);
+	free(w);
+}
+
+static struct wagent *
+agent(struct watch *w, const char *id)
+{
+	json_t *i = json_object_get(w->index, id);
+	struct wagent *a;
+
+	if (i != NULL)
+		return w->a[json_integer_value(i)];
+	a = xcalloc(1, sizeof *a);
+	snprintf(a->id, sizeof a->id, "%s", id);
+	a->online = -1;
+	a->last = -1;
+	a->waking = -1;
+	if ((w->a = realloc(w->a, (w->n + 1) * sizeof *w->a)) == NULL)
+		abort();
+	json_object_set_new(w->index, id, json_integer((json_int_t)w->n));
+	w->a[w->n++] = a;
+	return a;
+}
+
+static json_t *
+event(json_t *out, time_t wall, const struct wagent *a, const char *what)
+{
+	char at[32];
+	json_t *e;
+
+	clock_utc(wall, at, sizeof at);
+	e = json_pack("{s:s,s:s,s:s}", "at", at, "agent", a->id, "event",
+	    what);
+	json_array_append_new(out, e);
+	return e;
+}
+
+static void
+set_online(struct wagent *a, int on, const char *reason, time_t wall,
+    json_t *out)
+{
+	json_t *e;
+
+	snprintf(a->reason, sizeof a->reason, "%s", reason);
+	if (a->online == on)
+		return;
+	a->online = on;
+	e = event(out, wall, a, on ? "online" : "offline");
+	json_object_set_new(e, "reason", json_string(reason));
+	if (a->node[0] != '\0')
+		json_object_set_new(e, "node", json_string(a->node));
+}
+
+static const char *
+str(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static void
+on_pulse(struct watch *w, struct wagent *a, json_t *p, long long now,
+    time_t wall, json_t *out)
+{
+	json_t *wk = json_object_get(p, "waking"), *e;
+	const char *brk = str(p, "breaker");
+	int waking = -1;
+
+	(void)w;
+	a->last = now;
+	set_online(a, 1, "pulse", wall, out);
+	if (brk != NULL && strcmp(brk, a->breaker) != 0 &&
+	    (a->breaker[0] != '\0' || strcmp(brk, "closed") != 0)) {
+		e = event(out, wall, a, "breaker");
+		json_object_set_new(e, "state", json_string(brk));
+		json_object_set_new(e, "was", a->breaker[0] ?
+		    json_string(a->breaker) : json_null());
+	}
+	if (brk != NULL)
+		snprintf(a->breaker, sizeof a->breaker, "%s", brk);
+	if (json_is_false(wk))
+		waking = 0;
+	else if (json_is_true(wk) || json_is_string(wk))
+		waking = 1;
+	if (waking == 1 && a->waking != 1) {
+		e = event(out, wall, a, "wake_start");
+		json_object_set_new(e, "chamber", json_is_string(wk) ?
+		    json_incref(wk) : json_null());
+	} else if (waking == 0 && a->waking == 1)
+		event(out, wall, a, "wake_end");
+	if (waking != -1)
+		a->waking = waking;
+	json_decref(a->pulse);
+	a->pulse = json_incref(p);
+}
+
+static int
+node_offline(struct watch *w, const char *node, long long bdseq)
+{
+	json_t *n = json_object_get(w->nodes, node);
+	const char *s = str(n, "status");
+
+	return s != NULL && strcmp(s, "offline") == 0 &&
+	    json_integer_value(json_object_get(n, "bdseq")) == bdseq;
+}
+
+static void
+on_status(struct watch *w, struct wagent *a, json_t *p, long long now,
+    time_t wall, json_t *out)
+{
+	const char *s = str(p, "status"), *node = str(p, "node");
+	const char *reason = str(p, "reason");
+	json_t *bd = json_object_get(p, "bdseq");
+	json_t *iv = json_object_get(p, "interval");
+	json_t *ms = json_object_get(p, "misses");
+
+	if (s == NULL)
+		return;
+	if (node != NULL && json_is_integer(bd)) {
+		snprintf(a->node, sizeof a->node, "%s", node);
+		a->bdseq = json_integer_value(bd);
+	}
+	if (strcmp(s, "online") == 0) {
+		if (json_is_integer(iv) && json_integer_value(iv) > 0)
+			a->interval = json_integer_value(iv) * 1000;
+		if (json_is_integer(ms) && json_integer_value(ms) > 0)
+			a->misses = json_integer_value(ms);
+		if (node != NULL && node_offline(w, node, a->bdseq))
+			set_online(a, 0, "will", wall, out);
+		else {
+			a->last = now;
+			set_online(a, 1, "status", wall, out);
+		}
+	} else if (strcmp(s, "offline") == 0)
+		set_online(a, 0, reason ? reason : "status", wall, out);
+}
+
+static void
+on_node(struct watch *w, const char *node, json_t *p, time_t wall,
+    json_t *out)
+{
+	const char *s = str(p, "status"), *reason = str(p, "reason");
+	json_t *bd = json_object_get(p, "bdseq");
+	long long b;
+	size_t i;
+
+	if (s == NULL || !json_is_integer(bd))
+		return;
+	b = json_integer_value(bd);
+	json_object_set_new(w->nodes, node, json_pack("{s:s,s:I}", "status",
+	    s, "bdseq", (json_int_t)b));
+	if (strcmp(s, "offline") != 0)
+		return;
+	for (i = 0; i < w->n; i++)
+		if (strcmp(w->a[i]->node, node) == 0 && w->a[i]->bdseq == b)
+			set_online(w->a[i], 0, reason ? reason : "will", wall,
+			    out);
+}
+
+/*
+ * One message from the broker.  Changes are appended to `out' as JSON
+ * objects.  Messages that are not the chamber's are ignored.
+ */
+void
+watch_message(struct watch *w, const char *topic, const char *payload,
+    int len, long long now, time_t wall, json_t *out)
+{
+	char id[HEART_IDMAX + 1];
+	const char *rest, *slash;
+	json_t *p;
+	size_t n;
+
+	if (strncmp(topic, w->prefix, w->plen) != 0 || topic[w->plen] != '/'
+	    || len <= 0)
+		return;
+	rest = topic + w->plen + 1;
+	if ((p = json_loadb(payload, (size_t)len, 0, NULL)) == NULL)
+		return;
+	if (!json_is_object(p))
+		goto out;
+	if (strncmp(rest, "node/", 5) == 0 && (slash = strchr(rest + 5,
+	    '/')) != NULL && strcmp(slash, "/status") == 0) {
+		n = (size_t)(slash - rest - 5);
+		if (n > 0 && n < sizeof id) {
+			memcpy(id, rest + 5, n);
+			id[n] = '\0';
+			on_node(w, id, p, wall, out);
+		}
+		goto out;
+	}
+	if ((slash = strchr(rest, '/')) == NULL ||
+	    (n = (size_t)(slash - rest)) >= sizeof id)
+		goto out;
+	memcpy(id, rest, n);
+	id[n] = '\0';
+	if (!id_valid(id))
+		goto out;
+	if (strcmp(slash, "/pulse") == 0)
+		on_pulse(w, agent(w, id), p, now, wall, out);
+	else if (strcmp(slash, "/status") == 0)
+		on_status(w, agent(w, id), p, now, wall, out);
+out:
+	json_decref(p);
+}
+
+static long long
+deadline(const struct watch *w, const struct wagent *a)
+{
+	long long iv = a->interval > 0 ? a->interval : w->interval;
+	long long m = w->misses > 0 ? w->misses : a->misses > 0 ? a->misses :
+	    3;
+
+	return a->last + m * iv + iv / 2;
+}
+
+/* Agents whose pulses stopped: `misses' intervals and half a one. */
+void
+watch_tick(struct watch *w, long long now, time_t wall, json_t *out)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->a[i]->online == 1 && w->a[i]->last >= 0 &&
+		    now >= deadline(w, w->a[i]))
+			set_online(w->a[i], 0, "misses", wall, out);
+}
+
+static int
+cmpw(const void *x, const void *y)
+{
+	return strcmp((*(struct wagent *const *)x)->id,
+	    (*(struct wagent *const *)y)->id);
+}
+
+/* The map, one object per agent, sorted; *offline counts the down. */
+json_t *
+watch_snapshot(struct watch *w, size_t *offline)
+{
+	struct wagent **v = xcalloc(w->n, sizeof *v);
+	json_t *arr = json_array(), *o, *p;
+	size_t i;
+
+	*offline = 0;
+	memcpy(v, w->a, w->n * sizeof *v);
+	qsort(v, w->n, sizeof *v, cmpw);
+	for (i = 0; i < w->n; i++) {
+		p = v[i]->pulse;
+		o = json_pack("{s:s,s:s,s:s}", "agent", v[i]->id, "status",
+		    v[i]->online == 1 ? "online" : v[i]->online == 0 ?
+		    "offline" : "unknown", "reason", v[i]->reason);
+		if (v[i]->online != 1)
+			(*offline)++;
+#define COPY(k) json_object_set(o, k, json_object_get(p, k) ? \
+	json_object_get(p, k) : json_null())
+		COPY("seq");
+		COPY("at");
+		COPY("host");
+		COPY("breaker");
+		COPY("waking");
+		COPY("cap");
+#undef COPY
+		json_object_set_new(o, "node", v[i]->node[0] ?
+		    json_string(v[i]->node) : json_null());
+		json_array_append_new(arr, o);
+	}
+	free(v);
+	return arr;
+}

@@ -1,0 +1,557 @@
+#!/usr/bin/env bats
+# heart-pulse: the pulse chamber (liveness over MQTT) and its watcher,
+# against a real mosquitto on a loopback port.
+
+load helpers
+
+setup() {
+	heart_setup
+	PIDS=()
+	mkdir -p "$BATS_TEST_TMPDIR/souls"
+}
+
+teardown() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	broker_stop
+}
+
+soul() {	# soul NAME [YAML]: a soul in the test's souls directory
+	local y='heart: {pulse: {interval: 1s}}'
+	printf '%s\n' "${2:-$y}" > "$BATS_TEST_TMPDIR/souls/$1.yaml"
+	echo "$BATS_TEST_TMPDIR/souls/$1.yaml"
+}
+
+pulse() {	# pulse ARGS...: start heart-pulse in the background
+	heart-pulse --broker "$BROKER_URL" "$@" \
+	    2>> "$BATS_TEST_TMPDIR/pulse.err" 3>&- &
+	PULSE=$!
+	PIDS+=("$PULSE")
+}
+
+watcher() {	# watcher ARGS...: start a watcher, its lines in watch.out
+	heart-pulse --watch --broker "$BROKER_URL" "$@" \
+	    > "$BATS_TEST_TMPDIR/watch.out" \
+	    2>> "$BATS_TEST_TMPDIR/watch.err" 3>&- &
+	WATCHER=$!
+	PIDS+=("$WATCHER")
+}
+
+sub() {		# sub ARGS...: mosquitto_sub on the test's broker
+	mosquitto_sub -h 127.0.0.1 -p "$BROKER_PORT" "$@"
+}
+
+events() {	# events EVENT REASON: how many such lines the watcher printed
+	jq -c "select(.event == \"$1\" and (\"$2\" == \"\" or .reason == \"$2\"))" \
+	    "$BATS_TEST_TMPDIR/watch.out" 2>/dev/null | wc -l
+}
+
+has_events() {	# has_events N EVENT [REASON]
+	[ "$(events "$2" "${3:-}")" -ge "$1" ]
+}
+
+state() {	# state AGENT FILE JSON: replace a state file as the writers do
+	local d=$HEART_STATE_DIR/agents/$1
+	mkdir -p "$d"
+	printf '%s\n' "$3" > "$d/.$2.tmp"
+	mv "$d/.$2.tmp" "$d/$2"
+}
+
+@test "pulses arrive every interval with increasing sequence numbers" {
+	broker_start
+	soul alpha >/dev/null; soul beta >/dev/null
+	pulse --souls "$BATS_TEST_TMPDIR/souls"
+	run sub -t 'heart/+/pulse' -C 8 -W 10
+	assert_success
+	echo "$output" > "$BATS_TEST_TMPDIR/p"
+	for a in alpha beta; do
+		jq -s -e --arg a "$a" 'map(select(.agent == $a)) | . as $p |
+		    length >= 3 and
+		    ([range(1; length) | $p[.].seq - $p[. - 1].seq] |
+		     all(. == 1)) and
+		    ([range(1; length) | $p[.].mono_ms - $p[. - 1].mono_ms] |
+		     all(. >= 500))' "$BATS_TEST_TMPDIR/p"
+	done
+	# what a pulse says, and nothing else
+	head -1 "$BATS_TEST_TMPDIR/p" | jq -e 'keys == (["agent","at","breaker",
+	    "cap","host","mono_ms","seq","v","waking"] | sort) and
+	    .breaker == "closed" and .waking == false and
+	    .cap == {"used":0,"cap":48} and (.at | test("Z$"))'
+}
+
+@test "a fleet's pulses are spread across the interval, not sent in one burst" {
+	broker_start
+	for i in 0 1 2 3 4 5 6 7 8 9; do soul "a$i" 'heart: {pulse: {interval: 2s}}' >/dev/null; done
+	pulse --souls "$BATS_TEST_TMPDIR/souls"
+	run sub -t 'heart/+/pulse' -C 20 -W 10
+	assert_success
+	# ten agents, one interval: ten distinct moments ~200 ms apart
+	echo "$output" | jq -s -e '.[0:10] | [.[].mono_ms] as $t |
+	    ($t | max) - ($t | min) >= 1000 and
+	    ([.[].agent] | unique | length) == 10'
+}
+
+@test "a pulse carries breaker, running wake and cap read from the state files" {
+	broker_start
+	s=$(soul scout)
+	heart-cap take scout
+	heart-cap take scout
+	state scout breaker.json '{"state":"open"}'
+	sleep 30 & sleeper=$!
+	PIDS+=("$sleeper")
+	state scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"since\":\"2026-11-22T10:00:00Z\",\"pid\":$sleeper}}"
+	pulse --soul "$s"
+	run sub -t heart/scout/pulse -C 1 -W 5
+	assert_success
+	echo "$output" | jq -e '.breaker == "open" and .waking == "schedule" and
+	    .cap == {"used":2,"cap":48}'
+	# a wake whose process is gone is not running
+	kill "$sleeper"; wait "$sleeper" 2>/dev/null || true
+	run sub -t heart/scout/pulse -C 1 -W 5
+	echo "$output" | jq -e '.waking == false'
+}
+
+@test "a wake starting in the state directory shows up as a pulse within a second" {
+	broker_start
+	s=$(soul scout 'heart: {pulse: {interval: 60s}}')
+	pulse --soul "$s"
+	run sub -t heart/scout/status -C 1 -W 5	# it is up
+	assert_success
+	sub -t heart/scout/pulse -C 1 -W 3 > "$BATS_TEST_TMPDIR/extra" 3>&- &
+	subpid=$!
+	sleep 0.3	# subscribed
+	state scout wake.json "{\"running\":{\"chamber\":\"idle\",\"since\":\"x\",\"pid\":$$}}"
+	wait "$subpid"
+	jq -e '.waking == "idle" and .seq == 2' "$BATS_TEST_TMPDIR/extra"
+	# and its end, as fast
+	sub -t heart/scout/pulse -C 1 -W 3 > "$BATS_TEST_TMPDIR/extra" 3>&- &
+	subpid=$!
+	sleep 0.3
+	state scout wake.json '{"running":null}'
+	wait "$subpid"
+	jq -e '.waking == false and .seq == 3' "$BATS_TEST_TMPDIR/extra"
+}
+
+@test "without inotify, state is still read at every pulse" {
+	broker_start
+	s=$(soul scout)
+	pulse --soul "$s" --no-inotify
+	run sub -t heart/scout/pulse -C 1 -W 5
+	echo "$output" | jq -e '.breaker == "closed"'
+	state scout breaker.json '{"state":"half_open"}'
+	# no extra pulse comes: only the next scheduled one tells
+	run sub -t heart/scout/pulse -C 2 -W 5
+	echo "${lines[1]}" | jq -e '.breaker == "half_open"'
+}
+
+@test "an unreadable state file makes its field null, says so once, and pulses go on" {
+	broker_start
+	s=$(soul scout)
+	state scout breaker.json '{"state": oops'
+	pulse --soul "$s"
+	run sub -t heart/scout/pulse -C 3 -W 6
+	assert_success
+	for l in "${lines[@]}"; do
+		echo "$l" | jq -e '.breaker == null and .waking == false'
+	done
+	run grep -c 'breaker.json: not valid JSON' "$BATS_TEST_TMPDIR/pulse.err"
+	assert_output 1
+	state scout breaker.json '{"state":"closed"}'
+	run sub -t heart/scout/pulse -C 1 -W 3
+	echo "$output" | jq -e '.breaker == "closed"'
+}
+
+@test "kill -9 of the publisher: the will takes every agent offline at once, without misses" {
+	broker_start
+	soul a >/dev/null; soul b >/dev/null; soul c >/dev/null
+	watcher --misses 1000
+	sleep 0.3
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --keepalive 5s
+	wait_until 5 has_events 3 online
+	kill -9 "$PULSE"
+	wait_until 5 has_events 3 offline will
+	run jq -r 'select(.event == "offline") | .agent' "$BATS_TEST_TMPDIR/watch.out"
+	assert_output "$(printf 'a\nb\nc')"
+}
+
+@test "SIGTERM: each agent's retained status is offline at once, and the exit is clean" {
+	broker_start
+	soul a >/dev/null; soul b >/dev/null
+	pulse --souls "$BATS_TEST_TMPDIR/souls"
+	run sub -t 'heart/+/status' -C 2 -W 5
+	assert_success
+	echo "$output" | jq -s -e 'map(.status) == ["online","online"]'
+	kill -TERM "$PULSE"
+	rc=0
+	wait "$PULSE" || rc=$?
+	[ "$rc" -eq 0 ]
+	# a subscriber that comes later reads it from the broker
+	run sub -t 'heart/+/status' -t 'heart/node/+/status' --retained-only \
+	    -C 3 -W 2
+	echo "$output" | jq -s -e 'length == 3 and
+	    all(.status == "offline" and .reason == "shutdown")'
+}
+
+@test "a late will from an old connection does not take a reborn publisher's agents offline" {
+	broker_start
+	soul a >/dev/null
+	watcher --misses 1000
+	sleep 0.3
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id node1
+	wait_until 5 has_events 1 online
+	bd=$(sub -t heart/a/status -C 1 -W 3 | jq .bdseq)
+	[ "$bd" -ge 1 ]
+	mosquitto_pub -p "$BROKER_PORT" -t heart/node/node1/status \
+	    -m "{\"status\":\"offline\",\"bdseq\":$((bd - 1)),\"reason\":\"will\"}"
+	sleep 1
+	run events offline
+	assert_output 0
+	# the same will for the live connection does
+	mosquitto_pub -p "$BROKER_PORT" -t heart/node/node1/status \
+	    -m "{\"status\":\"offline\",\"bdseq\":$bd,\"reason\":\"will\"}"
+	wait_until 3 has_events 1 offline will
+}
+
+@test "the birth sequence grows with every connection, across restarts" {
+	broker_start
+	s=$(soul a)
+	pulse --soul "$s" --client-id n
+	b1=$(sub -t heart/a/status -C 1 -W 3 | jq .bdseq)
+	kill "$PULSE"; wait "$PULSE" || true
+	pulse --soul "$s" --client-id n
+	wait_until 5 eval "[ \"\$(sub -t heart/a/status -C 1 -W 1 | jq .status)\" = '\"online\"' ]"
+	b2=$(sub -t heart/a/status -C 1 -W 3 | jq .bdseq)
+	[ "$b2" -gt "$b1" ]
+	run jq .bdseq "$HEART_STATE_DIR/pulse/n.json"
+	assert_output "$b2"
+}
+
+@test "a hung publisher: the watcher marks its agents offline after misses intervals" {
+	broker_start
+	soul a >/dev/null; soul b >/dev/null
+	watcher --misses 2
+	sleep 0.3
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --keepalive 60s
+	wait_until 5 has_events 2 online
+	sleep 1
+	run events offline
+	assert_output 0
+	kill -STOP "$PULSE"
+	wait_until 6 has_events 2 offline misses
+	kill -CONT "$PULSE"
+	wait_until 5 eval '[ "$(events online pulse)" -ge 2 ]'
+}
+
+broker_gap() {	# the chambers while the broker is away
+	local p rc
+	heart-cap take a
+	# the other chambers' programs, once they exist: they finish, and
+	# not with "service unreachable"
+	for p in heart-breaker heart-wake; do
+		[ -x "$HEART_BIN/$p" ] || continue
+		rc=0
+		timeout 10 "$p" status >/dev/null 2>&1 || rc=$?
+		[ "$rc" -ne 124 ] && [ "$rc" -ne 69 ] || return 1
+	done
+}
+
+@test "broker stopped and started again: the publisher lives on, agents go offline in the gap and come back" {
+	broker_start
+	soul a >/dev/null; soul b >/dev/null
+	port=$BROKER_PORT
+	watcher --misses 2 --backoff-max 1s
+	sleep 0.3
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --backoff-max 1s
+	wait_until 5 has_events 2 online
+	broker_stop
+	# the gap: the other chambers do not wait on the pulse
+	run broker_gap
+	assert_success
+	# (a broker that stops cleanly sends the wills: reason "will";
+	# one killed outright leaves it to the misses)
+	wait_until 10 has_events 2 offline
+	sleep "${HEART_TEST_GAP:-3}"
+	kill -0 "$PULSE"
+	heart-cap take a
+	broker_start "$port"
+	wait_until 10 eval '[ "$(events online)" -ge 4 ]'
+	run sub -t heart/a/pulse -C 1 -W 5
+	assert_success
+	# the publisher said it once, not once per attempt
+	run grep -c 'connection lost' "$BATS_TEST_TMPDIR/pulse.err"
+	assert_output 1
+	run grep -c 'cannot connect' "$BATS_TEST_TMPDIR/pulse.err"
+	assert_output 0
+	run grep -c 'connected$' "$BATS_TEST_TMPDIR/pulse.err"
+	assert_output 1
+	run jq .total "$(capfile a)"
+	assert_output 2
+}
+
+@test "an unreachable broker at start: keeps retrying, says so once, connects when it comes" {
+	port=$(free_port)
+	BROKER_URL=mqtt://127.0.0.1:$port
+	s=$(soul a)
+	pulse --soul "$s" --backoff-max 1s
+	sleep 3
+	kill -0 "$PULSE"
+	run grep -c "mqtt://127.0.0.1:$port: cannot connect: Connection refused" \
+	    "$BATS_TEST_TMPDIR/pulse.err"
+	assert_output 1
+	broker_start "$port"
+	run sub -t heart/a/pulse -C 1 -W 5
+	assert_success
+	echo "$output" | jq -e '.agent == "a"'
+}
+
+@test "a broker URL that is not one is refused with exit 64" {
+	s=$(soul a)
+	for url in http://h:1883 mqtt:// mqtt://h:99999 mqtt://h:x \
+	    mqtt://h/path localhost:1883; do
+		run heart-pulse --soul "$s" --broker "$url"
+		assert_failure 64
+		assert_output --partial 'not a broker URL'
+	done
+	run heart-pulse --soul "$s" --broker mqtt://bob:s3cret@h
+	assert_failure 64
+	refute_output --partial s3cret
+	assert_output --partial 'credentials do not belong in the URL'
+}
+
+@test "bad options are refused: prefix, interval, client id, souls with --watch" {
+	s=$(soul a)
+	run heart-pulse --soul "$s" --prefix 'a/#'
+	assert_failure 64
+	run heart-pulse --soul "$s" --interval soon
+	assert_failure 64
+	run heart-pulse --soul "$s" --client-id 'a/b'
+	assert_failure 64
+	run heart-pulse --watch --soul "$s"
+	assert_failure 64
+	run heart-pulse
+	assert_failure 64
+}
+
+@test "a souls directory with one broken soul: the others pulse, the broken one is reported" {
+	broker_start
+	soul good1 >/dev/null; soul good2 >/dev/null
+	printf 'heart:\n  pulse:\n    interval: often\n' > "$BATS_TEST_TMPDIR/souls/broken.yaml"
+	pulse --souls "$BATS_TEST_TMPDIR/souls"
+	run sub -t 'heart/+/status' -C 2 -W 5
+	assert_success
+	echo "$output" | jq -s -e '[.[].agent] | sort == ["good1","good2"]'
+	run sub -t 'heart/+/pulse' -C 4 -W 5
+	echo "$output" | jq -s -e '[.[].agent] | unique == ["good1","good2"]'
+	run cat "$BATS_TEST_TMPDIR/pulse.err"
+	assert_output --regexp 'broken\.yaml:3:[0-9]+: .*interval'
+	kill -0 "$PULSE"
+}
+
+@test "no soul that loads: exit 78" {
+	printf 'heart: [\n' > "$BATS_TEST_TMPDIR/souls/x.yaml"
+	run heart-pulse --souls "$BATS_TEST_TMPDIR/souls" --broker mqtt://127.0.0.1:1
+	assert_failure 78
+	assert_output --partial 'x.yaml'
+	run heart-pulse --souls "$BATS_TEST_TMPDIR/nonexistent" --broker mqtt://127.0.0.1:1
+	assert_failure 78
+}
+
+@test "SIGHUP re-reads the souls: an added agent is born, a removed one goes offline" {
+	broker_start
+	soul a >/dev/null; soul b >/dev/null
+	watcher --misses 1000
+	sleep 0.3
+	pulse --souls "$BATS_TEST_TMPDIR/souls"
+	wait_until 5 has_events 2 online
+	rm "$BATS_TEST_TMPDIR/souls/b.yaml"
+	soul c >/dev/null
+	kill -HUP "$PULSE"
+	wait_until 5 has_events 1 offline removed
+	wait_until 5 eval '[ "$(events online)" -ge 3 ]'
+	run jq -r 'select(.event == "offline") | .agent' "$BATS_TEST_TMPDIR/watch.out"
+	assert_output b
+	run sub -t heart/c/pulse -C 1 -W 3
+	assert_success
+}
+
+@test "the watcher reports a breaker that opens and closes, and a wake that starts and ends" {
+	broker_start
+	s=$(soul scout 'heart: {pulse: {interval: 30s}}')
+	watcher
+	sleep 0.3
+	pulse --soul "$s"
+	wait_until 5 has_events 1 online
+	state scout breaker.json '{"state":"open"}'
+	wait_until 3 has_events 1 breaker
+	state scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"pid\":$$}}"
+	wait_until 3 has_events 1 wake_start
+	state scout wake.json '{"running":null}'
+	wait_until 3 has_events 1 wake_end
+	state scout breaker.json '{"state":"closed"}'
+	wait_until 3 has_events 2 breaker
+	run jq -c 'select(.event != "online") | [.event, .state // .chamber, .was]' \
+	    "$BATS_TEST_TMPDIR/watch.out"
+	assert_output "$(printf '%s\n' '["breaker","open","closed"]' \
+	    '["wake_start","schedule",null]' '["wake_end",null,null]' \
+	    '["breaker","closed","open"]')"
+}
+
+@test "--snapshot prints the map once: exit 0 all online, 1 any offline, 69 no broker" {
+	broker_start
+	soul a >/dev/null; soul b >/dev/null
+	pulse --souls "$BATS_TEST_TMPDIR/souls"
+	run sub -t 'heart/+/pulse' -C 2 -W 5
+	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s
+	assert_success
+	echo "$output" | jq -s -e 'map([.agent, .status]) == [["a","online"],["b","online"]]'
+	kill -9 "$PULSE"
+	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s
+	assert_failure 1
+	echo "$output" | jq -s -e 'map(.status) == ["offline","offline"]'
+	run heart-pulse --snapshot --broker "mqtt://127.0.0.1:$(free_port)" --interval 1s
+	assert_failure 69
+}
+
+@test "pulses carry an MQTT v5 message expiry of one interval" {
+	broker_start
+	s=$(soul a 'heart: {pulse: {interval: 2s}}')
+	pulse --soul "$s"
+	run sub -V 5 -t heart/a/pulse -C 1 -W 5 -F '%E'
+	assert_success
+	assert_output 2
+}
+
+@test "READY and WATCHDOG go to \$NOTIFY_SOCKET, as systemd's Type=notify wants" {
+	broker_start
+	s=$(soul a)
+	sock=$BATS_TEST_TMPDIR/notify
+	python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1]); s.settimeout(5)
+end = time.time() + 5; got = []
+while time.time() < end and got.count("WATCHDOG=1") < 3:
+    got.append(s.recv(256).decode())
+print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
+	py=$!
+	wait_until 3 test -S "$sock"
+	NOTIFY_SOCKET=$sock WATCHDOG_USEC=400000 pulse --soul "$s"
+	wait "$py"
+	run cat "$BATS_TEST_TMPDIR/notified"
+	assert_line READY=1
+	[ "$(grep -c '^WATCHDOG=1$' "$BATS_TEST_TMPDIR/notified")" -ge 3 ]
+}
+
+@test "a password file readable by others is refused; a password never comes from argv" {
+	s=$(soul a)
+	printf 'secret\n' > "$BATS_TEST_TMPDIR/pw"
+	chmod 644 "$BATS_TEST_TMPDIR/pw"
+	run heart-pulse --soul "$s" --username u --password-file "$BATS_TEST_TMPDIR/pw"
+	assert_failure 78
+	assert_output --partial 'chmod 600'
+	refute_output --partial secret
+	run heart-pulse --soul "$s" --password secret
+	assert_failure 64
+}
+
+@test "username and password from a 0600 file log in; a wrong one is refused once" {
+	port=$(free_port)
+	printf 'u:right\n' > "$BATS_TEST_TMPDIR/passwd"
+	mosquitto_passwd -U "$BATS_TEST_TMPDIR/passwd"
+	chmod 600 "$BATS_TEST_TMPDIR/passwd"
+	cat > "$BATS_TEST_TMPDIR/auth.conf" <<-CONF
+	user $(id -un)
+	listener $port 127.0.0.1
+	allow_anonymous false
+	password_file $BATS_TEST_TMPDIR/passwd
+	persistence false
+	CONF
+	mosquitto -c "$BATS_TEST_TMPDIR/auth.conf" 2>/dev/null 3>&- &
+	BROKER_PID=$!
+	BROKER_PORT=$port BROKER_URL=mqtt://127.0.0.1:$port
+	wait_until 5 eval "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
+	s=$(soul a)
+	HEART_MQTT_PASSWORD=wrong pulse --soul "$s" --username u --backoff-max 1s
+	sleep 2
+	run grep -c 'cannot connect: refused' "$BATS_TEST_TMPDIR/pulse.err"
+	assert_output 1
+	kill "$PULSE"
+	printf 'right\n' > "$BATS_TEST_TMPDIR/pw"
+	chmod 600 "$BATS_TEST_TMPDIR/pw"
+	pulse --soul "$s" --username u --password-file "$BATS_TEST_TMPDIR/pw"
+	run sub -u u -P right -t heart/a/pulse -C 1 -W 5
+	assert_success
+}
+
+@test "only heart-pulse links libmosquitto" {
+	run ldd "$HEART_BIN/heart-pulse"
+	assert_output --partial libmosquitto
+	for p in "$HEART_BIN"/heart-*; do
+		[ "${p##*/}" = heart-pulse ] && continue
+		run ldd "$p"
+		refute_output --partial libmosquitto
+	done
+}
+
+@test "the man page heart-pulse.1 is lint-clean" {
+	run mandoc -Tlint -Wwarning "$T/../man/heart-pulse.1"
+	assert_success
+	assert_output ""
+}
+
+@test "the systemd unit in contrib/ is Type=notify with a watchdog, and verifies" {
+	u=$T/../contrib/systemd/heart-pulse.service
+	grep -q '^Type=notify$' "$u"
+	grep -q '^WatchdogSec=' "$u"
+	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+	sed -e "s|/usr/local/bin/heart-pulse|$HEART_BIN/heart-pulse|" \
+	    -e '/^Documentation=/d' -e "s/^User=.*/User=$(id -un)/" "$u" \
+	    > "$BATS_TEST_TMPDIR/heart-pulse.service"
+	run systemd-analyze verify "$BATS_TEST_TMPDIR/heart-pulse.service"
+	assert_success
+}
+
+@test "mqtts:// with a CA file: pulses over TLS; an unknown CA is refused, said once" {
+	command -v openssl >/dev/null || skip "no openssl"
+	d=$BATS_TEST_TMPDIR
+	ec='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'
+	openssl req -x509 $ec -keyout "$d/ca.key" -out "$d/ca.crt" -days 1 \
+	    -subj /CN=heart-test-ca 2>/dev/null
+	openssl req $ec -keyout "$d/srv.key" -out "$d/srv.csr" \
+	    -subj /CN=127.0.0.1 2>/dev/null
+	printf 'subjectAltName=IP:127.0.0.1\n' > "$d/ext"
+	openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" \
+	    -CAcreateserial -out "$d/srv.crt" -days 1 -extfile "$d/ext" 2>/dev/null
+	openssl req -x509 $ec -keyout "$d/other.key" -out "$d/other.crt" \
+	    -days 1 -subj /CN=other-ca 2>/dev/null
+	port=$(free_port)
+	cat > "$d/tls.conf" <<-CONF
+	user $(id -un)
+	listener $port 127.0.0.1
+	allow_anonymous true
+	persistence false
+	cafile $d/ca.crt
+	certfile $d/srv.crt
+	keyfile $d/srv.key
+	CONF
+	mosquitto -c "$d/tls.conf" 2>/dev/null 3>&- &
+	BROKER_PID=$!
+	BROKER_PORT=$port BROKER_URL=mqtts://127.0.0.1:$port
+	wait_until 5 eval "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
+	s=$(soul a)
+	pulse --soul "$s" --cafile "$d/other.crt" --backoff-max 1s
+	sleep 2
+	run grep -c 'cannot connect' "$d/pulse.err"
+	assert_output 1
+	kill "$PULSE"
+	pulse --soul "$s" --cafile "$d/ca.crt"
+	run sub --cafile "$d/ca.crt" -t heart/a/pulse -C 1 -W 5
+	assert_success
+	echo "$output" | jq -e '.agent == "a"'
+	# TLS files without mqtts:// are a mistake, said at once
+	run heart-pulse --soul "$s" --broker mqtt://127.0.0.1:1 --cafile "$d/ca.crt"
+	assert_failure 78
+}
