@@ -84,8 +84,8 @@ else
 	mkdir -p "$run/llm"
 	rm -f "$run/llm/port"
 	: > "$run/llm/requests.jsonl"
-	printf '{"idle_ratio": 0.78, "seed": %d, "text": "ALERT: the offline responder has something to report."}\n' \
-		"$(date +%s)" > "$run/llm/script.json"
+	printf '%s\n' '{"idle_ratio": 0.78, "seed": 2, "text": "ALERT: the offline responder has something to report."}' \
+		> "$run/llm/script.json"
 	python3 "$top/t/llm-double.py" "$run/llm" &
 	pids="$pids $!"
 	while [ ! -s "$run/llm/port" ]; do sleep 0.05; done
@@ -97,14 +97,17 @@ fi
 # a few rounds of the wake chambers; real answers are delivered here
 i=1
 while [ "$i" -le "$ROUNDS" ]; do
-	echo "--- round $i: heart-wake --force | heart-ghost --text"
+	echo "--- round $i: heart-wake --force | heart-ghost (real answers only)"
 	for s in "$souls"/*; do
 		heart-wake --soul "$s" --force --chamber schedule || :
-	done | heart-ghost --text || :
+	done | heart-ghost | jq -r '"\(.agent): \(.response)"' || :
 	sleep 1
 	i=$((i + 1))
 done
 
+echo "--- a pulse, as the dashboard sees it (mosquitto_sub)"
+mosquitto_sub -h 127.0.0.1 -p "$tcp" -u mizpah -P "$look" -C 1 -W 15 \
+	-t 'heart/travel_rescue/pulse' || echo "(no pulse within 15 s)"
 echo "--- heart-cap status"
 heart-cap status --json | jq -r '"\(.agent): \(.used)/\(.cap) used today, \(.ghosts) ghosts, \(.tokens.prompt + .tokens.completion) tokens"'
 echo "--- heart-breaker status"
