@@ -255,6 +255,12 @@ pick_chamber(struct wake *k)
 		k->g.next = other.next;
 	if (!k->g.warning[0])
 		memcpy(k->g.warning, other.warning, sizeof other.warning);
+	/* an agent whose schedule is off lives by its idle chamber */
+	if (k->s->ch[CH_SCHEDULE].daily_cap == 0) {
+		k->g.chamber = CH_IDLE;
+		memcpy(k->g.status, other.status, sizeof other.status);
+		k->g.interval = other.interval;
+	}
 	gate_free(&other);
 	return 0;
 }

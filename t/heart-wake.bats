@@ -232,3 +232,14 @@ field() {	# field NAME: from the JSON in $output
 	run jq .ghosts "$HEART_STATE_DIR/agents/scout/cap.json"
 	assert_output 2
 }
+
+@test "auto: an agent whose schedule is off reports its idle chamber's skip" {
+	s=$(mk explorer 'heart: { schedule: { daily_cap: 0 }, idle: { after: 2h } }')
+	run heart-wake --soul "$s"
+	assert_success
+	[ "$(field chamber)" = idle ]
+	[ "$(field status)" = not_idle ]
+	assert_output --partial 'the chamber is off (daily_cap: 0); idle: no user input yet'
+	run heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = capped ]
+}
