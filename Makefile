@@ -2,8 +2,10 @@
 #
 #   make            build every program
 #   make check      install missing test dependencies, build, lint the
-#                   man pages, run the bats suite, then again under
-#                   AddressSanitizer and UndefinedBehaviorSanitizer
+#                   man pages, run the bats suite (the cap and breaker
+#                   suites twice: with files, then with a Redis store),
+#                   then all again under AddressSanitizer and
+#                   UndefinedBehaviorSanitizer
 #   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SHAREDIR
 #   make bench      run the benchmarks in bench/ and print their figures
 
@@ -22,17 +24,19 @@ SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 # pkg-config names, per library
 PC_CORE = yaml-0.1 jansson
 # libcurl: headers only; http.c loads the library with dlopen(3)
-PC_CFLAGS = $(PC_CORE) libcurl
+PC_CFLAGS = $(PC_CORE) libcurl hiredis
 CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CFLAGS))
 CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE))
+# only the programs that open a store (rds_open) link hiredis
+REDIS_LIBS = $$($(PKG_CONFIG) --libs hiredis)
 
 PROGS = heart-cap heart-breaker heart-ghost heart-wake
 TPROGS = soul-dump brk-probe hist-dump
 LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/soul.c lib/cap.c lib/brk.c lib/jscan.c lib/hist.c lib/ghost.c \
 	lib/deliver.c lib/idle.c lib/checklist.c lib/http.c lib/llm.c \
-	lib/wake.c lib/run.c
-LIBHDR = lib/heart.h lib/yj.h
+	lib/wake.c lib/run.c lib/store.c lib/redis.c lib/sha1.c lib/prom.c
+LIBHDR = lib/heart.h lib/yj.h lib/store.h
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
 	man/heart-wake.1
 MAN5 = man/heart-soul.5
@@ -40,18 +44,25 @@ MAN7 = man/heart.7
 
 # Debian packages the build and the tests need (make deps)
 DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
-	libcurl4-openssl-dev
+	libcurl4-openssl-dev libhiredis-dev
 DEB_TEST = bats bats-support bats-assert jq faketime libfaketime mandoc \
-	hyperfine python3 procps
+	hyperfine python3 procps redis-server redis-tools shellcheck
+
+# The suites run a second time against a Redis store (t/helpers.bash
+# starts a redis-server per test when HEART_TEST_STORE=redis).
+STORE_SUITES = t/heart-cap.bats t/heart-cap-days.bats t/heart-breaker.bats
 
 all: $(PROGS)
 
 # Each program links only the libraries it uses (heart-cap and
 # heart-breaker must never pay for libcurl or libmosquitto at start).
-heart-cap_LIBS = $(CORE_LIBS)
-heart-breaker_LIBS = $(CORE_LIBS)
+heart-cap_LIBS = $(CORE_LIBS) $(REDIS_LIBS)
+heart-breaker_LIBS = $(CORE_LIBS) $(REDIS_LIBS)
 heart-ghost_LIBS = $(CORE_LIBS)
-heart-wake_LIBS = $(CORE_LIBS) -ldl
+heart-wake_LIBS = $(CORE_LIBS) $(REDIS_LIBS) -ldl
+soul-dump_LIBS = $(CORE_LIBS)
+brk-probe_LIBS = $(CORE_LIBS) $(REDIS_LIBS)
+hist-dump_LIBS = $(CORE_LIBS)
 
 build/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/lib
@@ -69,12 +80,12 @@ $(PROGS): %: cmd/%.c build/libheart.a
 $(TPROGS:%=build/t/%): build/t/%: t/%.c build/libheart.a
 	@mkdir -p build/t
 	$(CC) $(WFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
-		build/libheart.a $(CORE_LIBS)
+		build/libheart.a $($(@F)_LIBS)
 
 $(TPROGS:%=build/asan/t/%): build/asan/t/%: t/%.c build/asan/libheart.a
 	@mkdir -p build/asan/t
 	$(CC) $(WFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
-		build/asan/libheart.a $(CORE_LIBS)
+		build/asan/libheart.a $($(@F)_LIBS)
 
 # The same programs built with sanitizers, for the second test pass.
 build/asan/lib/%.o: lib/%.c $(LIBHDR)
@@ -103,8 +114,13 @@ check: deps
 	@$(MAKE) --no-print-directory all tprogs asan
 	@$(MAKE) --no-print-directory lint
 	HEART_BIN=$(CURDIR) HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) t
+	HEART_TEST_STORE=redis HEART_BIN=$(CURDIR) \
+		HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) $(STORE_SUITES)
 	HEART_BIN=$(CURDIR)/build/asan HEART_TBIN=$(CURDIR)/build/asan/t \
 		HEART_SANITIZED=1 bats $(BATSFLAGS) t
+	HEART_TEST_STORE=redis HEART_BIN=$(CURDIR)/build/asan \
+		HEART_TBIN=$(CURDIR)/build/asan/t HEART_SANITIZED=1 \
+		bats $(BATSFLAGS) $(STORE_SUITES)
 
 bench: all
 	@for b in bench/*.sh; do sh "$$b" || exit 1; done

@@ -7,6 +7,10 @@ setup() {
 	heart_setup
 }
 
+teardown() {
+	heart_teardown
+}
+
 soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
 	echo "$BATS_TEST_TMPDIR/$1.yaml"
@@ -85,7 +89,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 
 @test "16 processes taking 200 times at once admit exactly 48, every run" {
 	for run in 1 2 3; do
-		rm -rf "$HEART_STATE_DIR"
+		state_clear
 		for p in $(seq 16); do
 			( n=0
 			  for i in $(seq $(( p <= 8 ? 13 : 12 ))); do
@@ -147,6 +151,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "the state directory and files are private: 0700 and 0600" {
+	file_only
 	heart-cap take scout
 	run stat -c %a "$HEART_STATE_DIR" "$HEART_STATE_DIR/agents" \
 		"$HEART_STATE_DIR/agents/scout" "$(capfile scout)"
@@ -154,6 +159,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "the state directory falls back to XDG_STATE_HOME, then HOME" {
+	file_only
 	unset HEART_STATE_DIR
 	XDG_STATE_HOME=$BATS_TEST_TMPDIR/xdg heart-cap take scout
 	[ -f "$BATS_TEST_TMPDIR/xdg/heart/agents/scout/cap.json" ]
@@ -191,6 +197,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "a corrupt cap.json is named, exit 74, and never replaced" {
+	file_only
 	heart-cap take scout
 	f=$(capfile scout)
 	printf '{"day":"2026-11-2' > "$f"
@@ -204,6 +211,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "a hand-edited cap.json with a wrong field is refused, not reset" {
+	file_only
 	heart-cap take scout
 	f=$(capfile scout)
 	jq -c '.total = "many"' "$f" > "$f.new" && mv "$f.new" "$f"
@@ -217,6 +225,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "an unwritable state directory gives a clear error and exit 74" {
+	file_only
 	mkdir -p "$BATS_TEST_TMPDIR/ro"
 	printf x > "$BATS_TEST_TMPDIR/ro/state"	# a file where a directory must be
 	HEART_STATE_DIR=$BATS_TEST_TMPDIR/ro/state run heart-cap take scout
@@ -228,7 +237,6 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "kill -9 of takers in a loop leaves cap.json valid and never above the cap" {
-	f=$(capfile crash)
 	for round in $(seq 30); do
 		( for i in $(seq 20); do heart-cap take crash; done ) &
 		pid=$!
@@ -237,11 +245,12 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 		pkill -9 -P "$pid" heart-cap 2>/dev/null || true
 		kill -9 "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
-		jq -e '.total <= 48 and .total == .chambers.schedule' "$f" >/dev/null
+		jq -e '.total <= 48 and .total == .chambers.schedule' \
+		    "$(capfile crash)" >/dev/null
 	done
 	run heart-cap status crash --json
 	assert_success
 	run take_n 60 crash
-	run jq .total "$f"
+	run jq .total "$(capfile crash)"
 	assert_output 48
 }
