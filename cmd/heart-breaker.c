@@ -390,6 +390,10 @@ main(int argc, char **argv)
 		die(HX_USAGE, "--reason goes with record only");
 	if (pflag && strcmp(cmd, "status") != 0)
 		die(HX_USAGE, "--prom goes with status only");
+	if (promfile != NULL && (strlen(promfile) < 6 || strcmp(promfile +
+	    strlen(promfile) - 5, ".prom") != 0))
+		die(HX_USAGE, "--prom: the file's name must end in .prom "
+		    "(node_exporter's textfile collector reads no other)");
 	if ((rc = rds_open(store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);

@@ -323,7 +323,9 @@ reply_error(const redisReply *r, const char *what, char *err)
 	    "MISCONF", "READONLY", "TRYAGAIN", "CLUSTERDOWN", NULL };
 	int i;
 
-	if (strncmp(r->str, "NOAUTH", 6) == 0) {
+	/* Redis 7 answers a long command before AUTH with a protocol error */
+	if (strncmp(r->str, "NOAUTH", 6) == 0 ||
+	    strstr(r->str, "unauthenticated") != NULL) {
 		errf(err, "%s: the server wants a password: set "
 		    "HEART_REDIS_PASSWORD", rs.url);
 		store_fail(HX_CONFIG);
@@ -337,7 +339,11 @@ reply_error(const redisReply *r, const char *what, char *err)
 		store_fail(HX_CONFIG);
 		return;
 	}
-	errf(err, "%s: %s: %.300s", rs.url, what, r->str);
+	if (strncmp(r->str, "heart:{", 7) == 0)	/* a script's: it names
+						   the key */
+		errf(err, "%s: %.400s", rs.url, r->str);
+	else
+		errf(err, "%s: %s: %.300s", rs.url, what, r->str);
 	for (i = 0; down[i] != NULL; i++)
 		if (strncmp(r->str, down[i], strlen(down[i])) == 0)
 			store_fail(HX_UNAVAILABLE);
@@ -1124,7 +1130,9 @@ parse_url(const char *u, char *err)
 		e = p + strcspn(p, ":/");
 		p = e;
 	}
-	if (e == h || (size_t)(e - h) >= sizeof rs.host)
+	if (e == h || (size_t)(e - h) >= sizeof rs.host ||
+	    strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789.-_:%") < (size_t)(e - h))
 		goto bad;
 	snprintf(rs.host, sizeof rs.host, "%.*s", (int)(e - h), h);
 	if (*p == ':') {

@@ -482,3 +482,28 @@ until_of() {
 	refute_output --partial libmosquitto
 	assert_output --partial libjansson
 }
+
+@test "status --prom prints each breaker's state, failures, cooldown and next probe for node_exporter" {
+	fails 3 alpha
+	fails 1 beta tool-fail
+	run at "2026-11-21 12:05:00" heart-breaker status --prom
+	assert_success
+	assert_line 'heart_breaker_state{agent="alpha",state="open"} 1'
+	assert_line 'heart_breaker_state{agent="alpha",state="closed"} 0'
+	assert_line 'heart_breaker_state{agent="beta",state="closed"} 1'
+	assert_line 'heart_breaker_failures{agent="alpha",trigger="llm"} 3'
+	assert_line 'heart_breaker_failures{agent="beta",trigger="tool"} 1'
+	assert_line 'heart_breaker_cooldown_seconds{agent="alpha"} 900'
+	assert_line "heart_breaker_next_probe_timestamp_seconds{agent=\"alpha\"} $(date -u -d '2026-11-21 12:15:00' +%s)"
+	assert_line 'heart_breaker_next_probe_timestamp_seconds{agent="beta"} 0'
+	[ "$(echo "$output" | grep -c '^# TYPE .* gauge$')" -eq 4 ]
+	f=$BATS_TEST_TMPDIR/heart_breaker.prom
+	run at "2026-11-21 12:05:00" heart-breaker status --prom "$f"
+	assert_success
+	assert_output ""
+	grep -qx 'heart_breaker_state{agent="alpha",state="open"} 1' "$f"
+	run stat -c %a "$f"
+	assert_output 644
+	run heart-breaker check alpha --prom
+	assert_failure 64
+}

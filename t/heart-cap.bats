@@ -254,3 +254,60 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	run jq .total "$(capfile crash)"
 	assert_output 48
 }
+
+# corrupt AGENT: make the agent's counter unreadable, in either store
+corrupt() {
+	if redis_store; then
+		rcli HSET "heart:{$1}:cap:$(date -u +%F)" total many >/dev/null
+	else
+		printf '{"day":' > "$(capfile "$1")"
+	fi
+}
+
+@test "status --prom prints the day's figures for node_exporter's textfile collector" {
+	take_n 3 alpha
+	take_n 2 beta --chamber idle
+	run heart-cap status --prom
+	assert_success
+	assert_line 'heart_cap_used{agent="alpha"} 3'
+	assert_line 'heart_cap_limit{agent="alpha"} 48'
+	assert_line 'heart_cap_remaining{agent="alpha"} 45'
+	assert_line 'heart_cap_chamber_used{agent="beta",chamber="idle"} 2'
+	assert_line 'heart_cap_chamber_limit{agent="beta",chamber="idle"} 12'
+	assert_line 'heart_cap_tokens{agent="alpha",kind="prompt"} 0'
+	assert_line "heart_cap_reset_timestamp_seconds{agent=\"alpha\"} $(date -u -d 'tomorrow 00:00' +%s)"
+	# each family once, its HELP and TYPE first, its samples together
+	echo "$output" | awk '
+	    /^# HELP / { if (seen[$3]++) exit 1; fam = $3; next }
+	    /^# TYPE / { if ($3 != fam || $4 != "gauge") exit 1; next }
+	    { n = $1; sub(/\{.*/, "", n); if (n != fam) exit 1 }'
+	[ "$(echo "$output" | grep -c '^# TYPE')" -eq 8 ]
+}
+
+@test "status --prom FILE replaces the file whole, mode 0644, and only when every agent was read" {
+	take_n 3 alpha
+	d=$BATS_TEST_TMPDIR/textfile
+	mkdir "$d"
+	run heart-cap status --prom "$d/heart_cap.prom"
+	assert_success
+	assert_output ""
+	grep -qx 'heart_cap_used{agent="alpha"} 3' "$d/heart_cap.prom"
+	run stat -c %a "$d/heart_cap.prom"
+	assert_output 644
+	heart-cap take alpha
+	heart-cap status alpha --prom="$d/heart_cap.prom"
+	grep -qx 'heart_cap_used{agent="alpha"} 4' "$d/heart_cap.prom"
+	run ls -A "$d"
+	assert_output heart_cap.prom
+	heart-cap take beta
+	corrupt beta
+	run heart-cap status --prom "$d/heart_cap.prom"
+	assert_failure 74
+	grep -qx 'heart_cap_used{agent="alpha"} 4' "$d/heart_cap.prom"
+	run heart-cap status --prom="$d/heart_cap.txt"
+	assert_failure 64
+	assert_output --partial "must end in .prom"
+	run heart-cap take alpha --prom
+	assert_failure 64
+	assert_output --partial "--prom goes with status only"
+}

@@ -39,8 +39,13 @@ heart_teardown() {
 
 # file_only: skip a test that looks at the state files themselves.
 file_only() {
-	[ "${HEART_TEST_STORE:-}" != redis ] ||
+	! redis_store ||
 		skip "looks at the state files themselves: file store only"
+}
+
+# redis_store: a Redis store of the test's is in force
+redis_store() {
+	[ -n "${REDIS_PID:-}" ] && [[ ${HEART_STORE:-} == redis://* ]]
 }
 
 # state_clear: forget every agent, in whichever store is in force.
@@ -76,7 +81,7 @@ take_n() {
 # key, no file); ask again after a change.
 capfile() {
 	local f=$BATS_TEST_TMPDIR/redis-cap-$1.json m d
-	if [ "${HEART_TEST_STORE:-}" != redis ]; then
+	if ! redis_store; then
 		echo "$HEART_STATE_DIR/agents/$1/cap.json"
 		return
 	fi
@@ -100,7 +105,7 @@ capfile() {
 
 bfile() {
 	local f=$BATS_TEST_TMPDIR/redis-breaker-$1.json h
-	if [ "${HEART_TEST_STORE:-}" != redis ]; then
+	if ! redis_store; then
 		echo "$HEART_STATE_DIR/agents/$1/breaker.json"
 		return
 	fi
