@@ -46,7 +46,8 @@ MAN7 = man/heart.7
 DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
 	libcurl4-openssl-dev libhiredis-dev
 DEB_TEST = bats bats-support bats-assert jq faketime libfaketime mandoc \
-	hyperfine python3 procps redis-server redis-tools shellcheck
+	hyperfine python3 python3-yaml procps redis-server redis-tools \
+	shellcheck
 
 # The suites run a second time against a Redis store (t/helpers.bash
 # starts a redis-server per test when HEART_TEST_STORE=redis).
@@ -135,6 +136,17 @@ install: all
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
 	install -m 644 share/heartbeat/souls/* \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/souls
+	for d in . systemd cron k8s fleet; do \
+		install -d $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/$$d || exit 1; \
+	done
+	install -m 755 contrib/heart-round $(DESTDIR)$(SHAREDIR)/heartbeat/contrib
+	install -m 644 contrib/README $(DESTDIR)$(SHAREDIR)/heartbeat/contrib
+	for f in systemd/heart-wake@.service systemd/heart-wake@.timer \
+	    cron/heart.cron k8s/heart-cronjob.yaml fleet/README \
+	    fleet/redis.conf; do \
+		install -m 644 contrib/$$f \
+		    $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/$$f || exit 1; \
+	done
 
 clean:
 	rm -rf build $(PROGS)

@@ -128,10 +128,11 @@ bfile() {
 }
 
 # redis_start [LINE...]: a redis-server of this test's own on a free
-# loopback port, with LINEs added to its config; data in
-# $BATS_TEST_TMPDIR/redis, persisted to an append-only file synced on
-# every write (what a user must configure for counts to survive a
-# crash).  Sets REDIS_PORT, REDIS_PID, REDIS_URL, REDIS_DIR.
+# loopback port, with LINEs added to its config (and, first of all, the
+# file $REDIS_INCLUDE if set); data in $BATS_TEST_TMPDIR/redis,
+# persisted to an append-only file synced on every write (what a user
+# must configure for counts to survive a crash).  Sets REDIS_PORT,
+# REDIS_PID, REDIS_URL, REDIS_DIR.
 redis_start() {
 	local try line
 	REDIS_DIR=$BATS_TEST_TMPDIR/redis
@@ -139,6 +140,7 @@ redis_start() {
 	for try in 1 2 3 4 5 6 7 8; do
 		REDIS_PORT=$((20000 + (RANDOM * 7 + try) % 40000))
 		{
+			[ -z "${REDIS_INCLUDE:-}" ] || echo "include $REDIS_INCLUDE"
 			echo "bind 127.0.0.1"
 			echo "port $REDIS_PORT"
 			echo "dir $REDIS_DIR"
@@ -220,6 +222,7 @@ redis_hash() {
 llm_start() {
 	LLM_DIR=$BATS_TEST_TMPDIR/llm
 	mkdir -p "$LLM_DIR"
+	rm -f "$LLM_DIR/port"	# a double started before in this test
 	: > "$LLM_DIR/requests.jsonl"
 	python3 "$T/llm-double.py" "$LLM_DIR" 3>&- &
 	LLM_PID=$!
