@@ -298,7 +298,8 @@ cap_record(const char *agent, const char *zone, time_t now, int ghost,
 	int fd, changed, r;
 
 	if (st != NULL)
-		return st->cap(agent, CAP_RECORD, &a, zone, now, NULL, &v, err);
+		return st->cap(agent, CAP_RECORD, &a, zone, now, NULL, &v,
+		    err);
 	if ((fd = begin(agent, zone, now, dir, sizeof dir, &v, &changed,
 	    err)) < 0)
 		return -1;
@@ -337,7 +338,8 @@ cap_reset(const char *agent, const char *zone, time_t now, char *err)
 	int fd, changed, r;
 
 	if (st != NULL)
-		return st->cap(agent, CAP_RESET, NULL, zone, now, NULL, &v, err);
+		return st->cap(agent, CAP_RESET, NULL, zone, now, NULL, &v,
+		    err);
 	if ((fd = begin(agent, zone, now, dir, sizeof dir, &v, &changed,
 	    err)) < 0)
 		return -1;

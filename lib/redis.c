@@ -559,7 +559,8 @@ cap_counts(const redisReply *h, const char *key, struct cap_view *v,
 		to = strcmp(f, "total") == 0 ? &v->total :
 		    strcmp(f, "ghosts") == 0 ? &v->ghosts :
 		    strcmp(f, "prompt") == 0 ? &v->prompt_tokens :
-		    strcmp(f, "completion") == 0 ? &v->completion_tokens : NULL;
+		    strcmp(f, "completion") == 0 ? &v->completion_tokens :
+		    NULL;
 		if (to == NULL && chamber_parse(f, &c) == 0)
 			to = &v->used[c];
 		if (to == NULL)

@@ -18,7 +18,8 @@ block(uint32_t h[5], const unsigned char *p)
 	int i;
 
 	for (i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		w[i] = (uint32_t)p[4 * i] << 24 |
+		    (uint32_t)p[4 * i + 1] << 16 |
 		    (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
 	for (; i < 80; i++)
 		w[i] = ROL(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);

@@ -61,9 +61,9 @@ struct store_ops {
 		    struct cap_view *v, char *err);
 	/* one transition of agent's breaker; c is normalized, reason is
 	 * the text to keep on a failure */
-	int	(*brk)(const char *agent, enum brk_op, const struct brk_conf *c,
-		    time_t now, int flags, const char *reason,
-		    struct brk_out *out, char *err);
+	int	(*brk)(const char *agent, enum brk_op,
+		    const struct brk_conf *c, time_t now, int flags,
+		    const char *reason, struct brk_out *out, char *err);
 	int	(*lock)(const char *dir, const char *name, int flags,
 		    char *err);
 	void	(*unlock)(int);
