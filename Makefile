@@ -2,8 +2,10 @@
 #
 #   make            build every program
 #   make check      install missing test dependencies, build, lint the
-#                   man pages, run the bats suite, then again under
-#                   AddressSanitizer and UndefinedBehaviorSanitizer
+#                   man pages, run the bats suite (the cap and breaker
+#                   suites twice: with files, then with a Redis store),
+#                   then all again under AddressSanitizer and
+#                   UndefinedBehaviorSanitizer
 #   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SHAREDIR
 #   make bench      install what the benchmarks need (bench-deps), run
 #                   the benchmarks in bench/ and print their figures
@@ -23,11 +25,13 @@ SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 # pkg-config names, per library
 PC_CORE = yaml-0.1 jansson
 # libcurl: headers only; http.c loads the library with dlopen(3)
-PC_CFLAGS = $(PC_CORE) libcurl
+PC_CFLAGS = $(PC_CORE) libcurl hiredis
 CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CFLAGS))
 CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE))
 PC_MQTT = libmosquitto
 MQTT_LIBS = $$($(PKG_CONFIG) --libs $(PC_MQTT))
+# only the programs that open a store (rds_open) link hiredis
+REDIS_LIBS = $$($(PKG_CONFIG) --libs hiredis)
 
 PROGS = heart-cap heart-breaker heart-ghost heart-wake heart-pulse
 TPROGS = soul-dump brk-probe hist-dump
@@ -35,8 +39,9 @@ LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/soul.c lib/cap.c lib/brk.c lib/jscan.c lib/hist.c lib/ghost.c \
 	lib/deliver.c lib/idle.c lib/checklist.c lib/http.c lib/llm.c \
 	lib/tool.c lib/wake.c lib/adapt.c lib/run.c lib/pulse.c lib/fleet.c \
-	lib/mqtt.c lib/watch.c lib/sdnotify.c
-LIBHDR = lib/heart.h lib/yj.h
+	lib/mqtt.c lib/watch.c lib/sdnotify.c lib/store.c lib/redis.c \
+	lib/sha1.c lib/prom.c
+LIBHDR = lib/heart.h lib/yj.h lib/store.h
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
 	man/heart-wake.1 man/heart-pulse.1
 MAN5 = man/heart-soul.5
@@ -44,22 +49,29 @@ MAN7 = man/heart.7
 
 # Debian packages the build and the tests need (make deps)
 DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
-	libcurl4-openssl-dev libmosquitto-dev
+	libcurl4-openssl-dev libmosquitto-dev libhiredis-dev
 DEB_TEST = chromium bats bats-support bats-assert jq faketime libfaketime \
-	mandoc hyperfine python3 procps mosquitto mosquitto-clients openssl \
-	time
+	mandoc hyperfine python3 python3-yaml procps mosquitto \
+	mosquitto-clients openssl time redis-server redis-tools shellcheck
 # and the benchmarks (make bench-deps): charts under bench/results/
 DEB_BENCH = gnuplot-nox
+
+# The suites run a second time against a Redis store (t/helpers.bash
+# starts a redis-server per test when HEART_TEST_STORE=redis).
+STORE_SUITES = t/heart-cap.bats t/heart-cap-days.bats t/heart-breaker.bats
 
 all: $(PROGS)
 
 # Each program links only the libraries it uses (heart-cap and
 # heart-breaker must never pay for libcurl or libmosquitto at start).
-heart-cap_LIBS = $(CORE_LIBS)
-heart-breaker_LIBS = $(CORE_LIBS)
+heart-cap_LIBS = $(CORE_LIBS) $(REDIS_LIBS)
+heart-breaker_LIBS = $(CORE_LIBS) $(REDIS_LIBS)
 heart-ghost_LIBS = $(CORE_LIBS)
-heart-wake_LIBS = $(CORE_LIBS) -ldl -lm
+heart-wake_LIBS = $(CORE_LIBS) $(REDIS_LIBS) -ldl -lm
 heart-pulse_LIBS = $(CORE_LIBS) $(MQTT_LIBS)
+soul-dump_LIBS = $(CORE_LIBS)
+brk-probe_LIBS = $(CORE_LIBS) $(REDIS_LIBS)
+hist-dump_LIBS = $(CORE_LIBS)
 
 # lib/mqtt.c is in libheart.a, but a static archive lends a program only
 # the objects it calls: only heart-pulse pulls mqtt.o and libmosquitto.
@@ -79,12 +91,12 @@ $(PROGS): %: cmd/%.c build/libheart.a
 $(TPROGS:%=build/t/%): build/t/%: t/%.c build/libheart.a
 	@mkdir -p build/t
 	$(CC) $(WFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
-		build/libheart.a $(CORE_LIBS)
+		build/libheart.a $($(@F)_LIBS)
 
 $(TPROGS:%=build/asan/t/%): build/asan/t/%: t/%.c build/asan/libheart.a
 	@mkdir -p build/asan/t
 	$(CC) $(WFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
-		build/asan/libheart.a $(CORE_LIBS)
+		build/asan/libheart.a $($(@F)_LIBS)
 
 # The same programs built with sanitizers, for the second test pass.
 build/asan/lib/%.o: lib/%.c $(LIBHDR)
@@ -146,11 +158,16 @@ check: deps
 	@$(MAKE) --no-print-directory all tprogs asan mizpah
 	@$(MAKE) --no-print-directory lint
 	HEART_BIN=$(CURDIR) HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) t
+	HEART_TEST_STORE=redis HEART_BIN=$(CURDIR) \
+		HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) $(STORE_SUITES)
 	HEART_BIN=$(CURDIR)/build/asan HEART_TBIN=$(CURDIR)/build/asan/t \
 		HEART_SANITIZED=1 bats $(BATSFLAGS) t
+	HEART_TEST_STORE=redis HEART_BIN=$(CURDIR)/build/asan \
+		HEART_TBIN=$(CURDIR)/build/asan/t HEART_SANITIZED=1 \
+		bats $(BATSFLAGS) $(STORE_SUITES)
 
 bench: bench-deps all
-	@for b in bench/*.sh; do sh "$$b" || exit 1; done
+	@for b in bench/*.sh; do bash "$$b" || exit 1; done
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -171,6 +188,17 @@ install: all
 	install -m 644 $(MIZPAH) $(DESTDIR)$(SHAREDIR)/heartbeat/mizpah
 	if [ -f build/mizpah/mqtt.min.js ]; then install -m 644 \
 		build/mizpah/mqtt.min.js $(DESTDIR)$(SHAREDIR)/heartbeat/mizpah; fi
+	for d in . systemd cron k8s fleet; do \
+		install -d $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/$$d || exit 1; \
+	done
+	install -m 755 contrib/heart-round $(DESTDIR)$(SHAREDIR)/heartbeat/contrib
+	install -m 644 contrib/README $(DESTDIR)$(SHAREDIR)/heartbeat/contrib
+	for f in systemd/heart-wake@.service systemd/heart-wake@.timer \
+	    cron/heart.cron k8s/heart-cronjob.yaml fleet/README \
+	    fleet/redis.conf; do \
+		install -m 644 contrib/$$f \
+		    $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/$$f || exit 1; \
+	done
 
 clean:
 	rm -rf build $(PROGS)

@@ -18,11 +18,15 @@ static const char *usage_text =
     "       heart-breaker record [AGENT] ok|llm-fail|tool-fail"
     " [--reason TEXT] [--soul FILE]\n"
     "       heart-breaker status [AGENT...] [--soul FILE]... [--json]\n"
-    "       heart-breaker reset [AGENT] [--soul FILE]\n";
+    "       heart-breaker status [AGENT...] [--soul FILE]... --prom[=FILE]"
+    "\n"
+    "       heart-breaker reset [AGENT] [--soul FILE]\n"
+    "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
 static struct soul **souls;
 static size_t nsouls;
-static int jflag, vflag;
+static int jflag, vflag, pflag;
+static const char *promfile;
 
 static void
 usage(void)
@@ -154,7 +158,7 @@ cmd_check(const char *agent, time_t now)
 	print_events(events);
 	json_decref(events);
 	if (r == -1)
-		die(HX_IOERR, err);
+		die(store_code(HX_IOERR), err);
 	if (vflag)
 		explain(agent, &v, allowed, probe, &c, now);
 	return allowed ? HX_OK : HX_NO;
@@ -183,7 +187,7 @@ cmd_record(int argc, char **argv, const char *reason, time_t now)
 	print_events(events);
 	json_decref(events);
 	if (r == -1)
-		die(HX_IOERR, err);
+		die(store_code(HX_IOERR), err);
 	return HX_OK;
 }
 
@@ -211,23 +215,24 @@ print_row(const char *agent, const struct brk_view *v, time_t now,
 }
 
 static int
-status_one(const char *agent, time_t now, int header)
+status_one(const char *agent, time_t now, int header, struct brk_view *v)
 {
 	char err[HEART_ERRLEN], *line;
 	struct brk_conf c;
-	struct brk_view v;
 	json_t *j;
 
 	conf_for(agent, &c);
-	if (brk_peek(agent, &c, now, &v, err) == -1) {
+	if (brk_peek(agent, &c, now, v, err) == -1) {
 		fprintf(stderr, "heart-breaker: %s\n", err);
-		return HX_IOERR;
+		return store_code(HX_IOERR);
 	}
+	if (pflag)
+		return HX_OK;
 	if (!jflag) {
-		print_row(agent, &v, now, header);
+		print_row(agent, v, now, header);
 		return HX_OK;
 	}
-	j = brk_json(agent, &v, now);
+	j = brk_json(agent, v, now);
 	line = json_dumps(j, JSON_COMPACT);
 	puts(line);
 	free(line);
@@ -235,28 +240,56 @@ status_one(const char *agent, time_t now, int header)
 	return HX_OK;
 }
 
+/* --prom: the figures on stdout, or in the file, replaced whole only
+ * when every agent could be read. */
+static int
+print_prom(char **names, const struct brk_view *v, size_t n, time_t now,
+    int rc)
+{
+	char err[HEART_ERRLEN], *text;
+
+	text = prom_breakers(names, v, n, now);
+	if (promfile == NULL)
+		fputs(text, stdout);
+	else if (rc == HX_OK && prom_write(promfile, text, err) == -1) {
+		fprintf(stderr, "heart-breaker: %s\n", err);
+		rc = HX_IOERR;
+	}
+	free(text);
+	return rc;
+}
+
 static int
 cmd_status(int argc, char **argv, time_t now)
 {
 	char err[HEART_ERRLEN];
-	char **list = NULL;
-	size_t n = 0, i;
-	int rc = HX_OK, r, first = 1;
+	char **list = NULL, **names;
+	struct brk_view *v;
+	size_t nl = 0, i, m = 0, n = 0;
+	int rc = HX_OK, r;
 
 	for (i = 0; i < (size_t)argc; i++)
 		check_agent(argv[i]);
-	if (argc == 0 && nsouls == 0 && state_agents(&list, &n, err) == -1)
-		die(HX_IOERR, err);
-	for (i = 0; argc == 0 && i < nsouls; i++, first = 0)
-		if ((r = status_one(souls[i]->name, now, first)) != HX_OK)
+	if (argc == 0 && nsouls == 0 && store_agents(&list, &nl, err) == -1)
+		die(store_code(HX_IOERR), err);
+	names = xcalloc(nsouls + (size_t)argc + nl + 1, sizeof *names);
+	for (i = 0; argc == 0 && i < nsouls; i++)
+		names[m++] = souls[i]->name;
+	for (i = 0; i < (size_t)argc; i++)
+		names[m++] = argv[i];
+	for (i = 0; i < nl; i++)
+		names[m++] = list[i];
+	v = xcalloc(m + 1, sizeof *v);
+	for (i = 0; i < m; i++)
+		if ((r = status_one(names[i], now, i == 0, &v[n])) != HX_OK)
 			rc = r;
-	for (i = 0; i < (size_t)argc; i++, first = 0)
-		if ((r = status_one(argv[i], now, first)) != HX_OK)
-			rc = r;
-	for (i = 0; i < n; i++, first = 0)
-		if ((r = status_one(list[i], now, first)) != HX_OK)
-			rc = r;
-	state_free_list(list, n);
+		else
+			names[n++] = names[i];	/* the readable, for --prom */
+	if (pflag)
+		rc = print_prom(names, v, n, now, rc);
+	free(v);
+	free(names);
+	state_free_list(list, nl);
 	return rc;
 }
 
@@ -271,8 +304,29 @@ cmd_reset(const char *agent)
 	print_events(events);
 	json_decref(events);
 	if (r == -1)
-		die(HX_IOERR, err);
+		die(store_code(HX_IOERR), err);
 	return HX_OK;
+}
+
+/*
+ * `--prom FILE': getopt takes an optional argument only as --prom=FILE,
+ * so the next word is the file when it ends in .prom (the only files
+ * node_exporter reads), taken as an option's argument is.
+ */
+static const char *
+prom_operand(int argc, char **argv)
+{
+	const char *f;
+	size_t n;
+
+	if (optind >= argc)
+		return NULL;
+	f = argv[optind];
+	n = strlen(f);
+	if (n < 5 || strcmp(f + n - 5, ".prom") != 0)
+		return NULL;
+	optind++;
+	return f;
 }
 
 int
@@ -283,10 +337,13 @@ main(int argc, char **argv)
 		{ "reason", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "store", required_argument, NULL, 'S' },
+		{ "prom", optional_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *cmd, *reason = NULL;
+	const char *cmd, *reason = NULL, *store = NULL;
+	char err[HEART_ERRLEN];
 	time_t now;
 	size_t i;
 	int c, rc;
@@ -306,6 +363,14 @@ main(int argc, char **argv)
 		case 'v':
 			vflag = 1;
 			break;
+		case 'S':
+			store = optarg;
+			break;
+		case 'P':
+			pflag = 1;
+			promfile = optarg != NULL ? optarg :
+			    prom_operand(argc, argv);
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return HX_OK;
@@ -323,6 +388,14 @@ main(int argc, char **argv)
 		jflag = 1;
 	if (reason != NULL && strcmp(cmd, "record") != 0)
 		die(HX_USAGE, "--reason goes with record only");
+	if (pflag && strcmp(cmd, "status") != 0)
+		die(HX_USAGE, "--prom goes with status only");
+	if (promfile != NULL && (strlen(promfile) < 6 || strcmp(promfile +
+	    strlen(promfile) - 5, ".prom") != 0))
+		die(HX_USAGE, "--prom: the file's name must end in .prom "
+		    "(node_exporter's textfile collector reads no other)");
+	if ((rc = rds_open(store, err)) != 0)
+		die(rc, err);
 	now = time(NULL);
 	if (strcmp(cmd, "check") == 0)
 		rc = cmd_check(one_agent(argc, argv), now);

@@ -15,11 +15,14 @@ static const char *usage_text =
     "usage: heart-cap take [AGENT] [--chamber schedule|idle] [--soul FILE]"
     " [--cap N] [-v]\n"
     "       heart-cap status [AGENT...] [--soul FILE]... [--json]\n"
-    "       heart-cap reset [AGENT] [--soul FILE]\n";
+    "       heart-cap status [AGENT...] [--soul FILE]... --prom[=FILE]\n"
+    "       heart-cap reset [AGENT] [--soul FILE]\n"
+    "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
 static struct soul **souls;
 static size_t nsouls;
-static int jflag, vflag;
+static int jflag, vflag, pflag;
+static const char *promfile;
 
 static void
 usage(void)
@@ -114,7 +117,7 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 		caps.chamber[ch] = capflag;
 	if (cap_take(agent, ch, &caps, s ? s->timezone : NULL, now, &ok, &v,
 	    err) == -1)
-		die(HX_IOERR, err);
+		die(store_code(HX_IOERR), err);
 	if (vflag)
 		printf("%s: %s %s: %lld/%lld today (%s)\n", agent,
 		    chamber_name(ch), ok ? "admitted" : "refused",
@@ -152,20 +155,21 @@ print_row(json_t *j, int header)
 }
 
 static int
-status_one(const char *agent, time_t now, int header)
+status_one(const char *agent, time_t now, int header, struct cap_view *v)
 {
 	char err[HEART_ERRLEN];
 	struct soul *s = soul_for(agent);
-	struct cap_view v;
 	json_t *j;
 
-	if (cap_peek(agent, s ? s->timezone : NULL, now, &v, err) == -1) {
+	if (cap_peek(agent, s ? s->timezone : NULL, now, v, err) == -1) {
 		fprintf(stderr, "heart-cap: %s\n", err);
-		return HX_IOERR;
+		return store_code(HX_IOERR);
 	}
 	if (s != NULL)
-		cap_from_soul(s, &v.caps);
-	j = cap_json(agent, &v, now);
+		cap_from_soul(s, &v->caps);
+	if (pflag)
+		return HX_OK;
+	j = cap_json(agent, v, now);
 	if (jflag) {
 		char *line = json_dumps(j, JSON_COMPACT);
 		puts(line);
@@ -176,28 +180,56 @@ status_one(const char *agent, time_t now, int header)
 	return HX_OK;
 }
 
+/* --prom: the figures on stdout, or in the file, replaced whole only
+ * when every agent could be read. */
+static int
+print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
+    int rc)
+{
+	char err[HEART_ERRLEN], *text;
+
+	text = prom_caps(names, v, n, now);
+	if (promfile == NULL)
+		fputs(text, stdout);
+	else if (rc == HX_OK && prom_write(promfile, text, err) == -1) {
+		fprintf(stderr, "heart-cap: %s\n", err);
+		rc = HX_IOERR;
+	}
+	free(text);
+	return rc;
+}
+
 static int
 cmd_status(int argc, char **argv, time_t now)
 {
 	char err[HEART_ERRLEN];
-	char **list = NULL;
-	size_t n = 0, i;
-	int rc = HX_OK, r, first = 1;
+	char **list = NULL, **names;
+	struct cap_view *v;
+	size_t nl = 0, i, m = 0, n = 0;
+	int rc = HX_OK, r;
 
 	for (i = 0; i < (size_t)argc; i++)
 		check_agent(argv[i]);
-	if (argc == 0 && nsouls == 0 && state_agents(&list, &n, err) == -1)
-		die(HX_IOERR, err);
-	for (i = 0; argc == 0 && i < nsouls; i++, first = 0)
-		if ((r = status_one(souls[i]->name, now, first)) != HX_OK)
+	if (argc == 0 && nsouls == 0 && store_agents(&list, &nl, err) == -1)
+		die(store_code(HX_IOERR), err);
+	names = xcalloc(nsouls + (size_t)argc + nl + 1, sizeof *names);
+	for (i = 0; argc == 0 && i < nsouls; i++)
+		names[m++] = souls[i]->name;
+	for (i = 0; i < (size_t)argc; i++)
+		names[m++] = argv[i];
+	for (i = 0; i < nl; i++)
+		names[m++] = list[i];
+	v = xcalloc(m + 1, sizeof *v);
+	for (i = 0; i < m; i++)
+		if ((r = status_one(names[i], now, i == 0, &v[n])) != HX_OK)
 			rc = r;
-	for (i = 0; i < (size_t)argc; i++, first = 0)
-		if ((r = status_one(argv[i], now, first)) != HX_OK)
-			rc = r;
-	for (i = 0; i < n; i++, first = 0)
-		if ((r = status_one(list[i], now, first)) != HX_OK)
-			rc = r;
-	state_free_list(list, n);
+		else
+			names[n++] = names[i];	/* the readable, for --prom */
+	if (pflag)
+		rc = print_prom(names, v, n, now, rc);
+	free(v);
+	free(names);
+	state_free_list(list, nl);
 	return rc;
 }
 
@@ -208,8 +240,29 @@ cmd_reset(const char *agent, time_t now)
 	struct soul *s = soul_for(agent);
 
 	if (cap_reset(agent, s ? s->timezone : NULL, now, err) == -1)
-		die(HX_IOERR, err);
+		die(store_code(HX_IOERR), err);
 	return HX_OK;
+}
+
+/*
+ * `--prom FILE': getopt takes an optional argument only as --prom=FILE,
+ * so the next word is the file when it ends in .prom (the only files
+ * node_exporter reads), taken as an option's argument is.
+ */
+static const char *
+prom_operand(int argc, char **argv)
+{
+	const char *f;
+	size_t n;
+
+	if (optind >= argc)
+		return NULL;
+	f = argv[optind];
+	n = strlen(f);
+	if (n < 5 || strcmp(f + n - 5, ".prom") != 0)
+		return NULL;
+	optind++;
+	return f;
 }
 
 int
@@ -221,12 +274,15 @@ main(int argc, char **argv)
 		{ "cap", required_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "store", required_argument, NULL, 'S' },
+		{ "prom", optional_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	enum chamber ch = CH_SCHEDULE;
 	long long capflag = -1;
-	const char *cmd;
+	const char *cmd, *store = NULL;
+	char err[HEART_ERRLEN];
 	time_t now;
 	int c, rc;
 
@@ -251,6 +307,14 @@ main(int argc, char **argv)
 		case 'v':
 			vflag = 1;
 			break;
+		case 'S':
+			store = optarg;
+			break;
+		case 'P':
+			pflag = 1;
+			promfile = optarg != NULL ? optarg :
+			    prom_operand(argc, argv);
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return HX_OK;
@@ -266,6 +330,14 @@ main(int argc, char **argv)
 	argc--;
 	if (!isatty(STDOUT_FILENO))
 		jflag = 1;
+	if (pflag && strcmp(cmd, "status") != 0)
+		die(HX_USAGE, "--prom goes with status only");
+	if (promfile != NULL && (strlen(promfile) < 6 || strcmp(promfile +
+	    strlen(promfile) - 5, ".prom") != 0))
+		die(HX_USAGE, "--prom: the file's name must end in .prom "
+		    "(node_exporter's textfile collector reads no other)");
+	if ((rc = rds_open(store, err)) != 0)
+		die(rc, err);
 	now = time(NULL);
 	if (strcmp(cmd, "take") == 0)
 		rc = cmd_take(one_agent(argc, argv), ch, capflag, now);

@@ -17,7 +17,8 @@ static const char *usage_text =
     "usage: heart-wake --soul FILE... [--chamber schedule|idle|auto]"
     " [--force] [--dry-run]\n"
     "       heart-wake --explain --soul FILE...\n"
-    "       heart-wake --touch AGENT\n";
+    "       heart-wake --touch AGENT\n"
+    "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
 static void
 usage(void)
@@ -43,15 +44,16 @@ print_json(json_t *j)
 	free(line);
 }
 
-/* Worst of two exit codes: a config error beats I/O beats temporary. */
+/* Worst of two exit codes: a config error beats I/O beats a store out
+ * of reach beats temporary. */
 static int
 worse(int a, int b)
 {
-	static const int order[] = { HX_OK, HX_TEMPFAIL, HX_IOERR,
-	    HX_CONFIG };
+	static const int order[] = { HX_OK, HX_TEMPFAIL, HX_UNAVAILABLE,
+	    HX_IOERR, HX_CONFIG };
 	int i, ra = 0, rb = 0;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		if (order[i] == a)
 			ra = i;
 		if (order[i] == b)
@@ -101,7 +103,7 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 		if ((j = run_explain(s, now, err)) == NULL) {
 			fprintf(stderr, "heart-wake: %s\n", err);
 			soul_free(s);
-			return HX_IOERR;
+			return store_code(HX_IOERR);
 		}
 		if (isatty(STDOUT_FILENO))
 			explain_text(j);
@@ -134,12 +136,13 @@ main(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "explain", no_argument, NULL, 'e' },
 		{ "touch", required_argument, NULL, 't' },
+		{ "store", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts o = { -1, 0, 0 };
 	char err[HEART_ERRLEN], **souls = NULL;
-	const char *touch = NULL;
+	const char *touch = NULL, *store = NULL;
 	int c, explain = 0, rc = HX_OK, n = 0, i;
 	enum chamber ch;
 	time_t now;
@@ -172,6 +175,9 @@ main(int argc, char **argv)
 		case 't':
 			touch = optarg;
 			break;
+		case 'S':
+			store = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return HX_OK;
@@ -181,6 +187,8 @@ main(int argc, char **argv)
 	}
 	for (i = optind; i < argc; i++)
 		souls[n++] = argv[i];
+	if ((rc = rds_open(store, err)) != 0)
+		die(rc, err);
 	now = time(NULL);
 	if (touch != NULL) {
 		if (n > 0)

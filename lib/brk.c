@@ -17,6 +17,10 @@
  * that neither reports nor is handed back within BRK_PROBE_LEASE
  * seconds is presumed dead.  A file that does not parse is an error,
  * never replaced.
+ *
+ * With a server store in force (store.h), the store does each
+ * transition, by the same rules, and hands back the breaker after it
+ * and the transitions' names; the events are made here, for both.
  */
 #include <sys/file.h>
 
@@ -24,24 +28,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "store.h"
 
 #define BRKFILE	"breaker.json"
 #define BRKLOCK	"breaker.lock"
 #define FAILS	(BRK_LLM_FAIL | BRK_TOOL_FAIL)
-
-struct brk {
-	enum brk_state state;
-	long long llm_fails, tool_fails;
-	long long cooldown;	/* open, half_open: the current one, s */
-	long long base;		/* the base cooldown last written */
-	time_t	 until;		/* open: end of the cooldown */
-	time_t	 probe_at;	/* half_open: probe granted; 0 if none */
-	long long probe_pid;	/* the process it was granted to */
-	char	 trigger[8];
-	char	 reason[256];
-	int	 exists;	/* the file was there */
-};
 
 static const char *const names[] = { "closed", "open", "half_open" };
 
@@ -337,6 +328,24 @@ unemit(json_t *events, size_t n)
 		json_array_remove(events, json_array_size(events) - 1);
 }
 
+/* The "open" event of b, just opened from state `from'. */
+static void
+open_event(const char *agent, const struct brk *b, const char *from,
+    json_t *events, time_t now)
+{
+	char until[32];
+	json_t *e;
+
+	clock_utc(b->until, until, sizeof until);
+	e = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:I,s:I}",
+	    "event", "open", "agent", agent, "trigger", b->trigger,
+	    "cooldown_s", (json_int_t)b->cooldown, "until", until,
+	    "reason", b->reason, "from", from,
+	    "llm_fails", (json_int_t)b->llm_fails,
+	    "tool_fails", (json_int_t)b->tool_fails);
+	emit(events, e, now);
+}
+
 /*
  * Bring b up to `now': never let a clock set back stretch a cooldown
  * or a probe lease, turn an open breaker whose cooldown has passed
@@ -429,19 +438,64 @@ begin(const char *agent, char *dir, size_t dirn, struct brk *b, char *err)
 	return fd;
 }
 
+/*
+ * Hand a transition to the server store, then make its events, in
+ * order, from the names it gives back.
+ */
+static int
+remote(const struct store_ops *st, const char *agent, enum brk_op op,
+    const struct brk_conf *c, time_t now, int flags, const char *reason,
+    struct brk_out *o, json_t *events, char *err)
+{
+	char name[24], *by;
+	json_t *e;
+	int i;
+
+	memset(o, 0, sizeof *o);
+	if (st->brk(agent, op, c, now, flags, reason, o, err) == -1)
+		return -1;
+	for (i = 0; i < o->nev && i < STORE_MAXEV; i++) {
+		snprintf(name, sizeof name, "%s", o->ev[i]);
+		if ((by = strchr(name, '/')) != NULL)
+			*by++ = '\0';
+		if (strcmp(name, "open") == 0) {
+			open_event(agent, &o->b, by != NULL ? by : "?",
+			    events, now);
+			continue;
+		}
+		e = event(name, agent);
+		if (by != NULL)
+			json_object_set_new(e, "by", json_string(by));
+		emit(events, e, now);
+	}
+	return 0;
+}
+
 int
 brk_check(const char *agent, const struct brk_conf *conf, time_t now,
     int *allowed, int *probe, struct brk_view *vo, json_t *events,
     char *err)
 {
 	size_t nev = json_array_size(events);
+	const struct store_ops *st;
 	struct brk_conf c;
+	struct brk_out o;
 	char dir[4096];
 	struct brk b;
 	int fd, changed, r = 0;
 
 	*allowed = *probe = 0;
 	conf_norm(conf, &c);
+	if ((st = store_ops()) != NULL) {
+		if ((r = remote(st, agent, BRK_CHECK, &c, now, 0, NULL, &o,
+		    events, err)) == 0) {
+			*probe = o.probe;
+			*allowed = o.b.state == BRK_CLOSED || o.probe;
+			if (vo != NULL)
+				to_view(&o.b, &c, vo);
+		}
+		return r;
+	}
 	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
 	    load(dir, &b, err) == -1)
 		return -1;
@@ -469,10 +523,18 @@ brk_check(const char *agent, const struct brk_conf *conf, time_t now,
 int
 brk_giveback(const char *agent, time_t now, char *err)
 {
+	const struct store_ops *st = store_ops();
+	struct brk_conf c;
+	struct brk_out o;
 	char dir[4096];
 	struct brk b;
 	int fd, r = 0;
 
+	if (st != NULL) {
+		brk_from_soul(NULL, &c);
+		return remote(st, agent, BRK_GIVEBACK, &c, now, 0, NULL, &o,
+		    NULL, err);
+	}
 	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
 	    load(dir, &b, err) == -1)
 		return -1;
@@ -494,8 +556,6 @@ open_now(const char *agent, const struct brk_conf *c, struct brk *b,
     time_t now, const char *trigger, json_t *events)
 {
 	const char *from = names[b->state];
-	char until[32];
-	json_t *e;
 
 	if (b->state == BRK_CLOSED || b->cooldown <= 0)
 		b->cooldown = c->cooldown;
@@ -509,14 +569,7 @@ open_now(const char *agent, const struct brk_conf *c, struct brk *b,
 	b->until = now + b->cooldown;
 	b->probe_at = b->probe_pid = 0;
 	snprintf(b->trigger, sizeof b->trigger, "%s", trigger);
-	clock_utc(b->until, until, sizeof until);
-	e = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:I,s:I}",
-	    "event", "open", "agent", agent, "trigger", trigger,
-	    "cooldown_s", (json_int_t)b->cooldown, "until", until,
-	    "reason", b->reason, "from", from,
-	    "llm_fails", (json_int_t)b->llm_fails,
-	    "tool_fails", (json_int_t)b->tool_fails);
-	emit(events, e, now);
+	open_event(agent, b, from, events, now);
 }
 
 /* The counts after an outcome; 1 when they changed. */
@@ -590,8 +643,10 @@ brk_record(const char *agent, const struct brk_conf *conf, time_t now,
     int flags, const char *reason, json_t *events, char *err)
 {
 	size_t nev = json_array_size(events);
+	const struct store_ops *st = store_ops();
 	struct brk_conf c;
-	char dir[4096];
+	struct brk_out o;
+	char dir[4096], why[256];
 	struct brk b;
 	int fd, changed, r = 0;
 
@@ -600,6 +655,12 @@ brk_record(const char *agent, const struct brk_conf *conf, time_t now,
 		return -1;
 	}
 	conf_norm(conf, &c);
+	if (st != NULL) {
+		text_copy(why, sizeof why, reason != NULL ? reason :
+		    (flags & BRK_LLM_FAIL) ? "llm failure" : "tool failure");
+		return remote(st, agent, BRK_RECORD, &c, now, flags, why, &o,
+		    events, err);
+	}
 	if ((fd = begin(agent, dir, sizeof dir, &b, err)) < 0)
 		return -1;
 	changed = advance(agent, &c, &b, now, events);
@@ -615,11 +676,20 @@ int
 brk_peek(const char *agent, const struct brk_conf *conf, time_t now,
     struct brk_view *v, char *err)
 {
+	const struct store_ops *st = store_ops();
 	struct brk_conf c;
+	struct brk_out o;
 	char dir[4096];
 	struct brk b;
 
 	conf_norm(conf, &c);
+	if (st != NULL) {
+		if (remote(st, agent, BRK_PEEK, &c, now, 0, NULL, &o, NULL,
+		    err) == -1)
+			return -1;
+		to_view(&o.b, &c, v);
+		return 0;
+	}
 	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
 	    load(dir, &b, err) == -1)
 		return -1;
@@ -633,12 +703,20 @@ int
 brk_reset(const char *agent, json_t *events, char *err)
 {
 	size_t nev = json_array_size(events);
+	const struct store_ops *st = store_ops();
 	time_t now = time(NULL);
+	struct brk_conf c;
+	struct brk_out o;
 	char dir[4096];
 	struct brk b;
 	json_t *e;
 	int fd, r;
 
+	if (st != NULL) {
+		brk_from_soul(NULL, &c);
+		return remote(st, agent, BRK_RESET, &c, now, 0, NULL, &o,
+		    events, err);
+	}
 	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
 	    load(dir, &b, err) == -1)
 		return -1;

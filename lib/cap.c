@@ -6,13 +6,16 @@
  * need no lock and see a whole file.  The day only moves forward: a
  * clock set back never brings a fresh allowance.  total is always the
  * sum of the chamber counts.
+ *
+ * With a server store in force (store.h), each public function hands
+ * the whole transition to it instead, with the same rules.
  */
 #include <sys/file.h>
 
 #include <stdio.h>
 #include <string.h>
 
-#include "heart.h"
+#include "store.h"
 
 #define CAPFILE	"cap.json"
 #define CAPLOCK	"cap.lock"
@@ -51,8 +54,9 @@ cap_agent_limit(const struct caps *c)
 	return l;
 }
 
-static void
-default_caps(struct caps *c)
+/* The caps of an agent whose soul is not at hand. */
+void
+cap_defaults(struct caps *c)
 {
 	c->chamber[CH_SCHEDULE] = 48;
 	c->chamber[CH_IDLE] = 12;
@@ -80,7 +84,7 @@ parse_caps(json_t *j, struct cap_view *v)
 	json_t *a;
 	int i;
 
-	default_caps(&v->caps);
+	cap_defaults(&v->caps);
 	if (j == NULL)
 		return 0;
 	if (!json_is_object(j))
@@ -106,7 +110,7 @@ parse_view(const char *dir, json_t *j, struct cap_view *v, char *err)
 	int i;
 
 	memset(v, 0, sizeof *v);
-	default_caps(&v->caps);
+	cap_defaults(&v->caps);
 	if (j == NULL)
 		return 0;
 	day = json_object_get(j, "day");
@@ -246,11 +250,19 @@ cap_take(const char *agent, enum chamber ch, const struct caps *caps,
     const char *zone, time_t now, int *admitted, struct cap_view *vo,
     char *err)
 {
+	const struct store_ops *st = store_ops();
+	struct cap_args a = { ch, caps, 0, 0, 0 };
 	char dir[4096];
 	struct cap_view v;
 	int fd, changed, r = 0;
 
 	*admitted = 0;
+	if (st != NULL) {
+		r = st->cap(agent, CAP_TAKE, &a, zone, now, admitted, &v, err);
+		if (r == 0 && vo != NULL)
+			*vo = v;
+		return r;
+	}
 	if ((fd = begin(agent, zone, now, dir, sizeof dir, &v, &changed,
 	    err)) < 0)
 		return -1;
@@ -279,10 +291,15 @@ int
 cap_record(const char *agent, const char *zone, time_t now, int ghost,
     long long ptok, long long ctok, char *err)
 {
+	const struct store_ops *st = store_ops();
+	struct cap_args a = { CH_SCHEDULE, NULL, ghost, ptok, ctok };
 	char dir[4096];
 	struct cap_view v;
 	int fd, changed, r;
 
+	if (st != NULL)
+		return st->cap(agent, CAP_RECORD, &a, zone, now, NULL, &v,
+		    err);
 	if ((fd = begin(agent, zone, now, dir, sizeof dir, &v, &changed,
 	    err)) < 0)
 		return -1;
@@ -299,8 +316,11 @@ int
 cap_peek(const char *agent, const char *zone, time_t now,
     struct cap_view *v, char *err)
 {
+	const struct store_ops *st = store_ops();
 	char dir[4096];
 
+	if (st != NULL)
+		return st->cap(agent, CAP_PEEK, NULL, zone, now, NULL, v, err);
 	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
 	    load(dir, v, err) == -1)
 		return -1;
@@ -312,10 +332,14 @@ cap_peek(const char *agent, const char *zone, time_t now,
 int
 cap_reset(const char *agent, const char *zone, time_t now, char *err)
 {
+	const struct store_ops *st = store_ops();
 	char dir[4096];
 	struct cap_view v;
 	int fd, changed, r;
 
+	if (st != NULL)
+		return st->cap(agent, CAP_RESET, NULL, zone, now, NULL, &v,
+		    err);
 	if ((fd = begin(agent, zone, now, dir, sizeof dir, &v, &changed,
 	    err)) < 0)
 		return -1;

@@ -216,6 +216,38 @@ int	 brk_peek(const char *agent, const struct brk_conf *, time_t now,
 int	 brk_reset(const char *agent, json_t *events, char *err);
 /* the status object */
 json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
+
+/*
+ * store.c: where caps, breakers, wake locks and wake.json live: in
+ * files beside the agent (the default), or in a server a fleet shares
+ * (rds_open), chosen once per process.  cap_* and brk_* follow it by
+ * themselves; these are the rest, with state.c's contracts.
+ */
+int	 store_lock(const char *, const char *, int, char *);
+void	 store_unlock(int);
+int	 store_read_json(const char *, const char *, json_t **, char *);
+int	 store_write_json(const char *, const char *, const json_t *, char *);
+int	 store_agents(char ***, size_t *, char *);
+/* the exit code of a failed store call: HX_UNAVAILABLE (server not
+ * reached), HX_CONFIG (refused us), else the code given (HX_IOERR) */
+int	 store_code(int);
+const char *store_name(void);		/* "files" or the server's URL */
+
+/* redis.c: the Redis store.  rds_open(flag, err) chooses the store of
+ * this process from --store (flag, may be NULL), else $HEART_STORE:
+ * 0, or HX_USAGE (bad flag) / HX_CONFIG (bad variable) with err. */
+int	 rds_open(const char *, char *);
+
+/* prom.c: status figures for node_exporter's textfile collector;
+ * the texts are the caller's to free */
+char	*prom_caps(char *const *, const struct cap_view *, size_t, time_t);
+char	*prom_breakers(char *const *, const struct brk_view *, size_t,
+	    time_t);
+int	 prom_write(const char *, const char *, char *);
+
+/* sha1.c: 40 hex digits */
+void	 sha1_hex(const void *, size_t, char [41]);
+
 /* jscan.c: a validating JSON scanner that builds no tree */
 enum {
 	JSCAN_NONE, JSCAN_STRING, JSCAN_NUMBER, JSCAN_OBJECT, JSCAN_ARRAY,

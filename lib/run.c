@@ -770,7 +770,7 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 		rc = fail(&k, HX_CONFIG, err);
 	else if (state_agent_dir(s->name, 1, k.dir, sizeof k.dir, err) == -1)
 		rc = fail(&k, HX_IOERR, err);
-	else if ((fd = state_lock(k.dir, "wake.lock", LOCK_EX | LOCK_NB,
+	else if ((fd = store_lock(k.dir, "wake.lock", LOCK_EX | LOCK_NB,
 	    err)) == -1)
 		rc = fail(&k, HX_IOERR, err);
 	else if (fd == -2)
@@ -778,8 +778,10 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 		    "its user holds wake.lock)");
 	else {
 		rc = run_locked(&k, &lc, err);
-		state_unlock(fd);
+		store_unlock(fd);
 	}
+	if (rc == HX_IOERR)
+		rc = store_code(rc);	/* a store out of reach: 69 */
 	gate_free(&k.g);
 	wake_free(&k.w);
 	json_decref(k.events);

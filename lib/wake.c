@@ -5,7 +5,8 @@
  * when heart first saw the agent and whether a wake is running now.
  * It is only written by the holder of agents/ID/wake.lock, the per-
  * agent wake lock (a chat front end may hold it too, so that the user
- * always wins); readers need no lock.
+ * always wins); readers need no lock.  Both live where the store
+ * says (store.c): beside the agent, or in a server a fleet shares.
  *
  * Gates, in order, all before any network traffic: busy (the lock),
  * due, active hours, checklist; the breaker and the cap follow in
@@ -45,7 +46,7 @@ wake_load(const char *dir, struct wake_state *w, char *err)
 	memset(w, 0, sizeof *w);
 	if (adapt_load(dir, &w->act, err) == -1)
 		return -1;
-	if (state_read_json(dir, WAKEFILE, &j, err) == -1) {
+	if (store_read_json(dir, WAKEFILE, &j, err) == -1) {
 		wake_free(w);
 		return -1;
 	}
@@ -125,7 +126,7 @@ wake_save(const char *dir, const char *agent, const struct wake_state *w,
 	if (w->error[0])
 		json_object_set_new(json_object_get(j, "last_error"),
 		    "message", json_string(w->error));
-	r = state_write_json(dir, WAKEFILE, j, err);
+	r = store_write_json(dir, WAKEFILE, j, err);
 	json_decref(j);
 	return r;
 }

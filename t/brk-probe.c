@@ -6,7 +6,9 @@
  * does when the cap then refuses it), and it prints "probe given back";
  * with `hold', it prints what it got and then waits for a signal with
  * the probe in hand (a wake that hangs, to be killed by a test).
- * Exit 0 when allowed, 1 when refused, 74 on a state error.
+ * The store is $HEART_STORE's, as for the programs.
+ * Exit 0 when allowed, 1 when refused, 74 on a state error (69: the
+ * store is unreachable).
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,21 +22,25 @@ main(int argc, char **argv)
 {
 	char err[HEART_ERRLEN];
 	struct brk_conf c;
-	int allowed, probe;
+	int allowed, probe, r;
 	time_t now = time(NULL);
 
 	if (argc < 2 || argc > 3)
 		return HX_USAGE;
+	if ((r = rds_open(NULL, err)) != 0) {
+		fprintf(stderr, "brk-probe: %s\n", err);
+		return r;
+	}
 	brk_from_soul(NULL, &c);
 	if (brk_check(argv[1], &c, now, &allowed, &probe, NULL, NULL,
 	    err) == -1) {
 		fprintf(stderr, "brk-probe: %s\n", err);
-		return HX_IOERR;
+		return store_code(HX_IOERR);
 	}
 	if (probe && argc == 3 && strcmp(argv[2], "giveback") == 0) {
 		if (brk_giveback(argv[1], now, err) == -1) {
 			fprintf(stderr, "brk-probe: %s\n", err);
-			return HX_IOERR;
+			return store_code(HX_IOERR);
 		}
 		puts("probe given back");
 	} else

@@ -11,13 +11,13 @@ setup() {
 	T0="2026-11-21 12:00:00"
 }
 
+teardown() {
+	heart_teardown
+}
+
 soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
 	echo "$BATS_TEST_TMPDIR/$1.yaml"
-}
-
-bfile() {
-	echo "$HEART_STATE_DIR/agents/$1/breaker.json"
 }
 
 # plus TIME SECONDS: the UTC time SECONDS after TIME, for `at'
@@ -158,7 +158,8 @@ until_of() {
 
 @test "12 processes checking a half-open breaker at once: exactly one is let through, every run" {
 	for run in 1 2 3 4 5; do
-		rm -rf "$HEART_STATE_DIR" "$BATS_TEST_TMPDIR"/rc.*
+		state_clear
+		rm -f "$BATS_TEST_TMPDIR"/rc.*
 		fails 3 herd
 		# odd runs: open with its cooldown over; even runs: half-open
 		# with a dead probe whose lease has run out
@@ -310,6 +311,7 @@ until_of() {
 }
 
 @test "breaker.json carries what heart-pulse and the dashboard read, and is private" {
+	file_only
 	fails 3 scout
 	jq -e 'has("state") and has("llm_fails") and has("tool_fails") and
 	    has("cooldown_s") and has("until") and has("trigger") and
@@ -381,6 +383,7 @@ until_of() {
 }
 
 @test "a corrupt breaker.json is named, exit 74 everywhere, and never replaced" {
+	file_only
 	fails 3 scout
 	f=$(bfile scout)
 	printf '{"state":"op' > "$f"
@@ -400,6 +403,7 @@ until_of() {
 }
 
 @test "a hand-edited breaker.json with a wrong field is refused, not reset" {
+	file_only
 	f=$(bfile scout)
 	for edit in 'state = "ajar"' 'llm_fails = "many"' 'until = "soon"' \
 	    'until = null' 'trigger = "disk"' 'cooldown_s = -5' 'state = 3'; do
@@ -446,6 +450,7 @@ until_of() {
 }
 
 @test "an unwritable state directory gives a clear error and exit 74" {
+	file_only
 	printf x > "$BATS_TEST_TMPDIR/file"
 	HEART_STATE_DIR=$BATS_TEST_TMPDIR/file run heart-breaker record scout llm-fail
 	assert_failure 74
@@ -453,7 +458,6 @@ until_of() {
 }
 
 @test "kill -9 of checkers and recorders in a loop leaves breaker.json whole and sound" {
-	f=$(bfile crash)
 	for round in $(seq 20); do
 		( for i in $(seq 10); do
 			heart-breaker record crash llm-fail
@@ -464,6 +468,7 @@ until_of() {
 		sleep 0.0$((RANDOM % 9 + 1))
 		kill -9 "$pid" $(ps -o pid= --ppid "$pid") 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
+		f=$(bfile crash)
 		[ ! -e "$f" ] || jq -e '.state | IN("closed", "open", "half_open")' "$f" >/dev/null
 	done
 	run heart-breaker status crash
@@ -476,4 +481,29 @@ until_of() {
 	refute_output --partial libcurl
 	refute_output --partial libmosquitto
 	assert_output --partial libjansson
+}
+
+@test "status --prom prints each breaker's state, failures, cooldown and next probe for node_exporter" {
+	fails 3 alpha
+	fails 1 beta tool-fail
+	run at "2026-11-21 12:05:00" heart-breaker status --prom
+	assert_success
+	assert_line 'heart_breaker_state{agent="alpha",state="open"} 1'
+	assert_line 'heart_breaker_state{agent="alpha",state="closed"} 0'
+	assert_line 'heart_breaker_state{agent="beta",state="closed"} 1'
+	assert_line 'heart_breaker_failures{agent="alpha",trigger="llm"} 3'
+	assert_line 'heart_breaker_failures{agent="beta",trigger="tool"} 1'
+	assert_line 'heart_breaker_cooldown_seconds{agent="alpha"} 900'
+	assert_line "heart_breaker_next_probe_timestamp_seconds{agent=\"alpha\"} $(date -u -d '2026-11-21 12:15:00' +%s)"
+	assert_line 'heart_breaker_next_probe_timestamp_seconds{agent="beta"} 0'
+	[ "$(echo "$output" | grep -c '^# TYPE .* gauge$')" -eq 4 ]
+	f=$BATS_TEST_TMPDIR/heart_breaker.prom
+	run at "2026-11-21 12:05:00" heart-breaker status --prom "$f"
+	assert_success
+	assert_output ""
+	grep -qx 'heart_breaker_state{agent="alpha",state="open"} 1' "$f"
+	run stat -c %a "$f"
+	assert_output 644
+	run heart-breaker check alpha --prom
+	assert_failure 64
 }

@@ -7,6 +7,10 @@ setup() {
 	heart_setup
 }
 
+teardown() {
+	heart_teardown
+}
+
 zsoul() {	# zsoul ZONE: a soul named z in ZONE with a schedule cap of 2
 	printf 'name: z\nheart:\n  timezone: %s\n  schedule: { daily_cap: 2 }\n' \
 		"$1" > "$BATS_TEST_TMPDIR/z.yaml"
@@ -48,7 +52,7 @@ resets() {
 
 @test "Australia/Lord_Howe: midnight is 13:00 UTC in summer and 13:30 UTC in winter" {
 	resets Australia/Lord_Howe "2026-11-22 12:59:59 UTC" "2026-11-22 13:00:00 UTC"
-	rm -rf "$HEART_STATE_DIR"
+	state_clear
 	resets Australia/Lord_Howe "2026-06-01 13:29:59 UTC" "2026-06-01 13:30:00 UTC"
 }
 

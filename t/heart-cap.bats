@@ -7,6 +7,10 @@ setup() {
 	heart_setup
 }
 
+teardown() {
+	heart_teardown
+}
+
 soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
 	echo "$BATS_TEST_TMPDIR/$1.yaml"
@@ -85,7 +89,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 
 @test "16 processes taking 200 times at once admit exactly 48, every run" {
 	for run in 1 2 3; do
-		rm -rf "$HEART_STATE_DIR"
+		state_clear
 		for p in $(seq 16); do
 			( n=0
 			  for i in $(seq $(( p <= 8 ? 13 : 12 ))); do
@@ -147,6 +151,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "the state directory and files are private: 0700 and 0600" {
+	file_only
 	heart-cap take scout
 	run stat -c %a "$HEART_STATE_DIR" "$HEART_STATE_DIR/agents" \
 		"$HEART_STATE_DIR/agents/scout" "$(capfile scout)"
@@ -154,6 +159,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "the state directory falls back to XDG_STATE_HOME, then HOME" {
+	file_only
 	unset HEART_STATE_DIR
 	XDG_STATE_HOME=$BATS_TEST_TMPDIR/xdg heart-cap take scout
 	[ -f "$BATS_TEST_TMPDIR/xdg/heart/agents/scout/cap.json" ]
@@ -191,6 +197,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "a corrupt cap.json is named, exit 74, and never replaced" {
+	file_only
 	heart-cap take scout
 	f=$(capfile scout)
 	printf '{"day":"2026-11-2' > "$f"
@@ -204,6 +211,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "a hand-edited cap.json with a wrong field is refused, not reset" {
+	file_only
 	heart-cap take scout
 	f=$(capfile scout)
 	jq -c '.total = "many"' "$f" > "$f.new" && mv "$f.new" "$f"
@@ -217,6 +225,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "an unwritable state directory gives a clear error and exit 74" {
+	file_only
 	mkdir -p "$BATS_TEST_TMPDIR/ro"
 	printf x > "$BATS_TEST_TMPDIR/ro/state"	# a file where a directory must be
 	HEART_STATE_DIR=$BATS_TEST_TMPDIR/ro/state run heart-cap take scout
@@ -228,7 +237,6 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "kill -9 of takers in a loop leaves cap.json valid and never above the cap" {
-	f=$(capfile crash)
 	for round in $(seq 30); do
 		( for i in $(seq 20); do heart-cap take crash; done ) &
 		pid=$!
@@ -237,11 +245,69 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 		pkill -9 -P "$pid" heart-cap 2>/dev/null || true
 		kill -9 "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
-		jq -e '.total <= 48 and .total == .chambers.schedule' "$f" >/dev/null
+		jq -e '.total <= 48 and .total == .chambers.schedule' \
+		    "$(capfile crash)" >/dev/null
 	done
 	run heart-cap status crash --json
 	assert_success
 	run take_n 60 crash
-	run jq .total "$f"
+	run jq .total "$(capfile crash)"
 	assert_output 48
+}
+
+# corrupt AGENT: make the agent's counter unreadable, in either store
+corrupt() {
+	if redis_store; then
+		rcli HSET "heart:{$1}:cap:$(date -u +%F)" total many >/dev/null
+	else
+		printf '{"day":' > "$(capfile "$1")"
+	fi
+}
+
+@test "status --prom prints the day's figures for node_exporter's textfile collector" {
+	take_n 3 alpha
+	take_n 2 beta --chamber idle
+	run heart-cap status --prom
+	assert_success
+	assert_line 'heart_cap_used{agent="alpha"} 3'
+	assert_line 'heart_cap_limit{agent="alpha"} 48'
+	assert_line 'heart_cap_remaining{agent="alpha"} 45'
+	assert_line 'heart_cap_chamber_used{agent="beta",chamber="idle"} 2'
+	assert_line 'heart_cap_chamber_limit{agent="beta",chamber="idle"} 12'
+	assert_line 'heart_cap_tokens{agent="alpha",kind="prompt"} 0'
+	assert_line "heart_cap_reset_timestamp_seconds{agent=\"alpha\"} $(date -u -d 'tomorrow 00:00' +%s)"
+	# each family once, its HELP and TYPE first, its samples together
+	echo "$output" | awk '
+	    /^# HELP / { if (seen[$3]++) exit 1; fam = $3; next }
+	    /^# TYPE / { if ($3 != fam || $4 != "gauge") exit 1; next }
+	    { n = $1; sub(/\{.*/, "", n); if (n != fam) exit 1 }'
+	[ "$(echo "$output" | grep -c '^# TYPE')" -eq 8 ]
+}
+
+@test "status --prom FILE replaces the file whole, mode 0644, and only when every agent was read" {
+	take_n 3 alpha
+	d=$BATS_TEST_TMPDIR/textfile
+	mkdir "$d"
+	run heart-cap status --prom "$d/heart_cap.prom"
+	assert_success
+	assert_output ""
+	grep -qx 'heart_cap_used{agent="alpha"} 3' "$d/heart_cap.prom"
+	run stat -c %a "$d/heart_cap.prom"
+	assert_output 644
+	heart-cap take alpha
+	heart-cap status alpha --prom="$d/heart_cap.prom"
+	grep -qx 'heart_cap_used{agent="alpha"} 4' "$d/heart_cap.prom"
+	run ls -A "$d"
+	assert_output heart_cap.prom
+	heart-cap take beta
+	corrupt beta
+	run heart-cap status --prom "$d/heart_cap.prom"
+	assert_failure 74
+	grep -qx 'heart_cap_used{agent="alpha"} 4' "$d/heart_cap.prom"
+	run heart-cap status --prom="$d/heart_cap.txt"
+	assert_failure 64
+	assert_output --partial "must end in .prom"
+	run heart-cap take alpha --prom
+	assert_failure 64
+	assert_output --partial "--prom goes with status only"
 }

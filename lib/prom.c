@@ -1,0 +1,190 @@
+/*
+ * prom.c - the figures of `heart-cap status' and `heart-breaker status'
+ * in Prometheus' text exposition format, for node_exporter's textfile
+ * collector, and the .prom file that carries them, replaced whole.
+ *
+ * Every series is a gauge; all the samples of a family come together
+ * under one HELP and one TYPE line, as the format requires.  Agent ids
+ * need no escaping in a label (id.c allows no quote or backslash).
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heart.h"
+
+static void
+family(FILE *fp, const char *name, const char *help)
+{
+	fprintf(fp, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+/* The caps text of n agents; caller frees. */
+char *
+prom_caps(char *const *agent, const struct cap_view *v, size_t n,
+    time_t now)
+{
+	char *out = NULL;
+	size_t len = 0, i;
+	FILE *fp;
+	int c;
+
+	if ((fp = open_memstream(&out, &len)) == NULL)
+		abort();
+	family(fp, "heart_cap_used", "Wakes admitted today, all chambers.");
+	for (i = 0; i < n; i++)
+		fprintf(fp, "heart_cap_used{agent=\"%s\"} %lld\n", agent[i],
+		    v[i].total);
+	family(fp, "heart_cap_limit", "The most wakes today can admit.");
+	for (i = 0; i < n; i++)
+		fprintf(fp, "heart_cap_limit{agent=\"%s\"} %lld\n", agent[i],
+		    cap_agent_limit(&v[i].caps));
+	family(fp, "heart_cap_remaining", "Wakes left today.");
+	for (i = 0; i < n; i++) {
+		long long l = cap_agent_limit(&v[i].caps);
+		fprintf(fp, "heart_cap_remaining{agent=\"%s\"} %lld\n",
+		    agent[i], l > v[i].total ? l - v[i].total : 0);
+	}
+	family(fp, "heart_cap_chamber_used", "Wakes admitted today, by "
+	    "chamber.");
+	for (i = 0; i < n; i++)
+		for (c = 0; c < CH_NCHAMBERS; c++)
+			fprintf(fp, "heart_cap_chamber_used{agent=\"%s\","
+			    "chamber=\"%s\"} %lld\n", agent[i],
+			    chamber_name((enum chamber)c), v[i].used[c]);
+	family(fp, "heart_cap_chamber_limit", "The shared total at which a "
+	    "chamber stops being admitted.");
+	for (i = 0; i < n; i++)
+		for (c = 0; c < CH_NCHAMBERS; c++)
+			fprintf(fp, "heart_cap_chamber_limit{agent=\"%s\","
+			    "chamber=\"%s\"} %lld\n", agent[i],
+			    chamber_name((enum chamber)c),
+			    cap_limit(&v[i].caps, (enum chamber)c));
+	family(fp, "heart_cap_ghosts", "Idle (ghost) wakes today.");
+	for (i = 0; i < n; i++)
+		fprintf(fp, "heart_cap_ghosts{agent=\"%s\"} %lld\n", agent[i],
+		    v[i].ghosts);
+	family(fp, "heart_cap_tokens", "Tokens spent today.");
+	for (i = 0; i < n; i++)
+		fprintf(fp, "heart_cap_tokens{agent=\"%s\",kind=\"prompt\"} "
+		    "%lld\nheart_cap_tokens{agent=\"%s\",kind=\"completion\"} "
+		    "%lld\n", agent[i], v[i].prompt_tokens, agent[i],
+		    v[i].completion_tokens);
+	family(fp, "heart_cap_reset_timestamp_seconds", "When the counter "
+	    "starts afresh: the next local midnight.");
+	for (i = 0; i < n; i++)
+		fprintf(fp, "heart_cap_reset_timestamp_seconds{agent=\"%s\"} "
+		    "%lld\n", agent[i], (long long)clock_next_midnight(
+		    v[i].zone[0] ? v[i].zone : tz_local(), now));
+	fclose(fp);
+	return out;
+}
+
+/* The breakers text of n agents; caller frees. */
+char *
+prom_breakers(char *const *agent, const struct brk_view *v, size_t n,
+    time_t now)
+{
+	char *out = NULL;
+	size_t len = 0, i;
+	FILE *fp;
+	int s;
+
+	(void)now;
+	if ((fp = open_memstream(&out, &len)) == NULL)
+		abort();
+	family(fp, "heart_breaker_state", "1 for the state the breaker is "
+	    "in.");
+	for (i = 0; i < n; i++)
+		for (s = BRK_CLOSED; s <= BRK_HALF_OPEN; s++)
+			fprintf(fp, "heart_breaker_state{agent=\"%s\","
+			    "state=\"%s\"} %d\n", agent[i],
+			    brk_state_name((enum brk_state)s),
+			    v[i].state == (enum brk_state)s);
+	family(fp, "heart_breaker_failures", "Consecutive failures, by "
+	    "trigger.");
+	for (i = 0; i < n; i++)
+		fprintf(fp, "heart_breaker_failures{agent=\"%s\",trigger="
+		    "\"llm\"} %lld\nheart_breaker_failures{agent=\"%s\","
+		    "trigger=\"tool\"} %lld\n", agent[i], v[i].llm_fails,
+		    agent[i], v[i].tool_fails);
+	family(fp, "heart_breaker_cooldown_seconds", "The cooldown in "
+	    "force.");
+	for (i = 0; i < n; i++)
+		fprintf(fp, "heart_breaker_cooldown_seconds{agent=\"%s\"} "
+		    "%lld\n", agent[i], v[i].cooldown);
+	family(fp, "heart_breaker_next_probe_timestamp_seconds", "When the "
+	    "next wake may go; 0 when it may go now.");
+	for (i = 0; i < n; i++)
+		fprintf(fp, "heart_breaker_next_probe_timestamp_seconds{agent="
+		    "\"%s\"} %lld\n", agent[i], (long long)v[i].until);
+	fclose(fp);
+	return out;
+}
+
+static int
+write_all(int fd, const char *p, size_t len)
+{
+	ssize_t w;
+
+	while (len > 0) {
+		if ((w = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * Replace path with text, whole: a temporary file beside it (a name
+ * the collector skips), fsync, mode 0644 (the collector runs as
+ * another user), rename, fsync of the directory.  The name must end in
+ * .prom: the collector reads no other.
+ */
+int
+prom_write(const char *path, const char *text, char *err)
+{
+	char tmp[4200], dir[4096];
+	size_t n = strlen(path);
+	int fd, dfd;
+
+	if (n < 6 || strcmp(path + n - 5, ".prom") != 0 ||
+	    path[n - 6] == '/') {
+		errf(err, "%s: the name must end in .prom (node_exporter's "
+		    "textfile collector reads no other)", path);
+		return -1;
+	}
+	snprintf(dir, sizeof dir, "%s", path);
+	snprintf(dir, sizeof dir, "%s", dirname(dir));
+	snprintf(tmp, sizeof tmp, "%s/.heart-prom.XXXXXX", dir);
+	if ((fd = mkstemp(tmp)) == -1) {
+		errf(err, "%s: cannot write: %s", path, strerror(errno));
+		return -1;
+	}
+	if (write_all(fd, text, strlen(text)) == -1 || fsync(fd) == -1 ||
+	    fchmod(fd, 0644) == -1) {
+		close(fd);
+		goto fail;
+	}
+	if (close(fd) == -1 || rename(tmp, path) == -1)
+		goto fail;
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+fail:
+	errf(err, "%s: cannot write: %s", path, strerror(errno));
+	unlink(tmp);
+	return -1;
+}

@@ -1,0 +1,102 @@
+/*
+ * store.c - where an agent's caps, breaker, wake lock and wake.json
+ * live: in files beside the agent (the default), or in a server shared
+ * by a fleet (redis.c plugs itself in with store_use).  Chosen once per
+ * process, before the first call; cap.c and brk.c ask store_ops() and
+ * go to the server when one is in force.
+ *
+ * This file names no server: a program that never opens one (heart-
+ * ghost) links no client library.
+ */
+#include "store.h"
+
+static const struct store_ops *cur;
+static int failcode;
+
+const struct store_ops *
+store_ops(void)
+{
+	return cur;
+}
+
+void
+store_use(const struct store_ops *o)
+{
+	cur = o;
+}
+
+void
+store_fail(int code)
+{
+	failcode = code;
+}
+
+/* "files", or the server's URL. */
+const char *
+store_name(void)
+{
+	return cur != NULL ? cur->name : "files";
+}
+
+/*
+ * The exit code for a failed store call: HX_UNAVAILABLE when the
+ * server could not be reached, HX_CONFIG when it refused us (a wrong
+ * password), else `code' (a state error, HX_IOERR).
+ */
+int
+store_code(int code)
+{
+	return cur != NULL && failcode != 0 ? failcode : code;
+}
+
+/*
+ * Lock `name' of the agent whose directory is `dir' (state_lock's
+ * contract: the descriptor, -1 on error, -2 when LOCK_NB was asked and
+ * someone holds it).  A server store takes the local lock too, so a
+ * chat front end holding it with flock(1) still keeps wakes away.
+ */
+int
+store_lock(const char *dir, const char *name, int flags, char *err)
+{
+	if (cur != NULL)
+		return cur->lock(dir, name, flags, err);
+	return state_lock(dir, name, flags, err);
+}
+
+void
+store_unlock(int fd)
+{
+	if (cur != NULL)
+		cur->unlock(fd);
+	else
+		state_unlock(fd);
+}
+
+/* state_read_json's contract, for dir/name in whichever store. */
+int
+store_read_json(const char *dir, const char *name, json_t **out, char *err)
+{
+	if (cur != NULL)
+		return cur->read_json(dir, name, out, err);
+	return state_read_json(dir, name, out, err);
+}
+
+/* state_write_json's; a server store writes only while the caller
+ * still holds the agent's wake lock, if it holds one. */
+int
+store_write_json(const char *dir, const char *name, const json_t *j,
+    char *err)
+{
+	if (cur != NULL)
+		return cur->write_json(dir, name, j, err);
+	return state_write_json(dir, name, j, err);
+}
+
+/* Every agent the store knows, sorted (state_agents' contract). */
+int
+store_agents(char ***listo, size_t *no, char *err)
+{
+	if (cur != NULL)
+		return cur->agents(listo, no, err);
+	return state_agents(listo, no, err);
+}

@@ -1,0 +1,210 @@
+#!/usr/bin/env bats
+# contrib/: the recipes, run where they can be (heart-round against the
+# LLM test double, with either store) and checked where they cannot
+# (systemd-analyze verify, the cron lines, the Kubernetes manifests,
+# the fleet's redis.conf).
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+C=$T/../contrib
+
+setup() {
+	heart_setup
+}
+
+teardown() {
+	llm_stop
+	heart_teardown
+}
+
+# souls3: three souls due every minute (YAML, .yml, Markdown) and, beside
+# them, a checklist that is not a soul; the directory is printed
+souls3() {
+	local d=$BATS_TEST_TMPDIR/souls
+	mkdir -p "$d"
+	printf 'heart: { schedule: { interval: 1m } }\n' > "$d/alpha.yaml"
+	printf 'heart: { schedule: { interval: 1m } }\n' > "$d/charlie.yml"
+	printf -- '---\nheart: { schedule: { interval: 1m } }\n---\nYou are bravo.\n' \
+		> "$d/bravo.md"
+	printf -- '- [ ] feed the cat\n' > "$d/HEARTBEAT.md"
+	echo "$d"
+}
+
+@test "heart-round runs a round for three souls: only real answers are printed and kept, with either store" {
+	llm_start
+	d=$(souls3)
+	t=$(date -u -d "2026-11-22 09:00:30" +%s)
+	for store in file redis; do
+		if [ $store = redis ]; then
+			state_clear
+			llm_stop	# its replies count from its start
+			llm_start
+			redis_start
+			export HEART_STORE=$REDIS_URL
+			t=$((t + 86400))
+		fi
+		# souls go in glob order: alpha.yaml, charlie.yml, bravo.md
+		llm_script '{"replies":[{"text":"Alpha: the 9:40 to Lyon is late."},{"text":"Charlie: gate changed to B12."},{"text":"[IDLE]"}]}'
+		# heart sees the souls for the first time: nothing is due
+		run at_epoch "$t" "$C/heart-round" "$d"
+		assert_success
+		assert_output ""
+		run at_epoch $((t + 60)) "$C/heart-round" "$d"
+		assert_success
+		assert_output "$(printf 'Alpha: the 9:40 to Lyon is late.\nCharlie: gate changed to B12.')"
+		run llm_count
+		assert_output 3
+		[ -s "$HEART_STATE_DIR/agents/alpha/history.jsonl" ]
+		[ -s "$HEART_STATE_DIR/agents/charlie/history.jsonl" ]
+		[ ! -e "$HEART_STATE_DIR/agents/bravo/history.jsonl" ]
+		[ ! -e "$HEART_STATE_DIR/agents/HEARTBEAT" ]
+		# the same minute again: nothing due, nothing said
+		run at_epoch $((t + 61)) "$C/heart-round" "$d"
+		assert_success
+		assert_output ""
+		run llm_count
+		assert_output 3
+		run heart-cap status alpha bravo charlie --json
+		[ "$(echo "$output" | jq -s '[.[].used] == [1, 1, 1] and .[1].ghosts == 1')" = true ]
+	done
+}
+
+@test "heart-round hands its options to heart-ghost, and exits with a failed wake's status" {
+	llm_start
+	d=$(souls3)
+	t=$(date -u -d "2026-11-22 09:00:30" +%s)
+	at_epoch "$t" "$C/heart-round" "$d"
+	llm_script '{"replies":[{"status":500},{"text":"Charlie: all clear."},{"text":"[IDLE]"}]}'
+	run --separate-stderr at_epoch $((t + 60)) "$C/heart-round" "$d" \
+		--text --exec tee -a "$BATS_TEST_TMPDIR/mail"
+	assert_failure 75
+	assert_output "Charlie: all clear."
+	[[ $stderr == *"heart-wake: alpha: "* ]]
+	run cat "$BATS_TEST_TMPDIR/mail"
+	assert_output "Charlie: all clear."
+	run llm_count
+	assert_output 3
+}
+
+@test "heart-round refuses bad usage with 64" {
+	run "$C/heart-round"
+	assert_failure 64
+	assert_output --partial "usage: heart-round SOULDIR"
+	run "$C/heart-round" "$BATS_TEST_TMPDIR/nowhere"
+	assert_failure 64
+	assert_output "heart-round: $BATS_TEST_TMPDIR/nowhere: not a directory"
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	run "$C/heart-round" "$BATS_TEST_TMPDIR/empty"
+	assert_success
+	assert_output ""
+}
+
+@test "heart-round is a POSIX sh script that shellcheck finds clean" {
+	run head -n 1 "$C/heart-round"
+	assert_output "#!/bin/sh"
+	[ -x "$C/heart-round" ]
+	run shellcheck -s sh "$C/heart-round"
+	assert_success
+	assert_output ""
+	# and shellcheck does find what it should
+	printf '#!/bin/sh\nrm $1\n' > "$BATS_TEST_TMPDIR/bad"
+	run shellcheck -s sh "$BATS_TEST_TMPDIR/bad"
+	assert_failure
+}
+
+@test "the systemd units pass systemd-analyze verify, and a broken one does not" {
+	command -v systemd-analyze >/dev/null ||
+		skip "no systemd-analyze on this machine"
+	u=$BATS_TEST_TMPDIR/units
+	mkdir -p "$u" "$u/man/man1" "$u/man/man7"
+	printf '[Unit]\nDescription=probe\n[Service]\nType=oneshot\nExecStart=/bin/true\n' \
+		> "$u/probe.service"
+	systemd-analyze verify "$u/probe.service" >/dev/null 2>&1 ||
+		skip "systemd-analyze verify does not work on this machine"
+	# Documentation= names our pages: let man(1) find them
+	cp "$T"/../man/*.1 "$u/man/man1/"
+	cp "$T"/../man/*.7 "$u/man/man7/"
+	cp "$C"/systemd/heart-wake@.service "$C"/systemd/heart-wake@.timer "$u/"
+	MANPATH=$u/man run systemd-analyze verify \
+		"$u/heart-wake@travel_rescue.service" "$u/heart-wake@travel_rescue.timer"
+	assert_success
+	assert_output ""
+	sed -i 's/^OnCalendar=.*/OnCalendar=every minute/' "$u/heart-wake@.timer"
+	MANPATH=$u/man run systemd-analyze verify "$u/heart-wake@travel_rescue.timer"
+	assert_failure
+	sed -i 's|^ExecStart=/bin/sh|ExecStart=/bin/nosuchsh|' "$u/heart-wake@.service"
+	MANPATH=$u/man run systemd-analyze verify "$u/heart-wake@travel_rescue.service"
+	assert_failure
+}
+
+@test "the wake unit's command runs a wake into heart-ghost" {
+	llm_start
+	llm_script '{"replies":[{"text":"Scout: news."}]}'
+	mkdir -p "$BATS_TEST_TMPDIR/souls"
+	printf 'heart: { schedule: { interval: 1m } }\n' > "$BATS_TEST_TMPDIR/souls/scout.yaml"
+	# ExecStart= as systemd hands it to sh: $$ is $
+	cmd=$(sed -n 's/^ExecStart=\/bin\/sh -c .\(.*\).$/\1/p' "$C/systemd/heart-wake@.service" |
+		sed 's/\$\$/$/g')
+	[ -n "$cmd" ]
+	t=$(date -u -d "2026-11-22 09:00:30" +%s)
+	export SOUL=$BATS_TEST_TMPDIR/souls/scout.yaml GHOST_OPTS=--text
+	at_epoch "$t" sh -c "$cmd"
+	run at_epoch $((t + 60)) sh -c "$cmd"
+	assert_success
+	assert_output "Scout: news."
+}
+
+@test "the crontab's lines are well formed: a round a minute and metrics, no secret in the file" {
+	f=$C/cron/heart.cron
+	run awk '!/^#/ && !/^$/ && !/^[A-Z_]+=/ {
+	    for (i = 1; i <= 5; i++) if ($i !~ /^[0-9*\/,-]+$/) { print "bad time: " $0; exit 1 }
+	    if ($6 != "heart") { print "bad user: " $0; exit 1 }
+	    n++ } END { print n }' "$f"
+	assert_success
+	assert_output 2
+	grep -q ' \. /etc/heart/heart.env && /usr/local/share/heartbeat/contrib/heart-round /etc/heart/souls$' "$f"
+	grep -q 'heart-cap status --prom [^ ]*\.prom && heart-breaker status --prom [^ ]*\.prom$' "$f"
+	grep -q '^MAILTO=' "$f"
+	run grep -iE '^[^#]*(PASSWORD|API_KEY)=' "$f"
+	assert_failure
+}
+
+@test "the Kubernetes example parses, runs heart-round under Forbid with a Redis store, and its soul loads" {
+	python3 -c 'import yaml' 2>/dev/null || skip "python3 has no yaml module"
+	run python3 - "$C/k8s/heart-cronjob.yaml" "$BATS_TEST_TMPDIR/soul.yaml" <<'EOF'
+import sys, yaml
+docs = list(yaml.safe_load_all(open(sys.argv[1])))
+assert [d["kind"] for d in docs] == ["ConfigMap", "PersistentVolumeClaim", "CronJob"]
+cj = docs[2]["spec"]
+assert cj["schedule"] == "* * * * *" and cj["concurrencyPolicy"] == "Forbid"
+c = cj["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+assert c["command"][0].endswith("/contrib/heart-round")
+env = {e["name"]: e.get("value") for e in c["env"]}
+assert env["HEART_STORE"].startswith("redis://")
+assert "HEART_REDIS_PASSWORD" not in env
+open(sys.argv[2], "w").write(docs[0]["data"]["travel_rescue.yaml"])
+print("ok")
+EOF
+	assert_success
+	assert_output ok
+	run soul-dump "$BATS_TEST_TMPDIR/soul.yaml"
+	assert_success
+	echo "$output" | jq -e '.name == "travel_rescue" and .timezone == "Europe/Paris"'
+}
+
+@test "the fleet's redis.conf runs a server with persistence that two hosts share through a password" {
+	export REDIS_TEST_PASSWORD=fleet-test-pw
+	REDIS_INCLUDE=$C/fleet/redis.conf redis_start "requirepass fleet-test-pw"
+	run rcli CONFIG GET appendonly
+	assert_output "$(printf 'appendonly\nyes')"
+	run rcli CONFIG GET appendfsync
+	assert_output "$(printf 'appendfsync\nalways')"
+	run rcli CONFIG GET maxmemory-policy
+	assert_output "$(printf 'maxmemory-policy\nnoeviction')"
+	export HEART_STORE=$REDIS_URL HEART_REDIS_PASSWORD=fleet-test-pw
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/a heart-cap take scout --cap 2
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/b heart-cap take scout --cap 2
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/a run heart-cap take scout --cap 2
+	assert_failure 1
+}

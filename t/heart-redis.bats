@@ -1,0 +1,356 @@
+#!/usr/bin/env bats
+# The Redis store: one Redis shared by "hosts" (state directories of
+# their own), against a real redis-server started by each test on a
+# loopback port.  The cap and breaker suites run against it too (make
+# check, HEART_TEST_STORE=redis); this file holds what only a shared
+# server can show.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	heart_setup
+	[ -n "${REDIS_PID:-}" ] || redis_start
+	export HEART_STORE=$REDIS_URL
+	T0="2026-11-21 12:00:00"
+}
+
+teardown() {
+	llm_stop
+	heart_teardown
+}
+
+mk() {	# mk NAME TEXT: a soul file, its path printed
+	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
+	echo "$BATS_TEST_TMPDIR/$1.yaml"
+}
+
+within() {	# within SLACK N: $output is N, or up to SLACK less
+	[ "$output" -le "$2" ] && [ "$output" -ge $(($2 - $1)) ]
+}
+
+host() {	# host N CMD...: run CMD as host N, with its own state directory
+	local n=$1
+	shift
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/host$n "$@"
+}
+
+@test "two hosts, 16 processes each, taking from one agent with cap 48 through one Redis: exactly 48, every run" {
+	for run in 1 2 3; do
+		state_clear
+		rm -f "$BATS_TEST_TMPDIR"/ok.*
+		for h in 1 2; do
+			for p in $(seq 16); do
+				( n=0
+				  for i in 1 2 3; do
+					host "$h" heart-cap take herd && n=$((n + 1))
+				  done
+				  echo $n > "$BATS_TEST_TMPDIR/ok.$h.$p" ) &
+			done
+		done
+		wait
+		total=$(cat "$BATS_TEST_TMPDIR"/ok.* | awk '{ s += $1 } END { print s }')
+		[ "$total" -eq 48 ]
+		run host 1 heart-cap status herd --json
+		assert_output --partial '"used":48,"cap":48,"remaining":0'
+		run host 2 heart-cap status herd --json
+		assert_output --partial '"used":48,"cap":48,"remaining":0'
+	done
+	# and no host wrote a cap.json of its own
+	[ ! -e "$BATS_TEST_TMPDIR/host1/agents/herd/cap.json" ]
+	[ ! -e "$BATS_TEST_TMPDIR/host2/agents/herd/cap.json" ]
+}
+
+@test "two hosts, 16 processes each, checking a half-open breaker through one Redis: exactly one probe, every run" {
+	for run in 1 2 3 4; do
+		state_clear
+		rm -f "$BATS_TEST_TMPDIR"/rc.*
+		for i in 1 2 3; do
+			at "$T0" heart-breaker record herd llm-fail >/dev/null
+		done
+		# odd runs: the cooldown is over; even: a dead probe's lease is
+		t="2026-11-21 12:15:00"
+		if ((run % 2 == 0)); then
+			at "$t" heart-breaker check herd >/dev/null
+			t="2026-11-21 12:25:00"
+		fi
+		for h in 1 2; do
+			for p in $(seq 16); do
+				( rc=0
+				  at "$t" env HEART_STATE_DIR="$BATS_TEST_TMPDIR/host$h" \
+				      heart-breaker check herd || rc=$?
+				  echo $rc > "$BATS_TEST_TMPDIR/rc.$h.$p" ) >/dev/null &
+			done
+		done
+		wait
+		run sh -c "cat '$BATS_TEST_TMPDIR'/rc.* | sort | uniq -c | awk '{ print \$2 \":\" \$1 }'"
+		assert_output "$(printf '0:1\n1:31')"
+		run jq -r '.state, .probe_at' "$(bfile herd)"
+		assert_output "$(printf 'half_open\n%s' "$(date -u -d "$t" +%FT%TZ)")"
+	done
+}
+
+@test "two hosts waking the same agent at the same minute: one wake goes, the others are busy or not due" {
+	llm_start
+	s=$(mk scout 'heart: { schedule: { interval: 30m } }')
+	start=$(date -u -d "2026-11-22 08:00:00" +%s)
+	# heart first sees the agent; its first slot comes within 30m
+	at_epoch "$start" heart-wake --soul "$s" >/dev/null
+	t=$((start + 1800))
+	pids=()
+	for h in 1 2; do
+		for p in $(seq 8); do
+			host "$h" at_epoch "$t" heart-wake --soul "$s" \
+			    > "$BATS_TEST_TMPDIR/r.$h.$p" &
+			pids+=($!)
+		done
+	done
+	wait "${pids[@]}"	# not the LLM double
+	[ "$(jq -s '[.[] | select(.status == "idle" or .status == "ok")] | length' "$BATS_TEST_TMPDIR"/r.*)" -eq 1 ]
+	[ "$(jq -s '[.[] | select(.status == "busy" or .status == "not_due")] | length' "$BATS_TEST_TMPDIR"/r.*)" -eq 15 ]
+	run llm_count
+	assert_output 1
+	run heart-cap status scout --json
+	assert_output --partial '"used":1,'
+	# the wake's state is the fleet's: a third host sees the slot taken
+	run host 3 at_epoch "$((t + 60))" heart-wake --soul "$s"
+	[ "$(echo "$output" | jq -r .status)" = not_due ]
+	run llm_count
+	assert_output 1
+}
+
+@test "a wake lock held in Redis by another host makes a wake busy, and so does the local flock" {
+	llm_start
+	s=$(mk scout '')
+	rcli SET 'heart:{scout}:wake.lock' other-host:1:0 PX 60000 >/dev/null
+	run heart-wake --soul "$s" --force
+	assert_success
+	[ "$(echo "$output" | jq -r .status)" = busy ]
+	rcli DEL 'heart:{scout}:wake.lock' >/dev/null
+	mkdir -p "$HEART_STATE_DIR/agents/scout"
+	flock "$HEART_STATE_DIR/agents/scout/wake.lock" sleep 1 3>&- &
+	holder=$!
+	sleep 0.3
+	run heart-wake --soul "$s" --force
+	[ "$(echo "$output" | jq -r .status)" = busy ]
+	wait "$holder"
+	run llm_count
+	assert_output 0
+	run heart-wake --soul "$s" --force
+	[ "$(echo "$output" | jq -r .status)" = idle ]
+	# the lock is let go after the wake, and wake.json lives in Redis
+	run rcli EXISTS 'heart:{scout}:wake.lock'
+	assert_output 0
+	rcli GET 'heart:{scout}:wake' | jq -e '.last.schedule.status == "idle"'
+	[ ! -e "$HEART_STATE_DIR/agents/scout/wake.json" ]
+}
+
+@test "Redis killed mid-run: wakes fail closed with exit 69 and a clear message; restarted, they resume with the day's count intact" {
+	llm_start
+	s=$(mk scout 'heart: { schedule: { interval: 1m } }')
+	start=$(date -u -d "2026-11-22 08:00:30" +%s)
+	at_epoch "$start" heart-wake --soul "$s" >/dev/null
+	for m in 1 2 3; do
+		run at_epoch $((start + m * 60)) heart-wake --soul "$s"
+		assert_success
+		[ "$(echo "$output" | jq -r .status)" = idle ]
+	done
+	run llm_count
+	assert_output 3
+	redis_kill
+	run --separate-stderr at_epoch $((start + 240)) heart-wake --soul "$s"
+	assert_failure 69
+	[ "$stderr" = "heart-wake: scout: $REDIS_URL: cannot connect: Connection refused" ]
+	echo "$output" | jq -e '.status == "error" and (.error | test("cannot connect"))'
+	run llm_count
+	assert_output 3
+	run heart-cap take scout
+	assert_failure 69
+	assert_output "heart-cap: $REDIS_URL: cannot connect: Connection refused"
+	run heart-breaker check scout
+	assert_failure 69
+	run heart-cap status scout
+	assert_failure 69
+	redis_up
+	run heart-cap status scout --json
+	assert_success
+	assert_output --partial '"used":3,"cap":48'
+	assert_output --partial '"ghosts":3'
+	run at_epoch $((start + 300)) heart-wake --soul "$s"
+	assert_success
+	echo "$output" | jq -e '.status == "idle" and .cap.used == 4'
+	run llm_count
+	assert_output 4
+}
+
+@test "Redis killed during a wake's model call: the wake exits 69; after the restart the wake is counted and its lock holds until the lease" {
+	llm_start
+	llm_script '{"replies":[{"text":"[IDLE]","delay":1.5}]}'
+	s=$(mk scout '')
+	heart-wake --soul "$s" --force > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" &
+	waker=$!
+	for _ in $(seq 100); do
+		[ "$(llm_count)" -eq 1 ] && break
+		sleep 0.05
+	done
+	redis_kill
+	rc=0
+	wait "$waker" || rc=$?
+	[ "$rc" -eq 69 ]
+	grep -q "^heart-wake: scout: $REDIS_URL: .*\(cannot connect\|connection lost\)" "$BATS_TEST_TMPDIR/err"
+	redis_up
+	run heart-cap status scout --json
+	assert_output --partial '"used":1,'
+	# the holder could not let go: another wake stays out (fail closed)
+	run heart-wake --soul "$s" --force
+	[ "$(echo "$output" | jq -r .status)" = busy ]
+	run rcli PTTL 'heart:{scout}:wake.lock'
+	[ "$output" -gt 800000 ] && [ "$output" -le 900000 ]
+}
+
+@test "keys carry the agent id and the local date, and expire a few days after their day" {
+	s=$(mk scout 'heart:
+  timezone: Asia/Shanghai')
+	at "2026-11-22 10:00:00" heart-cap take --soul "$s"
+	at "2026-11-22 10:00:00" heart-breaker record scout llm-fail >/dev/null
+	run rcli --scan --pattern 'heart:*'
+	assert_output --partial 'heart:{scout}:cap:2026-11-22'
+	assert_output --partial 'heart:{scout}:cap'
+	assert_output --partial 'heart:{scout}:breaker'
+	# 18:00 in Shanghai: 6h to midnight, then 3 days
+	run rcli TTL 'heart:{scout}:cap:2026-11-22'
+	within 1 $((6 * 3600 + 3 * 86400))
+	run rcli TTL 'heart:{scout}:cap'
+	within 1 $((30 * 86400))
+	run rcli TTL 'heart:{scout}:breaker'
+	within 1 $((30 * 86400))
+	run rcli HGET 'heart:{scout}:cap' zone
+	assert_output Asia/Shanghai
+}
+
+@test "--store picks the store for one run and beats HEART_STORE; file or an empty HEART_STORE is the file store" {
+	heart-cap take scout
+	[ ! -e "$HEART_STATE_DIR/agents/scout/cap.json" ]
+	heart-cap take scout --store file
+	run jq .total "$HEART_STATE_DIR/agents/scout/cap.json"
+	assert_output 1
+	HEART_STORE= heart-cap take scout
+	run jq .total "$HEART_STATE_DIR/agents/scout/cap.json"
+	assert_output 2
+	unset HEART_STORE
+	heart-cap take scout --store "$REDIS_URL"
+	run heart-cap status scout --store "$REDIS_URL" --json
+	assert_output --partial '"used":2,'
+	run rcli -n 5 DBSIZE
+	assert_output 0
+	heart-cap take scout --store "$REDIS_URL/5"
+	run rcli -n 5 --scan
+	assert_output --partial 'heart:{scout}:cap'
+}
+
+@test "bad store URLs are refused: 64 from --store, 78 from HEART_STORE; rediss:// is refused with a reason; a password in the URL is not echoed" {
+	run heart-cap take scout --store rediss://127.0.0.1:6380
+	assert_failure 64
+	assert_output --partial "heart-cap: --store: rediss:// (TLS) needs hiredis 1.0 or later with hiredis_ssl"
+	assert_output --partial "tunnel"
+	HEART_STORE=rediss://h:1 run heart-breaker check scout
+	assert_failure 78
+	assert_output --partial "heart-breaker: HEART_STORE: rediss://"
+	run heart-wake --soul "$(mk scout '')" --store 'redis://:s3cret@127.0.0.1:6379'
+	assert_failure 64
+	assert_output --partial "set HEART_REDIS_PASSWORD"
+	refute_output --partial s3cret
+	for u in mysql://h redis:// 'redis://h:0' 'redis://h:65536' 'redis://h:x' \
+	    'redis://h/x' 'redis://[::1' 'redis://h?db=1'; do
+		run heart-cap take scout --store "$u"
+		assert_failure 64
+		assert_output --partial "heart-cap: --store:"
+	done
+	run heart-cap take scout --store 'redis://[::1]:1/2'
+	assert_failure 69
+	assert_output --partial "cannot connect"
+}
+
+@test "a password comes from HEART_REDIS_PASSWORD only; none or a wrong one is a configuration error, 78" {
+	redis_stop
+	export REDIS_TEST_PASSWORD=hunter2-long
+	redis_start "requirepass $REDIS_TEST_PASSWORD"
+	export HEART_STORE=$REDIS_URL
+	run heart-cap take scout
+	assert_failure 78
+	assert_output "heart-cap: $REDIS_URL: the server wants a password: set HEART_REDIS_PASSWORD"
+	HEART_REDIS_PASSWORD=wrong run heart-cap take scout
+	assert_failure 78
+	assert_output --partial "the password was refused"
+	refute_output --partial wrong
+	HEART_REDIS_PASSWORD=hunter2-long run heart-cap take scout -v
+	assert_success
+	assert_output --partial "admitted: 1/48"
+	HEART_REDIS_PASSWORD=hunter2-long run heart-cap status --json
+	assert_output --partial '"agent":"scout"'
+	refute_output --partial hunter2
+}
+
+@test "hand-edited keys with a wrong field are refused with exit 74 and named, never reset" {
+	heart-cap take scout
+	day=$(date -u +%F)
+	rcli HSET "heart:{scout}:cap:$day" total many >/dev/null
+	run heart-cap take scout
+	assert_failure 74
+	assert_output "heart-cap: $REDIS_URL: heart:{scout}:cap:$day: field 'total' is not valid; fix or delete the key by hand"
+	run rcli HGET "heart:{scout}:cap:$day" total
+	assert_output many
+	at "$T0" heart-breaker record scout llm-fail
+	rcli HSET 'heart:{scout}:breaker' state ajar >/dev/null
+	run heart-breaker check scout
+	assert_failure 74
+	assert_output --partial "heart:{scout}:breaker: field 'state' is missing or not valid; fix or delete the key by hand"
+	rcli SET 'heart:{scout}:wake' '{"v":' >/dev/null
+	run heart-wake --soul "$(mk scout '')" --explain
+	assert_failure 74
+	assert_output --partial "heart:{scout}:wake: not valid JSON"
+}
+
+@test "scripts are loaded once, called by EVALSHA, and loaded again after the server forgets them" {
+	loads() {
+		rcli INFO commandstats | tr -d '\r' |
+			sed -n 's/^cmdstat_script|load:calls=\([0-9]*\),.*/\1/p'
+	}
+	heart-cap take scout
+	heart-cap take scout
+	run loads
+	assert_output 1
+	rcli SCRIPT FLUSH >/dev/null
+	run heart-cap take scout -v
+	assert_success
+	assert_output --partial "3/48"
+	heart-breaker check scout
+	heart-breaker check scout
+	run loads
+	assert_output 3
+	# 5 transitions: 5 calls that ran, and 3 refused with NOSCRIPT
+	rcli INFO commandstats | grep -q '^cmdstat_evalsha:calls=8,.*,failed_calls=3'
+	run rcli INFO commandstats
+	refute_output --partial 'cmdstat_eval:'
+}
+
+@test "status of every agent lists the agents the store knows, sorted" {
+	heart-cap take beta
+	heart-cap take alpha
+	at "$T0" heart-breaker record gamma llm-fail
+	run heart-cap status
+	assert_success
+	[ "${#lines[@]}" -eq 3 ]
+	[ "$(echo "$output" | jq -r .agent | tr '\n' ' ')" = "alpha beta gamma " ]
+	run heart-breaker status
+	[ "$(echo "$output" | jq -r .agent | tr '\n' ' ')" = "alpha beta gamma " ]
+}
+
+@test "only the programs that open a store link hiredis: heart-ghost does not" {
+	for p in heart-cap heart-breaker heart-wake; do
+		ldd "$(command -v $p)" | grep -q libhiredis
+	done
+	run ldd "$(command -v heart-ghost)"
+	assert_success
+	refute_output --partial libhiredis
+}
