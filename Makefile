@@ -150,7 +150,7 @@ check: deps
 		HEART_SANITIZED=1 bats $(BATSFLAGS) t
 
 bench: bench-deps all
-	@for b in bench/*.sh; do sh "$$b" || exit 1; done
+	@for b in bench/*.sh; do bash "$$b" || exit 1; done
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
