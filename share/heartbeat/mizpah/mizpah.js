@@ -105,5 +105,10 @@ client.on('connect', () => {
   client.subscribe(`${prefix}/#`);
 });
 client.on('close', () => { $('link').textContent = `${url}: disconnected`; });
-client.on('message', (topic, buf) => { message(topic, buf); draw(); });
+let queued = false;	// draw at most once a frame, however many messages
+client.on('message', (topic, buf) => {
+  message(topic, buf);
+  if (!queued)
+    queued = requestAnimationFrame(() => { queued = false; draw(); });
+});
 setInterval(draw, 500);
