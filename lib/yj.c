@@ -96,9 +96,12 @@ add_pos(struct ctx *c, const json_t *parent, const char *key, size_t index,
 	struct yj *o = c->out;
 	struct yj_pos *p;
 
-	o->pos = realloc(o->pos, (o->npos + 1) * sizeof *o->pos);
-	if (o->pos == NULL)
-		abort();
+	if ((o->npos & (o->npos - 1)) == 0) {	/* grow at powers of 2 */
+		o->pos = realloc(o->pos, (o->npos ? o->npos * 2 : 1) *
+		    sizeof *o->pos);
+		if (o->pos == NULL)
+			abort();
+	}
 	p = &o->pos[o->npos++];
 	p->parent = parent;
 	p->key = xstrdup(key);
