@@ -203,22 +203,16 @@ static int
 cmd_status(int argc, char **argv, time_t now)
 {
 	char err[HEART_ERRLEN];
-	char **list = NULL, **names;
+	char **list, **names;
 	struct cap_view *v;
-	size_t nl = 0, i, m = 0, n = 0;
+	size_t nl, i, m, n = 0;
 	int rc = HX_OK, r;
 
 	for (i = 0; i < (size_t)argc; i++)
 		check_agent(argv[i]);
-	if (argc == 0 && nsouls == 0 && store_agents(&list, &nl, err) == -1)
+	if (store_status_names(argv, (size_t)argc, souls, nsouls, &names, &m,
+	    &list, &nl, err) == -1)
 		die(store_code(HX_IOERR), err);
-	names = xcalloc(nsouls + (size_t)argc + nl + 1, sizeof *names);
-	for (i = 0; argc == 0 && i < nsouls; i++)
-		names[m++] = souls[i]->name;
-	for (i = 0; i < (size_t)argc; i++)
-		names[m++] = argv[i];
-	for (i = 0; i < nl; i++)
-		names[m++] = list[i];
 	v = xcalloc(m + 1, sizeof *v);
 	for (i = 0; i < m; i++)
 		if ((r = status_one(names[i], now, i == 0, &v[n])) != HX_OK)

@@ -228,6 +228,8 @@ void	 store_unlock(int);
 int	 store_read_json(const char *, const char *, json_t **, char *);
 int	 store_write_json(const char *, const char *, const json_t *, char *);
 int	 store_agents(char ***, size_t *, char *);
+int	 store_status_names(char **, size_t, struct soul **, size_t,
+	    char ***, size_t *, char ***, size_t *, char *);
 /* the exit code of a failed store call: HX_UNAVAILABLE (server not
  * reached), HX_CONFIG (refused us), else the code given (HX_IOERR) */
 int	 store_code(int);

@@ -100,3 +100,31 @@ store_agents(char ***listo, size_t *no, char *err)
 		return cur->agents(listo, no, err);
 	return state_agents(listo, no, err);
 }
+
+/*
+ * The agents a status command covers: the ids named, else the souls
+ * given, else every agent the store knows.  *names points into ids,
+ * souls' names and *listo (free that with state_free_list, *names with
+ * free); *n is how many.
+ */
+int
+store_status_names(char **ids, size_t nids, struct soul **souls,
+    size_t nsouls, char ***names, size_t *n, char ***listo, size_t *nl,
+    char *err)
+{
+	size_t i, m = 0;
+
+	*listo = NULL;
+	*nl = 0;
+	if (nids == 0 && nsouls == 0 && store_agents(listo, nl, err) == -1)
+		return -1;
+	*names = xcalloc(nids + nsouls + *nl + 1, sizeof **names);
+	for (i = 0; nids == 0 && i < nsouls; i++)
+		(*names)[m++] = souls[i]->name;
+	for (i = 0; i < nids; i++)
+		(*names)[m++] = ids[i];
+	for (i = 0; i < *nl; i++)
+		(*names)[m++] = (*listo)[i];
+	*n = m;
+	return 0;
+}
