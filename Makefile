@@ -228,7 +228,9 @@ install: all mizpah
 # The Debian packages (debian/), built from a copy of the tree in
 # DEBDIR/heart with the dashboard's MQTT client as npm ci took it from
 # the lockfile (make mizpah): the package build never reaches a
-# registry, and an installation never fetches anything.
+# registry, and an installation never fetches anything.  What was set
+# on this make's command line (CFLAGS=...) stays out of the package
+# build: dpkg-buildflags decides there.
 DEBDIR = build/deb
 
 deb-deps:
@@ -246,7 +248,8 @@ deb: deb-deps
 		$(DEBDIR)/heart/node_modules/mqtt/
 	cp -p node_modules/mqtt/dist/mqtt.min.js \
 		$(DEBDIR)/heart/node_modules/mqtt/dist/
-	cd $(DEBDIR)/heart && dpkg-buildpackage -us -uc -b
+	cd $(DEBDIR)/heart && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		dpkg-buildpackage -us -uc -b
 	@ls -l $(DEBDIR)/*.deb
 
 clean:
