@@ -6,7 +6,11 @@
 #                   suites twice: with files, then with a Redis store),
 #                   then all again under AddressSanitizer and
 #                   UndefinedBehaviorSanitizer
-#   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SHAREDIR
+#   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SHAREDIR, UNITDIR:
+#                   the programs, man pages, dashboard, contrib/ and
+#                   the systemd units
+#   make deb        install what the package build needs (deb-deps),
+#                   build the Debian packages in build/deb/
 #   make bench      install what the benchmarks need (bench-deps), run
 #                   the benchmarks in bench/ and print their figures
 
@@ -14,6 +18,7 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 SHAREDIR ?= $(PREFIX)/share
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 PKG_CONFIG ?= pkg-config
 
 CC ?= cc
@@ -55,6 +60,9 @@ DEB_TEST = chromium bats bats-support bats-assert jq faketime libfaketime \
 	mosquitto-clients openssl time redis-server redis-tools shellcheck
 # and the benchmarks (make bench-deps): charts under bench/results/
 DEB_BENCH = gnuplot-nox
+# and the Debian package (make deb, and t/deb.bats, which also wants
+# lintian and devscripts' hardening-check)
+DEB_PKG = build-essential dpkg-dev debhelper lintian devscripts
 
 # The suites run a second time against a Redis store (t/helpers.bash
 # starts a redis-server per test when HEART_TEST_STORE=redis).
@@ -77,14 +85,14 @@ hist-dump_LIBS = $(CORE_LIBS)
 # the objects it calls: only heart-pulse pulls mqtt.o and libmosquitto.
 build/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/lib
-	$(CC) $(WFLAGS) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
+	$(CC) $(WFLAGS) $(CPPFLAGS) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
 
 build/libheart.a: $(LIBSRC:lib/%.c=build/lib/%.o)
 	rm -f $@
 	ar rcs $@ $^
 
 $(PROGS): %: cmd/%.c build/libheart.a
-	$(CC) $(WFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
+	$(CC) $(WFLAGS) $(CPPFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
 		build/libheart.a $($@_LIBS) $(LDFLAGS)
 
 # Test helpers (t/*.c), normal and sanitized.
@@ -116,7 +124,7 @@ asan: $(PROGS:%=build/asan/%) $(TPROGS:%=build/asan/t/%)
 tprogs: $(TPROGS:%=build/t/%)
 
 deps:
-	@sh t/deps.sh $(DEB_BUILD) $(DEB_TEST)
+	@sh t/deps.sh $(DEB_BUILD) $(DEB_TEST) $(DEB_PKG)
 	@command -v npm >/dev/null 2>&1 || sh t/deps.sh nodejs npm
 
 # The Mizpah dashboard: the page, and the mqtt package's browser bundle
@@ -125,6 +133,9 @@ MIZPAH = share/heartbeat/mizpah/index.html share/heartbeat/mizpah/mizpah.css \
 	share/heartbeat/mizpah/mizpah.js
 
 node_modules/.package-lock.json: package.json package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "heart: the dashboard's" \
+	    "MQTT client comes from npm: install npm (make deps does)" >&2; \
+	    exit 1; }
 	npm ci --no-audit --no-fund --loglevel=error
 
 build/mizpah/mqtt.min.js: $(MIZPAH) node_modules/.package-lock.json
@@ -169,11 +180,20 @@ check: deps
 bench: bench-deps all
 	@for b in bench/*.sh; do bash "$$b" || exit 1; done
 
-install: all
+# The units and the crontab name /usr/local/bin and /usr/local/share:
+# installed, they name BINDIR and SHAREDIR.
+UNITS = contrib/systemd/heart-pulse.service \
+	contrib/systemd/heart-wake.service contrib/systemd/heart-wake.timer \
+	contrib/systemd/heart-wake@.service contrib/systemd/heart-wake@.timer
+RELOCATE = sed -e 's|/usr/local/bin|$(BINDIR)|g' \
+	-e 's|/usr/local/share|$(SHAREDIR)|g'
+
+install: all mizpah
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/souls \
-		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
+		$(DESTDIR)$(SHAREDIR)/heartbeat/tools \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/mizpah $(DESTDIR)$(UNITDIR)
 	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
@@ -184,24 +204,56 @@ install: all
 		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
 	install -m 644 share/heartbeat/tools/prices.tsv \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
-	install -d $(DESTDIR)$(SHAREDIR)/heartbeat/mizpah
-	install -m 644 $(MIZPAH) $(DESTDIR)$(SHAREDIR)/heartbeat/mizpah
-	if [ -f build/mizpah/mqtt.min.js ]; then install -m 644 \
-		build/mizpah/mqtt.min.js $(DESTDIR)$(SHAREDIR)/heartbeat/mizpah; fi
-	for d in . systemd cron k8s fleet; do \
+	install -m 644 $(MIZPAH) build/mizpah/mqtt.min.js \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/mizpah
+	for d in . cron k8s fleet mosquitto; do \
 		install -d $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/$$d || exit 1; \
 	done
 	install -m 755 contrib/heart-round $(DESTDIR)$(SHAREDIR)/heartbeat/contrib
-	install -m 644 contrib/README $(DESTDIR)$(SHAREDIR)/heartbeat/contrib
-	for f in systemd/heart-wake@.service systemd/heart-wake@.timer \
-	    cron/heart.cron k8s/heart-cronjob.yaml fleet/README \
-	    fleet/redis.conf; do \
+	install -m 644 contrib/README contrib/heart.env \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/contrib
+	for f in k8s/heart-cronjob.yaml fleet/README fleet/redis.conf \
+	    mosquitto/heart.conf mosquitto/heart.acl; do \
 		install -m 644 contrib/$$f \
 		    $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/$$f || exit 1; \
 	done
+	$(RELOCATE) contrib/cron/heart.cron \
+		> $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/cron/heart.cron
+	chmod 644 $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/cron/heart.cron
+	for u in $(UNITS); do \
+		$(RELOCATE) $$u > $(DESTDIR)$(UNITDIR)/$${u##*/} && \
+		chmod 644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \
+	done
+
+# The Debian packages (debian/), built from a copy of the tree in
+# DEBDIR/heart with the dashboard's MQTT client as npm ci took it from
+# the lockfile (make mizpah): the package build never reaches a
+# registry, and an installation never fetches anything.  What was set
+# on this make's command line (CFLAGS=...) stays out of the package
+# build: dpkg-buildflags decides there.
+DEBDIR = build/deb
+
+deb-deps:
+	@sh t/deps.sh $(DEB_BUILD) $(DEB_PKG)
+	@command -v npm >/dev/null 2>&1 || sh t/deps.sh nodejs npm
+
+deb: deb-deps
+	@$(MAKE) --no-print-directory mizpah
+	rm -rf $(DEBDIR)
+	mkdir -p $(DEBDIR)/heart/node_modules/mqtt/dist
+	tar -cf - --exclude=./build --exclude=./node_modules --exclude=./.git \
+		--exclude=./bench/out . | tar -xf - -C $(DEBDIR)/heart
+	cp -p node_modules/.package-lock.json $(DEBDIR)/heart/node_modules/
+	cp -p node_modules/mqtt/package.json node_modules/mqtt/LICENSE.md \
+		$(DEBDIR)/heart/node_modules/mqtt/
+	cp -p node_modules/mqtt/dist/mqtt.min.js \
+		$(DEBDIR)/heart/node_modules/mqtt/dist/
+	cd $(DEBDIR)/heart && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		dpkg-buildpackage -us -uc -b
+	@ls -l $(DEBDIR)/*.deb
 
 clean:
 	rm -rf build $(PROGS)
 
 .PHONY: demo mizpah dashboard all tprogs asan deps bench-deps lint check \
-	bench install clean
+	bench install deb deb-deps clean

@@ -65,7 +65,8 @@ souls3() {
 		assert_output ""
 		run llm_count
 		assert_output 3
-		run heart-cap status alpha bravo charlie --json
+		# the figures of the day the wakes ran in, whatever the real date
+		run at_epoch $((t + 61)) heart-cap status alpha bravo charlie --json
 		[ "$(echo "$output" | jq -s '[.[].used] == [1, 1, 1] and .[1].ghosts == 1')" = true ]
 	done
 }
@@ -113,6 +114,18 @@ souls3() {
 	assert_failure
 }
 
+# units DIR: the units of contrib/systemd in DIR, relocated as make
+# install does, to the programs under test and contrib/heart-round
+units() {
+	local u
+	mkdir -p "$1"
+	for u in "$C"/systemd/*.service "$C"/systemd/*.timer; do
+		sed -e "s|/usr/local/bin|$HEART_BIN|g" \
+		    -e "s|/usr/local/share/heartbeat/contrib|$C|g" "$u" \
+		    > "$1/${u##*/}"
+	done
+}
+
 @test "the systemd units pass systemd-analyze verify, and a broken one does not" {
 	command -v systemd-analyze >/dev/null ||
 		skip "no systemd-analyze on this machine"
@@ -125,17 +138,77 @@ souls3() {
 	# Documentation= names our pages: let man(1) find them
 	cp "$T"/../man/*.1 "$u/man/man1/"
 	cp "$T"/../man/*.7 "$u/man/man7/"
-	cp "$C"/systemd/heart-wake@.service "$C"/systemd/heart-wake@.timer "$u/"
-	MANPATH=$u/man run systemd-analyze verify \
+	units "$u"
+	MANPATH=$u/man run systemd-analyze verify "$u/heart-pulse.service" \
+		"$u/heart-wake.service" "$u/heart-wake.timer" \
 		"$u/heart-wake@travel_rescue.service" "$u/heart-wake@travel_rescue.timer"
 	assert_success
 	assert_output ""
-	sed -i 's/^OnCalendar=.*/OnCalendar=every minute/' "$u/heart-wake@.timer"
-	MANPATH=$u/man run systemd-analyze verify "$u/heart-wake@travel_rescue.timer"
+	sed -i 's/^OnCalendar=.*/OnCalendar=every minute/' "$u/heart-wake.timer"
+	MANPATH=$u/man run systemd-analyze verify "$u/heart-wake.timer"
 	assert_failure
 	sed -i 's|^ExecStart=/bin/sh|ExecStart=/bin/nosuchsh|' "$u/heart-wake@.service"
 	MANPATH=$u/man run systemd-analyze verify "$u/heart-wake@travel_rescue.service"
 	assert_failure
+}
+
+@test "every unit runs as the system user heart in /var/lib/heart: no DynamicUser beside a static User" {
+	for u in heart-pulse.service heart-wake.service heart-wake@.service; do
+		f=$C/systemd/$u
+		grep -qx 'User=heart' "$f"
+		grep -qx 'Group=heart' "$f"
+		grep -qx 'StateDirectory=heart' "$f"
+		grep -qx 'StateDirectoryMode=0700' "$f"
+		grep -qx 'Environment=HEART_STATE_DIR=/var/lib/heart' "$f"
+		grep -qx 'EnvironmentFile=-/etc/heart/heart.env' "$f"
+		run grep -c '^DynamicUser=' "$f"
+		assert_output 0
+	done
+}
+
+@test "systemd-analyze security scores every service 1.5 or better, where the old pulse unit scored 8.5" {
+	command -v systemd-analyze >/dev/null ||
+		skip "no systemd-analyze on this machine"
+	u=$BATS_TEST_TMPDIR/units
+	units "$u"
+	cd "$u"
+	systemd-analyze security --offline=yes heart-wake.service >/dev/null 2>&1 ||
+		skip "systemd-analyze security --offline does not work here"
+	for s in heart-pulse.service heart-wake.service heart-wake@scout.service; do
+		run systemd-analyze security --offline=yes --no-pager "$s"
+		score=$(echo "$output" | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p')
+		echo "$s: $score"
+		[ -n "$score" ]
+		awk -v s="$score" 'BEGIN { exit !(s <= 1.5) }'
+	done
+	# the pulse unit as it was: a user, no sandbox
+	printf '[Service]\nType=notify\nExecStart=%s --souls /etc/heart/souls\nUser=heart\nStateDirectory=heart\nNoNewPrivileges=yes\nProtectSystem=strict\nProtectHome=yes\nPrivateTmp=yes\n' \
+		"$HEART_BIN/heart-pulse" > old-pulse.service
+	run systemd-analyze security --offline=yes --no-pager old-pulse.service
+	[[ $output == *"Overall exposure level for old-pulse.service: 8.5 EXPOSED"* ]]
+}
+
+@test "the pulse and the round wait for a soul, and a configuration error stops the pulse's restarts" {
+	for u in heart-pulse.service heart-wake.service heart-wake.timer; do
+		grep -qx 'ConditionDirectoryNotEmpty=/etc/heart/souls' "$C/systemd/$u"
+	done
+	grep -qx 'Restart=always' "$C/systemd/heart-pulse.service"
+	grep -qx 'RestartPreventExitStatus=64 78' "$C/systemd/heart-pulse.service"
+	# the statuses are the toolkit's usage and configuration errors
+	run heart-pulse --nosuchoption
+	assert_failure 64
+	mkdir "$BATS_TEST_TMPDIR/souls"
+	printf 'heart: [' > "$BATS_TEST_TMPDIR/souls/bad.yaml"
+	run heart-pulse --souls "$BATS_TEST_TMPDIR/souls" --broker mqtt://127.0.0.1:1
+	assert_failure 78
+}
+
+@test "the wake units keep the pulse's broker password from the wakes, their tools and deliveries" {
+	for u in heart-wake.service heart-wake@.service; do
+		grep -qx 'UnsetEnvironment=HEART_MQTT_PASSWORD' "$C/systemd/$u"
+	done
+	run grep -c '^UnsetEnvironment=' "$C/systemd/heart-pulse.service"
+	assert_output 0
 }
 
 @test "the wake unit's command runs a wake into heart-ghost" {
@@ -155,6 +228,30 @@ souls3() {
 	assert_output "Scout: news."
 }
 
+@test "the round unit's command runs a round over the souls into heart-ghost, with GHOST_OPTS split into words" {
+	llm_start
+	u=$BATS_TEST_TMPDIR/units
+	units "$u"
+	d=$(souls3)
+	# ExecStart= as systemd runs it: the souls' directory ours, and
+	# $GHOST_OPTS (unquoted, a word of its own) split at white space
+	read -ra argv <<< "$(sed -n 's/^ExecStart=//p' "$u/heart-wake.service")"
+	[ "${argv[0]}" = "$C/heart-round" ]
+	[ "${argv[1]}" = /etc/heart/souls ]
+	[ "${argv[2]}" = '$GHOST_OPTS' ]
+	[ "${#argv[@]}" -eq 3 ]
+	run grep -x 'Environment=GHOST_OPTS=--text' "$u/heart-wake.service"
+	assert_success
+	t=$(date -u -d "2026-11-22 09:00:30" +%s)
+	at_epoch "$t" "${argv[0]}" "$d" --text
+	llm_script '{"replies":[{"text":"Alpha: news."},{"text":"[IDLE]"},{"text":"[IDLE]"}]}'
+	run at_epoch $((t + 60)) "${argv[0]}" "$d" --text --exec tee "$BATS_TEST_TMPDIR/out"
+	assert_success
+	assert_output "Alpha: news."
+	run cat "$BATS_TEST_TMPDIR/out"
+	assert_output "Alpha: news."
+}
+
 @test "the crontab's lines are well formed: a round a minute and metrics, no secret in the file" {
 	f=$C/cron/heart.cron
 	run awk '!/^#/ && !/^$/ && !/^[A-Z_]+=/ {
@@ -163,11 +260,43 @@ souls3() {
 	    n++ } END { print n }' "$f"
 	assert_success
 	assert_output 2
-	grep -q ' \. /etc/heart/heart.env && /usr/local/share/heartbeat/contrib/heart-round /etc/heart/souls$' "$f"
+	grep -q ' set -a && \. /etc/heart/heart.env && /usr/local/share/heartbeat/contrib/heart-round /etc/heart/souls$' "$f"
 	grep -q 'heart-cap status --prom [^ ]*\.prom && heart-breaker status --prom [^ ]*\.prom$' "$f"
 	grep -q '^MAILTO=' "$f"
 	run grep -iE '^[^#]*(PASSWORD|API_KEY)=' "$f"
 	assert_failure
+}
+
+@test "the crontab's round sees heart.env's settings: set -a exports its NAME=value lines" {
+	printf '# a comment\nHEART_LLM_MODEL=from-the-env-file\n' > "$BATS_TEST_TMPDIR/heart.env"
+	printf '#!/bin/sh\necho "model=${HEART_LLM_MODEL:-unset} souls=$1"\n' \
+		> "$BATS_TEST_TMPDIR/heart-round"
+	chmod +x "$BATS_TEST_TMPDIR/heart-round"
+	line=$(awk '$6 == "heart" && /heart-round/ { $1 = $2 = $3 = $4 = $5 = $6 = ""; print }' \
+		"$C/cron/heart.cron")
+	line=${line//\/etc\/heart\/heart.env/$BATS_TEST_TMPDIR/heart.env}
+	line=${line//\/usr\/local\/share\/heartbeat\/contrib/$BATS_TEST_TMPDIR}
+	run env -u HEART_LLM_MODEL sh -c "$line"
+	assert_success
+	assert_output "model=from-the-env-file souls=/etc/heart/souls"
+	# sourced without set -a, the file would set nothing for heart-round
+	run env -u HEART_LLM_MODEL sh -c "${line/set -a && /}"
+	assert_output "model=unset souls=/etc/heart/souls"
+}
+
+@test "heart.env ships every setting commented, as NAME=value lines, each a variable the man pages document" {
+	f=$C/heart.env
+	run grep -v -e '^#' -e '^$' "$f"
+	assert_failure
+	assert_output ""
+	run grep -c '^#[A-Z_]*=' "$f"
+	[ "$output" -ge 8 ]
+	run grep -n 'export' "$f"
+	[[ $output != *"export "[A-Z]* ]]
+	for v in $(sed -n 's/^#\([A-Z_]*\)=.*/\1/p' "$f"); do
+		grep -q "Ev $v\\b\\|Ev .*\\b$v\\b" "$T"/../man/*.[157] ||
+			{ echo "$v: in no man page"; return 1; }
+	done
 }
 
 @test "the Kubernetes example parses, runs heart-round under Forbid with a Redis store, and its soul loads" {
