@@ -40,17 +40,22 @@ usage(void)
 	exit(HX_USAGE);
 }
 
-static void
-die(int code, const char *msg)
-{
-	fprintf(stderr, "heart-ghost: %s\n", msg);
-	exit(code);
-}
-
+/* A message on standard error, on one printable line whatever the
+ * text from outside in it holds. */
 static void
 warn(const char *msg)
 {
-	fprintf(stderr, "heart-ghost: %s\n", msg);
+	char line[2 * HEART_ERRLEN + 300];
+
+	text_line(line, sizeof line, msg, strlen(msg));
+	fprintf(stderr, "heart-ghost: %s\n", line);
+}
+
+static void
+die(int code, const char *msg)
+{
+	warn(msg);
+	exit(code);
 }
 
 /* Hand text to --exec or print it; 1 when delivered. */

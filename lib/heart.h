@@ -3,8 +3,9 @@
  *
  * Grouped by source file.  Every function that can fail returns -1 (or
  * a documented non-zero code) and writes a readable message into the
- * caller's buffer `err' of size HEART_ERRLEN; the library never prints
- * and never exits.  Exit codes are the toolkit's table (DESIGN.md).
+ * caller's buffer `err' of size HEART_ERRLEN (one printable line, with
+ * no registered secret: see errf); the library never prints and never
+ * exits.  Exit codes are the toolkit's table (DESIGN.md).
  */
 #ifndef HEART_H
 #define HEART_H
@@ -29,12 +30,30 @@ enum {
 	HX_CONFIG = 78
 };
 
-/* util.c */
+/* util.c; errf's message is scrubbed of secrets and made one line
+ * (secret_scrub, text_line) */
 void	 errf(char *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	 num_parse(const char *, long long, long long, long long *);
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
+
+/*
+ * secret.c: the secrets heart holds (the model's API key, the Redis and
+ * MQTT passwords), registered where they are read; text from outside
+ * is scrubbed of them before it is printed or stored: every message by
+ * errf, any other text by secret_dup.
+ *   secret_add(value)		register (NULL or under 4 bytes: none)
+ *   secret_scrub(buf, size)	scrub a string in place, cut to fit
+ *   secret_dup(s)		a scrubbed copy, to free
+ */
+void	 secret_add(const char *);
+void	 secret_scrub(char *, size_t);
+char	*secret_dup(const char *);
+
+/* text.c: text from outside as one printable line of UTF-8, control
+ * characters and escape sequences neutralised (dst may be src) */
+char	*text_line(char *, size_t, const char *, size_t);
 
 /* dur.c: durations such as 10s 30m 2h 1d 1h30m, in seconds */
 int	 dur_parse(const char *, long long *);

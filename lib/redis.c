@@ -767,7 +767,8 @@ brk_reply(const redisReply *r, struct brk_out *o, char *err)
 	    rstr(r->element[9]));
 	snprintf(o->b.trigger, sizeof o->b.trigger, "%s",
 	    rstr(r->element[10]));
-	snprintf(o->b.reason, sizeof o->b.reason, "%s", rstr(r->element[11]));
+	text_line(o->b.reason, sizeof o->b.reason, rstr(r->element[11]),
+	    strlen(rstr(r->element[11])));
 	o->b.exists = ex == 1;
 	o->probe = probe == 1;
 	for (i = 0; i < ev->elements && i < STORE_MAXEV; i++)
@@ -1182,6 +1183,7 @@ rds_open(const char *flag, char *err)
 		errf(err, "%s: %s", what, why);
 		return bad;
 	}
+	secret_add(getenv("HEART_REDIS_PASSWORD"));
 	for (i = 0; i < NSCRIPTS; i++)
 		sha1_hex(scripts[i].text, strlen(scripts[i].text),
 		    scripts[i].sha);
