@@ -195,7 +195,7 @@ cmd_record(int argc, char **argv, const char *reason, time_t now)
 	agent = one_agent(argc - 1, argv);
 	conf_for(agent, &c);
 	events = json_array();
-	r = brk_record(agent, &c, now, flags, reason, events, err);
+	r = brk_record(agent, &c, now, flags, 0, reason, events, err);
 	print_events(events);
 	json_decref(events);
 	if (r == -1)
