@@ -6,9 +6,9 @@
  * does when the cap then refuses it), and it prints "probe given back";
  * with `hold', it prints what it got and then waits for a signal with
  * the probe in hand (a wake that hangs, to be killed by a test).
- * brk-probe AGENT hold SECONDS records an LLM failure that asks the
- * breaker to stay open that long (a Retry-After), brk-probe AGENT
- * config one a person must fix; each prints "recorded".
+ * brk-probe AGENT retry-after SECONDS records an LLM failure that asks
+ * the breaker to stay open that long, brk-probe AGENT config one a
+ * person must fix; each prints "recorded".
  * The store is $HEART_STORE's, as for the programs.
  * Exit 0 when allowed, 1 when refused, 74 on a state error (69: the
  * store is unreachable).
@@ -55,9 +55,11 @@ main(int argc, char **argv)
 		return r;
 	}
 	brk_from_soul(NULL, &c);
-	if (argc > 2 && (strcmp(argv[2], "hold") == 0 ||
+	if (argc > 2 && (strcmp(argv[2], "retry-after") == 0 ||
 	    strcmp(argv[2], "config") == 0))
 		return record(argv[1], &c, now, argv[2], argv[3], err);
+	if (argc > 3)
+		return HX_USAGE;
 	if (brk_check(argv[1], &c, now, &allowed, &probe, NULL, NULL,
 	    err) == -1) {
 		fprintf(stderr, "brk-probe: %s\n", err);

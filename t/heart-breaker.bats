@@ -195,9 +195,9 @@ wake() {
 	# late news while open: a hold or a failure a person must fix
 	# keeps it open longer, never shorter
 	fails 3 scout
-	run at "$T0" brk-probe scout hold 600
+	run at "$T0" brk-probe scout retry-after 600
 	[ "$(jq -r .until "$(bfile scout)")" = 2026-11-21T12:15:00Z ]
-	run at "$T0" brk-probe scout hold 3000
+	run at "$T0" brk-probe scout retry-after 3000
 	[ "$(jq -r .until "$(bfile scout)")" = 2026-11-21T12:50:00Z ]
 	run at "$T0" brk-probe scout config
 	run jq -r '.state, .cooldown_s, .until, .llm_fails' "$(bfile scout)"
