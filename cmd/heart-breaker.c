@@ -35,10 +35,22 @@ usage(void)
 	exit(HX_USAGE);
 }
 
+/* A message on standard error: "heart-breaker: [WHO: ]MSG", on one printable
+ * line whatever the text from outside in it holds. */
+static void
+warn(const char *who, const char *msg)
+{
+	char line[2 * HEART_ERRLEN];
+
+	text_line(line, sizeof line, msg, strlen(msg));
+	fprintf(stderr, "heart-breaker: %s%s%s\n", who ? who : "",
+	    who ? ": " : "", line);
+}
+
 static void
 die(int code, const char *msg)
 {
-	fprintf(stderr, "heart-breaker: %s\n", msg);
+	warn(NULL, msg);
 	exit(code);
 }
 
@@ -52,7 +64,7 @@ add_soul(const char *path)
 	if (soul_load(path, &s, err) == -1)
 		die(HX_CONFIG, err);
 	for (i = 0; i < s->nwarn; i++)
-		fprintf(stderr, "heart-breaker: warning: %s\n", s->warn[i]);
+		warn("warning", s->warn[i]);
 	souls = realloc(souls, (nsouls + 1) * sizeof *souls);
 	if (souls == NULL)
 		abort();
@@ -183,7 +195,7 @@ cmd_record(int argc, char **argv, const char *reason, time_t now)
 	agent = one_agent(argc - 1, argv);
 	conf_for(agent, &c);
 	events = json_array();
-	r = brk_record(agent, &c, now, flags, reason, events, err);
+	r = brk_record(agent, &c, now, flags, 0, reason, events, err);
 	print_events(events);
 	json_decref(events);
 	if (r == -1)
@@ -223,7 +235,7 @@ status_one(const char *agent, time_t now, int header, struct brk_view *v)
 
 	conf_for(agent, &c);
 	if (brk_peek(agent, &c, now, v, err) == -1) {
-		fprintf(stderr, "heart-breaker: %s\n", err);
+		warn(NULL, err);
 		return store_code(HX_IOERR);
 	}
 	if (pflag)
@@ -252,7 +264,7 @@ print_prom(char **names, const struct brk_view *v, size_t n, time_t now,
 	if (promfile == NULL)
 		fputs(text, stdout);
 	else if (rc == HX_OK && prom_write(promfile, text, err) == -1) {
-		fprintf(stderr, "heart-breaker: %s\n", err);
+		warn(NULL, err);
 		rc = HX_IOERR;
 	}
 	free(text);

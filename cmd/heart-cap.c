@@ -31,10 +31,22 @@ usage(void)
 	exit(HX_USAGE);
 }
 
+/* A message on standard error: "heart-cap: [WHO: ]MSG", on one printable
+ * line whatever the text from outside in it holds. */
+static void
+warn(const char *who, const char *msg)
+{
+	char line[2 * HEART_ERRLEN];
+
+	text_line(line, sizeof line, msg, strlen(msg));
+	fprintf(stderr, "heart-cap: %s%s%s\n", who ? who : "",
+	    who ? ": " : "", line);
+}
+
 static void
 die(int code, const char *msg)
 {
-	fprintf(stderr, "heart-cap: %s\n", msg);
+	warn(NULL, msg);
 	exit(code);
 }
 
@@ -48,7 +60,7 @@ add_soul(const char *path)
 	if (soul_load(path, &s, err) == -1)
 		die(HX_CONFIG, err);
 	for (i = 0; i < s->nwarn; i++)
-		fprintf(stderr, "heart-cap: warning: %s\n", s->warn[i]);
+		warn("warning", s->warn[i]);
 	souls = realloc(souls, (nsouls + 1) * sizeof *souls);
 	if (souls == NULL)
 		abort();
@@ -162,7 +174,7 @@ status_one(const char *agent, time_t now, int header, struct cap_view *v)
 	json_t *j;
 
 	if (cap_peek(agent, s ? s->timezone : NULL, now, v, err) == -1) {
-		fprintf(stderr, "heart-cap: %s\n", err);
+		warn(NULL, err);
 		return store_code(HX_IOERR);
 	}
 	if (s != NULL)
@@ -192,7 +204,7 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 	if (promfile == NULL)
 		fputs(text, stdout);
 	else if (rc == HX_OK && prom_write(promfile, text, err) == -1) {
-		fprintf(stderr, "heart-cap: %s\n", err);
+		warn(NULL, err);
 		rc = HX_IOERR;
 	}
 	free(text);

@@ -40,17 +40,22 @@ usage(void)
 	exit(HX_USAGE);
 }
 
-static void
-die(int code, const char *msg)
-{
-	fprintf(stderr, "heart-ghost: %s\n", msg);
-	exit(code);
-}
-
+/* A message on standard error, on one printable line whatever the
+ * text from outside in it holds. */
 static void
 warn(const char *msg)
 {
-	fprintf(stderr, "heart-ghost: %s\n", msg);
+	char line[2 * HEART_ERRLEN + 300];
+
+	text_line(line, sizeof line, msg, strlen(msg));
+	fprintf(stderr, "heart-ghost: %s\n", line);
+}
+
+static void
+die(int code, const char *msg)
+{
+	warn(msg);
+	exit(code);
 }
 
 /* Hand text to --exec or print it; 1 when delivered. */
@@ -271,8 +276,19 @@ read_inputs(int argc, char **argv)
 	return wakeerr ? HX_TEMPFAIL : HX_OK;
 }
 
+static void
+too_big(void)
+{
+	char m[200];
+
+	snprintf(m, sizeof m, "<stdin>: the message is longer than %d bytes "
+	    "(1 MiB), the most a user message may be; see LIMITS in "
+	    "heart(7)", HEART_USERMAX);
+	die(HX_DATA, m);
+}
+
 /* The user's message: TEXT, or all of stdin for "-" (trailing newlines
- * dropped). */
+ * dropped); at most HEART_USERMAX bytes. */
 static char *
 user_text(const char *arg)
 {
@@ -280,18 +296,15 @@ user_text(const char *arg)
 	char *t;
 	ssize_t r;
 
-	if (strcmp(arg, "-") != 0)
+	if (strcmp(arg, "-") != 0)	/* the kernel keeps it under 128 KiB */
 		return xstrdup(arg);
 	if ((t = malloc(cap)) == NULL)
 		abort();
 	for (;;) {
-		if (len + 1 == cap) {
-			if (cap > GHOST_LINEMAX)
-				die(HX_DATA, "<stdin>: the message is longer "
-				    "than 16 MiB");
-			if ((t = realloc(t, cap *= 2)) == NULL)
-				abort();
-		}
+		if (len > HEART_USERMAX + 4096)	/* room for newlines */
+			too_big();
+		if (len + 1 == cap && (t = realloc(t, cap *= 2)) == NULL)
+			abort();
 		if ((r = read(STDIN_FILENO, t + len, cap - len - 1)) == -1) {
 			if (errno == EINTR)
 				continue;
@@ -303,6 +316,8 @@ user_text(const char *arg)
 	}
 	while (len > 0 && t[len - 1] == '\n')
 		len--;
+	if (len > HEART_USERMAX)
+		too_big();
 	t[len] = '\0';
 	return t;
 }

@@ -76,10 +76,22 @@ usage(void)
 	exit(HX_USAGE);
 }
 
+/* A message on standard error: "heart-pulse: [WHO: ]MSG", on one printable
+ * line whatever the text from outside in it holds. */
+static void
+warn(const char *who, const char *msg)
+{
+	char line[2 * HEART_ERRLEN];
+
+	text_line(line, sizeof line, msg, strlen(msg));
+	fprintf(stderr, "heart-pulse: %s%s%s\n", who ? who : "",
+	    who ? ": " : "", line);
+}
+
 static void
 die(int code, const char *msg)
 {
-	fprintf(stderr, "heart-pulse: %s\n", msg);
+	warn(NULL, msg);
 	exit(code);
 }
 
@@ -112,7 +124,7 @@ print_warnings(void)
 	char *m;
 
 	while ((m = fleet_warning(fleet)) != NULL) {
-		fprintf(stderr, "heart-pulse: %s\n", m);
+		warn(NULL, m);
 		free(m);
 	}
 }
@@ -124,7 +136,7 @@ notify(const char *state)
 	static int told;
 
 	if (sdnotify_send(state, err) == -1 && !told++)
-		fprintf(stderr, "heart-pulse: %s\n", err);
+		warn(NULL, err);
 }
 
 /* --- the connection, as both ends use it --- */
@@ -271,7 +283,7 @@ dial(long long now)
 	pulse_topic(topic, sizeof topic, o.prefix, NULL, node.id);
 	will = pulse_status(&node, NULL, "offline", "will", 0);
 	if (mqtt_will(q, topic, will, 1, err) == -1)
-		fprintf(stderr, "heart-pulse: %s\n", err);
+		warn(NULL, err);
 	free(will);
 	mqtt_dial(q, now);
 }
@@ -364,7 +376,7 @@ load(long long now)
 	n = fleet_load(fleet, o.souls, o.nsouls, o.dir, now, err);
 	print_warnings();
 	if (n == -1)
-		fprintf(stderr, "heart-pulse: %s\n", err);
+		warn(NULL, err);
 	return n;
 }
 

@@ -27,10 +27,22 @@ usage(void)
 	exit(HX_USAGE);
 }
 
+/* A message on standard error: "heart-wake: [WHO: ]MSG", on one
+ * printable line whatever the text from outside in it holds. */
+static void
+warn(const char *who, const char *msg)
+{
+	char line[2 * HEART_ERRLEN];
+
+	text_line(line, sizeof line, msg, strlen(msg));
+	fprintf(stderr, "heart-wake: %s%s%s\n", who ? who : "", who ? ": " :
+	    "", line);
+}
+
 static void
 die(int code, const char *msg)
 {
-	fprintf(stderr, "heart-wake: %s\n", msg);
+	warn(NULL, msg);
 	exit(code);
 }
 
@@ -87,21 +99,21 @@ static int
 one_soul(const char *path, const struct run_opts *o, int explain,
     time_t now)
 {
-	char err[HEART_ERRLEN];
+	char err[HEART_ERRLEN], who[HEART_IDMAX + 16];
 	struct soul *s;
 	json_t *j;
 	size_t i;
 	int rc;
 
 	if (soul_load(path, &s, err) == -1) {
-		fprintf(stderr, "heart-wake: %s\n", err);
+		warn(NULL, err);
 		return HX_CONFIG;
 	}
 	for (i = 0; i < s->nwarn; i++)
-		fprintf(stderr, "heart-wake: warning: %s\n", s->warn[i]);
+		warn("warning", s->warn[i]);
 	if (explain) {
 		if ((j = run_explain(s, now, err)) == NULL) {
-			fprintf(stderr, "heart-wake: %s\n", err);
+			warn(NULL, err);
 			soul_free(s);
 			return store_code(HX_IOERR);
 		}
@@ -115,11 +127,13 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 		return HX_OK;
 	}
 	rc = run_wake(s, o, now, &j, err);
+	/* a warning first: it was found before the wake went */
+	if (json_is_string(json_object_get(j, "warning"))) {
+		snprintf(who, sizeof who, "%s: warning", s->name);
+		warn(who, json_string_value(json_object_get(j, "warning")));
+	}
 	if (rc != HX_OK)
-		fprintf(stderr, "heart-wake: %s: %s\n", s->name, err);
-	if (json_is_string(json_object_get(j, "warning")))
-		fprintf(stderr, "heart-wake: %s: warning: %s\n", s->name,
-		    json_string_value(json_object_get(j, "warning")));
+		warn(s->name, err);
 	print_json(j);
 	json_decref(j);
 	soul_free(s);

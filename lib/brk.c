@@ -25,6 +25,7 @@
 #include <sys/file.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -85,45 +86,6 @@ conf_norm(const struct brk_conf *c, struct brk_conf *o)
 		o->cooldown = 1;
 	if (o->max_cooldown < o->cooldown)
 		o->max_cooldown = o->cooldown;
-}
-
-/*
- * Copy at most n - 1 bytes of s into dst as valid UTF-8 on one line:
- * control characters become spaces, bytes that are not UTF-8 become
- * '?', and a character that does not fit whole is left out.
- */
-static void
-text_copy(char *dst, size_t n, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t o = 0, len, i;
-
-	while (*p != '\0') {
-		len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 && *p >= 0xc2 ? 2 :
-		    (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 &&
-		    *p <= 0xf4 ? 4 : 0;
-		for (i = 1; i < len; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				len = 0;
-		if (len == 3 && ((*p == 0xe0 && p[1] < 0xa0) ||
-		    (*p == 0xed && p[1] >= 0xa0)))
-			len = 0;	/* overlong, or a surrogate */
-		if (len == 4 && ((*p == 0xf0 && p[1] < 0x90) ||
-		    (*p == 0xf4 && p[1] >= 0x90)))
-			len = 0;
-		if (o + (len ? len : 1) >= n)
-			break;
-		if (len == 0)
-			dst[o++] = '?';
-		else if (len == 1)
-			dst[o++] = *p < 0x20 || *p == 0x7f ? ' ' : (char)*p;
-		else {
-			memcpy(dst + o, p, len);
-			o += len;
-		}
-		p += len ? len : 1;
-	}
-	dst[o] = '\0';
 }
 
 static int
@@ -191,7 +153,8 @@ get_text(json_t *o, const char *key, char *buf, size_t n)
 		return 0;
 	if (!json_is_string(j))
 		return -1;
-	text_copy(buf, n, json_string_value(j));
+	text_line(buf, n, json_string_value(j),
+	    strlen(json_string_value(j)));
 	return 0;
 }
 
@@ -444,15 +407,17 @@ begin(const char *agent, char *dir, size_t dirn, struct brk *b, char *err)
  */
 static int
 remote(const struct store_ops *st, const char *agent, enum brk_op op,
-    const struct brk_conf *c, time_t now, int flags, const char *reason,
+    const struct brk_conf *c, time_t now, const struct brk_rec *rec,
     struct brk_out *o, json_t *events, char *err)
 {
+	static const struct brk_rec none = { 0, 0, NULL };
 	char name[24], *by;
 	json_t *e;
 	int i;
 
 	memset(o, 0, sizeof *o);
-	if (st->brk(agent, op, c, now, flags, reason, o, err) == -1)
+	if (st->brk(agent, op, c, now, rec != NULL ? rec : &none, o,
+	    err) == -1)
 		return -1;
 	for (i = 0; i < o->nev && i < STORE_MAXEV; i++) {
 		snprintf(name, sizeof name, "%s", o->ev[i]);
@@ -487,7 +452,7 @@ brk_check(const char *agent, const struct brk_conf *conf, time_t now,
 	*allowed = *probe = 0;
 	conf_norm(conf, &c);
 	if ((st = store_ops()) != NULL) {
-		if ((r = remote(st, agent, BRK_CHECK, &c, now, 0, NULL, &o,
+		if ((r = remote(st, agent, BRK_CHECK, &c, now, NULL, &o,
 		    events, err)) == 0) {
 			*probe = o.probe;
 			*allowed = o.b.state == BRK_CLOSED || o.probe;
@@ -532,7 +497,7 @@ brk_giveback(const char *agent, time_t now, char *err)
 
 	if (st != NULL) {
 		brk_from_soul(NULL, &c);
-		return remote(st, agent, BRK_GIVEBACK, &c, now, 0, NULL, &o,
+		return remote(st, agent, BRK_GIVEBACK, &c, now, NULL, &o,
 		    NULL, err);
 	}
 	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
@@ -551,22 +516,52 @@ brk_giveback(const char *agent, time_t now, char *err)
 	return r;
 }
 
+/*
+ * Keep an open breaker open until t at least: its cooldown grows with
+ * it, so that a clock set back never stretches it further (advance).
+ * Returns 1 when b changed.
+ */
+static int
+lengthen(struct brk *b, time_t now, time_t t)
+{
+	if (t <= b->until)
+		return 0;
+	b->until = t;
+	if (b->cooldown < t - now)
+		b->cooldown = t - now;
+	return 1;
+}
+
+/* The cooldown of an opening: the base, doubling from the last up to
+ * max_cooldown, or max_cooldown at once for a failure a person must
+ * fix. */
+static long long
+next_cooldown(const struct brk_conf *c, const struct brk *b, int flags)
+{
+	long long cd;
+
+	if (flags & BRK_LLM_CONFIG)
+		return c->max_cooldown;
+	if (b->state == BRK_CLOSED || b->cooldown <= 0)
+		cd = c->cooldown;
+	else if (b->cooldown > c->max_cooldown / 2)
+		cd = c->max_cooldown;
+	else
+		cd = b->cooldown * 2;
+	return cd < c->cooldown ? c->cooldown : cd;
+}
+
+/* Open b now for cooldown seconds, or until hold if that is later. */
 static void
-open_now(const char *agent, const struct brk_conf *c, struct brk *b,
-    time_t now, const char *trigger, json_t *events)
+open_now(const char *agent, struct brk *b, time_t now, const char *trigger,
+    long long cooldown, time_t hold, json_t *events)
 {
 	const char *from = names[b->state];
 
-	if (b->state == BRK_CLOSED || b->cooldown <= 0)
-		b->cooldown = c->cooldown;
-	else if (b->cooldown > c->max_cooldown / 2)
-		b->cooldown = c->max_cooldown;
-	else
-		b->cooldown *= 2;
-	if (b->cooldown < c->cooldown)
-		b->cooldown = c->cooldown;
 	b->state = BRK_OPEN;
-	b->until = now + b->cooldown;
+	b->cooldown = cooldown;
+	b->until = now + cooldown;
+	lengthen(b, now, hold);
 	b->probe_at = b->probe_pid = 0;
 	snprintf(b->trigger, sizeof b->trigger, "%s", trigger);
 	open_event(agent, b, from, events, now);
@@ -574,9 +569,10 @@ open_now(const char *agent, const struct brk_conf *c, struct brk *b,
 
 /* The counts after an outcome; 1 when they changed. */
 static int
-count(struct brk *b, int flags, const char *reason)
+count(struct brk *b, const struct brk_rec *rec)
 {
 	long long l = b->llm_fails, t = b->tool_fails;
+	int flags = rec->flags;
 
 	if (flags & BRK_LLM_OK)
 		b->llm_fails = 0;
@@ -587,34 +583,39 @@ count(struct brk *b, int flags, const char *reason)
 	if (flags & BRK_TOOL_FAIL)
 		b->tool_fails++;
 	if (flags & FAILS)
-		text_copy(b->reason, sizeof b->reason, reason != NULL ?
-		    reason : (flags & BRK_LLM_FAIL) ? "llm failure" :
-		    "tool failure");
+		snprintf(b->reason, sizeof b->reason, "%s", rec->reason);
 	return l != b->llm_fails || t != b->tool_fails;
 }
 
 static int
 valid_flags(int f)
 {
-	return f != 0 && (f & ~(FAILS | BRK_LLM_OK | BRK_TOOL_OK)) == 0 &&
+	return f != 0 && (f & ~(FAILS | BRK_LLM_OK | BRK_TOOL_OK |
+	    BRK_LLM_CONFIG)) == 0 &&
 	    (f & (BRK_LLM_OK | BRK_LLM_FAIL)) != (BRK_LLM_OK | BRK_LLM_FAIL) &&
 	    (f & (BRK_TOOL_OK | BRK_TOOL_FAIL)) !=
-	    (BRK_TOOL_OK | BRK_TOOL_FAIL);
+	    (BRK_TOOL_OK | BRK_TOOL_FAIL) &&
+	    (!(f & BRK_LLM_CONFIG) || (f & BRK_LLM_FAIL));
 }
 
-/* Apply an outcome to b under the lock; 1 when b changed. */
+/*
+ * Apply an outcome to b under the lock; 1 when b changed.  A hold
+ * alone (a closed breaker under its threshold) opens it until then,
+ * and no longer.
+ */
 static int
 apply(const char *agent, const struct brk_conf *c, struct brk *b,
-    time_t now, int flags, const char *reason, json_t *events)
+    time_t now, const struct brk_rec *rec, json_t *events)
 {
-	int changed = count(b, flags, reason);
+	int changed = count(b, rec), flags = rec->flags;
 	const char *trig = (flags & BRK_LLM_FAIL) ? "llm" : "tool";
+	long long cd = next_cooldown(c, b, flags);
 	json_t *e;
 
 	switch (b->state) {
 	case BRK_HALF_OPEN:	/* the probe's result */
 		if (flags & FAILS) {
-			open_now(agent, c, b, now, trig, events);
+			open_now(agent, b, now, trig, cd, rec->hold, events);
 			return 1;
 		}
 		b->state = BRK_CLOSED;
@@ -627,12 +628,17 @@ apply(const char *agent, const struct brk_conf *c, struct brk *b,
 		emit(events, e, now);
 		return 1;
 	case BRK_CLOSED:
-		if (b->llm_fails >= c->threshold)
-			open_now(agent, c, b, now, "llm", events);
+		if ((flags & BRK_LLM_CONFIG) || b->llm_fails >= c->threshold)
+			open_now(agent, b, now, "llm", cd, rec->hold, events);
 		else if (b->tool_fails >= c->threshold)
-			open_now(agent, c, b, now, "tool", events);
+			open_now(agent, b, now, "tool", cd, rec->hold, events);
+		else if (rec->hold > now)
+			open_now(agent, b, now, "llm", 0, rec->hold, events);
 		break;
-	case BRK_OPEN:		/* late news: counted, no transition */
+	case BRK_OPEN:		/* late news: counted; it may hold longer */
+		if (flags & BRK_LLM_CONFIG)
+			changed |= lengthen(b, now, now + c->max_cooldown);
+		changed |= lengthen(b, now, rec->hold);
 		break;
 	}
 	return changed || (flags & FAILS);
@@ -640,31 +646,37 @@ apply(const char *agent, const struct brk_conf *c, struct brk *b,
 
 int
 brk_record(const char *agent, const struct brk_conf *conf, time_t now,
-    int flags, const char *reason, json_t *events, char *err)
+    int flags, time_t hold, const char *reason, json_t *events, char *err)
 {
 	size_t nev = json_array_size(events);
 	const struct store_ops *st = store_ops();
+	struct brk_rec rec = { flags, hold, NULL };
 	struct brk_conf c;
 	struct brk_out o;
-	char dir[4096], why[256];
+	char dir[4096], why[256], *scrubbed;
 	struct brk b;
 	int fd, changed, r = 0;
 
-	if (!valid_flags(flags)) {
+	if (!valid_flags(flags) || (hold > now && !(flags & BRK_LLM_FAIL))) {
 		errf(err, "brk_record: bad outcome flags %#x", flags);
 		return -1;
 	}
 	conf_norm(conf, &c);
-	if (st != NULL) {
-		text_copy(why, sizeof why, reason != NULL ? reason :
-		    (flags & BRK_LLM_FAIL) ? "llm failure" : "tool failure");
-		return remote(st, agent, BRK_RECORD, &c, now, flags, why, &o,
+	if (reason == NULL)
+		reason = (flags & BRK_LLM_FAIL) ? "llm failure" :
+		    "tool failure";
+	/* no secret, on one line: it is shown and stored */
+	scrubbed = secret_dup(reason);
+	text_line(why, sizeof why, scrubbed, strlen(scrubbed));
+	free(scrubbed);
+	rec.reason = why;
+	if (st != NULL)
+		return remote(st, agent, BRK_RECORD, &c, now, &rec, &o,
 		    events, err);
-	}
 	if ((fd = begin(agent, dir, sizeof dir, &b, err)) < 0)
 		return -1;
 	changed = advance(agent, &c, &b, now, events);
-	changed |= apply(agent, &c, &b, now, flags, reason, events);
+	changed |= apply(agent, &c, &b, now, &rec, events);
 	if ((changed || !b.exists) &&
 	    (r = save(dir, agent, &b, now, err)) == -1)
 		unemit(events, nev);
@@ -684,7 +696,7 @@ brk_peek(const char *agent, const struct brk_conf *conf, time_t now,
 
 	conf_norm(conf, &c);
 	if (st != NULL) {
-		if (remote(st, agent, BRK_PEEK, &c, now, 0, NULL, &o, NULL,
+		if (remote(st, agent, BRK_PEEK, &c, now, NULL, &o, NULL,
 		    err) == -1)
 			return -1;
 		to_view(&o.b, &c, v);
@@ -714,7 +726,7 @@ brk_reset(const char *agent, json_t *events, char *err)
 
 	if (st != NULL) {
 		brk_from_soul(NULL, &c);
-		return remote(st, agent, BRK_RESET, &c, now, 0, NULL, &o,
+		return remote(st, agent, BRK_RESET, &c, now, NULL, &o,
 		    events, err);
 	}
 	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||

@@ -13,8 +13,6 @@
 
 #include "heart.h"
 
-#define CK_MAXSIZE	(256 * 1024)
-
 static int
 blank(const char *s)
 {
@@ -77,7 +75,8 @@ ck_open_items(const char *path, char **items, char *err)
 		errno = e;
 		return -1;
 	}
-	while (fgets(line, sizeof line, fp) != NULL && total < CK_MAXSIZE) {
+	while (fgets(line, sizeof line, fp) != NULL &&
+	    total < HEART_CHECKMAX) {
 		total += strlen(line);
 		line[strcspn(line, "\r\n")] = '\0';
 		uncomment(line, &inc);

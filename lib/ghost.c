@@ -39,28 +39,16 @@ static const struct {
 	{ "error", GHOST_ERROR },
 };
 
-/* Copy at most n - 1 bytes of s, control characters made blanks. */
-static void
-printable(const char *s, size_t len, char *out, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < len && i + 1 < n; i++)
-		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' :
-		    s[i];
-	out[i] = '\0';
-}
-
 /* A string member's value into out, for messages: raw when too long. */
 static void
 member_text(const struct jscan_member *m, char *out, size_t n)
 {
 	if (m->type != JSCAN_STRING)
-		printable(m->val, m->len, out, n);
+		text_line(out, n, m->val, m->len);
 	else if (jscan_string(m->val, m->len, out, n) == -1)
-		printable(m->val + 1, m->len - 2, out, n);
+		text_line(out, n, m->val + 1, m->len - 2);
 	else
-		printable(out, strlen(out), out, n);
+		text_line(out, n, out, strlen(out));
 }
 
 static int
@@ -74,7 +62,7 @@ check_version(const struct jscan_member *v, char *err)
 	}
 	if (v->type == JSCAN_NUMBER && v->len == 1 && v->val[0] == '1')
 		return 0;
-	printable(v->val, v->len, t, sizeof t);
+	text_line(t, sizeof t, v->val, v->len);
 	errf(err, "unknown version \"v\":%s (this heart-ghost reads 1)", t);
 	return -1;
 }
@@ -251,7 +239,7 @@ ghost_error_text(const struct ghost_result *r, char *out, size_t n)
 	    r->agent[0] ? r->agent : "(no agent)", ch ? ch : "a",
 	    id ? " " : "", id ? id : "", msg) == -1)
 		abort();
-	printable(line, strlen(line), out, n);
+	text_line(out, n, line, strlen(line));
 	free(line);
 	free(msg);
 }

@@ -3,8 +3,9 @@
  *
  * Grouped by source file.  Every function that can fail returns -1 (or
  * a documented non-zero code) and writes a readable message into the
- * caller's buffer `err' of size HEART_ERRLEN; the library never prints
- * and never exits.  Exit codes are the toolkit's table (DESIGN.md).
+ * caller's buffer `err' of size HEART_ERRLEN (one printable line, with
+ * no registered secret: see errf); the library never prints and never
+ * exits.  Exit codes are the toolkit's table (DESIGN.md).
  */
 #ifndef HEART_H
 #define HEART_H
@@ -16,6 +17,23 @@
 
 #define HEART_ERRLEN	512
 #define HEART_IDMAX	64
+
+/*
+ * Limits, each defined once and agreeing with the others; heart(7),
+ * LIMITS, is their table.  A person's text (a soul, a user message) and
+ * a model's reply are at most 1 MiB; the context sent is bounded by the
+ * soul's llm.context_budget; a wake's messages are at most half a
+ * result line, so that every wake result heart-wake prints is a line
+ * heart-ghost reads (GHOST_LINEMAX); a tool's output is TOOL_MAXOUT.
+ */
+#define HEART_SOULMAX	(1024 * 1024)	/* a soul file */
+#define HEART_CHECKMAX	(256 * 1024)	/* a checklist read */
+#define HEART_USERMAX	(1024 * 1024)	/* heart-ghost --user's text */
+#define HEART_REPLYMAX	(1024 * 1024)	/* a model's reply, as sent */
+#define HEART_BUDGET	16000		/* llm.context_budget's default, */
+#define HEART_BUDGET_MIN 1000		/* and its bounds, in tokens */
+#define HEART_BUDGET_MAX 1000000	/* estimated as bytes / 4 */
+#define WAKE_MSGMAX	(GHOST_LINEMAX / 2)	/* a wake's messages */
 
 /* exit codes, shared by every program */
 enum {
@@ -29,12 +47,30 @@ enum {
 	HX_CONFIG = 78
 };
 
-/* util.c */
+/* util.c; errf's message is scrubbed of secrets and made one line
+ * (secret_scrub, text_line) */
 void	 errf(char *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	 num_parse(const char *, long long, long long, long long *);
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
+
+/*
+ * secret.c: the secrets heart holds (the model's API key, the Redis and
+ * MQTT passwords), registered where they are read; text from outside
+ * is scrubbed of them before it is printed or stored: every message by
+ * errf, any other text by secret_dup.
+ *   secret_add(value)		register (NULL or under 4 bytes: none)
+ *   secret_scrub(buf, size)	scrub a string in place, cut to fit
+ *   secret_dup(s)		a scrubbed copy, to free
+ */
+void	 secret_add(const char *);
+void	 secret_scrub(char *, size_t);
+char	*secret_dup(const char *);
+
+/* text.c: text from outside as one printable line of UTF-8, control
+ * characters and escape sequences neutralised (dst may be src) */
+char	*text_line(char *, size_t, const char *, size_t);
 
 /* dur.c: durations such as 10s 30m 2h 1d 1h30m, in seconds */
 int	 dur_parse(const char *, long long *);
@@ -117,6 +153,7 @@ struct soul {
 	char	*llm_api_key_env;
 	long long llm_timeout;
 	long long llm_max_tokens;
+	long long llm_context_budget;	/* tokens */
 	json_t	*llm_command;	/* argv array, or NULL */
 	json_t	*tools;		/* array, or NULL */
 	json_t	*doc;		/* the whole soul as JSON */
@@ -174,6 +211,11 @@ enum brk_state { BRK_CLOSED, BRK_OPEN, BRK_HALF_OPEN };
 				   resets the tool count */
 #define BRK_TOOL_FAIL	0x8	/* a tool failed, or seed_tool_cap was
 				   passed */
+#define BRK_LLM_CONFIG	0x10	/* with BRK_LLM_FAIL: a failure only a
+				   person can fix (the key, the model,
+				   the URL, the account's quota): the
+				   breaker opens now, whatever the
+				   count, for max_cooldown */
 /*
  * A granted half-open probe that has not reported (brk_record) or been
  * handed back (brk_giveback) this many seconds later is presumed dead,
@@ -208,9 +250,12 @@ int	 brk_check(const char *agent, const struct brk_conf *, time_t now,
  * refused the wake): the breaker stays half-open, a later caller may probe. */
 int	 brk_giveback(const char *agent, time_t now, char *err);
 /* Feed an outcome (flags above) with a human reason (may be NULL);
- * transitions are appended to `events'. */
+ * with BRK_LLM_FAIL, a hold later than now keeps the breaker open at
+ * least until then (a provider's Retry-After), opening it now if need
+ * be (0: none); transitions are appended to `events'. */
 int	 brk_record(const char *agent, const struct brk_conf *, time_t now,
-	    int flags, const char *reason, json_t *events, char *err);
+	    int flags, time_t hold, const char *reason, json_t *events,
+	    char *err);
 int	 brk_peek(const char *agent, const struct brk_conf *, time_t now,
 	    struct brk_view *, char *err);	/* no change */
 int	 brk_reset(const char *agent, json_t *events, char *err);
@@ -350,9 +395,14 @@ struct http_resp {
 	long	 status;
 	char	*body;
 	size_t	 len;
+	char	 retry_after[64];	/* the header's value, or "" */
 };
 
+/* A Retry-After is honoured for a day at most. */
+#define HTTP_HOLDMAX	86400
+
 int	 http_post(const struct http_req *, struct http_resp *, char *);
+int	 http_retry_after(const char *, time_t, time_t *);
 
 /* llm.c: the model endpoint */
 struct llm_conf {
@@ -362,8 +412,18 @@ struct llm_conf {
 	char	 key_env[128];
 	long long timeout;
 	long long max_tokens;
+	long long budget;		/* llm.context_budget, tokens */
+	const char *soul;		/* the soul's path, for messages */
 	const json_t *command;		/* command provider: the soul's argv */
 	char	 dir[4096];		/* where the command runs */
+};
+
+/* what a failure asks of a person (llm_reply.fail) */
+enum {
+	LLM_TEMP = 1,	/* nothing: it may pass (5xx, 429, timeout...) */
+	LLM_CONFIG,	/* fix the key, the model or the URL (401, 403,
+			   404, a 400 that names no such model) */
+	LLM_QUOTA	/* add credit: the account's quota is used up */
 };
 
 struct llm_reply {
@@ -371,15 +431,22 @@ struct llm_reply {
 	json_t	*tool_calls;		/* OpenAI form, or NULL */
 	long long prompt_tokens;
 	long long completion_tokens;
+	int	 fail;			/* failed: LLM_*; else 0 */
+	time_t	 hold;			/* failed: Retry-After, or 0 */
 };
 
 int	 llm_conf(const struct soul *, struct llm_conf *, char *);
 json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
 	    const char *);
 json_t	*llm_dry(const struct llm_conf *, json_t *);
-int	 llm_send(const struct llm_conf *, json_t *, struct llm_reply *,
-	    char *);
+int	 llm_send(const struct llm_conf *, json_t *, time_t,
+	    struct llm_reply *, char *);
 void	 llm_reply_free(struct llm_reply *);
+int	 llm_key_warning(const struct llm_conf *, char *, size_t);
+/* the bytes of a message in a request; msgs as sent within a budget of
+ * tokens: system before h0, history [h0, h1), the wake's prompt at h1 */
+size_t	 llm_cost(const json_t *);
+json_t	*llm_fit(const json_t *, size_t, size_t, long long);
 
 /*
  * adapt.c: the adaptive schedule, an activity estimator kept in
@@ -465,7 +532,7 @@ void	 gate_free(struct gate *);
  * command provider's program: no shell, input on stdin, their own
  * process group killed at the timeout or when they exit, output capped.
  */
-#define TOOL_MAXOUT	(64 * 1024)	/* a tool's output read back */
+#define TOOL_MAXOUT	(32 * 1024)	/* a tool's output read back */
 
 struct tool_proc {
 	char	*const *argv;

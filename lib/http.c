@@ -2,12 +2,16 @@
  * http.c - one HTTP POST through libcurl, loaded with dlopen(3) only
  * when a request is really sent: a wake skipped by a gate never pays
  * for libcurl (about 4 ms of start-up here).  TLS verification stays
- * on; every request has a timeout and a cap on the reply size.
+ * on; every request has a timeout and a cap on the reply size.  Of
+ * the reply's headers only Retry-After is kept (http_retry_after reads
+ * it); a transport failure names the URL it tried.
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -90,16 +94,35 @@ sink_write(char *p, size_t size, size_t n, void *arg)
 	return add;
 }
 
+/* A header line of the reply: keep Retry-After's value. */
+static size_t
+header_line(char *p, size_t size, size_t n, void *arg)
+{
+	static const char name[] = "retry-after:";
+	struct http_resp *rs = arg;
+	size_t len = size * n, k = sizeof name - 1;
+
+	if (len > k && strncasecmp(p, name, k) == 0) {
+		while (k < len && (p[k] == ' ' || p[k] == '\t'))
+			k++;
+		snprintf(rs->retry_after, sizeof rs->retry_after, "%.*s",
+		    (int)strcspn(p + k, "\r\n"), p + k);
+	}
+	return len;
+}
+
 static void
 transport_err(CURLcode rc, const struct http_req *rq, const struct sink *s,
     char *err)
 {
 	if (s->toobig)
-		errf(err, "reply larger than %zu bytes, cut off", s->max);
+		errf(err, "%s: reply larger than %zu bytes, cut off", rq->url,
+		    s->max);
 	else if (rc == CURLE_OPERATION_TIMEDOUT)
-		errf(err, "no complete reply within %lds", rq->timeout);
+		errf(err, "%s: no complete reply within %lds", rq->url,
+		    rq->timeout);
 	else
-		errf(err, "%s", cu.strerror(rc));
+		errf(err, "%s: %s", rq->url, cu.strerror(rc));
 }
 
 /*
@@ -136,6 +159,8 @@ http_post(const struct http_req *rq, struct http_resp *rs, char *err)
 	    rq->timeout : 10L);
 	cu.setopt(c, CURLOPT_WRITEFUNCTION, sink_write);
 	cu.setopt(c, CURLOPT_WRITEDATA, &s);
+	cu.setopt(c, CURLOPT_HEADERFUNCTION, header_line);
+	cu.setopt(c, CURLOPT_HEADERDATA, rs);
 	cu.setopt(c, CURLOPT_USERAGENT, "heart-wake/1");
 	rc = cu.perform(c);
 	if (rc == CURLE_OK) {
@@ -149,4 +174,38 @@ http_post(const struct http_req *rq, struct http_resp *rs, char *err)
 	cu.cleanup(c);
 	cu.slist_free_all(h);
 	return rc == CURLE_OK ? 0 : -1;
+}
+
+/*
+ * A Retry-After value (RFC 9110: seconds, or an HTTP date in any of its
+ * three forms) as the time it names, at most HTTP_HOLDMAX after now.
+ * Returns -1 for a value that is neither.
+ */
+int
+http_retry_after(const char *v, time_t now, time_t *until)
+{
+	static const char *fmt[] = { "%a, %d %b %Y %H:%M:%S GMT",
+	    "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y", NULL };
+	const char *end;
+	long long secs;
+	struct tm tm;
+	time_t t;
+	int i;
+
+	*until = 0;
+	if (v == NULL)
+		return -1;
+	if (num_parse(v, 0, (long long)1 << 40, &secs) == 0) {
+		*until = now + (secs < HTTP_HOLDMAX ? secs : HTTP_HOLDMAX);
+		return 0;
+	}
+	for (i = 0; fmt[i] != NULL; i++) {
+		memset(&tm, 0, sizeof tm);
+		if ((end = strptime(v, fmt[i], &tm)) == NULL || *end != '\0')
+			continue;
+		t = timegm(&tm);
+		*until = t - now > HTTP_HOLDMAX ? now + HTTP_HOLDMAX : t;
+		return 0;
+	}
+	return -1;
 }

@@ -8,15 +8,21 @@
  * Completions form inside heart; a provider translates at the edge.
  * The API key is read from the environment when the request is built
  * and lives only in memory: never in argv, output, state or an error
- * message.  libcurl is loaded only by the HTTP providers' send.
+ * message (llm_conf registers it with secret_add, and a reply's text
+ * and every message are scrubbed of it).  libcurl is loaded only by
+ * the HTTP providers' send.
+ *
+ * A failure is classified by what a person must do (llm_send): the
+ * key, the model or the URL is wrong (LLM_CONFIG), the account's
+ * quota is used up (LLM_QUOTA), or it may pass by itself (LLM_TEMP),
+ * with the time the provider asked to be left alone until, if it did.
+ * The context a request carries is bounded by llm_fit.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "heart.h"
-
-#define LLM_MAXREPLY	(4 * 1024 * 1024)
 
 struct provider {
 	const char *name;
@@ -331,6 +337,19 @@ command_conf(const struct soul *s, struct llm_conf *c, char *err)
 	return 0;
 }
 
+/* The keys heart knows of, its soul's and every provider's, are
+ * secrets: a command provider or a tool may still print one. */
+static void
+keys_known(const struct llm_conf *c)
+{
+	size_t i;
+
+	secret_add(getenv(c->key_env));
+	for (i = 0; i < sizeof providers / sizeof providers[0]; i++)
+		if (providers[i].key_env[0] != '\0')
+			secret_add(getenv(providers[i].key_env));
+}
+
 /* Fill c from the soul's llm: block, then HEART_LLM_*, then defaults. */
 int
 llm_conf(const struct soul *s, struct llm_conf *c, char *err)
@@ -353,6 +372,9 @@ llm_conf(const struct soul *s, struct llm_conf *c, char *err)
 	    pick(s->llm_api_key_env, NULL, p->key_env));
 	c->timeout = s->llm_timeout;
 	c->max_tokens = s->llm_max_tokens;
+	c->budget = s->llm_context_budget;
+	c->soul = s->path;
+	keys_known(c);
 	if (p->url == NULL)
 		return command_conf(s, c, err);
 	snprintf(c->base_url, sizeof c->base_url, "%s",
@@ -407,21 +429,122 @@ llm_dry(const struct llm_conf *c, json_t *body)
 	    "headers", hs, "body", body);
 }
 
-/* The provider's error message from an error body, if it has one. */
-static void
-http_err(long status, const char *body, char *err)
-{
-	json_t *j = json_loads(body, 0, NULL), *e;
-	const char *m = NULL;
+/* What a provider's error body says: its message, type and code. */
+struct said {
+	const char *msg, *type, *code;
+};
 
-	e = json_object_get(j, "error");
+static const char *
+str(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static void
+said_read(const json_t *j, struct said *sd)
+{
+	const json_t *e = json_object_get(j, "error");
+
+	memset(sd, 0, sizeof *sd);
 	if (json_is_string(e))
-		m = json_string_value(e);
-	else if (json_is_string(json_object_get(e, "message")))
-		m = json_string_value(json_object_get(e, "message"));
-	errf(err, "model endpoint answered HTTP %ld%s%.200s", status,
-	    m ? ": " : "", m ? m : "");
+		sd->msg = json_string_value(e);
+	else if (json_is_object(e)) {
+		sd->msg = str(e, "message");
+		sd->type = str(e, "type");
+		sd->code = str(e, "code");
+	}
+	if (sd->msg == NULL)
+		sd->msg = str(j, "message") ? str(j, "message") :
+		    str(j, "detail");
+}
+
+static int
+is(const char *s, const char *word)
+{
+	return s != NULL && strcmp(s, word) == 0;
+}
+
+static int
+says(const char *s, const char *words)
+{
+	return s != NULL && strcasestr(s, words) != NULL;
+}
+
+/* The account's quota or credit is used up (OpenAI insufficient_quota,
+ * Anthropic billing_error or a credit balance too low, HTTP 402). */
+static int
+quota_gone(long status, const struct said *sd)
+{
+	return status == 402 || is(sd->code, "insufficient_quota") ||
+	    is(sd->type, "insufficient_quota") ||
+	    is(sd->type, "billing_error") ||
+	    says(sd->msg, "credit balance is too low");
+}
+
+/* A 400 that says the model does not exist (OpenAI, vLLM, LiteLLM,
+ * Ollama word it differently). */
+static int
+no_model(const struct said *sd)
+{
+	if (is(sd->code, "model_not_found") || is(sd->type,
+	    "not_found_error"))
+		return 1;
+	return says(sd->msg, "model") && (says(sd->msg, "does not exist") ||
+	    says(sd->msg, "not found") || says(sd->msg, "no such model") ||
+	    says(sd->msg, "unknown model") || says(sd->msg, "invalid model"));
+}
+
+/*
+ * The failure of an HTTP answer outside 2xx, by what a person must do,
+ * and the message that says it: the soul, the URL and the fix for a
+ * configuration error; the provider's own words last, cut short.
+ */
+static int
+http_fail(const struct llm_conf *c, const char *url, long status,
+    const char *body, char *err)
+{
+	const char *key = getenv(c->key_env);
+	json_t *j = json_loads(body, 0, NULL);
+	char said[200] = "";
+	struct said sd;
+	int class = LLM_CONFIG;
+
+	said_read(j, &sd);
+	if (sd.msg != NULL)
+		snprintf(said, sizeof said, "; the provider said: %.160s",
+		    sd.msg);
+	if (quota_gone(status, &sd)) {
+		errf(err, "%s: %s answered HTTP %ld: the account's quota or "
+		    "credit is used up: add credit or raise the limit with "
+		    "the provider%s", c->soul, url, status, said);
+		class = LLM_QUOTA;
+	} else if (status == 401 && (key == NULL || *key == '\0'))
+		errf(err, "%s: %s answered HTTP 401: no API key was sent: "
+		    "set %s in the environment heart-wake runs in (cron and "
+		    "systemd do not read a login shell's profile)%s", c->soul,
+		    url, c->key_env, said);
+	else if (status == 401)
+		errf(err, "%s: %s answered HTTP 401: the API key was refused: "
+		    "set %s in the environment heart-wake runs in to a valid "
+		    "key%s", c->soul, url, c->key_env, said);
+	else if (status == 403)
+		errf(err, "%s: %s answered HTTP 403: the API key may not use "
+		    "this model or endpoint: check the key's permissions and "
+		    "llm.model (%s)%s", c->soul, url, c->model, said);
+	else if (status == 404)
+		errf(err, "%s: %s answered HTTP 404: no such model or URL: "
+		    "check llm.model (%s) and llm.base_url%s", c->soul, url,
+		    c->model, said);
+	else if (status == 400 && no_model(&sd))
+		errf(err, "%s: %s answered HTTP 400: no such model: check "
+		    "llm.model (%s)%s", c->soul, url, c->model, said);
+	else {
+		errf(err, "model endpoint answered HTTP %ld%s%.200s", status,
+		    sd.msg ? ": " : "", sd.msg ? sd.msg : "");
+		class = LLM_TEMP;
+	}
 	json_decref(j);
+	return class;
 }
 
 static int
@@ -443,7 +566,7 @@ parse_reply(const struct provider *p, const char *buf, size_t len,
 
 static int
 http_send(const struct llm_conf *c, const struct provider *p,
-    const char *body, struct llm_reply *r, char *err)
+    const char *body, time_t now, struct llm_reply *r, char *err)
 {
 	char h[8][512], url[1100];
 	const char *hv[10];
@@ -462,11 +585,15 @@ http_send(const struct llm_conf *c, const struct provider *p,
 	rq.headers = hv;
 	rq.body = body;
 	rq.timeout = (long)c->timeout;
-	rq.maxbytes = LLM_MAXREPLY;
+	rq.maxbytes = HEART_REPLYMAX;
+	r->fail = LLM_TEMP;
 	if (http_post(&rq, &rs, err) == 0) {
-		if (rs.status < 200 || rs.status > 299)
-			http_err(rs.status, rs.body, err);
-		else
+		if (rs.status < 200 || rs.status > 299) {
+			r->fail = http_fail(c, url, rs.status, rs.body, err);
+			if (http_retry_after(rs.retry_after, now, &r->hold) ==
+			    -1 || r->hold <= now)
+				r->hold = 0;
+		} else
 			rc = parse_reply(p, rs.body, rs.len, r, err);
 		free(rs.body);
 	}
@@ -495,13 +622,14 @@ command_send(const struct llm_conf *c, const struct provider *p,
 	tp.in = body;
 	tp.inlen = strlen(body);
 	tp.timeout = c->timeout;
-	tp.maxout = LLM_MAXREPLY;
+	tp.maxout = HEART_REPLYMAX;
+	r->fail = LLM_TEMP;
 	if (tool_exec(&tp, &o, e2) == -1)
 		errf(err, "llm.command: %s", e2);
 	else if (tool_status("llm.command", &tp, &o, err) == 0) {
 		if (o.cut)
 			errf(err, "llm.command: reply larger than %d bytes, "
-			    "cut off", LLM_MAXREPLY);
+			    "cut off", HEART_REPLYMAX);
 		else
 			rc = parse_reply(p, o.out, o.len, r, err);
 	}
@@ -510,21 +638,32 @@ command_send(const struct llm_conf *c, const struct provider *p,
 	return rc;
 }
 
-/* Send body; on success fill r (free with llm_reply_free). */
+/*
+ * Send body; on success fill r (free with llm_reply_free): its text is
+ * scrubbed of secrets.  On failure (-1, why in err), r->fail is the
+ * class of the failure, and r->hold the time the provider asked not to
+ * be asked again before (Retry-After), or 0.
+ */
 int
-llm_send(const struct llm_conf *c, json_t *body, struct llm_reply *r,
-    char *err)
+llm_send(const struct llm_conf *c, json_t *body, time_t now,
+    struct llm_reply *r, char *err)
 {
 	const struct provider *p = provider_find(c->provider);
-	char *text = json_dumps(body, JSON_COMPACT);
+	char *text = json_dumps(body, JSON_COMPACT), *clean;
 	int rc;
 
 	memset(r, 0, sizeof *r);
 	if (c->command != NULL)
 		rc = command_send(c, p, text, r, err);
 	else
-		rc = http_send(c, p, text, r, err);
+		rc = http_send(c, p, text, now, r, err);
 	free(text);
+	if (rc == 0) {
+		r->fail = 0;
+		clean = secret_dup(r->text);
+		free(r->text);
+		r->text = clean;
+	}
 	return rc;
 }
 
@@ -534,4 +673,202 @@ llm_reply_free(struct llm_reply *r)
 	free(r->text);
 	json_decref(r->tool_calls);
 	memset(r, 0, sizeof *r);
+}
+
+/* Is the URL's host this machine (localhost, 127.0.0.0/8, ::1)? */
+static int
+loopback(const char *url)
+{
+	const char *h = strstr(url, "://"), *at, *end;
+	char host[256];
+	size_t n;
+
+	h = h != NULL ? h + 3 : url;
+	n = strcspn(h, "/?#");
+	if ((at = memchr(h, '@', n)) != NULL) {
+		n -= (size_t)(at + 1 - h);
+		h = at + 1;
+	}
+	if (*h == '[')
+		end = memchr(h, ']', n), h++;
+	else
+		end = memchr(h, ':', n);
+	if (end == NULL)
+		end = h + strcspn(h, "/?#");
+	snprintf(host, sizeof host, "%.*s", (int)(end - h), h);
+	n = strlen(host);
+	return strcasecmp(host, "localhost") == 0 || (n > 10 &&
+	    strcasecmp(host + n - 10, ".localhost") == 0) ||
+	    strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
+}
+
+/*
+ * The usual cron mistake, seen before a request goes: an endpoint on
+ * another host and no key in the environment.  Writes a warning into
+ * buf (of size n) and returns 1, once per process for each key
+ * variable; 0 when there is nothing to say.
+ */
+int
+llm_key_warning(const struct llm_conf *c, char *buf, size_t n)
+{
+	static char warned[8][128];
+	const char *key = getenv(c->key_env);
+	size_t i;
+
+	if (c->command != NULL || c->key_env[0] == '\0' || (key != NULL &&
+	    *key != '\0') || loopback(c->base_url))
+		return 0;
+	for (i = 0; i < 8 && warned[i][0] != '\0'; i++)
+		if (strcmp(warned[i], c->key_env) == 0)
+			return 0;
+	if (i < 8)
+		snprintf(warned[i], sizeof warned[i], "%s", c->key_env);
+	snprintf(buf, n, "no API key: %s is not set in the environment "
+	    "heart-wake runs in, and %s is not on this host, so the request "
+	    "will likely be refused (HTTP 401); set it where heart-wake runs "
+	    "(cron and systemd do not read a login shell's profile), to any "
+	    "value if the server needs no key", c->key_env, c->base_url);
+	return 1;
+}
+
+/*
+ * The context budget.  A message costs the bytes of its JSON; a token
+ * is estimated at 4 bytes.  The system messages (before h0) and the
+ * wake's prompt (at h1) are sent whole; the history [h0, h1) and the
+ * wake's own messages after h1 share the rest: a history message
+ * larger than half of it is first shortened to that half, then the
+ * oldest history messages are dropped (a tool result never without its
+ * call), then the largest messages left are shortened until all fits.
+ * A shortened message keeps its head and says so.
+ */
+#define FIT_FLOOR	512	/* bytes a shortened message keeps */
+
+struct fit {
+	json_t	*m;
+	size_t	 cost;
+	int	 gone;		/* dropped */
+	int	 floor;	/* cut as short as it goes */
+};
+
+size_t
+llm_cost(const json_t *m)
+{
+	return json_dumpb(m, NULL, 0, JSON_COMPACT);
+}
+
+static const char *
+role(const json_t *m)
+{
+	const char *r = str(m, "role");
+
+	return r != NULL ? r : "";
+}
+
+/* f's message with its content cut to cost at most target bytes (or
+ * as near as its other fields let it); 0 when nothing could be cut. */
+static int
+cut(struct fit *f, size_t target)
+{
+	const char *text = str(f->m, "content");
+	size_t len, keep, c;
+	json_t *m;
+	char *t;
+
+	if (text == NULL || f->cost <= target)
+		return 0;
+	len = strlen(text);
+	keep = len;
+	m = json_copy(f->m);
+	for (c = f->cost; c > target && keep > 0;) {
+		keep = c - target < keep ? keep - (c - target) : 0;
+		while (keep > 0 && (text[keep] & 0xc0) == 0x80)
+			keep--;		/* a whole UTF-8 character */
+		if (asprintf(&t, "%.*s\n[heart: cut from %zu to %zu bytes to "
+		    "fit llm.context_budget; the history keeps it whole]",
+		    (int)keep, text, len, keep) == -1)
+			abort();
+		json_object_set_new(m, "content", json_string(t));
+		free(t);
+		c = llm_cost(m);
+	}
+	if (c >= f->cost) {		/* nothing left to cut */
+		json_decref(m);
+		return 0;
+	}
+	json_decref(f->m);
+	f->m = m;
+	f->cost = c;
+	return 1;
+}
+
+/* What the messages that share the room cost. */
+static size_t
+movable(const struct fit *f, size_t n, size_t h0, size_t h1)
+{
+	size_t i, sum = 0;
+
+	for (i = h0; i < n; i++)
+		if (i != h1 && !f[i].gone)
+			sum += f[i].cost;
+	return sum;
+}
+
+/* The largest message after h0 that may still be shortened, or n. */
+static size_t
+largest(const struct fit *f, size_t n, size_t h0, size_t h1)
+{
+	size_t i, best = n;
+
+	for (i = h0; i < n; i++)
+		if (i != h1 && !f[i].gone && !f[i].floor &&
+		    str(f[i].m, "content") != NULL && (best == n ||
+		    f[i].cost > f[best].cost))
+			best = i;
+	return best;
+}
+
+/*
+ * msgs as sent within a budget of tokens: a new array (its messages
+ * shared with msgs, but for the shortened ones).
+ */
+json_t *
+llm_fit(const json_t *msgs, size_t h0, size_t h1, long long budget)
+{
+	size_t n = json_array_size(msgs), i, fixed = 0, room, half, b;
+	struct fit *f = xcalloc(n, sizeof *f);
+	json_t *out = json_array();
+
+	for (i = 0; i < n; i++) {
+		f[i].m = json_incref(json_array_get(msgs, i));
+		f[i].cost = llm_cost(f[i].m);
+		if (i < h0 || i == h1)
+			fixed += f[i].cost;
+	}
+	b = (size_t)budget * 4;
+	room = b > fixed ? b - fixed : 0;
+	half = room / 2 > FIT_FLOOR ? room / 2 : FIT_FLOOR;
+	for (i = h0; i < h1 && i < n; i++)
+		cut(&f[i], half);
+	for (i = h0; i < h1 && movable(f, n, h0, h1) > room; i++) {
+		f[i].gone = 1;
+		while (i + 1 < h1 && strcmp(role(f[i + 1].m), "tool") == 0)
+			f[++i].gone = 1;
+	}
+	while ((b = movable(f, n, h0, h1)) > room &&
+	    (i = largest(f, n, h0, h1)) < n) {
+		half = b - room < f[i].cost ? f[i].cost - (b - room) : 0;
+		if (half <= FIT_FLOOR) {
+			half = FIT_FLOOR;
+			f[i].floor = 1;
+		}
+		if (!cut(&f[i], half))
+			f[i].floor = 1;
+	}
+	for (i = 0; i < n; i++) {
+		if (!f[i].gone)
+			json_array_append(out, f[i].m);
+		json_decref(f[i].m);
+	}
+	free(f);
+	return out;
 }

@@ -143,6 +143,7 @@ mqtt_password(const char *file, char **out, char *err)
 	if (file == NULL) {
 		if ((e = getenv("HEART_MQTT_PASSWORD")) != NULL && *e != '\0')
 			*out = xstrdup(e);
+		secret_add(*out);
 		return 0;
 	}
 	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
@@ -165,6 +166,7 @@ mqtt_password(const char *file, char **out, char *err)
 	buf[n] = '\0';
 	buf[strcspn(buf, "\r\n")] = '\0';
 	*out = xstrdup(buf);
+	secret_add(*out);
 	explicit_bzero(buf, sizeof buf);
 	return 0;
 }
@@ -182,31 +184,29 @@ mqtt_backoff(int fails, long long max, unsigned *seed)
 	return d / 2 + (long long)(rand_r(seed) % (unsigned)(d / 2 + 1));
 }
 
+/* Why the connection failed, as errf writes it (no secret, one line). */
 static void
 set_why(struct mqtt *q, int rc, int err_no)
 {
 	if (rc == MOSQ_ERR_ERRNO)
-		snprintf(q->why, sizeof q->why, "%s", strerror(err_no));
+		errf(q->why, "%s", strerror(err_no));
 	else if (rc == MOSQ_ERR_EAI)
-		snprintf(q->why, sizeof q->why, "cannot resolve %s",
-		    q->url.host);
+		errf(q->why, "cannot resolve %s", q->url.host);
 	else if (q->dropped == MQTT_RC_SESSION_TAKEN_OVER)
-		snprintf(q->why, sizeof q->why, "another client took over "
-		    "the client id %s (give each process its own "
-		    "--client-id)", q->client_id);
+		errf(q->why, "another client took over the client id %s "
+		    "(give each process its own --client-id)", q->client_id);
 	else if (rc == MOSQ_ERR_KEEPALIVE)
-		snprintf(q->why, sizeof q->why, "the broker did not answer "
-		    "within the keepalive (%ds)", q->keepalive);
+		errf(q->why, "the broker did not answer within the keepalive "
+		    "(%ds)", q->keepalive);
 	else if (rc == MOSQ_ERR_CONN_LOST && q->up)
-		snprintf(q->why, sizeof q->why, "the broker closed it (it is "
-		    "going down, or another client took the client id %s)",
-		    q->client_id);
+		errf(q->why, "the broker closed it (it is going down, or "
+		    "another client took the client id %s)", q->client_id);
 	else if (q->refused > 0)
-		snprintf(q->why, sizeof q->why, "refused: %s", q->v5 ?
+		errf(q->why, "refused: %s", q->v5 ?
 		    mosquitto_reason_string(q->refused) :
 		    mosquitto_connack_string(q->refused));
 	else
-		snprintf(q->why, sizeof q->why, "%s", mosquitto_strerror(rc));
+		errf(q->why, "%s", mosquitto_strerror(rc));
 }
 
 /* The connection is gone (or never came): plan the next attempt. */

@@ -98,7 +98,8 @@ static const char brk_lua[] =
 "local maxc, lease = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
 "local pid, host, ttl = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9])\n"
 "local flags, why = tonumber(ARGV[10]), ARGV[11]\n"
-"local band, FAILS = bit.band, 10\n"
+"local hold = tonumber(ARGV[12])\n"
+"local band, FAILS, CONFIG = bit.band, 10, 16\n"
 "local F = {'state', 'llm_fails', 'tool_fails', 'cooldown_s', 'base_s',\n"
 "  'until', 'probe_at', 'probe_pid', 'probe_host', 'trigger', 'reason'}\n"
 "local v = redis.call('HMGET', KEYS[1], unpack(F))\n"
@@ -172,30 +173,50 @@ static const char brk_lua[] =
 "  if band(flags, FAILS) ~= 0 then b.reason = why end\n"
 "  return l ~= b.llm_fails or t ~= b.tool_fails\n"
 "end\n"
-"local function open_now(trig)\n"
+"local function lengthen(t)\n"
+"  if t <= b['until'] then return false end\n"
+"  b['until'] = t\n"
+"  if b.cooldown_s < t - now then b.cooldown_s = t - now end\n"
+"  return true\n"
+"end\n"
+"local function next_cooldown()\n"
+"  local cd\n"
+"  if band(flags, CONFIG) ~= 0 then return maxc end\n"
+"  if b.state == 'closed' or b.cooldown_s <= 0 then cd = base\n"
+"  elseif b.cooldown_s > math.floor(maxc / 2) then cd = maxc\n"
+"  else cd = b.cooldown_s * 2 end\n"
+"  if cd < base then cd = base end\n"
+"  return cd\n"
+"end\n"
+"local function open_now(trig, cd)\n"
 "  local from = b.state\n"
-"  if b.state == 'closed' or b.cooldown_s <= 0 then b.cooldown_s = base\n"
-"  elseif b.cooldown_s > math.floor(maxc / 2) then b.cooldown_s = maxc\n"
-"  else b.cooldown_s = b.cooldown_s * 2 end\n"
-"  if b.cooldown_s < base then b.cooldown_s = base end\n"
-"  b.state, b['until'], b.trigger = 'open', now + b.cooldown_s, trig\n"
+"  b.state, b.cooldown_s, b['until'], b.trigger = 'open', cd, now + cd, trig\n"
+"  lengthen(hold)\n"
 "  noprobe()\n"
 "  ev[#ev + 1] = 'open/' .. from\n"
 "end\n"
 "local function apply()\n"
 "  local ch = count()\n"
 "  local trig = 'tool'\n"
+"  local cd = next_cooldown()\n"
 "  if band(flags, 2) ~= 0 then trig = 'llm' end\n"
 "  if b.state == 'half_open' then\n"
-"    if band(flags, FAILS) ~= 0 then open_now(trig) return true end\n"
+"    if band(flags, FAILS) ~= 0 then open_now(trig, cd) return true end\n"
 "    b.state, b.llm_fails, b.tool_fails = 'closed', 0, 0\n"
 "    b.cooldown_s, b['until'], b.trigger = base, 0, ''\n"
 "    noprobe()\n"
 "    ev[#ev + 1] = 'closed/probe'\n"
 "    return true\n"
 "  elseif b.state == 'closed' then\n"
-"    if b.llm_fails >= thr then open_now('llm')\n"
-"    elseif b.tool_fails >= thr then open_now('tool') end\n"
+"    if band(flags, CONFIG) ~= 0 or b.llm_fails >= thr then\n"
+"      open_now('llm', cd)\n"
+"    elseif b.tool_fails >= thr then open_now('tool', cd)\n"
+"    elseif hold > now then open_now('llm', 0) end\n"
+"  elseif b.state == 'open' then\n"
+"    if band(flags, CONFIG) ~= 0 and lengthen(now + maxc) then\n"
+"      ch = true\n"
+"    end\n"
+"    if lengthen(hold) then ch = true end\n"
 "  end\n"
 "  return ch or band(flags, FAILS) ~= 0\n"
 "end\n"
@@ -767,7 +788,8 @@ brk_reply(const redisReply *r, struct brk_out *o, char *err)
 	    rstr(r->element[9]));
 	snprintf(o->b.trigger, sizeof o->b.trigger, "%s",
 	    rstr(r->element[10]));
-	snprintf(o->b.reason, sizeof o->b.reason, "%s", rstr(r->element[11]));
+	text_line(o->b.reason, sizeof o->b.reason, rstr(r->element[11]),
+	    strlen(rstr(r->element[11])));
 	o->b.exists = ex == 1;
 	o->probe = probe == 1;
 	for (i = 0; i < ev->elements && i < STORE_MAXEV; i++)
@@ -781,8 +803,7 @@ bad:
 
 static int
 rbrk(const char *agent, enum brk_op op, const struct brk_conf *c,
-    time_t now, int flags, const char *reason, struct brk_out *o,
-    char *err)
+    time_t now, const struct brk_rec *rec, struct brk_out *o, char *err)
 {
 	static const char *names[] = { "check", "giveback", "record", "peek",
 	    "reset" };
@@ -805,8 +826,9 @@ rbrk(const char *agent, enum brk_op op, const struct brk_conf *c,
 	anum(&a, (long long)getpid());
 	aput(&a, rs.me);
 	anum(&a, KEEP);
-	anum(&a, flags);
-	aput(&a, reason != NULL ? reason : "");
+	anum(&a, rec->flags);
+	aput(&a, rec->reason != NULL ? rec->reason : "");
+	anum(&a, (long long)rec->hold);
 	if ((r = eval(S_BRK, 1, &a, key, err)) == NULL)
 		return -1;
 	rc = brk_reply(r, o, err);
@@ -1182,6 +1204,7 @@ rds_open(const char *flag, char *err)
 		errf(err, "%s: %s", what, why);
 		return bad;
 	}
+	secret_add(getenv("HEART_REDIS_PASSWORD"));
 	for (i = 0; i < NSCRIPTS; i++)
 		sha1_hex(scripts[i].text, strlen(scripts[i].text),
 		    scripts[i].sha);

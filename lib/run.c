@@ -197,9 +197,13 @@ context_msg(json_t *m)
 	return o;
 }
 
-/* system, the last history.keep messages, then the new user message */
+/*
+ * system, the last history.keep messages, then the new user message;
+ * *h0 and *h1 are where the history begins and ends (llm_fit)
+ */
 static json_t *
-request_messages(struct wake *k, json_t *user, char *err)
+request_messages(struct wake *k, json_t *user, size_t *h0, size_t *h1,
+    char *err)
 {
 	json_t *msgs = json_array(), *hist = NULL, *m;
 	size_t i;
@@ -222,6 +226,8 @@ request_messages(struct wake *k, json_t *user, char *err)
 		json_array_append_new(msgs, context_msg(m));
 	}
 	json_decref(hist);
+	*h0 = k->s->system != NULL;
+	*h1 = json_array_size(msgs);
 	json_array_append(msgs, user);
 	return msgs;
 }
@@ -311,6 +317,11 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 /* The conversation of one wake with the model and its tools. */
 struct talk {
 	json_t	*msgs;		/* the request's messages, growing */
+	size_t	 h0, h1;	/* the history in msgs: [h0, h1) */
+	size_t	 bytes;		/* of the result's messages */
+	int	 overflow;	/* they would pass WAKE_MSGMAX */
+	int	 fail;		/* the model's failure: LLM_* */
+	time_t	 hold;		/* and how long it asks to be let be */
 	json_t	*offer;		/* the tools offered, or NULL */
 	const char *force;	/* the tool the next reply must call */
 	const char *hide;	/* the key's variable, kept from tools */
@@ -364,7 +375,7 @@ talk_begin(struct wake *k, struct talk *t, char *err)
 	text = prompt_text(k, t->c);
 	user = json_pack("{s:s,s:s}", "role", "user", "content", text);
 	free(text);
-	t->msgs = request_messages(k, user, err);
+	t->msgs = request_messages(k, user, &t->h0, &t->h1, err);
 	json_decref(user);
 	if (t->msgs == NULL)
 		return -1;
@@ -373,11 +384,19 @@ talk_begin(struct wake *k, struct talk *t, char *err)
 	return 0;
 }
 
-/* m to the request and to the result's messages. */
+/* m to the request and to the result's messages, while they stay
+ * under WAKE_MSGMAX: past it the wake ends (call_model). */
 static void
 say(struct wake *k, struct talk *t, json_t *m)
 {
-	json_array_append(json_object_get(k->res, "messages"), m);
+	size_t c = llm_cost(m);
+
+	if (t->bytes + c > WAKE_MSGMAX)
+		t->overflow = 1;
+	if (!t->overflow) {
+		json_array_append(json_object_get(k->res, "messages"), m);
+		t->bytes += c;
+	}
 	json_array_append_new(t->msgs, m);
 }
 
@@ -556,6 +575,8 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	int flags, rc = HX_OK;
 
 	flags = llmerr ? BRK_LLM_FAIL : BRK_LLM_OK;
+	if (llmerr && (t->fail == LLM_CONFIG || t->fail == LLM_QUOTA))
+		flags |= BRK_LLM_CONFIG;	/* a person must act */
 	if (t->capped || t->failed)
 		flags |= BRK_TOOL_FAIL;
 	else if (t->calls > 0)
@@ -583,15 +604,15 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	if (why[0] != '\0') {
 		k->w.error_at = k->now;
 		snprintf(err, HEART_ERRLEN, "%s", why);
-		rc = HX_TEMPFAIL;
+		rc = llmerr && t->fail == LLM_CONFIG ? HX_CONFIG : HX_TEMPFAIL;
 	}
 	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
 	    llmerr ? "error" : status);
-	if (brk_record(k->s->name, &k->bc, k->now, flags, why[0] ? why :
-	    NULL, k->events, e2) == -1 || ((t->ptok > 0 || t->ctok > 0 ||
-	    !llmerr) && cap_record(k->s->name, k->s->timezone, k->now,
-	    !llmerr && strcmp(status, "idle") == 0, t->ptok, t->ctok,
-	    e2) == -1)) {
+	if (brk_record(k->s->name, &k->bc, k->now, flags, llmerr ? t->hold :
+	    0, why[0] ? why : NULL, k->events, e2) == -1 || ((t->ptok > 0 ||
+	    t->ctok > 0 || !llmerr) && cap_record(k->s->name,
+	    k->s->timezone, k->now, !llmerr && strcmp(status, "idle") == 0,
+	    t->ptok, t->ctok, e2) == -1)) {
 		snprintf(err, HEART_ERRLEN, "%s", e2);
 		rc = HX_IOERR;
 	}
@@ -600,6 +621,33 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 		rc = HX_IOERR;
 	}
 	return rc;
+}
+
+/* The next request's body: the conversation within the budget. */
+static json_t *
+request(const struct llm_conf *lc, const struct talk *t)
+{
+	json_t *ctx, *body;
+
+	ctx = llm_fit(t->msgs, t->h0, t->h1, lc->budget);
+	body = llm_body(lc, ctx, t->offer, t->force);
+	json_decref(ctx);
+	return body;
+}
+
+/* Before the first request: a warning of a missing key, if any. */
+static void
+warn_key(struct wake *k, const struct llm_conf *lc)
+{
+	const char *had = json_string_value(json_object_get(k->res,
+	    "warning"));
+	char w[1024], both[2048];
+
+	if (!llm_key_warning(lc, w, sizeof w))
+		return;
+	snprintf(both, sizeof both, "%s%s%s", had ? had : "", had ? "; " :
+	    "", w);
+	json_object_set_new(k->res, "warning", json_string(both));
 }
 
 /*
@@ -619,18 +667,31 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 		return HX_IOERR;
 	}
 	t.hide = lc->key_env;
+	warn_key(k, lc);
+	t.bytes = llm_cost(json_array_get(t.msgs, t.h1));
 	json_array_append(json_object_get(k->res, "messages"),
-	    json_array_get(t.msgs, json_array_size(t.msgs) - 1));
+	    json_array_get(t.msgs, t.h1));
 	while (more) {
-		body = llm_body(lc, t.msgs, t.offer, t.force);
-		rc = llm_send(lc, body, &r, err);
+		body = request(lc, &t);
+		rc = llm_send(lc, body, k->now, &r, err);
 		json_decref(body);
-		if (rc == -1)
+		if (rc == -1) {
+			t.fail = r.fail;
+			t.hold = r.hold;
 			break;
+		}
 		t.ptok += r.prompt_tokens;
 		t.ctok += r.completion_tokens;
 		more = answer(k, &t, &r);
 		llm_reply_free(&r);
+		if (t.overflow) {
+			errf(err, "the wake's messages passed %d bytes, half "
+			    "the longest result line heart-ghost reads: the "
+			    "wake ends here", WAKE_MSGMAX);
+			t.fail = LLM_TEMP;
+			more = 1;
+			break;
+		}
 	}
 	rc = settle(k, &t, more ? err : NULL, err);
 	json_decref(t.msgs);
@@ -649,7 +710,8 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 	brk_peek(k->s->name, &k->bc, k->now, &k->bv, err);
 	if (talk_begin(k, &t, err) == -1)
 		return HX_IOERR;
-	body = llm_body(lc, t.msgs, t.offer, t.force);
+	warn_key(k, lc);
+	body = request(lc, &t);
 	json_decref(t.msgs);
 	json_decref(t.offer);
 	json_object_set_new(k->res, "dry_run", json_true());

@@ -14,7 +14,6 @@
 #include "heart.h"
 #include "yj.h"
 
-#define SOUL_MAXSIZE	(1 << 20)
 #define DEF_INTERVAL	(30 * 60)	/* schedule.interval */
 
 struct sv {
@@ -500,7 +499,8 @@ static int
 load_llm(struct sv *v, const json_t *root)
 {
 	static const char *const known[] = { "provider", "base_url", "model",
-	    "api_key_env", "timeout", "max_tokens", "command", NULL };
+	    "api_key_env", "timeout", "max_tokens", "context_budget",
+	    "command", NULL };
 	struct soul *s = v->s;
 	json_t *m, *cmd;
 
@@ -515,8 +515,13 @@ load_llm(struct sv *v, const json_t *root)
 	    &s->llm_api_key_env) ||
 	    get_dur(v, m, "timeout", "llm.timeout", &s->llm_timeout) ||
 	    get_int(v, m, "max_tokens", "llm.max_tokens", 1,
-	    &s->llm_max_tokens))
+	    &s->llm_max_tokens) ||
+	    get_int(v, m, "context_budget", "llm.context_budget",
+	    HEART_BUDGET_MIN, &s->llm_context_budget))
 		return -1;
+	if (s->llm_context_budget > HEART_BUDGET_MAX)
+		return bad(v, m, "context_budget", "llm.context_budget",
+		    "must be at most 1000000 (tokens)");
 	if (s->llm_provider != NULL && strcmp(s->llm_provider, "openai") &&
 	    strcmp(s->llm_provider, "anthropic") &&
 	    strcmp(s->llm_provider, "command"))
@@ -644,9 +649,9 @@ read_file(const char *path, char **bufo, size_t *leno, char *err)
 		errf(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	buf = xcalloc(1, SOUL_MAXSIZE + 1);
-	n = fread(buf, 1, SOUL_MAXSIZE + 1, fp);
-	if (ferror(fp) || n > SOUL_MAXSIZE) {
+	buf = xcalloc(1, HEART_SOULMAX + 1);
+	n = fread(buf, 1, HEART_SOULMAX + 1, fp);
+	if (ferror(fp) || n > HEART_SOULMAX) {
 		errf(err, "%s: %s", path, ferror(fp) ? strerror(errno) :
 		    "larger than 1 MiB");
 		fclose(fp);
@@ -745,7 +750,7 @@ soul_new(const char *path)
 	s->daily_cap = s->pulse_interval = s->pulse_misses = -1;
 	s->brk_threshold = s->brk_cooldown = s->brk_max_cooldown = -1;
 	s->ghost_ack_max = s->history_keep = -1;
-	s->llm_timeout = s->llm_max_tokens = -1;
+	s->llm_timeout = s->llm_max_tokens = s->llm_context_budget = -1;
 	for (c = 0; c < CH_NCHAMBERS; c++) {
 		s->ch[c].every = s->ch[c].daily_cap = -1;
 		s->ch[c].seed_tool_cap = -1;
@@ -790,6 +795,7 @@ soul_defaults(struct soul *s)
 	DEF(s->history_keep, 8);
 	DEF(s->llm_timeout, 60);
 	DEF(s->llm_max_tokens, 1024);
+	DEF(s->llm_context_budget, HEART_BUDGET);
 	if (s->ghost_token == NULL)
 		s->ghost_token = xstrdup("[IDLE]");
 	if (s->ghost_also == NULL)
@@ -935,7 +941,7 @@ soul_json(const struct soul *s)
 	j = json_pack("{s:s,s:o,s:s,s:o,s:{s:I,s:I},"
 	    "s:{s:I,s:o,s:I,s:I,s:o,s:o},s:{s:I,s:o,s:I,s:o,s:o},"
 	    "s:{s:I,s:I,s:I},s:{s:s,s:O,s:s,s:I},s:I,"
-	    "s:{s:o,s:o,s:o,s:o,s:I,s:I},s:O}",
+	    "s:{s:o,s:o,s:o,s:o,s:I,s:I,s:I},s:O}",
 	    "name", s->name, "system", str_or_null(s->system),
 	    "timezone", s->timezone, "daily_cap", s->daily_cap < 0 ?
 	    json_null() : json_integer(s->daily_cap),
@@ -965,6 +971,7 @@ soul_json(const struct soul *s)
 	    "api_key_env", str_or_null(s->llm_api_key_env),
 	    "timeout", (json_int_t)s->llm_timeout,
 	    "max_tokens", (json_int_t)s->llm_max_tokens,
+	    "context_budget", (json_int_t)s->llm_context_budget,
 	    "tools", s->tools ? s->tools : json_null());
 	json_object_set_new(json_object_get(j, "schedule"), "adaptive",
 	    adapt_conf_json(&s->adapt));

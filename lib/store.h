@@ -42,6 +42,14 @@ struct cap_args {
 	long long ptok, ctok;		/* record */
 };
 
+/* An outcome for BRK_RECORD: flags, a time to stay open until (0:
+ * none) and the reason kept, already one line. */
+struct brk_rec {
+	int	 flags;
+	time_t	 hold;
+	const char *reason;
+};
+
 #define STORE_MAXEV	4
 /* What a server store did to a breaker: its state after, whether this
  * caller got the half-open probe, and the transitions, in order, as
@@ -59,11 +67,12 @@ struct store_ops {
 	int	(*cap)(const char *agent, enum cap_op, const struct cap_args *,
 		    const char *zone, time_t now, int *admitted,
 		    struct cap_view *v, char *err);
-	/* one transition of agent's breaker; c is normalized, reason is
-	 * the text to keep on a failure */
+	/* one transition of agent's breaker; c is normalized, rec the
+	 * outcome of a record (zero for the other ops) */
 	int	(*brk)(const char *agent, enum brk_op,
-		    const struct brk_conf *c, time_t now, int flags,
-		    const char *reason, struct brk_out *out, char *err);
+		    const struct brk_conf *c, time_t now,
+		    const struct brk_rec *rec, struct brk_out *out,
+		    char *err);
 	int	(*lock)(const char *dir, const char *name, int flags,
 		    char *err);
 	void	(*unlock)(int);

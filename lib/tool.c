@@ -11,7 +11,9 @@
  * cannot have been reused.  A SIGTERM, SIGINT or SIGHUP that comes
  * while a program runs kills its group first, and is then raised
  * again, to end the caller as it would have.  A tool never sees the
- * model's API key.
+ * model's API key.  What a program writes is outside text: its
+ * standard error reaches messages through errf, its output the model
+ * and the history through secret_dup.
  */
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
@@ -510,11 +512,12 @@ utf8_clean(const char *s, size_t len, size_t *outlen)
 	return o;
 }
 
-/* What the model reads back: the output, and a word if it was cut. */
+/* What the model reads back: the output, and a word if it was cut;
+ * never a secret of heart's (it is kept in the history). */
 static char *
 content(const char *head, const struct tool_out *o)
 {
-	char *clean, *text = NULL, note[64] = "";
+	char *clean, *text = NULL, *safe, note[64] = "";
 	size_t n;
 
 	if (o->cut)
@@ -525,7 +528,9 @@ content(const char *head, const struct tool_out *o)
 	    head && n ? "\n" : "", (int)n, clean, note) == -1)
 		abort();
 	free(clean);
-	return text;
+	safe = secret_dup(text);
+	free(text);
+	return safe;
 }
 
 static char *

@@ -1,8 +1,9 @@
 /*
  * util.c - small helpers every module uses: error messages into the
- * caller's buffer, checked number parsing, allocation that cannot
- * return NULL (a tool this small has nothing better to do than abort
- * when memory is gone).
+ * caller's buffer (scrubbed of secrets and made one printable line,
+ * since they quote text from outside), checked number parsing,
+ * allocation that cannot return NULL (a tool this small has nothing
+ * better to do than abort when memory is gone).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -22,6 +23,8 @@ errf(char *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, HEART_ERRLEN, fmt, ap);
 	va_end(ap);
+	secret_scrub(err, HEART_ERRLEN);
+	text_line(err, HEART_ERRLEN, err, strlen(err));
 }
 
 /* Parse a whole decimal integer in [lo, hi]; 0 on success. */

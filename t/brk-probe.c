@@ -6,6 +6,9 @@
  * does when the cap then refuses it), and it prints "probe given back";
  * with `hold', it prints what it got and then waits for a signal with
  * the probe in hand (a wake that hangs, to be killed by a test).
+ * brk-probe AGENT retry-after SECONDS records an LLM failure that asks
+ * the breaker to stay open that long, brk-probe AGENT config one a
+ * person must fix; each prints "recorded".
  * The store is $HEART_STORE's, as for the programs.
  * Exit 0 when allowed, 1 when refused, 74 on a state error (69: the
  * store is unreachable).
@@ -17,6 +20,26 @@
 
 #include "heart.h"
 
+static int
+record(const char *agent, const struct brk_conf *c, time_t now,
+    const char *how, const char *secs, char *err)
+{
+	long long n = 0;
+	int flags = BRK_LLM_FAIL;
+
+	if (strcmp(how, "config") == 0)
+		flags |= BRK_LLM_CONFIG;
+	else if (secs == NULL || num_parse(secs, 1, 86400, &n) == -1)
+		return HX_USAGE;
+	if (brk_record(agent, c, now, flags, n > 0 ? now + n : 0,
+	    "brk-probe", NULL, err) == -1) {
+		fprintf(stderr, "brk-probe: %s\n", err);
+		return store_code(HX_IOERR);
+	}
+	puts("recorded");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -25,13 +48,18 @@ main(int argc, char **argv)
 	int allowed, probe, r;
 	time_t now = time(NULL);
 
-	if (argc < 2 || argc > 3)
+	if (argc < 2 || argc > 4)
 		return HX_USAGE;
 	if ((r = rds_open(NULL, err)) != 0) {
 		fprintf(stderr, "brk-probe: %s\n", err);
 		return r;
 	}
 	brk_from_soul(NULL, &c);
+	if (argc > 2 && (strcmp(argv[2], "retry-after") == 0 ||
+	    strcmp(argv[2], "config") == 0))
+		return record(argv[1], &c, now, argv[2], argv[3], err);
+	if (argc > 3)
+		return HX_USAGE;
 	if (brk_check(argv[1], &c, now, &allowed, &probe, NULL, NULL,
 	    err) == -1) {
 		fprintf(stderr, "brk-probe: %s\n", err);

@@ -12,6 +12,7 @@ setup() {
 }
 
 teardown() {
+	llm_stop
 	heart_teardown
 }
 
@@ -106,6 +107,134 @@ until_of() {
 	run at "$T0" heart-breaker record other llm-fail
 	run at "$T0" heart-breaker record other llm-fail
 	assert_output ""
+}
+
+# wake SOUL [TIME]: heart-wake --force for SOUL at T0 (or TIME)
+wake() {
+	at "${2:-$T0}" heart-wake --soul "$1" --force
+}
+
+@test "401, 403, 404 and a 400 that names no such model are configuration errors: exit 78, the soul, the URL and the fix; the breaker opens at once for max_cooldown" {
+	llm_start
+	export OPENAI_API_KEY=sk-test-CONFIG-0123456789
+	s=$(soul scout 'llm: { timeout: 10s }')
+	url=$HEART_LLM_URL/chat/completions
+	for c in '401|{"status":401,"text":"Incorrect API key provided"}|the API key was refused: set OPENAI_API_KEY in the environment heart-wake runs in to a valid key; the provider said: Incorrect API key provided' \
+		'403|{"status":403,"text":"Project does not have access"}|the API key may not use this model or endpoint: check the key'"'"'s permissions and llm.model (double); the provider said: Project does not have access' \
+		'404|{"status":404,"text":"The model `double` does not exist","error_code":"model_not_found"}|no such model or URL: check llm.model (double) and llm.base_url; the provider said: The model `double` does not exist' \
+		'400|{"status":400,"text":"The model `double` does not exist."}|no such model: check llm.model (double); the provider said: The model `double` does not exist.'; do
+		IFS='|' read -r code reply fix <<< "$c"
+		heart-breaker reset scout > /dev/null
+		: > "$LLM_DIR/requests.jsonl"
+		llm_script "{\"replies\":[$reply]}"
+		run wake "$s"
+		assert_failure 78
+		assert_line --index 0 "heart-wake: scout: $s: $url answered HTTP $code: $fix"
+		echo "${lines[1]}" | jq -e '.status == "error" and .breaker == "open" and .breaker_events[0].event == "open" and .breaker_events[0].cooldown_s == 7200'
+		run jq -r '.state, .cooldown_s, .until, .llm_fails' "$(bfile scout)"
+		assert_output "$(printf 'open\n7200\n2026-11-21T14:00:00Z\n1')"
+		# no retry every wake: nothing is sent until max_cooldown
+		run wake "$s" "$(plus "$T0" 7199)"
+		assert_success
+		[ "$(echo "$output" | jq -r .status)" = open ]
+		[ "$(llm_count)" -eq 1 ]
+	done
+	# no key at all: the message says which variable, and where
+	unset OPENAI_API_KEY
+	heart-breaker reset scout > /dev/null
+	llm_script '{"replies":[{"status":401,"text":"You did not provide an API key."}]}'
+	run wake "$s"
+	assert_failure 78
+	assert_line --index 0 "heart-wake: scout: $s: $url answered HTTP 401: no API key was sent: set OPENAI_API_KEY in the environment heart-wake runs in (cron and systemd do not read a login shell's profile); the provider said: You did not provide an API key."
+	# the same for Anthropic's words
+	heart-breaker reset scout > /dev/null
+	export ANTHROPIC_API_KEY=sk-ant-test-0123456789
+	s=$(soul scout 'llm: { provider: anthropic, timeout: 10s }')
+	llm_script '{"replies":[{"status":401,"text":"invalid x-api-key","error_type":"authentication_error"}]}'
+	run wake "$s"
+	assert_failure 78
+	assert_line --index 0 "heart-wake: scout: $s: $HEART_LLM_URL/messages answered HTTP 401: the API key was refused: set ANTHROPIC_API_KEY in the environment heart-wake runs in to a valid key; the provider said: invalid x-api-key"
+	[ "$(jq -r .cooldown_s "$(bfile scout)")" -eq 7200 ]
+	# 5xx and a 400 of another kind stay temporary
+	for r in '{"status":503,"text":"overloaded"}' '{"status":400,"text":"messages: bad role"}'; do
+		heart-breaker reset scout > /dev/null
+		llm_script "{\"replies\":[$r]}"
+		run wake "$s"
+		assert_failure 75
+		[ "$(jq -r .state "$(bfile scout)")" = closed ]
+	done
+}
+
+@test "a 429's Retry-After, in seconds or as an HTTP date, holds the breaker open at least that long; a used-up quota holds it for max_cooldown" {
+	llm_start
+	s=$(soul scout 'llm: { timeout: 10s }')
+	llm_script '{"replies":[{"status":429,"text":"rate limited","headers":{"Retry-After":"3600"}}]}'
+	run wake "$s"
+	assert_failure 75
+	assert_output --partial 'model endpoint answered HTTP 429: rate limited'
+	run jq -r '.state, .cooldown_s, .until, .llm_fails' "$(bfile scout)"
+	assert_output "$(printf 'open\n3600\n2026-11-21T13:00:00Z\n1')"
+	run wake "$s" "$(plus "$T0" 3599)"
+	assert_success
+	[ "$(echo "$output" | jq -r .status)" = open ]
+	[ "$(llm_count)" -eq 1 ]
+	# the hour passed: the probe goes; another 429 holds it longer
+	# than the doubled cooldown
+	llm_script '{"replies":[{"status":429,"headers":{"Retry-After":"9000"}}]}'
+	run wake "$s" "$(plus "$T0" 3600)"
+	assert_failure 75
+	run jq -r '.state, .cooldown_s, .until' "$(bfile scout)"
+	assert_output "$(printf 'open
+9000
+2026-11-21T15:30:00Z')"
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run wake "$s" "$(plus "$T0" 12600)"
+	assert_success
+	[ "$(llm_count)" -eq 3 ]
+	[ "$(jq -r .state "$(bfile scout)")" = closed ]
+	# late news while open: a hold or a failure a person must fix
+	# keeps it open longer, never shorter
+	fails 3 scout
+	run at "$T0" brk-probe scout retry-after 600
+	[ "$(jq -r .until "$(bfile scout)")" = 2026-11-21T12:15:00Z ]
+	run at "$T0" brk-probe scout retry-after 3000
+	[ "$(jq -r .until "$(bfile scout)")" = 2026-11-21T12:50:00Z ]
+	run at "$T0" brk-probe scout config
+	run jq -r '.state, .cooldown_s, .until, .llm_fails' "$(bfile scout)"
+	assert_output "$(printf 'open
+7200
+2026-11-21T14:00:00Z
+6')"
+	# an HTTP date, an hour and a half on; a Retry-After beyond a day
+	# is held for a day
+	for h in 'Sat, 21 Nov 2026 13:30:00 GMT=2026-11-21T13:30:00Z' \
+		'999999=2026-11-22T12:00:00Z'; do
+		heart-breaker reset scout > /dev/null
+		llm_script "{\"replies\":[{\"status\":429,\"headers\":{\"Retry-After\":\"${h%=*}\"}}]}"
+		run wake "$s"
+		assert_failure 75
+		[ "$(jq -r .until "$(bfile scout)")" = "${h#*=}" ]
+	done
+	# a Retry-After shorter than the cooldown: the breaker's own rules
+	heart-breaker reset scout > /dev/null
+	llm_script '{"replies":[{"status":429,"headers":{"Retry-After":"5"}}]}'
+	run wake "$s"
+	run jq -r '.state, .until' "$(bfile scout)"
+	assert_output "$(printf 'open\n2026-11-21T12:00:05Z')"
+	# the account's quota used up: OpenAI's insufficient_quota,
+	# Anthropic's credit balance; exit 75, held for max_cooldown
+	for p in openai anthropic; do
+		heart-breaker reset scout > /dev/null
+		s=$(soul scout "llm: { provider: $p, timeout: 10s }")
+		llm_script '{"replies":[{"status":429,"error_code":"insufficient_quota","error_type":"insufficient_quota","text":"You exceeded your current quota, please check your plan and billing details."}]}'
+		[ $p = openai ] || llm_script '{"replies":[{"status":400,"error_type":"invalid_request_error","text":"Your credit balance is too low to access the Anthropic API."}]}'
+		run wake "$s"
+		assert_failure 75
+		assert_output --partial "answered HTTP 4"
+		assert_output --partial "the account's quota or credit is used up: add credit or raise the limit with the provider"
+		run jq -r '.state, .cooldown_s' "$(bfile scout)"
+		assert_output "$(printf 'open\n7200')"
+	done
 }
 
 @test "a provider that keeps failing waits 15m, 30m, 1h, 2h, 2h; a good probe closes and the next open is 15m again" {

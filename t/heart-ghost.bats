@@ -464,3 +464,17 @@ ALERT: first'
 	assert_failure 65
 	[ ! -e "$HEART_STATE_DIR/agents/scout" ]
 }
+
+@test "--user takes a message of up to 1 MiB and refuses a longer one (65), saying the limit" {
+	head -c 20000000 /dev/zero | tr '\0' a > "$BATS_TEST_TMPDIR/big"
+	run heart-ghost --user scout - < "$BATS_TEST_TMPDIR/big"
+	assert_failure 65
+	assert_output "heart-ghost: <stdin>: the message is longer than 1048576 bytes (1 MiB), the most a user message may be; see LIMITS in heart(7)"
+	head -c 1048577 /dev/zero | tr '\0' b > "$BATS_TEST_TMPDIR/big"
+	run heart-ghost --user scout - < "$BATS_TEST_TMPDIR/big"
+	assert_failure 65
+	[ ! -e "$HEART_STATE_DIR/agents/scout" ]
+	{ head -c 1048576 /dev/zero | tr '\0' d; printf '\n\n'; } | heart-ghost --user scout -
+	run jq -r '.content | length' "$(hist scout)"
+	assert_output 1048576
+}

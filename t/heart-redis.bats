@@ -291,6 +291,31 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	refute_output --partial hunter2
 }
 
+@test "the Redis password is a secret: a reason or a provider's error that quotes it leaves none of it in the output, the keys or heart-breaker status" {
+	redis_stop
+	export REDIS_TEST_PASSWORD=correct-horse-battery-staple
+	redis_start "requirepass $REDIS_TEST_PASSWORD"
+	export HEART_STORE=$REDIS_URL HEART_REDIS_PASSWORD=$REDIS_TEST_PASSWORD
+	run heart-breaker record scout llm-fail --reason "AUTH $HEART_REDIS_PASSWORD failed"
+	assert_success
+	run heart-breaker status scout
+	assert_output --partial 'AUTH [redacted] failed'
+	refute_output --partial battery
+	llm_start
+	s=$(mk scout 'llm: { timeout: 10s }')
+	llm_script "{\"replies\":[{\"status\":500,\"text\":\"proxy env: HEART_REDIS_PASSWORD=$REDIS_TEST_PASSWORD\"}]}"
+	run heart-wake --soul "$s" --force
+	assert_failure 75
+	assert_output --partial 'HEART_REDIS_PASSWORD=[redacted]'
+	refute_output --partial battery
+	run heart-breaker status --json scout
+	refute_output --partial battery
+	run rcli --raw HGETALL 'heart:{scout}:breaker'
+	refute_output --partial battery
+	run rcli --raw GET 'heart:{scout}:wake'
+	refute_output --partial battery
+}
+
 @test "hand-edited keys with a wrong field are refused with exit 74 and named, never reset" {
 	heart-cap take scout
 	day=$(date -u +%F)

@@ -2,6 +2,7 @@
 # heart-wake: the model call, idle detection, failures and secrets.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	heart_setup
@@ -159,6 +160,216 @@ EOF
 	run heart-wake --soul "$S" --force --dry-run
 	refute_output --partial SECRET
 	assert_output --partial '"Authorization: Bearer [redacted]"'
+}
+
+# no_key FILE...: none of the key's forms is in the files (the key, a
+# run of 12 of its bytes, its URL-encoded form)
+no_key() {
+	! grep -rlF -e "$KEY" -e "${KEY:0:12}" -e "${KEY:7:12}" -e "$KEY_URL" "$@"
+}
+
+@test "a provider that echoes the key back never brings it to stderr, the result, wake.json, breaker.json, heart-breaker status or an event" {
+	export OPENAI_API_KEY='sk-test-ECHO/0123456789abcdef+XYZ'
+	KEY=$OPENAI_API_KEY
+	KEY_URL='sk-test-ECHO%2F0123456789abcdef%2BXYZ'
+	D=$BATS_TEST_TMPDIR/out
+	mkdir -p "$D"
+	# a 401 quoting the header, a 500 quoting the key cut short and
+	# URL-encoded, a 429 in a shape of its own
+	for r in '{"status":401,"text":"Incorrect API key provided: {{authorization}}."}' \
+		"{\"status\":500,\"text\":\"upstream refused key=$KEY_URL (${KEY:0:20}...)\"}" \
+		'{"status":429,"raw":"{\"message\":\"slow down, {{authorization}}\"}"}'; do
+		heart-breaker reset scout > /dev/null
+		llm_script "{\"replies\":[$r]}"
+		heart-wake --soul "$S" --force > "$D/stdout" 2> "$D/stderr" || true
+		grep -q 'Bearer sk-test-ECHO' "$LLM_DIR/requests.jsonl"
+		heart-breaker status scout > "$D/status" 2>&1
+		heart-breaker status --json scout > "$D/status.json" 2>&1
+		no_key "$D" "$HEART_STATE_DIR"
+		grep -q 'redacted' "$D/stderr" "$D/stdout" "$D/status"
+	done
+	heart-breaker reset scout > /dev/null
+	llm_script '{"replies":[{"status":401,"text":"Incorrect API key provided: {{authorization}}."}]}'
+	run heart-wake --soul "$S" --force
+	assert_output --partial 'Incorrect API key provided: Bearer [redacted].'
+	echo "$output" | tail -n 1 | jq -e '.breaker_events[0].event == "open" and (.breaker_events[0].reason | test("HTTP 401"))'
+}
+
+@test "a tool and a command provider that print the key: the history, the result and the messages keep none of it" {
+	export OPENAI_API_KEY='sk-test-TOOL-9876543210fedcba'
+	KEY=$OPENAI_API_KEY
+	KEY_URL=$KEY
+	D=$BATS_TEST_TMPDIR/out
+	mkdir -p "$D"
+	printf '%s\n' "$KEY" > "$BATS_TEST_TMPDIR/key.txt"
+	printf '#!/bin/sh\ncat > /dev/null\necho "the key: $(cat key.txt)"\necho "denied for $(cat key.txt)" >&2\nexit 1\n' > "$BATS_TEST_TMPDIR/leaky"
+	chmod +x "$BATS_TEST_TMPDIR/leaky"
+	cat >> "$S" <<-'EOF'
+	tools:
+	  - name: leaky
+	    parameters: { type: object }
+	    command: [./leaky]
+	EOF
+	llm_script '{"cycle":true,"replies":[{"tool_calls":[{"name":"leaky","arguments":{}}]},{"text":"Done."}]}'
+	heart-wake --soul "$S" --force > "$D/result" 2> "$D/stderr" || true
+	[ "$(jq -r .status "$D/result")" = ok ]
+	jq -e '.messages[2].content | test("the key: \\[redacted\\]") and test("denied for \\[redacted\\]")' "$D/result"
+	heart-ghost < "$D/result" > "$D/delivered"
+	[ "$(jq -s length "$HEART_STATE_DIR/agents/scout/history.jsonl")" -eq 4 ]
+	no_key "$D" "$HEART_STATE_DIR"
+	# the command provider's standard error, with the key of its
+	# environment in it
+	printf 'name: scout\nllm: { provider: command, command: [python3, %s/llm-double.py, --command, %s], timeout: 60s }\n' "$T" "$LLM_DIR" > "$S"
+	llm_script '{"replies":[{"exit":1,"stderr":"401 for key {{env:OPENAI_API_KEY}}"}]}'
+	run heart-wake --soul "$S" --force
+	assert_failure 75
+	assert_output --partial 'llm.command: exit status 1: 401 for key [redacted]'
+	echo "$output" > "$D/command"
+	no_key "$D" "$HEART_STATE_DIR"
+}
+
+@test "a connection error names the URL it tried, and never the key in it" {
+	export OPENAI_API_KEY='sk-test-URL-abcdefghijklmnop'
+	port=$(free_port)
+	export HEART_LLM_URL="http://127.0.0.1:$port/v1"
+	run heart-wake --soul "$S" --force
+	assert_failure 75
+	assert_output --partial "heart-wake: scout: http://127.0.0.1:$port/v1/chat/completions: "
+	# a key in the URL itself, as some providers take it
+	export HEART_LLM_URL="http://127.0.0.1:$port/v1/$OPENAI_API_KEY"
+	run heart-wake --soul "$S" --force
+	assert_failure 75
+	assert_output --partial "http://127.0.0.1:$port/v1/[redacted]/chat/completions: "
+	refute_output --partial 'abcdefghijklmnop'
+}
+
+@test "text from outside never reaches a terminal raw: escapes in a provider's error, a command provider's stderr, a wake result read by heart-ghost are neutralised" {
+	esc=$'\e]0;owned\a\e[31mRED\e[0m\xc2\x9b2J'
+	jq -nc --arg t "bad $esc news" '{replies: [{status: 500, text: $t}]}' > "$LLM_DIR/script.json"
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_failure 75
+	[[ "$stderr" == *'bad  ]0;owned  [31mRED [0m 2J news'* ]]
+	! printf '%s' "$stderr" | grep -q $'[\e\a]'
+	! printf '%s' "$stderr" | grep -qF $'\xc2\x9b'
+	echo "$output" | jq -e '.error | test("[\u001b\u0007\u009b]") | not'
+	! grep -q 'u001b\|u0007\|u009b' "$HEART_STATE_DIR/agents/scout/breaker.json" "$HEART_STATE_DIR/agents/scout/wake.json"
+	printf 'name: scout\nllm: { provider: command, command: [python3, %s/llm-double.py, --command, %s], timeout: 60s }\n' "$T" "$LLM_DIR" > "$S"
+	jq -nc --arg t "no $esc model" '{replies: [{exit: 2, stderr: $t}]}' > "$LLM_DIR/script.json"
+	heart-breaker reset scout > /dev/null
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_failure 75
+	[[ "$stderr" == *'llm.command: exit status 2: no  ]0;owned'* ]]
+	! printf '%s' "$stderr" | grep -q $'[\e\a]'
+	# heart-ghost reports a wake's error, and names a wake id, safely
+	printf '{"v":1,"agent":"scout","status":"error","wake_id":"w\\u001b[2J","error":"x\\u001b]0;t\\u0007y"}\n' > "$BATS_TEST_TMPDIR/in"
+	run --separate-stderr heart-ghost "$BATS_TEST_TMPDIR/in"
+	assert_failure 75
+	[[ "$stderr" == *'scout: a wake w [2J failed: x ]0;t y'* ]]
+	! printf '%s' "$stderr" | grep -q $'[\e\a]'
+}
+
+# history N BIG: N small messages of past wakes, then an answer of BIG
+# bytes, then a last small user message
+history() {
+	local i
+	mkdir -p "$HEART_STATE_DIR/agents/scout"
+	{
+		for i in $(seq "$1"); do
+			jq -nc --arg i "$i" '{role: (if ($i|tonumber) % 2 == 1 then "user" else "assistant" end), content: ("m" + $i), wake_id: ("w" + $i), chamber: "schedule", at: "2026-11-21T00:00:00Z"}'
+		done
+		head -c "$2" /dev/zero | tr '\0' a | jq -Rc '{role: "assistant", content: ., wake_id: "big", chamber: "schedule", at: "2026-11-21T00:00:00Z"}'
+		echo '{"role":"user","content":"the last word","wake_id":"u","chamber":"user","at":"2026-11-21T00:00:00Z"}'
+	} > "$HEART_STATE_DIR/agents/scout/history.jsonl"
+}
+
+@test "a 1 MiB answer in the history does not wedge the agent: the context stays within llm.context_budget, the history on disk stays whole" {
+	history 6 1048576
+	sum=$(md5sum < "$HEART_STATE_DIR/agents/scout/history.jsonl")
+	# a real server refuses a context past its window
+	llm_script '{"max_context":100000,"replies":[{"text":"fine"}]}'
+	for i in 1 2 3 4; do
+		run heart-wake --soul "$S" --force
+		assert_success
+	done
+	run llm_count
+	assert_output 4
+	body=$(llm_last)
+	[ "$(echo "$body" | jq -c .messages | wc -c)" -le $((16000 * 4 + 1000)) ]
+	# the big answer shortened, its head kept and a word said
+	echo "$body" | jq -e '[.messages[] | select(.content | test("^aaaa"))] | length == 1'
+	echo "$body" | jq -e '.messages[] | select(.content | test("^aaaa")) | .content | test("\n\\[heart: cut from 1048576 to [0-9]+ bytes to fit llm.context_budget; the history keeps it whole\\]$")'
+	# the newest messages kept, the oldest dropped first
+	echo "$body" | jq -e '.messages[-2].content == "the last word"'
+	[ "$(md5sum < "$HEART_STATE_DIR/agents/scout/history.jsonl")" = "$sum" ]
+	# --dry-run shows the request as it would go
+	run heart-wake --soul "$S" --dry-run
+	[ "$(echo "$output" | jq -c .request.body.messages | wc -c)" -le $((16000 * 4 + 1000)) ]
+}
+
+@test "llm.context_budget: the oldest messages go first, a tool result never without its call" {
+	printf 'name: scout\nheart: { history: { keep: 20 } }\nllm: { timeout: 2s, context_budget: 1000 }\n' > "$S"
+	mkdir -p "$HEART_STATE_DIR/agents/scout"
+	pad=$(head -c 600 /dev/zero | tr '\0' p)
+	{
+		jq -nc '{role: "user", content: "first", wake_id: "a", chamber: "schedule", at: "2026-11-21T00:00:00Z"}'
+		jq -nc '{role: "assistant", content: null, tool_calls: [{id: "c1", type: "function", function: {name: "quote", arguments: "{}"}}], wake_id: "a", chamber: "schedule", at: "2026-11-21T00:00:00Z"}'
+		for i in 1 2 3 4 5 6; do
+			jq -nc --arg p "$pad$i" '{role: "tool", tool_call_id: "c1", content: $p, wake_id: "a", chamber: "schedule", at: "2026-11-21T00:00:00Z"}'
+		done
+		for i in 1 2 3 4; do
+			jq -nc --arg p "$pad" --arg i "$i" '{role: "assistant", content: ("answer " + $i + " " + $p), wake_id: ("b" + $i), chamber: "schedule", at: "2026-11-21T00:00:00Z"}'
+		done
+	} > "$HEART_STATE_DIR/agents/scout/history.jsonl"
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run heart-wake --soul "$S" --force
+	assert_success
+	body=$(llm_last)
+	[ "$(echo "$body" | jq -c .messages | wc -c)" -le 4200 ]
+	# the call went, and so did every one of its results
+	echo "$body" | jq -e '[.messages[] | select(.role == "tool" or .tool_calls != null)] | length == 0'
+	echo "$body" | jq -e '[.messages[] | .content | select(test("^answer"))] | length >= 1'
+	echo "$body" | jq -e '.messages[-2].content | startswith("answer 4 ")'
+	# a budget too large or too small is refused
+	for b in 999 1000001; do
+		printf 'name: scout\nllm: { context_budget: %s }\n' "$b" > "$S"
+		run heart-wake --soul "$S" --force
+		assert_failure 78
+		assert_output --partial 'llm.context_budget: must be'
+	done
+}
+
+@test "a remote base_url and no key in the environment warn once, before the request; a loopback URL, a key or a skipped wake do not" {
+	warning='no API key: OPENAI_API_KEY is not set in the environment heart-wake runs in, and http://heart-test.invalid/v1 is not on this host, so the request will likely be refused (HTTP 401); set it where heart-wake runs (cron and systemd do not read a login shell'"'"'s profile), to any value if the server needs no key'
+	export HEART_LLM_URL=http://heart-test.invalid/v1
+	sed 's/^name: scout/name: scout2/' "$S" > "$BATS_TEST_TMPDIR/scout2.yaml"
+	run --separate-stderr heart-wake --soul "$S" --soul "$BATS_TEST_TMPDIR/scout2.yaml" --force
+	assert_failure 75
+	# once per run, first: before the error of the request that went
+	[ "${stderr_lines[0]}" = "heart-wake: scout: warning: $warning" ]
+	[[ "${stderr_lines[1]}" == "heart-wake: scout: http://heart-test.invalid/v1/chat/completions: "* ]]
+	[ "$(printf '%s\n' "$stderr" | grep -c 'no API key')" -eq 1 ]
+	echo "${lines[0]}" | jq -e --arg w "$warning" '.warning == $w'
+	# --dry-run shows it too
+	run --separate-stderr heart-wake --soul "$S" --dry-run --force
+	[ "${stderr_lines[0]}" = "heart-wake: scout: warning: $warning" ]
+	# a skipped wake sends nothing, and says nothing
+	run --separate-stderr heart-wake --soul "$S" --chamber idle
+	assert_success
+	[ "$stderr" = "" ]
+	# a key in the environment: no warning
+	OPENAI_API_KEY=sk-x-1234 run --separate-stderr heart-wake --soul "$S" --force
+	[ "$(printf '%s\n' "$stderr" | grep -c 'no API key')" -eq 0 ]
+	# a server on this host (Ollama, the double) needs none
+	for u in "http://127.0.0.1:$(cat "$LLM_DIR/port")/v1" "http://localhost:$(cat "$LLM_DIR/port")/v1"; do
+		HEART_LLM_URL=$u run --separate-stderr heart-wake --soul "$S" --force
+		assert_success
+		[ "$stderr" = "" ]
+	done
+	# Anthropic's default endpoint, and its variable
+	printf 'name: scout\nllm: { provider: anthropic, model: m, timeout: 2s }\n' > "$S"
+	unset HEART_LLM_URL ANTHROPIC_API_KEY
+	run --separate-stderr heart-wake --soul "$S" --dry-run
+	[[ "${stderr_lines[0]}" == "heart-wake: scout: warning: no API key: ANTHROPIC_API_KEY is not set in the environment heart-wake runs in, and https://api.anthropic.com/v1 is not on this host"* ]]
 }
 
 @test "--dry-run prints the exact request and spends nothing" {

@@ -151,16 +151,32 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	done
 }
 
-@test "a tool that prints 100 MB is cut at the cap of 64 KiB" {
+@test "a tool that prints 100 MB is cut at the cap of 32 KiB, and reaches the model whole within the default context budget" {
 	soul flood
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"That was long.\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
 	[ "$(field '[.status, .tools]')" = '["ok",{"calls":1,"failed":0}]' ]
 	c=$(field '.messages[2].content' | jq -r .)
-	[ "${#c}" -lt 66000 ]
-	[[ "$c" == xxxxxxxx*'[heart: output cut at 65536 bytes]' ]]
+	[ "${#c}" -lt 33000 ]
+	[[ "$c" == xxxxxxxx*'[heart: output cut at 32768 bytes]' ]]
 	[ "$(llm_last | jq -r '.messages[-1].content | length')" -eq "${#c}" ]
+}
+
+@test "a wake whose messages would outgrow a result line ends as an error at 8 MiB, and heart-ghost reads its line" {
+	soul quote 'schedule: { daily_cap: 1000, seed_tool_cap: 40 }'
+	sed -i '/^  schedule: { daily_cap: 1000 }$/d' "$S"
+	head -c 1000000 /dev/zero | tr '\0' w |
+		jq -Rc --argjson c "[$asks_quote]" '{replies: [{text: ., tool_calls: $c}]}' > "$LLM_DIR/script.json"
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_failure 75
+	[[ "$stderr" == *"the wake's messages passed 8388608 bytes"* ]]
+	[ "${#output}" -lt 16777216 ]
+	[ "$(llm_count)" -lt 12 ]
+	printf '%s\n' "$output" > "$D/line"
+	run --separate-stderr heart-ghost "$D/line"
+	assert_failure 75
+	[[ "$stderr" == *"stock: schedule wake"*"failed: the wake's messages passed"* ]]
 }
 
 @test "a tool's bytes that are not UTF-8 reach the model as U+FFFD" {

@@ -34,7 +34,16 @@ Scripted per test through files in its directory:
                   the model makes; A is an object, or a string sent
                   verbatim (broken arguments); I defaults to call_N_K,
                   for the K-th call of request N
-      "status"    HTTP status (default 200); an error body is sent
+      "status"    HTTP status (default 200); an error body is sent, in
+                  the protocol's form: OpenAI {"error": {"message",
+                  "type", "param", "code"}}, Anthropic {"type": "error",
+                  "error": {"type", "message"}}, with "text" as the
+                  message
+      "error_type", "error_code"   the error's type and code (OpenAI:
+                  "insufficient_quota", "model_not_found"; Anthropic:
+                  "authentication_error", "billing_error")
+      "headers"   {NAME: VALUE}: headers sent with the reply (e.g.
+                  Retry-After)
       "delay"     seconds to wait before answering
       "raw"       a body sent verbatim (e.g. malformed JSON)
       "endless"   true: a body that never ends
@@ -42,6 +51,13 @@ Scripted per test through files in its directory:
                   either protocol (sent as input/output_tokens to
                   Anthropic clients)
       "exit", "stderr"   --command only: exit status and a message
+    In "text", "raw" and "stderr", {{NAME}} is replaced by the request's
+    header NAME (lower case: {{authorization}}, {{x-api-key}}): a
+    provider that echoes the key back; {{env:NAME}} by the variable
+    NAME of the double's environment (--command runs in heart-wake's).
+  DIR/script.json may also hold "max_context": N: a request body of
+    more than N bytes is refused as a real server does (400, OpenAI
+    code context_length_exceeded, Anthropic "prompt is too long").
   DIR/requests.jsonl  one line per request: path, headers, body; its
                       lines are the count of requests (emptying it
                       starts the script again)
@@ -128,6 +144,40 @@ def pick(s, n, req=None):
     if s.get("cycle"):
         return replies[n % len(replies)]
     return replies[min(n, len(replies) - 1)]
+
+
+def fill(text, headers):
+    """{{header}} and {{env:NAME}} in a scripted text."""
+    def one(m):
+        k = m.group(1)
+        if k.startswith("env:"):
+            return os.environ.get(k[4:], "")
+        return headers.get(k, "")
+    return re.sub(r"\{\{([A-Za-z0-9_:-]+)\}\}", one, text)
+
+
+def error_body(path, status, r, headers):
+    """An error reply as the protocol words it."""
+    msg = fill(r.get("text", "scripted error"), headers)
+    if path.endswith("/messages"):
+        return {"type": "error", "error": {
+            "type": r.get("error_type", "api_error"), "message": msg}}
+    return {"error": {"message": msg, "type": r.get("error_type", "double"),
+                      "param": None, "code": r.get("error_code")}}
+
+
+def too_long(path, n, limit):
+    """A real server's answer to a context past the model's window."""
+    if path.endswith("/messages"):
+        return {"type": "error", "error": {
+            "type": "invalid_request_error",
+            "message": "prompt is too long: %d bytes > %d maximum"
+            % (n, limit)}}
+    return {"error": {"message": "This model's maximum context length is "
+                      "%d bytes. However, your messages resulted in %d "
+                      "bytes." % (limit, n), "type":
+                      "invalid_request_error", "param": "messages",
+                      "code": "context_length_exceeded"}}
 
 
 def calls(r, n):
@@ -245,11 +295,13 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
 
-    def send(self, status, body):
+    def send(self, status, body, extra=None):
         data = body.encode() if isinstance(body, str) else body
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, str(v))
         self.end_headers()
         self.wfile.write(data)
 
@@ -276,18 +328,22 @@ class Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         with LOCK:
             i = log(d, self.path, dict(self.headers), req)
-        r = pick(script(d), i, req)
+        s = script(d)
+        r = pick(s, i, req)
         time.sleep(r.get("delay", 0))
+        extra = r.get("headers")
         if r.get("endless"):
             return self.endless()
         if "raw" in r:
-            return self.send(r.get("status", 200), r["raw"])
+            return self.send(r.get("status", 200), fill(r["raw"], headers),
+                             extra)
         status = r.get("status", 200)
         if status != 200:
             return self.send(status, json.dumps(
-                {"type": "error", "error": {
-                    "message": r.get("text", "scripted error"),
-                    "type": "double"}}))
+                error_body(self.path, status, r, headers)), extra)
+        if s.get("max_context") and n > s["max_context"]:
+            return self.send(400, json.dumps(
+                too_long(self.path, n, s["max_context"])))
         if req is None:
             return self.send(400, '{"error":{"message":"not JSON"}}')
         if self.path.endswith("/chat/completions"):
@@ -298,7 +354,7 @@ class Handler(BaseHTTPRequestHandler):
             bad = "no such endpoint"
         if bad:
             return self.send(400, json.dumps({"error": {"message": bad}}))
-        self.send(200, json.dumps(reply(r, req, i)))
+        self.send(200, json.dumps(reply(r, req, i)), extra)
 
 
 def command(d):
@@ -312,7 +368,7 @@ def command(d):
     r = pick(script(d), i, req)
     time.sleep(r.get("delay", 0))
     if "stderr" in r:
-        sys.stderr.write(r["stderr"] + "\n")
+        sys.stderr.write(fill(r["stderr"], {}) + "\n")
     if r.get("exit"):
         sys.exit(r["exit"])
     if r.get("endless"):
