@@ -35,6 +35,14 @@ void	 errf(char *, const char *, ...)
 int	 num_parse(const char *, long long, long long, long long *);
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
+/*
+ * A child's environment: the entries of environ that keep(entry, arg)
+ * accepts (all when keep is NULL), without the names of set, then set
+ * ("NAME=value" each, NULL-ended).  Free it with env_free.
+ */
+char	**env_make(int (*)(const char *, const void *), const void *,
+	    char *const *);
+void	 env_free(char **);
 
 /* dur.c: durations such as 10s 30m 2h 1d 1h30m, in seconds */
 int	 dur_parse(const char *, long long *);

@@ -2,7 +2,8 @@
  * util.c - small helpers every module uses: error messages into the
  * caller's buffer, checked number parsing, allocation that cannot
  * return NULL (a tool this small has nothing better to do than abort
- * when memory is gone).
+ * when memory is gone), and the environment of a child program (a
+ * tool, a delivery).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -61,4 +62,53 @@ xstrdup(const char *s)
 	if ((p = strdup(s)) == NULL)
 		abort();
 	return p;
+}
+
+/* Is entry ("NAME=value") one of set's names? */
+static int
+env_in(const char *entry, char *const *set)
+{
+	size_t n;
+
+	for (; *set != NULL; set++) {
+		n = strcspn(*set, "=");
+		if (strncmp(entry, *set, n) == 0 && entry[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+char **
+env_make(int (*keep)(const char *, const void *), const void *arg,
+    char *const *set)
+{
+	extern char **environ;
+	size_t n = 0, k = 0, o = 0, i;
+	char **env;
+
+	while (environ[n] != NULL)
+		n++;
+	while (set[k] != NULL)
+		k++;
+	env = xcalloc(n + k + 1, sizeof *env);
+	for (i = 0; i < n; i++)
+		if (strchr(environ[i], '=') != NULL &&
+		    !env_in(environ[i], set) &&
+		    (keep == NULL || keep(environ[i], arg)))
+			env[o++] = xstrdup(environ[i]);
+	for (i = 0; i < k; i++)
+		env[o++] = xstrdup(set[i]);
+	return env;
+}
+
+void
+env_free(char **env)
+{
+	size_t i;
+
+	if (env == NULL)
+		return;
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
 }
