@@ -2,10 +2,11 @@
  * heart-ghost - ghost mode and the keeper of the agents' histories: the
  * far end of `heart-wake ... | heart-ghost'.  It reads wake results, one
  * JSON object per line; an "ok" result is committed to its agent's
- * history and then delivered (printed, or handed to --exec), anything
- * else rolls back without a trace, and an "error" is reported.  The
- * rules live in lib/ghost.c and lib/hist.c; this file reads lines and
- * wires options to them.  Invariant: nothing is delivered that was not
+ * history and then delivered (printed, or handed to --exec); anything
+ * else rolls back without a trace.  An "error" was reported by
+ * heart-wake: it is not repeated, but its exit status becomes ours.
+ * The rules live in lib/ghost.c and lib/hist.c; this file reads lines
+ * and wires options to them.  Invariant: nothing is delivered that was not
  * committed first.
  */
 #include <errno.h>
@@ -30,8 +31,9 @@ static int tflag, aflag;
 static long long dedupe, keep;
 static char **execargv;
 
-/* What went wrong on the way, for the exit status. */
-static int ioerr, baddata, undelivered, wakeerr;
+/* What went wrong on the way, for the exit status; wakerc: the worst
+ * exit status heart-wake gave for the wakes read. */
+static int ioerr, baddata, undelivered, wakerc;
 
 static void
 usage(void)
@@ -152,11 +154,7 @@ one_line(const char *line, size_t len, const char *name, unsigned long no)
 	}
 	if (r.kind == GHOST_COMMIT)
 		commit(&r, line, len);
-	else if (r.kind == GHOST_ERROR) {
-		ghost_error_text(&r, err, sizeof err);
-		warn(err);
-		wakeerr = 1;
-	}
+	wakerc = hx_worse(wakerc, r.exit);
 	ghost_result_free(&r);
 }
 
@@ -268,7 +266,7 @@ read_inputs(int argc, char **argv)
 		return HX_DATA;
 	if (undelivered)
 		return HX_UNAVAILABLE;
-	return wakeerr ? HX_TEMPFAIL : HX_OK;
+	return wakerc;
 }
 
 /* The user's message: TEXT, or all of stdin for "-" (trailing newlines

@@ -2,9 +2,10 @@
  * ghost.c - ghost mode (paper section 4): which wake results leave a
  * trace, which are delivered, and which were delivered already.
  *
- * A result that is not "ok" rolls back: nothing of it is kept.  Most
- * results are idle, so ghost_parse decides on them with the tree-less
- * scanner (jscan) and builds a JSON tree only for "ok" and "error".
+ * A result that is not "ok" rolls back: nothing of it is kept (the
+ * statuses are status.c's table).  Most results are idle, so
+ * ghost_parse decides on them with the tree-less scanner (jscan) and
+ * builds a JSON tree only for "ok" and "error".
  * Delivered texts are remembered (hash and time, never the text) in
  * agents/ID/delivered.json, replaced whole under delivered.lock, and
  * the lock is held from the check to the record so that two processes
@@ -21,23 +22,6 @@
 
 #define DLVFILE	"delivered.json"
 #define DLVLOCK	"delivered.lock"
-
-static const struct {
-	const char *name;
-	enum ghost_kind kind;
-} statuses[] = {
-	{ "ok", GHOST_COMMIT },
-	{ "idle", GHOST_ROLLBACK },
-	{ "capped", GHOST_ROLLBACK },
-	{ "open", GHOST_ROLLBACK },
-	{ "not_due", GHOST_ROLLBACK },
-	{ "quiet", GHOST_ROLLBACK },
-	{ "not_idle", GHOST_ROLLBACK },
-	{ "busy", GHOST_ROLLBACK },
-	{ "empty", GHOST_ROLLBACK },
-	{ "tool_cap", GHOST_ROLLBACK },
-	{ "error", GHOST_ERROR },
-};
 
 /* Copy at most n - 1 bytes of s, control characters made blanks. */
 static void
@@ -83,20 +67,19 @@ static int
 check_status(const struct jscan_member *st, struct ghost_result *r,
     char *err)
 {
+	enum wake_status ws;
 	char t[40];
-	size_t i;
 
 	if (st->val == NULL) {
 		errf(err, "no \"status\"");
 		return -1;
 	}
 	if (st->type == JSCAN_STRING &&
-	    jscan_string(st->val, st->len, r->status, sizeof r->status) == 0)
-		for (i = 0; i < sizeof statuses / sizeof statuses[0]; i++)
-			if (strcmp(statuses[i].name, r->status) == 0) {
-				r->kind = statuses[i].kind;
-				return 0;
-			}
+	    jscan_string(st->val, st->len, r->status, sizeof r->status) == 0 &&
+	    status_find(r->status, &ws) == 0) {
+		r->kind = status_kind(ws);
+		return 0;
+	}
 	member_text(st, t, sizeof t);
 	errf(err, "unknown status \"%s\"", t);
 	return -1;
@@ -122,6 +105,32 @@ check_agent(const struct jscan_member *a, struct ghost_result *r,
 	member_text(a, t, sizeof t);
 	errf(err, "invalid agent id \"%s\"", t);
 	return -1;
+}
+
+/*
+ * heart-wake's exit status for the wake: "exit", 0 to 255; without it
+ * 0, and an error is never 0 (75, a temporary failure, as before there
+ * was an "exit").
+ */
+static int
+check_exit(const struct jscan_member *x, struct ghost_result *r, char *err)
+{
+	char t[40];
+	long long v = 0;
+
+	if (x->val != NULL && x->type != JSCAN_NULL) {
+		printable(x->val, x->len < sizeof t ? x->len : sizeof t - 1, t,
+		    sizeof t);
+		if (x->type != JSCAN_NUMBER || x->len >= sizeof t ||
+		    num_parse(t, 0, 255, &v) == -1) {
+			errf(err, "\"exit\" is not an exit status: %s", t);
+			return -1;
+		}
+	}
+	r->exit = (int)v;
+	if (r->kind == GHOST_ERROR && r->exit == HX_OK)
+		r->exit = HX_TEMPFAIL;
+	return 0;
 }
 
 static const char *
@@ -174,18 +183,20 @@ check_ok(struct ghost_result *r, char *err)
 int
 ghost_parse(const char *line, size_t len, struct ghost_result *r, char *err)
 {
-	struct jscan_member m[3] = {
+	struct jscan_member m[4] = {
 		{ "v", NULL, 0, 0 },
 		{ "status", NULL, 0, 0 },
 		{ "agent", NULL, 0, 0 },
+		{ "exit", NULL, 0, 0 },
 	};
 	json_error_t je;
 
 	memset(r, 0, sizeof *r);
-	if (jscan_object(line, len, m, 3, err) == -1 ||
+	if (jscan_object(line, len, m, 4, err) == -1 ||
 	    check_version(&m[0], err) == -1 ||
 	    check_status(&m[1], r, err) == -1 ||
-	    check_agent(&m[2], r, err) == -1)
+	    check_agent(&m[2], r, err) == -1 ||
+	    check_exit(&m[3], r, err) == -1)
 		return -1;
 	if (r->kind == GHOST_ROLLBACK)
 		return 0;
@@ -206,54 +217,6 @@ ghost_result_free(struct ghost_result *r)
 {
 	json_decref(r->doc);
 	memset(r, 0, sizeof *r);
-}
-
-/* What an error result says went wrong. */
-static char *
-error_message(json_t *doc)
-{
-	json_t *e = json_object_get(doc, "error");
-	const char *s, *kind;
-
-	if ((s = json_string_value(e)) != NULL)
-		return xstrdup(s);
-	if (json_is_object(e)) {
-		if ((kind = json_string_value(json_object_get(e,
-		    "kind"))) == NULL)
-			kind = json_string_value(json_object_get(e, "type"));
-		s = json_string_value(json_object_get(e, "message"));
-		if (s != NULL) {
-			char *t;
-			if (asprintf(&t, "%s%s%s", kind ? kind : "",
-			    kind ? ": " : "", s) == -1)
-				abort();
-			return t;
-		}
-	}
-	if (e != NULL && !json_is_null(e))
-		return json_dumps(e, JSON_COMPACT | JSON_ENCODE_ANY);
-	if ((s = json_string_value(json_object_get(doc, "reason"))) != NULL)
-		return xstrdup(s);
-	return xstrdup("no error message");
-}
-
-/* One readable line for an error result (without a newline). */
-void
-ghost_error_text(const struct ghost_result *r, char *out, size_t n)
-{
-	const char *ch = json_string_value(json_object_get(r->doc,
-	    "chamber"));
-	const char *id = json_string_value(json_object_get(r->doc,
-	    "wake_id"));
-	char *msg = error_message(r->doc), *line;
-
-	if (asprintf(&line, "%s: %s wake%s%s failed: %s",
-	    r->agent[0] ? r->agent : "(no agent)", ch ? ch : "a",
-	    id ? " " : "", id ? id : "", msg) == -1)
-		abort();
-	printable(line, strlen(line), out, n);
-	free(line);
-	free(msg);
 }
 
 /* The contract of alert-only delivery: the answer starts with ALERT: */

@@ -35,6 +35,8 @@ void	 errf(char *, const char *, ...)
 int	 num_parse(const char *, long long, long long, long long *);
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
+/* the worse of two exit codes: 78, then 74, 69, 75, 0 (as EXIT STATUS) */
+int	 hx_worse(int, int);
 /*
  * A child's environment: the entries of environ that keep(entry, arg)
  * accepts (all when keep is NULL), without the names of set, then set
@@ -292,16 +294,31 @@ int	 hist_last_user(const char *, time_t *, char *);
 int	 hist_touch_input(const char *, time_t, char *);
 int	 hist_user(const char *, const char *, time_t, long long, char *);
 
+/*
+ * status.c: the statuses of a wake result and what ghost mode does with
+ * each (roll back, commit, an error): one table for heart-wake, which
+ * names statuses only through it, and heart-ghost.
+ */
+enum wake_status {
+	ST_OK, ST_IDLE, ST_CAPPED, ST_OPEN, ST_NOT_DUE, ST_QUIET,
+	ST_NOT_IDLE, ST_BUSY, ST_EMPTY, ST_TOOL_CAP, ST_DRY_RUN, ST_ERROR,
+	ST_NSTATUS
+};
+enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
+
+const char *status_name(enum wake_status);
+enum ghost_kind status_kind(enum wake_status);
+int	 status_find(const char *, enum wake_status *);
+
 /* ghost.c: ghost mode: which wake results leave a trace, which are
  * delivered, and which were delivered already */
 #define GHOST_LINEMAX	(16 * 1024 * 1024)
-
-enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
 
 struct ghost_result {
 	enum ghost_kind kind;
 	char	 status[16];
 	char	 agent[HEART_IDMAX + 1];	/* "" if an error names none */
+	int	 exit;		/* heart-wake's exit status for this wake */
 	json_t	*doc;		/* ok and error only: the whole result */
 	json_t	*messages;	/* ok: borrowed from doc */
 	const char *wake_id;	/* ok: borrowed from doc */
@@ -321,7 +338,6 @@ struct ghost_dedupe {		/* between _begin and _end; fields private */
 
 int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
 void	 ghost_result_free(struct ghost_result *);
-void	 ghost_error_text(const struct ghost_result *, char *, size_t);
 int	 ghost_is_alert(const char *);
 void	 ghost_hash(const char *, char *);
 int	 ghost_dedupe_begin(const char *, const char *, long long, time_t,
@@ -519,6 +535,7 @@ struct run_opts {
 
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 	    json_t **, char *);
+json_t	*run_refused(int, const char *, time_t);
 json_t	*run_explain(const struct soul *, time_t, char *);
 /* pulse.c: what a pulse says, read from state without locks; topics */
 #define PS_BREAKER	1

@@ -2,8 +2,8 @@
  * util.c - small helpers every module uses: error messages into the
  * caller's buffer, checked number parsing, allocation that cannot
  * return NULL (a tool this small has nothing better to do than abort
- * when memory is gone), and the environment of a child program (a
- * tool, a delivery).
+ * when memory is gone), the order of exit codes, and the environment
+ * of a child program (a tool, a delivery).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -62,6 +62,28 @@ xstrdup(const char *s)
 	if ((p = strdup(s)) == NULL)
 		abort();
 	return p;
+}
+
+/*
+ * The worse of two exit codes, as every EXIT STATUS says: a bad
+ * configuration (78) beats an I/O error (74), which beats a store or
+ * program out of reach (69), which beats a temporary failure (75);
+ * any other failure beats success only.
+ */
+int
+hx_worse(int a, int b)
+{
+	static const int order[] = { HX_OK, HX_TEMPFAIL, HX_UNAVAILABLE,
+	    HX_IOERR, HX_CONFIG };
+	int i, ra = a != HX_OK, rb = b != HX_OK;
+
+	for (i = 1; i < 5; i++) {
+		if (order[i] == a)
+			ra = i + 1;
+		if (order[i] == b)
+			rb = i + 1;
+	}
+	return rb > ra ? b : a;
 }
 
 /* Is entry ("NAME=value") one of set's names? */

@@ -277,22 +277,38 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 	[ "${#lines[@]}" -eq 2 ]
 }
 
-@test "error results: one readable line each on stderr, exit 75; bad data wins with 65" {
+@test "error results are not repeated (heart-wake said them); the exit status is the worst wake's" {
 	{
 		result ok alpha a1
-		result error alpha e1 | jq -c '.error = "the model timed out\nafter 60s"'
-		result error bravo e2 | jq -c '.error = {kind: "http", message: "HTTP 503"}'
+		result error alpha e1 | jq -c '.error = "the model timed out" | .exit = 75'
+		result error bravo e2 | jq -c '.error = "no model: set llm.model" | .exit = 78'
 		result error x e3 | jq -c 'del(.agent, .wake_id)'
+		result ok alpha a2 | jq -c '.exit = 74'
 	} > in
 	run --separate-stderr heart-ghost in
-	assert_failure 75
-	[ "${#stderr_lines[@]}" -eq 3 ]
-	[ "${stderr_lines[0]}" = 'heart-ghost: alpha: schedule wake e1 failed: the model timed out after 60s' ]
-	[ "${stderr_lines[1]}" = 'heart-ghost: bravo: schedule wake e2 failed: http: HTTP 503' ]
-	[ "${stderr_lines[2]}" = 'heart-ghost: (no agent): schedule wake failed: no error message' ]
-	assert_output "$(head -1 in)"
-	[ "$(wakes alpha)" = a1 ]
+	assert_failure 78
+	[ -z "$stderr" ]
+	assert_output "$(head -1 in)
+$(tail -1 in)"
+	diff <(printf 'a1\na2\n') <(wakes alpha)
 	[ ! -e "$HEART_STATE_DIR/agents/bravo" ]
+	run --separate-stderr heart-ghost <(sed -n 2p in)
+	assert_failure 75
+	[ -z "$stderr" ]
+	# an error without "exit" (a result of before) is a temporary failure
+	run heart-ghost <(sed -n 4p in)
+	assert_failure 75
+	run heart-ghost <(sed -n 4p in | jq -c '.exit = 0')
+	assert_failure 75
+	run heart-ghost <(sed -n 5p in)
+	assert_failure 74
+	run heart-ghost <(result idle alpha i1 | jq -c '.exit = 69')
+	assert_failure 69
+	for x in '"75"' 256 -1 7.5; do
+		run --separate-stderr heart-ghost <(sed -n 2p in | jq -c ".exit = $x")
+		assert_failure 65
+		[[ $stderr == *'"exit" is not an exit status: '* ]]
+	done
 	echo 'garbage' >> in
 	run heart-ghost in
 	assert_failure 65

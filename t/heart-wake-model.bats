@@ -2,6 +2,7 @@
 # heart-wake: the model call, idle detection, failures and secrets.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	heart_setup
@@ -195,6 +196,44 @@ EOF
 	assert_output --partial 'no model: set llm.model'
 	run llm_count
 	assert_output 1
+}
+
+@test "a failure reaches cron mail once: heart-wake says it, heart-ghost exits with its status" {
+	cd "$BATS_TEST_TMPDIR"
+	pipeline() {	# pipeline ARGS: heart-wake ARGS | heart-ghost, as cron runs it
+		run --separate-stderr bash -c 'heart-wake "$@" | heart-ghost --text' _ "$@"
+	}
+	jq -nc '{replies: [{status: 500}]}' > "$LLM_DIR/script.json"
+	pipeline --soul "$S" --force
+	assert_failure 75
+	assert_output ""
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ ${stderr_lines[0]} == 'heart-wake: scout: '*'HTTP 500'* ]]
+	# the same result kept in a log and replayed later says nothing more
+	heart-wake --soul "$S" --force > log 2> /dev/null || true
+	run --separate-stderr heart-ghost log
+	assert_failure 75
+	[ -z "$stderr" ]
+	# heart-wake | jq: heart-wake's own line, once
+	run --separate-stderr bash -c 'heart-wake --soul "$1" --force | jq -r .exit' _ "$S"
+	assert_output 75
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	# a configuration error: 78 at the end of the pipeline too
+	HEART_LLM_MODEL= pipeline --soul "$S" --force
+	assert_failure 78
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ ${stderr_lines[0]} == 'heart-wake: scout: '*'no model: set llm.model'* ]]
+	printf 'heart: { schedule: { interval: soon } }\n' > bad.yaml
+	pipeline --soul bad.yaml
+	assert_failure 78
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ ${stderr_lines[0]} == 'heart-wake: bad.yaml:1:32: heart.schedule.interval: bad duration'* ]]
+	# a store out of reach: 69
+	HEART_STORE=redis://127.0.0.1:$(free_port) pipeline --soul "$S" --force
+	assert_failure 69
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	run llm_count
+	assert_output 3
 }
 
 @test "bad usage exits 64" {

@@ -75,8 +75,11 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	[ "$(field .status)" = '"open"' ]
 	assert_output --partial 'tool trigger'
 	[ "$(llm_count)" -eq 18 ]
-	# discarded: heart-ghost keeps nothing of them; tokens still count
-	heart-ghost "$D"/wake*.json
+	# discarded: heart-ghost keeps nothing of them, and exits 75 as
+	# heart-wake did; tokens still count
+	run heart-ghost "$D"/wake*.json
+	assert_failure 75
+	assert_output ""
 	[ ! -s "$HEART_STATE_DIR/agents/stock/history.jsonl" ]
 	[ "$(jq '.total, (.tokens.prompt > 0), .ghosts' -c "$HEART_STATE_DIR/agents/stock/cap.json" | paste -sd' ')" = "3 true 0" ]
 }
