@@ -113,7 +113,7 @@ commit(const struct ghost_result *r, const char *line, size_t len)
 		ioerr = 1;
 		return;
 	}
-	if (aflag && !ghost_is_alert(r->response))
+	if (aflag && !idle_alert(r->response))
 		return;
 	if (dedupe > 0) {
 		if (ghost_dedupe_begin(r->agent, r->response, dedupe,

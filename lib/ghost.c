@@ -219,16 +219,6 @@ ghost_result_free(struct ghost_result *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* The contract of alert-only delivery: the answer starts with ALERT: */
-int
-ghost_is_alert(const char *text)
-{
-	while (*text == ' ' || *text == '\t' || *text == '\n' ||
-	    *text == '\r')
-		text++;
-	return strncmp(text, "ALERT:", 6) == 0;
-}
-
 static int
 is_space(int c)
 {

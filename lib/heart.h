@@ -338,7 +338,6 @@ struct ghost_dedupe {		/* between _begin and _end; fields private */
 
 int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
 void	 ghost_result_free(struct ghost_result *);
-int	 ghost_is_alert(const char *);
 void	 ghost_hash(const char *, char *);
 int	 ghost_dedupe_begin(const char *, const char *, long long, time_t,
 	    struct ghost_dedupe *, int *, char *);
@@ -355,8 +354,10 @@ struct deliver_env {
 int	 deliver_exec(char *const *, const char *, size_t,
 	    const struct deliver_env *, char *);
 
-/* idle.c: ghost mode's trigger: is a reply "nothing to do"? */
+/* idle.c: ghost mode's trigger: is a reply "nothing to do"?  And does
+ * a text carry an alert (ALERT: at the start of a line)? */
 int	 idle_detect(const struct soul *, const char *, const char **);
+int	 idle_alert(const char *);
 
 /* checklist.c: HEARTBEAT.md, its open items */
 int	 ck_open_items(const char *, char **, char *);

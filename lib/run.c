@@ -529,7 +529,14 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 	t->force = NULL;
 	normalize_calls(t, r->tool_calls);
 	if (first && !decide(k, t, r)) {
-		settle_reply(k, status_name(ST_IDLE), r->text, NULL);
+		/* a skip that carries an alert is a real answer all the same;
+		 * its calls are answered so that the history stays whole */
+		if (idle_alert(r->text))
+			for (; i < json_array_size(r->tool_calls); i++)
+				tool_result(k, t, json_array_get(r->tool_calls,
+				    i), "not run: this wake was skipped");
+		settle_reply(k, status_name(idle_alert(r->text) ? ST_OK :
+		    ST_IDLE), r->text, NULL);
 		return 0;
 	}
 	if (first)

@@ -387,18 +387,20 @@ ALERT: first'
 	assert_failure 64
 }
 
-@test "--alert-only delivers only answers that start with ALERT:, and keeps every ok" {
+@test "--alert-only delivers only answers with ALERT: at the start of a line, and keeps every ok" {
 	{ result ok alpha a1 'ALERT: flight LH400 cancelled'
 	  result ok alpha a2 'All calm, nothing to report.'
 	  result idle alpha a3 '[IDLE]'
 	  result ok alpha a4 $'\n  ALERT: gate change'
-	  result ok alpha a5 'Note: no ALERT: today'; } > in
+	  result ok alpha a5 'Note: no ALERT: today'
+	  result ok alpha a6 $'Checked the feeds.\n- **ALERT**: strike at 06:00'
+	  result ok alpha a7 $'All calm.\n\n> alert: rain tomorrow'; } > in
 	run --separate-stderr heart-ghost --alert-only --text < in
 	assert_success
-	assert_output $'ALERT: flight LH400 cancelled\n\n  ALERT: gate change'
-	diff <(printf 'a1\na2\na4\na5\n') <(wakes alpha)
-	run heart-ghost --text < in
-	[ "${#lines[@]}" -eq 4 ]
+	assert_output $'ALERT: flight LH400 cancelled\n\n  ALERT: gate change\nChecked the feeds.\n- **ALERT**: strike at 06:00\nAll calm.\n\n> alert: rain tomorrow'
+	diff <(printf 'a1\na2\na4\na5\na6\na7\n') <(wakes alpha)
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/other run heart-ghost --text < in
+	[ "${#lines[@]}" -eq 8 ]
 }
 
 @test "--dedupe 24h: the same answer is not delivered twice within the window, but is kept" {

@@ -75,6 +75,55 @@ EOF
 	done
 }
 
+@test "a reply that carries an alert is never idle, whatever else it says" {
+	while IFS= read -r v; do
+		v=$(printf '%b' "$v")
+		reply "$v"
+		assert_success
+		echo "$output" | jq -e --arg v "$v" '.status == "ok" and .response == $v' >/dev/null ||
+			{ echo "idle: $v"; return 1; }
+	done <<'EOF'
+ALERT: disk at 99% on web1, writes failing. Everything else: [IDLE]
+[IDLE] ALERT: disk at 99% on web1
+[IDLE]: ALERT: disk at 99% on web1
+**ALERT**: disk at 99% on web1 [IDLE]
+Alert: disk at 99% on web1. [IDLE]
+[IDLE]\n\nALERT: disk at 99% on web1
+All quiet.\n- ALERT: disk at 99% on web1\n[IDLE]
+> ALERT: disk at 99% on web1\n\nHEARTBEAT_OK
+1. ALERT: web1 down\n[IDLE:LOW]
+HEARTBEAT_OK\n\n## ALERT: web1 down
+EOF
+}
+
+@test "the ghost rule: the token with one short remark is idle; a list, a code block, more lines are real" {
+	while IFS='|' read -r want v; do
+		v=$(printf '%b' "$v")
+		reply "$v"
+		assert_success
+		[ "$(echo "$output" | jq -r .status)" = "$want" ] ||
+			{ echo "not $want: $v"; return 1; }
+	done <<'EOF'
+idle|Nothing new. [IDLE]
+idle|[IDLE] all quiet
+idle|HEARTBEAT_OK
+idle|Nothing new since the last check.\n[IDLE]
+idle|[IDLE]\n\nNothing new since the last check.
+idle|- [IDLE]
+idle|```\n[IDLE] nothing to report\n```
+idle|Note: no ALERT: today. [IDLE]
+ok|Checked three hosts.\n- web1: disk at 99%\n[IDLE]
+ok|[IDLE]\n- web1: disk at 99%
+ok|[IDLE]\n1. web1: disk at 99%
+ok|[IDLE]\n```\ndf: /var 99% full\n```
+ok|```\ndf: /var 99% full\n```\n[IDLE]
+ok|web1: disk at 99%\nweb2: down\n[IDLE]
+ok|Checked web1.\n\nChecked web2.\n\n[IDLE]
+ok|[IDLE]\n\nweb1: disk at 99%\n\nweb2: down
+ok|Nothing new. [IDLE]\nweb2 answers slowly.
+EOF
+}
+
 @test "ghost.token and ghost.also from the soul replace the defaults" {
 	printf 'name: scout\nheart: { ghost: { token: "[NOP]", also: [QUIET], ack_max_chars: 5 } }\n' > "$S"
 	reply "[NOP]"

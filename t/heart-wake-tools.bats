@@ -311,7 +311,7 @@ EOF
 	assert_output --partial 'llm provider command needs llm.command'
 }
 
-@test "tool mode: skip is a ghost, run does the work, a reply with no call is idle" {
+@test "tool mode: skip is a ghost, run does the work, a reply with no call is idle unless it carries an alert" {
 	soul quote 'ghost: { mode: tool }'
 	llm_script '{"replies":[{"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"markets closed"}}]}]}'
 	run at "2026-11-22 03:00:00 UTC" heart-wake --soul "$S" --force
@@ -341,7 +341,7 @@ EOF
 	run jq -c '[.role, (.tool_calls[0].function.name // .tool_call_id)]' "$HEART_STATE_DIR/agents/stock/history.jsonl"
 	assert_output "$(printf '%s\n' '["user",null]' '["assistant","heartbeat"]' '["tool","call_1_1"]' '["assistant",null]')"
 
-	for reply in '{"text":"ALERT: I think ACME moved."}' \
+	for reply in '{"text":"I think ACME moved."}' \
 		"{\"tool_calls\":[$asks_quote]}" \
 		'{"tool_calls":[{"name":"heartbeat","arguments":{"action":"maybe"}}]}' \
 		'{"tool_calls":[{"name":"heartbeat","arguments":"{oops"}]}'; do
@@ -353,6 +353,26 @@ EOF
 		[ "$(llm_count)" -eq 1 ]
 	done
 	[ "$(field .decision.reason)" = '"the first call was not a readable heartbeat call"' ]
+}
+
+@test "tool mode: a skip that carries an alert is a real answer, kept whole" {
+	soul quote 'ghost: { mode: tool }'
+	for reply in '{"text":"ALERT: ACME halted."}' \
+		'{"text":"ALERT: ACME halted.","tool_calls":[{"name":"heartbeat","arguments":{"action":"skip"}}]}'; do
+		rm -rf "$HEART_STATE_DIR"
+		llm_script "{\"replies\":[$reply, {\"text\":\"[IDLE]\"}]}"
+		: > "$LLM_DIR/requests.jsonl"
+		heart-wake --soul "$S" --force > "$D/r"
+		[ "$(jq -c '[.status, .response, .decision.action, .tools.calls]' "$D/r")" = '["ok","ALERT: ACME halted.","skip",0]' ]
+		run heart-ghost --text --alert-only "$D/r"
+		assert_output "ALERT: ACME halted."
+		# every call in the history has its result: the next request is
+		# one a real server takes (the double refuses a lone result)
+		run heart-wake --soul "$S" --force
+		assert_success
+		[ "$(field .status)" = '"idle"' ]
+		llm_last | jq -e '([.messages[] | select(.role == "tool")] | length) == ([.messages[] | .tool_calls // [] | length] | add)'
+	done
 }
 
 @test "tool mode with Anthropic forces the heartbeat tool" {
