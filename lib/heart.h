@@ -281,7 +281,8 @@ int	 jscan_string(const char *, size_t, char *, size_t);
  * hist.c: the agent's history, agents/ID/history.jsonl, one message a
  * line with its wake's wake_id, chamber and at.
  *   hist_commit(agent, messages, wake_id, chamber, at, keep, err)
- *	append one wake atomically; keep > 0 trims to the last keep wakes
+ *	append one wake atomically; keep > 0 trims to the last keep wakes;
+ *	1 (nothing written) when a wake of that wake_id is there already
  *   hist_tail(agent, n, &array, err)	the last n messages, oldest first
  *   hist_last_user(agent, &t, err)	time of the last user message, or 0
  *   hist_touch_input(agent, now, err)	agents/ID/input's mtime = now
@@ -327,11 +328,21 @@ struct ghost_result {
 	const char *response;
 };
 
-struct ghost_dedupe {		/* between _begin and _end; fields private */
+struct ghost_opts {
+	int	 alert_only;	/* deliver only answers with an alert */
+	long long dedupe;	/* s: the same text not again within; 0 */
+	long long keep;		/* the history's last wakes kept; 0: all */
+};
+
+struct ghost_txn {		/* between _begin and _end; fields private */
 	int	 lockfd;
 	char	 dir[4096];
+	json_t	*doc;		/* delivered.json, once read */
+	int	 state;		/* 0 unread, 1 read, -1 unreadable */
+	int	 deliver;	/* what ghost_begin said */
+	int	 handled;	/* a recorded failure no longer waits */
 	char	 hash[17];
-	json_t	*doc;
+	const char *wake_id;	/* borrowed from the result */
 	long long window;
 	time_t	 now;
 };
@@ -339,9 +350,16 @@ struct ghost_dedupe {		/* between _begin and _end; fields private */
 int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
 void	 ghost_result_free(struct ghost_result *);
 void	 ghost_hash(const char *, char *);
-int	 ghost_dedupe_begin(const char *, const char *, long long, time_t,
-	    struct ghost_dedupe *, int *, char *);
-int	 ghost_dedupe_end(struct ghost_dedupe *, int, char *);
+/*
+ * Commit an "ok" result and say whether to deliver it now (*deliver):
+ * 0, or 1 when delivered.json could not be read (err says why; go on),
+ * or -1 when the wake is not kept (err), and then nothing is held.
+ * After 0 or 1 the agent's delivery lock is held: deliver, then call
+ * ghost_end with whether the delivery succeeded.
+ */
+int	 ghost_begin(const struct ghost_result *, const struct ghost_opts *,
+	    time_t, struct ghost_txn *, int *, char *);
+int	 ghost_end(struct ghost_txn *, int, char *);
 
 /* deliver.c: hand a deliverable to a program, no shell */
 struct deliver_env {
