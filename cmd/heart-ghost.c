@@ -2,11 +2,12 @@
  * heart-ghost - ghost mode and the keeper of the agents' histories: the
  * far end of `heart-wake ... | heart-ghost'.  It reads wake results, one
  * JSON object per line; an "ok" result is committed to its agent's
- * history and then delivered (printed, or handed to --exec), anything
- * else rolls back without a trace, and an "error" is reported.  The
- * rules live in lib/ghost.c and lib/hist.c; this file reads lines and
- * wires options to them.  Invariant: nothing is delivered that was not
- * committed first.
+ * history and then delivered (printed, or handed to --exec), once per
+ * wake id; anything else rolls back without a trace.  An "error" was
+ * reported by heart-wake: it is not repeated, but its exit status
+ * becomes ours.  The rules live in lib/ghost.c and lib/hist.c; this
+ * file reads lines and wires options to them.  Invariant: nothing is
+ * delivered that was not committed first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,12 +27,13 @@ static const char *usage_text =
     " [--keep N] --exec CMD [ARG...]\n"
     "       heart-ghost [--keep N] --user AGENT TEXT|-\n";
 
-static int tflag, aflag;
-static long long dedupe, keep;
+static int tflag;
+static struct ghost_opts gopts;
 static char **execargv;
 
-/* What went wrong on the way, for the exit status. */
-static int ioerr, baddata, undelivered, wakeerr;
+/* What went wrong on the way, for the exit status; wakerc: the worst
+ * exit status heart-wake gave for the wakes read. */
+static int ioerr, baddata, undelivered, wakerc;
 
 static void
 usage(void)
@@ -104,35 +106,27 @@ static void
 commit(const struct ghost_result *r, const char *line, size_t len)
 {
 	char err[HEART_ERRLEN], m[HEART_ERRLEN + 300], *text;
-	struct ghost_dedupe d;
+	struct ghost_txn t;
 	size_t n;
-	int dup = 0, locked = 0, ok;
+	int rc, go, ok = 0;
 
-	if (hist_commit(r->agent, r->messages, r->wake_id, r->chamber, r->at,
-	    keep, err) == -1) {
+	if ((rc = ghost_begin(r, &gopts, time(NULL), &t, &go, err)) == -1) {
 		snprintf(m, sizeof m, "%s: wake %s not kept, not delivered: %s",
 		    r->agent, r->wake_id, err);
 		warn(m);
 		ioerr = 1;
 		return;
 	}
-	if (aflag && !ghost_is_alert(r->response))
-		return;
-	if (dedupe > 0) {
-		if (ghost_dedupe_begin(r->agent, r->response, dedupe,
-		    time(NULL), &d, &dup, err) == -1) {
-			warn(err);	/* deliver anyway: better twice */
-			ioerr = 1;
-		} else
-			locked = 1;
+	if (rc == 1) {
+		warn(err);
+		ioerr = 1;
 	}
-	if (!dup) {
+	if (go) {
 		text = deliverable(r, line, len, &n);
 		ok = deliver(r, text, n);
 		free(text);
-	} else
-		ok = 0;
-	if (locked && ghost_dedupe_end(&d, ok, err) == -1) {
+	}
+	if (ghost_end(&t, ok, err) == -1) {
 		warn(err);
 		ioerr = 1;
 	}
@@ -157,11 +151,7 @@ one_line(const char *line, size_t len, const char *name, unsigned long no)
 	}
 	if (r.kind == GHOST_COMMIT)
 		commit(&r, line, len);
-	else if (r.kind == GHOST_ERROR) {
-		ghost_error_text(&r, err, sizeof err);
-		warn(err);
-		wakeerr = 1;
-	}
+	wakerc = hx_worse(wakerc, r.exit);
 	ghost_result_free(&r);
 }
 
@@ -273,7 +263,7 @@ read_inputs(int argc, char **argv)
 		return HX_DATA;
 	if (undelivered)
 		return HX_UNAVAILABLE;
-	return wakeerr ? HX_TEMPFAIL : HX_OK;
+	return wakerc;
 }
 
 static void
@@ -329,7 +319,8 @@ cmd_user(const char *agent, int argc, char **argv)
 	json_t *s;
 	char *text;
 
-	if (argc != 1 || tflag || aflag || dedupe > 0 || execargv != NULL)
+	if (argc != 1 || tflag || gopts.alert_only || gopts.dedupe > 0 ||
+	    execargv != NULL)
 		usage();
 	if (!id_valid(agent)) {
 		snprintf(m, sizeof m, "invalid agent id '%.64s' (use 1 to 64 "
@@ -342,7 +333,7 @@ cmd_user(const char *agent, int argc, char **argv)
 	if ((s = json_string(text)) == NULL)
 		die(HX_DATA, "the message is not UTF-8 text");
 	json_decref(s);
-	if (hist_user(agent, text, time(NULL), keep, err) == -1)
+	if (hist_user(agent, text, time(NULL), gopts.keep, err) == -1)
 		die(HX_IOERR, err);
 	free(text);
 	return HX_OK;
@@ -371,15 +362,17 @@ main(int argc, char **argv)
 			tflag = 1;
 			break;
 		case 'a':
-			aflag = 1;
+			gopts.alert_only = 1;
 			break;
 		case 'd':
-			if (dur_parse(optarg, &dedupe) == -1 || dedupe <= 0)
+			if (dur_parse(optarg, &gopts.dedupe) == -1 ||
+			    gopts.dedupe <= 0)
 				die(HX_USAGE, "--dedupe: not a duration such "
 				    "as 30m, 24h or 7d");
 			break;
 		case 'k':
-			if (num_parse(optarg, 1, 1000000000, &keep) == -1)
+			if (num_parse(optarg, 1, 1000000000,
+			    &gopts.keep) == -1)
 				die(HX_USAGE, "--keep: not a number from 1");
 			break;
 		case 'u':

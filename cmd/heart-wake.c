@@ -56,24 +56,6 @@ print_json(json_t *j)
 	free(line);
 }
 
-/* Worst of two exit codes: a config error beats I/O beats a store out
- * of reach beats temporary. */
-static int
-worse(int a, int b)
-{
-	static const int order[] = { HX_OK, HX_TEMPFAIL, HX_UNAVAILABLE,
-	    HX_IOERR, HX_CONFIG };
-	int i, ra = 0, rb = 0;
-
-	for (i = 0; i < 5; i++) {
-		if (order[i] == a)
-			ra = i;
-		if (order[i] == b)
-			rb = i;
-	}
-	return rb > ra ? b : a;
-}
-
 static void
 explain_text(json_t *arr)
 {
@@ -107,6 +89,11 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 
 	if (soul_load(path, &s, err) == -1) {
 		warn(NULL, err);
+		if (!explain) {
+			j = run_refused(HX_CONFIG, err, now);
+			print_json(j);
+			json_decref(j);
+		}
 		return HX_CONFIG;
 	}
 	for (i = 0; i < s->nwarn; i++)
@@ -217,7 +204,7 @@ main(int argc, char **argv)
 	if (n == 0)
 		usage();
 	for (i = 0; i < n; i++)
-		rc = worse(rc, one_soul(souls[i], &o, explain, now));
+		rc = hx_worse(rc, one_soul(souls[i], &o, explain, now));
 	free(souls);
 	return rc;
 }

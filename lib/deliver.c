@@ -5,6 +5,10 @@
  * agent, chamber, id and time in HEART_AGENT, HEART_CHAMBER,
  * HEART_WAKE_ID and HEART_AT.  Its standard output and error are the
  * caller's.  Success is exit status 0, nothing else.
+ *
+ * Invariant: the program's environment holds only the variables named
+ * below (heart-ghost(1) lists them), never a provider key or a store
+ * password, whatever heart-ghost's own environment holds.
  */
 #include <sys/wait.h>
 
@@ -18,46 +22,53 @@
 
 #include "heart.h"
 
-extern char **environ;
-
-static const char *envnames[] = {
-	"HEART_AGENT=", "HEART_CHAMBER=", "HEART_WAKE_ID=", "HEART_AT="
+/* What a mailer, notify-send, curl or a script needs, and no more. */
+static const char *const passed[] = {
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TZ", "TMPDIR",
+	"LANG", "LANGUAGE", "DISPLAY", "WAYLAND_DISPLAY",
+	"DBUS_SESSION_BUS_ADDRESS", "MAIL", "MAILRC", "http_proxy",
+	"https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy",
+	"ALL_PROXY", "no_proxy", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
+	"CURL_CA_BUNDLE", "HEART_STATE_DIR", NULL
 };
+static const char *const passed_prefix[] = { "LC_", "XDG_", NULL };
 
-/* environ without our four names, then ours. */
+/* Is entry ("NAME=value") a variable a delivery program gets? */
+static int
+passes(const char *entry, const void *arg)
+{
+	size_t n = strcspn(entry, "="), i;
+
+	(void)arg;
+	for (i = 0; passed[i] != NULL; i++)
+		if (strlen(passed[i]) == n && strncmp(entry, passed[i],
+		    n) == 0)
+			return 1;
+	for (i = 0; passed_prefix[i] != NULL; i++)
+		if (strncmp(entry, passed_prefix[i],
+		    strlen(passed_prefix[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* The variables above, then the wake's four. */
 static char **
 make_env(const struct deliver_env *de)
 {
+	const char *names[4] = { "HEART_AGENT", "HEART_CHAMBER",
+	    "HEART_WAKE_ID", "HEART_AT" };
 	const char *vals[4] = { de->agent, de->chamber, de->wake_id, de->at };
-	size_t n = 0, o = 0, i, k;
-	char **env;
+	char *set[5] = { NULL }, **env;
+	int k;
 
-	while (environ[n] != NULL)
-		n++;
-	env = xcalloc(n + 5, sizeof *env);
-	for (i = 0; i < n; i++) {
-		for (k = 0; k < 4; k++)
-			if (strncmp(environ[i], envnames[k],
-			    strlen(envnames[k])) == 0)
-				break;
-		if (k == 4)
-			env[o++] = xstrdup(environ[i]);
-	}
 	for (k = 0; k < 4; k++)
-		if (asprintf(&env[o++], "%s%s", envnames[k],
-		    vals[k] ? vals[k] : "") == -1)
+		if (asprintf(&set[k], "%s=%s", names[k], vals[k] ? vals[k] :
+		    "") == -1)
 			abort();
+	env = env_make(passes, NULL, set);
+	for (k = 0; k < 4; k++)
+		free(set[k]);
 	return env;
-}
-
-static void
-free_env(char **env)
-{
-	size_t i;
-
-	for (i = 0; env[i] != NULL; i++)
-		free(env[i]);
-	free(env);
 }
 
 /* Write all of text to fd; a reader that stops early is not an error. */
@@ -114,7 +125,7 @@ deliver_exec(char *const *argv, const char *text, size_t len,
 	}
 	env = make_env(de);
 	if ((pid = fork()) == -1) {
-		free_env(env);
+		env_free(env);
 		close(in[0]);
 		close(in[1]);
 		close(ep[0]);
@@ -132,7 +143,7 @@ deliver_exec(char *const *argv, const char *text, size_t len,
 		(void)!write(ep[1], &e, sizeof e);
 		_exit(127);
 	}
-	free_env(env);
+	env_free(env);
 	close(in[0]);
 	close(ep[1]);
 	feed(in[1], text, len);

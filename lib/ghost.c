@@ -2,13 +2,20 @@
  * ghost.c - ghost mode (paper section 4): which wake results leave a
  * trace, which are delivered, and which were delivered already.
  *
- * A result that is not "ok" rolls back: nothing of it is kept.  Most
- * results are idle, so ghost_parse decides on them with the tree-less
- * scanner (jscan) and builds a JSON tree only for "ok" and "error".
- * Delivered texts are remembered (hash and time, never the text) in
- * agents/ID/delivered.json, replaced whole under delivered.lock, and
- * the lock is held from the check to the record so that two processes
- * never deliver the same text twice.
+ * A result that is not "ok" rolls back: nothing of it is kept (the
+ * statuses are status.c's table).  Most results are idle, so
+ * ghost_parse decides on them with the tree-less scanner (jscan) and
+ * builds a JSON tree only for "ok" and "error".
+ *
+ * An "ok" result is handled under the agent's delivered.lock, held
+ * from the commit to the record of the delivery: the wake id is the
+ * key.  A wake id already in the history (hist_commit says so) is not
+ * committed again, and not delivered again unless its delivery failed
+ * before.  agents/ID/delivered.json, replaced whole under the lock,
+ * remembers the failed deliveries (wake id and time) and, for
+ * --dedupe, the texts delivered (hash and time, never the text).  So
+ * two processes given the same result commit it once and deliver it
+ * once.
  */
 #include <sys/file.h>
 
@@ -21,23 +28,7 @@
 
 #define DLVFILE	"delivered.json"
 #define DLVLOCK	"delivered.lock"
-
-static const struct {
-	const char *name;
-	enum ghost_kind kind;
-} statuses[] = {
-	{ "ok", GHOST_COMMIT },
-	{ "idle", GHOST_ROLLBACK },
-	{ "capped", GHOST_ROLLBACK },
-	{ "open", GHOST_ROLLBACK },
-	{ "not_due", GHOST_ROLLBACK },
-	{ "quiet", GHOST_ROLLBACK },
-	{ "not_idle", GHOST_ROLLBACK },
-	{ "busy", GHOST_ROLLBACK },
-	{ "empty", GHOST_ROLLBACK },
-	{ "tool_cap", GHOST_ROLLBACK },
-	{ "error", GHOST_ERROR },
-};
+#define UNDELIVERED_MAX	1000	/* failed deliveries remembered */
 
 /* A string member's value into out, for messages: raw when too long. */
 static void
@@ -71,20 +62,19 @@ static int
 check_status(const struct jscan_member *st, struct ghost_result *r,
     char *err)
 {
+	enum wake_status ws;
 	char t[40];
-	size_t i;
 
 	if (st->val == NULL) {
 		errf(err, "no \"status\"");
 		return -1;
 	}
 	if (st->type == JSCAN_STRING &&
-	    jscan_string(st->val, st->len, r->status, sizeof r->status) == 0)
-		for (i = 0; i < sizeof statuses / sizeof statuses[0]; i++)
-			if (strcmp(statuses[i].name, r->status) == 0) {
-				r->kind = statuses[i].kind;
-				return 0;
-			}
+	    jscan_string(st->val, st->len, r->status, sizeof r->status) == 0 &&
+	    status_find(r->status, &ws) == 0) {
+		r->kind = status_kind(ws);
+		return 0;
+	}
 	member_text(st, t, sizeof t);
 	errf(err, "unknown status \"%s\"", t);
 	return -1;
@@ -110,6 +100,31 @@ check_agent(const struct jscan_member *a, struct ghost_result *r,
 	member_text(a, t, sizeof t);
 	errf(err, "invalid agent id \"%s\"", t);
 	return -1;
+}
+
+/*
+ * heart-wake's exit status for the wake: "exit", 0 to 255; without it
+ * 0, and an error is never 0 (75, a temporary failure, as before there
+ * was an "exit").
+ */
+static int
+check_exit(const struct jscan_member *x, struct ghost_result *r, char *err)
+{
+	char t[40];
+	long long v = 0;
+
+	if (x->val != NULL && x->type != JSCAN_NULL) {
+		text_line(t, sizeof t, x->val, x->len);
+		if (x->type != JSCAN_NUMBER || x->len >= sizeof t ||
+		    num_parse(t, 0, 255, &v) == -1) {
+			errf(err, "\"exit\" is not an exit status: %s", t);
+			return -1;
+		}
+	}
+	r->exit = (int)v;
+	if (r->kind == GHOST_ERROR && r->exit == HX_OK)
+		r->exit = HX_TEMPFAIL;
+	return 0;
 }
 
 static const char *
@@ -162,18 +177,20 @@ check_ok(struct ghost_result *r, char *err)
 int
 ghost_parse(const char *line, size_t len, struct ghost_result *r, char *err)
 {
-	struct jscan_member m[3] = {
+	struct jscan_member m[4] = {
 		{ "v", NULL, 0, 0 },
 		{ "status", NULL, 0, 0 },
 		{ "agent", NULL, 0, 0 },
+		{ "exit", NULL, 0, 0 },
 	};
 	json_error_t je;
 
 	memset(r, 0, sizeof *r);
-	if (jscan_object(line, len, m, 3, err) == -1 ||
+	if (jscan_object(line, len, m, 4, err) == -1 ||
 	    check_version(&m[0], err) == -1 ||
 	    check_status(&m[1], r, err) == -1 ||
-	    check_agent(&m[2], r, err) == -1)
+	    check_agent(&m[2], r, err) == -1 ||
+	    check_exit(&m[3], r, err) == -1)
 		return -1;
 	if (r->kind == GHOST_ROLLBACK)
 		return 0;
@@ -194,64 +211,6 @@ ghost_result_free(struct ghost_result *r)
 {
 	json_decref(r->doc);
 	memset(r, 0, sizeof *r);
-}
-
-/* What an error result says went wrong. */
-static char *
-error_message(json_t *doc)
-{
-	json_t *e = json_object_get(doc, "error");
-	const char *s, *kind;
-
-	if ((s = json_string_value(e)) != NULL)
-		return xstrdup(s);
-	if (json_is_object(e)) {
-		if ((kind = json_string_value(json_object_get(e,
-		    "kind"))) == NULL)
-			kind = json_string_value(json_object_get(e, "type"));
-		s = json_string_value(json_object_get(e, "message"));
-		if (s != NULL) {
-			char *t;
-			if (asprintf(&t, "%s%s%s", kind ? kind : "",
-			    kind ? ": " : "", s) == -1)
-				abort();
-			return t;
-		}
-	}
-	if (e != NULL && !json_is_null(e))
-		return json_dumps(e, JSON_COMPACT | JSON_ENCODE_ANY);
-	if ((s = json_string_value(json_object_get(doc, "reason"))) != NULL)
-		return xstrdup(s);
-	return xstrdup("no error message");
-}
-
-/* One readable line for an error result (without a newline). */
-void
-ghost_error_text(const struct ghost_result *r, char *out, size_t n)
-{
-	const char *ch = json_string_value(json_object_get(r->doc,
-	    "chamber"));
-	const char *id = json_string_value(json_object_get(r->doc,
-	    "wake_id"));
-	char *msg = error_message(r->doc), *line;
-
-	if (asprintf(&line, "%s: %s wake%s%s failed: %s",
-	    r->agent[0] ? r->agent : "(no agent)", ch ? ch : "a",
-	    id ? " " : "", id ? id : "", msg) == -1)
-		abort();
-	text_line(out, n, line, strlen(line));
-	free(line);
-	free(msg);
-}
-
-/* The contract of alert-only delivery: the answer starts with ALERT: */
-int
-ghost_is_alert(const char *text)
-{
-	while (*text == ' ' || *text == '\t' || *text == '\n' ||
-	    *text == '\r')
-		text++;
-	return strncmp(text, "ALERT:", 6) == 0;
 }
 
 static int
@@ -289,25 +248,35 @@ ghost_hash(const char *text, char *out)
 	snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
-/* Check delivered.json's shape: {"delivered":[{"hash","at"}...]} */
+
+/*
+ * Check delivered.json's shape: {"delivered":[{"hash","at"}...],
+ * "undelivered":[{"wake_id","at"}...]}; the second may be missing.
+ */
 static int
 check_delivered(json_t *doc, const char *dir, char *err)
 {
 	json_t *a = json_object_get(doc, "delivered"), *e;
+	json_t *u = json_object_get(doc, "undelivered");
 	time_t t;
 	size_t i;
 
-	if (!json_is_array(a))
+	if (!json_is_array(a) || (u != NULL && !json_is_array(u)))
 		goto bad;
 	json_array_foreach(a, i, e)
 		if (!json_is_string(json_object_get(e, "hash")) ||
 		    clock_parse_utc(json_string_value(json_object_get(e,
 		    "at")), &t) == -1)
 			goto bad;
+	json_array_foreach(u, i, e)
+		if (!json_is_string(json_object_get(e, "wake_id")) ||
+		    clock_parse_utc(json_string_value(json_object_get(e,
+		    "at")), &t) == -1)
+			goto bad;
 	return 0;
 bad:
-	errf(err, "%s/%s: not a list of delivered texts; fix or remove it "
-	    "by hand", dir, DLVFILE);
+	errf(err, "%s/%s: not a list of delivered texts and failed "
+	    "deliveries; fix or remove it by hand", dir, DLVFILE);
 	return -1;
 }
 
@@ -320,74 +289,183 @@ entry_time(json_t *e)
 	return t;
 }
 
-/*
- * Before delivering text for agent: lock, and say (*dup) whether the
- * same normalized text was delivered within window seconds of now.
- * Call ghost_dedupe_end afterwards, whatever happened.
- */
-int
-ghost_dedupe_begin(const char *agent, const char *text, long long window,
-    time_t now, struct ghost_dedupe *d, int *dup, char *err)
+/* Read delivered.json, once; -1 when it cannot be (err says why). */
+static int
+txn_read(struct ghost_txn *t, char *err)
+{
+	if (t->state != 0)
+		return t->state == 1 ? 0 : -1;
+	if (state_read_json(t->dir, DLVFILE, &t->doc, err) == -1 ||
+	    (t->doc != NULL && check_delivered(t->doc, t->dir, err) == -1)) {
+		json_decref(t->doc);
+		t->doc = NULL;
+		t->state = -1;
+		return -1;
+	}
+	if (t->doc == NULL)
+		t->doc = json_pack("{s:[]}", "delivered");
+	if (json_object_get(t->doc, "undelivered") == NULL)
+		json_object_set_new(t->doc, "undelivered", json_array());
+	t->state = 1;
+	return 0;
+}
+
+/* Where the wake is among the failed deliveries, or -1. */
+static long
+undelivered_at(const struct ghost_txn *t)
 {
 	json_t *e;
 	size_t i;
 
-	memset(d, 0, sizeof *d);
-	d->lockfd = -1;
-	*dup = 0;
-	if (state_agent_dir(agent, 1, d->dir, sizeof d->dir, err) == -1)
-		return -1;
-	if ((d->lockfd = state_lock(d->dir, DLVLOCK, LOCK_EX, err)) < 0)
-		return -1;
-	if (state_read_json(d->dir, DLVFILE, &d->doc, err) == -1 ||
-	    (d->doc != NULL && check_delivered(d->doc, d->dir, err) == -1)) {
-		state_unlock(d->lockfd);
-		json_decref(d->doc);
-		d->lockfd = -1;
-		d->doc = NULL;
-		return -1;
-	}
-	if (d->doc == NULL)
-		d->doc = json_pack("{s:[]}", "delivered");
-	ghost_hash(text, d->hash);
-	d->window = window;
-	d->now = now;
-	json_array_foreach(json_object_get(d->doc, "delivered"), i, e)
+	json_array_foreach(json_object_get(t->doc, "undelivered"), i, e)
+		if (strcmp(json_string_value(json_object_get(e, "wake_id")),
+		    t->wake_id) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* Was the same normalized text delivered within the window? */
+static int
+delivered_within(struct ghost_txn *t, const char *text)
+{
+	json_t *e;
+	size_t i;
+
+	ghost_hash(text, t->hash);
+	json_array_foreach(json_object_get(t->doc, "delivered"), i, e)
 		if (strcmp(json_string_value(json_object_get(e, "hash")),
-		    d->hash) == 0 && now - entry_time(e) < window)
-			*dup = 1;
+		    t->hash) == 0 && t->now - entry_time(e) < t->window)
+			return 1;
 	return 0;
 }
 
 /*
- * After the delivery: when it was delivered, remember the text's hash
- * (and forget those older than the window); then unlock.
+ * Whether to deliver r now: a new wake, or one whose delivery failed
+ * before; then --alert-only and --dedupe have their say.  0, or 1
+ * when delivered.json cannot be read: then a new wake is delivered
+ * all the same (better twice than never) and an old one is not.
  */
-int
-ghost_dedupe_end(struct ghost_dedupe *d, int delivered, char *err)
+static int
+decide(const struct ghost_result *r, const struct ghost_opts *o,
+    struct ghost_txn *t, int fresh, char *err)
 {
-	json_t *old, *keep, *e;
+	if (!fresh) {
+		if (txn_read(t, err) == -1)
+			return 1;
+		if (undelivered_at(t) < 0)
+			return 0;	/* delivered, or not wanted, before */
+	}
+	if (o->alert_only && !idle_alert(r->response))
+		return 0;
+	if (o->dedupe > 0) {
+		if (txn_read(t, err) == -1) {
+			t->deliver = 1;
+			return 1;
+		}
+		if (delivered_within(t, r->response))
+			return 0;
+	}
+	t->deliver = 1;
+	return 0;
+}
+
+int
+ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
+    time_t now, struct ghost_txn *t, int *deliver, char *err)
+{
+	int rc;
+
+	memset(t, 0, sizeof *t);
+	t->lockfd = -1;
+	t->now = now;
+	t->window = o->dedupe;
+	t->wake_id = r->wake_id;
+	*deliver = 0;
+	if (state_agent_dir(r->agent, 1, t->dir, sizeof t->dir, err) == -1 ||
+	    (t->lockfd = state_lock(t->dir, DLVLOCK, LOCK_EX, err)) < 0) {
+		t->lockfd = -1;
+		return -1;
+	}
+	if ((rc = hist_commit(r->agent, r->messages, r->wake_id, r->chamber,
+	    r->at, o->keep, err)) == -1) {
+		state_unlock(t->lockfd);
+		t->lockfd = -1;
+		return -1;
+	}
+	rc = decide(r, o, t, rc == 0, err);
+	*deliver = t->deliver;
+	return rc;
+}
+
+/* Remember a failed delivery, the oldest forgotten past the limit. */
+static void
+add_undelivered(struct ghost_txn *t)
+{
+	json_t *u = json_object_get(t->doc, "undelivered");
+	char at[32];
+
+	clock_utc(t->now, at, sizeof at);
+	json_array_append_new(u, json_pack("{s:s,s:s}", "wake_id",
+	    t->wake_id, "at", at));
+	while (json_array_size(u) > UNDELIVERED_MAX)
+		json_array_remove(u, 0);
+}
+
+/* Remember a delivered text, and forget those older than the window. */
+static void
+add_delivered(struct ghost_txn *t)
+{
+	json_t *keep = json_array(), *e;
 	char at[32];
 	size_t i;
-	int rc = 0;
 
-	if (d->lockfd < 0)
+	json_array_foreach(json_object_get(t->doc, "delivered"), i, e)
+		if (t->now - entry_time(e) < t->window)
+			json_array_append(keep, e);
+	clock_utc(t->now, at, sizeof at);
+	json_array_append_new(keep, json_pack("{s:s,s:s}", "hash", t->hash,
+	    "at", at));
+	json_object_set_new(t->doc, "delivered", keep);
+}
+
+/*
+ * After the delivery (delivered: it succeeded): record it in
+ * delivered.json when there is something to remember, and unlock.
+ * A failed delivery is remembered, so that the same result given
+ * again is delivered then; a wake delivered, or no longer wanted,
+ * is forgotten among the failures.
+ */
+int
+ghost_end(struct ghost_txn *t, int delivered, char *err)
+{
+	int rc = 0, dirty = 0;
+	long i;
+
+	if (t->lockfd < 0)
 		return 0;
-	if (delivered) {
-		old = json_object_get(d->doc, "delivered");
-		keep = json_array();
-		json_array_foreach(old, i, e)
-			if (d->now - entry_time(e) < d->window)
-				json_array_append(keep, e);
-		clock_utc(d->now, at, sizeof at);
-		json_array_append_new(keep, json_pack("{s:s,s:s}", "hash",
-		    d->hash, "at", at));
-		json_object_set_new(d->doc, "delivered", keep);
-		rc = state_write_json(d->dir, DLVFILE, d->doc, err);
+	if (t->deliver && delivered && t->window > 0 && t->state == 1) {
+		add_delivered(t);
+		dirty = 1;
 	}
-	json_decref(d->doc);
-	state_unlock(d->lockfd);
-	d->doc = NULL;
-	d->lockfd = -1;
+	if (t->deliver && !delivered) {
+		if (txn_read(t, err) == -1) {
+			errf(err, "%s/%s: the failed delivery of wake %s is "
+			    "not remembered", t->dir, DLVFILE, t->wake_id);
+			rc = -1;
+		} else if (undelivered_at(t) < 0) {
+			add_undelivered(t);
+			dirty = 1;
+		}
+	} else if (t->state == 1 && (i = undelivered_at(t)) >= 0) {
+		json_array_remove(json_object_get(t->doc, "undelivered"),
+		    (size_t)i);
+		dirty = 1;
+	}
+	if (dirty)
+		rc = state_write_json(t->dir, DLVFILE, t->doc, err);
+	json_decref(t->doc);
+	state_unlock(t->lockfd);
+	t->doc = NULL;
+	t->lockfd = -1;
 	return rc;
 }

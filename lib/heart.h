@@ -54,6 +54,16 @@ void	 errf(char *, const char *, ...)
 int	 num_parse(const char *, long long, long long, long long *);
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
+/* the worse of two exit codes: 78, then 74, 69, 75, 0 (as EXIT STATUS) */
+int	 hx_worse(int, int);
+/*
+ * A child's environment: the entries of environ that keep(entry, arg)
+ * accepts (all when keep is NULL), without the names of set, then set
+ * ("NAME=value" each, NULL-ended).  Free it with env_free.
+ */
+char	**env_make(int (*)(const char *, const void *), const void *,
+	    char *const *);
+void	 env_free(char **);
 
 /*
  * secret.c: the secrets heart holds (the model's API key, the Redis and
@@ -63,10 +73,12 @@ char	*xstrdup(const char *);
  *   secret_add(value)		register (NULL or under 4 bytes: none)
  *   secret_scrub(buf, size)	scrub a string in place, cut to fit
  *   secret_dup(s)		a scrubbed copy, to free
+ *   secret_held(v)		1 if v is a secret held, in any form
  */
 void	 secret_add(const char *);
 void	 secret_scrub(char *, size_t);
 char	*secret_dup(const char *);
+int	 secret_held(const char *);
 
 /* text.c: text from outside as one printable line of UTF-8, control
  * characters and escape sequences neutralised (dst may be src) */
@@ -316,7 +328,8 @@ int	 jscan_string(const char *, size_t, char *, size_t);
  * hist.c: the agent's history, agents/ID/history.jsonl, one message a
  * line with its wake's wake_id, chamber and at.
  *   hist_commit(agent, messages, wake_id, chamber, at, keep, err)
- *	append one wake atomically; keep > 0 trims to the last keep wakes
+ *	append one wake atomically; keep > 0 trims to the last keep wakes;
+ *	1 (nothing written) when a wake of that wake_id is there already
  *   hist_tail(agent, n, &array, err)	the last n messages, oldest first
  *   hist_last_user(agent, &t, err)	time of the last user message, or 0
  *   hist_touch_input(agent, now, err)	agents/ID/input's mtime = now
@@ -329,16 +342,31 @@ int	 hist_last_user(const char *, time_t *, char *);
 int	 hist_touch_input(const char *, time_t, char *);
 int	 hist_user(const char *, const char *, time_t, long long, char *);
 
+/*
+ * status.c: the statuses of a wake result and what ghost mode does with
+ * each (roll back, commit, an error): one table for heart-wake, which
+ * names statuses only through it, and heart-ghost.
+ */
+enum wake_status {
+	ST_OK, ST_IDLE, ST_CAPPED, ST_OPEN, ST_NOT_DUE, ST_QUIET,
+	ST_NOT_IDLE, ST_BUSY, ST_EMPTY, ST_TOOL_CAP, ST_DRY_RUN, ST_ERROR,
+	ST_NSTATUS
+};
+enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
+
+const char *status_name(enum wake_status);
+enum ghost_kind status_kind(enum wake_status);
+int	 status_find(const char *, enum wake_status *);
+
 /* ghost.c: ghost mode: which wake results leave a trace, which are
  * delivered, and which were delivered already */
 #define GHOST_LINEMAX	(16 * 1024 * 1024)
-
-enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
 
 struct ghost_result {
 	enum ghost_kind kind;
 	char	 status[16];
 	char	 agent[HEART_IDMAX + 1];	/* "" if an error names none */
+	int	 exit;		/* heart-wake's exit status for this wake */
 	json_t	*doc;		/* ok and error only: the whole result */
 	json_t	*messages;	/* ok: borrowed from doc */
 	const char *wake_id;	/* ok: borrowed from doc */
@@ -347,23 +375,38 @@ struct ghost_result {
 	const char *response;
 };
 
-struct ghost_dedupe {		/* between _begin and _end; fields private */
+struct ghost_opts {
+	int	 alert_only;	/* deliver only answers with an alert */
+	long long dedupe;	/* s: the same text not again within; 0 */
+	long long keep;		/* the history's last wakes kept; 0: all */
+};
+
+struct ghost_txn {		/* between _begin and _end; fields private */
 	int	 lockfd;
 	char	 dir[4096];
+	json_t	*doc;		/* delivered.json, once read */
+	int	 state;		/* 0 unread, 1 read, -1 unreadable */
+	int	 deliver;	/* what ghost_begin said */
+	int	 handled;	/* a recorded failure no longer waits */
 	char	 hash[17];
-	json_t	*doc;
+	const char *wake_id;	/* borrowed from the result */
 	long long window;
 	time_t	 now;
 };
 
 int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
 void	 ghost_result_free(struct ghost_result *);
-void	 ghost_error_text(const struct ghost_result *, char *, size_t);
-int	 ghost_is_alert(const char *);
 void	 ghost_hash(const char *, char *);
-int	 ghost_dedupe_begin(const char *, const char *, long long, time_t,
-	    struct ghost_dedupe *, int *, char *);
-int	 ghost_dedupe_end(struct ghost_dedupe *, int, char *);
+/*
+ * Commit an "ok" result and say whether to deliver it now (*deliver):
+ * 0, or 1 when delivered.json could not be read (err says why; go on),
+ * or -1 when the wake is not kept (err), and then nothing is held.
+ * After 0 or 1 the agent's delivery lock is held: deliver, then call
+ * ghost_end with whether the delivery succeeded.
+ */
+int	 ghost_begin(const struct ghost_result *, const struct ghost_opts *,
+	    time_t, struct ghost_txn *, int *, char *);
+int	 ghost_end(struct ghost_txn *, int, char *);
 
 /* deliver.c: hand a deliverable to a program, no shell */
 struct deliver_env {
@@ -376,8 +419,10 @@ struct deliver_env {
 int	 deliver_exec(char *const *, const char *, size_t,
 	    const struct deliver_env *, char *);
 
-/* idle.c: ghost mode's trigger: is a reply "nothing to do"? */
+/* idle.c: ghost mode's trigger: is a reply "nothing to do"?  And does
+ * a text carry an alert (ALERT: at the start of a line)? */
 int	 idle_detect(const struct soul *, const char *, const char **);
+int	 idle_alert(const char *);
 
 /* checklist.c: HEARTBEAT.md, its open items */
 int	 ck_open_items(const char *, char **, char *);
@@ -578,6 +623,7 @@ struct run_opts {
 
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 	    json_t **, char *);
+json_t	*run_refused(int, const char *, time_t);
 json_t	*run_explain(const struct soul *, time_t, char *);
 /* pulse.c: what a pulse says, read from state without locks; topics */
 #define PS_BREAKER	1

@@ -6,6 +6,10 @@
  * whole when its lines run from part 1 to part == parts.  A line
  * without part and parts (written by hand) is a whole wake of one.
  *
+ * A wake id is committed once: hist_commit looks for it among the
+ * whole wakes first (a process reads each history once, then only what
+ * was added to it), and a wake already there is not written again.
+ *
  * Invariants.  Only hist_commit writes, and only under an exclusive
  * flock on agents/ID/history.lock: it appends a wake in one write and
  * fsyncs (or, to trim with a keep, replaces the file by rename).
@@ -17,6 +21,7 @@
  * silently dropped.
  */
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -476,23 +481,186 @@ append(int fd, const char *dir, const char *path, off_t end, int created,
 }
 
 /*
+ * The wake ids of the histories this process commits to, so that a run
+ * of many results reads each history once, not once per result: per
+ * agent directory, the ids of the whole wakes in the first `end' bytes
+ * of its history file (that device and inode), each as hist_commit
+ * writes it (a JSON string).  The first look of a process at a history
+ * only searches it for the one id (a single result, as from cron); the
+ * ids are collected from the second on.  Used and refreshed only under
+ * the history lock; a file replaced or cut short is read again.
+ */
+struct seen {
+	struct seen *next;
+	char	*dir;
+	dev_t	 dev;
+	ino_t	 ino;
+	off_t	 end;
+	json_t	*ids;		/* id token -> true; NULL: not collected */
+};
+static struct seen *seen;
+
+static const char idkey[] = "\"wake_id\":";
+
+/*
+ * The token of a line's top-level "wake_id" (a JSON string, quotes
+ * included) into a new string, or NULL.  hist_commit writes it once,
+ * just before "chamber"; any other line is parsed to be sure.
+ */
+static char *
+line_id(const char *p, size_t len)
+{
+	struct jscan_member m = { "wake_id", NULL, 0, 0 };
+	const char *e = p + len, *q, *t;
+	char err[HEART_ERRLEN];
+
+	if ((q = memmem(p, len, idkey, sizeof idkey - 1)) == NULL)
+		return NULL;
+	q += sizeof idkey - 1;
+	for (t = q + 1; q < e && *q == '"' && t < e && *t != '"'; t++)
+		if (*t == '\\')
+			t++;
+	if (q < e && *q == '"' && t < e && (size_t)(e - t) > 11 &&
+	    memcmp(t + 1, ",\"chamber\":", 11) == 0 &&
+	    memmem(t, (size_t)(e - t), idkey, sizeof idkey - 1) == NULL)
+		return strndup(q, (size_t)(t + 1 - q));
+	if (jscan_object(p, len, &m, 1, err) == -1 || m.type != JSCAN_STRING)
+		return NULL;
+	return strndup(m.val, m.len);
+}
+
+/*
+ * Hand the bytes [from, to) of the file to fn, mapped, not copied: they
+ * are whole lines (both ends are ends of whole wakes), and nobody
+ * writes the file while the history lock is held.  Returns what fn
+ * returned; -1 when the file cannot be mapped.
+ */
+static int
+each_run(int fd, const char *path, off_t from, off_t to,
+    int (*fn)(const char *, size_t, void *), void *arg, char *err)
+{
+	off_t base = from - from % (off_t)sysconf(_SC_PAGESIZE);
+	char *map;
+	int rc;
+
+	if (from >= to)
+		return 0;
+	map = mmap(NULL, (size_t)(to - base), PROT_READ, MAP_PRIVATE, fd,
+	    base);
+	if (map == MAP_FAILED)
+		return ioerr(path, "read", err);
+	rc = fn(map + (from - base), (size_t)(to - from), arg);
+	munmap(map, (size_t)(to - base));
+	return rc;
+}
+
+/* each_run: is the id token arg the wake id of a line of the run? */
+static int
+has_id(const char *buf, size_t n, void *arg)
+{
+	const char *tok = arg, *m, *ls, *le;
+	char *needle, *id;
+	int r = 0;
+
+	if (asprintf(&needle, "%s%s", idkey, tok) == -1)
+		abort();
+	for (m = buf; r == 0 && (m = memmem(m, n - (size_t)(m - buf), needle,
+	    strlen(needle))) != NULL; m++) {
+		ls = memrchr(buf, '\n', (size_t)(m - buf));
+		ls = ls ? ls + 1 : buf;
+		le = memchr(m, '\n', n - (size_t)(m - buf));
+		id = line_id(ls, (size_t)(le - ls));
+		r = id != NULL && strcmp(id, tok) == 0;
+		free(id);
+	}
+	free(needle);
+	return r;
+}
+
+/* each_run: add the wake ids of the run's lines to the object arg. */
+static int
+add_ids(const char *buf, size_t n, void *arg)
+{
+	const char *l, *le;
+	char *id, *prev = NULL;
+
+	for (l = buf; l < buf + n; l = le + 1) {
+		le = memchr(l, '\n', n - (size_t)(l - buf));
+		if ((id = line_id(l, (size_t)(le - l))) == NULL)
+			continue;
+		if (prev == NULL || strcmp(id, prev) != 0)
+			json_object_set_new(arg, id, json_true());
+		free(prev);
+		prev = id;
+	}
+	free(prev);
+	return 0;
+}
+
+/*
+ * Is a whole wake of id (its token) among the first end bytes of the
+ * history open on fd?  1 yes, 0 no, -1 unreadable; *sno is the agent's
+ * entry in seen.
+ */
+static int
+wake_known(const char *dir, int fd, const char *path, off_t end,
+    const char *id, struct seen **sno, char *err)
+{
+	struct seen *sn;
+	struct stat st;
+
+	if (fstat(fd, &st) == -1)
+		return ioerr(path, "stat", err);
+	for (sn = seen; sn != NULL; sn = sn->next)
+		if (strcmp(sn->dir, dir) == 0)
+			break;
+	*sno = sn;
+	if (sn == NULL) {
+		sn = *sno = xcalloc(1, sizeof *sn);
+		sn->dir = xstrdup(dir);
+		sn->next = seen;
+		seen = sn;
+		return each_run(fd, path, 0, end, has_id, (void *)id, err);
+	}
+	if (sn->ids == NULL || sn->dev != st.st_dev ||
+	    sn->ino != st.st_ino || sn->end > end) {
+		json_decref(sn->ids);
+		sn->ids = json_object();
+		sn->end = 0;
+	}
+	sn->dev = st.st_dev;
+	sn->ino = st.st_ino;
+	if (each_run(fd, path, sn->end, end, add_ids, sn->ids, err) == -1)
+		return -1;
+	sn->end = end;
+	return json_object_get(sn->ids, id) != NULL;
+}
+
+/*
  * Append one wake (its messages, in order) to the history of agent, as
  * one commit.  keep > 0: afterwards the file holds at most keep wakes,
- * the oldest dropped whole.
+ * the oldest dropped whole.  Returns 0 when committed, 1 when a whole
+ * wake of that wake id is in the history already (nothing is written:
+ * the same result given twice is committed once), -1 on error.
  */
 int
 hist_commit(const char *agent, const json_t *messages, const char *wake_id,
     const char *chamber, const char *at, long long keep, char *err)
 {
-	char dir[4096], path[4200], *buf;
+	char dir[4096], path[4200], *buf, *id;
+	struct seen *sn;
 	struct stat st;
 	size_t len;
 	off_t end, from;
 	int lk, fd = -1, rc = -1, created;
+	json_t *j;
 
 	if ((buf = wake_lines(messages, wake_id, chamber, at, &len,
 	    err)) == NULL)
 		return -1;
+	j = json_string(wake_id);
+	id = json_dumps(j, JSON_ENCODE_ANY);
+	json_decref(j);
 	if (state_agent_dir(agent, 1, dir, sizeof dir, err) == -1)
 		goto out;
 	if ((lk = state_lock(dir, HISTLOCK, LOCK_EX, err)) < 0)
@@ -502,17 +670,21 @@ hist_commit(const char *agent, const json_t *messages, const char *wake_id,
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd == -1)
 		ioerr(path, "open", err);
-	else if (find_ends(fd, path, keep, &end, &from, err) == 0) {
+	else if (find_ends(fd, path, keep, &end, &from, err) == 0 &&
+	    (rc = wake_known(dir, fd, path, end, id, &sn, err)) == 0) {
 		if (from >= 0)
 			rc = rewrite(fd, dir, path, from, end, buf, len, err);
-		else
-			rc = append(fd, dir, path, end, created, buf, len,
-			    err);
+		else if ((rc = append(fd, dir, path, end, created, buf, len,
+		    err)) == 0 && sn->ids != NULL) {
+			json_object_set_new(sn->ids, id, json_true());
+			sn->end = end + (off_t)len;
+		}
 	}
 	if (fd != -1)
 		close(fd);
 	state_unlock(lk);
 out:
+	free(id);
 	free(buf);
 	return rc;
 }
@@ -700,7 +872,7 @@ hist_user(const char *agent, const char *text, time_t now, long long keep,
 	msgs = json_pack("[{s:s,s:o}]", "role", "user", "content", s);
 	rc = hist_commit(agent, msgs, id, "user", at, keep, err);
 	json_decref(msgs);
-	if (rc == 0)
+	if (rc != -1)
 		rc = hist_touch_input(agent, now, err);
 	return rc;
 }

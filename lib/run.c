@@ -11,6 +11,9 @@
  * at most seed_tool_cap tool calls, so it sends at most
  * seed_tool_cap + 2 requests; every tool call and result is in the
  * result's messages.
+ *
+ * A result's status is one of status.c's table (finish() checks), and
+ * its "exit" is heart-wake's exit status for the wake.
  */
 #include <sys/file.h>
 #include <sys/random.h>
@@ -69,12 +72,13 @@ result_new(struct wake *k, enum chamber c)
 
 	clock_utc(k->now, at, sizeof at);
 	return json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:[],"
-	    "s:{s:i,s:i},s:n,s:s,s:{s:i,s:i},s:n,s:i}",
+	    "s:{s:i,s:i},s:n,s:s,s:{s:i,s:i},s:n,s:i,s:i}",
 	    "v", 1, "agent", k->s->name, "chamber", chamber_name(c),
-	    "wake_id", k->id, "at", at, "status", "error", "reason",
-	    "response", "idle_level", "messages", "usage", "prompt_tokens", 0,
-	    "completion_tokens", 0, "cap", "breaker", "closed",
-	    "tools", "calls", 0, "failed", 0, "error", "duration_ms", 0);
+	    "wake_id", k->id, "at", at, "status", status_name(ST_ERROR),
+	    "reason", "response", "idle_level", "messages", "usage",
+	    "prompt_tokens", 0, "completion_tokens", 0, "cap", "breaker",
+	    "closed", "tools", "calls", 0, "failed", 0, "error",
+	    "duration_ms", 0, "exit", 0);
 }
 
 static void
@@ -88,7 +92,10 @@ static void
 finish(struct wake *k, const char *status, const char *reason)
 {
 	char err[HEART_ERRLEN];
+	enum wake_status st;
 
+	if (status_find(status, &st) == -1)
+		abort();	/* a status not in status.c's table */
 	set_str(k->res, "status", status);
 	set_str(k->res, "reason", reason && *reason ? reason : NULL);
 	if (k->cv.day[0] == '\0')
@@ -291,7 +298,7 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 		    k->bv.trigger[0] ? k->bv.trigger : "?", k->bv.reason,
 		    until);
 		k->g.next = k->bv.until;
-		*status = "open";
+		*status = status_name(ST_OPEN);
 		return 0;
 	}
 	cap_from_soul(k->s, &caps);
@@ -310,7 +317,7 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	snprintf(reason, rn, "%s: daily cap reached: %lld of %lld today; "
 	    "resets at %s", chamber_name(c), k->cv.total,
 	    cap_limit(&caps, c), reset);
-	*status = "capped";
+	*status = status_name(ST_CAPPED);
 	return 0;
 }
 
@@ -541,7 +548,14 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 	t->force = NULL;
 	normalize_calls(t, r->tool_calls);
 	if (first && !decide(k, t, r)) {
-		settle_reply(k, "idle", r->text, NULL);
+		/* a skip that carries an alert is a real answer all the same;
+		 * its calls are answered so that the history stays whole */
+		if (idle_alert(r->text))
+			for (; i < json_array_size(r->tool_calls); i++)
+				tool_result(k, t, json_array_get(r->tool_calls,
+				    i), "not run: this wake was skipped");
+		settle_reply(k, status_name(idle_alert(r->text) ? ST_OK :
+		    ST_IDLE), r->text, NULL);
 		return 0;
 	}
 	if (first)
@@ -550,14 +564,15 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 		say(k, t, assistant(r));
 		if (r->tool_calls == NULL) {
 			idle = idle_detect(k->s, r->text, &lvl);
-			settle_reply(k, idle ? "idle" : "ok", r->text, lvl);
+			settle_reply(k, status_name(idle ? ST_IDLE : ST_OK),
+			    r->text, lvl);
 			return 0;
 		}
 	}
 	for (; i < json_array_size(r->tool_calls); i++) {
 		call = json_array_get(r->tool_calls, i);
 		if (run_call(k, t, call) == 1) {
-			set_str(k->res, "status", "tool_cap");
+			set_str(k->res, "status", status_name(ST_TOOL_CAP));
 			return 0;
 		}
 	}
@@ -584,7 +599,7 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	if (llmerr)
 		snprintf(why, sizeof why, "%s", llmerr);
 	else if (t->capped) {
-		status = "tool_cap";
+		status = status_name(ST_TOOL_CAP);
 		snprintf(why, sizeof why, "the model asked for more than "
 		    "seed_tool_cap (%lld) tool calls in one wake; the wake "
 		    "is discarded", k->s->ch[c].seed_tool_cap);
@@ -592,7 +607,8 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	} else if (t->failed)
 		snprintf(why, sizeof why, "%s", t->toolerr);
 	if (llmerr || t->capped) {
-		set_str(k->res, "status", llmerr ? "error" : status);
+		set_str(k->res, "status", llmerr ? status_name(ST_ERROR) :
+		    status);
 		set_str(k->res, "error", why);
 	}
 	json_object_set_new(k->res, "usage", json_pack("{s:I,s:I}",
@@ -607,12 +623,12 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 		rc = llmerr && t->fail == LLM_CONFIG ? HX_CONFIG : HX_TEMPFAIL;
 	}
 	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
-	    llmerr ? "error" : status);
+	    llmerr ? status_name(ST_ERROR) : status);
 	if (brk_record(k->s->name, &k->bc, k->now, flags, llmerr ? t->hold :
 	    0, why[0] ? why : NULL, k->events, e2) == -1 || ((t->ptok > 0 ||
 	    t->ctok > 0 || !llmerr) && cap_record(k->s->name,
-	    k->s->timezone, k->now, !llmerr && strcmp(status, "idle") == 0,
-	    t->ptok, t->ctok, e2) == -1)) {
+	    k->s->timezone, k->now, !llmerr && strcmp(status,
+	    status_name(ST_IDLE)) == 0, t->ptok, t->ctok, e2) == -1)) {
 		snprintf(err, HEART_ERRLEN, "%s", e2);
 		rc = HX_IOERR;
 	}
@@ -708,8 +724,11 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 
 	cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
 	brk_peek(k->s->name, &k->bc, k->now, &k->bv, err);
-	if (talk_begin(k, &t, err) == -1)
+	if (talk_begin(k, &t, err) == -1) {
+		set_str(k->res, "error", err);
+		finish(k, status_name(ST_ERROR), NULL);
 		return HX_IOERR;
+	}
 	warn_key(k, lc);
 	body = request(lc, &t);
 	json_decref(t.msgs);
@@ -717,8 +736,8 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 	json_object_set_new(k->res, "dry_run", json_true());
 	json_object_set_new(k->res, "request", llm_dry(lc, body));
 	json_decref(body);
-	finish(k, open ? "dry_run" : k->g.status, open ? "would wake "
-	    "if the breaker and the cap admit it" : k->g.reason);
+	finish(k, open ? status_name(ST_DRY_RUN) : k->g.status, open ?
+	    "would wake if the breaker and the cap admit it" : k->g.reason);
 	return HX_OK;
 }
 
@@ -737,7 +756,7 @@ static int
 fail(struct wake *k, int code, const char *err)
 {
 	set_str(k->res, "error", err);
-	finish(k, "error", NULL);
+	finish(k, status_name(ST_ERROR), NULL);
 	return code;
 }
 
@@ -836,19 +855,36 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	    err)) == -1)
 		rc = fail(&k, HX_IOERR, err);
 	else if (fd == -2)
-		rc = skip(&k, "busy", "a wake of this agent is running (or "
-		    "its user holds wake.lock)");
+		rc = skip(&k, status_name(ST_BUSY), "a wake of this agent is "
+		    "running (or its user holds wake.lock)");
 	else {
 		rc = run_locked(&k, &lc, err);
 		store_unlock(fd);
 	}
 	if (rc == HX_IOERR)
 		rc = store_code(rc);	/* a store out of reach: 69 */
+	json_object_set_new(k.res, "exit", json_integer(rc));
 	gate_free(&k.g);
 	wake_free(&k.w);
 	json_decref(k.events);
 	*out = k.res;
 	return rc;
+}
+
+/*
+ * The result of a soul that could not be loaded: an error that names
+ * no agent, with the exit status code, so that heart-ghost at the end
+ * of the pipeline exits with it too.
+ */
+json_t *
+run_refused(int code, const char *err, time_t now)
+{
+	char at[32];
+
+	clock_utc(now, at, sizeof at);
+	return json_pack("{s:i,s:n,s:n,s:n,s:s,s:s,s:s,s:i}", "v", 1,
+	    "agent", "chamber", "wake_id", "at", at, "status",
+	    status_name(ST_ERROR), "error", err, "exit", code);
 }
 
 /* --explain: each chamber's gates now, without changing anything. */

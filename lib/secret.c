@@ -131,6 +131,19 @@ secret_add(const char *v)
 	add_json(v);
 }
 
+/* Is v a secret heart holds, as it is or in one of its forms?  For a
+ * child's environment: a variable whose value is one is not passed. */
+int
+secret_held(const char *v)
+{
+	size_t i, len = strlen(v);
+
+	for (i = 0; i < nforms; i++)
+		if (forms[i].len == len && memcmp(forms[i].s, v, len) == 0)
+			return 1;
+	return 0;
+}
+
 /* The longest run at p (n bytes left) that is a secret's, or 0. */
 static size_t
 run_at(const char *p, size_t n)

@@ -409,46 +409,47 @@ unknown(const json_t *tools, const char *name, char *err)
 	    list);
 }
 
-/* environ without the key variable and our names, then ours. */
+/*
+ * Does entry ("NAME=value") pass to a tool?  Not the soul's key
+ * variable (hide), not a store or broker password, and not any
+ * variable whose value is a secret heart holds (another provider's
+ * key): a tool gets what it needs from its own configuration.
+ */
+static int
+not_hidden(const char *entry, const void *hide)
+{
+	static const char *const pw[] = { "HEART_REDIS_PASSWORD",
+	    "HEART_MQTT_PASSWORD", NULL };
+	const char *eq = strchr(entry, '=');
+	size_t i, hl = hide ? strlen(hide) : 0;
+
+	if (hl > 0 && strncmp(entry, hide, hl) == 0 && entry[hl] == '=')
+		return 0;
+	for (i = 0; pw[i] != NULL; i++)
+		if (strncmp(entry, pw[i], strlen(pw[i])) == 0 &&
+		    entry[strlen(pw[i])] == '=')
+			return 0;
+	return eq == NULL || !secret_held(eq + 1);
+}
+
+/* environ without the secrets (not_hidden), then our names. */
 static char **
 tool_env(const struct tool_ctx *c, const char *tool)
 {
-	static const char *names[] = { "HEART_AGENT=", "HEART_CHAMBER=",
-	    "HEART_WAKE_ID=", "HEART_TOOL=" };
+	const char *names[4] = { "HEART_AGENT", "HEART_CHAMBER",
+	    "HEART_WAKE_ID", "HEART_TOOL" };
 	const char *vals[4] = { c->agent, c->chamber, c->wake_id, tool };
-	size_t n = 0, o = 0, i, k, hl = c->hide ? strlen(c->hide) : 0;
-	char **env;
+	char *set[5] = { NULL }, **env;
+	int k;
 
-	while (environ[n] != NULL)
-		n++;
-	env = xcalloc(n + 5, sizeof *env);
-	for (i = 0; i < n; i++) {
-		for (k = 0; k < 4; k++)
-			if (strncmp(environ[i], names[k],
-			    strlen(names[k])) == 0)
-				break;
-		if (k == 4 && !(hl > 0 && strncmp(environ[i], c->hide,
-		    hl) == 0 && environ[i][hl] == '='))
-			env[o++] = environ[i];
-	}
 	for (k = 0; k < 4; k++)
-		if (asprintf(&env[o++], "%s%s", names[k],
-		    vals[k] ? vals[k] : "") == -1)
+		if (asprintf(&set[k], "%s=%s", names[k], vals[k] ? vals[k] :
+		    "") == -1)
 			abort();
+	env = env_make(not_hidden, c->hide, set);
+	for (k = 0; k < 4; k++)
+		free(set[k]);
 	return env;
-}
-
-/* Free what tool_env made: its last four strings are its own. */
-static void
-free_env(char **env)
-{
-	size_t n = 0, k;
-
-	while (env[n] != NULL)
-		n++;
-	for (k = n - 4; k < n; k++)
-		free(env[k]);
-	free(env);
 }
 
 /* The length of the valid UTF-8 character at p, n bytes left; 0 for
@@ -610,7 +611,7 @@ tool_call(const struct soul *s, const struct tool_ctx *c,
 	} else
 		*text = content(NULL, &o);
 	tool_out_free(&o);
-	free_env(env);
+	env_free(env);
 	free(av);
 	free(in);
 	return rc;

@@ -3,7 +3,8 @@
  * caller's buffer (scrubbed of secrets and made one printable line,
  * since they quote text from outside), checked number parsing,
  * allocation that cannot return NULL (a tool this small has nothing
- * better to do than abort when memory is gone).
+ * better to do than abort when memory is gone), the order of exit
+ * codes, and the environment of a child program (a tool, a delivery).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -64,4 +65,75 @@ xstrdup(const char *s)
 	if ((p = strdup(s)) == NULL)
 		abort();
 	return p;
+}
+
+/*
+ * The worse of two exit codes, as every EXIT STATUS says: a bad
+ * configuration (78) beats an I/O error (74), which beats a store or
+ * program out of reach (69), which beats a temporary failure (75);
+ * any other failure beats success only.
+ */
+int
+hx_worse(int a, int b)
+{
+	static const int order[] = { HX_OK, HX_TEMPFAIL, HX_UNAVAILABLE,
+	    HX_IOERR, HX_CONFIG };
+	int i, ra = a != HX_OK, rb = b != HX_OK;
+
+	for (i = 1; i < 5; i++) {
+		if (order[i] == a)
+			ra = i + 1;
+		if (order[i] == b)
+			rb = i + 1;
+	}
+	return rb > ra ? b : a;
+}
+
+/* Is entry ("NAME=value") one of set's names? */
+static int
+env_in(const char *entry, char *const *set)
+{
+	size_t n;
+
+	for (; *set != NULL; set++) {
+		n = strcspn(*set, "=");
+		if (strncmp(entry, *set, n) == 0 && entry[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+char **
+env_make(int (*keep)(const char *, const void *), const void *arg,
+    char *const *set)
+{
+	extern char **environ;
+	size_t n = 0, k = 0, o = 0, i;
+	char **env;
+
+	while (environ[n] != NULL)
+		n++;
+	while (set[k] != NULL)
+		k++;
+	env = xcalloc(n + k + 1, sizeof *env);
+	for (i = 0; i < n; i++)
+		if (strchr(environ[i], '=') != NULL &&
+		    !env_in(environ[i], set) &&
+		    (keep == NULL || keep(environ[i], arg)))
+			env[o++] = xstrdup(environ[i]);
+	for (i = 0; i < k; i++)
+		env[o++] = xstrdup(set[i]);
+	return env;
+}
+
+void
+env_free(char **env)
+{
+	size_t i;
+
+	if (env == NULL)
+		return;
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
 }

@@ -182,6 +182,13 @@ last_input(const char *agent, const char *dir)
 	return t;
 }
 
+/* The gate holds, with this skip status (status.c's table). */
+static void
+gate_status(struct gate *g, enum wake_status st)
+{
+	snprintf(g->status, sizeof g->status, "%s", status_name(st));
+}
+
 /* The adaptive schedule: the interval in force and its slot. */
 static int
 due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
@@ -208,7 +215,7 @@ due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
 	    w->last[CH_SCHEDULE] ? b : "", w->last[CH_SCHEDULE] ? ", " : "",
 	    a, g->offset, json_string_value(json_object_get(g->why,
 	    "why")));
-	snprintf(g->status, sizeof g->status, "not_due");
+	gate_status(g, ST_NOT_DUE);
 	return 0;
 }
 
@@ -240,7 +247,7 @@ due_schedule(const struct soul *s, struct wake_state *w, time_t now,
 		snprintf(g->reason, sizeof g->reason, "schedule: not due: "
 		    "first slot %s (every %llds, offset %llds spreads the "
 		    "fleet)", a, iv, off);
-	snprintf(g->status, sizeof g->status, "not_due");
+	gate_status(g, ST_NOT_DUE);
 	return 0;
 }
 
@@ -263,7 +270,7 @@ due_idle(const struct soul *s, const char *dir,
 	fmt_when(s, t, a, sizeof a);
 	dur_format(now - from, d, sizeof d);
 	if (now < from + after) {
-		snprintf(g->status, sizeof g->status, "not_idle");
+		gate_status(g, ST_NOT_IDLE);
 		if (in)
 			snprintf(g->reason, sizeof g->reason, "idle: the "
 			    "user was active %s ago; idle after %llds, at %s",
@@ -274,7 +281,7 @@ due_idle(const struct soul *s, const char *dir,
 			    "the agent; idle after %llds, at %s", d, after,
 			    a);
 	} else {
-		snprintf(g->status, sizeof g->status, "not_due");
+		gate_status(g, ST_NOT_DUE);
 		snprintf(g->reason, sizeof g->reason, "idle: already woke in "
 		    "this quiet stretch; next at %s", a);
 	}
@@ -293,7 +300,7 @@ in_hours(const struct soul *s, enum chamber c, time_t now, struct gate *g)
 		if (hours_in(h, clock_minute_of_day(s->timezone, t)))
 			break;
 	g->next = t;
-	snprintf(g->status, sizeof g->status, "quiet");
+	gate_status(g, ST_QUIET);
 	{
 		char a[40];
 		fmt_when(s, t, a, sizeof a);
@@ -338,7 +345,7 @@ has_work(const struct soul *s, enum chamber c, struct wake_state *w,
 	w->checklist_warned = 0;
 	if (g->items != NULL)
 		return 1;
-	snprintf(g->status, sizeof g->status, "empty");
+	gate_status(g, ST_EMPTY);
 	snprintf(g->reason, sizeof g->reason, "%s: checklist %.400s has no "
 	    "open item", chamber_name(c), path);
 	return 0;
@@ -376,7 +383,7 @@ wake_gates(const struct soul *s, const char *dir, struct wake_state *w,
 	memset(g, 0, sizeof *g);
 	g->chamber = c;
 	if (s->ch[c].daily_cap == 0) {
-		snprintf(g->status, sizeof g->status, "capped");
+		gate_status(g, ST_CAPPED);
 		snprintf(g->reason, sizeof g->reason, "%s: the chamber is off "
 		    "(daily_cap: 0)", chamber_name(c));
 		return 0;

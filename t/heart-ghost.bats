@@ -277,22 +277,38 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 	[ "${#lines[@]}" -eq 2 ]
 }
 
-@test "error results: one readable line each on stderr, exit 75; bad data wins with 65" {
+@test "error results are not repeated (heart-wake said them); the exit status is the worst wake's" {
 	{
 		result ok alpha a1
-		result error alpha e1 | jq -c '.error = "the model timed out\nafter 60s"'
-		result error bravo e2 | jq -c '.error = {kind: "http", message: "HTTP 503"}'
+		result error alpha e1 | jq -c '.error = "the model timed out" | .exit = 75'
+		result error bravo e2 | jq -c '.error = "no model: set llm.model" | .exit = 78'
 		result error x e3 | jq -c 'del(.agent, .wake_id)'
+		result ok alpha a2 | jq -c '.exit = 74'
 	} > in
 	run --separate-stderr heart-ghost in
-	assert_failure 75
-	[ "${#stderr_lines[@]}" -eq 3 ]
-	[ "${stderr_lines[0]}" = 'heart-ghost: alpha: schedule wake e1 failed: the model timed out after 60s' ]
-	[ "${stderr_lines[1]}" = 'heart-ghost: bravo: schedule wake e2 failed: http: HTTP 503' ]
-	[ "${stderr_lines[2]}" = 'heart-ghost: (no agent): schedule wake failed: no error message' ]
-	assert_output "$(head -1 in)"
-	[ "$(wakes alpha)" = a1 ]
+	assert_failure 78
+	[ -z "$stderr" ]
+	assert_output "$(head -1 in)
+$(tail -1 in)"
+	diff <(printf 'a1\na2\n') <(wakes alpha)
 	[ ! -e "$HEART_STATE_DIR/agents/bravo" ]
+	run --separate-stderr heart-ghost <(sed -n 2p in)
+	assert_failure 75
+	[ -z "$stderr" ]
+	# an error without "exit" (a result of before) is a temporary failure
+	run heart-ghost <(sed -n 4p in)
+	assert_failure 75
+	run heart-ghost <(sed -n 4p in | jq -c '.exit = 0')
+	assert_failure 75
+	run heart-ghost <(sed -n 5p in)
+	assert_failure 74
+	run heart-ghost <(result idle alpha i1 | jq -c '.exit = 69')
+	assert_failure 69
+	for x in '"75"' 256 -1 7.5; do
+		run --separate-stderr heart-ghost <(sed -n 2p in | jq -c ".exit = $x")
+		assert_failure 65
+		[[ $stderr == *'"exit" is not an exit status: '* ]]
+	done
 	echo 'garbage' >> in
 	run heart-ghost in
 	assert_failure 65
@@ -353,7 +369,7 @@ alpha schedule x1 2026-11-21T12:00:00Z
 ALERT: first'
 	assert_equal "$(tail -1 got/1)" second
 	rm got/*
-	heart-ghost --exec ./catch got < in
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/other heart-ghost --exec ./catch got < in
 	assert_equal "$(tail -1 got/0)" "$(head -1 in)"
 }
 
@@ -371,18 +387,20 @@ ALERT: first'
 	assert_failure 64
 }
 
-@test "--alert-only delivers only answers that start with ALERT:, and keeps every ok" {
+@test "--alert-only delivers only answers with ALERT: at the start of a line, and keeps every ok" {
 	{ result ok alpha a1 'ALERT: flight LH400 cancelled'
 	  result ok alpha a2 'All calm, nothing to report.'
 	  result idle alpha a3 '[IDLE]'
 	  result ok alpha a4 $'\n  ALERT: gate change'
-	  result ok alpha a5 'Note: no ALERT: today'; } > in
+	  result ok alpha a5 'Note: no ALERT: today'
+	  result ok alpha a6 $'Checked the feeds.\n- **ALERT**: strike at 06:00'
+	  result ok alpha a7 $'All calm.\n\n> alert: rain tomorrow'; } > in
 	run --separate-stderr heart-ghost --alert-only --text < in
 	assert_success
-	assert_output $'ALERT: flight LH400 cancelled\n\n  ALERT: gate change'
-	diff <(printf 'a1\na2\na4\na5\n') <(wakes alpha)
-	run heart-ghost --text < in
-	[ "${#lines[@]}" -eq 4 ]
+	assert_output $'ALERT: flight LH400 cancelled\n\n  ALERT: gate change\nChecked the feeds.\n- **ALERT**: strike at 06:00\nAll calm.\n\n> alert: rain tomorrow'
+	diff <(printf 'a1\na2\na4\na5\na6\na7\n') <(wakes alpha)
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/other run heart-ghost --text < in
+	[ "${#lines[@]}" -eq 8 ]
 }
 
 @test "--dedupe 24h: the same answer is not delivered twice within the window, but is kept" {
@@ -390,6 +408,9 @@ ALERT: first'
 	result ok alpha d2 $'alert: flight lh400 cancelled\n' > r2
 	result ok bravo d3 'ALERT: Flight LH400 cancelled' > r3
 	result ok alpha d4 'ALERT: Flight LH401 cancelled' > r4
+	result ok alpha d5 'alert: flight lh400 cancelled' > r5
+	result ok alpha d6 'alert: flight lh400 cancelled' > r6
+	result ok alpha d7 'ALERT: Flight LH400  cancelled' > r7
 	run at "2026-11-21 12:00:00" heart-ghost --dedupe 24h --text r1
 	assert_output 'ALERT: Flight LH400  cancelled'
 	run at "2026-11-22 11:59:00" heart-ghost --dedupe 24h --text r2
@@ -397,13 +418,13 @@ ALERT: first'
 	assert_output ""
 	run at "2026-11-22 11:59:00" heart-ghost --dedupe 24h --text r3 r4
 	assert_output $'ALERT: Flight LH400 cancelled\nALERT: Flight LH401 cancelled'
-	run at "2026-11-22 11:59:00" heart-ghost --text r2
+	run at "2026-11-22 11:59:00" heart-ghost --text r5
 	assert_output 'alert: flight lh400 cancelled'
-	run at "2026-11-22 12:00:01" heart-ghost --dedupe 24h --text r2
+	run at "2026-11-22 12:00:01" heart-ghost --dedupe 24h --text r6
 	assert_output 'alert: flight lh400 cancelled'
-	run at "2026-11-22 13:00:00" heart-ghost --dedupe 24h --text r1
+	run at "2026-11-22 13:00:00" heart-ghost --dedupe 24h --text r7
 	assert_output ""
-	diff <(printf 'd1\nd2\nd4\nd2\nd2\nd1\n') <(wakes alpha)
+	diff <(printf 'd1\nd2\nd4\nd5\nd6\nd7\n') <(wakes alpha)
 	f=$HEART_STATE_DIR/agents/alpha/delivered.json
 	jq -e '.delivered | length >= 1' "$f"
 	run grep -ci flight "$f"
@@ -425,6 +446,7 @@ ALERT: first'
 	result ok k one > in
 	heart-ghost --keep 1 in > /dev/null
 	[ "$(wakes k)" = one ]
+	result ok k two > in
 	heart-ghost in > /dev/null
 	[ "$(wakes k | wc -l)" -eq 2 ]
 	run heart-ghost --keep 0 in
@@ -477,4 +499,153 @@ ALERT: first'
 	{ head -c 1048576 /dev/zero | tr '\0' d; printf '\n\n'; } | heart-ghost --user scout -
 	run jq -r '.content | length' "$(hist scout)"
 	assert_output 1048576
+}
+
+@test "the same result given twice (a retried pipeline, a replayed log) is committed once and delivered once" {
+	gen -n 30 --ok 40 > in
+	run --separate-stderr heart-ghost --text in
+	assert_success
+	[ "${#lines[@]}" -eq 12 ]
+	run --separate-stderr heart-ghost --text in
+	assert_success
+	assert_output ""
+	[ -z "$stderr" ]
+	# the same line twice in one input, and again with --exec
+	result ok alpha z1 'ALERT: z1' > z
+	run heart-ghost --text z z - < z
+	assert_output 'ALERT: z1'
+	run heart-ghost --text --exec cat < z
+	assert_success
+	assert_output ""
+	for a in alpha bravo charlie; do
+		[ -z "$(wakes "$a" | sort | uniq -d)" ]
+	done
+	[ "$(cat "$HEART_STATE_DIR"/agents/*/history.jsonl | jq -r 'select(.part == .parts) | .wake_id' | wc -l)" -eq 13 ]
+	# no record is written for the wakes delivered at the first go
+	[ ! -e "$HEART_STATE_DIR/agents/alpha/delivered.json" ]
+}
+
+@test "a long-running heart-ghost sees the wakes other processes commit meanwhile" {
+	for i in 1 2 3 4; do result ok alpha "x$i" "ALERT: x$i" > "x$i"; done
+	mkfifo feed
+	heart-ghost --text feed > out 3>&- &
+	p=$!
+	exec 4> feed
+	cat x1 >&4
+	wait_until 20 grep -q x1 out
+	heart-ghost x2 > /dev/null
+	cat x3 >&4
+	wait_until 20 grep -q x3 out
+	heart-ghost x4 > /dev/null
+	cat x4 x2 x1 >&4
+	exec 4>&-
+	wait "$p"
+	diff <(printf 'ALERT: x1\nALERT: x3\n') out
+	diff <(printf 'x1\nx2\nx3\nx4\n') <(wakes alpha)
+}
+
+@test "a failed delivery is remembered: the same result given again delivers it, once" {
+	result ok alpha f1 'ALERT: f1' > in
+	run --separate-stderr heart-ghost --text --exec false < in
+	assert_failure 69
+	f=$HEART_STATE_DIR/agents/alpha/delivered.json
+	[ "$(jq -r '.undelivered[].wake_id' "$f")" = f1 ]
+	run --separate-stderr heart-ghost --text --exec false < in
+	assert_failure 69
+	[ "$(jq -r '.undelivered[].wake_id' "$f")" = f1 ]
+	run --separate-stderr heart-ghost --text < in
+	assert_success
+	assert_output 'ALERT: f1'
+	[ "$(jq -c .undelivered "$f")" = '[]' ]
+	run --separate-stderr heart-ghost --text < in
+	assert_success
+	assert_output ""
+	[ "$(wakes alpha)" = f1 ]
+	# a wake that --alert-only does not want is not waiting any more
+	result ok alpha f2 'all calm' > in
+	run heart-ghost --text --exec false < in
+	assert_failure 69
+	run heart-ghost --text --alert-only < in
+	assert_success
+	assert_output ""
+	run heart-ghost --text < in
+	assert_output ""
+	# a damaged record: a new wake is delivered all the same, an old
+	# one is not, and both say why (74)
+	echo '{"delivered": 3}' > "$f"
+	result ok alpha f3 'ALERT: f3' > in
+	run --separate-stderr heart-ghost --text --dedupe 1h < in
+	assert_failure 74
+	assert_output 'ALERT: f3'
+	[[ $stderr == *'delivered.json: not a list of delivered texts and failed deliveries; fix or remove it by hand'* ]]
+	run --separate-stderr heart-ghost --text < in
+	assert_failure 74
+	assert_output ""
+	[ "$(jq -c . "$f")" = '{"delivered":3}' ]
+	diff <(printf 'f1\nf2\nf3\n') <(wakes alpha)
+}
+
+# blocked PID...: one of PID waits for a flock(2) lock
+blocked() {
+	local p
+	for p in "$@"; do
+		awk -v p="$p" '$2 == "->" && $6 == p { f = 1 } END { exit !f }' \
+		    /proc/locks && return 0
+	done
+	return 1
+}
+
+@test "two heart-ghost processes given the same line at once commit it once and deliver it once" {
+	cat > hold <<-'EOF'
+	#!/bin/sh
+	# hold DIR: note the delivery, then wait for DIR/go (30 s at most)
+	echo "$HEART_WAKE_ID" >> "$1/started"
+	n=0
+	while [ ! -e "$1/go" ] && [ $((n += 1)) -le 600 ]; do sleep 0.05; done
+	cat >> "$1/delivered"
+	EOF
+	chmod +x hold
+	mkdir d
+	# a new wake, and then one whose first delivery failed
+	result ok alpha c1 'ALERT: c1' > in1
+	result ok alpha c2 'ALERT: c2' > in2
+	run heart-ghost --exec false < in2
+	assert_failure 69
+	for n in 1 2; do
+		rm -f d/*
+		heart-ghost --exec ./hold d < in$n 3>&- &
+		p1=$!
+		heart-ghost --exec ./hold d < in$n 3>&- &
+		p2=$!
+		wait_until 20 test -s d/started
+		# the other one waits for the agent's delivery lock
+		wait_until 20 blocked "$p1" "$p2"
+		touch d/go
+		wait "$p1"
+		wait "$p2"
+		[ "$(cat d/started)" = "c$n" ]
+		[ "$(wc -l < d/delivered)" -eq 1 ]
+	done
+	diff <(printf 'c2\nc1\n') <(wakes alpha)
+}
+
+@test "--exec: the delivery program gets only the variables heart-ghost(1) names, never a key or a password" {
+	result ok alpha v1 'ALERT: v1' > in
+	run --separate-stderr env -i PATH="$PATH" HOME=/home/h USER=h \
+	    LANG=C.UTF-8 LC_TIME=C TZ=UTC XDG_RUNTIME_DIR=/run/user/1 \
+	    HEART_STATE_DIR="$HEART_STATE_DIR" \
+	    https_proxy=http://proxy:3128 \
+	    OPENAI_API_KEY=sk-open ANTHROPIC_API_KEY=sk-ant \
+	    GROQ_API_KEY=gsk-groq HEART_REDIS_PASSWORD=redis-pw \
+	    HEART_MQTT_PASSWORD=mqtt-pw HEART_STORE=redis://:pw@h/0 \
+	    SOME_TOKEN=tok HEART_AGENT=forged \
+	    heart-ghost --text --exec env < in
+	assert_success
+	diff <(printf '%s\n' HEART_AGENT=alpha HEART_AT=2026-11-21T12:00:00Z \
+	    HEART_CHAMBER=schedule "HEART_STATE_DIR=$HEART_STATE_DIR" \
+	    HEART_WAKE_ID=v1 HOME=/home/h LANG=C.UTF-8 LC_TIME=C \
+	    "PATH=$PATH" TZ=UTC USER=h XDG_RUNTIME_DIR=/run/user/1 \
+	    https_proxy=http://proxy:3128) <(printf '%s\n' "${lines[@]}" | sort)
+	refute_output --partial sk-
+	refute_output --partial pw
 }

@@ -75,6 +75,55 @@ EOF
 	done
 }
 
+@test "a reply that carries an alert is never idle, whatever else it says" {
+	while IFS= read -r v; do
+		v=$(printf '%b' "$v")
+		reply "$v"
+		assert_success
+		echo "$output" | jq -e --arg v "$v" '.status == "ok" and .response == $v' >/dev/null ||
+			{ echo "idle: $v"; return 1; }
+	done <<'EOF'
+ALERT: disk at 99% on web1, writes failing. Everything else: [IDLE]
+[IDLE] ALERT: disk at 99% on web1
+[IDLE]: ALERT: disk at 99% on web1
+**ALERT**: disk at 99% on web1 [IDLE]
+Alert: disk at 99% on web1. [IDLE]
+[IDLE]\n\nALERT: disk at 99% on web1
+All quiet.\n- ALERT: disk at 99% on web1\n[IDLE]
+> ALERT: disk at 99% on web1\n\nHEARTBEAT_OK
+1. ALERT: web1 down\n[IDLE:LOW]
+HEARTBEAT_OK\n\n## ALERT: web1 down
+EOF
+}
+
+@test "the ghost rule: the token with one short remark is idle; a list, a code block, more lines are real" {
+	while IFS='|' read -r want v; do
+		v=$(printf '%b' "$v")
+		reply "$v"
+		assert_success
+		[ "$(echo "$output" | jq -r .status)" = "$want" ] ||
+			{ echo "not $want: $v"; return 1; }
+	done <<'EOF'
+idle|Nothing new. [IDLE]
+idle|[IDLE] all quiet
+idle|HEARTBEAT_OK
+idle|Nothing new since the last check.\n[IDLE]
+idle|[IDLE]\n\nNothing new since the last check.
+idle|- [IDLE]
+idle|```\n[IDLE] nothing to report\n```
+idle|Note: no ALERT: today. [IDLE]
+ok|Checked three hosts.\n- web1: disk at 99%\n[IDLE]
+ok|[IDLE]\n- web1: disk at 99%
+ok|[IDLE]\n1. web1: disk at 99%
+ok|[IDLE]\n```\ndf: /var 99% full\n```
+ok|```\ndf: /var 99% full\n```\n[IDLE]
+ok|web1: disk at 99%\nweb2: down\n[IDLE]
+ok|Checked web1.\n\nChecked web2.\n\n[IDLE]
+ok|[IDLE]\n\nweb1: disk at 99%\n\nweb2: down
+ok|Nothing new. [IDLE]\nweb2 answers slowly.
+EOF
+}
+
 @test "ghost.token and ghost.also from the soul replace the defaults" {
 	printf 'name: scout\nheart: { ghost: { token: "[NOP]", also: [QUIET], ack_max_chars: 5 } }\n' > "$S"
 	reply "[NOP]"
@@ -214,7 +263,11 @@ no_key() {
 	heart-wake --soul "$S" --force > "$D/result" 2> "$D/stderr" || true
 	[ "$(jq -r .status "$D/result")" = ok ]
 	jq -e '.messages[2].content | test("the key: \\[redacted\\]") and test("denied for \\[redacted\\]")' "$D/result"
-	heart-ghost < "$D/result" > "$D/delivered"
+	# the answer is kept; heart-ghost's exit is heart-wake's (a tool failed)
+	[ "$(jq -r .exit "$D/result")" = 75 ]
+	run heart-ghost < "$D/result"
+	assert_failure 75
+	echo "$output" > "$D/delivered"
 	[ "$(jq -s length "$HEART_STATE_DIR/agents/scout/history.jsonl")" -eq 4 ]
 	no_key "$D" "$HEART_STATE_DIR"
 	# the command provider's standard error, with the key of its
@@ -260,11 +313,15 @@ no_key() {
 	assert_failure 75
 	[[ "$stderr" == *'llm.command: exit status 2: no  ]0;owned'* ]]
 	! printf '%s' "$stderr" | grep -q $'[\e\a]'
-	# heart-ghost reports a wake's error, and names a wake id, safely
-	printf '{"v":1,"agent":"scout","status":"error","wake_id":"w\\u001b[2J","error":"x\\u001b]0;t\\u0007y"}\n' > "$BATS_TEST_TMPDIR/in"
-	run --separate-stderr heart-ghost "$BATS_TEST_TMPDIR/in"
-	assert_failure 75
-	[[ "$stderr" == *'scout: a wake w [2J failed: x ]0;t y'* ]]
+	# heart-ghost names a wake id from its input safely
+	jq -cn '{v: 1, agent: "scout", chamber: "schedule",
+	    wake_id: "w\u001b[2J\u0007", at: "2026-11-21T12:00:00Z",
+	    status: "ok", reason: null, response: "ALERT: x", error: null,
+	    messages: [{role: "user", content: "p"},
+	    {role: "assistant", content: "ALERT: x"}]}' > "$BATS_TEST_TMPDIR/in"
+	run --separate-stderr heart-ghost --exec false < "$BATS_TEST_TMPDIR/in"
+	assert_failure 69
+	[[ "$stderr" == *'scout: delivery of wake w [2J  failed: false: exit 1'* ]]
 	! printf '%s' "$stderr" | grep -q $'[\e\a]'
 }
 
@@ -406,6 +463,44 @@ history() {
 	assert_output --partial 'no model: set llm.model'
 	run llm_count
 	assert_output 1
+}
+
+@test "a failure reaches cron mail once: heart-wake says it, heart-ghost exits with its status" {
+	cd "$BATS_TEST_TMPDIR"
+	pipeline() {	# pipeline ARGS: heart-wake ARGS | heart-ghost, as cron runs it
+		run --separate-stderr bash -c 'heart-wake "$@" | heart-ghost --text' _ "$@"
+	}
+	jq -nc '{replies: [{status: 500}]}' > "$LLM_DIR/script.json"
+	pipeline --soul "$S" --force
+	assert_failure 75
+	assert_output ""
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ ${stderr_lines[0]} == 'heart-wake: scout: '*'HTTP 500'* ]]
+	# the same result kept in a log and replayed later says nothing more
+	heart-wake --soul "$S" --force > log 2> /dev/null || true
+	run --separate-stderr heart-ghost log
+	assert_failure 75
+	[ -z "$stderr" ]
+	# heart-wake | jq: heart-wake's own line, once
+	run --separate-stderr bash -c 'heart-wake --soul "$1" --force | jq -r .exit' _ "$S"
+	assert_output 75
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	# a configuration error: 78 at the end of the pipeline too
+	HEART_LLM_MODEL= pipeline --soul "$S" --force
+	assert_failure 78
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ ${stderr_lines[0]} == 'heart-wake: scout: '*'no model: set llm.model'* ]]
+	printf 'heart: { schedule: { interval: soon } }\n' > bad.yaml
+	pipeline --soul bad.yaml
+	assert_failure 78
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ ${stderr_lines[0]} == 'heart-wake: bad.yaml:1:32: heart.schedule.interval: bad duration'* ]]
+	# a store out of reach: 69
+	HEART_STORE=redis://127.0.0.1:$(free_port) pipeline --soul "$S" --force
+	assert_failure 69
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	run llm_count
+	assert_output 3
 }
 
 @test "bad usage exits 64" {

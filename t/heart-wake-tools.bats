@@ -75,8 +75,11 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	[ "$(field .status)" = '"open"' ]
 	assert_output --partial 'tool trigger'
 	[ "$(llm_count)" -eq 18 ]
-	# discarded: heart-ghost keeps nothing of them; tokens still count
-	heart-ghost "$D"/wake*.json
+	# discarded: heart-ghost keeps nothing of them, and exits 75 as
+	# heart-wake did; tokens still count
+	run heart-ghost "$D"/wake*.json
+	assert_failure 75
+	assert_output ""
 	[ ! -s "$HEART_STATE_DIR/agents/stock/history.jsonl" ]
 	[ "$(jq '.total, (.tokens.prompt > 0), .ghosts' -c "$HEART_STATE_DIR/agents/stock/cap.json" | paste -sd' ')" = "3 true 0" ]
 }
@@ -176,7 +179,9 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	printf '%s\n' "$output" > "$D/line"
 	run --separate-stderr heart-ghost "$D/line"
 	assert_failure 75
-	[[ "$stderr" == *"stock: schedule wake"*"failed: the wake's messages passed"* ]]
+	# heart-wake said it; heart-ghost's exit says it, once
+	[ -z "$stderr" ]
+	[ ! -e "$HEART_STATE_DIR/agents/stock/history.jsonl" ]
 }
 
 @test "a tool's bytes that are not UTF-8 reach the model as U+FFFD" {
@@ -213,7 +218,9 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	args=$(jq -nc --arg q "$evil" '{symbol: $q}')
 	llm_script "$(jq -nc --argjson a "$args" '{cycle: true, replies: [{tool_calls: [{name: "quote", arguments: $a}]}, {text: "done"}]}')"
 	cd "$D"
-	run heart-wake --soul "$S" --force
+	# nor another provider's key, nor the store's or broker's password
+	ANTHROPIC_API_KEY=sk-ant-SECRET-other HEART_REDIS_PASSWORD=SECRET-r \
+	    HEART_MQTT_PASSWORD=SECRET-m run heart-wake --soul "$S" --force
 	assert_success
 	wake=$output
 	run cat "$RECORD_DIR/argv"
@@ -222,7 +229,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	[ "$(jq -r .symbol "$RECORD_DIR/stdin")" = "$evil" ]
 	run find "$D" / -maxdepth 1 -name 'PWNED*'
 	assert_output ""
-	# run in the soul's directory, told who it works for, without the key
+	# run in the soul's directory, told who it works for, without a secret
 	[ "$(cat "$RECORD_DIR/pwd")" = "$D" ]
 	grep -qx 'HEART_AGENT=stock' "$RECORD_DIR/env"
 	grep -qx 'HEART_TOOL=quote' "$RECORD_DIR/env"
@@ -324,7 +331,7 @@ EOF
 	assert_output --partial 'llm provider command needs llm.command'
 }
 
-@test "tool mode: skip is a ghost, run does the work, a reply with no call is idle" {
+@test "tool mode: skip is a ghost, run does the work, a reply with no call is idle unless it carries an alert" {
 	soul quote 'ghost: { mode: tool }'
 	llm_script '{"replies":[{"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"markets closed"}}]}]}'
 	run at "2026-11-22 03:00:00 UTC" heart-wake --soul "$S" --force
@@ -354,7 +361,7 @@ EOF
 	run jq -c '[.role, (.tool_calls[0].function.name // .tool_call_id)]' "$HEART_STATE_DIR/agents/stock/history.jsonl"
 	assert_output "$(printf '%s\n' '["user",null]' '["assistant","heartbeat"]' '["tool","call_1_1"]' '["assistant",null]')"
 
-	for reply in '{"text":"ALERT: I think ACME moved."}' \
+	for reply in '{"text":"I think ACME moved."}' \
 		"{\"tool_calls\":[$asks_quote]}" \
 		'{"tool_calls":[{"name":"heartbeat","arguments":{"action":"maybe"}}]}' \
 		'{"tool_calls":[{"name":"heartbeat","arguments":"{oops"}]}'; do
@@ -366,6 +373,26 @@ EOF
 		[ "$(llm_count)" -eq 1 ]
 	done
 	[ "$(field .decision.reason)" = '"the first call was not a readable heartbeat call"' ]
+}
+
+@test "tool mode: a skip that carries an alert is a real answer, kept whole" {
+	soul quote 'ghost: { mode: tool }'
+	for reply in '{"text":"ALERT: ACME halted."}' \
+		'{"text":"ALERT: ACME halted.","tool_calls":[{"name":"heartbeat","arguments":{"action":"skip"}}]}'; do
+		rm -rf "$HEART_STATE_DIR"
+		llm_script "{\"replies\":[$reply, {\"text\":\"[IDLE]\"}]}"
+		: > "$LLM_DIR/requests.jsonl"
+		heart-wake --soul "$S" --force > "$D/r"
+		[ "$(jq -c '[.status, .response, .decision.action, .tools.calls]' "$D/r")" = '["ok","ALERT: ACME halted.","skip",0]' ]
+		run heart-ghost --text --alert-only "$D/r"
+		assert_output "ALERT: ACME halted."
+		# every call in the history has its result: the next request is
+		# one a real server takes (the double refuses a lone result)
+		run heart-wake --soul "$S" --force
+		assert_success
+		[ "$(field .status)" = '"idle"' ]
+		llm_last | jq -e '([.messages[] | select(.role == "tool")] | length) == ([.messages[] | .tool_calls // [] | length] | add)'
+	done
 }
 
 @test "tool mode with Anthropic forces the heartbeat tool" {

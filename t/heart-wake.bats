@@ -2,6 +2,7 @@
 # heart-wake: the schedule and idle chambers, gated to zero cost.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	heart_setup
@@ -231,6 +232,61 @@ field() {	# field NAME: from the JSON in $output
 	assert_output "$(printf '%s\n%s' '["user","Anything?"]' '["assistant","ALERT: th"]')"
 	run jq .ghosts "$HEART_STATE_DIR/agents/scout/cap.json"
 	assert_output 2
+}
+
+@test "every status heart-wake prints is in heart-wake(1), heart-ghost(1) and the table, and heart-ghost takes each; a dry run leaves no trace" {
+	cd "$BATS_TEST_TMPDIR"
+	out=$BATS_TEST_TMPDIR/all
+	# ok, idle, dry_run, not_due, error
+	s=$(mk scout '')
+	llm_script '{"replies":[{"text":"ALERT: the strike starts at 6."},{"text":"[IDLE]"}]}'
+	heart-wake --soul "$s" --force > "$out"
+	heart-wake --soul "$s" --force >> "$out"
+	run --separate-stderr bash -c 'heart-wake --soul "$1" --force --dry-run | tee -a "$2" | heart-ghost' _ "$s" "$out"
+	assert_success
+	assert_output ""
+	[ -z "$stderr" ]
+	heart-wake --soul "$s" --chamber schedule >> "$out"
+	# not_idle, quiet, empty, busy, capped, open
+	heart-wake --touch user
+	heart-wake --soul "$(mk user '')" --chamber idle >> "$out"
+	night=$(mk night 'heart: { schedule: { interval: 10m, active_hours: "22:00-06:00" } }')
+	at "2026-11-22 12:00:00 UTC" heart-wake --soul "$night" --chamber schedule > /dev/null
+	at "2026-11-22 13:00:00 UTC" heart-wake --soul "$night" --chamber schedule >> "$out"
+	printf -- '- [x] done\n' > HEARTBEAT.md
+	heart-wake --soul "$(mk list 'heart: { schedule: { checklist: HEARTBEAT.md } }')" --force --chamber schedule >> "$out"
+	b=$(mk busy '')
+	mkdir -p "$HEART_STATE_DIR/agents/busy"
+	flock "$HEART_STATE_DIR/agents/busy/wake.lock" heart-wake --soul "$b" --force >> "$out"
+	heart-wake --soul "$(mk off 'heart: { schedule: { daily_cap: 0 } }')" --force --chamber schedule >> "$out"
+	o=$(mk broken '')
+	for i in 1 2 3; do heart-breaker record --soul "$o" llm-fail > /dev/null; done
+	heart-wake --soul "$o" --force >> "$out"
+	# tool_cap, error
+	printf 'name: tooly\nheart: { schedule: { seed_tool_cap: 1 } }\ntools:\n  - name: look\n    description: Look.\n    parameters: { type: object }\n    command: [cat]\n' > tooly.yaml
+	llm_script '{"replies":[{"tool_calls":[{"name":"look","arguments":{}}]}]}'
+	heart-wake --soul tooly.yaml --force >> "$out" 2> /dev/null || true
+	llm_script '{"replies":[{"status":500}]}'
+	heart-wake --soul "$s" --force >> "$out" 2> /dev/null || true
+	# the statuses printed are those of the table, and of both pages
+	printed=$(jq -r .status "$out" | sort)
+	table=$(sed -n 's/.*\[ST_[A-Z_]*\] = { "\([a-z_]*\)".*/\1/p' "$T/../lib/status.c" | sort)
+	wake1=$(sed -n '/^\.Sh THE WAKE RESULT/,/^\.Sh /p' "$T/../man/heart-wake.1" |
+	    sed -n 's/^\.It Cm \([a-z_]*\)$/\1/p' | sort)
+	ghost1=$(sed -n '/^\.Sh DESCRIPTION/,/^\.Ss /p' "$T/../man/heart-ghost.1" |
+	    sed -n 's/^\.It Cm //p' | tr -d ' ' | tr ',' '\n' | sort)
+	[ "$(echo "$printed" | wc -l)" -eq 12 ]
+	diff <(echo "$table") <(echo "$printed")
+	diff <(echo "$table") <(echo "$wake1")
+	diff <(echo "$table") <(echo "$ghost1")
+	# heart-ghost takes every one: the real answer is kept and printed,
+	# nothing else; the exit status is the worst wake's (75)
+	run --separate-stderr heart-ghost --text "$out"
+	assert_failure 75
+	assert_output "ALERT: the strike starts at 6."
+	[ -z "$stderr" ]
+	[ "$(ls "$HEART_STATE_DIR"/agents/*/history.jsonl)" = "$HEART_STATE_DIR/agents/scout/history.jsonl" ]
+	[ "$(jq -r 'select(.part == .parts) | .content' "$HEART_STATE_DIR/agents/scout/history.jsonl")" = "ALERT: the strike starts at 6." ]
 }
 
 @test "auto: an agent whose schedule is off reports its idle chamber's skip" {

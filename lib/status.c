@@ -1,0 +1,55 @@
+/*
+ * status.c - the statuses of a wake result, and what ghost mode does
+ * with each: one table, used by the writer (heart-wake: run.c and
+ * wake.c name a status only through it) and by the reader (heart-ghost:
+ * ghost.c), so that heart-wake cannot print a status heart-ghost does
+ * not know.  heart-wake(1) says what each means, heart-ghost(1) what
+ * is done with it.
+ */
+#include <string.h>
+
+#include "heart.h"
+
+static const struct {
+	const char *name;
+	enum ghost_kind kind;
+} table[ST_NSTATUS] = {
+	[ST_OK] = { "ok", GHOST_COMMIT },
+	[ST_IDLE] = { "idle", GHOST_ROLLBACK },
+	[ST_CAPPED] = { "capped", GHOST_ROLLBACK },
+	[ST_OPEN] = { "open", GHOST_ROLLBACK },
+	[ST_NOT_DUE] = { "not_due", GHOST_ROLLBACK },
+	[ST_QUIET] = { "quiet", GHOST_ROLLBACK },
+	[ST_NOT_IDLE] = { "not_idle", GHOST_ROLLBACK },
+	[ST_BUSY] = { "busy", GHOST_ROLLBACK },
+	[ST_EMPTY] = { "empty", GHOST_ROLLBACK },
+	[ST_TOOL_CAP] = { "tool_cap", GHOST_ROLLBACK },
+	[ST_DRY_RUN] = { "dry_run", GHOST_ROLLBACK },
+	[ST_ERROR] = { "error", GHOST_ERROR },
+};
+
+const char *
+status_name(enum wake_status st)
+{
+	return table[st].name;
+}
+
+enum ghost_kind
+status_kind(enum wake_status st)
+{
+	return table[st].kind;
+}
+
+/* The status called name: 0, or -1 when there is none. */
+int
+status_find(const char *name, enum wake_status *st)
+{
+	int i;
+
+	for (i = 0; i < ST_NSTATUS; i++)
+		if (strcmp(table[i].name, name) == 0) {
+			*st = (enum wake_status)i;
+			return 0;
+		}
+	return -1;
+}
