@@ -74,11 +74,13 @@ void	 env_free(char **);
  *   secret_scrub(buf, size)	scrub a string in place, cut to fit
  *   secret_dup(s)		a scrubbed copy, to free
  *   secret_held(v)		1 if v is a secret held, in any form
+ *   secret_password_var(e)	1 if e ("NAME=value") holds a password
  */
 void	 secret_add(const char *);
 void	 secret_scrub(char *, size_t);
 char	*secret_dup(const char *);
 int	 secret_held(const char *);
+int	 secret_password_var(const char *);
 
 /* text.c: text from outside as one printable line of UTF-8, control
  * characters and escape sequences neutralised (dst may be src) */

@@ -18,6 +18,7 @@
  * with the time the provider asked to be left alone until, if it did.
  * The context a request carries is bounded by llm_fit.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +351,46 @@ keys_known(const struct llm_conf *c)
 			secret_add(getenv(providers[i].key_env));
 }
 
+/* A password in base_url (http://user:password@host/...) is a secret
+ * too, as it stands in the URL and %-decoded. */
+static void
+url_password(const char *url)
+{
+	const char *a = strstr(url, "://"), *end, *at, *colon;
+	char *pw, *d;
+	size_t i, o;
+
+	if (a == NULL)
+		return;
+	a += 3;
+	end = a + strcspn(a, "/?#");
+	for (at = NULL; a < end; a++)
+		if (*a == '@')
+			at = a;
+	if (at == NULL)
+		return;
+	a = strstr(url, "://") + 3;
+	if ((colon = memchr(a, ':', (size_t)(at - a))) == NULL)
+		return;
+	pw = xcalloc(1, (size_t)(at - colon));
+	memcpy(pw, colon + 1, (size_t)(at - colon - 1));
+	secret_add(pw);
+	d = xcalloc(1, strlen(pw) + 1);
+	for (i = o = 0; pw[i] != '\0'; i++)
+		if (pw[i] == '%' && isxdigit((unsigned char)pw[i + 1]) &&
+		    isxdigit((unsigned char)pw[i + 2])) {
+			char h[3] = { pw[i + 1], pw[i + 2], '\0' };
+			d[o++] = (char)strtol(h, NULL, 16);
+			i += 2;
+		} else
+			d[o++] = pw[i];
+	secret_add(d);
+	explicit_bzero(pw, strlen(pw));
+	explicit_bzero(d, o);
+	free(pw);
+	free(d);
+}
+
 /* Fill c from the soul's llm: block, then HEART_LLM_*, then defaults. */
 int
 llm_conf(const struct soul *s, struct llm_conf *c, char *err)
@@ -379,6 +420,7 @@ llm_conf(const struct soul *s, struct llm_conf *c, char *err)
 		return command_conf(s, c, err);
 	snprintf(c->base_url, sizeof c->base_url, "%s",
 	    pick(s->llm_base_url, "HEART_LLM_URL", p->url));
+	url_password(c->base_url);
 	if (c->model[0] == '\0') {
 		errf(err, "%s: no model: set llm.model in the soul or "
 		    "HEART_LLM_MODEL", s->path);
@@ -601,6 +643,15 @@ http_send(const struct llm_conf *c, const struct provider *p,
 	return rc;
 }
 
+/* Does entry pass to the command provider?  All but a password: it is
+ * the model's client and may need the key, never the store's. */
+static int
+no_password(const char *entry, const void *arg)
+{
+	(void)arg;
+	return !secret_password_var(entry);
+}
+
 /* The command provider: the request on stdin, the reply on stdout. */
 static int
 command_send(const struct llm_conf *c, const struct provider *p,
@@ -609,7 +660,7 @@ command_send(const struct llm_conf *c, const struct provider *p,
 	const json_t *cmd = c->command;
 	struct tool_proc tp;
 	struct tool_out o;
-	char **av, e2[HEART_ERRLEN];
+	char **av, **env, *none[] = { NULL }, e2[HEART_ERRLEN];
 	size_t i;
 	int rc = -1;
 
@@ -618,6 +669,7 @@ command_send(const struct llm_conf *c, const struct provider *p,
 		av[i] = (char *)json_string_value(json_array_get(cmd, i));
 	memset(&tp, 0, sizeof tp);
 	tp.argv = av;
+	tp.env = env = env_make(no_password, NULL, none);
 	tp.dir = c->dir;
 	tp.in = body;
 	tp.inlen = strlen(body);
@@ -634,6 +686,7 @@ command_send(const struct llm_conf *c, const struct provider *p,
 			rc = parse_reply(p, o.out, o.len, r, err);
 	}
 	tool_out_free(&o);
+	env_free(env);
 	free(av);
 	return rc;
 }

@@ -131,6 +131,23 @@ secret_add(const char *v)
 	add_json(v);
 }
 
+/* Is entry ("NAME=value") a variable heart reads a password from?  No
+ * program heart runs needs the store's or the broker's password. */
+int
+secret_password_var(const char *entry)
+{
+	static const char *const names[] = { "HEART_REDIS_PASSWORD",
+	    "HEART_MQTT_PASSWORD", NULL };
+	size_t i, n;
+
+	for (i = 0; names[i] != NULL; i++) {
+		n = strlen(names[i]);
+		if (strncmp(entry, names[i], n) == 0 && entry[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
 /* Is v a secret heart holds, as it is or in one of its forms?  For a
  * child's environment: a variable whose value is one is not passed. */
 int

@@ -418,18 +418,13 @@ unknown(const json_t *tools, const char *name, char *err)
 static int
 not_hidden(const char *entry, const void *hide)
 {
-	static const char *const pw[] = { "HEART_REDIS_PASSWORD",
-	    "HEART_MQTT_PASSWORD", NULL };
 	const char *eq = strchr(entry, '=');
-	size_t i, hl = hide ? strlen(hide) : 0;
+	size_t hl = hide ? strlen(hide) : 0;
 
 	if (hl > 0 && strncmp(entry, hide, hl) == 0 && entry[hl] == '=')
 		return 0;
-	for (i = 0; pw[i] != NULL; i++)
-		if (strncmp(entry, pw[i], strlen(pw[i])) == 0 &&
-		    entry[strlen(pw[i])] == '=')
-			return 0;
-	return eq == NULL || !secret_held(eq + 1);
+	return !secret_password_var(entry) && (eq == NULL ||
+	    !secret_held(eq + 1));
 }
 
 /* environ without the secrets (not_hidden), then our names. */

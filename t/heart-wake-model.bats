@@ -281,7 +281,17 @@ no_key() {
 	no_key "$D" "$HEART_STATE_DIR"
 }
 
-@test "a connection error names the URL it tried, and never the key in it" {
+@test "a command provider gets the key it may need, never the store's or the broker's password" {
+	export OPENAI_API_KEY='sk-test-CMD-0123456789abcdef'
+	export HEART_REDIS_PASSWORD=redis-pw-for-store HEART_MQTT_PASSWORD=mqtt-pw-for-broker
+	printf 'name: scout\nllm: { provider: command, command: [python3, %s/llm-double.py, --command, %s], timeout: 60s }\n' "$T" "$LLM_DIR" > "$S"
+	llm_script '{"replies":[{"exit":1,"stderr":"r=[{{env:HEART_REDIS_PASSWORD}}] m=[{{env:HEART_MQTT_PASSWORD}}] k=[{{env:OPENAI_API_KEY}}]"}]}'
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_failure 75
+	[ "$(echo "$output" | jq -r .error)" = 'llm.command: exit status 1: r=[] m=[] k=[[redacted]]' ]
+}
+
+@test "a connection error names the URL it tried, and never the key or a password in it" {
 	export OPENAI_API_KEY='sk-test-URL-abcdefghijklmnop'
 	port=$(free_port)
 	export HEART_LLM_URL="http://127.0.0.1:$port/v1"
@@ -294,6 +304,12 @@ no_key() {
 	assert_failure 75
 	assert_output --partial "http://127.0.0.1:$port/v1/[redacted]/chat/completions: "
 	refute_output --partial 'abcdefghijklmnop'
+	# a user and password in the URL: the password is a secret
+	export HEART_LLM_URL="http://bob:pw-s3cret%2Fxyz@127.0.0.1:$port/v1"
+	run heart-wake --soul "$S" --force
+	assert_failure 75
+	assert_output --partial "http://bob:[redacted]@127.0.0.1:$port/v1/chat/completions: "
+	refute_output --partial 's3cret'
 }
 
 @test "text from outside never reaches a terminal raw: escapes in a provider's error, a command provider's stderr, a wake result read by heart-ghost are neutralised" {
