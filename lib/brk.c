@@ -87,45 +87,6 @@ conf_norm(const struct brk_conf *c, struct brk_conf *o)
 		o->max_cooldown = o->cooldown;
 }
 
-/*
- * Copy at most n - 1 bytes of s into dst as valid UTF-8 on one line:
- * control characters become spaces, bytes that are not UTF-8 become
- * '?', and a character that does not fit whole is left out.
- */
-static void
-text_copy(char *dst, size_t n, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t o = 0, len, i;
-
-	while (*p != '\0') {
-		len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 && *p >= 0xc2 ? 2 :
-		    (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 &&
-		    *p <= 0xf4 ? 4 : 0;
-		for (i = 1; i < len; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				len = 0;
-		if (len == 3 && ((*p == 0xe0 && p[1] < 0xa0) ||
-		    (*p == 0xed && p[1] >= 0xa0)))
-			len = 0;	/* overlong, or a surrogate */
-		if (len == 4 && ((*p == 0xf0 && p[1] < 0x90) ||
-		    (*p == 0xf4 && p[1] >= 0x90)))
-			len = 0;
-		if (o + (len ? len : 1) >= n)
-			break;
-		if (len == 0)
-			dst[o++] = '?';
-		else if (len == 1)
-			dst[o++] = *p < 0x20 || *p == 0x7f ? ' ' : (char)*p;
-		else {
-			memcpy(dst + o, p, len);
-			o += len;
-		}
-		p += len ? len : 1;
-	}
-	dst[o] = '\0';
-}
-
 static int
 parse_utc(const char *s, time_t *t)
 {

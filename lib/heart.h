@@ -35,6 +35,8 @@ void	 errf(char *, const char *, ...)
 int	 num_parse(const char *, long long, long long, long long *);
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
+/* at most n - 1 bytes of valid UTF-8 on one line */
+void	 text_copy(char *, size_t, const char *);
 
 /* dur.c: durations such as 10s 30m 2h 1d 1h30m, in seconds */
 int	 dur_parse(const char *, long long *);
@@ -517,6 +519,13 @@ json_t	*run_explain(const struct soul *, time_t, char *);
 #define PS_WAKE		2
 #define PS_CAP		4
 
+#define PULSE_TEXTMAX	121	/* a reason in a pulse: 120 bytes at most */
+
+/*
+ * The texts (brk_reason, last_error) are owned by the state: NULL or
+ * allocated, freed by pulse_clear.  A copy of the struct must not be
+ * freed, and pulse_changed does not look at them.
+ */
 struct pulse_state {
 	char	 breaker[12];	/* closed, open, half_open; "": unknown */
 	int	 waking;	/* 1, 0, or -1: unknown */
@@ -525,6 +534,16 @@ struct pulse_state {
 	long long cap_used;	/* -1: unknown */
 	long long cap_max;
 	time_t	 cap_until;	/* cap_used holds until this time */
+	long long tokens;	/* today's, prompt and completion */
+	time_t	 brk_until;	/* not closed: the next probe; 0: none */
+	char	 brk_trigger[8];	/* "llm", "tool" or "" */
+	char	*brk_reason;	/* not closed: why it opened, or NULL */
+	char	 last_chamber[12];	/* the last admitted wake; "": none */
+	char	 last_status[16];
+	time_t	 last_ts;	/* when it began */
+	char	*last_error;	/* its error, or NULL */
+	time_t	 answer;	/* the last real answer seen; 0: none */
+	int	 quiet;		/* outside every chamber's active hours */
 };
 
 struct pulse_node {		/* one publishing process and connection */
@@ -544,6 +563,9 @@ struct pulse_agentinfo {
 int	 pulse_read(const char *, const char *, const struct caps *, time_t,
 	    unsigned, struct pulse_state *, char *);
 int	 pulse_changed(const struct pulse_state *, const struct pulse_state *);
+void	 pulse_clear(struct pulse_state *);
+int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
+	    time_t);
 int	 pulse_format(char *, size_t, const char *, unsigned long long,
 	    long long, const struct timespec *, const char *,
 	    const struct pulse_state *);
