@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Mizpah: the dashboard in Debian's Chromium, against a real mosquitto
 # with the shipped config (contrib/mosquitto), real heart-pulse
-# publishers and pulses published by hand.  One browser serves the whole
+# publishers, pulses published by hand and a simulated fleet
+# (t/mizpah-fleet.mjs).  One browser serves the whole
 # file (t/mizpah-check.mjs); each test has its own topic prefix.
 
 load helpers
@@ -272,16 +273,8 @@ b b-3 capped
 }
 
 @test "ten thousand agents on a 1400x900 screen: every one drawn, none over another" {
-	python3 - "$BATS_TEST_TMPDIR/souls" <<-'PY'
-	import sys
-	for i in range(10000):
-	    g = ("eu-scout", "us-scout", "news", "stock", "travel", "ops",
-	         "mail", "ci", "crm", "docs")[i % 10]
-	    open(f"{sys.argv[1]}/{g}-{i:05d}.yaml", "w").write(
-	        f"name: {g}-{i:05d}\n")
-	PY
 	page
-	pulse
+	node "$T/mizpah-fleet.mjs" "mqtt://127.0.0.1:$TCP" "$P" 10000
 	wait_until 60 holds 'mizpah.drawn().length === 10000'
 	step eval 'mizpah.drawn()' > "$BATS_TEST_TMPDIR/drawn"
 	w=$(step eval 'document.getElementById("sky").clientWidth')
@@ -290,7 +283,7 @@ b b-3 capped
 	    ([.[].id] | unique | length) == 10000 and
 	    ([.[] | "\(.x),\(.y)"] | unique | length) == 10000 and
 	    all(.x >= 0 and .y >= 0 and .x + .size <= $w and .y + .size <= $h) and
-	    .[0].size >= 6' "$BATS_TEST_TMPDIR/drawn"
+	    .[0].size >= 6 and ([.[].group] | unique | length) == 10' "$BATS_TEST_TMPDIR/drawn"
 	holds 'document.scrollingElement.scrollHeight <= 900 && document.getElementById("sky").scrollHeight <= document.getElementById("sky").clientHeight'
 	step shot fleet-10000
 }
