@@ -24,14 +24,12 @@ const LOOKS = {
   sleeping: ['quiet hours', '#b39dff', 'M62 8A42 42 0 1 0 92 64A34 34 0 0 1 62 8z'],
   online: ['breathing', '#3ddc97', O],
 };
-const NAMES = Object.keys(LOOKS), PROBLEMS = new Set(NAMES.slice(0, 4));
-const rank = (l) => Math.min(NAMES.indexOf(l), 4);
+const NAMES = Object.keys(LOOKS), PROBLEMS = new Set(NAMES.slice(0, 4)), rank = (l) => Math.min(NAMES.indexOf(l), 4);
 const ctx = { base: $('base').getContext('2d'), online: $('breath').getContext('2d'),
   waking: $('flash').getContext('2d') };
 const HEAD = 20, MAX = 96, GAP = 16;	// a group's title; the largest cell
 let cells = [], groups = [], sprites = {}, size = 0, cur = null, shown = null;
-let only = null, find = '', paints = 0, frame = 0, full = true, lastFull = 0;
-const changed = new Set();
+let only = null, find = '', paints = 0, frame = 0, full = true, lastFull = 0, cost = 0, changed = new Set();
 const plural = (n, w) => `${n.toLocaleString('en')} ${w}${n === 1 ? '' : 's'}`;
 // An agent's group: its id up to the last '-', '_' or '.', else without its
 // trailing digits (heart(7)); groups of one are shown together, ungrouped.
@@ -62,8 +60,10 @@ function touch(a, now) {	// a new look: drawn in place if the order stays
 }
 
 const schedule = () => { frame ||= requestAnimationFrame(render); };
-function render() {	// a layout at most each 200 ms, however many births
-  const wait = lastFull + 200 - performance.now();
+// A layout at most each 200 ms, and at most a fifth of the time however
+// many agents are born at once.
+function render() {
+  const wait = lastFull + Math.max(200, 5 * cost) - performance.now();
   frame = 0;
   if (full && wait > 0) return void (frame = setTimeout(() => { frame = 0; schedule(); }, wait));
   if (full) layout();
@@ -111,7 +111,8 @@ function layout() {
       return { name, list, title, tw: ctx.base.measureText(title).width + 8 };
     });
   for (size = MAX; size > 4 && pack(W, size) > H; size--);
-  paint(W, Math.max(1, pack(W, size, true)));
+  paint(W, Math.max(H, pack(W, size, true)));
+  cost = performance.now() - lastFull;
 }
 
 // Glyphs are copied as pixels (an ImageData a layer), text drawn after:
