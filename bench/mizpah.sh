@@ -6,7 +6,8 @@
 # hung).  Once every agent is drawn and has pulsed, it measures frames a
 # second and main-thread long tasks (ms a second) over 20 s, with the
 # animations and with prefers-reduced-motion, and prints the machine's
-# load beside them.  Screenshots of 20, 1,000 and 10,000 agents (reduced
+# load beside them; the first line is the page with no agent, measured
+# the same way in the same run, the reference to compare with.  Screenshots of 20, 1,000 and 10,000 agents (reduced
 # motion, so that no glyph is caught mid-breath) go to bench/results/.
 # Asserts nothing.
 set -eu
@@ -49,7 +50,7 @@ fleet() {
 	now, h = int(time.time()), time.gmtime().tm_hour
 	off = "%02d:00-%02d:00" % ((h + 2) % 24, (h + 3) % 24)
 	for i in range(n):
-	    g = groups[i % (5 if n <= 20 else 10)]
+	    g = groups[i % 5] if n <= 20 else groups[i // 3 % 10]
 	    name, k = "%s-%05d" % (g, i), i % (10 if n <= 20 else 100)
 	    where = "dead" if k == 8 else "hung" if k == 9 else "souls"
 	    extra = ("heart: { pulse: { misses: 1000 } }\n" if k == 9 else
@@ -93,7 +94,18 @@ until_page() {	# until_page EXPR: wait until the page's EXPR is true
 	done
 }
 
+row() {	# row AGENTS MOTION: measure 20 s, print a line of the table
+	local r
+	step motion "$2" > /dev/null
+	r=$(step perf 20)
+	printf '%-7s %-8s %8.1f  %15.0f  %s\n' "$1" "$([ "$2" = reduce ] && echo reduced || echo on)" \
+	    "$(echo "$r" | jq .fps)" "$(echo "$r" | jq .longtask_ms_per_s)" "$(load)"
+}
+
 echo "agents  motion   frames/s  long tasks ms/s  load (1 min)"
+# the reference: the page with no agent at all, in the same run
+step goto "?broker=ws://127.0.0.1:$ws&username=mizpah&password=look&prefix=heart/none" > /dev/null
+row 0 no-preference
 for n in 20 1000 10000; do
 	p=heart/b$n
 	fleet "$n"
@@ -101,21 +113,16 @@ for n in 20 1000 10000; do
 	step goto "?broker=ws://127.0.0.1:$ws&username=mizpah&password=look&prefix=$p" > /dev/null
 	publish souls "$p"; publish dead "$p"; dead=$!; publish hung "$p"; stopped=$!
 	until_page "mizpah.drawn().length === $n"
-	kill -9 "$dead"; kill -STOP "$stopped"
+	{ kill -9 "$dead"; wait "$dead"; } 2> /dev/null || true
+	kill -STOP "$stopped"
 	# every live agent has pulsed, the hung ones have missed theirs
 	until_page "[...agents.values()].filter((a) => a.p && !/^(late|offline)$/.test(a.look)).length >= $live &&
 	    [...agents.values()].filter((a) => a.look === 'late').length === $hung"
 	step motion reduce > /dev/null
 	step shot "mizpah-$n" > /dev/null
 	cp "$tmp/mizpah-$n.png" bench/results/
-	for m in no-preference reduce; do
-		[ "$n" -gt 20 ] || break
-		step motion "$m" > /dev/null
-		r=$(step perf 20)
-		printf '%-7s %-8s %8.1f  %15.0f  %s\n' "$n" "${m%-preference}" \
-		    "$(echo "$r" | jq .fps)" "$(echo "$r" | jq .longtask_ms_per_s)" "$(load)"
-	done
-	for q in $fleet; do kill -CONT "$q"; kill "$q"; done 2>/dev/null
+	if [ "$n" -gt 20 ]; then row "$n" no-preference; row "$n" reduce; fi
+	for q in $fleet; do kill -CONT "$q"; kill "$q"; done 2>/dev/null || true
 	fleet=
 done
 grep -h pageerror "$tmp/check.log" || true
