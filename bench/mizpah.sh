@@ -16,7 +16,7 @@ top=$PWD
 tmp=$(mktemp -d)
 pids=		# the broker, the web server and the browser
 fleet=		# a fleet's publishers
-trap 'for p in $fleet $pids; do kill -CONT $p; kill $p; done 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+trap 'for p in $fleet $pids; do kill -CONT $p || :; kill $p || :; done 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
 port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 [ -f build/mizpah/mqtt.min.js ] || make -s mizpah
@@ -122,7 +122,7 @@ for n in 20 1000 10000; do
 	step shot "mizpah-$n" > /dev/null
 	cp "$tmp/mizpah-$n.png" bench/results/
 	if [ "$n" -gt 20 ]; then row "$n" no-preference; row "$n" reduce; fi
-	for q in $fleet; do kill -CONT "$q"; kill "$q"; done 2>/dev/null || true
+	for q in $fleet; do kill -CONT "$q" || :; kill "$q" || :; done 2>/dev/null
 	fleet=
 done
 grep -h pageerror "$tmp/check.log" || true

@@ -105,4 +105,7 @@ const server = http.createServer(async (req, res) => {
 });
 server.listen(0, '127.0.0.1', () =>
   fs.writeFileSync(`${outdir}/check.port`, String(server.address().port)));
-process.on('SIGTERM', async () => { await browser.close(); process.exit(0); });
+process.on('SIGTERM', () => {	// the browser closed, or not, within 3 s
+  setTimeout(() => process.exit(0), 3000);
+  browser.close().finally(() => process.exit(0));
+});

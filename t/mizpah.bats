@@ -249,7 +249,7 @@ b b-3 capped
 	    $f.cap == "2 used of 48, 46 left" and
 	    ($f.resets | endswith("(" + t($p.cap.resets) + ")")) and
 	    $f["tokens today"] == "1,545" and $f["cost today"] == "no price" and
-	    ($f["last wake"] | test("^tool_cap, idle, [0-9]+ (s|min) ago \\(" + t($p.last_wake.ts) + "\\)$")) and
+	    ($f["last wake"] | test("^idle wake, tool_cap, [0-9]+ (s|min) ago \\(" + t($p.last_wake.ts) + "\\)$")) and
 	    $f["its error"] == "more than 5 tool calls" and
 	    ($f["last answer"] | test("^2 h ago \\(" + t($p.answer) + "\\)$")) and
 	    $f["quiet hours"] == "no" and

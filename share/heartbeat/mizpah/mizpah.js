@@ -185,7 +185,7 @@ function when(t) {	// a Unix time: how far from now, and when
 function facts(a) {	// the panel: every figure from the pulse and status
   const p = a.p || {}, c = p.cap, w = p.last_wake, b = p.breaker;
   return [['state', LOOKS[a.look][0]],
-    ['last pulse', a.pseen ? `${when(a.pseen / 1000)}, seq ${p.seq}` : 'none yet'],
+    ['last pulse', a.pseen ? `${when(Math.round(a.pseen / 1000))}, seq ${p.seq}` : 'none yet'],
     ['host', p.host || a.host || 'unknown'],
     ['birth', a.node ? `${a.node}, bdseq ${a.bdseq}` : 'unknown'],
     ['breaker', b ? b.replace('_', '-') + (p.breaker_trigger ? ` (${p.breaker_trigger})` : '') : 'unknown'],
@@ -195,7 +195,7 @@ function facts(a) {	// the panel: every figure from the pulse and status
     ['resets', c ? when(c.resets) : 'unknown'],
     ['tokens today', c ? c.tokens.toLocaleString('en') : 'unknown'],
     ['cost today', typeof (c && c.cost) === 'number' ? `$${c.cost.toFixed(c.cost < 1 ? 4 : 2)}` : 'no price'],
-    ['last wake', w ? `${w.status}, ${w.chamber}, ${when(w.ts)}` : 'none'],
+    ['last wake', w ? `${w.chamber} wake, ${w.status}, ${when(w.ts)}` : 'none'],
     ['its error', (w && w.error) || '-'],
     ['last answer', p.answer ? when(p.answer) : 'none seen'],
     ['quiet hours', p.quiet ? 'now: no chamber may wake' : 'no']];
