@@ -526,24 +526,24 @@ json_t	*run_explain(const struct soul *, time_t, char *);
  * allocated, freed by pulse_clear.  A copy of the struct must not be
  * freed, and pulse_changed does not look at them.
  */
-struct pulse_state {
+struct pulse_state {		/* a fleet keeps one per agent: keep it small */
 	char	 breaker[12];	/* closed, open, half_open; "": unknown */
 	int	 waking;	/* 1, 0, or -1: unknown */
 	char	 chamber[12];	/* of the running wake, if known */
+	char	 last_status[16];	/* of the last admitted wake; "": none */
+	signed char last_chamber;	/* its enum chamber */
+	char	 brk_trigger[5];	/* "llm", "tool" or "" */
+	char	 quiet;		/* outside every chamber's active hours */
 	long long pid;		/* of the running wake, 0 if not given */
 	long long cap_used;	/* -1: unknown */
 	long long cap_max;
 	time_t	 cap_until;	/* cap_used holds until this time */
 	long long tokens;	/* today's, prompt and completion */
 	time_t	 brk_until;	/* not closed: the next probe; 0: none */
-	char	 brk_trigger[8];	/* "llm", "tool" or "" */
 	char	*brk_reason;	/* not closed: why it opened, or NULL */
-	char	 last_chamber[12];	/* the last admitted wake; "": none */
-	char	 last_status[16];
-	time_t	 last_ts;	/* when it began */
+	time_t	 last_ts;	/* when the last admitted wake began */
 	char	*last_error;	/* its error, or NULL */
 	time_t	 answer;	/* the last real answer seen; 0: none */
-	int	 quiet;		/* outside every chamber's active hours */
 };
 
 struct pulse_node {		/* one publishing process and connection */

@@ -109,7 +109,7 @@ read_last(json_t *j, struct pulse_state *st)
 	json_int_t ts;
 	int i;
 
-	st->last_chamber[0] = st->last_status[0] = '\0';
+	st->last_status[0] = '\0';
 	st->last_ts = 0;
 	set_text(&st->last_error, NULL);
 	for (i = 0; i < CH_NCHAMBERS; i++) {
@@ -123,8 +123,7 @@ read_last(json_t *j, struct pulse_state *st)
 			st->answer = (time_t)ts;
 		if (ts < st->last_ts)
 			continue;
-		snprintf(st->last_chamber, sizeof st->last_chamber, "%s",
-		    chamber_name((enum chamber)i));
+		st->last_chamber = (signed char)i;
 		snprintf(st->last_status, sizeof st->last_status, "%s", s);
 		st->last_ts = (time_t)ts;
 	}
@@ -391,7 +390,7 @@ put_extra(struct out *o, const struct pulse_state *st)
 	}
 	if (st->last_status[0] != '\0') {
 		PUTS(o, ",\"last_wake\":{\"chamber\":\"");
-		put_str(o, st->last_chamber);
+		put_str(o, chamber_name((enum chamber)st->last_chamber));
 		PUTS(o, "\",\"status\":\"");
 		put_str(o, st->last_status);
 		PUTS(o, "\"");
