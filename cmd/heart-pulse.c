@@ -291,7 +291,7 @@ dial(long long now)
 static void
 send_pulse(struct fleet_agent *a, int extra, long long now)
 {
-	char topic[512], buf[1024];
+	char topic[512], buf[2048];
 	struct pulse_agentinfo pa;
 	struct timespec wall;
 	int n;

@@ -38,6 +38,8 @@ struct fleet_agent {
 	char	*zone;
 	char	*path;		/* the soul file */
 	struct caps caps;
+	struct hours active[CH_NCHAMBERS];
+	long long quiet_min;	/* the minute `st.quiet' was found for */
 	long long interval;	/* seconds */
 	long long misses;
 	long long due;		/* monotonic ms of the next slot */
@@ -121,6 +123,7 @@ agent_free(struct fleet_agent *a)
 {
 	if (a == NULL)
 		return;
+	pulse_clear(&a->st);
 	free(a->zone);
 	free(a->path);
 	free(a);
@@ -425,6 +428,11 @@ fleet_pulse(struct fleet *f, struct fleet_agent *a, int extra,
 		parts |= PS_CAP;	/* a new day */
 	if (parts)
 		refresh(f, a, parts, wall->tv_sec);
+	if (wall->tv_sec / 60 != a->quiet_min) {	/* hours: by the minute */
+		a->quiet_min = wall->tv_sec / 60;
+		a->st.quiet = pulse_quiet(a->zone, &a->caps, a->active,
+		    wall->tv_sec);
+	}
 	if (extra)
 		a->seq++;
 	if (pulse_topic(topic, tn, prefix, a->id, "pulse") == -1)
@@ -578,11 +586,15 @@ static struct fleet_agent *
 from_soul(const struct fleet *f, const struct soul *s)
 {
 	struct fleet_agent *a = xcalloc(1, sizeof *a);
+	int c;
 
 	snprintf(a->id, sizeof a->id, "%s", s->name);
 	a->zone = xstrdup(s->timezone);
 	a->path = xstrdup(s->path);
 	cap_from_soul(s, &a->caps);
+	for (c = 0; c < CH_NCHAMBERS; c++)
+		a->active[c] = s->ch[c].active;
+	a->quiet_min = -1;
 	a->interval = f->interval > 0 ? f->interval : s->pulse_interval;
 	if (a->interval < 1)
 		a->interval = 1;
@@ -605,6 +617,8 @@ update(struct fleet_agent *old, struct fleet_agent *new)
 	old->interval = new->interval;
 	old->misses = new->misses;
 	old->caps = new->caps;
+	memcpy(old->active, new->active, sizeof old->active);
+	old->quiet_min = -1;
 	if (strcmp(old->zone, new->zone) != 0)
 		old->dirty |= PS_CAP;
 	t = old->zone, old->zone = new->zone, new->zone = t;

@@ -632,14 +632,31 @@ json_t	*run_explain(const struct soul *, time_t, char *);
 #define PS_WAKE		2
 #define PS_CAP		4
 
-struct pulse_state {
+#define PULSE_TEXTMAX	121	/* a reason in a pulse: 120 bytes at most */
+
+/*
+ * The texts (brk_reason, last_error) are owned by the state: NULL or
+ * allocated, freed by pulse_clear.  A copy of the struct must not be
+ * freed, and pulse_changed does not look at them.
+ */
+struct pulse_state {		/* a fleet keeps one per agent: keep it small */
 	char	 breaker[12];	/* closed, open, half_open; "": unknown */
 	int	 waking;	/* 1, 0, or -1: unknown */
 	char	 chamber[12];	/* of the running wake, if known */
+	char	 last_status[16];	/* of the last admitted wake; "": none */
+	signed char last_chamber;	/* its enum chamber */
+	char	 brk_trigger[5];	/* "llm", "tool" or "" */
+	char	 quiet;		/* outside every chamber's active hours */
 	long long pid;		/* of the running wake, 0 if not given */
 	long long cap_used;	/* -1: unknown */
 	long long cap_max;
 	time_t	 cap_until;	/* cap_used holds until this time */
+	long long tokens;	/* today's, prompt and completion */
+	time_t	 brk_until;	/* not closed: the next probe; 0: none */
+	char	*brk_reason;	/* not closed: why it opened, or NULL */
+	time_t	 last_ts;	/* when the last admitted wake began */
+	char	*last_error;	/* its error, or NULL */
+	time_t	 answer;	/* the last real answer seen; 0: none */
 };
 
 struct pulse_node {		/* one publishing process and connection */
@@ -659,6 +676,9 @@ struct pulse_agentinfo {
 int	 pulse_read(const char *, const char *, const struct caps *, time_t,
 	    unsigned, struct pulse_state *, char *);
 int	 pulse_changed(const struct pulse_state *, const struct pulse_state *);
+void	 pulse_clear(struct pulse_state *);
+int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
+	    time_t);
 int	 pulse_format(char *, size_t, const char *, unsigned long long,
 	    long long, const struct timespec *, const char *,
 	    const struct pulse_state *);

@@ -9,7 +9,9 @@
  * file, and a pulse can never make a wake wait.  A file that is missing
  * means its default (breaker closed, no wake running, nothing used); a
  * file that cannot be read or parsed leaves its field unknown (null in
- * the pulse) and is reported to the caller, who carries on.
+ * the pulse) and is reported to the caller, who carries on.  The texts
+ * a state keeps (a breaker's reason, a wake's error) are its own, freed
+ * by pulse_clear.
  */
 #include <sys/file.h>
 
@@ -24,13 +26,53 @@
 
 static const char *brk_states[] = { "closed", "open", "half_open" };
 
+/* Keep a text of a state file, made fit for a pulse, or none. */
+static void
+set_text(char **dst, const char *s)
+{
+	char buf[PULSE_TEXTMAX];
+
+	free(*dst);
+	*dst = NULL;
+	if (s == NULL || *s == '\0')
+		return;
+	text_line(buf, sizeof buf, s, strlen(s));
+	*dst = xstrdup(buf);
+}
+
+/* A status word of wake.json: a-z and _, short enough to keep. */
+static int
+word(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz_");
+
+	return n > 0 && n < 16 && s[n] == '\0';
+}
+
+/* An open or half-open breaker's next probe, trigger and reason. */
+static void
+read_why(json_t *j, struct pulse_state *st)
+{
+	const char *u = json_string_value(json_object_get(j, "until"));
+	const char *t = json_string_value(json_object_get(j, "trigger"));
+
+	if (u == NULL || clock_parse_utc(u, &st->brk_until) == -1)
+		st->brk_until = 0;
+	if (t != NULL && (strcmp(t, "llm") == 0 || strcmp(t, "tool") == 0))
+		snprintf(st->brk_trigger, sizeof st->brk_trigger, "%s", t);
+	set_text(&st->brk_reason, json_string_value(json_object_get(j,
+	    "reason")));
+}
+
 static int
 read_breaker(const char *dir, struct pulse_state *st, char *err)
 {
 	json_t *j, *s;
 	size_t i;
 
-	snprintf(st->breaker, sizeof st->breaker, "%s", "");
+	st->breaker[0] = st->brk_trigger[0] = '\0';
+	st->brk_until = 0;
+	set_text(&st->brk_reason, NULL);
 	if (state_read_json(dir, "breaker.json", &j, err) == -1)
 		return -1;
 	if (j == NULL) {
@@ -39,16 +81,57 @@ read_breaker(const char *dir, struct pulse_state *st, char *err)
 	}
 	s = json_object_get(j, "state");
 	for (i = 0; json_is_string(s) && i < 3; i++)
-		if (strcmp(json_string_value(s), brk_states[i]) == 0) {
-			snprintf(st->breaker, sizeof st->breaker, "%s",
-			    brk_states[i]);
-			json_decref(j);
-			return 0;
-		}
+		if (strcmp(json_string_value(s), brk_states[i]) == 0)
+			break;
+	if (!json_is_string(s) || i == 3) {
+		json_decref(j);
+		errf(err, "%s/breaker.json: \"state\" is not closed, open or "
+		    "half_open", dir);
+		return -1;
+	}
+	snprintf(st->breaker, sizeof st->breaker, "%s", brk_states[i]);
+	if (i > 0)
+		read_why(j, st);
 	json_decref(j);
-	errf(err, "%s/breaker.json: \"state\" is not closed, open or "
-	    "half_open", dir);
-	return -1;
+	return 0;
+}
+
+/*
+ * The newest of the last admitted wakes in wake.json (one per chamber),
+ * with its error if it had one, and the newest real answer among them
+ * (kept when a later wake replaces it: heart-pulse remembers).
+ */
+static void
+read_last(json_t *j, struct pulse_state *st)
+{
+	json_t *c, *e;
+	const char *s;
+	json_int_t ts;
+	int i;
+
+	st->last_status[0] = '\0';
+	st->last_ts = 0;
+	set_text(&st->last_error, NULL);
+	for (i = 0; i < CH_NCHAMBERS; i++) {
+		c = json_object_get(json_object_get(j, "last"),
+		    chamber_name((enum chamber)i));
+		s = json_string_value(json_object_get(c, "status"));
+		ts = json_integer_value(json_object_get(c, "ts"));
+		if (s == NULL || !word(s) || ts <= 0)
+			continue;
+		if (strcmp(s, "ok") == 0 && ts > st->answer)
+			st->answer = (time_t)ts;
+		if (ts < st->last_ts)
+			continue;
+		st->last_chamber = (signed char)i;
+		snprintf(st->last_status, sizeof st->last_status, "%s", s);
+		st->last_ts = (time_t)ts;
+	}
+	e = json_object_get(j, "last_error");
+	if (st->last_ts > 0 && json_integer_value(json_object_get(e, "ts")) ==
+	    st->last_ts)
+		set_text(&st->last_error, json_string_value(
+		    json_object_get(e, "message")));
 }
 
 /* A wake whose process is gone is not running, whatever its file says. */
@@ -69,8 +152,11 @@ read_wake(const char *dir, struct pulse_state *st, char *err)
 	st->waking = -1;
 	st->chamber[0] = '\0';
 	st->pid = 0;
-	if (state_read_json(dir, "wake.json", &j, err) == -1)
+	if (state_read_json(dir, "wake.json", &j, err) == -1) {
+		read_last(NULL, st);
 		return -1;
+	}
+	read_last(j, st);
 	r = json_object_get(j, "running");
 	if (r == NULL || json_is_null(r)) {
 		st->waking = 0;
@@ -107,6 +193,7 @@ read_cap(const char *id, const char *zone, const struct caps *caps,
 	if (cap_peek(id, zone, now, &v, err) == -1)
 		return -1;
 	st->cap_used = v.total;
+	st->tokens = v.prompt_tokens + v.completion_tokens;
 	st->cap_max = cap_agent_limit(caps != NULL ? caps : &v.caps);
 	st->cap_until = clock_next_midnight(v.zone, now);
 	return 0;
@@ -126,10 +213,15 @@ pulse_read(const char *id, const char *zone, const struct caps *caps,
 	int r = 0;
 
 	if (state_agent_dir(id, 0, dir, sizeof dir, err) == -1) {
-		if (what & PS_BREAKER)
-			st->breaker[0] = '\0';
-		if (what & PS_WAKE)
+		if (what & PS_BREAKER) {
+			st->breaker[0] = st->brk_trigger[0] = '\0';
+			st->brk_until = 0;
+			set_text(&st->brk_reason, NULL);
+		}
+		if (what & PS_WAKE) {
 			st->waking = -1;
+			read_last(NULL, st);
+		}
 		if (what & PS_CAP)
 			st->cap_used = st->cap_max = -1;
 		return -1;
@@ -141,6 +233,38 @@ pulse_read(const char *id, const char *zone, const struct caps *caps,
 	if ((what & PS_CAP) && read_cap(id, zone, caps, now, st, err) == -1)
 		r = -1;
 	return r;
+}
+
+/*
+ * Whether the agent is asleep: every chamber that is on (its cap above
+ * 0) has active hours, and now is outside all of them.  caps and
+ * active[CH_NCHAMBERS] are the soul's.
+ */
+int
+pulse_quiet(const char *zone, const struct caps *caps,
+    const struct hours *active, time_t now)
+{
+	int c, m = -1, on = 0;
+
+	for (c = 0; c < CH_NCHAMBERS; c++) {
+		if (cap_limit(caps, (enum chamber)c) <= 0)
+			continue;
+		if (!active[c].set)
+			return 0;
+		if (m < 0)
+			m = clock_minute_of_day(zone, now);
+		if (hours_in(&active[c], m))
+			return 0;
+		on = 1;
+	}
+	return on;
+}
+
+void
+pulse_clear(struct pulse_state *st)
+{
+	set_text(&st->brk_reason, NULL);
+	set_text(&st->last_error, NULL);
 }
 
 /* Whether the dashboard must redraw: breaker or wake changed. */
@@ -202,6 +326,34 @@ put_int(struct out *o, long long v)
 		put_num(o, (unsigned long long)v);
 }
 
+/* A text kept by set_text (one line, valid UTF-8) as a JSON string. */
+static void
+put_text(struct out *o, const char *s)
+{
+	size_t n;
+
+	PUTS(o, "\"");
+	while (*s != '\0') {
+		n = strcspn(s, "\"\\");
+		put(o, s, n);
+		if (s[n] == '\0')
+			break;
+		put(o, s[n] == '"' ? "\\\"" : "\\\\", 2);
+		s += n + 1;
+	}
+	PUTS(o, "\"");
+}
+
+/* ,"key":N */
+static void
+put_field(struct out *o, const char *key, long long v)
+{
+	PUTS(o, ",\"");
+	put_str(o, key);
+	PUTS(o, "\":");
+	put_int(o, v);
+}
+
 static void
 put_at(struct out *o, const struct timespec *ts)
 {
@@ -221,15 +373,56 @@ put_at(struct out *o, const struct timespec *ts)
 	put(o, m, sizeof m);
 }
 
+/* What a pulse says beyond liveness, breaker, wake and cap. */
+static void
+put_extra(struct out *o, const struct pulse_state *st)
+{
+	if (st->brk_until > 0)
+		put_field(o, "breaker_until", (long long)st->brk_until);
+	if (st->brk_trigger[0] != '\0') {
+		PUTS(o, ",\"breaker_trigger\":\"");
+		put_str(o, st->brk_trigger);
+		PUTS(o, "\"");
+	}
+	if (st->brk_reason != NULL) {
+		PUTS(o, ",\"breaker_reason\":");
+		put_text(o, st->brk_reason);
+	}
+	if (st->last_status[0] != '\0') {
+		PUTS(o, ",\"last_wake\":{\"chamber\":\"");
+		put_str(o, chamber_name((enum chamber)st->last_chamber));
+		PUTS(o, "\",\"status\":\"");
+		put_str(o, st->last_status);
+		PUTS(o, "\"");
+		put_field(o, "ts", (long long)st->last_ts);
+		if (st->last_error != NULL) {
+			PUTS(o, ",\"error\":");
+			put_text(o, st->last_error);
+		}
+		PUTS(o, "}");
+	}
+	if (st->answer > 0)
+		put_field(o, "answer", (long long)st->answer);
+	if (st->quiet)
+		PUTS(o, ",\"quiet\":true");
+}
+
 /*
  * The pulse, one JSON object:
  *   {"v":1,"agent":ID,"seq":N,"mono_ms":N,"at":ISO,"host":H,
  *    "breaker":"closed"|"open"|"half_open"|null,
  *    "waking":false|true|"schedule"|"idle"|null,
- *    "cap":{"used":N,"cap":N}|null}
- * host_json is the host name already encoded as a JSON string.  Ids
- * and the fields read from state are checked, so nothing else needs
- * escaping.  Returns the length, or -1 when buf is too small.
+ *    "cap":{"used":N,"cap":N,"tokens":N,"resets":T}|null,
+ *    "breaker_until":T,"breaker_trigger":"llm"|"tool",
+ *    "breaker_reason":TEXT,
+ *    "last_wake":{"chamber":C,"status":S,"ts":T,"error":TEXT},
+ *    "answer":T,"quiet":true}
+ * with T a Unix time in seconds; the fields after "cap" only when they
+ * have something to say (heart-pulse(1)).  host_json is the host name
+ * already encoded as a JSON string.  Ids and the words read from state
+ * are checked and texts made one line by set_text, so only the texts'
+ * quotes and backslashes need escaping.  Returns the length, or -1
+ * when buf is too small.
  */
 int
 pulse_format(char *buf, size_t n, const char *id, unsigned long long seq,
@@ -267,12 +460,14 @@ pulse_format(char *buf, size_t n, const char *id, unsigned long long seq,
 	if (st->cap_used >= 0) {
 		PUTS(&o, "{\"used\":");
 		put_int(&o, st->cap_used);
-		PUTS(&o, ",\"cap\":");
-		put_int(&o, st->cap_max);
-		PUTS(&o, "}}");
+		put_field(&o, "cap", st->cap_max);
+		put_field(&o, "tokens", st->tokens);
+		put_field(&o, "resets", (long long)st->cap_until);
+		PUTS(&o, "}");
 	} else
-		PUTS(&o, "null}");
-	PUTS(&o, "\0");
+		PUTS(&o, "null");
+	put_extra(&o, st);
+	PUTS(&o, "}\0");
 	return o.p == NULL ? -1 : (int)(o.p - buf - 1);
 }
 

@@ -79,7 +79,9 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	head -1 "$BATS_TEST_TMPDIR/p" | jq -e 'keys == (["agent","at","breaker",
 	    "cap","host","mono_ms","seq","v","waking"] | sort) and
 	    .breaker == "closed" and .waking == false and
-	    .cap == {"used":0,"cap":48} and (.at | test("Z$"))'
+	    (.cap | del(.resets)) == {"used":0,"cap":48,"tokens":0} and
+	    .cap.resets > now and .cap.resets <= now + 86400 and
+	    (.at | test("Z$"))'
 }
 
 @test "a fleet's pulses are spread across the interval, not sent in one burst" {
@@ -107,11 +109,68 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	run sub -t heart/scout/pulse -C 1 -W 5
 	assert_success
 	echo "$output" | jq -e '.breaker == "open" and .waking == "schedule" and
-	    .cap == {"used":2,"cap":48}'
+	    .cap.used == 2 and .cap.cap == 48'
 	# a wake whose process is gone is not running
 	kill "$sleeper"; wait "$sleeper" 2>/dev/null || true
 	run sub -t heart/scout/pulse -C 1 -W 5
 	echo "$output" | jq -e '.waking == false'
+}
+
+@test "a pulse says why the breaker is open, the last wake and its error, tokens, the reset and the last answer" {
+	broker_start
+	s=$(soul scout)
+	for i in 1 2 3; do
+		heart-breaker record scout tool-fail \
+		    --reason 'quote "API": HTTP 502 \ again' > /dev/null
+	done
+	heart-cap take scout
+	d=$HEART_STATE_DIR/agents/scout
+	state scout cap.json "$(jq -c '.tokens = {prompt: 120, completion: 54}' "$d/cap.json")"
+	now=$(date +%s)
+	state scout wake.json "$(jq -nc --argjson t "$now" '{v: 1, agent: "scout",
+	    last: {schedule: {at: "x", ts: ($t - 100), status: "ok"},
+	           idle: {at: "x", ts: ($t - 10), status: "error"}},
+	    running: null, last_error: {at: "x", ts: ($t - 10), status: "error",
+	    message: "HTTP 429\nToo Many Requests"}}')"
+	pulse --soul "$s"
+	run sub -t heart/scout/pulse -C 1 -W 5
+	assert_success
+	until=$(jq -r .until "$d/breaker.json")
+	echo "$output" | jq -e --argjson t "$now" --arg u "$until" '
+	    .breaker == "open" and (.breaker_until | todate) == $u and
+	    .breaker_trigger == "tool" and
+	    .breaker_reason == "quote \"API\": HTTP 502 \\ again" and
+	    .cap.tokens == 174 and .cap.used == 1 and
+	    .last_wake == {chamber: "idle", status: "error", ts: ($t - 10),
+	        error: "HTTP 429 Too Many Requests"} and
+	    .answer == $t - 100 and has("quiet") == false'
+	# a later idle wake: no error, and the answer before it is remembered
+	state scout wake.json "$(jq -nc --argjson t "$now" '{v: 1,
+	    last: {schedule: {ts: ($t - 5), status: "idle"},
+	           idle: {ts: ($t - 10), status: "error"}}, running: null}')"
+	heart-breaker reset scout > /dev/null
+	wait_until 5 eval 'sub -t heart/scout/pulse -C 1 -W 2 |
+	    jq -e --argjson t "$now" ".breaker == \"closed\" and
+	    .last_wake == {chamber: \"schedule\", status: \"idle\", ts: (\$t - 5)}"'
+	run sub -t heart/scout/pulse -C 1 -W 5
+	echo "$output" | jq -e --argjson t "$now" '.answer == $t - 100 and
+	    (has("breaker_until") or has("breaker_reason") or
+	     has("breaker_trigger")) == false'
+}
+
+@test "a pulse says quiet when every chamber is outside its active hours" {
+	broker_start
+	h=$(date -u +%H)
+	off=$(printf '%02d:00-%02d:00' $(((10#$h + 2) % 24)) $(((10#$h + 3) % 24)))
+	on=$(printf '%02d:00-%02d:00' $(((10#$h + 23) % 24)) $(((10#$h + 2) % 24)))
+	soul asleep "heart: {pulse: {interval: 1s}, schedule: {active_hours: \"$off\"}, idle: {active_hours: \"$off\"}}" > /dev/null
+	soul half "heart: {pulse: {interval: 1s}, schedule: {active_hours: \"$off\"}, idle: {active_hours: \"$on\"}}" > /dev/null
+	soul noidle "heart: {pulse: {interval: 1s}, schedule: {active_hours: \"$off\"}, idle: {daily_cap: 0}}" > /dev/null
+	pulse --souls "$BATS_TEST_TMPDIR/souls"
+	run sub -t 'heart/+/pulse' -C 6 -W 10
+	assert_success
+	echo "$output" | jq -s -e 'map({(.agent): (.quiet // false)}) | add ==
+	    {"asleep": true, "half": false, "noidle": true}'
 }
 
 @test "a wake starting in the state directory shows up as a pulse within a second" {

@@ -1,156 +1,314 @@
 #!/usr/bin/env bats
 # Mizpah: the dashboard in Debian's Chromium, against a real mosquitto
-# with the shipped config (contrib/mosquitto) and real heart-pulse
-# publishers.  Screenshots go to the test's directory.
+# with the shipped config (contrib/mosquitto), real heart-pulse
+# publishers, pulses published by hand and a simulated fleet
+# (t/mizpah-fleet.mjs).  One browser serves the whole
+# file (t/mizpah-check.mjs); each test has its own topic prefix.
 
 load helpers
 
-setup() {
-	heart_setup
-	MZ=$T/../build/mizpah
+setup_file() {
+	MZ=$BATS_TEST_DIRNAME/../build/mizpah
 	[ -f "$MZ/mqtt.min.js" ] || skip "build/mizpah missing: run make mizpah"
-	export HEART_MQTT_PASSWORD=pulse-secret
-	secure_broker_start
-	PORT_HTTP=$(free_port)
-	python3 -m http.server --bind 127.0.0.1 --directory "$MZ" "$PORT_HTTP" \
-		> /dev/null 2>&1 3>&- &
-	HTTP_PID=$!
-	PIDS=
-}
-
-teardown() {
-	exec 4>&- 2>/dev/null || true
-	[ -n "${NODE_PID:-}" ] && pkill -KILL -P "$NODE_PID" 2>/dev/null
-	for p in $PIDS $HTTP_PID ${NODE_PID:-}; do
-		kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	broker_stop
-}
-
-# secure_broker_start: mosquitto with contrib/mosquitto's config and ACL,
-# on free ports, and the two users it expects
-secure_broker_start() {
+	D=$BATS_FILE_TMPDIR
 	TCP=$(free_port)
 	WS=$(free_port)
-	d=$BATS_TEST_TMPDIR
-	mosquitto_passwd -b -c "$d/heart.passwd" heart-pulse pulse-secret
-	mosquitto_passwd -b "$d/heart.passwd" mizpah look-only
-	sed -e "s#/etc/mosquitto/heart.passwd#$d/heart.passwd#" \
+	WEB=$(free_port)
+	mosquitto_passwd -b -c "$D/heart.passwd" heart-pulse pulse-secret
+	mosquitto_passwd -b "$D/heart.passwd" mizpah look-only
+	sed -e "s#/etc/mosquitto/heart.passwd#$D/heart.passwd#" \
 	    -e "s#/etc/mosquitto/heart.acl#$T/../contrib/mosquitto/heart.acl#" \
 	    -e "s#^listener 1883 #listener $TCP #" \
 	    -e "s#^listener 9001 #listener $WS #" \
-	    "$T/../contrib/mosquitto/heart.conf" > "$d/mosquitto.conf"
-	printf "persistence false\nuser %s\n" "$(id -un)" >> "$d/mosquitto.conf"
-	mosquitto -c "$d/mosquitto.conf" > "$d/mosquitto.log" 2>&1 3>&- &
-	BROKER_PID=$!
-	for _ in $(seq 50); do
-		(exec 5<>"/dev/tcp/127.0.0.1/$WS") 2>/dev/null && break
-		sleep 0.1
+	    "$T/../contrib/mosquitto/heart.conf" > "$D/mosquitto.conf"
+	printf "persistence false\nuser %s\n" "$(id -un)" >> "$D/mosquitto.conf"
+	mosquitto -c "$D/mosquitto.conf" > "$D/mosquitto.log" 2>&1 3>&- &
+	echo $! > "$D/pids"
+	python3 -m http.server --bind 127.0.0.1 --directory "$MZ" "$WEB" \
+		> /dev/null 2>&1 3>&- &
+	echo $! >> "$D/pids"
+	wait_until 10 eval "(exec 5<>/dev/tcp/127.0.0.1/$WS) 2>/dev/null"
+	node "$T/mizpah-check.mjs" "http://127.0.0.1:$WEB/" "$D" \
+		> "$D/check.log" 2>&1 3>&- &
+	echo $! >> "$D/pids"
+	wait_until 60 test -s "$D/check.port"
+	export D TCP WS CHECK=$(cat "$D/check.port")
+}
+
+teardown_file() {
+	local p
+	for p in $(cat "$BATS_FILE_TMPDIR/pids" 2>/dev/null); do
+		kill "$p" 2>/dev/null
 	done
-	export BROKER_PID
-	BROKER=mqtt://127.0.0.1:$TCP
 }
 
-soul() {	# soul DIR NAME: a soul pulsing every second
-	mkdir -p "$BATS_TEST_TMPDIR/$1"
-	printf 'name: %s\nheart: { pulse: { interval: 1s, misses: 3 } }\n' "$2" \
-		> "$BATS_TEST_TMPDIR/$1/$2.yaml"
+setup() {
+	heart_setup
+	export HEART_MQTT_PASSWORD=pulse-secret
+	P=heart/t$BATS_TEST_NUMBER
+	PIDS=
+	mkdir -p "$BATS_TEST_TMPDIR/souls"
 }
 
-pulse() {	# pulse DIR: a heart-pulse for the souls in DIR, its pid in $!
-	heart-pulse --souls "$BATS_TEST_TMPDIR/$1" --broker "$BROKER" \
-		--username heart-pulse --interval 1s --client-id "pulse-$1" \
-		2>> "$BATS_TEST_TMPDIR/pulse-$1.err" 3>&- &
+teardown() {
+	local p
+	for p in $PIDS; do
+		kill -CONT "$p" 2>/dev/null
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	run grep pageerror "$D/check.log"
+	assert_failure
+}
+
+step() {	# step NAME [A [B]]: one step of mizpah-check.mjs, its JSON
+	curl -sS --get "http://127.0.0.1:$CHECK/$1" \
+	    ${2+--data-urlencode "a=$2"} ${3+--data-urlencode "b=$3"}
+}
+
+page() {	# page [QUERY]: the dashboard on this test's prefix
+	step goto "?broker=ws://127.0.0.1:$WS&username=mizpah&password=look-only&prefix=$P${1:-}"
+}
+
+holds() {	# holds EXPR: the page's EXPR is true
+	[ "$(step eval "$1")" = true ]
+}
+
+drawn() {	# drawn [JQ]: what the page draws, one agent a line
+	step eval 'mizpah.drawn()' | jq -r ".[] | ${1:-.}"
+}
+
+soul() {	# soul NAME [YAML]: a soul pulsing every second
+	printf 'name: %s\nheart:\n  pulse: { interval: 1s }\n%s\n' "$1" "${2:-}" \
+		> "$BATS_TEST_TMPDIR/souls/$1.yaml"
+}
+
+pulse() {	# pulse [DIR]: a heart-pulse for the souls in DIR on this prefix
+	heart-pulse --souls "${1:-$BATS_TEST_TMPDIR/souls}" --prefix "$P" \
+		--broker "mqtt://127.0.0.1:$TCP" --username heart-pulse \
+		--client-id "pulse-$BATS_TEST_NUMBER-$(basename "${1:-x}")" \
+		2>> "$BATS_TEST_TMPDIR/pulse.err" 3>&- &
 	PIDS="$PIDS $!"
 }
 
-browser() {	# start the page in Chromium, steps through fd 4
-	mkfifo "$BATS_TEST_TMPDIR/steps"
-	: > "$BATS_TEST_TMPDIR/seen"
-	node "$T/mizpah-check.mjs" \
-		"http://127.0.0.1:$PORT_HTTP/?broker=ws://127.0.0.1:$WS&username=mizpah&password=look-only" \
-		"$BATS_TEST_TMPDIR" < "$BATS_TEST_TMPDIR/steps" \
-		> "$BATS_TEST_TMPDIR/seen" 2>&1 3>&- &
-	NODE_PID=$!
-	exec 4> "$BATS_TEST_TMPDIR/steps"
+state() {	# state AGENT FILE JSON: replace a state file as the writers do
+	local d=$HEART_STATE_DIR/agents/$1
+	mkdir -p "$d"
+	printf '%s\n' "$3" > "$d/.$2.tmp"
+	mv "$d/.$2.tmp" "$d/$2"
 }
 
-step() {	# step CMD...: one step, its answer on stdout
-	local n
-	echo "# step $*" >&3
-	n=$(wc -l < "$BATS_TEST_TMPDIR/seen")
-	echo "$*" >&4
-	for _ in $(seq 400); do
-		[ "$(wc -l < "$BATS_TEST_TMPDIR/seen")" -gt "$n" ] && break
-		sleep 0.05
+publish() {	# publish AGENT LEAF JSON [-r]: a message by hand, as heart-pulse
+	mosquitto_pub -h 127.0.0.1 -p "$TCP" -u heart-pulse -P pulse-secret \
+		-t "$P/$1/$2" -m "$3" ${4:-}
+}
+
+born() {	# born AGENT...: online for an hour, as a birth says
+	local a
+	for a; do
+		publish "$a" status "{\"v\":1,\"status\":\"online\",\"agent\":\"$a\",\"interval\":3600,\"misses\":3,\"node\":\"hand\",\"bdseq\":1,\"host\":\"box\"}" -r
 	done
-	tail -n 1 "$BATS_TEST_TMPDIR/seen"
 }
 
-@test "four agents, four looks: breathing, flash, dimmed, faded; a new agent appears" {
-	soul a healthy; soul a broken; soul a waking; soul b lost; soul c stalled
-	for i in 1 2 3; do heart-breaker record broken llm-fail > /dev/null; done
+@test "each state has a colour and a shape of its own, read back from the canvas" {
+	now=$(date +%s) h=$(date -u +%H)
+	off=$(printf '%02d:00-%02d:00' $(((10#$h + 2) % 24)) $(((10#$h + 3) % 24)))
+	for a in online waking open half failing capped; do soul "look-$a"; done
+	soul look-sleeping "  schedule: { active_hours: \"$off\" }
+  idle: { active_hours: \"$off\" }"
+	soul look-capped '  daily_cap: 1'
+	heart-cap take --soul "$BATS_TEST_TMPDIR/souls/look-capped.yaml"
+	for i in 1 2 3; do heart-breaker record look-open llm-fail > /dev/null; done
+	state look-half breaker.json '{"v":1,"state":"half_open","trigger":"tool","reason":"x"}'
+	state look-failing wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$now,\"status\":\"error\"}},\"running\":null}"
 	sleep 300 3>&- &
-	sleeper=$!
-	PIDS="$PIDS $sleeper"
-	mkdir -p "$HEART_STATE_DIR/agents/waking"
-	printf '{"v":1,"agent":"waking","running":{"chamber":"schedule","since":"%s","pid":%d}}\n' \
-		"$(date -u +%FT%TZ)" "$sleeper" > "$HEART_STATE_DIR/agents/waking/wake.json"
-	pulse a; pa=$!
-	pulse b; pb=$!
-	pulse c; pc=$!
-	browser
-	run step wait healthy online;	assert_output --partial '"ok":true'
-	run step wait broken broken;	assert_output --partial '"ok":true'
-	run step wait waking waking;	assert_output --partial '"ok":true'
-	run step wait lost online;	assert_output --partial '"ok":true'
-	run step wait stalled online;	assert_output --partial '"ok":true'
-	run step counts
-	assert_output --partial '5 agents: 3 online, 1 waking, 1 broken, 0 offline'
-	step shot fleet
-	# a killed publisher: its last will marks its agent offline at once
-	kill -9 "$pb"
-	run step wait lost offline;	assert_output --partial '"ok":true'
-	# a silent one: offline after 3 missed pulses, no will needed
-	kill -STOP "$pc"
-	run step wait stalled offline;	assert_output --partial '"ok":true'
-	run step states
-	echo "$output" | jq -e '. == {"healthy":"online","broken":"broken","waking":"waking","lost":"offline","stalled":"offline"}'
-	sleep 5.5
-	run step opacity stalled
-	echo "$output" | jq -e '.opacity <= 0.11'
-	run step opacity healthy
-	echo "$output" | jq -e '.opacity > 0.3'
-	# an agent added to a running publisher (SIGHUP) shows up
-	soul a newcomer
-	kill -HUP "$pa"
-	run step wait newcomer online;	assert_output --partial '"ok":true'
-	run step shot fleet-after
-	[ -s "$BATS_TEST_TMPDIR/fleet-after.png" ]
-	cp "$BATS_TEST_TMPDIR"/fleet*.png "${BATS_RUN_TMPDIR:-/tmp}/" 2>/dev/null || true
-	run grep -c pageerror "$BATS_TEST_TMPDIR/seen"
-	assert_output 0
+	PIDS="$PIDS $!"
+	state look-waking wake.json "{\"v\":1,\"running\":{\"chamber\":\"idle\",\"since\":\"x\",\"pid\":$!}}"
+	# two more publishers: one killed (its will), one hung (missed pulses)
+	mkdir -p "$BATS_TEST_TMPDIR/dead" "$BATS_TEST_TMPDIR/hung"
+	printf 'name: look-offline\n' > "$BATS_TEST_TMPDIR/dead/look-offline.yaml"
+	printf 'name: look-late\nheart: { pulse: { interval: 1s, misses: 60 } }\n' \
+		> "$BATS_TEST_TMPDIR/hung/look-late.yaml"
+	page
+	pulse
+	pulse "$BATS_TEST_TMPDIR/dead"
+	dead=${PIDS##* }
+	pulse "$BATS_TEST_TMPDIR/hung"
+	hung=${PIDS##* }
+	wait_until 30 holds 'mizpah.drawn().length === 9'
+	kill -9 "$dead"
+	kill -STOP "$hung"
+	for l in online waking open half_open failing capped sleeping offline late; do
+		a=look-${l%_open}
+		wait_until 30 holds "mizpah.drawn().some((c) => c.id === '$a' && c.look === '$l')"
+	done
+	# the palette, and no two looks with one shape (colour is never alone)
+	for a in online waking open half failing capped sleeping offline late; do
+		step glyph "look-$a"
+	done > "$BATS_TEST_TMPDIR/glyphs"
+	jq -s -e 'map({(.look): .colour}) | add == {"online": "#3ddc97",
+	    "waking": "#f0e442", "open": "#ff6b3d", "half_open": "#ffb000",
+	    "failing": "#ff7ac6", "capped": "#56b4e9", "sleeping": "#b39dff",
+	    "offline": "#a7afc2", "late": "#3ddc97"}' "$BATS_TEST_TMPDIR/glyphs"
+	jq -s -e 'map(.mask) | unique | length == 9' "$BATS_TEST_TMPDIR/glyphs"
+	# the legend names each look, with its count
+	run step eval '[...document.querySelectorAll("#legend button")].map((b) => b.textContent).join("|")'
+	assert_output '"offline1|breaker open1|half-open1|failing1|missed pulses1|waking1|capped today1|quiet hours1|breathing1"'
+	# breathing and waking are animated, unless motion is to be reduced
+	holds 'getComputedStyle(document.getElementById("breath")).animationName === "breathe"'
+	step motion reduce
+	holds 'getComputedStyle(document.getElementById("breath")).animationName === "none"'
+	holds 'getComputedStyle(document.getElementById("flash")).animationName === "none"'
+	step motion no-preference
+	step shot looks
+}
+
+@test "problems sort first in their group and are counted; search and the legend narrow the view" {
+	page
+	born a-1 a-2 a-3 a-4 b-1 b-2 b-3 solo
+	pulse_of() {	# pulse_of AGENT [JSON]: a pulse, with JSON's fields
+		local x=${2:-}
+		publish "$1" pulse "$(jq -nc --arg a "$1" --argjson x "${x:-{\}}" '{v: 1,
+		    agent: $a, seq: 1, host: "box", breaker: "closed", waking: false,
+		    cap: {used: 0, cap: 48, tokens: 0, resets: 0}} + $x')"
+	}
+	pulse_of a-1
+	pulse_of a-2 '{"breaker":"open"}'
+	pulse_of a-3 '{"last_wake":{"chamber":"idle","status":"error","ts":1}}'
+	pulse_of a-4 '{"breaker":"half_open"}'
+	pulse_of b-1 '{"waking":"idle"}'
+	pulse_of b-2
+	pulse_of b-3 '{"cap":{"used":48,"cap":48,"tokens":9,"resets":0}}'
+	pulse_of solo
+	publish a-5 status '{"v":1,"status":"offline","agent":"a-5","node":"hand","bdseq":1,"reason":"shutdown"}' -r
+	wait_until 20 holds 'mizpah.drawn().length === 9'
+	wait_until 20 holds 'mizpah.drawn().find((c) => c.id === "b-3").look === "capped"'
+	run drawn '"\(.group) \(.id) \(.look)"'
+	assert_output 'a a-5 offline
+a a-2 open
+a a-4 half_open
+a a-3 failing
+a a-1 online
+b b-1 waking
+b b-2 online
+b b-3 capped
+ solo online'
+	run step eval 'document.getElementById("problems").textContent'
+	assert_output '"4 problems: 1 offline, 1 breaker open, 1 half-open, 1 failing"'
+	# pulses that change nothing paint nothing
+	n=$(step eval 'mizpah.paints')
+	for i in 2 3 4 5 6 7 8 9; do pulse_of b-2 "{\"seq\":$i}"; done
+	wait_until 10 holds 'agents.get("b-2").p.seq === 9'
+	[ "$(step eval 'mizpah.paints')" = "$n" ]
+	# search by id
+	step type '#search' 'B-'
+	wait_until 10 holds 'mizpah.drawn().map((c) => c.id).join() === "b-1,b-2,b-3"'
+	holds 'document.getElementById("counts").textContent === "9 agents, 3 shown"'
+	step type '#search' ''
+	# the legend filters by look; the problems button by all four
+	step clickon '#legend button[data-look="failing"]'
+	wait_until 10 holds 'mizpah.drawn().map((c) => c.id).join() === "a-3"'
+	step clickon '#problems'
+	wait_until 10 holds 'mizpah.drawn().map((c) => c.id).join() === "a-5,a-2,a-4,a-3"'
+	holds 'document.querySelector("#legend [data-look=failing]").ariaPressed === "false"'
+	step clickon '#problems'
+	wait_until 10 holds 'mizpah.drawn().length === 9'
+	# a problem that clears moves back among the others
+	pulse_of a-2
+	wait_until 10 holds 'mizpah.drawn().map((c) => c.id).slice(0, 4).join() === "a-5,a-4,a-3,a-1"'
+}
+
+@test "the detail panel shows the figures of the pulse published, on click and from the keyboard" {
+	soul scout
+	soul sleepy "  schedule: { active_hours: \"$(printf '%02d:00-%02d:00' $(((10#$(date -u +%H) + 2) % 24)) $(((10#$(date -u +%H) + 3) % 24)))\" }
+  idle: { daily_cap: 0 }"
+	for i in 1 2 3; do
+		heart-breaker record scout tool-fail --reason 'quote API: HTTP 502' > /dev/null
+	done
+	heart-cap take scout
+	heart-cap take scout
+	d=$HEART_STATE_DIR/agents/scout
+	state scout cap.json "$(jq -c '.tokens = {prompt: 1200, completion: 345}' "$d/cap.json")"
+	now=$(date +%s)
+	state scout wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$((now - 7200)),\"status\":\"ok\"},\"idle\":{\"ts\":$((now - 60)),\"status\":\"tool_cap\"}},\"running\":null,\"last_error\":{\"ts\":$((now - 60)),\"message\":\"more than 5 tool calls\"}}"
+	page
+	pulse
+	wait_until 30 holds 'mizpah.drawn().some((c) => c.id === "scout" && c.look === "open")'
+	mosquitto_sub -h 127.0.0.1 -p "$TCP" -u heart-pulse -P pulse-secret \
+		-t "$P/scout/pulse" -C 1 -W 10 > "$BATS_TEST_TMPDIR/p"
+	wait_until 10 holds "agents.get('scout').p.seq >= $(jq .seq "$BATS_TEST_TMPDIR/p")"
+	step click scout
+	wait_until 10 holds '!document.getElementById("card").hidden'
+	step card > "$BATS_TEST_TMPDIR/card"
+	jq -e --slurpfile p "$BATS_TEST_TMPDIR/p" '$p[0] as $p |
+	    def t(x): x | todate; .title == "scout" and .facts as $f |
+	    $f.state == "breaker open" and $f.host == $p.host and
+	    ($f.birth | test("^pulse-[0-9]+-x, bdseq [0-9]+$")) and
+	    $f.breaker == "open (tool)" and $f.why == "quote API: HTTP 502" and
+	    ($f["next probe"] | test("^in 1[45] min \\(" + t($p.breaker_until) + "\\)$")) and
+	    $f.cap == "2 used of 48, 46 left" and
+	    ($f.resets | endswith("(" + t($p.cap.resets) + ")")) and
+	    $f["tokens today"] == "1,545" and $f["cost today"] == "no price" and
+	    ($f["last wake"] | test("^idle wake, tool_cap, [0-9]+ (s|min) ago \\(" + t($p.last_wake.ts) + "\\)$")) and
+	    $f["its error"] == "more than 5 tool calls" and
+	    ($f["last answer"] | test("^2 h ago \\(" + t($p.answer) + "\\)$")) and
+	    $f["quiet hours"] == "no" and
+	    ($f["last pulse"] | test("s ago \\(.*\\), seq [0-9]+$"))' "$BATS_TEST_TMPDIR/card"
+	# the keyboard: the cursor moves with the arrows, Enter shows the agent
+	step focus '#base'
+	step press ArrowRight
+	step press Enter
+	wait_until 10 holds 'document.getElementById("who").textContent === "sleepy"'
+	wait_until 10 holds 'document.querySelector("#facts dt:last-of-type + dd").textContent === "now: no chamber may wake"'
+	step press Escape
+	wait_until 10 holds 'document.getElementById("card").hidden'
+	# the cost of the day, when a pulse carries it
+	born priced
+	publish priced pulse '{"v":1,"agent":"priced","seq":1,"host":"box","breaker":"closed","waking":false,"cap":{"used":3,"cap":48,"tokens":4000,"resets":0,"cost":0.4213}}'
+	wait_until 10 holds 'mizpah.drawn().some((c) => c.id === "priced")'
+	step click priced
+	wait_until 10 holds 'document.getElementById("who").textContent === "priced"'
+	run step card
+	echo "$output" | jq -e '.facts["cost today"] == "$0.4213" and .facts.host == "box"'
+}
+
+@test "ten thousand agents on a 1400x900 screen: every one drawn, none over another" {
+	page
+	node "$T/mizpah-fleet.mjs" "mqtt://127.0.0.1:$TCP" "$P" 10000
+	wait_until 60 holds 'mizpah.drawn().length === 10000'
+	step eval 'mizpah.drawn()' > "$BATS_TEST_TMPDIR/drawn"
+	w=$(step eval 'document.getElementById("sky").clientWidth')
+	h=$(step eval 'document.getElementById("sky").clientHeight')
+	jq -e --argjson w "$w" --argjson h "$h" 'length == 10000 and
+	    ([.[].id] | unique | length) == 10000 and
+	    ([.[] | "\(.x),\(.y)"] | unique | length) == 10000 and
+	    all(.x >= 0 and .y >= 0 and .x + .size <= $w and .y + .size <= $h) and
+	    .[0].size >= 6 and ([.[].group] | unique | length) == 10' "$BATS_TEST_TMPDIR/drawn"
+	holds 'document.scrollingElement.scrollHeight <= 900 && document.getElementById("sky").scrollHeight <= document.getElementById("sky").clientHeight'
+	step shot fleet-10000
+}
+
+@test "a wrong password: the dashboard says why it is not connected" {
+	step goto "?broker=ws://127.0.0.1:$WS&username=mizpah&password=wrong&prefix=$P"
+	wait_until 20 holds 'document.getElementById("link").textContent.includes("Not authorized")'
 }
 
 @test "the shipped broker config refuses an anonymous publisher, and the dashboard's user cannot write" {
-	run mosquitto_pub -h 127.0.0.1 -p "$TCP" -t heart/x/pulse -m forged
+	run mosquitto_pub -h 127.0.0.1 -p "$TCP" -t "$P/x/pulse" -m forged
 	assert_failure
 	assert_output --partial 'not authorised'
-	mosquitto_sub -h 127.0.0.1 -p "$TCP" -u heart-pulse -P pulse-secret \
-		-t 'heart/#' -C 1 -W 3 > "$BATS_TEST_TMPDIR/got" 2>&1 3>&- &
-	sub=$!
-	sleep 0.5
-	mosquitto_pub -h 127.0.0.1 -p "$TCP" -u mizpah -P look-only -t heart/x/pulse -m forged
-	wait "$sub" || true
-	run cat "$BATS_TEST_TMPDIR/got"
-	refute_output --partial forged
+	publish x status true -r
+	mosquitto_pub -h 127.0.0.1 -p "$TCP" -u mizpah -P look-only -t "$P/x/status" -m forged -r
+	run mosquitto_sub -h 127.0.0.1 -p "$TCP" -u heart-pulse -P pulse-secret \
+		-t "$P/x/status" -C 1 -W 5
+	assert_output true
+	publish x status '' -r
 }
 
-@test "the page's own HTML, CSS and JavaScript stay under the paper's 344 lines" {
+@test "the page's own HTML, CSS and JavaScript stay within the paper's 344 lines" {
 	n=$(cat "$T"/../share/heartbeat/mizpah/*.html "$T"/../share/heartbeat/mizpah/*.css \
 		"$T"/../share/heartbeat/mizpah/*.js | wc -l)
 	echo "mizpah: $n lines" >&3
-	[ "$n" -lt 344 ]
-	[ "$n" -gt 50 ]
+	[ "$n" -le 344 ]
+	[ "$n" -gt 100 ]
 }
