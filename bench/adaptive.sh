@@ -98,7 +98,7 @@ plot \"$tmp/$name/hours.dat\" using (\$1+0.5):(\$4>0 ? 3.5 : 1/0) with boxes fil
      \"\" using 1:2 with steps lw 2 lc rgb \"#555555\" title \"fixed 30m\""
 done <<< "$patterns"
 gnuplot <<G
-set terminal pngcairo size 1200,1500 font "sans,9"
+set terminal pngcairo size 1200,1500 font "sans,9" noenhanced
 set output "$out/adaptive-wakes.png"
 set multiplot layout 6,1 title "Wakes per hour of the week in week two (local time; shaded: hours with events)"
 set xrange [0:168]
