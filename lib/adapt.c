@@ -2,17 +2,21 @@
  * adapt.c - the adaptive schedule (schedule.adaptive): an activity
  * estimator over a moving window, and the interval it puts in force.
  *
- * agents/ID/activity.json keeps, for every local hour in which the
- * schedule chamber woke within the window, how many wakes were real
- * answers and how many were ghosts (by idle level), plus the ghosts in
- * a row since the last real answer.  The interval in force at a time t
- * comes from the figures of t's hour of the week, with the same hour
- * of the other days as a prior, and the ghosts in a row; it is a
- * function of those figures, the soul and t only: no clock, no
- * randomness, so --explain can say exactly why (heart-soul(5) gives
- * the rule).  Intervals are rungs of a ladder (schedule.interval
+ * agents/ID/activity.json keeps, for every local hour of the window,
+ * how many of the schedule chamber's answers spoke for it, real ones
+ * and ghosts (by idle level): an answer speaks for the hour it came in
+ * and, when the stretch since the previous wake was longer than min,
+ * for every hour that stretch overlapped (work reported after a long
+ * quiet stretch may have come in any of them).  Also the ghosts in a
+ * row since the last real answer, and when the last wake was.  The
+ * interval in force at a time t comes from the figures of t's hour of
+ * the week, of the same hour on the other days, and the ghosts in a
+ * row; it is a function of those figures, the soul and t only: no
+ * clock, no randomness, so --explain can say exactly why (heart-soul(5)
+ * gives the rule).  Intervals are rungs of a ladder (schedule.interval
  * doubled or halved, min, max) whose slots, shifted by the agent's
- * phase, nest in one another, so that a fleet still spreads.
+ * phase, nest in one another, so that a fleet still spreads; a wake is
+ * never carried past the start of an hour expected to be busy.
  *
  * Invariant: activity.json is only replaced whole (state_write) by the
  * holder of the agent's wake.lock; a file that does not parse is
@@ -28,7 +32,8 @@
 
 #define ACTFILE		"activity.json"
 #define RUN_STEP	0.25	/* doublings per ghost in a row */
-#define RUN_MAX		2.0	/* at most this many */
+#define OTHER_DAYS	6.0	/* the other days' ghosts count 1/6 */
+#define UNSEEN_MAX	1.0	/* doublings of an hour never seen */
 
 struct bucket {
 	time_t	 ts;		/* when the local hour began */
@@ -43,6 +48,7 @@ struct adapt {
 	long long run;		/* ghosts in a row */
 	double	 runw;		/* their weight */
 	time_t	 last_ok;
+	time_t	 last;		/* the last wake recorded */
 	char	 zone[128];	/* the zone of the cached `how's */
 };
 
@@ -154,6 +160,11 @@ from_json(json_t *j, struct adapt *a, char *what, size_t n)
 		    "number or null"), -1;
 	a->last_ok = json_is_integer(h) ? (time_t)json_integer_value(h) :
 	    0;
+	h = json_object_get(j, "last_wake_ts");
+	if (h != NULL && !json_is_null(h) && !json_is_integer(h))
+		return snprintf(what, n, "last_wake_ts: must be a whole "
+		    "number or null"), -1;
+	a->last = json_is_integer(h) ? (time_t)json_integer_value(h) : 0;
 	a->n = json_array_size(hours);
 	a->b = xcalloc(a->n + 1, sizeof *a->b);
 	json_array_foreach(hours, i, h)
@@ -225,16 +236,23 @@ weighted(const struct adapt_conf *c, const long long g[4])
 	    c->weight[1] * (double)g[2] + c->weight[2] * (double)g[3];
 }
 
-/* Add the hours of the window to f: its own hour of the week, and
- * the same hour of the day on the other days. */
+/*
+ * Add the hours of the window up to t to f: its own hour of the week,
+ * and the same hour of the day on the other days.  Whether f's hour was
+ * seen in an earlier week (before its hour began), and whether real
+ * answers came at that hour on another day that had been quiet at it
+ * before, after f's hour was last seen: the hour of the day has turned
+ * busy since.
+ */
 static void
 gather(const struct soul *s, struct adapt *a, time_t t, struct adapt_fig *f)
 {
 	time_t from = t - (time_t)s->adapt.window * 86400;
+	time_t seen = 0, turned = 0;
 	long long dg[4] = { 0, 0, 0, 0 };
+	int quiet[7] = { 0, 0, 0, 0, 0, 0, 0 }, d, k;
 	const struct bucket *b;
 	size_t i;
-	int k;
 
 	cache_hours(a, s->timezone);
 	for (i = 0; i < a->n; i++) {
@@ -245,20 +263,32 @@ gather(const struct soul *s, struct adapt *a, time_t t, struct adapt_fig *f)
 			f->real += b->ok;
 			for (k = 0; k < 4; k++)
 				f->ghosts[k] += b->g[k];
-		} else {
-			f->dreal += b->ok;
-			for (k = 0; k < 4; k++)
-				dg[k] += b->g[k];
+			if (b->ts < f->hour)
+				seen = b->ts;
+			continue;
 		}
+		f->dreal += b->ok;
+		for (k = 0; k < 4; k++)
+			dg[k] += b->g[k];
+		d = b->how / 24;
+		if (b->ok == 0)
+			quiet[d] = 1;
+		else if (quiet[d])
+			turned = b->ts;
 	}
 	f->dgweight = weighted(&s->adapt, dg);
+	f->unseen = seen == 0;
+	f->turned = turned > seen;
 	f->run = a->run;
 	f->runweight = a->runw;
 }
 
 /*
  * The interval in force at t, with the figures that chose it; the rule
- * is heart-soul(5)'s.
+ * is heart-soul(5)'s.  An hour is busy (min) when real answers came in
+ * it, or came at that hour on other days since it was last seen; else
+ * its ghosts, the other days' and those in a row allow it so many
+ * doublings, at most one until it has been seen in an earlier week.
  */
 long long
 adapt_interval(const struct soul *s, struct adapt *a, time_t t,
@@ -266,22 +296,26 @@ adapt_interval(const struct soul *s, struct adapt *a, time_t t,
 {
 	const struct adapt_conf *c = &s->adapt;
 	long long base = s->ch[CH_SCHEDULE].every;
-	double lm, lx;
 
 	memset(f, 0, sizeof *f);
 	f->how = hour_of(s->timezone, t, &f->hour);
+	f->unseen = 1;
 	if (a != NULL)
 		gather(s, a, t, f);
 	f->gweight = weighted(c, f->ghosts);
-	f->dshare = (f->dreal + 0.5) / (f->dreal + f->dgweight + 1);
-	f->share = (f->real + f->dshare) / (f->real + f->gweight + 1);
-	lm = log2((double)c->min / base);
-	lx = log2((double)c->max / base);
-	if (f->share >= 0.5)
-		f->exponent = (2 * f->share - 1) * lm;
-	else
-		f->exponent = (1 - 2 * f->share) * (lx +
-		    fmin(f->runweight * RUN_STEP, RUN_MAX));
+	if (f->real > 0)
+		f->busy = BUSY_HERE;
+	else if (f->dreal > 0 && (f->unseen || f->turned))
+		f->busy = BUSY_ELSEWHERE;
+	if (f->busy)
+		f->exponent = log2((double)c->min / base);
+	else {
+		f->evidence = f->gweight + f->dgweight / OTHER_DAYS +
+		    f->runweight * RUN_STEP;
+		if (f->unseen && f->evidence > UNSEEN_MAX)
+			f->evidence = UNSEEN_MAX;
+		f->exponent = fmin(log2((double)c->max / base), f->evidence);
+	}
 	f->interval = rung(base, c->min, c->max, f->exponent);
 	return f->interval;
 }
@@ -313,12 +347,24 @@ slot_from(time_t t, long long iv, long long off)
 	return (time_t)(off + k * iv);
 }
 
+/* The last slot at or before t. */
+static time_t
+slot_before(time_t t, long long iv, long long off)
+{
+	time_t c = slot_from(t, iv, off);
+
+	return c > t ? c - iv : c;
+}
+
 /*
  * When the schedule chamber is next due, given its last wake (0 for
  * none: then first, when heart first saw the agent).  Hour by hour from
  * now: the first slot of the hour's interval that is at least min
- * after the last wake and not before the hour began; never later than
- * max after the last wake.  f gets the figures of the hour of now.
+ * after the last wake and not before the hour began; but when an hour
+ * ahead is expected to be busy (its interval is min), the last slot of
+ * min at or before that hour begins, if it is at least min after the
+ * last wake; never later than max after the last wake.  f gets the
+ * figures of the hour of now.
  */
 time_t
 adapt_next(const struct soul *s, struct adapt *a, time_t last,
@@ -333,6 +379,11 @@ adapt_next(const struct soul *s, struct adapt *a, time_t last,
 	for (i = 0; i < n; i++, hs += 3600) {
 		iv = adapt_interval(s, a, i == 0 ? now : hs, i == 0 ? f :
 		    &tmp);
+		if (i > 0 && iv == s->adapt.min) {
+			c = slot_before(hs, iv, adapt_offset(s, iv));
+			if (c >= since + gap)
+				return c;
+		}
 		from = since + gap > hs ? since + gap : hs;
 		c = slot_from(from, iv, adapt_offset(s, iv));
 		if (c < hs + 3600 && c < since + s->adapt.max)
@@ -378,6 +429,26 @@ bucket_at(struct adapt *a, time_t hs, const char *zone)
 	return &a->b[i];
 }
 
+/* Count one answer in b: a real one (k -1) or a ghost of level k. */
+static void
+count_in(struct bucket *b, int k)
+{
+	if (k == -1)
+		b->ok++;
+	else
+		b->g[k]++;
+}
+
+/* When the local hour after the one that began at h begins. */
+static time_t
+next_hour(const char *zone, time_t h)
+{
+	time_t n;
+
+	hour_of(zone, h + 3600, &n);
+	return n > h ? n : h + 3600;
+}
+
 /* Forget the hours that began window days ago or earlier. */
 static void
 prune(struct adapt *a, time_t now, long long window)
@@ -391,10 +462,23 @@ prune(struct adapt *a, time_t now, long long window)
 	a->n -= i;
 }
 
+/* key and key_ts: when t was, or null */
+static void
+set_when(json_t *j, const char *key, time_t t)
+{
+	char iso[40], k[40];
+
+	snprintf(k, sizeof k, "%s_ts", key);
+	if (t)
+		clock_utc(t, iso, sizeof iso);
+	json_object_set_new(j, key, t ? json_string(iso) : json_null());
+	json_object_set_new(j, k, t ? json_integer(t) : json_null());
+}
+
 static json_t *
 to_json(const struct soul *s, const struct adapt *a)
 {
-	json_t *hours = json_array(), *h;
+	json_t *hours = json_array(), *h, *j;
 	char iso[40];
 	size_t i;
 	int k;
@@ -408,26 +492,27 @@ to_json(const struct soul *s, const struct adapt *a)
 			    json_integer(a->b[i].g[k]));
 		json_array_append_new(hours, h);
 	}
-	if (a->last_ok)
-		clock_utc(a->last_ok, iso, sizeof iso);
-	return json_pack("{s:i,s:s,s:{s:I,s:f},s:o,s:o,s:o}", "v", 1,
-	    "agent", s->name, "run", "ghosts", (json_int_t)a->run, "weight",
-	    a->runw, "last_ok", a->last_ok ? json_string(iso) : json_null(),
-	    "last_ok_ts", a->last_ok ? json_integer(a->last_ok) :
-	    json_null(), "hours", hours);
+	j = json_pack("{s:i,s:s,s:{s:I,s:f}}", "v", 1, "agent", s->name,
+	    "run", "ghosts", (json_int_t)a->run, "weight", a->runw);
+	set_when(j, "last_ok", a->last_ok);
+	set_when(j, "last_wake", a->last);
+	json_object_set_new(j, "hours", hours);
+	return j;
 }
 
 /*
- * Add the outcome of one schedule wake at now and write the file.
- * Statuses other than ok and idle teach nothing and are ignored.
+ * Add the outcome of one schedule wake at now and write the file: to
+ * its hour, and when the stretch since the last wake recorded was
+ * longer than min (and not longer than max: heart was held, not
+ * scheduled, then), to every hour that stretch overlapped.  Statuses
+ * other than ok and idle teach nothing and are ignored.
  */
 int
 adapt_record(const char *dir, const struct soul *s, struct adapt **ap,
     const char *status, const char *level, time_t now, char *err)
 {
-	struct bucket *b;
 	struct adapt *a;
-	time_t hs;
+	time_t hs, h;
 	json_t *j;
 	int k, r;
 
@@ -438,19 +523,23 @@ adapt_record(const char *dir, const struct soul *s, struct adapt **ap,
 		*ap = xcalloc(1, sizeof **ap);
 	a = *ap;
 	cache_hours(a, s->timezone);
+	k = strcmp(status, "ok") == 0 ? -1 : level_index(level);
 	hour_of(s->timezone, now, &hs);
-	b = bucket_at(a, hs, s->timezone);
-	if (strcmp(status, "ok") == 0) {
-		b->ok++;
+	count_in(bucket_at(a, hs, s->timezone), k);
+	if (a->last > 0 && now - a->last > s->adapt.min &&
+	    now - a->last <= s->adapt.max)
+		for (hour_of(s->timezone, a->last, &h); h < hs;
+		    h = next_hour(s->timezone, h))
+			count_in(bucket_at(a, h, s->timezone), k);
+	if (k == -1) {
 		a->run = 0;
 		a->runw = 0;
 		a->last_ok = now;
 	} else {
-		k = level_index(level);
-		b->g[k]++;
 		a->run++;
 		a->runw += k == 0 ? 1 : s->adapt.weight[k - 1];
 	}
+	a->last = now;
 	prune(a, now, s->adapt.window);
 	j = to_json(s, a);
 	r = state_write_json(dir, ACTFILE, j, err);
@@ -464,12 +553,31 @@ round3(double x)
 	return round(x * 1000) / 1000 + 0.0;	/* no -0 */
 }
 
+/* Why the hour is busy, or the sum of its evidence, for adapt_json. */
+static void
+rule_text(const struct adapt_fig *f, char *buf, size_t n)
+{
+	if (f->busy == BUSY_HERE)
+		snprintf(buf, n, "busy: real answers came in it");
+	else if (f->busy && f->unseen)
+		snprintf(buf, n, "busy: real answers came at this hour on "
+		    "other days, and it was not seen in an earlier week");
+	else if (f->busy)
+		snprintf(buf, n, "busy: this hour turned busy on another day "
+		    "since it was last seen");
+	else
+		snprintf(buf, n, "quiet: %.2f + %.2f/6 + %.2f/4 = %.2f "
+		    "doublings%s", f->gweight, f->dgweight, f->runweight,
+		    f->evidence, f->unseen ? " (at most 1: not seen in an "
+		    "earlier week)" : "");
+}
+
 /* The figures as JSON, with a sentence that says why. */
 json_t *
 adapt_json(const struct soul *s, const struct adapt_fig *f)
 {
 	const struct adapt_conf *c = &s->adapt;
-	char why[600], iv[32], base[32], lo[32], hi[32];
+	char why[700], rule[160], iv[32], base[32], lo[32], hi[32];
 	long long ng = f->ghosts[0] + f->ghosts[1] + f->ghosts[2] +
 	    f->ghosts[3];
 
@@ -477,26 +585,27 @@ adapt_json(const struct soul *s, const struct adapt_fig *f)
 	dur_format(s->ch[CH_SCHEDULE].every, base, sizeof base);
 	dur_format(c->min, lo, sizeof lo);
 	dur_format(c->max, hi, sizeof hi);
+	rule_text(f, rule, sizeof rule);
 	snprintf(why, sizeof why, "%s %02d-%02dh: %lld real, %lld ghosts "
 	    "(%.2f weighted) in %lld days; same hour other days: %lld real, "
-	    "%.2f ghosts; %lld ghosts in a row (%.2f); share %.2f, %s x "
-	    "2^%.2f: every %s (min %s, max %s)", days[f->how / 24 % 7],
+	    "%.2f ghosts; %lld ghosts in a row (%.2f); %s; %s x 2^%.2f: "
+	    "every %s (min %s, max %s)", days[f->how / 24 % 7],
 	    f->how % 24, f->how % 24 + 1, f->real, ng, f->gweight, c->window,
-	    f->dreal, f->dgweight, f->run, f->runweight, f->share, base,
+	    f->dreal, f->dgweight, f->run, f->runweight, rule, base,
 	    round3(f->exponent), iv, lo, hi);
 	return json_pack("{s:i,s:s,s:I,s:I,s:{s:I,s:I,s:I,s:I},s:f,"
-	    "s:{s:I,s:f,s:f},s:I,s:f,s:f,s:f,s:I,s:I,s:I,s:I,s:s}",
+	    "s:{s:I,s:f},s:I,s:f,s:s,s:b,s:f,s:f,s:I,s:I,s:I,s:I,s:s}",
 	    "hour_of_week", f->how, "day", days[f->how / 24 % 7], "window",
 	    (json_int_t)c->window, "real", (json_int_t)f->real, "ghosts",
 	    levels[0], (json_int_t)f->ghosts[0], levels[1],
 	    (json_int_t)f->ghosts[1], levels[2], (json_int_t)f->ghosts[2],
 	    levels[3], (json_int_t)f->ghosts[3], "ghosts_weighted",
 	    round3(f->gweight), "other_days", "real", (json_int_t)f->dreal,
-	    "ghosts_weighted", round3(f->dgweight), "share",
-	    round3(f->dshare), "in_a_row", (json_int_t)f->run,
-	    "in_a_row_weighted",
-	    round3(f->runweight), "share", round3(f->share), "exponent",
-	    round3(f->exponent), "base", (json_int_t)
+	    "ghosts_weighted", round3(f->dgweight), "in_a_row",
+	    (json_int_t)f->run, "in_a_row_weighted", round3(f->runweight),
+	    "busy", f->busy == BUSY_HERE ? "here" : f->busy ? "elsewhere" :
+	    "no", "seen_before", !f->unseen, "evidence", round3(f->evidence),
+	    "exponent", round3(f->exponent), "base", (json_int_t)
 	    s->ch[CH_SCHEDULE].every, "min", (json_int_t)c->min, "max",
 	    (json_int_t)c->max, "interval", (json_int_t)f->interval, "why",
 	    why);

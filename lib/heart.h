@@ -511,6 +511,8 @@ json_t	*llm_fit(const json_t *, size_t, size_t, long long);
  */
 struct adapt;
 
+enum { BUSY_HERE = 1, BUSY_ELSEWHERE };
+
 struct adapt_fig {
 	int	 how;		/* hour of the week, 0: Monday 00:00 */
 	time_t	 hour;		/* when that hour began */
@@ -519,10 +521,13 @@ struct adapt_fig {
 	double	 gweight;	/* the ghosts, weighted */
 	long long dreal;	/* the same, for the same hour of the day */
 	double	 dgweight;	/* on the other days of the week */
-	double	 dshare;	/* their share of real answers */
 	long long run;		/* ghosts in a row since the last real one */
 	double	 runweight;
-	double	 share;		/* the hour's share of real answers */
+	int	 busy;		/* BUSY_HERE, BUSY_ELSEWHERE or 0 */
+	int	 unseen;	/* not seen in an earlier week */
+	int	 turned;	/* real answers at this hour on another
+				   day, quiet at it before, since then */
+	double	 evidence;	/* else the doublings the ghosts allow */
 	double	 exponent;	/* interval = schedule.interval * 2^exponent */
 	long long interval;	/* the rung in force */
 };

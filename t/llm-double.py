@@ -22,7 +22,13 @@ Scripted per test through files in its directory:
                               T09:30:00-05:00"): W's text inside a window,
                               else "else".  W is {"weekday": [0, 4] (0 is
                               Monday), "from": "09:30", "to": "16:00",
-                              "text": "..."}, in the agent's local time.
+                              "text": "..."}, in the agent's local time;
+                              a window whose "to" is not after its
+                              "from" ends the next day (22:00 to 02:00),
+                              and its weekday is the day it begins.
+                              "since" and "until" ("2026-11-30") bound
+                              the days on which it begins: since <=
+                              day < until.
                               With "span": true a window answers when it
                               overlaps the stretch since the last wake
                               ("last schedule wake: ..."), so that the
@@ -106,20 +112,29 @@ def meta_time(req, what):
     return datetime.datetime.fromisoformat(m.group(1)) if m else None
 
 
+def begins_on(w, day):
+    """Does window w begin on day (a date)?"""
+    return (day.weekday() in w.get("weekday", range(7)) and
+            w.get("since", "0000") <= day.isoformat() < w.get("until", "A"))
+
+
 def in_window(w, since, now):
-    """Does window w hold a moment of (since, now]?"""
+    """Does window w hold a moment of (since, now]?  (since None: now)"""
     fh, fm = map(int, w["from"].split(":"))
     th, tm = map(int, w["to"].split(":"))
     sec = datetime.timedelta(seconds=1)
+    one = datetime.timedelta(days=1)
     lo = since + sec if since is not None and since < now else now
-    day = lo.date()
+    day = lo.date() - one
     while day <= now.date():
-        if day.weekday() in w.get("weekday", range(7)):
+        if begins_on(w, day):
             ws = datetime.datetime.combine(day, datetime.time(fh, fm))
             we = datetime.datetime.combine(day, datetime.time(th, tm))
+            if we <= ws:
+                we += one
             if max(lo, ws) <= min(now, we - sec):
                 return True
-        day += datetime.timedelta(days=1)
+        day += one
     return False
 
 
