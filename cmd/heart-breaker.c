@@ -334,6 +334,7 @@ main(int argc, char **argv)
 		{ "store", required_argument, NULL, 'S' },
 		{ "prom", optional_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *cmd, *reason = NULL, *store = NULL;
@@ -367,6 +368,9 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			return HX_OK;
+		case 'V':
+			puts("heart-breaker " HEART_VERSION);
 			return HX_OK;
 		default:
 			usage();

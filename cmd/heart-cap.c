@@ -271,6 +271,7 @@ main(int argc, char **argv)
 		{ "store", required_argument, NULL, 'S' },
 		{ "prom", optional_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	enum chamber ch = CH_SCHEDULE;
@@ -311,6 +312,9 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			return HX_OK;
+		case 'V':
+			puts("heart-cap " HEART_VERSION);
 			return HX_OK;
 		default:
 			usage();

@@ -344,6 +344,7 @@ main(int argc, char **argv)
 		{ "user", required_argument, NULL, 'u' },
 		{ "exec", no_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *user = NULL;
@@ -377,6 +378,9 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			return HX_OK;
+		case 'V':
+			puts("heart-ghost " HEART_VERSION);
 			return HX_OK;
 		default:
 			usage();

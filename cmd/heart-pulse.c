@@ -660,6 +660,7 @@ main(int argc, char **argv)
 		{ "no-inotify", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c, rc;
@@ -706,6 +707,9 @@ main(int argc, char **argv)
 		case 'v': o.verbose = 1; break;
 		case 'h':
 			fputs(usage_text, stdout);
+			return HX_OK;
+		case 'V':
+			puts("heart-pulse " HEART_VERSION);
 			return HX_OK;
 		default:
 			usage();

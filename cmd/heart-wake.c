@@ -138,6 +138,7 @@ main(int argc, char **argv)
 		{ "touch", required_argument, NULL, 't' },
 		{ "store", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts o = { -1, 0, 0 };
@@ -180,6 +181,9 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			return HX_OK;
+		case 'V':
+			puts("heart-wake " HEART_VERSION);
 			return HX_OK;
 		default:
 			usage();
