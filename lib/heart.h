@@ -4,7 +4,8 @@
  * Grouped by source file.  Every function that can fail returns -1 (or
  * a documented non-zero code) and writes a readable message into the
  * caller's buffer `err' of size HEART_ERRLEN; the library never prints
- * and never exits.  Exit codes are the toolkit's table (DESIGN.md).
+ * and never exits.  Exit codes are the toolkit's table (heart(7),
+ * EXIT STATUS).
  */
 #ifndef HEART_H
 #define HEART_H

@@ -2,7 +2,7 @@
  * run.c - one wake of one agent, start to end: the lock, the gates
  * (wake.c), the breaker, the cap, the conversation with the model and
  * its tools (tool.c), the outcome told to the breaker and the
- * counters, and the wake result (DESIGN.md).
+ * counters, and the wake result (heart-wake(1), THE WAKE RESULT).
  *
  * Invariants: nothing is sent before every gate has passed; the cap is
  * taken last, so a skipped wake never spends it, and a half-open probe
