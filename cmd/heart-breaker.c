@@ -26,6 +26,7 @@ static const char *usage_text =
 static struct soul **souls;
 static size_t nsouls;
 static int jflag, vflag, pflag;
+static int idw = 20;		/* the table's AGENT column */
 static const char *promfile;
 
 static void
@@ -198,8 +199,8 @@ print_row(const char *agent, const struct brk_view *v, time_t now,
 	char cool[32], until[32], left[32];
 
 	if (header)
-		printf("%-20s %-9s %4s %4s %8s  %-20s %8s  %-7s %s\n",
-		    "AGENT", "STATE", "LLM", "TOOL", "COOLDOWN", "UNTIL",
+		printf("%-*s %-9s %4s %4s %8s  %-20s %8s  %-7s %s\n",
+		    idw, "AGENT", "STATE", "LLM", "TOOL", "COOLDOWN", "UNTIL",
 		    "LEFT", "TRIGGER", "REASON");
 	dur_format(v->cooldown, cool, sizeof cool);
 	snprintf(until, sizeof until, "-");
@@ -208,7 +209,7 @@ print_row(const char *agent, const struct brk_view *v, time_t now,
 		clock_utc(v->until, until, sizeof until);
 		dur_format(v->until - now, left, sizeof left);
 	}
-	printf("%-20s %-9s %4lld %4lld %8s  %-20s %8s  %-7s %s\n", agent,
+	printf("%-*s %-9s %4lld %4lld %8s  %-20s %8s  %-7s %s\n", idw, agent,
 	    brk_state_name(v->state), v->llm_fails, v->tool_fails, cool,
 	    until, left, v->trigger[0] ? v->trigger : "-",
 	    v->reason[0] ? v->reason : "-");
@@ -273,6 +274,9 @@ cmd_status(int argc, char **argv, time_t now)
 	if (store_status_names(argv, (size_t)argc, souls, nsouls, &names, &m,
 	    &list, &nl, err) == -1)
 		die(store_code(HX_IOERR), err);
+	for (i = 0; i < m; i++)
+		if (strlen(names[i]) > (size_t)idw)
+			idw = (int)strlen(names[i]);
 	v = xcalloc(m + 1, sizeof *v);
 	for (i = 0; i < m; i++)
 		if ((r = status_one(names[i], now, i == 0, &v[n])) != HX_OK)

@@ -22,6 +22,7 @@ static const char *usage_text =
 static struct soul **souls;
 static size_t nsouls;
 static int jflag, vflag, pflag;
+static int idw = 20;		/* the table's AGENT column */
 static const char *promfile;
 
 static void
@@ -132,8 +133,8 @@ print_row(json_t *j, int header)
 	char sched[32], idle[32];
 
 	if (header)
-		printf("%-20s %-10s %-20s %5s %5s %5s %9s %9s %6s %8s  %s\n",
-		    "AGENT", "DAY", "ZONE", "USED", "CAP", "LEFT",
+		printf("%-*s %-10s %-20s %5s %5s %5s %9s %9s %6s %8s  %s\n",
+		    idw, "AGENT", "DAY", "ZONE", "USED", "CAP", "LEFT",
 		    "SCHEDULE", "IDLE", "GHOSTS", "TOKENS", "RESETS");
 #define CH(n) json_integer_value(json_object_get(json_object_get(ch, n), \
 	"used")), json_integer_value(json_object_get(json_object_get(ch, n), \
@@ -142,8 +143,8 @@ print_row(json_t *j, int header)
 	snprintf(idle, sizeof idle, "%lld/%lld", CH("idle"));
 #undef CH
 #define I(k) json_integer_value(json_object_get(j, k))
-	printf("%-20s %-10s %-20s %5lld %5lld %5lld %9s %9s %6lld %8lld  %s\n",
-	    json_string_value(json_object_get(j, "agent")),
+	printf("%-*s %-10s %-20s %5lld %5lld %5lld %9s %9s %6lld %8lld  %s\n",
+	    idw, json_string_value(json_object_get(j, "agent")),
 	    json_string_value(json_object_get(j, "day")),
 	    json_string_value(json_object_get(j, "zone")),
 	    I("used"), I("cap"), I("remaining"), sched, idle, I("ghosts"),
@@ -213,6 +214,9 @@ cmd_status(int argc, char **argv, time_t now)
 	if (store_status_names(argv, (size_t)argc, souls, nsouls, &names, &m,
 	    &list, &nl, err) == -1)
 		die(store_code(HX_IOERR), err);
+	for (i = 0; i < m; i++)
+		if (strlen(names[i]) > (size_t)idw)
+			idw = (int)strlen(names[i]);
 	v = xcalloc(m + 1, sizeof *v);
 	for (i = 0; i < m; i++)
 		if ((r = status_one(names[i], now, i == 0, &v[n])) != HX_OK)
@@ -277,7 +281,7 @@ main(int argc, char **argv)
 	enum chamber ch = CH_SCHEDULE;
 	long long capflag = -1;
 	const char *cmd, *store = NULL;
-	char err[HEART_ERRLEN];
+	char err[HEART_ERRLEN], why[64];
 	time_t now;
 	int c, rc;
 
@@ -293,8 +297,11 @@ main(int argc, char **argv)
 			add_soul(optarg);
 			break;
 		case 'n':
-			if (num_parse(optarg, 0, 1000000000, &capflag) == -1)
-				die(HX_USAGE, "--cap: not a number from 0");
+			if (num_parse(optarg, 0, 1000000000, &capflag) == -1) {
+				snprintf(err, sizeof err, "--cap: %s", num_why(
+				    optarg, 0, 1000000000, why, sizeof why));
+				die(HX_USAGE, err);
+			}
 			break;
 		case 'j':
 			jflag = 1;

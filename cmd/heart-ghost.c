@@ -348,6 +348,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *user = NULL;
+	char m[160], why[96];
 	int c;
 
 	while (execargv == NULL && (c = getopt_long(argc, argv,
@@ -360,13 +361,18 @@ main(int argc, char **argv)
 			aflag = 1;
 			break;
 		case 'd':
-			if (dur_parse(optarg, &dedupe) == -1 || dedupe <= 0)
-				die(HX_USAGE, "--dedupe: not a duration such "
-				    "as 30m, 24h or 7d");
+			if (*dur_why(optarg, 1, why, sizeof why) != '\0') {
+				snprintf(m, sizeof m, "--dedupe: %s", why);
+				die(HX_USAGE, m);
+			}
+			dur_parse(optarg, &dedupe);
 			break;
 		case 'k':
-			if (num_parse(optarg, 1, 1000000000, &keep) == -1)
-				die(HX_USAGE, "--keep: not a number from 1");
+			if (num_parse(optarg, 1, 1000000000, &keep) == -1) {
+				snprintf(m, sizeof m, "--keep: %s", num_why(
+				    optarg, 1, 1000000000, why, sizeof why));
+				die(HX_USAGE, m);
+			}
 			break;
 		case 'u':
 			user = optarg;

@@ -95,14 +95,14 @@ mono_ms(void)
 static long long
 dur_opt(const char *name, const char *arg)
 {
-	char m[128];
+	char m[128], why[96];
 	long long v;
 
-	if (dur_parse(arg, &v) == -1 || v < 1) {
-		snprintf(m, sizeof m, "--%s: not a duration such as 10s, 2m",
-		    name);
+	if (*dur_why(arg, 1, why, sizeof why) != '\0') {
+		snprintf(m, sizeof m, "--%s: %s", name, why);
 		die(HX_USAGE, m);
 	}
+	dur_parse(arg, &v);
 	return v;
 }
 
@@ -700,8 +700,12 @@ main(int argc, char **argv)
 		case 'w': o.watch = 1; break;
 		case 'n': o.snapshot = o.watch = 1; break;
 		case 'm':
-			if (num_parse(optarg, 1, 1000, &o.misses) == -1)
-				die(HX_USAGE, "--misses: a number from 1");
+			if (num_parse(optarg, 1, 1000, &o.misses) == -1) {
+				char m[96], why[64];
+				snprintf(m, sizeof m, "--misses: %s", num_why(
+				    optarg, 1, 1000, why, sizeof why));
+				die(HX_USAGE, m);
+			}
 			break;
 		case 'N': o.noinotify = 1; break;
 		case 'v': o.verbose = 1; break;

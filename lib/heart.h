@@ -34,11 +34,15 @@ enum {
 void	 errf(char *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	 num_parse(const char *, long long, long long, long long *);
+const char *num_why(const char *, long long, long long, char *, size_t);
+size_t	 utf8_len(const unsigned char *, size_t);
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
 
 /* dur.c: durations such as 10s 30m 2h 1d 1h30m, in seconds */
 int	 dur_parse(const char *, long long *);
+const char *dur_why(const char *, long long, char *, size_t);
+long long dur_max(void);
 char	*dur_format(long long, char *, size_t);
 
 /* id.c: agent ids, checked before they become paths or topics */

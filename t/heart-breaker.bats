@@ -292,6 +292,20 @@ until_of() {
 	assert_line --index 1 --regexp '^alpha +open +3 +0 +15m +2026-11-21T12:15:00Z +10m +llm +HTTP 429'
 }
 
+@test "the status table stays aligned for ids of the 64 characters allowed" {
+	long=$(printf 'b%.0s' $(seq 64))
+	fails 3 "$long"
+	fails 1 a
+	run at "2026-11-21 12:05:00" script -qec "heart-breaker status" /dev/null
+	assert_success
+	[ "${#lines[@]}" -eq 3 ]
+	# each row's state starts under the header's STATE
+	st=$(echo "${lines[0]}" | grep -bo STATE | cut -d: -f1)
+	[ "$(echo "${lines[1]}" | grep -bo closed | cut -d: -f1)" -eq "$st" ]
+	[ "$(echo "${lines[2]}" | grep -bo ' open ' | cut -d: -f1)" -eq $((st - 1)) ]
+	assert_line --index 2 --regexp "^b{64} open +3 +0 +15m +2026-11-21T12:15:00Z"
+}
+
 @test "an agent never fed an outcome is closed with zero counts, and check writes nothing" {
 	run heart-breaker check fresh
 	assert_success

@@ -126,6 +126,23 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	assert_line --index 1 --regexp '^alpha +[0-9-]{10} +UTC +3 +48 +45 +3/48 +0/12 +0 +0 +[0-9T:+-]{25}'
 }
 
+@test "the status table stays aligned for ids of the 64 characters allowed" {
+	long=$(printf 'a%.0s' $(seq 64))
+	take_n 1 "$long"
+	take_n 2 b
+	run script -qec "heart-cap status" /dev/null
+	assert_success
+	[ "${#lines[@]}" -eq 3 ]
+	# each row's day starts under the header's DAY, its counts under USED
+	day=$(echo "${lines[0]}" | grep -bo DAY | cut -d: -f1)
+	used=$(echo "${lines[0]}" | grep -bo ' USED' | cut -d: -f1)
+	for i in 1 2; do
+		[ "$(echo "${lines[$i]}" | grep -bo '20[0-9-]\{8\}' | head -1 | cut -d: -f1)" -eq "$day" ]
+		[ "$(echo "${lines[$i]}" | cut -c$((used + 1))-$((used + 5)))" = "    $i" ]
+	done
+	assert_line --index 1 --regexp "^a{64} 20"
+}
+
 @test "status of an agent that never woke says 0 of its cap" {
 	run heart-cap status --soul "$SOULS/travel_rescue.yaml" --json
 	assert_success
