@@ -17,7 +17,7 @@ static const char *usage_text =
     "usage: heart-wake --soul FILE... [--chamber schedule|idle|auto]"
     " [--force] [--dry-run]\n"
     "       heart-wake --explain --soul FILE...\n"
-    "       heart-wake --touch AGENT\n"
+    "       heart-wake --touch AGENT [--soul FILE]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
 static void
@@ -126,6 +126,38 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 	return rc;
 }
 
+/*
+ * --touch: the user's input now.  Only of an agent heart knows, or
+ * whose soul is given (before its first wake): a misspelt name must
+ * not start a new agent.
+ */
+static int
+touch_input(const char *agent, char **paths, int n, time_t now)
+{
+	char err[HEART_ERRLEN], m[HEART_ERRLEN + 64];
+	struct soul *s = NULL;
+	int r;
+
+	if (n > 1 || !id_valid(agent))
+		die(HX_USAGE, n > 1 ? "--touch: one agent, one soul at most" :
+		    "--touch: invalid agent id");
+	if (n == 1 && soul_load(paths[0], &s, err) == -1)
+		die(HX_CONFIG, err);
+	if (s != NULL && strcmp(s->name, agent) != 0)
+		die(HX_USAGE, "--touch: the agent and the soul's name differ");
+	soul_free(s);
+	if (n == 0 && (r = store_known(agent, err)) != 1) {
+		if (r == 0)
+			snprintf(m, sizeof m, "--touch: no such agent '%s' "
+			    "(heart has never seen it: check the name, or give "
+			    "its soul with --soul)", agent);
+		die(r == 0 ? HX_USAGE : store_code(HX_IOERR), r == 0 ? m : err);
+	}
+	if (hist_touch_input(agent, now, err) == -1)
+		die(HX_IOERR, err);
+	return HX_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -195,14 +227,9 @@ main(int argc, char **argv)
 		die(rc, err);
 	now = time(NULL);
 	if (touch != NULL) {
-		if (n > 0)
-			usage();
-		if (!id_valid(touch))
-			die(HX_USAGE, "--touch: invalid agent id");
-		if (hist_touch_input(touch, now, err) == -1)
-			die(HX_IOERR, err);
+		rc = touch_input(touch, souls, n, now);
 		free(souls);
-		return HX_OK;
+		return rc;
 	}
 	if (n == 0)
 		usage();

@@ -155,18 +155,20 @@ struct cap_view {
 	long long prompt_tokens;
 	long long completion_tokens;
 	struct caps caps;
-	int	 have_caps;
+	int	 have_caps;	/* caps were kept: else the defaults */
 };
 
 void	 cap_from_soul(const struct soul *, struct caps *);
 long long cap_limit(const struct caps *, enum chamber);
 long long cap_agent_limit(const struct caps *);
 int	 cap_take(const char *, enum chamber, const struct caps *,
-	    const char *, time_t, int *, struct cap_view *, char *);
+	    long long, const char *, time_t, int *, struct cap_view *,
+	    char *);
 int	 cap_record(const char *, const char *, time_t, int, long long,
 	    long long, char *);
 int	 cap_peek(const char *, const char *, time_t, struct cap_view *,
 	    char *);
+time_t	 cap_resets_at(const struct cap_view *, time_t);
 json_t	*cap_json(const char *, const struct cap_view *, time_t);
 int	 cap_reset(const char *, const char *, time_t, char *);
 
@@ -196,8 +198,12 @@ struct brk_view {
 				   granted; 0 if none */
 	char	 trigger[8];	/* "llm", "tool" or "" */
 	char	 reason[256];
+	struct brk_conf conf;	/* the keys in force */
+	int	 kept;		/* they were kept with the breaker */
 };
-/* the soul's breaker keys; a NULL soul gives the defaults 3, 15m, 2h */
+/* the soul's breaker keys; a NULL soul gives the defaults 3, 15m, 2h.
+ * A breaker keeps the keys it was last given; a call given a NULL conf
+ * goes by those (else the defaults) and leaves them as they are. */
 void	 brk_from_soul(const struct soul *, struct brk_conf *);
 /* "closed" "open" "half_open" */
 const char *brk_state_name(enum brk_state);
@@ -233,6 +239,7 @@ void	 store_unlock(int);
 int	 store_read_json(const char *, const char *, json_t **, char *);
 int	 store_write_json(const char *, const char *, const json_t *, char *);
 int	 store_agents(char ***, size_t *, char *);
+int	 store_known(const char *, char *);
 int	 store_status_names(char **, size_t, struct soul **, size_t,
 	    char ***, size_t *, char ***, size_t *, char *);
 /* the exit code of a failed store call: HX_UNAVAILABLE (server not

@@ -289,7 +289,7 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 		return 0;
 	}
 	cap_from_soul(k->s, &caps);
-	if (cap_take(k->s->name, c, &caps, k->s->timezone, k->now, &ok,
+	if (cap_take(k->s->name, c, &caps, -1, k->s->timezone, k->now, &ok,
 	    &k->cv, err) == -1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);

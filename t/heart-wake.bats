@@ -118,7 +118,7 @@ field() {	# field NAME: from the JSON in $output
 @test "idle: not_idle while the user is active, then exactly one idle wake per quiet stretch" {
 	s=$(mk scout 'heart: { schedule: { daily_cap: 0 }, idle: { after: 2h } }')
 	t0=$(date -u -d '2026-11-22 08:00:00' +%s)
-	at_epoch "$t0" heart-wake --touch scout
+	at_epoch "$t0" heart-wake --touch scout --soul "$s"
 	touch -d "@$t0" "$HEART_STATE_DIR/agents/scout/input"
 	run at_epoch $((t0 + 3600)) heart-wake --soul "$s" --chamber idle
 	[ "$(field status)" = not_idle ]
@@ -133,6 +133,26 @@ field() {	# field NAME: from the JSON in $output
 	touch -d "@$((t0 + 7300))" "$HEART_STATE_DIR/agents/scout/input"
 	run at_epoch $((t0 + 7400)) heart-wake --soul "$s" --chamber idle
 	[ "$(field status)" = not_idle ]
+}
+
+@test "--touch of an agent heart has never seen says so and starts no agent; with its soul it records the input" {
+	s=$(mk scout '')
+	run heart-wake --touch scuot
+	assert_failure 64
+	assert_output "heart-wake: --touch: no such agent 'scuot' (heart has never seen it: check the name, or give its soul with --soul)"
+	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
+	run heart-wake --touch scuot --soul "$s"
+	assert_failure 64
+	assert_output "heart-wake: --touch: the agent and the soul's name differ"
+	run heart-wake --touch scout --soul "$s"
+	assert_success
+	[ -e "$HEART_STATE_DIR/agents/scout/input" ]
+	run heart-wake --touch scout
+	assert_success
+	# an agent heart has woken is known
+	run heart-wake --soul "$(mk woken '')"
+	run heart-wake --touch woken
+	assert_success
 }
 
 @test "auto wakes the idle chamber when the schedule is not due" {
