@@ -110,7 +110,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	[ "$(jq -s '[.[] | select(.status == "busy" or .status == "not_due")] | length' "$BATS_TEST_TMPDIR"/r.*)" -eq 15 ]
 	run llm_count
 	assert_output 1
-	run heart-cap status scout --json
+	run at_epoch "$t" heart-cap status scout --json
 	assert_output --partial '"used":1,'
 	# the wake's state is the fleet's: a third host sees the slot taken
 	run host 3 at_epoch "$((t + 60))" heart-wake --soul "$s"
@@ -172,7 +172,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	run heart-cap status scout
 	assert_failure 69
 	redis_up
-	run heart-cap status scout --json
+	run at_epoch $((start + 240)) heart-cap status scout --json
 	assert_success
 	assert_output --partial '"used":3,"cap":48'
 	assert_output --partial '"ghosts":3'
