@@ -117,8 +117,8 @@ unknown(const char *agent)
 		return store_code(HX_IOERR);
 	}
 	if (r == 0)
-		fprintf(stderr, "heart-breaker: %s: no such agent (heart has no "
-		    "state for it: check the name, or give its soul with "
+		fprintf(stderr, "heart-breaker: %s: no such agent (heart has "
+		    "no state for it: check the name, or give its soul with "
 		    "--soul)\n", agent);
 	return r == 1 ? 0 : HX_USAGE;
 }

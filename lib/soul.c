@@ -673,9 +673,9 @@ utf8_text(const char *path, const char *buf, size_t n, char *err)
 
 	for (; i < n; i += c, col++) {
 		if ((c = utf8_len(p + i, n - i)) == 0) {
-			errf(err, "%s:%d:%d: byte 0x%02x is not UTF-8 (a soul is "
-			    "UTF-8 text: convert it, e.g. with iconv -t UTF-8)",
-			    path, line, col, p[i]);
+			errf(err, "%s:%d:%d: byte 0x%02x is not UTF-8 (a soul "
+			    "is UTF-8 text: convert it, e.g. with iconv -t "
+			    "UTF-8)", path, line, col, p[i]);
 			return -1;
 		}
 		if (p[i] == '\n') {
