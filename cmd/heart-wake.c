@@ -16,7 +16,7 @@
 static const char *usage_text =
     "usage: heart-wake --soul FILE... [--chamber schedule|idle|auto]"
     " [--force] [--dry-run]\n"
-    "       heart-wake --explain --soul FILE...\n"
+    "       heart-wake --explain --soul FILE... [--chamber C] [--force]\n"
     "       heart-wake --touch AGENT [--soul FILE]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
@@ -62,23 +62,33 @@ worse(int a, int b)
 	return rb > ra ? b : a;
 }
 
+/* --explain on a terminal: what a wake would say, when one will next
+ * be admitted, and each gate's verdict. */
 static void
 explain_text(json_t *arr)
 {
-	json_t *o;
+	const char *reason, *why, *next, *gate;
+	json_t *o, *v;
 	size_t i;
 
 	json_array_foreach(arr, i, o) {
-		const char *reason = json_string_value(json_object_get(o,
-		    "reason"));
-		const char *why = json_string_value(json_object_get(
-		    json_object_get(o, "adaptive"), "why"));
-		printf("%s %s: %s%s%s\n",
+		reason = json_string_value(json_object_get(o, "reason"));
+		why = json_string_value(json_object_get(json_object_get(o,
+		    "adaptive"), "why"));
+		next = json_string_value(json_object_get(o, "next"));
+		printf("%s %s%s: %s%s%s\n",
 		    json_string_value(json_object_get(o, "agent")),
 		    json_string_value(json_object_get(o, "chamber")),
-		    json_string_value(json_object_get(o, "would")),
+		    json_is_true(json_object_get(o, "force")) ? " (--force)" :
+		    "", json_string_value(json_object_get(o, "would")),
 		    reason ? ": " : " now", reason ? reason : "");
-		if (why != NULL && reason == NULL)
+		printf("  next wake: %s\n", next ? next : "none foreseen");
+		json_object_foreach(json_object_get(o, "gates"), gate, v)
+			printf("  %-10s %-3s %s\n", gate,
+			    json_is_true(json_object_get(v, "ok")) ? "yes" :
+			    "no", json_string_value(json_object_get(v,
+			    "reason")));
+		if (why != NULL)
 			printf("  adaptive: %s\n", why);
 	}
 }
@@ -100,7 +110,7 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 	for (i = 0; i < s->nwarn; i++)
 		fprintf(stderr, "heart-wake: warning: %s\n", s->warn[i]);
 	if (explain) {
-		if ((j = run_explain(s, now, err)) == NULL) {
+		if ((j = run_explain(s, o, now, err)) == NULL) {
 			fprintf(stderr, "heart-wake: %s\n", err);
 			soul_free(s);
 			return store_code(HX_IOERR);
@@ -146,12 +156,13 @@ touch_input(const char *agent, char **paths, int n, time_t now)
 	if (s != NULL && strcmp(s->name, agent) != 0)
 		die(HX_USAGE, "--touch: the agent and the soul's name differ");
 	soul_free(s);
-	if (n == 0 && (r = store_known(agent, err)) != 1) {
-		if (r == 0)
-			snprintf(m, sizeof m, "--touch: no such agent '%s' "
-			    "(heart has never seen it: check the name, or give "
-			    "its soul with --soul)", agent);
-		die(r == 0 ? HX_USAGE : store_code(HX_IOERR), r == 0 ? m : err);
+	if (n == 0 && (r = store_known(agent, err)) == -1)
+		die(store_code(HX_IOERR), err);
+	if (n == 0 && r == 0) {
+		snprintf(m, sizeof m, "--touch: no such agent '%s' (heart has "
+		    "never seen it: check the name, or give its soul with "
+		    "--soul)", agent);
+		die(HX_USAGE, m);
 	}
 	if (hist_touch_input(agent, now, err) == -1)
 		die(HX_IOERR, err);
@@ -223,6 +234,9 @@ main(int argc, char **argv)
 	}
 	for (i = optind; i < argc; i++)
 		souls[n++] = argv[i];
+	if (explain && o.dry_run)
+		die(HX_USAGE, "--explain changes nothing and sends nothing "
+		    "already: leave out --dry-run");
 	if ((rc = rds_open(store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);

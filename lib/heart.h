@@ -440,8 +440,13 @@ json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
 struct wake_state {
 	int	 exists;
 	time_t	 first_seen;
-	time_t	 last[CH_NCHAMBERS];	/* last wake that passed the gates */
+	time_t	 last[CH_NCHAMBERS];	/* last wake admitted */
 	char	 last_status[CH_NCHAMBERS][16];
+	time_t	 refused[CH_NCHAMBERS];	/* last wake the breaker or the cap
+					   refused: it used up its slot */
+	char	 refused_status[CH_NCHAMBERS][16];
+	time_t	 input;			/* the user's last sign, 0: none */
+	int	 input_read;		/* input is known (wake_input) */
 	time_t	 error_at;
 	char	 error[256];
 	int	 checklist_warned;
@@ -454,7 +459,7 @@ struct gate {
 	char	 status[16];		/* the skip status, "" if open */
 	char	 reason[1024];
 	char	 warning[512];		/* to print once, or "" */
-	time_t	 next;			/* when the chamber may fire */
+	time_t	 next;			/* when this gate opens */
 	long long interval;		/* in force, s */
 	long long offset;
 	char	*items;			/* open checklist items, or NULL */
@@ -468,8 +473,11 @@ int	 wake_save(const char *, const char *, const struct wake_state *,
 long long wake_offset(const char *, long long);
 int	 wake_gates(const struct soul *, const char *, struct wake_state *,
 	    enum chamber, time_t, int, struct gate *);
-time_t	 wake_next(const struct soul *, const char *, struct wake_state *,
-	    enum chamber, time_t);
+void	 wake_input(const struct soul *, const char *, struct wake_state *);
+void	 wake_verdicts(const struct soul *, const char *,
+	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);
+time_t	 wake_admit(const struct soul *, const struct wake_state *,
+	    enum chamber, time_t, time_t, int);
 void	 gate_free(struct gate *);
 
 /*
@@ -523,7 +531,8 @@ struct run_opts {
 
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 	    json_t **, char *);
-json_t	*run_explain(const struct soul *, time_t, char *);
+json_t	*run_explain(const struct soul *, const struct run_opts *, time_t,
+	    char *);
 /* pulse.c: what a pulse says, read from state without locks; topics */
 #define PS_BREAKER	1
 #define PS_WAKE		2
