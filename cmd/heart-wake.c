@@ -191,7 +191,7 @@ main(int argc, char **argv)
 	enum chamber ch;
 	time_t now;
 
-	souls = calloc((size_t)argc + 1, sizeof *souls);
+	souls = xcalloc((size_t)argc + 1, sizeof *souls);
 	while ((c = getopt_long(argc, argv, "s:c:fnet:h", longopts,
 	    NULL)) != -1) {
 		switch (c) {
@@ -224,9 +224,11 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			free(souls);
 			return HX_OK;
 		case 'V':
 			puts("heart-wake " HEART_VERSION);
+			free(souls);
 			return HX_OK;
 		default:
 			usage();

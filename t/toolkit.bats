@@ -23,6 +23,14 @@ teardown() {
 	done
 }
 
+@test "every program prints its synopsis with --help, exit 0" {
+	for p in heart-cap heart-breaker heart-ghost heart-wake heart-pulse; do
+		run "$p" --help
+		assert_success
+		assert_line --index 0 --partial "$p"
+	done
+}
+
 # repo DIR: a git work tree of its own, with one committed file
 repo() {
 	mkdir -p "$1"
