@@ -1180,7 +1180,7 @@ parse_url(const char *u, char *err)
 {
 	const char *p, *h, *e;
 	long long port = 6379, db = 0;
-	char num[32];
+	char num[32], why[64];
 
 	if (strncmp(u, "rediss://", 9) == 0) {
 		errf(err, "rediss:// (TLS) needs hiredis 1.0 or later with "
@@ -1220,14 +1220,21 @@ parse_url(const char *u, char *err)
 	if (*p == ':') {
 		e = p + 1 + strcspn(p + 1, "/");
 		snprintf(num, sizeof num, "%.*s", (int)(e - p - 1), p + 1);
-		if (e - p - 1 >= (long)sizeof num ||
-		    num_parse(num, 1, 65535, &port) == -1)
+		if (e - p - 1 == 0 || e - p - 1 >= (long)sizeof num)
 			goto bad;
+		if (num_parse(num, 1, 65535, &port) == -1) {
+			errf(err, "'%.200s': not a store URL: port %s: %s", u,
+			    num, num_why(num, 1, 65535, why, sizeof why));
+			return -1;
+		}
 		p = e;
 	}
 	if (*p == '/' && p[1] != '\0' &&
-	    num_parse(p + 1, 0, 1 << 30, &db) == -1)
-		goto bad;
+	    num_parse(p + 1, 0, 1 << 30, &db) == -1) {
+		errf(err, "'%.200s': not a store URL: database %.40s: %s", u,
+		    p + 1, num_why(p + 1, 0, 1 << 30, why, sizeof why));
+		return -1;
+	}
 	if (*p != '\0' && *p != '/')
 		goto bad;
 	rs.port = (int)port;
