@@ -113,7 +113,8 @@ next_wake(struct wake *k)
 	int c;
 
 	for (c = 0; c < CH_NCHAMBERS; c++) {
-		if (k->o->chamber >= 0 && c != k->o->chamber)
+		if ((k->o->chamber >= 0 && c != k->o->chamber) ||
+		    k->s->ch[c].daily_cap == 0)
 			continue;
 		if (c == CH_IDLE)
 			wake_input(k->s, k->dir, &k->w);

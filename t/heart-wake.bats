@@ -264,6 +264,21 @@ field() {	# field NAME: from the JSON in $output
 	[ "$(field status)" = capped ]
 }
 
+@test "an agent whose idle chamber is off: a skipped wake reads no history, even to foresee its next wake" {
+	s=$(mk scout 'heart: { idle: { daily_cap: 0 } }')
+	run heart-wake --soul "$s"
+	assert_success
+	[ "$(field status)" = not_due ]
+	# a history held by its writer would hold up any reader of it
+	exec {lk}>"$HEART_STATE_DIR/agents/scout/history.lock"
+	flock -x "$lk"
+	run timeout 10 heart-wake --soul "$s"
+	exec {lk}>&-
+	assert_success
+	[ "$(field status)" = not_due ]
+	[ "$(field next)" != null ]
+}
+
 # first_slot EPOCH OFFSET INTERVAL: the first slot boundary at or after
 # EPOCH (offset + k * interval)
 first_slot() {
