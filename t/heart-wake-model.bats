@@ -159,7 +159,7 @@ EOF
 	for r in '{"status":429,"text":"rate limited"}' '{"status":500}' \
 		'{"delay":4}' '{"raw":"{\"choices\": [ oops"}' '{"endless":true}' \
 		'{"raw":"{\"choices\":[]}"}'; do
-		heart-breaker reset scout
+		heart-breaker reset --soul "$S"
 		llm_script "{\"replies\":[$r]}"
 		run heart-wake --soul "$S" --force
 		assert_failure 75
