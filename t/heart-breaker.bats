@@ -125,7 +125,7 @@ wake() {
 		'404|{"status":404,"text":"The model `double` does not exist","error_code":"model_not_found"}|no such model or URL: check llm.model (double) and llm.base_url; the provider said: The model `double` does not exist' \
 		'400|{"status":400,"text":"The model `double` does not exist."}|no such model: check llm.model (double); the provider said: The model `double` does not exist.'; do
 		IFS='|' read -r code reply fix <<< "$c"
-		heart-breaker reset scout > /dev/null
+		heart-breaker reset --soul "$s" > /dev/null
 		: > "$LLM_DIR/requests.jsonl"
 		llm_script "{\"replies\":[$reply]}"
 		run wake "$s"
@@ -142,13 +142,13 @@ wake() {
 	done
 	# no key at all: the message says which variable, and where
 	unset OPENAI_API_KEY
-	heart-breaker reset scout > /dev/null
+	heart-breaker reset --soul "$s" > /dev/null
 	llm_script '{"replies":[{"status":401,"text":"You did not provide an API key."}]}'
 	run wake "$s"
 	assert_failure 78
 	assert_line --index 0 "heart-wake: scout: $s: $url answered HTTP 401: no API key was sent: set OPENAI_API_KEY in the environment heart-wake runs in (cron and systemd do not read a login shell's profile); the provider said: You did not provide an API key."
 	# the same for Anthropic's words
-	heart-breaker reset scout > /dev/null
+	heart-breaker reset --soul "$s" > /dev/null
 	export ANTHROPIC_API_KEY=sk-ant-test-0123456789
 	s=$(soul scout 'llm: { provider: anthropic, timeout: 10s }')
 	llm_script '{"replies":[{"status":401,"text":"invalid x-api-key","error_type":"authentication_error"}]}'
@@ -158,7 +158,7 @@ wake() {
 	[ "$(jq -r .cooldown_s "$(bfile scout)")" -eq 7200 ]
 	# 5xx and a 400 of another kind stay temporary
 	for r in '{"status":503,"text":"overloaded"}' '{"status":400,"text":"messages: bad role"}'; do
-		heart-breaker reset scout > /dev/null
+		heart-breaker reset --soul "$s" > /dev/null
 		llm_script "{\"replies\":[$r]}"
 		run wake "$s"
 		assert_failure 75
@@ -210,14 +210,14 @@ wake() {
 	# is held for a day
 	for h in 'Sat, 21 Nov 2026 13:30:00 GMT=2026-11-21T13:30:00Z' \
 		'999999=2026-11-22T12:00:00Z'; do
-		heart-breaker reset scout > /dev/null
+		heart-breaker reset --soul "$s" > /dev/null
 		llm_script "{\"replies\":[{\"status\":429,\"headers\":{\"Retry-After\":\"${h%=*}\"}}]}"
 		run wake "$s"
 		assert_failure 75
 		[ "$(jq -r .until "$(bfile scout)")" = "${h#*=}" ]
 	done
 	# a Retry-After shorter than the cooldown: the breaker's own rules
-	heart-breaker reset scout > /dev/null
+	heart-breaker reset --soul "$s" > /dev/null
 	llm_script '{"replies":[{"status":429,"headers":{"Retry-After":"5"}}]}'
 	run wake "$s"
 	run jq -r '.state, .until' "$(bfile scout)"
@@ -225,7 +225,7 @@ wake() {
 	# the account's quota used up: OpenAI's insufficient_quota,
 	# Anthropic's credit balance; exit 75, held for max_cooldown
 	for p in openai anthropic; do
-		heart-breaker reset scout > /dev/null
+		heart-breaker reset --soul "$s" > /dev/null
 		s=$(soul scout "llm: { provider: $p, timeout: 10s }")
 		llm_script '{"replies":[{"status":429,"error_code":"insufficient_quota","error_type":"insufficient_quota","text":"You exceeded your current quota, please check your plan and billing details."}]}'
 		[ $p = openai ] || llm_script '{"replies":[{"status":400,"error_type":"invalid_request_error","text":"Your credit balance is too low to access the Anthropic API."}]}'
