@@ -379,6 +379,8 @@ json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
 json_t	*llm_dry(const struct llm_conf *, json_t *);
 int	 llm_send(const struct llm_conf *, json_t *, struct llm_reply *,
 	    char *);
+int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
+	    char *);
 void	 llm_reply_free(struct llm_reply *);
 
 /*
