@@ -6,6 +6,7 @@
 #                   suites twice: with files, then with a Redis store),
 #                   then all again under AddressSanitizer and
 #                   UndefinedBehaviorSanitizer
+#   make fuzz       run each libFuzzer target in fuzz/ for FUZZ_SECONDS
 #   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SHAREDIR
 #   make bench      install what the benchmarks need (bench-deps), run
 #                   the benchmarks in bench/ and print their figures
@@ -52,7 +53,8 @@ DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
 	libcurl4-openssl-dev libmosquitto-dev libhiredis-dev
 DEB_TEST = chromium bats bats-support bats-assert jq faketime libfaketime \
 	mandoc hyperfine python3 python3-yaml procps mosquitto \
-	mosquitto-clients openssl time redis-server redis-tools shellcheck
+	mosquitto-clients openssl time redis-server redis-tools shellcheck \
+	clang libclang-rt-dev
 # and the benchmarks (make bench-deps): charts under bench/results/
 DEB_BENCH = gnuplot-nox
 
@@ -113,6 +115,40 @@ $(PROGS:%=build/asan/%): build/asan/%: cmd/%.c build/asan/libheart.a
 
 asan: $(PROGS:%=build/asan/%) $(TPROGS:%=build/asan/t/%)
 
+# libFuzzer targets, one per parser of outside bytes (fuzz/*.c), built
+# with clang, ASan and UBSan over a third build of the library that
+# libFuzzer can trace.  make fuzz runs each FUZZ_SECONDS (make -j2 fuzz
+# two at once); make check runs each for FUZZ_CHECK_SECONDS, its seeds
+# first.
+FUZZ_CC = clang
+FUZZFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+FUZZ = soul dur jscan jdiff ghost llm state hist
+FUZZ_LIBS = $(CORE_LIBS) $(REDIS_LIBS) -ldl -lm
+FUZZ_SECONDS ?= 60
+FUZZ_CHECK_SECONDS ?= 5
+
+build/fuzz/lib/%.o: lib/%.c $(LIBHDR) | deps
+	@mkdir -p build/fuzz/lib
+	$(FUZZ_CC) $(WFLAGS) $(FUZZFLAGS) -fsanitize=fuzzer-no-link \
+		$(CORE_CFLAGS) -c -o $@ $<
+
+build/fuzz/libheart.a: $(LIBSRC:lib/%.c=build/fuzz/lib/%.o)
+	rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ:%=build/fuzz/%): build/fuzz/%: fuzz/%.c fuzz/fuzz.c fuzz/fuzz.h \
+    build/fuzz/libheart.a
+	$(FUZZ_CC) $(WFLAGS) $(FUZZFLAGS) -fsanitize=fuzzer $(CORE_CFLAGS) \
+		-Ilib -o $@ $< fuzz/fuzz.c build/fuzz/libheart.a $(FUZZ_LIBS)
+
+fuzz-build: $(FUZZ:%=build/fuzz/%)
+
+fuzz: $(FUZZ:%=fuzz-%)
+
+$(FUZZ:%=fuzz-%): fuzz-%: build/fuzz/%
+	@sh fuzz/run $* $(FUZZ_SECONDS)
+
 tprogs: $(TPROGS:%=build/t/%)
 
 deps:
@@ -155,7 +191,7 @@ lint: $(MAN1) $(MAN5) $(MAN7)
 	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
 
 check: deps
-	@$(MAKE) --no-print-directory all tprogs asan mizpah
+	@$(MAKE) --no-print-directory all tprogs asan mizpah fuzz-build
 	@$(MAKE) --no-print-directory lint
 	HEART_BIN=$(CURDIR) HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) t
 	HEART_TEST_STORE=redis HEART_BIN=$(CURDIR) \
@@ -165,6 +201,7 @@ check: deps
 	HEART_TEST_STORE=redis HEART_BIN=$(CURDIR)/build/asan \
 		HEART_TBIN=$(CURDIR)/build/asan/t HEART_SANITIZED=1 \
 		bats $(BATSFLAGS) $(STORE_SUITES)
+	@for t in $(FUZZ); do sh fuzz/run $$t $(FUZZ_CHECK_SECONDS) || exit 1; done
 
 bench: bench-deps all
 	@for b in bench/*.sh; do bash "$$b" || exit 1; done
@@ -203,5 +240,6 @@ install: all
 clean:
 	rm -rf build $(PROGS)
 
-.PHONY: demo mizpah dashboard all tprogs asan deps bench-deps lint check \
+.PHONY: demo mizpah dashboard all tprogs asan fuzz-build fuzz \
+	$(FUZZ:%=fuzz-%) deps bench-deps lint check \
 	bench install clean
