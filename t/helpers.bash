@@ -1,10 +1,13 @@
 # helpers.bash - shared by every bats file: where the programs are, a
-# private state directory per test, and clocks moved with libfaketime.
+# private state directory per test, and clocks moved with libfaketime
+# (faketime.bash).
 # Servers (mosquitto, redis, the LLM test double) are started here on
 # free loopback ports and stopped in teardown.
 
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+# at TIME CMD..., at_epoch SECONDS CMD...: CMD on a faked clock
+. "$BATS_TEST_DIRNAME/faketime.bash"
 
 T=$BATS_TEST_DIRNAME
 HEART_BIN=${HEART_BIN:-$T/..}
@@ -52,18 +55,6 @@ redis_store() {
 state_clear() {
 	rm -rf "$HEART_STATE_DIR"
 	[ -z "${REDIS_PID:-}" ] || rcli FLUSHALL >/dev/null
-}
-
-# at TIME CMD...: run CMD with the clock at TIME (any date(1) string,
-# e.g. "2026-03-08 01:59:00 America/New_York" is not understood: give
-# UTC or an offset), frozen there.
-at() {
-	local t=$1
-	shift
-	FAKETIME="@$(date -u -d "$t" '+%Y-%m-%d %H:%M:%S')" \
-	FAKETIME_DONT_FAKE_MONOTONIC=1 NO_FAKE_STAT=1 \
-	LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
-	TZ=UTC "$@"
 }
 
 # take_n N ARGS...: run heart-cap take N times, print how many admitted.
@@ -256,16 +247,6 @@ llm_count() {
 # llm_last: the last request's body, as JSON
 llm_last() {
 	tail -n 1 "$LLM_DIR/requests.jsonl" | jq -c .body
-}
-
-# at_epoch SECONDS CMD...: run CMD with the clock at that Unix time.
-at_epoch() {
-	local t=$1
-	shift
-	FAKETIME="@$(TZ=UTC printf '%(%Y-%m-%d %H:%M:%S)T' "$t")" \
-	FAKETIME_DONT_FAKE_MONOTONIC=1 NO_FAKE_STAT=1 \
-	LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
-	TZ=UTC "$@"
 }
 
 # free_port: print a TCP port on 127.0.0.1 that nothing listens on now.
