@@ -128,12 +128,10 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	[ "$(echo "$output" | jq -r .status)" = busy ]
 	rcli DEL 'heart:{scout}:wake.lock' >/dev/null
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
-	flock "$HEART_STATE_DIR/agents/scout/wake.lock" sleep 1 3>&- &
-	holder=$!
-	sleep 0.3
+	hold_lock "$HEART_STATE_DIR/agents/scout/wake.lock"
 	run heart-wake --soul "$s" --force
 	[ "$(echo "$output" | jq -r .status)" = busy ]
-	wait "$holder"
+	release_lock
 	run llm_count
 	assert_output 0
 	run heart-wake --soul "$s" --force

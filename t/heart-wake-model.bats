@@ -149,7 +149,7 @@ EOF
 	llm_script '{"replies":[{"text":"news","delay":1}]}'
 	heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" &
 	pid=$!
-	sleep 0.5
+	wait_until 10 eval '[ "$(llm_count)" -ge 1 ]'	# in the model call
 	run grep -c SECRET "/proc/$pid/cmdline"
 	assert_output 0
 	wait "$pid"

@@ -72,14 +72,12 @@ field() {	# field NAME: from the JSON in $output
 @test "busy: a held wake lock skips the wake at once and sends nothing" {
 	s=$(mk scout '')
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
-	flock "$HEART_STATE_DIR/agents/scout/wake.lock" sleep 3 3>&- &
-	holder=$!
-	sleep 0.3
+	hold_lock "$HEART_STATE_DIR/agents/scout/wake.lock"
 	run heart-wake --soul "$s" --force
 	assert_success
 	[ "$(field status)" = busy ]
 	assert_output --partial 'a wake of this agent is running'
-	wait "$holder"
+	release_lock
 	run llm_count
 	assert_output 0
 }

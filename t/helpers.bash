@@ -298,6 +298,23 @@ broker_stop() {
 	return 0
 }
 
+# hold_lock FILE: another process holds an flock on FILE until
+# release_lock; back once it is held.  HOLDER is its pid.
+hold_lock() {
+	local held=$BATS_TEST_TMPDIR/held.$RANDOM
+	flock --no-fork "$1" sh -c ': > "$1"; exec sleep 60' sh "$held" \
+	    3>&- &
+	HOLDER=$!
+	wait_until 10 test -e "$held"
+}
+
+release_lock() {
+	kill "$HOLDER" 2>/dev/null
+	wait "$HOLDER" 2>/dev/null
+	HOLDER=
+	return 0
+}
+
 # wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds;
 # fail when it has not within SECONDS.
 wait_until() {

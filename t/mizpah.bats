@@ -88,6 +88,16 @@ step() {	# step CMD...: one step, its answer on stdout
 	tail -n 1 "$BATS_TEST_TMPDIR/seen"
 }
 
+faded() {	# faded AGENT: its dot is down to a tenth of its opacity
+	step opacity "$1" 3>/dev/null | jq -e '.opacity <= 0.11' > /dev/null
+}
+
+marked() {	# marked WORD: the publisher's user publishes WORD; was it read?
+	mosquitto_pub -h 127.0.0.1 -p "$TCP" -u heart-pulse -P pulse-secret \
+		-t heart/test/marker -m "$1"
+	grep -q "^$1\$" "$BATS_TEST_TMPDIR/got"
+}
+
 @test "four agents, four looks: breathing, flash, dimmed, faded; a new agent appears" {
 	soul a healthy; soul a broken; soul a waking; soul b lost; soul c stalled
 	for i in 1 2 3; do heart-breaker record broken llm-fail > /dev/null; done
@@ -117,9 +127,7 @@ step() {	# step CMD...: one step, its answer on stdout
 	run step wait stalled offline;	assert_output --partial '"ok":true'
 	run step states
 	echo "$output" | jq -e '. == {"healthy":"online","broken":"broken","waking":"waking","lost":"offline","stalled":"offline"}'
-	sleep 5.5
-	run step opacity stalled
-	echo "$output" | jq -e '.opacity <= 0.11'
+	wait_until 15 faded stalled
 	run step opacity healthy
 	echo "$output" | jq -e '.opacity > 0.3'
 	# an agent added to a running publisher (SIGHUP) shows up
@@ -138,11 +146,11 @@ step() {	# step CMD...: one step, its answer on stdout
 	assert_failure
 	assert_output --partial 'not authorised'
 	mosquitto_sub -h 127.0.0.1 -p "$TCP" -u heart-pulse -P pulse-secret \
-		-t 'heart/#' -C 1 -W 3 > "$BATS_TEST_TMPDIR/got" 2>&1 3>&- &
-	sub=$!
-	sleep 0.5
+		-t 'heart/#' > "$BATS_TEST_TMPDIR/got" 2>&1 3>&- &
+	PIDS="$PIDS $!"
+	wait_until 10 marked ready	# subscribed
 	mosquitto_pub -h 127.0.0.1 -p "$TCP" -u mizpah -P look-only -t heart/x/pulse -m forged
-	wait "$sub" || true
+	wait_until 10 marked after	# read whatever came before
 	run cat "$BATS_TEST_TMPDIR/got"
 	refute_output --partial forged
 }
