@@ -680,7 +680,7 @@ static int
 split_markdown(char *buf, char **yo, size_t *ylen, char **body, char *err,
     const char *file)
 {
-	char *p;
+	char *p, *nl;
 
 	*yo = NULL;
 	*ylen = 0;
@@ -692,7 +692,9 @@ split_markdown(char *buf, char **yo, size_t *ylen, char **body, char *err,
 		if ((!strncmp(p, "---", 3) || !strncmp(p, "...", 3)) &&
 		    (p[3] == '\n' || p[3] == '\r' || p[3] == '\0')) {
 			*ylen = (size_t)(p - *yo);
-			*body = p[3] ? strchr(p, '\n') + 1 : p + 3;
+			/* the closing line may be the last, without \n */
+			nl = strchr(p, '\n');
+			*body = nl != NULL ? nl + 1 : p + strlen(p);
 			return 0;
 		}
 		if (strchr(p, '\n') == NULL)

@@ -182,6 +182,14 @@ body')
 	assert_output "soul-dump: $s:4:15: heart.schedule.interval: bad duration 'nope' (write e.g. 10s, 30m, 2h, 1d or 1h30m)"
 }
 
+@test "a Markdown soul whose closing --- is its last line, ended by a CR alone, loads" {
+	printf -- '---\nname: cr\nheart: { schedule: { interval: 5m } }\n---\r' \
+		> "$BATS_TEST_TMPDIR/cr.md"
+	run soul-dump "$BATS_TEST_TMPDIR/cr.md"
+	assert_success
+	echo "$output" | jq -e '.name == "cr" and .system == null and .schedule.interval == 300'
+}
+
 @test "duplicate keys, alias bombs and missing files are refused" {
 	s=$(mk bad.yaml 'heart: { daily_cap: 1, daily_cap: 2 }')
 	run soul-dump "$s"
