@@ -1,6 +1,7 @@
 /*
  * ghost.c - fuzz target: heart-ghost's reader of wake results
- * (ghost_parse), and the error text it prints for an error result.
+ * (ghost_parse), the error text it prints for an error result, and
+ * --alert-only's test of a response.
  */
 #include <string.h>
 
@@ -24,6 +25,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 		FZ_ASSERT(r.doc != NULL && r.response != NULL);
 		FZ_ASSERT(json_array_size(r.messages) > 0);
 		FZ_ASSERT(strcmp(r.chamber, "user") != 0);
+		ghost_is_alert(r.response);
 		break;
 	case GHOST_ERROR:
 		FZ_ASSERT(r.doc != NULL);
