@@ -40,16 +40,25 @@ watcher() {	# watcher ARGS...: start a watcher, its lines in watch.out
 	PIDS+=("$WATCHER")
 }
 
-sub() {		# sub ARGS...: mosquitto_sub on the test's broker
-	mosquitto_sub -h 127.0.0.1 -p "$BROKER_PORT" "$@"
+sub() {		# sub ARGS...: mosquitto_sub on the test's broker (its
+		# -W timeout times PATIENCE)
+	local a=()
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-W)	a+=(-W $(($2 * PATIENCE))); shift 2 ;;
+		*)	a+=("$1"); shift ;;
+		esac
+	done
+	mosquitto_sub -h 127.0.0.1 -p "$BROKER_PORT" "${a[@]}"
 }
 
 subscribed() {	# subscribed FILE ARGS...: a mosquitto_sub in the background,
 		# its lines in FILE; back once it is subscribed
 	local f=$1
 	shift
-	sub -t heart-test/ready "$@" > "$f" 3>&- &
-	SUB=$!
+	mosquitto_sub -h 127.0.0.1 -p "$BROKER_PORT" -t heart-test/ready "$@" \
+	    > "$f" 3>&- &
+	SUB=$!		# (not sub: a function's $! would be its subshell)
 	PIDS+=("$SUB")
 	wait_until 10 marked "$f" ready
 }

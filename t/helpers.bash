@@ -17,6 +17,13 @@ SOULS=$T/../share/heartbeat/souls
 FIX=$T/fixtures
 export PATH
 
+# HEART_TEST_PATIENCE: how many times longer than a test says to wait
+# for a condition before it gives up (default 4).  A wait lasts only as
+# long as its condition takes; the limit is for a machine so loaded
+# (make check runs its jobs at once, on a shared machine) that starting
+# a process takes seconds.
+PATIENCE=${HEART_TEST_PATIENCE:-4}
+
 # libfaketime's preload is not first in the library list of a sanitized
 # program; tell ASan that is fine.  Leaks are reported and fail a test.
 export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:abort_on_error=0
@@ -155,7 +162,7 @@ redis_up() {
 		--pidfile "$REDIS_DIR/redis.pid" >/dev/null 3>&- || return 1
 	export REDIS_PORT REDIS_DIR
 	export REDIS_URL=redis://127.0.0.1:$REDIS_PORT
-	for _ in $(seq 100); do
+	for _ in $(seq $((100 * PATIENCE))); do
 		REDIS_PID=$(cat "$REDIS_DIR/redis.pid" 2>/dev/null) || REDIS_PID=
 		# ours, not some other server on that port
 		[ -n "$REDIS_PID" ] && rcli INFO server 2>/dev/null |
@@ -176,7 +183,7 @@ alive() {
 # redis_stop: stop it by its pid, and wait until it is gone.
 redis_stop() {
 	if [ -n "${REDIS_PID:-}" ] && kill "$REDIS_PID" 2>/dev/null; then
-		for _ in $(seq 200); do
+		for _ in $(seq $((200 * PATIENCE))); do
 			alive "$REDIS_PID" || break
 			sleep 0.02
 		done
@@ -217,7 +224,7 @@ llm_start() {
 	: > "$LLM_DIR/requests.jsonl"
 	python3 "$T/llm-double.py" "$LLM_DIR" 3>&- &
 	LLM_PID=$!
-	for _ in $(seq 100); do
+	for _ in $(seq $((100 * PATIENCE))); do
 		[ -s "$LLM_DIR/port" ] && break
 		sleep 0.05
 	done
@@ -270,7 +277,7 @@ broker_start() {
 		mosquitto -c "$BATS_TEST_TMPDIR/mosquitto.conf" \
 		    >> "$BATS_TEST_TMPDIR/mosquitto.log" 2>&1 &
 		BROKER_PID=$!
-		for i in $(seq 50); do
+		for i in $(seq $((50 * PATIENCE))); do
 			if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 				export BROKER_PORT=$port BROKER_PID
 				export BROKER_URL=mqtt://127.0.0.1:$port
@@ -316,9 +323,9 @@ release_lock() {
 }
 
 # wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds;
-# fail when it has not within SECONDS.
+# fail when it has not within SECONDS (times PATIENCE).
 wait_until() {
-	local n=$(($1 * 10))
+	local n=$(($1 * 10 * PATIENCE))
 	shift
 	while ((n-- > 0)); do
 		"$@" && return 0
