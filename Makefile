@@ -4,8 +4,9 @@
 #   make check      install missing test dependencies, build, lint the
 #                   man pages, run the bats suite (the cap and breaker
 #                   suites twice: with files, then with a Redis store),
-#                   then all again under AddressSanitizer and
-#                   UndefinedBehaviorSanitizer
+#                   all again under AddressSanitizer and
+#                   UndefinedBehaviorSanitizer, and each fuzz target a
+#                   few seconds: CHECK_JOBS files at a time (t/check.sh)
 #   make fuzz       run each libFuzzer target in fuzz/ for FUZZ_SECONDS
 #   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SHAREDIR
 #   make bench      install what the benchmarks need (bench-deps), run
@@ -51,8 +52,8 @@ MAN7 = man/heart.7
 # Debian packages the build and the tests need (make deps)
 DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
 	libcurl4-openssl-dev libmosquitto-dev libhiredis-dev
-DEB_TEST = chromium bats bats-support bats-assert jq faketime libfaketime \
-	mandoc hyperfine python3 python3-yaml procps mosquitto \
+DEB_TEST = chromium bats bats-support bats-assert parallel jq faketime \
+	libfaketime mandoc hyperfine python3 python3-yaml procps mosquitto \
 	mosquitto-clients openssl time redis-server redis-tools shellcheck \
 	clang libclang-rt-dev
 # and the benchmarks (make bench-deps): charts under bench/results/
@@ -190,18 +191,17 @@ bench-deps:
 lint: $(MAN1) $(MAN5) $(MAN7)
 	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
 
+# make check runs the passes as one pool of jobs (t/check.sh): a bats
+# file of one pass, or a fuzz target, is a job; CHECK_JOBS at a time.
+# BATSFLAGS go to bats.
+CHECK_JOBS ?= $(shell echo $$((2 * $$(nproc 2>/dev/null || echo 1))))
+
 check: deps
-	@$(MAKE) --no-print-directory all tprogs asan mizpah fuzz-build
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) all tprogs asan mizpah \
+		fuzz-build
 	@$(MAKE) --no-print-directory lint
-	HEART_BIN=$(CURDIR) HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) t
-	HEART_TEST_STORE=redis HEART_BIN=$(CURDIR) \
-		HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) $(STORE_SUITES)
-	HEART_BIN=$(CURDIR)/build/asan HEART_TBIN=$(CURDIR)/build/asan/t \
-		HEART_SANITIZED=1 bats $(BATSFLAGS) t
-	HEART_TEST_STORE=redis HEART_BIN=$(CURDIR)/build/asan \
-		HEART_TBIN=$(CURDIR)/build/asan/t HEART_SANITIZED=1 \
-		bats $(BATSFLAGS) $(STORE_SUITES)
-	@for t in $(FUZZ); do sh fuzz/run $$t $(FUZZ_CHECK_SECONDS) || exit 1; done
+	@BATSFLAGS="$(BATSFLAGS)" bash t/check.sh $(CHECK_JOBS) \
+		$(FUZZ_CHECK_SECONDS) $(STORE_SUITES) -- $(FUZZ)
 
 bench: bench-deps all
 	@for b in bench/*.sh; do bash "$$b" || exit 1; done
