@@ -3,7 +3,8 @@
  * uses on every result line) against jansson (what the rest of heart
  * reads JSON with) must agree.  On the same bytes, an object one
  * accepts the other accepts (jansson refuses a few valid texts jscan
- * need not: numbers out of its range and "\u0000"), and every
+ * need not: numbers out of its range and "\u0000" in a string or a
+ * key), and every
  * top-level member jscan finds has jansson's type and, for a string,
  * its value.
  */
@@ -19,7 +20,8 @@ jansson_limit(const json_error_t *je)
 {
 	return strstr(je->text, "too big") != NULL ||
 	    strstr(je->text, "overflow") != NULL ||
-	    strstr(je->text, "\\u0000") != NULL;
+	    strstr(je->text, "\\u0000") != NULL ||
+	    strstr(je->text, "NUL byte in object key") != NULL;
 }
 
 static int
