@@ -81,6 +81,18 @@ has_events() {	# has_events N EVENT [REASON]
 	[ "$(events "$2" "${3:-}")" -ge "$1" ]
 }
 
+ready_seen() {	# publish the status of an agent "ready" that never goes
+		# offline; has the watcher reported it?
+	mosquitto_pub -h 127.0.0.1 -p "$BROKER_PORT" -t heart/ready/status \
+	    -m '{"status":"online","interval":86400,"misses":1000}' &&
+	    [ "$(jq -c 'select(.agent == "ready")' \
+	    "$BATS_TEST_TMPDIR/watch.out" 2>/dev/null | wc -l)" -ge 1 ]
+}
+
+watcher_subscribed() {	# the watcher reads what is published from now on
+	wait_until 10 ready_seen
+}
+
 attempts() {	# attempts N: the broker has seen N connections or more
 	[ "$(grep -c 'New connection from' "$BATS_TEST_TMPDIR/broker.log")" -ge "$1" ]
 }
@@ -412,8 +424,9 @@ broker_gap() {	# the chambers while the broker is away
 	broker_start
 	s=$(soul scout 'heart: {pulse: {interval: 30s}}')
 	watcher
+	watcher_subscribed	# so that it sees the first pulse, closed
 	pulse --soul "$s"
-	wait_until 5 has_events 1 online
+	wait_until 5 has_events 2 online	# ready and scout
 	state scout breaker.json '{"state":"open"}'
 	wait_until 3 has_events 1 breaker
 	state scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"pid\":$$}}"
