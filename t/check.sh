@@ -35,6 +35,7 @@ one() {
 		env HEART_TEST_STORE=redis "${asan[@]}" bats ${BATSFLAGS:-} "$f" ;;
 	fuzz)	log=$out/fuzz/$f.log
 		sh fuzz/run "$f" "$secs" ;;
+	*)	echo "check.sh: $pass: no such pass"; false ;;
 	esac > "$log" 2>&1 3>&- || rc=$?
 	if [ "$pass" = fuzz ]; then
 		what=$(tail -n 1 "$log")
@@ -61,6 +62,7 @@ shift
 declare -A last=()
 if [ -f "$out/joblog" ]; then
 	while IFS=$'\t' read -r _ _ _ rt _ _ _ _ cmd; do
+		rt=${rt//[[:space:]]/}	# parallel pads it
 		last[${cmd#* --one }]=${rt%.*}
 	done < <(tail -n +2 "$out/joblog")
 fi
