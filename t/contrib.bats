@@ -65,7 +65,7 @@ souls3() {
 		assert_output ""
 		run llm_count
 		assert_output 3
-		run heart-cap status alpha bravo charlie --json
+		run at_epoch $((t + 61)) heart-cap status alpha bravo charlie --json
 		[ "$(echo "$output" | jq -s '[.[].used] == [1, 1, 1] and .[1].ghosts == 1')" = true ]
 	done
 }
