@@ -5,8 +5,10 @@
 #                   missing test dependencies, build, lint the
 #                   man pages, run the bats suite (the cap and breaker
 #                   suites twice: with files, then with a Redis store),
-#                   then all again under AddressSanitizer and
-#                   UndefinedBehaviorSanitizer
+#                   all again under AddressSanitizer and
+#                   UndefinedBehaviorSanitizer, and each fuzz target a
+#                   few seconds: CHECK_JOBS files at a time (t/check.sh)
+#   make fuzz       run each libFuzzer target in fuzz/ for FUZZ_SECONDS
 #   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SHAREDIR, UNITDIR:
 #                   the programs, man pages, dashboard, contrib/ and
 #                   the systemd units
@@ -59,9 +61,10 @@ MAN7 = man/heart.7
 # Debian packages the build and the tests need (make deps)
 DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
 	libcurl4-openssl-dev libmosquitto-dev libhiredis-dev
-DEB_TEST = chromium bats bats-support bats-assert jq faketime libfaketime \
-	mandoc hyperfine python3 python3-yaml procps mosquitto \
-	mosquitto-clients openssl time redis-server redis-tools shellcheck
+DEB_TEST = chromium bats bats-support bats-assert parallel jq faketime \
+	libfaketime mandoc hyperfine python3 python3-yaml procps mosquitto \
+	mosquitto-clients openssl time redis-server redis-tools shellcheck \
+	clang libclang-rt-dev
 # and the benchmarks (make bench-deps): charts under bench/results/
 DEB_BENCH = gnuplot-nox
 # and the Debian package (make deb, and t/deb.bats, which also wants
@@ -128,6 +131,40 @@ $(PROGS:%=build/asan/%): build/asan/%: cmd/%.c build/asan/libheart.a Makefile
 
 asan: $(PROGS:%=build/asan/%) $(TPROGS:%=build/asan/t/%)
 
+# libFuzzer targets, one per parser of outside bytes (fuzz/*.c), built
+# with clang, ASan and UBSan over a third build of the library that
+# libFuzzer can trace.  make fuzz runs each FUZZ_SECONDS (make -j2 fuzz
+# two at once); make check runs each for FUZZ_CHECK_SECONDS, its seeds
+# first.
+FUZZ_CC = clang
+FUZZFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+FUZZ = soul dur jscan jdiff ghost llm state hist checklist
+FUZZ_LIBS = $(CORE_LIBS) $(REDIS_LIBS) -ldl -lm
+FUZZ_SECONDS ?= 60
+FUZZ_CHECK_SECONDS ?= 5
+
+build/fuzz/lib/%.o: lib/%.c $(LIBHDR) | deps
+	@mkdir -p build/fuzz/lib
+	$(FUZZ_CC) $(WFLAGS) $(FUZZFLAGS) -fsanitize=fuzzer-no-link \
+		$(CORE_CFLAGS) -c -o $@ $<
+
+build/fuzz/libheart.a: $(LIBSRC:lib/%.c=build/fuzz/lib/%.o)
+	rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ:%=build/fuzz/%): build/fuzz/%: fuzz/%.c fuzz/fuzz.c fuzz/fuzz.h \
+    build/fuzz/libheart.a
+	$(FUZZ_CC) $(WFLAGS) $(FUZZFLAGS) -fsanitize=fuzzer $(CORE_CFLAGS) \
+		-Ilib -o $@ $< fuzz/fuzz.c build/fuzz/libheart.a $(FUZZ_LIBS)
+
+fuzz-build: $(FUZZ:%=build/fuzz/%)
+
+fuzz: $(FUZZ:%=fuzz-%)
+
+$(FUZZ:%=fuzz-%): fuzz-%: build/fuzz/%
+	@sh fuzz/run $* $(FUZZ_SECONDS)
+
 tprogs: $(TPROGS:%=build/t/%)
 
 deps:
@@ -177,18 +214,18 @@ lint: $(MAN1) $(MAN5) $(MAN7)
 tree-check:
 	@sh t/tree-check.sh
 
+# make check runs the passes as one pool of jobs (t/check.sh): a bats
+# file of one pass, or a fuzz target, is a job; CHECK_JOBS at a time.
+# BATSFLAGS go to bats.
+CHECK_JOBS ?= $(shell echo $$((2 * $$(nproc 2>/dev/null || echo 1))))
+
 check: tree-check
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory all tprogs asan mizpah
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) all tprogs asan mizpah \
+		fuzz-build
 	@$(MAKE) --no-print-directory lint
-	HEART_BIN=$(CURDIR) HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) t
-	HEART_TEST_STORE=redis HEART_BIN=$(CURDIR) \
-		HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) $(STORE_SUITES)
-	HEART_BIN=$(CURDIR)/build/asan HEART_TBIN=$(CURDIR)/build/asan/t \
-		HEART_SANITIZED=1 bats $(BATSFLAGS) t
-	HEART_TEST_STORE=redis HEART_BIN=$(CURDIR)/build/asan \
-		HEART_TBIN=$(CURDIR)/build/asan/t HEART_SANITIZED=1 \
-		bats $(BATSFLAGS) $(STORE_SUITES)
+	@BATSFLAGS="$(BATSFLAGS)" bash t/check.sh $(CHECK_JOBS) \
+		$(FUZZ_CHECK_SECONDS) $(STORE_SUITES) -- $(FUZZ)
 
 bench: bench-deps all
 	@for b in bench/*.sh; do bash "$$b" || exit 1; done
@@ -268,6 +305,6 @@ deb: deb-deps
 clean:
 	rm -rf build $(PROGS)
 
-.PHONY: demo mizpah dashboard all tprogs asan deps bench-deps lint check \
-	tree-check \
+.PHONY: demo mizpah dashboard all tprogs asan fuzz-build fuzz \
+	$(FUZZ:%=fuzz-%) deps bench-deps lint check tree-check \
 	bench install deb deb-deps clean

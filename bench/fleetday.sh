@@ -13,7 +13,7 @@ PATH=$top:$PATH
 tmp=$(mktemp -d)
 trap 'kill $d1 $d2 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
 export HEART_STATE_DIR=$tmp/state TZ=UTC
-ft=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+. t/faketime.bash
 
 double() {	# double DIR SCRIPT: start an LLM double, print its URL
 	mkdir -p "$1"; : > "$1/requests.jsonl"; printf '%s\n' "$2" > "$1/script.json"
@@ -54,8 +54,7 @@ for ((m = 0; m < 1440; m++)); do
 	600) printf '{"replies":[{"status":503,"text":"provider outage"}]}\n' > "$tmp/fail/script.json" ;;
 	720) printf '{"idle_ratio": 0.78, "seed": 6}\n' > "$tmp/fail/script.json" ;;
 	esac
-	FAKETIME="@$(printf '%(%Y-%m-%d %H:%M:%S)T' "$now")" FAKETIME_DONT_FAKE_MONOTONIC=1 \
-	NO_FAKE_STAT=1 LD_PRELOAD=$ft heart-wake "$tmp"/souls/*.yaml 2>/dev/null || :
+	at_epoch "$now" heart-wake "$tmp"/souls/*.yaml 2>/dev/null || :
 done > "$tmp/results.jsonl"
 t1=$(date +%s.%N)
 r=$tmp/results.jsonl
@@ -124,9 +123,9 @@ for i in $(seq 1 10000); do
 	printf 'heart: { schedule: { interval: 30m }, idle: { daily_cap: 0 } }\n' > "$tmp/big/a$i.yaml"
 done
 cpu=$( { /usr/bin/time -f '%U %S' bash -c '
+	. t/faketime.bash
 	for ((m = 0; m < 60; m++)); do
-		FAKETIME="@$(printf "%(%Y-%m-%d %H:%M:%S)T" $(('"$start"' + m * 60)))" \
-		FAKETIME_DONT_FAKE_MONOTONIC=1 NO_FAKE_STAT=1 LD_PRELOAD='"$ft"' \
+		at_epoch $(('"$start"' + m * 60)) \
 		heart-wake '"$tmp"'/big/*.yaml > /dev/null 2>&1 || :
 	done' ; } 2>&1 | tail -1)
 echo "$cpu" | awk '{ s = $1 + $2; printf "CPU for 10,000 agents x 1 hour: %.1f s; per agent-day: %.1f ms (every wake against the double)\n", s, s * 24 / 10000 * 1000 }' | tee -a bench/results/fleetday.txt

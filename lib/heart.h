@@ -499,6 +499,8 @@ json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
 json_t	*llm_dry(const struct llm_conf *, json_t *);
 int	 llm_send(const struct llm_conf *, json_t *, time_t,
 	    struct llm_reply *, char *);
+int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
+	    char *);
 void	 llm_reply_free(struct llm_reply *);
 int	 llm_key_warning(const struct llm_conf *, char *, size_t);
 /* the bytes of a message in a request; msgs as sent within a budget of

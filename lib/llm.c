@@ -606,6 +606,24 @@ parse_reply(const struct provider *p, const char *buf, size_t len,
 	return rc;
 }
 
+/*
+ * Read a reply body of the named provider into r (free it with
+ * llm_reply_free), as llm_send does with what the model answered.
+ */
+int
+llm_parse(const char *provider, const char *buf, size_t len,
+    struct llm_reply *r, char *err)
+{
+	const struct provider *p = provider_find(provider);
+
+	memset(r, 0, sizeof *r);
+	if (p == NULL) {
+		errf(err, "unknown provider \"%.40s\"", provider);
+		return -1;
+	}
+	return parse_reply(p, buf, len, r, err);
+}
+
 static int
 http_send(const struct llm_conf *c, const struct provider *p,
     const char *body, time_t now, struct llm_reply *r, char *err)

@@ -742,7 +742,7 @@ static int
 split_markdown(char *buf, char **yo, size_t *ylen, char **body, char *err,
     const char *file)
 {
-	char *p;
+	char *p, *nl;
 
 	*yo = NULL;
 	*ylen = 0;
@@ -754,7 +754,9 @@ split_markdown(char *buf, char **yo, size_t *ylen, char **body, char *err,
 		if ((!strncmp(p, "---", 3) || !strncmp(p, "...", 3)) &&
 		    (p[3] == '\n' || p[3] == '\r' || p[3] == '\0')) {
 			*ylen = (size_t)(p - *yo);
-			*body = p[3] ? strchr(p, '\n') + 1 : p + 3;
+			/* the closing line may be the last, without \n */
+			nl = strchr(p, '\n');
+			*body = nl != NULL ? nl + 1 : p + strlen(p);
 			return 0;
 		}
 		if (strchr(p, '\n') == NULL)
@@ -865,6 +867,17 @@ soul_defaults(struct soul *s)
 
 #undef DEF
 
+/* The line of buf that p is on, from 1. */
+static int
+line_of(const char *buf, const char *p)
+{
+	int n = 1;
+
+	for (; buf < p; buf++)
+		n += *buf == '\n';
+	return n;
+}
+
 static int
 parse_soul(struct soul *s, char *buf, size_t len, char *err)
 {
@@ -873,6 +886,7 @@ parse_soul(struct soul *s, char *buf, size_t len, char *err)
 	char *yaml = buf, *body = NULL, *sys;
 	size_t ylen = len;
 	int lineoff = 0, r;
+	json_t *j;
 
 	if (is_markdown(s->path)) {
 		if (split_markdown(buf, &yaml, &ylen, &body, err,
@@ -894,8 +908,18 @@ parse_soul(struct soul *s, char *buf, size_t len, char *err)
 	}
 	r = load_top(&v, y.root);
 	if (r == 0 && body != NULL && (sys = trimmed(body)) != NULL) {
-		free(s->system);
-		s->system = sys;
+		if ((j = json_string(sys)) == NULL) {
+			/* libyaml checks the frontmatter; this is the rest */
+			errf(err, "%s:%d:1: the system prompt below the "
+			    "frontmatter is not UTF-8 text", s->path,
+			    line_of(buf, body));
+			free(sys);
+			r = -1;
+		} else {
+			json_decref(j);
+			free(s->system);
+			s->system = sys;
+		}
 	}
 	s->doc = json_incref(y.root);
 	yj_free(&y);

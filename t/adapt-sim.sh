@@ -13,13 +13,11 @@
 # not run.  Two simulated weeks take about a thousand runs instead of
 # 20,160 per schedule.
 set -eu
+. "$(dirname "$0")/faketime.bash"
 soul=$1 t=$2 end=$3
 wake=${HEART_BIN:+$HEART_BIN/}heart-wake
 while [ "$t" -lt "$end" ]; do
-	line=$(FAKETIME="@$(TZ=UTC printf '%(%Y-%m-%d %H:%M:%S)T' "$t")" \
-	    FAKETIME_DONT_FAKE_MONOTONIC=1 NO_FAKE_STAT=1 \
-	    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
-	    TZ=UTC "$wake" --soul "$soul" --chamber schedule) || {
+	line=$(at_epoch "$t" "$wake" --soul "$soul" --chamber schedule) || {
 		echo "adapt-sim: heart-wake failed at $t" >&2
 		exit 1
 	}

@@ -8,11 +8,16 @@ setup() {
 	heart_setup
 	unset HEART_LLM_URL HEART_LLM_MODEL OPENAI_API_KEY ANTHROPIC_API_KEY
 	[ -f "$T/../build/mizpah/mqtt.min.js" ] || skip "build/mizpah missing: run make mizpah"
+	# the demo runs in build/demo: one at a time (make check runs its
+	# passes at once)
+	exec {DEMO_LOCK}> "$T/../build/demo.lock"
+	flock -w 600 "$DEMO_LOCK"
 }
 
 @test "the demo runs the whole heartbeat offline, twice, and leaves nothing running" {
 	for n in 1 2; do
-		run timeout 120 env ROUNDS=2 bash "$T/../contrib/demo.sh"
+		run timeout 120 env ROUNDS=2 bash "$T/../contrib/demo.sh" \
+		    {DEMO_LOCK}>&-
 		assert_success
 		assert_output --partial 'model:     none configured; using the offline responder'
 		assert_line --regexp '^dashboard: http://127\.0\.0\.1:[0-9]+/\?broker=ws://127\.0\.0\.1:[0-9]+&username=mizpah&password=[0-9a-f]+$'

@@ -352,10 +352,8 @@ wake() {
 @test "a probe holder killed with kill -9 blocks others only for the 10-minute lease" {
 	fails 3 pb
 	t="2026-11-21 12:15:00"
-	# as `at' does, but exec'd so that $! is the holder itself
-	( export FAKETIME="@$t" FAKETIME_DONT_FAKE_MONOTONIC=1 \
-	    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
-	  exec brk-probe pb hold ) > "$BATS_TEST_TMPDIR/holder" &
+	# exec'd, so that $! is the holder itself
+	( at "$t" exec brk-probe pb hold ) > "$BATS_TEST_TMPDIR/holder" &
 	holder=$!
 	for i in $(seq 100); do
 		[ -s "$BATS_TEST_TMPDIR/holder" ] && break

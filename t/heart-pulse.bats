@@ -41,8 +41,36 @@ watcher() {	# watcher ARGS...: start a watcher, its lines in watch.out
 	PIDS+=("$WATCHER")
 }
 
-sub() {		# sub ARGS...: mosquitto_sub on the test's broker
-	mosquitto_sub -h 127.0.0.1 -p "$BROKER_PORT" "$@"
+sub() {		# sub ARGS...: mosquitto_sub on the test's broker (its
+		# -W timeout times PATIENCE)
+	local a=()
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-W)	a+=(-W $(($2 * PATIENCE))); shift 2 ;;
+		*)	a+=("$1"); shift ;;
+		esac
+	done
+	mosquitto_sub -h 127.0.0.1 -p "$BROKER_PORT" "${a[@]}"
+}
+
+subscribed() {	# subscribed FILE ARGS...: a mosquitto_sub in the background,
+		# its lines in FILE; back once it is subscribed
+	local f=$1
+	shift
+	mosquitto_sub -h 127.0.0.1 -p "$BROKER_PORT" -t heart-test/ready "$@" \
+	    > "$f" 3>&- &
+	SUB=$!		# (not sub: a function's $! would be its subshell)
+	PIDS+=("$SUB")
+	wait_until 10 marked "$f" ready
+}
+
+marked() {	# marked FILE WORD: publish WORD on the marker topic; is it in FILE?
+	mosquitto_pub -h 127.0.0.1 -p "$BROKER_PORT" -t heart-test/ready -m "$2"
+	grep -q "^$2\$" "$1"
+}
+
+first_json() {	# first_json FILE: wait for the first JSON line in FILE, print it
+	wait_until 10 grep -q '^{' "$1" && grep -m 1 '^{' "$1"
 }
 
 events() {	# events EVENT REASON: how many such lines the watcher printed
@@ -52,6 +80,22 @@ events() {	# events EVENT REASON: how many such lines the watcher printed
 
 has_events() {	# has_events N EVENT [REASON]
 	[ "$(events "$2" "${3:-}")" -ge "$1" ]
+}
+
+ready_seen() {	# publish the status of an agent "ready" that never goes
+		# offline; has the watcher reported it?
+	mosquitto_pub -h 127.0.0.1 -p "$BROKER_PORT" -t heart/ready/status \
+	    -m '{"status":"online","interval":86400,"misses":1000}' &&
+	    [ "$(jq -c 'select(.agent == "ready")' \
+	    "$BATS_TEST_TMPDIR/watch.out" 2>/dev/null | wc -l)" -ge 1 ]
+}
+
+watcher_subscribed() {	# the watcher reads what is published from now on
+	wait_until 10 ready_seen
+}
+
+attempts() {	# attempts N: the broker has seen N connections or more
+	[ "$(grep -c 'New connection from' "$BATS_TEST_TMPDIR/broker.log")" -ge "$1" ]
 }
 
 state() {	# state AGENT FILE JSON: replace a state file as the writers do
@@ -180,19 +224,16 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	pulse --soul "$s"
 	run sub -t heart/scout/status -C 1 -W 5	# it is up
 	assert_success
-	sub -t heart/scout/pulse -C 1 -W 3 > "$BATS_TEST_TMPDIR/extra" 3>&- &
-	subpid=$!
-	sleep 0.3	# subscribed
+	subscribed "$BATS_TEST_TMPDIR/extra" -t heart/scout/pulse
 	state scout wake.json "{\"running\":{\"chamber\":\"idle\",\"since\":\"x\",\"pid\":$$}}"
-	wait "$subpid"
-	jq -e '.waking == "idle" and .seq == 2' "$BATS_TEST_TMPDIR/extra"
+	first_json "$BATS_TEST_TMPDIR/extra" |
+	    jq -e '.waking == "idle" and .seq == 2'
 	# and its end, as fast
-	sub -t heart/scout/pulse -C 1 -W 3 > "$BATS_TEST_TMPDIR/extra" 3>&- &
-	subpid=$!
-	sleep 0.3
+	kill "$SUB"
+	subscribed "$BATS_TEST_TMPDIR/extra2" -t heart/scout/pulse
 	state scout wake.json '{"running":null}'
-	wait "$subpid"
-	jq -e '.waking == false and .seq == 3' "$BATS_TEST_TMPDIR/extra"
+	first_json "$BATS_TEST_TMPDIR/extra2" |
+	    jq -e '.waking == false and .seq == 3'
 }
 
 @test "without inotify, state is still read at every pulse" {
@@ -228,7 +269,6 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	broker_start
 	soul a >/dev/null; soul b >/dev/null; soul c >/dev/null
 	watcher --misses 1000
-	sleep 0.3
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --keepalive 5s
 	wait_until 5 has_events 3 online
 	kill -9 "$PULSE"
@@ -259,14 +299,18 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	broker_start
 	soul a >/dev/null
 	watcher --misses 1000
-	sleep 0.3
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id node1
 	wait_until 5 has_events 1 online
 	bd=$(sub -t heart/a/status -C 1 -W 3 | jq .bdseq)
 	[ "$bd" -ge 1 ]
 	mosquitto_pub -p "$BROKER_PORT" -t heart/node/node1/status \
 	    -m "{\"status\":\"offline\",\"bdseq\":$((bd - 1)),\"reason\":\"will\"}"
-	sleep 1
+	# a status after it, for another agent: once the watcher has
+	# reported that, it has read the old will
+	mosquitto_pub -p "$BROKER_PORT" -t heart/barrier/status \
+	    -m '{"status":"online"}'
+	wait_until 5 eval '[ "$(jq -c "select(.agent == \"barrier\")" \
+	    "$BATS_TEST_TMPDIR/watch.out" | wc -l)" -ge 1 ]'
 	run events offline
 	assert_output 0
 	# the same will for the live connection does
@@ -293,10 +337,11 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	broker_start
 	soul a >/dev/null; soul b >/dev/null
 	watcher --misses 2
-	sleep 0.3
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --keepalive 60s
 	wait_until 5 has_events 2 online
-	sleep 1
+	# three more pulses, more than 2 intervals: none is missed
+	run sub -t heart/a/pulse -C 3 -W 10
+	assert_success
 	run events offline
 	assert_output 0
 	kill -STOP "$PULSE"
@@ -323,7 +368,6 @@ broker_gap() {	# the other chambers while the broker is away: each
 	soul a >/dev/null; soul b >/dev/null
 	port=$BROKER_PORT
 	watcher --misses 2 --backoff-max 1s
-	sleep 0.3
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --backoff-max 1s
 	wait_until 5 has_events 2 online
 	broker_stop
@@ -427,7 +471,6 @@ broker_gap() {	# the other chambers while the broker is away: each
 	broker_start
 	soul a >/dev/null; soul b >/dev/null
 	watcher --misses 1000
-	sleep 0.3
 	pulse --souls "$BATS_TEST_TMPDIR/souls"
 	wait_until 5 has_events 2 online
 	rm "$BATS_TEST_TMPDIR/souls/b.yaml"
@@ -445,9 +488,9 @@ broker_gap() {	# the other chambers while the broker is away: each
 	broker_start
 	s=$(soul scout 'heart: {pulse: {interval: 30s}}')
 	watcher
-	sleep 0.3
+	watcher_subscribed	# so that it sees the first pulse, closed
 	pulse --soul "$s"
-	wait_until 5 has_events 1 online
+	wait_until 5 has_events 2 online	# ready and scout
 	state scout breaker.json '{"state":"open"}'
 	wait_until 3 has_events 1 breaker
 	state scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"pid\":$$}}"
@@ -532,6 +575,8 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	allow_anonymous false
 	password_file $BATS_TEST_TMPDIR/passwd
 	persistence false
+	log_dest file $BATS_TEST_TMPDIR/broker.log
+	log_type notice
 	CONF
 	mosquitto -c "$BATS_TEST_TMPDIR/auth.conf" 2>/dev/null 3>&- &
 	BROKER_PID=$!
@@ -539,7 +584,7 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	wait_until 5 eval "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
 	s=$(soul a)
 	HEART_MQTT_PASSWORD=wrong pulse --soul "$s" --username u --backoff-max 1s
-	sleep 2
+	wait_until 10 attempts 3
 	run grep -c 'cannot connect: refused' "$BATS_TEST_TMPDIR/pulse.err"
 	assert_output 1
 	kill "$PULSE"
@@ -600,6 +645,8 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	cafile $d/ca.crt
 	certfile $d/srv.crt
 	keyfile $d/srv.key
+	log_dest file $d/broker.log
+	log_type notice
 	CONF
 	mosquitto -c "$d/tls.conf" 2>/dev/null 3>&- &
 	BROKER_PID=$!
@@ -607,7 +654,7 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	wait_until 5 eval "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
 	s=$(soul a)
 	pulse --soul "$s" --cafile "$d/other.crt" --backoff-max 1s
-	sleep 2
+	wait_until 10 attempts 3
 	run grep -c 'cannot connect' "$d/pulse.err"
 	assert_output 1
 	kill "$PULSE"

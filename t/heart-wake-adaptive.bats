@@ -343,10 +343,8 @@ wake() {
 	cp "$f" "$BATS_TEST_TMPDIR/before"
 	llm_script '{"replies":[{"text":"late","delay":5}]}'
 	# (heart-wake itself in the background, so that $! is its pid)
-	FAKETIME="@$(TZ=UTC printf '%(%Y-%m-%d %H:%M:%S)T' $((t + 300)))" \
-	    FAKETIME_DONT_FAKE_MONOTONIC=1 NO_FAKE_STAT=1 \
-	    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 \
-	    heart-wake --soul "$s" --force --chamber schedule > /dev/null &
+	( at_epoch $((t + 300)) exec heart-wake --soul "$s" --force \
+	    --chamber schedule ) > /dev/null &
 	pid=$!
 	for _ in $(seq 100); do
 		[ "$(llm_count)" -eq 4 ] && break

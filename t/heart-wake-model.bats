@@ -174,6 +174,8 @@ EOF
 	run heart-wake --soul "$S" --force
 	assert_output --partial 'no complete reply within 2s'
 	heart-breaker reset --soul "$S"
+	# the 4 MiB limit comes before the timeout, on a busy machine too
+	sed -i "s/timeout: 2s/timeout: $((5 * PATIENCE))s/" "$S"
 	llm_script '{"replies":[{"endless":true}]}'
 	run heart-wake --soul "$S" --force
 	assert_output --partial 'reply larger than'
@@ -199,7 +201,7 @@ EOF
 	llm_script '{"replies":[{"text":"news","delay":1}]}'
 	heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" &
 	pid=$!
-	sleep 0.5
+	wait_until 10 eval '[ "$(llm_count)" -ge 1 ]'	# in the model call
 	run grep -c SECRET "/proc/$pid/cmdline"
 	assert_output 0
 	wait "$pid"

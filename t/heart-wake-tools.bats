@@ -38,7 +38,7 @@ tools:
       properties: { symbol: { type: string } }
       required: [symbol]
     command: [tools/$1]
-    timeout: 1s
+    timeout: 5s
 $3
 EOF
 }
@@ -121,6 +121,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 
 @test "a tool that hangs is killed at its timeout, with its children" {
 	soul hang
+	sed -i 's/^    timeout: 5s$/    timeout: 1s/' "$S"
 	export HANG_PIDS=$D/pids
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"The quote service hangs.\"}]}"
 	run heart-wake --soul "$S" --force
@@ -136,7 +137,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 
 @test "a SIGTERM to heart-wake while a tool runs kills the tool and its children, then heart-wake" {
 	soul hang
-	sed -i 's/timeout: 1s/timeout: 60s/' "$S"
+	sed -i 's/^    timeout: 5s$/    timeout: 60s/' "$S"
 	export HANG_PIDS=$D/pids
 	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]}]}"
 	heart-wake --soul "$S" --force > /dev/null 3>&- &
@@ -288,7 +289,8 @@ EOF
 }
 
 @test "the command provider end to end: request on stdin, reply on stdout, tools, token usage; libcurl is never loaded" {
-	soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: 5s' "$T" "$LLM_DIR")"
+	# (a timeout that python3's start fits in on a busy machine)
+	soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: %ss' "$T" "$LLM_DIR" $((5 * PATIENCE)))"
 	sed -i '/^llm: { timeout: 5s }$/d' "$S"
 	unset HEART_LLM_MODEL HEART_LLM_URL HEART_LLM_PROVIDER
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote],\"usage\":{\"prompt_tokens\":30,\"completion_tokens\":3}},{\"text\":\"ACME: 123.45\",\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":4}}]}"
@@ -311,12 +313,17 @@ EOF
 }
 
 @test "the command provider's failures are LLM failures: exit status, timeout, garbage, no command" {
-	soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: 1s' "$T" "$LLM_DIR")"
+	# (a timeout that python3's start fits in on a busy machine)
+	soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: %ss' "$T" "$LLM_DIR" $((3 * PATIENCE)))"
 	sed -i '/^llm: { timeout: 5s }$/d' "$S"
 	for r in '{"exit":2,"stderr":"model not loaded"}=llm.command: exit status 2: model not loaded' \
-		'{"delay":3}=llm.command: no result within 1s: killed with its process group' \
 		'{"raw":"Sure! Here is"}=unreadable reply: not JSON' \
-		'{"endless":true}=llm.command: reply larger than'; do
+		'{"endless":true}=llm.command: reply larger than' \
+		'{}=llm.command: no result within 1s: killed with its process group'; do
+		if [ "${r%%=*}" = '{}' ]; then	# a command that never answers
+			sed -i -e 's/command: \[python3.*/command: [sleep, "60"]/' \
+			    -e 's/timeout: [0-9]*s$/timeout: 1s/' "$S"
+		fi
 		heart-breaker reset --soul "$S" > /dev/null
 		llm_script "{\"replies\":[${r%%=*}]}"
 		run heart-wake --soul "$S" --force
@@ -325,7 +332,7 @@ EOF
 		[ "$(field .status)" = '"error"' ]
 		[ "$(jq .llm_fails "$HEART_STATE_DIR/agents/stock/breaker.json")" -eq 1 ]
 	done
-	sed -i '/command: \[python3/d' "$S"
+	sed -i '/command: \[sleep/d' "$S"
 	run heart-wake --soul "$S" --force
 	assert_failure 78
 	assert_output --partial 'llm provider command needs llm.command'

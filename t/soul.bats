@@ -253,6 +253,26 @@ body')
 	assert_output "soul-dump: $s:4:15: heart.schedule.interval: bad duration 'nope' (write e.g. 10s, 30m, 2h, 1d or 1h30m)"
 }
 
+@test "a Markdown soul whose closing --- is its last line, ended by a CR alone, loads" {
+	printf -- '---\nname: cr\nheart: { schedule: { interval: 5m } }\n---\r' \
+		> "$BATS_TEST_TMPDIR/cr.md"
+	run soul-dump "$BATS_TEST_TMPDIR/cr.md"
+	assert_success
+	echo "$output" | jq -e '.name == "cr" and .system == null and .schedule.interval == 300'
+}
+
+@test "a Markdown soul whose system prompt is not UTF-8 is refused at its line" {
+	printf -- '---\nname: bad\n---\nYou follow \340\227pen work.\n' \
+		> "$BATS_TEST_TMPDIR/bad.md"
+	run soul-dump "$BATS_TEST_TMPDIR/bad.md"
+	assert_failure 78
+	assert_output "soul-dump: $BATS_TEST_TMPDIR/bad.md:4:1: the system prompt below the frontmatter is not UTF-8 text"
+	printf 'All prompt, no frontmatter \377\n' > "$BATS_TEST_TMPDIR/plain.md"
+	run soul-dump "$BATS_TEST_TMPDIR/plain.md"
+	assert_failure 78
+	assert_output --partial "plain.md:1:1: the system prompt"
+}
+
 @test "duplicate keys, alias bombs and missing files are refused" {
 	s=$(mk bad.yaml 'heart: { daily_cap: 1, daily_cap: 2 }')
 	run soul-dump "$s"

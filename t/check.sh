@@ -1,0 +1,108 @@
+#!/bin/bash
+# check.sh JOBS FUZZSECS STORE_SUITE... -- FUZZ_TARGET... - make check's
+# passes as one pool of jobs, JOBS at a time (GNU parallel): every bats
+# file with the programs as built (pass plain) and again built with
+# AddressSanitizer and UndefinedBehaviorSanitizer (asan), the cap and
+# breaker suites STORE_SUITE again with a Redis store (redis,
+# asan-redis), and each fuzz target FUZZSECS seconds after its seeds
+# (fuzz).  A job is one file of one pass; a file's tests run in order.
+# The jobs that took longest in the last run (build/check/joblog) start
+# first; without one, the sanitized ones and the longest files.  A line
+# is printed as each job ends; its output is kept in
+# build/check/PASS/FILE.tap (fuzz: .log) and printed at the end if it
+# failed.  BATSFLAGS are handed to bats.  Exit 1 if any job failed.
+#
+# check.sh --one PASS FILE FUZZSECS: one job (what the pool runs).
+set -u
+cd "$(dirname "$0")/.." || exit
+top=$PWD out=build/check
+
+one() {
+	local pass=$1 f=$2 secs=$3 log rc=0 t0 what
+	local plain=(HEART_BIN="$top" HEART_TBIN="$top/build/t")
+	local asan=(HEART_BIN="$top/build/asan"
+	    HEART_TBIN="$top/build/asan/t" HEART_SANITIZED=1)
+
+	mkdir -p "$out/$pass"
+	log=$out/$pass/${f##*/}.tap
+	t0=$(date +%s)
+	# shellcheck disable=SC2086
+	case $pass in
+	plain)	env "${plain[@]}" bats ${BATSFLAGS:-} "$f" ;;
+	redis)	env HEART_TEST_STORE=redis "${plain[@]}" bats ${BATSFLAGS:-} "$f" ;;
+	asan)	env "${asan[@]}" bats ${BATSFLAGS:-} "$f" ;;
+	asan-redis)
+		env HEART_TEST_STORE=redis "${asan[@]}" bats ${BATSFLAGS:-} "$f" ;;
+	fuzz)	log=$out/fuzz/$f.log
+		sh fuzz/run "$f" "$secs" ;;
+	*)	echo "check.sh: $pass: no such pass"; false ;;
+	esac > "$log" 2>&1 3>&- || rc=$?
+	if [ "$pass" = fuzz ]; then
+		what=$(tail -n 1 "$log")
+	else
+		what="$(grep -c '^ok' "$log") ok, $(grep -c '^not ok' "$log") not ok"
+	fi
+	[ $rc -eq 0 ] || echo "$log" >> "$out/failed"
+	printf '%-4s %-10s %-26s %4ss  %s\n' "$([ $rc -eq 0 ] && echo ok ||
+	    echo FAIL)" "$pass" "${f##*/}" "$(($(date +%s) - t0))" "$what"
+	return $rc
+}
+
+if [ "${1:-}" = --one ]; then
+	one "$2" "$3" "$4"
+	exit
+fi
+
+jobs=$1 secs=$2
+shift 2
+store=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do store+=("$1"); shift; done
+shift
+# the weight of a job: its time in the last run, else a guess
+declare -A last=()
+if [ -f "$out/joblog" ]; then
+	while IFS=$'\t' read -r _ _ _ rt _ _ _ _ cmd; do
+		rt=${rt//[[:space:]]/}	# parallel pads it
+		last[${cmd#* --one }]=${rt%.*}
+	done < <(tail -n +2 "$out/joblog")
+fi
+list=()
+for f in t/*.bats; do list+=("plain $f" "asan $f"); done
+for f in "${store[@]}"; do list+=("redis $f" "asan-redis $f"); done
+for t in "$@"; do list+=("fuzz $t"); done
+weighed() {
+	local j w
+	for j in "${list[@]}"; do
+		w=${last["$j $secs"]:-}
+		if [ -z "$w" ]; then
+			case $j in
+			fuzz*)	w=$secs ;;
+			asan*)	w=$((2 * $(wc -l < "${j#* }"))) ;;
+			*)	w=$(wc -l < "${j#* }") ;;
+			esac
+		fi
+		echo "$w $j"
+	done | sort -rn | cut -d ' ' -f 2-
+}
+order=$(weighed)
+rm -rf "$out.new"
+mkdir -p "$out.new"
+[ -f "$out/joblog" ] && mv "$out/joblog" "$out.new/joblog.last"
+rm -rf "$out"
+mv "$out.new" "$out"
+# shellcheck source=t/faketime.bash
+. t/faketime.bash	# once for every job
+t0=$(date +%s)
+echo "check: $(echo "$order" | wc -l) jobs, $jobs at a time; output in $out/"
+rc=0
+echo "$order" | parallel --jobs "$jobs" --joblog "$out/joblog" \
+    --colsep ' ' bash t/check.sh --one '{1}' '{2}' "$secs" || rc=1
+total=$(($(date +%s) - t0))
+if [ -f "$out/failed" ]; then
+	while read -r f; do
+		echo "=== $f"
+		cat "$f"
+	done < "$out/failed"
+fi
+echo "check: ${total}s, $([ $rc -eq 0 ] && echo ok || echo FAILED)"
+exit $rc
