@@ -68,6 +68,7 @@ readers(const char *dir)
 	memset(&ps, 0, sizeof ps);
 	pulse_read(FZ_AGENT, soul->timezone, &caps, NOW,
 	    PS_BREAKER | PS_WAKE | PS_CAP, &ps, err);
+	pulse_clear(&ps);
 	if (wake_load(dir, &w, err) == -1)
 		return;
 	for (c = 0; c < CH_NCHAMBERS; c++)
@@ -75,7 +76,9 @@ readers(const char *dir)
 			wake_gates(soul, dir, &w, (enum chamber)c, NOW, force,
 			    &g);
 			gate_free(&g);
-			wake_next(soul, dir, &w, (enum chamber)c, NOW);
+			if (c == CH_IDLE)
+				wake_input(soul, dir, &w);
+			wake_admit(soul, &w, (enum chamber)c, NOW, NOW, force);
 		}
 	wake_free(&w);
 }
@@ -93,12 +96,12 @@ transitions(void)
 
 	cap_from_soul(soul, &caps);
 	brk_from_soul(soul, &bc);
-	cap_take(FZ_AGENT, CH_SCHEDULE, &caps, soul->timezone, NOW, &ok, &cv,
-	    err);
+	cap_take(FZ_AGENT, CH_SCHEDULE, &caps, -1, soul->timezone, NOW, &ok,
+	    &cv, err);
 	cap_record(FZ_AGENT, soul->timezone, NOW, 1, 10, 20, err);
 	brk_check(FZ_AGENT, &bc, NOW, &ok, &probe, &bv, ev, err);
-	brk_record(FZ_AGENT, &bc, NOW, BRK_LLM_FAIL | BRK_TOOL_OK, "fuzz",
-	    ev, err);
+	brk_record(FZ_AGENT, &bc, NOW, BRK_LLM_FAIL | BRK_TOOL_OK, NOW + 60,
+	    "fuzz", ev, err);
 	json_decref(ev);
 }
 
