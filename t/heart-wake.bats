@@ -62,10 +62,12 @@ cron_day() {
 	r=$BATS_TEST_TMPDIR/results.jsonl
 	run jq -s '[.[] | select(.agent == "storm" and (.status == "ok" or .status == "idle"))] | length' "$r"
 	assert_output 48
-	# the storm config is due every 5 minutes: 287 slots after heart
-	# first saw it, at 00:00:01; 239 of them refused by the cap
-	run jq -s '[.[] | select(.agent == "storm" and .status == "capped")] | length' "$r"
-	assert_output 239
+	# the storm config is due every 5 minutes; once its 48 are spent,
+	# its next admitted wake is tomorrow, so cron_day only runs it
+	# when travel_rescue is due, and each such run is refused by the
+	# cap, without a request
+	[ "$(jq -s '[.[] | select(.agent == "storm" and .status == "capped")] | length' "$r")" -ge 20 ]
+	jq -s -e '[.[] | select(.agent == "storm")] | (map(.status == "ok" or .status == "idle") | rindex(true)) < (map(.status == "capped") | index(true))' "$r"
 	run jq -s '[.[] | select(.agent == "travel_rescue" and (.status == "ok" or .status == "idle"))] | length' "$r"
 	assert_output 48
 	run jq -s '[.[] | select(.agent == "travel_rescue" and .status == "capped")] | length' "$r"
@@ -294,8 +296,9 @@ cron_day() {
 	[ -z "$stderr" ]
 	heart-wake --soul "$s" --chamber schedule >> "$out"
 	# not_idle, quiet, empty, busy, capped, open
-	heart-wake --touch user
-	heart-wake --soul "$(mk user '')" --chamber idle >> "$out"
+	u=$(mk user '')
+	heart-wake --touch user --soul "$u"
+	heart-wake --soul "$u" --chamber idle >> "$out"
 	night=$(mk night 'heart: { schedule: { interval: 10m, active_hours: "22:00-06:00" } }')
 	at "2026-11-22 12:00:00 UTC" heart-wake --soul "$night" --chamber schedule > /dev/null
 	at "2026-11-22 13:00:00 UTC" heart-wake --soul "$night" --chamber schedule >> "$out"
