@@ -867,17 +867,6 @@ soul_defaults(struct soul *s)
 
 #undef DEF
 
-/* The line of buf that p is on, from 1. */
-static int
-line_of(const char *buf, const char *p)
-{
-	int n = 1;
-
-	for (; buf < p; buf++)
-		n += *buf == '\n';
-	return n;
-}
-
 static int
 parse_soul(struct soul *s, char *buf, size_t len, char *err)
 {
@@ -886,7 +875,6 @@ parse_soul(struct soul *s, char *buf, size_t len, char *err)
 	char *yaml = buf, *body = NULL, *sys;
 	size_t ylen = len;
 	int lineoff = 0, r;
-	json_t *j;
 
 	if (is_markdown(s->path)) {
 		if (split_markdown(buf, &yaml, &ylen, &body, err,
@@ -907,19 +895,10 @@ parse_soul(struct soul *s, char *buf, size_t len, char *err)
 		return -1;
 	}
 	r = load_top(&v, y.root);
+	/* utf8_text has checked the body too */
 	if (r == 0 && body != NULL && (sys = trimmed(body)) != NULL) {
-		if ((j = json_string(sys)) == NULL) {
-			/* libyaml checks the frontmatter; this is the rest */
-			errf(err, "%s:%d:1: the system prompt below the "
-			    "frontmatter is not UTF-8 text", s->path,
-			    line_of(buf, body));
-			free(sys);
-			r = -1;
-		} else {
-			json_decref(j);
-			free(s->system);
-			s->system = sys;
-		}
+		free(s->system);
+		s->system = sys;
 	}
 	s->doc = json_incref(y.root);
 	yj_free(&y);

@@ -266,11 +266,11 @@ body')
 		> "$BATS_TEST_TMPDIR/bad.md"
 	run soul-dump "$BATS_TEST_TMPDIR/bad.md"
 	assert_failure 78
-	assert_output "soul-dump: $BATS_TEST_TMPDIR/bad.md:4:1: the system prompt below the frontmatter is not UTF-8 text"
+	assert_output "soul-dump: $BATS_TEST_TMPDIR/bad.md:4:12: byte 0xe0 is not UTF-8 (a soul is UTF-8 text: convert it, e.g. with iconv -t UTF-8)"
 	printf 'All prompt, no frontmatter \377\n' > "$BATS_TEST_TMPDIR/plain.md"
 	run soul-dump "$BATS_TEST_TMPDIR/plain.md"
 	assert_failure 78
-	assert_output --partial "plain.md:1:1: the system prompt"
+	assert_output --partial "plain.md:1:28: byte 0xff is not UTF-8"
 }
 
 @test "duplicate keys, alias bombs and missing files are refused" {
