@@ -56,6 +56,27 @@ print_json(json_t *j)
 	free(line);
 }
 
+/* A wake's result: a real answer is kept in the agent's outbox first,
+ * until heart-ghost has it (heart-ghost(1), OUTBOX). */
+static int
+print_result(const char *name, json_t *j)
+{
+	char *line = json_dumps(j, JSON_COMPACT), err[HEART_ERRLEN];
+	char m[HEART_ERRLEN + 80];
+	int rc = HX_OK;
+
+	if (outbox_keep(j, line, err) == -1) {
+		snprintf(m, sizeof m, "the answer is not kept for heart-ghost: "
+		    "%s", err);
+		warn(name, m);
+		rc = HX_IOERR;
+	}
+	puts(line);
+	fflush(stdout);
+	free(line);
+	return rc;
+}
+
 static void
 explain_text(json_t *arr)
 {
@@ -121,7 +142,7 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 	}
 	if (rc != HX_OK)
 		warn(s->name, err);
-	print_json(j);
+	rc = hx_worse(rc, print_result(s->name, j));
 	json_decref(j);
 	soul_free(s);
 	return rc;
