@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <search.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +201,29 @@ flush_agent(const char *agent)
 		drain(&t, agent, NULL);
 }
 
+/* The agents whose outbox a line that rolls back looked at, once per
+ * run: a replayed log of a million idle lines costs no more for it. */
+static void *looked;
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static int
+first_look(const char *agent)
+{
+	char *k = xstrdup(agent), **p = tsearch(k, &looked, cmp_str);
+
+	if (p == NULL)
+		abort();
+	if (*p == k)
+		return 1;
+	free(k);
+	return 0;
+}
+
 static void
 one_line(const char *line, size_t len, const char *name, unsigned long no)
 {
@@ -219,7 +243,8 @@ one_line(const char *line, size_t len, const char *name, unsigned long no)
 	}
 	if (r.kind == GHOST_COMMIT)
 		commit(&r);
-	else if (r.agent[0] != '\0' && outbox_waiting(r.agent))
+	else if (r.agent[0] != '\0' && first_look(r.agent) &&
+	    outbox_waiting(r.agent))
 		flush_agent(r.agent);
 	wakerc = hx_worse(wakerc, r.exit);
 	ghost_result_free(&r);
@@ -329,6 +354,7 @@ read_inputs(int argc, char **argv)
 		each_line(fd, argv[i]);
 		close(fd);
 	}
+	tdestroy(looked, free);
 	return status();
 }
 
