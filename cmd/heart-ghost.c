@@ -394,7 +394,7 @@ outbox_row(json_t *o, int tty)
 	    json_string_value(json_object_get(o, "wake_id")),
 	    json_string_value(json_object_get(o, "state")),
 	    json_integer_value(json_object_get(o, "tries")),
-	    when ? when : "now", e);
+	    when ? when : "-", e);
 }
 
 /* --outbox: the answers waiting and the dead letters. */
