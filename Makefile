@@ -1,7 +1,8 @@
 # heart - a zero-token heartbeat for LLM agents.
 #
 #   make            build every program
-#   make check      install missing test dependencies, build, lint the
+#   make check      check that the tree holds only the project, install
+#                   missing test dependencies, build, lint the
 #                   man pages, run the bats suite (the cap and breaker
 #                   suites twice: with files, then with a Redis store),
 #                   then all again under AddressSanitizer and
@@ -13,6 +14,9 @@
 #                   build the Debian packages in build/deb/
 #   make bench      install what the benchmarks need (bench-deps), run
 #                   the benchmarks in bench/ and print their figures
+
+# the toolkit's one version string; every program's --version says it
+VERSION = 0.1.0
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -92,8 +96,11 @@ build/libheart.a: $(LIBSRC:lib/%.c=build/lib/%.o)
 	rm -f $@
 	ar rcs $@ $^
 
-$(PROGS): %: cmd/%.c build/libheart.a
-	$(CC) $(WFLAGS) $(CPPFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
+# the version reaches the programs only: a new one relinks nothing else
+VFLAGS = -DHEART_VERSION='"$(VERSION)"'
+
+$(PROGS): %: cmd/%.c build/libheart.a Makefile
+	$(CC) $(WFLAGS) $(VFLAGS) $(CPPFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
 		build/libheart.a $($@_LIBS) $(LDFLAGS)
 
 # Test helpers (t/*.c), normal and sanitized.
@@ -116,8 +123,8 @@ build/asan/libheart.a: $(LIBSRC:lib/%.c=build/asan/lib/%.o)
 	rm -f $@
 	ar rcs $@ $^
 
-$(PROGS:%=build/asan/%): build/asan/%: cmd/%.c build/asan/libheart.a
-	$(CC) $(WFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
+$(PROGS:%=build/asan/%): build/asan/%: cmd/%.c build/asan/libheart.a Makefile
+	$(CC) $(WFLAGS) $(VFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
 		build/asan/libheart.a $($(@F)_LIBS)
 
 asan: $(PROGS:%=build/asan/%) $(TPROGS:%=build/asan/t/%)
@@ -166,7 +173,13 @@ bench-deps:
 lint: $(MAN1) $(MAN5) $(MAN7)
 	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
 
-check: deps
+# The tree holds only the project: no tracked symbolic link out of it,
+# no tracked pid file, perf recording or core dump (t/tree-check.sh).
+tree-check:
+	@sh t/tree-check.sh
+
+check: tree-check
+	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all tprogs asan mizpah
 	@$(MAKE) --no-print-directory lint
 	HEART_BIN=$(CURDIR) HEART_TBIN=$(CURDIR)/build/t bats $(BATSFLAGS) t
@@ -257,4 +270,5 @@ clean:
 	rm -rf build $(PROGS)
 
 .PHONY: demo mizpah dashboard all tprogs asan deps bench-deps lint check \
+	tree-check \
 	bench install deb deb-deps clean

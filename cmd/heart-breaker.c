@@ -26,6 +26,8 @@ static const char *usage_text =
 static struct soul **souls;
 static size_t nsouls;
 static int jflag, vflag, pflag;
+static int idw = 20;		/* the table's AGENT column */
+static int ndefault;		/* rows shown with the default keys */
 static const char *promfile;
 
 static void
@@ -71,8 +73,9 @@ add_soul(const char *path)
 	souls[nsouls++] = s;
 }
 
-/* The breaker keys of agent's soul, or the defaults without one. */
-static void
+/* The breaker keys of agent's soul in c, or NULL without one: then
+ * the breaker goes by the keys it kept, and keeps them. */
+static const struct brk_conf *
 conf_for(const char *agent, struct brk_conf *c)
 {
 	size_t i;
@@ -80,9 +83,19 @@ conf_for(const char *agent, struct brk_conf *c)
 	for (i = 0; i < nsouls; i++)
 		if (strcmp(souls[i]->name, agent) == 0) {
 			brk_from_soul(souls[i], c);
-			return;
+			return c;
 		}
-	brk_from_soul(NULL, c);
+	return NULL;
+}
+
+/* Whose keys: the soul's, those kept from its soul, or the defaults. */
+static const char *
+keys_from(const struct brk_conf *given, const struct brk_view *v)
+{
+	if (given != NULL)
+		return "the soul's keys";
+	return v->kept ? "the keys kept from its soul" : "the default keys: "
+	    "no soul given, none kept";
 }
 
 static const char *
@@ -96,6 +109,30 @@ check_agent(const char *agent)
 		die(HX_USAGE, m);
 	}
 	return agent;
+}
+
+/*
+ * 0 when heart knows agent (or a soul given names it); else, having
+ * said so, the exit code: a misspelt name is bad usage.
+ */
+static int
+unknown(const char *agent)
+{
+	char err[HEART_ERRLEN];
+	struct brk_conf c;
+	int r;
+
+	if (conf_for(agent, &c) != NULL)
+		return 0;
+	if ((r = store_known(agent, err)) == -1) {
+		fprintf(stderr, "heart-breaker: %s\n", err);
+		return store_code(HX_IOERR);
+	}
+	if (r == 0)
+		fprintf(stderr, "heart-breaker: %s: no such agent (heart has "
+		    "no state for it: check the name, or give its soul with "
+		    "--soul)\n", agent);
+	return r == 1 ? 0 : HX_USAGE;
 }
 
 /* The one agent a command is about: the operand, or the soul's name. */
@@ -133,8 +170,9 @@ print_events(json_t *events)
 /* -v: why a check said what it said, and until when. */
 static void
 explain(const char *agent, const struct brk_view *v, int allowed,
-    int probe, const struct brk_conf *c, time_t now)
+    int probe, const struct brk_conf *given, time_t now)
 {
+	const struct brk_conf *c = &v->conf;
 	char until[32], left[32], lease[32];
 
 	clock_utc(v->until, until, sizeof until);
@@ -145,8 +183,9 @@ explain(const char *agent, const struct brk_view *v, int allowed,
 		    "report it (record) within %s\n", agent, lease);
 	else if (allowed)
 		fprintf(stderr, "%s: closed: a wake may go (llm %lld/%lld, "
-		    "tool %lld/%lld failures)\n", agent, v->llm_fails,
-		    c->threshold, v->tool_fails, c->threshold);
+		    "tool %lld/%lld failures; %s)\n", agent, v->llm_fails,
+		    c->threshold, v->tool_fails, c->threshold,
+		    keys_from(given, v));
 	else if (v->state == BRK_OPEN)
 		fprintf(stderr, "%s: open (%s: %s): no wake until %s (%s)\n",
 		    agent, v->trigger, v->reason, until, left);
@@ -161,18 +200,19 @@ cmd_check(const char *agent, time_t now)
 {
 	char err[HEART_ERRLEN];
 	json_t *events = json_array();
+	const struct brk_conf *given;
 	struct brk_conf c;
 	struct brk_view v;
 	int allowed, probe, r;
 
-	conf_for(agent, &c);
-	r = brk_check(agent, &c, now, &allowed, &probe, &v, events, err);
+	given = conf_for(agent, &c);
+	r = brk_check(agent, given, now, &allowed, &probe, &v, events, err);
 	print_events(events);
 	json_decref(events);
 	if (r == -1)
 		die(store_code(HX_IOERR), err);
 	if (vflag)
-		explain(agent, &v, allowed, probe, &c, now);
+		explain(agent, &v, allowed, probe, given, now);
 	return allowed ? HX_OK : HX_NO;
 }
 
@@ -193,9 +233,9 @@ cmd_record(int argc, char **argv, const char *reason, time_t now)
 		die(HX_USAGE, m);
 	}
 	agent = one_agent(argc - 1, argv);
-	conf_for(agent, &c);
 	events = json_array();
-	r = brk_record(agent, &c, now, flags, 0, reason, events, err);
+	r = brk_record(agent, conf_for(agent, &c), now, flags, 0, reason,
+	    events, err);
 	print_events(events);
 	json_decref(events);
 	if (r == -1)
@@ -210,8 +250,8 @@ print_row(const char *agent, const struct brk_view *v, time_t now,
 	char cool[32], until[32], left[32];
 
 	if (header)
-		printf("%-20s %-9s %4s %4s %8s  %-20s %8s  %-7s %s\n",
-		    "AGENT", "STATE", "LLM", "TOOL", "COOLDOWN", "UNTIL",
+		printf("%-*s %-9s %4s %4s %8s  %-20s %8s  %-7s %s\n",
+		    idw, "AGENT", "STATE", "LLM", "TOOL", "COOLDOWN", "UNTIL",
 		    "LEFT", "TRIGGER", "REASON");
 	dur_format(v->cooldown, cool, sizeof cool);
 	snprintf(until, sizeof until, "-");
@@ -220,7 +260,7 @@ print_row(const char *agent, const struct brk_view *v, time_t now,
 		clock_utc(v->until, until, sizeof until);
 		dur_format(v->until - now, left, sizeof left);
 	}
-	printf("%-20s %-9s %4lld %4lld %8s  %-20s %8s  %-7s %s\n", agent,
+	printf("%-*s %-9s %4lld %4lld %8s  %-20s %8s  %-7s %s\n", idw, agent,
 	    brk_state_name(v->state), v->llm_fails, v->tool_fails, cool,
 	    until, left, v->trigger[0] ? v->trigger : "-",
 	    v->reason[0] ? v->reason : "-");
@@ -230,11 +270,12 @@ static int
 status_one(const char *agent, time_t now, int header, struct brk_view *v)
 {
 	char err[HEART_ERRLEN], *line;
+	const struct brk_conf *given;
 	struct brk_conf c;
 	json_t *j;
 
-	conf_for(agent, &c);
-	if (brk_peek(agent, &c, now, v, err) == -1) {
+	given = conf_for(agent, &c);
+	if (brk_peek(agent, given, now, v, err) == -1) {
 		warn(NULL, err);
 		return store_code(HX_IOERR);
 	}
@@ -242,9 +283,13 @@ status_one(const char *agent, time_t now, int header, struct brk_view *v)
 		return HX_OK;
 	if (!jflag) {
 		print_row(agent, v, now, header);
+		if (given == NULL && !v->kept)
+			ndefault++;
 		return HX_OK;
 	}
 	j = brk_json(agent, v, now);
+	json_object_set_new(j, "keys_from", json_string(given != NULL ?
+	    "soul" : v->kept ? "kept" : "default"));
 	line = json_dumps(j, JSON_COMPACT);
 	puts(line);
 	free(line);
@@ -277,14 +322,24 @@ cmd_status(int argc, char **argv, time_t now)
 	char err[HEART_ERRLEN];
 	char **list, **names;
 	struct brk_view *v;
-	size_t nl, i, m, n = 0;
+	size_t nl, i, m, n = 0, nk = 0;
 	int rc = HX_OK, r;
 
-	for (i = 0; i < (size_t)argc; i++)
+	for (i = 0; i < (size_t)argc; i++) {
 		check_agent(argv[i]);
-	if (store_status_names(argv, (size_t)argc, souls, nsouls, &names, &m,
-	    &list, &nl, err) == -1)
+		if ((r = unknown(argv[i])) == 0)
+			argv[nk++] = argv[i];
+		else
+			rc = r;
+	}
+	if (argc > 0 && nk == 0)
+		return rc;	/* not every agent: none of those named */
+	if (store_status_names(argv, nk, souls, nsouls, &names, &m, &list,
+	    &nl, err) == -1)
 		die(store_code(HX_IOERR), err);
+	for (i = 0; i < m; i++)
+		if (strlen(names[i]) > (size_t)idw)
+			idw = (int)strlen(names[i]);
 	v = xcalloc(m + 1, sizeof *v);
 	for (i = 0; i < m; i++)
 		if ((r = status_one(names[i], now, i == 0, &v[n])) != HX_OK)
@@ -293,6 +348,10 @@ cmd_status(int argc, char **argv, time_t now)
 			names[n++] = names[i];	/* the readable, for --prom */
 	if (pflag)
 		rc = print_prom(names, v, n, now, rc);
+	if (ndefault > 0)
+		fprintf(stderr, "heart-breaker: %d agent%s shown with the "
+		    "default keys (3 failures, 15m, 2h): no soul given, none "
+		    "kept; give --soul\n", ndefault, ndefault > 1 ? "s" : "");
 	free(v);
 	free(names);
 	state_free_list(list, nl);
@@ -303,9 +362,12 @@ static int
 cmd_reset(const char *agent)
 {
 	char err[HEART_ERRLEN];
-	json_t *events = json_array();
+	json_t *events;
 	int r;
 
+	if ((r = unknown(agent)) != 0)
+		return r;
+	events = json_array();
 	r = brk_reset(agent, events, err);
 	print_events(events);
 	json_decref(events);
@@ -346,6 +408,7 @@ main(int argc, char **argv)
 		{ "store", required_argument, NULL, 'S' },
 		{ "prom", optional_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *cmd, *reason = NULL, *store = NULL;
@@ -379,6 +442,9 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			return HX_OK;
+		case 'V':
+			puts("heart-breaker " HEART_VERSION);
 			return HX_OK;
 		default:
 			usage();

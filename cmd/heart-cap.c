@@ -22,6 +22,8 @@ static const char *usage_text =
 static struct soul **souls;
 static size_t nsouls;
 static int jflag, vflag, pflag;
+static int idw = 20;		/* the table's AGENT column */
+static int ndefault;		/* agents shown with the default caps */
 static const char *promfile;
 
 static void
@@ -91,6 +93,29 @@ check_agent(const char *agent)
 	return agent;
 }
 
+/*
+ * 0 when heart knows agent (or a soul given names it); else, having
+ * said so, the exit code: a misspelt name is bad usage.
+ */
+static int
+unknown(const char *agent)
+{
+	char err[HEART_ERRLEN];
+	int r;
+
+	if (soul_for(agent) != NULL)
+		return 0;
+	if ((r = store_known(agent, err)) == -1) {
+		fprintf(stderr, "heart-cap: %s\n", err);
+		return store_code(HX_IOERR);
+	}
+	if (r == 0)
+		fprintf(stderr, "heart-cap: %s: no such agent (heart has no "
+		    "state for it: check the name, or give its soul with "
+		    "--soul)\n", agent);
+	return r == 1 ? 0 : HX_USAGE;
+}
+
 /* The one agent a take or reset is about: the operand, or the soul. */
 static const char *
 one_agent(int argc, char **argv)
@@ -108,6 +133,16 @@ one_agent(int argc, char **argv)
 	return souls[0]->name;
 }
 
+/* Whose caps a figure is judged by: the soul's, those kept, or none. */
+static const char *
+caps_from(const struct soul *s, const struct cap_view *v)
+{
+	if (s != NULL)
+		return "the soul's caps";
+	return v->have_caps ? "the caps kept from its soul" : "the default "
+	    "caps: no soul given, none kept";
+}
+
 static int
 cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 {
@@ -117,23 +152,17 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 	struct caps caps;
 	int ok;
 
+	/* without a soul, the caps kept are left as they are */
 	if (s != NULL)
 		cap_from_soul(s, &caps);
-	else {
-		struct soul *d = soul_new(NULL);
-		soul_defaults(d);
-		cap_from_soul(d, &caps);
-		soul_free(d);
-	}
-	if (capflag >= 0)
-		caps.chamber[ch] = capflag;
-	if (cap_take(agent, ch, &caps, s ? s->timezone : NULL, now, &ok, &v,
-	    err) == -1)
+	if (cap_take(agent, ch, s != NULL ? &caps : NULL, capflag,
+	    s ? s->timezone : NULL, now, &ok, &v, err) == -1)
 		die(store_code(HX_IOERR), err);
 	if (vflag)
-		printf("%s: %s %s: %lld/%lld today (%s)\n", agent,
+		printf("%s: %s %s: %lld/%lld today (%s; %s)\n", agent,
 		    chamber_name(ch), ok ? "admitted" : "refused",
-		    v.total, cap_limit(&caps, ch), v.day);
+		    v.total, cap_limit(&v.caps, ch), v.day,
+		    caps_from(s, &v));
 	return ok ? HX_OK : HX_NO;
 }
 
@@ -144,8 +173,8 @@ print_row(json_t *j, int header)
 	char sched[32], idle[32];
 
 	if (header)
-		printf("%-20s %-10s %-20s %5s %5s %5s %9s %9s %6s %8s  %s\n",
-		    "AGENT", "DAY", "ZONE", "USED", "CAP", "LEFT",
+		printf("%-*s %-10s %-20s %5s %5s %5s %9s %9s %6s %8s  %s\n",
+		    idw, "AGENT", "DAY", "ZONE", "USED", "CAP", "LEFT",
 		    "SCHEDULE", "IDLE", "GHOSTS", "TOKENS", "RESETS");
 #define CH(n) json_integer_value(json_object_get(json_object_get(ch, n), \
 	"used")), json_integer_value(json_object_get(json_object_get(ch, n), \
@@ -154,8 +183,8 @@ print_row(json_t *j, int header)
 	snprintf(idle, sizeof idle, "%lld/%lld", CH("idle"));
 #undef CH
 #define I(k) json_integer_value(json_object_get(j, k))
-	printf("%-20s %-10s %-20s %5lld %5lld %5lld %9s %9s %6lld %8lld  %s\n",
-	    json_string_value(json_object_get(j, "agent")),
+	printf("%-*s %-10s %-20s %5lld %5lld %5lld %9s %9s %6lld %8lld  %s\n",
+	    idw, json_string_value(json_object_get(j, "agent")),
 	    json_string_value(json_object_get(j, "day")),
 	    json_string_value(json_object_get(j, "zone")),
 	    I("used"), I("cap"), I("remaining"), sched, idle, I("ghosts"),
@@ -182,6 +211,10 @@ status_one(const char *agent, time_t now, int header, struct cap_view *v)
 	if (pflag)
 		return HX_OK;
 	j = cap_json(agent, v, now);
+	json_object_set_new(j, "caps_from", json_string(s != NULL ? "soul" :
+	    v->have_caps ? "kept" : "default"));
+	if (s == NULL && !v->have_caps)
+		ndefault++;
 	if (jflag) {
 		char *line = json_dumps(j, JSON_COMPACT);
 		puts(line);
@@ -217,14 +250,24 @@ cmd_status(int argc, char **argv, time_t now)
 	char err[HEART_ERRLEN];
 	char **list, **names;
 	struct cap_view *v;
-	size_t nl, i, m, n = 0;
+	size_t nl, i, m, n = 0, nk = 0;
 	int rc = HX_OK, r;
 
-	for (i = 0; i < (size_t)argc; i++)
+	for (i = 0; i < (size_t)argc; i++) {
 		check_agent(argv[i]);
-	if (store_status_names(argv, (size_t)argc, souls, nsouls, &names, &m,
-	    &list, &nl, err) == -1)
+		if ((r = unknown(argv[i])) == 0)
+			argv[nk++] = argv[i];
+		else
+			rc = r;
+	}
+	if (argc > 0 && nk == 0)
+		return rc;	/* not every agent: none of those named */
+	if (store_status_names(argv, nk, souls, nsouls, &names, &m, &list,
+	    &nl, err) == -1)
 		die(store_code(HX_IOERR), err);
+	for (i = 0; i < m; i++)
+		if (strlen(names[i]) > (size_t)idw)
+			idw = (int)strlen(names[i]);
 	v = xcalloc(m + 1, sizeof *v);
 	for (i = 0; i < m; i++)
 		if ((r = status_one(names[i], now, i == 0, &v[n])) != HX_OK)
@@ -233,6 +276,10 @@ cmd_status(int argc, char **argv, time_t now)
 			names[n++] = names[i];	/* the readable, for --prom */
 	if (pflag)
 		rc = print_prom(names, v, n, now, rc);
+	if (ndefault > 0 && !jflag && !pflag)
+		fprintf(stderr, "heart-cap: %d agent%s shown with the default "
+		    "caps (schedule 48, idle 12): no soul given, none kept; "
+		    "give --soul\n", ndefault, ndefault > 1 ? "s" : "");
 	free(v);
 	free(names);
 	state_free_list(list, nl);
@@ -244,7 +291,10 @@ cmd_reset(const char *agent, time_t now)
 {
 	char err[HEART_ERRLEN];
 	struct soul *s = soul_for(agent);
+	int r;
 
+	if ((r = unknown(agent)) != 0)
+		return r;
 	if (cap_reset(agent, s ? s->timezone : NULL, now, err) == -1)
 		die(store_code(HX_IOERR), err);
 	return HX_OK;
@@ -283,12 +333,13 @@ main(int argc, char **argv)
 		{ "store", required_argument, NULL, 'S' },
 		{ "prom", optional_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	enum chamber ch = CH_SCHEDULE;
 	long long capflag = -1;
 	const char *cmd, *store = NULL;
-	char err[HEART_ERRLEN];
+	char err[HEART_ERRLEN], why[64];
 	time_t now;
 	int c, rc;
 
@@ -304,8 +355,11 @@ main(int argc, char **argv)
 			add_soul(optarg);
 			break;
 		case 'n':
-			if (num_parse(optarg, 0, 1000000000, &capflag) == -1)
-				die(HX_USAGE, "--cap: not a number from 0");
+			if (num_parse(optarg, 0, 1000000000, &capflag) == -1) {
+				snprintf(err, sizeof err, "--cap: %s", num_why(
+				    optarg, 0, 1000000000, why, sizeof why));
+				die(HX_USAGE, err);
+			}
 			break;
 		case 'j':
 			jflag = 1;
@@ -323,6 +377,9 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			return HX_OK;
+		case 'V':
+			puts("heart-cap " HEART_VERSION);
 			return HX_OK;
 		default:
 			usage();

@@ -525,9 +525,11 @@ main(int argc, char **argv)
 		{ "flush", no_argument, NULL, 'F' },
 		{ "outbox", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *user = NULL;
+	char m[160], why[96];
 	int c, oflag = 0;
 
 	while (execargv == NULL && (c = getopt_long(argc, argv,
@@ -540,15 +542,19 @@ main(int argc, char **argv)
 			gopts.alert_only = 1;
 			break;
 		case 'd':
-			if (dur_parse(optarg, &gopts.dedupe) == -1 ||
-			    gopts.dedupe <= 0)
-				die(HX_USAGE, "--dedupe: not a duration such "
-				    "as 30m, 24h or 7d");
+			if (*dur_why(optarg, 1, why, sizeof why) != '\0') {
+				snprintf(m, sizeof m, "--dedupe: %s", why);
+				die(HX_USAGE, m);
+			}
+			dur_parse(optarg, &gopts.dedupe);
 			break;
 		case 'k':
-			if (num_parse(optarg, 1, 1000000000,
-			    &gopts.keep) == -1)
-				die(HX_USAGE, "--keep: not a number from 1");
+			if (num_parse(optarg, 1, 1000000000, &gopts.keep) ==
+			    -1) {
+				snprintf(m, sizeof m, "--keep: %s", num_why(
+				    optarg, 1, 1000000000, why, sizeof why));
+				die(HX_USAGE, m);
+			}
 			break;
 		case 'u':
 			user = optarg;
@@ -572,6 +578,9 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			return HX_OK;
+		case 'V':
+			puts("heart-ghost " HEART_VERSION);
 			return HX_OK;
 		default:
 			usage();

@@ -107,14 +107,14 @@ mono_ms(void)
 static long long
 dur_opt(const char *name, const char *arg)
 {
-	char m[128];
+	char m[128], why[96];
 	long long v;
 
-	if (dur_parse(arg, &v) == -1 || v < 1) {
-		snprintf(m, sizeof m, "--%s: not a duration such as 10s, 2m",
-		    name);
+	if (*dur_why(arg, 1, why, sizeof why) != '\0') {
+		snprintf(m, sizeof m, "--%s: %s", name, why);
 		die(HX_USAGE, m);
 	}
+	dur_parse(arg, &v);
 	return v;
 }
 
@@ -672,6 +672,7 @@ main(int argc, char **argv)
 		{ "no-inotify", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c, rc;
@@ -711,13 +712,20 @@ main(int argc, char **argv)
 		case 'w': o.watch = 1; break;
 		case 'n': o.snapshot = o.watch = 1; break;
 		case 'm':
-			if (num_parse(optarg, 1, 1000, &o.misses) == -1)
-				die(HX_USAGE, "--misses: a number from 1");
+			if (num_parse(optarg, 1, 1000, &o.misses) == -1) {
+				char m[96], why[64];
+				snprintf(m, sizeof m, "--misses: %s", num_why(
+				    optarg, 1, 1000, why, sizeof why));
+				die(HX_USAGE, m);
+			}
 			break;
 		case 'N': o.noinotify = 1; break;
 		case 'v': o.verbose = 1; break;
 		case 'h':
 			fputs(usage_text, stdout);
+			return HX_OK;
+		case 'V':
+			puts("heart-pulse " HEART_VERSION);
 			return HX_OK;
 		default:
 			usage();

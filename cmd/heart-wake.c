@@ -16,8 +16,8 @@
 static const char *usage_text =
     "usage: heart-wake --soul FILE... [--chamber schedule|idle|auto]"
     " [--force] [--dry-run]\n"
-    "       heart-wake --explain --soul FILE...\n"
-    "       heart-wake --touch AGENT\n"
+    "       heart-wake --explain --soul FILE... [--chamber C] [--force]\n"
+    "       heart-wake --touch AGENT [--soul FILE]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
 static void
@@ -57,7 +57,7 @@ print_json(json_t *j)
 }
 
 /* A wake's result: a real answer is kept in the agent's outbox first,
- * until heart-ghost has it (heart-ghost(1), OUTBOX). */
+ * until heart-ghost has it (heart-wake(1), THE WAKE RESULT). */
 static int
 print_result(const char *name, json_t *j)
 {
@@ -77,23 +77,33 @@ print_result(const char *name, json_t *j)
 	return rc;
 }
 
+/* --explain on a terminal: what a wake would say, when one will next
+ * be admitted, and each gate's verdict. */
 static void
 explain_text(json_t *arr)
 {
-	json_t *o;
+	const char *reason, *why, *next, *gate;
+	json_t *o, *v;
 	size_t i;
 
 	json_array_foreach(arr, i, o) {
-		const char *reason = json_string_value(json_object_get(o,
-		    "reason"));
-		const char *why = json_string_value(json_object_get(
-		    json_object_get(o, "adaptive"), "why"));
-		printf("%s %s: %s%s%s\n",
+		reason = json_string_value(json_object_get(o, "reason"));
+		why = json_string_value(json_object_get(json_object_get(o,
+		    "adaptive"), "why"));
+		next = json_string_value(json_object_get(o, "next"));
+		printf("%s %s%s: %s%s%s\n",
 		    json_string_value(json_object_get(o, "agent")),
 		    json_string_value(json_object_get(o, "chamber")),
-		    json_string_value(json_object_get(o, "would")),
+		    json_is_true(json_object_get(o, "force")) ? " (--force)" :
+		    "", json_string_value(json_object_get(o, "would")),
 		    reason ? ": " : " now", reason ? reason : "");
-		if (why != NULL && reason == NULL)
+		printf("  next wake: %s\n", next ? next : "none foreseen");
+		json_object_foreach(json_object_get(o, "gates"), gate, v)
+			printf("  %-10s %-3s %s\n", gate,
+			    json_is_true(json_object_get(v, "ok")) ? "yes" :
+			    "no", json_string_value(json_object_get(v,
+			    "reason")));
+		if (why != NULL)
 			printf("  adaptive: %s\n", why);
 	}
 }
@@ -120,7 +130,7 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 	for (i = 0; i < s->nwarn; i++)
 		warn("warning", s->warn[i]);
 	if (explain) {
-		if ((j = run_explain(s, now, err)) == NULL) {
+		if ((j = run_explain(s, o, now, err)) == NULL) {
 			warn(NULL, err);
 			soul_free(s);
 			return store_code(HX_IOERR);
@@ -148,6 +158,39 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 	return rc;
 }
 
+/*
+ * --touch: the user's input now.  Only of an agent heart knows, or
+ * whose soul is given (before its first wake): a misspelt name must
+ * not start a new agent.
+ */
+static int
+touch_input(const char *agent, char **paths, int n, time_t now)
+{
+	char err[HEART_ERRLEN], m[HEART_ERRLEN + 64];
+	struct soul *s = NULL;
+	int r;
+
+	if (n > 1 || !id_valid(agent))
+		die(HX_USAGE, n > 1 ? "--touch: one agent, one soul at most" :
+		    "--touch: invalid agent id");
+	if (n == 1 && soul_load(paths[0], &s, err) == -1)
+		die(HX_CONFIG, err);
+	if (s != NULL && strcmp(s->name, agent) != 0)
+		die(HX_USAGE, "--touch: the agent and the soul's name differ");
+	soul_free(s);
+	if (n == 0 && (r = store_known(agent, err)) == -1)
+		die(store_code(HX_IOERR), err);
+	if (n == 0 && r == 0) {
+		snprintf(m, sizeof m, "--touch: no such agent '%s' (heart has "
+		    "never seen it: check the name, or give its soul with "
+		    "--soul)", agent);
+		die(HX_USAGE, m);
+	}
+	if (hist_touch_input(agent, now, err) == -1)
+		die(HX_IOERR, err);
+	return HX_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -160,6 +203,7 @@ main(int argc, char **argv)
 		{ "touch", required_argument, NULL, 't' },
 		{ "store", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts o = { -1, 0, 0 };
@@ -169,7 +213,7 @@ main(int argc, char **argv)
 	enum chamber ch;
 	time_t now;
 
-	souls = calloc((size_t)argc + 1, sizeof *souls);
+	souls = xcalloc((size_t)argc + 1, sizeof *souls);
 	while ((c = getopt_long(argc, argv, "s:c:fnet:h", longopts,
 	    NULL)) != -1) {
 		switch (c) {
@@ -202,6 +246,11 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			free(souls);
+			return HX_OK;
+		case 'V':
+			puts("heart-wake " HEART_VERSION);
+			free(souls);
 			return HX_OK;
 		default:
 			usage();
@@ -209,18 +258,16 @@ main(int argc, char **argv)
 	}
 	for (i = optind; i < argc; i++)
 		souls[n++] = argv[i];
+	if (explain && o.dry_run)
+		die(HX_USAGE, "--explain changes nothing and sends nothing "
+		    "already: leave out --dry-run");
 	if ((rc = rds_open(store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);
 	if (touch != NULL) {
-		if (n > 0)
-			usage();
-		if (!id_valid(touch))
-			die(HX_USAGE, "--touch: invalid agent id");
-		if (hist_touch_input(touch, now, err) == -1)
-			die(HX_IOERR, err);
+		rc = touch_input(touch, souls, n, now);
 		free(souls);
-		return HX_OK;
+		return rc;
 	}
 	if (n == 0)
 		usage();

@@ -75,17 +75,33 @@ brk_outcome(const char *word)
 	return -1;
 }
 
-/* A usable copy of c: threshold and cooldown at least 1, max >= base. */
-static void
-conf_norm(const struct brk_conf *c, struct brk_conf *o)
+/*
+ * The keys in force, made usable (threshold and cooldown at least 1,
+ * max >= base): those given (a soul's); else, given NULL, those kept
+ * with b, else the defaults.  Returns 1 when they are the kept ones.
+ */
+static int
+keys(const struct brk_conf *c, const struct brk *b, struct brk_conf *o)
 {
-	*o = *c;
+	int kept = c == NULL && b != NULL && b->base > 0;
+
+	if (c != NULL)
+		*o = *c;
+	else
+		brk_from_soul(NULL, o);
+	if (kept)
+		o->cooldown = b->base;
+	if (c == NULL && b != NULL && b->threshold > 0)
+		o->threshold = b->threshold;
+	if (c == NULL && b != NULL && b->max > 0)
+		o->max_cooldown = b->max;
 	if (o->threshold < 1)
 		o->threshold = 1;
 	if (o->cooldown < 1)
 		o->cooldown = 1;
 	if (o->max_cooldown < o->cooldown)
 		o->max_cooldown = o->cooldown;
+	return kept;
 }
 
 static int
@@ -196,6 +212,10 @@ parse(const char *dir, json_t *j, struct brk *b, char *err)
 		bad = "cooldown_s";
 	else if (get_count(j, "base_s", &b->base) == -1)
 		bad = "base_s";
+	else if (get_count(j, "threshold", &b->threshold) == -1)
+		bad = "threshold";
+	else if (get_count(j, "max_cooldown_s", &b->max) == -1)
+		bad = "max_cooldown_s";
 	else if (get_time(j, "until", b->state == BRK_OPEN ? &b->until :
 	    &ignored) == -1 || (b->state == BRK_OPEN && b->until == 0))
 		bad = "until";
@@ -249,12 +269,14 @@ save(const char *dir, const char *agent, const struct brk *b, time_t now,
 	json_t *j;
 	int r;
 
-	j = json_pack("{s:i,s:s,s:s,s:I,s:I,s:I,s:I}", "v", 1,
+	j = json_pack("{s:i,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "v", 1,
 	    "agent", agent, "state", names[b->state],
 	    "llm_fails", (json_int_t)b->llm_fails,
 	    "tool_fails", (json_int_t)b->tool_fails,
 	    "cooldown_s", (json_int_t)b->cooldown,
-	    "base_s", (json_int_t)b->base);
+	    "base_s", (json_int_t)b->base,
+	    "threshold", (json_int_t)b->threshold,
+	    "max_cooldown_s", (json_int_t)b->max);
 	put_time(j, "until", next_go(b));
 	put_time(j, "probe_at", b->probe_at);
 	json_object_set_new(j, "probe_pid", b->probe_pid > 0 ?
@@ -345,11 +367,21 @@ advance(const char *agent, const struct brk_conf *c, struct brk *b,
 		b->probe_at = b->probe_pid = 0;
 		changed = 1;
 	}
-	if (b->base != c->cooldown) {
-		b->base = c->cooldown;
-		changed = 1;
-	}
 	return changed;
+}
+
+/* Keep the keys given (a soul's) with b; 1 when b changed.  Without
+ * them (NULL) b keeps what it had: defaults are never kept. */
+static int
+keep(const struct brk_conf *given, const struct brk_conf *c, struct brk *b)
+{
+	if (given == NULL || (b->base == c->cooldown &&
+	    b->threshold == c->threshold && b->max == c->max_cooldown))
+		return 0;
+	b->base = c->cooldown;
+	b->threshold = c->threshold;
+	b->max = c->max_cooldown;
+	return 1;
 }
 
 /* Does a check have to take the lock (and maybe write)? */
@@ -369,10 +401,16 @@ check_needs_lock(const struct brk *b, time_t now)
 	return 1;
 }
 
+/* The view of b, with the keys in force (those given, else kept). */
 static void
-to_view(const struct brk *b, const struct brk_conf *c, struct brk_view *v)
+to_view(const struct brk *b, const struct brk_conf *given,
+    struct brk_view *v)
 {
+	struct brk_conf kc, *c = &kc;
+
 	memset(v, 0, sizeof *v);
+	v->kept = keys(given, b, c);
+	v->conf = kc;
 	v->state = b->state;
 	v->llm_fails = b->llm_fails;
 	v->tool_fails = b->tool_fails;
@@ -411,12 +449,16 @@ remote(const struct store_ops *st, const char *agent, enum brk_op op,
     struct brk_out *o, json_t *events, char *err)
 {
 	static const struct brk_rec none = { 0, 0, NULL };
+	struct brk_conf n;
 	char name[24], *by;
 	json_t *e;
 	int i;
 
 	memset(o, 0, sizeof *o);
-	if (st->brk(agent, op, c, now, rec != NULL ? rec : &none, o,
+	if (c != NULL)
+		keys(c, NULL, &n);
+	if (st->brk(agent, op, c != NULL ? &n : NULL, now, rec != NULL ? rec :
+	    &none, o,
 	    err) == -1)
 		return -1;
 	for (i = 0; i < o->nev && i < STORE_MAXEV; i++) {
@@ -450,14 +492,13 @@ brk_check(const char *agent, const struct brk_conf *conf, time_t now,
 	int fd, changed, r = 0;
 
 	*allowed = *probe = 0;
-	conf_norm(conf, &c);
 	if ((st = store_ops()) != NULL) {
-		if ((r = remote(st, agent, BRK_CHECK, &c, now, NULL, &o,
+		if ((r = remote(st, agent, BRK_CHECK, conf, now, NULL, &o,
 		    events, err)) == 0) {
 			*probe = o.probe;
 			*allowed = o.b.state == BRK_CLOSED || o.probe;
 			if (vo != NULL)
-				to_view(&o.b, &c, vo);
+				to_view(&o.b, conf, vo);
 		}
 		return r;
 	}
@@ -467,7 +508,9 @@ brk_check(const char *agent, const struct brk_conf *conf, time_t now,
 	if (check_needs_lock(&b, now)) {
 		if ((fd = begin(agent, dir, sizeof dir, &b, err)) < 0)
 			return -1;
+		keys(conf, &b, &c);
 		changed = advance(agent, &c, &b, now, events);
+		changed |= keep(conf, &c, &b);
 		if (b.state == BRK_HALF_OPEN && b.probe_at == 0) {
 			b.probe_at = now;
 			b.probe_pid = getpid();
@@ -481,7 +524,7 @@ brk_check(const char *agent, const struct brk_conf *conf, time_t now,
 	}
 	*allowed = r == 0 && (b.state == BRK_CLOSED || *probe);
 	if (vo != NULL)
-		to_view(&b, &c, vo);
+		to_view(&b, conf, vo);
 	return r;
 }
 
@@ -489,17 +532,14 @@ int
 brk_giveback(const char *agent, time_t now, char *err)
 {
 	const struct store_ops *st = store_ops();
-	struct brk_conf c;
 	struct brk_out o;
 	char dir[4096];
 	struct brk b;
 	int fd, r = 0;
 
-	if (st != NULL) {
-		brk_from_soul(NULL, &c);
-		return remote(st, agent, BRK_GIVEBACK, &c, now, NULL, &o,
+	if (st != NULL)
+		return remote(st, agent, BRK_GIVEBACK, NULL, now, NULL, &o,
 		    NULL, err);
-	}
 	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
 	    load(dir, &b, err) == -1)
 		return -1;
@@ -661,7 +701,6 @@ brk_record(const char *agent, const struct brk_conf *conf, time_t now,
 		errf(err, "brk_record: bad outcome flags %#x", flags);
 		return -1;
 	}
-	conf_norm(conf, &c);
 	if (reason == NULL)
 		reason = (flags & BRK_LLM_FAIL) ? "llm failure" :
 		    "tool failure";
@@ -671,11 +710,13 @@ brk_record(const char *agent, const struct brk_conf *conf, time_t now,
 	free(scrubbed);
 	rec.reason = why;
 	if (st != NULL)
-		return remote(st, agent, BRK_RECORD, &c, now, &rec, &o,
+		return remote(st, agent, BRK_RECORD, conf, now, &rec, &o,
 		    events, err);
 	if ((fd = begin(agent, dir, sizeof dir, &b, err)) < 0)
 		return -1;
+	keys(conf, &b, &c);
 	changed = advance(agent, &c, &b, now, events);
+	changed |= keep(conf, &c, &b);
 	changed |= apply(agent, &c, &b, now, &rec, events);
 	if ((changed || !b.exists) &&
 	    (r = save(dir, agent, &b, now, err)) == -1)
@@ -694,19 +735,19 @@ brk_peek(const char *agent, const struct brk_conf *conf, time_t now,
 	char dir[4096];
 	struct brk b;
 
-	conf_norm(conf, &c);
 	if (st != NULL) {
-		if (remote(st, agent, BRK_PEEK, &c, now, NULL, &o, NULL,
+		if (remote(st, agent, BRK_PEEK, conf, now, NULL, &o, NULL,
 		    err) == -1)
 			return -1;
-		to_view(&o.b, &c, v);
+		to_view(&o.b, conf, v);
 		return 0;
 	}
 	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
 	    load(dir, &b, err) == -1)
 		return -1;
+	keys(conf, &b, &c);
 	advance(agent, &c, &b, now, NULL);
-	to_view(&b, &c, v);
+	to_view(&b, conf, v);
 	return 0;
 }
 
@@ -717,18 +758,15 @@ brk_reset(const char *agent, json_t *events, char *err)
 	size_t nev = json_array_size(events);
 	const struct store_ops *st = store_ops();
 	time_t now = time(NULL);
-	struct brk_conf c;
 	struct brk_out o;
 	char dir[4096];
 	struct brk b;
 	json_t *e;
 	int fd, r;
 
-	if (st != NULL) {
-		brk_from_soul(NULL, &c);
-		return remote(st, agent, BRK_RESET, &c, now, NULL, &o,
+	if (st != NULL)
+		return remote(st, agent, BRK_RESET, NULL, now, NULL, &o,
 		    events, err);
-	}
 	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
 	    load(dir, &b, err) == -1)
 		return -1;
@@ -770,5 +808,8 @@ brk_json(const char *agent, const struct brk_view *v, time_t now)
 	put_time(j, "probe_at", v->probe_at);
 	json_object_set_new(j, "trigger", json_string(v->trigger));
 	json_object_set_new(j, "reason", json_string(v->reason));
+	json_object_set_new(j, "threshold", json_integer(v->conf.threshold));
+	json_object_set_new(j, "max_cooldown_s",
+	    json_integer(v->conf.max_cooldown));
 	return j;
 }

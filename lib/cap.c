@@ -5,7 +5,10 @@
  * is only ever replaced by rename under agents/ID/cap.lock, so readers
  * need no lock and see a whole file.  The day only moves forward: a
  * clock set back never brings a fresh allowance.  total is always the
- * sum of the chamber counts.
+ * sum of the chamber counts.  The caps kept with the counts are those
+ * of the last take given a soul's caps; a take without them (heart-cap
+ * take AGENT) is judged by the caps kept, else the defaults, and never
+ * changes them.
  *
  * With a server store in force (store.h), each public function hands
  * the whole transition to it instead, with the same rules.
@@ -85,7 +88,7 @@ parse_caps(json_t *j, struct cap_view *v)
 	int i;
 
 	cap_defaults(&v->caps);
-	if (j == NULL)
+	if (j == NULL || json_is_null(j))
 		return 0;
 	if (!json_is_object(j))
 		return -1;
@@ -199,12 +202,17 @@ save(const char *dir, const char *agent, const struct cap_view *v,
     time_t now, char *err)
 {
 	char ts[32];
-	json_t *j;
+	json_t *j, *caps;
 	int r;
 
 	clock_utc(now, ts, sizeof ts);
+	caps = !v->have_caps ? json_null() : json_pack("{s:I,s:I,s:o}",
+	    "schedule", (json_int_t)v->caps.chamber[CH_SCHEDULE],
+	    "idle", (json_int_t)v->caps.chamber[CH_IDLE],
+	    "agent", v->caps.agent < 0 ? json_null() :
+	    json_integer(v->caps.agent));
 	j = json_pack("{s:i,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:I,s:{s:I,s:I},"
-	    "s:{s:I,s:I,s:o},s:s}",
+	    "s:o,s:s}",
 	    "v", 1, "agent", agent, "day", v->day, "zone", v->zone,
 	    "total", (json_int_t)v->total,
 	    "chambers", "schedule", (json_int_t)v->used[CH_SCHEDULE],
@@ -212,11 +220,7 @@ save(const char *dir, const char *agent, const struct cap_view *v,
 	    "ghosts", (json_int_t)v->ghosts,
 	    "tokens", "prompt", (json_int_t)v->prompt_tokens,
 	    "completion", (json_int_t)v->completion_tokens,
-	    "caps", "schedule", (json_int_t)v->caps.chamber[CH_SCHEDULE],
-	    "idle", (json_int_t)v->caps.chamber[CH_IDLE],
-	    "agent", v->caps.agent < 0 ? json_null() :
-	    json_integer(v->caps.agent),
-	    "updated", ts);
+	    "caps", caps, "updated", ts);
 	r = state_write_json(dir, CAPFILE, j, err);
 	json_decref(j);
 	return r;
@@ -244,21 +248,28 @@ begin(const char *agent, const char *zone, time_t now, char *dir,
 /*
  * Admit one wake of chamber ch, atomically: *admitted is 1 when the
  * shared total was below the chamber's cap and the agent-wide cap.
+ * caps: the soul's, kept with the counts; NULL: judge by the caps kept
+ * (else the defaults) and leave them.  chcap >= 0 is this take's cap
+ * of chamber ch instead, never kept.  vo->caps are the caps it was
+ * judged by.
  */
 int
 cap_take(const char *agent, enum chamber ch, const struct caps *caps,
-    const char *zone, time_t now, int *admitted, struct cap_view *vo,
-    char *err)
+    long long chcap, const char *zone, time_t now, int *admitted,
+    struct cap_view *vo, char *err)
 {
 	const struct store_ops *st = store_ops();
-	struct cap_args a = { ch, caps, 0, 0, 0 };
+	struct cap_args a = { ch, caps, chcap, 0, 0, 0 };
 	char dir[4096];
 	struct cap_view v;
+	struct caps in;
 	int fd, changed, r = 0;
 
 	*admitted = 0;
 	if (st != NULL) {
-		r = st->cap(agent, CAP_TAKE, &a, zone, now, admitted, &v, err);
+		if ((r = st->cap(agent, CAP_TAKE, &a, zone, now, admitted, &v,
+		    err)) == 0 && chcap >= 0)
+			v.caps.chamber[ch] = chcap;
 		if (r == 0 && vo != NULL)
 			*vo = v;
 		return r;
@@ -266,12 +277,16 @@ cap_take(const char *agent, enum chamber ch, const struct caps *caps,
 	if ((fd = begin(agent, zone, now, dir, sizeof dir, &v, &changed,
 	    err)) < 0)
 		return -1;
-	if (memcmp(&v.caps, caps, sizeof *caps) != 0 || !v.have_caps) {
+	if (caps != NULL && (memcmp(&v.caps, caps, sizeof *caps) != 0 ||
+	    !v.have_caps)) {
 		v.caps = *caps;
 		v.have_caps = 1;
 		changed = 1;
 	}
-	if (v.total < cap_limit(caps, ch)) {
+	in = v.caps;
+	if (chcap >= 0)
+		in.chamber[ch] = chcap;
+	if (v.total < cap_limit(&in, ch)) {
 		v.used[ch]++;
 		v.total++;
 		*admitted = changed = 1;
@@ -281,6 +296,7 @@ cap_take(const char *agent, enum chamber ch, const struct caps *caps,
 	if (r == -1)
 		*admitted = 0;
 	state_unlock(fd);
+	v.caps = in;
 	if (vo != NULL)
 		*vo = v;
 	return r;
@@ -292,7 +308,7 @@ cap_record(const char *agent, const char *zone, time_t now, int ghost,
     long long ptok, long long ctok, char *err)
 {
 	const struct store_ops *st = store_ops();
-	struct cap_args a = { CH_SCHEDULE, NULL, ghost, ptok, ctok };
+	struct cap_args a = { CH_SCHEDULE, NULL, -1, ghost, ptok, ctok };
 	char dir[4096];
 	struct cap_view v;
 	int fd, changed, r;
@@ -350,6 +366,25 @@ cap_reset(const char *agent, const char *zone, time_t now, char *err)
 	return r;
 }
 
+/* When v's day ends: the local midnight after it, in its zone. */
+time_t
+cap_resets_at(const struct cap_view *v, time_t now)
+{
+	const char *zone = v->zone[0] ? v->zone : tz_local();
+	time_t m = clock_next_midnight(zone, now);
+	char day[16];
+	int i;
+
+	/* a day kept ahead of the clock (set back) ends later */
+	for (i = 0; i < 400; i++) {
+		clock_day(zone, m, day, sizeof day);
+		if (strcmp(day, v->day) > 0)
+			break;
+		m = clock_next_midnight(zone, m);
+	}
+	return m;
+}
+
 /* The status object heart-cap prints, one per agent. */
 json_t *
 cap_json(const char *agent, const struct cap_view *v, time_t now)
@@ -359,8 +394,7 @@ cap_json(const char *agent, const struct cap_view *v, time_t now)
 	json_t *ch, *j;
 	int i;
 
-	clock_iso(v->zone, clock_next_midnight(v->zone, now), reset,
-	    sizeof reset);
+	clock_iso(v->zone, cap_resets_at(v, now), reset, sizeof reset);
 	ch = json_object();
 	for (i = 0; i < CH_NCHAMBERS; i++)
 		json_object_set_new(ch, chamber_name((enum chamber)i),

@@ -1,12 +1,15 @@
 /*
  * dur.c - durations as people write them in souls and on command
  * lines: a sequence of number+unit pairs (s, m, h, d), e.g. 10s, 30m,
- * 1h30m, 1d.  A bare number is seconds.  Values are whole seconds.
+ * 1h30m, 1d.  A bare number is seconds.  Values are whole seconds, at
+ * most DUR_MAX (a hundred years): dur_parse sets errno to ERANGE for a
+ * larger one, EINVAL for one it cannot read.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "heart.h"
 
@@ -24,6 +27,13 @@ unit_secs(char c)
 	return 0;
 }
 
+static int
+fail(int e)
+{
+	errno = e;
+	return -1;
+}
+
 int
 dur_parse(const char *s, long long *out)
 {
@@ -31,27 +41,59 @@ dur_parse(const char *s, long long *out)
 	char *end;
 
 	if (s == NULL || *s == '\0')
-		return -1;
+		return fail(EINVAL);
 	while (*s != '\0') {
 		if (!isdigit((unsigned char)*s))
-			return -1;
+			return fail(EINVAL);
 		errno = 0;
 		v = strtoll(s, &end, 10);
-		if (errno != 0 || v > DUR_MAX)
-			return -1;
 		if (*end == '\0' && total == 0 && end != s) {
+			if (errno != 0 || v > DUR_MAX)
+				return fail(ERANGE);
 			*out = v;	/* bare seconds */
 			return 0;
 		}
 		if ((u = unit_secs(*end)) == 0)
-			return -1;
+			return fail(EINVAL);
+		if (errno != 0 || v > DUR_MAX / u || total + v * u > DUR_MAX)
+			return fail(ERANGE);
 		total += v * u;
-		if (total > DUR_MAX)
-			return -1;
 		s = end + 1;
 	}
 	*out = total;
 	return 0;
+}
+
+/*
+ * Why s is not a duration of at least lo seconds, for a message; ""
+ * when it is one.  A duration of 0 is named as such.
+ */
+const char *
+dur_why(const char *s, long long lo, char *buf, size_t n)
+{
+	long long v;
+	char d[32];
+
+	if (dur_parse(s, &v) == -1 && errno == ERANGE)
+		snprintf(buf, n, "too large (at most %s)",
+		    dur_format(DUR_MAX, d, sizeof d));
+	else if (dur_parse(s, &v) == -1)
+		snprintf(buf, n, "not a duration (write e.g. 10s, 30m, 2h, "
+		    "1d or 1h30m)");
+	else if (v < lo)
+		snprintf(buf, n, "%s is %s; it must be at least %s",
+		    s, v == 0 ? "no time at all" : "too short",
+		    dur_format(lo, d, sizeof d));
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+/* The longest duration dur_parse takes. */
+long long
+dur_max(void)
+{
+	return DUR_MAX;
 }
 
 char *

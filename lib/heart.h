@@ -5,7 +5,7 @@
  * a documented non-zero code) and writes a readable message into the
  * caller's buffer `err' of size HEART_ERRLEN (one printable line, with
  * no registered secret: see errf); the library never prints and never
- * exits.  Exit codes are the toolkit's table (DESIGN.md).
+ * exits.  Exit codes are the toolkit's table (heart(7), EXIT STATUS).
  */
 #ifndef HEART_H
 #define HEART_H
@@ -52,6 +52,8 @@ enum {
 void	 errf(char *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	 num_parse(const char *, long long, long long, long long *);
+const char *num_why(const char *, long long, long long, char *, size_t);
+size_t	 utf8_len(const unsigned char *, size_t);
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
 /* the worse of two exit codes: 78, then 74, 69, 75, 0 (as EXIT STATUS) */
@@ -88,6 +90,8 @@ char	*text_line(char *, size_t, const char *, size_t);
 
 /* dur.c: durations such as 10s 30m 2h 1d 1h30m, in seconds */
 int	 dur_parse(const char *, long long *);
+const char *dur_why(const char *, long long, char *, size_t);
+long long dur_max(void);
 char	*dur_format(long long, char *, size_t);
 
 /* id.c: agent ids, checked before they become paths or topics */
@@ -201,18 +205,20 @@ struct cap_view {
 	long long prompt_tokens;
 	long long completion_tokens;
 	struct caps caps;
-	int	 have_caps;
+	int	 have_caps;	/* caps were kept: else the defaults */
 };
 
 void	 cap_from_soul(const struct soul *, struct caps *);
 long long cap_limit(const struct caps *, enum chamber);
 long long cap_agent_limit(const struct caps *);
 int	 cap_take(const char *, enum chamber, const struct caps *,
-	    const char *, time_t, int *, struct cap_view *, char *);
+	    long long, const char *, time_t, int *, struct cap_view *,
+	    char *);
 int	 cap_record(const char *, const char *, time_t, int, long long,
 	    long long, char *);
 int	 cap_peek(const char *, const char *, time_t, struct cap_view *,
 	    char *);
+time_t	 cap_resets_at(const struct cap_view *, time_t);
 json_t	*cap_json(const char *, const struct cap_view *, time_t);
 int	 cap_reset(const char *, const char *, time_t, char *);
 
@@ -247,8 +253,12 @@ struct brk_view {
 				   granted; 0 if none */
 	char	 trigger[8];	/* "llm", "tool" or "" */
 	char	 reason[256];
+	struct brk_conf conf;	/* the keys in force */
+	int	 kept;		/* they were kept with the breaker */
 };
-/* the soul's breaker keys; a NULL soul gives the defaults 3, 15m, 2h */
+/* the soul's breaker keys; a NULL soul gives the defaults 3, 15m, 2h.
+ * A breaker keeps the keys it was last given; a call given a NULL conf
+ * goes by those (else the defaults) and leaves them as they are. */
 void	 brk_from_soul(const struct soul *, struct brk_conf *);
 /* "closed" "open" "half_open" */
 const char *brk_state_name(enum brk_state);
@@ -287,6 +297,7 @@ void	 store_unlock(int);
 int	 store_read_json(const char *, const char *, json_t **, char *);
 int	 store_write_json(const char *, const char *, const json_t *, char *);
 int	 store_agents(char ***, size_t *, char *);
+int	 store_known(const char *, char *);
 int	 store_status_names(char **, size_t, struct soul **, size_t,
 	    char ***, size_t *, char ***, size_t *, char *);
 /* the exit code of a failed store call: HX_UNAVAILABLE (server not
@@ -591,8 +602,13 @@ json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
 struct wake_state {
 	int	 exists;
 	time_t	 first_seen;
-	time_t	 last[CH_NCHAMBERS];	/* last wake that passed the gates */
+	time_t	 last[CH_NCHAMBERS];	/* last wake admitted */
 	char	 last_status[CH_NCHAMBERS][16];
+	time_t	 refused[CH_NCHAMBERS];	/* last wake the breaker or the cap
+					   refused: it used up its slot */
+	char	 refused_status[CH_NCHAMBERS][16];
+	time_t	 input;			/* the user's last sign, 0: none */
+	int	 input_read;		/* input is known (wake_input) */
 	time_t	 error_at;
 	char	 error[256];
 	int	 checklist_warned;
@@ -605,7 +621,7 @@ struct gate {
 	char	 status[16];		/* the skip status, "" if open */
 	char	 reason[1024];
 	char	 warning[512];		/* to print once, or "" */
-	time_t	 next;			/* when the chamber may fire */
+	time_t	 next;			/* when this gate opens */
 	long long interval;		/* in force, s */
 	long long offset;
 	char	*items;			/* open checklist items, or NULL */
@@ -619,8 +635,11 @@ int	 wake_save(const char *, const char *, const struct wake_state *,
 long long wake_offset(const char *, long long);
 int	 wake_gates(const struct soul *, const char *, struct wake_state *,
 	    enum chamber, time_t, int, struct gate *);
-time_t	 wake_next(const struct soul *, const char *, struct wake_state *,
-	    enum chamber, time_t);
+void	 wake_input(const struct soul *, const char *, struct wake_state *);
+void	 wake_verdicts(const struct soul *, const char *,
+	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);
+time_t	 wake_admit(const struct soul *, const struct wake_state *,
+	    enum chamber, time_t, time_t, int);
 void	 gate_free(struct gate *);
 
 /*
@@ -675,7 +694,8 @@ struct run_opts {
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 	    json_t **, char *);
 json_t	*run_refused(int, const char *, time_t);
-json_t	*run_explain(const struct soul *, time_t, char *);
+json_t	*run_explain(const struct soul *, const struct run_opts *, time_t,
+	    char *);
 /* pulse.c: what a pulse says, read from state without locks; topics */
 #define PS_BREAKER	1
 #define PS_WAKE		2

@@ -65,7 +65,7 @@ mqtt_url_parse(const char *s, struct mqtt_url *u, char *err)
 {
 	const char *h, *end, *p;
 	long long port;
-	char num[8];
+	char num[24], why[64];
 	size_t n;
 
 	memset(u, 0, sizeof *u);
@@ -111,12 +111,16 @@ mqtt_url_parse(const char *s, struct mqtt_url *u, char *err)
 	}
 	u->port = u->tls ? 8883 : 1883;
 	if (p < end) {
-		if (*p != ':' || (size_t)(end - p - 1) >= sizeof num)
+		if (*p != ':' || end - p - 1 == 0 ||
+		    (size_t)(end - p - 1) >= sizeof num)
 			goto bad;
 		memcpy(num, p + 1, (size_t)(end - p - 1));
 		num[end - p - 1] = '\0';
-		if (num_parse(num, 1, 65535, &port) == -1)
-			goto bad;
+		if (num_parse(num, 1, 65535, &port) == -1) {
+			errf(err, "%s: not a broker URL: port %s: %s", s, num,
+			    num_why(num, 1, 65535, why, sizeof why));
+			return -1;
+		}
 		u->port = (int)port;
 	}
 	return 0;

@@ -62,15 +62,29 @@ static const char cap_lua[] =
 "if op ~= 'peek' then\n"
 "  redis.call('HSET', KEYS[1], 'day', day, 'zone', zone)\n"
 "  if op == 'take' then\n"
-"    redis.call('HSET', KEYS[1], 'cap_schedule', ARGV[10],\n"
-"      'cap_idle', ARGV[11], 'cap_agent', ARGV[12])\n"
-"    m[3], m[4], m[5] = ARGV[10], ARGV[11], ARGV[12]\n"
+"    local lim = tonumber(ARGV[9])\n"
+"    if ARGV[10] ~= '' then\n"
+"      redis.call('HSET', KEYS[1], 'cap_schedule', ARGV[10],\n"
+"        'cap_idle', ARGV[11], 'cap_agent', ARGV[12])\n"
+"      m[3], m[4], m[5] = ARGV[10], ARGV[11], ARGV[12]\n"
+"    elseif m[3] and m[3] ~= '' then\n"
+"      local c = 3\n"
+"      if ARGV[8] == 'idle' then c = 4 end\n"
+"      lim = tonumber(m[c])\n"
+"      if ARGV[13] ~= '' then lim = tonumber(ARGV[13]) end\n"
+"      local a = tonumber(m[5] or '')\n"
+"      if not lim or not a then\n"
+"        return redis.error_reply(KEYS[1] .. \": field 'cap_*' is not\"\n"
+"          .. ' valid; fix or delete the key by hand')\n"
+"      end\n"
+"      if a >= 0 and a < lim then lim = a end\n"
+"    end\n"
 "    local t = tonumber(redis.call('HGET', KEYS[2], 'total') or '0')\n"
 "    if not t then\n"
 "      return redis.error_reply(KEYS[2] .. \": field 'total' is not\"\n"
 "        .. ' valid; fix or delete the key by hand')\n"
 "    end\n"
-"    if t < tonumber(ARGV[9]) then\n"
+"    if t < lim then\n"
 "      redis.call('HINCRBY', KEYS[2], ARGV[8], 1)\n"
 "      redis.call('HINCRBY', KEYS[2], 'total', 1)\n"
 "      adm = 1\n"
@@ -99,16 +113,18 @@ static const char brk_lua[] =
 "local pid, host, ttl = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9])\n"
 "local flags, why = tonumber(ARGV[10]), ARGV[11]\n"
 "local hold = tonumber(ARGV[12])\n"
+"-- ARGV[13]: '1' when the caller gave the soul's keys, else keep ours\n"
 "local band, FAILS, CONFIG = bit.band, 10, 16\n"
 "local F = {'state', 'llm_fails', 'tool_fails', 'cooldown_s', 'base_s',\n"
-"  'until', 'probe_at', 'probe_pid', 'probe_host', 'trigger', 'reason'}\n"
+"  'until', 'probe_at', 'probe_pid', 'probe_host', 'trigger', 'reason',\n"
+"  'threshold', 'max_cooldown_s'}\n"
 "local v = redis.call('HMGET', KEYS[1], unpack(F))\n"
 "local b, ev, bad = {}, {}, nil\n"
 "b.exists = v[1] ~= false\n"
 "b.state = v[1] or 'closed'\n"
 "if b.state ~= 'closed' and b.state ~= 'open' and\n"
 "    b.state ~= 'half_open' then bad = 'state' end\n"
-"for i = 2, 8 do\n"
+"for _, i in ipairs({2, 3, 4, 5, 6, 7, 8, 12, 13}) do\n"
 "  local n = tonumber(v[i] or '0')\n"
 "  if not n or n < 0 or n ~= math.floor(n) then bad = bad or F[i] end\n"
 "  b[F[i]] = n or 0\n"
@@ -123,6 +139,12 @@ static const char brk_lua[] =
 "    \"' is missing or not valid; fix or delete the key by hand\")\n"
 "end\n"
 "if b.state ~= 'open' then b['until'] = 0 end\n"
+"if ARGV[13] ~= '1' then\n"
+"  if b.base_s > 0 then base = b.base_s end\n"
+"  if b.threshold > 0 then thr = b.threshold end\n"
+"  if b.max_cooldown_s > 0 then maxc = b.max_cooldown_s end\n"
+"  if maxc < base then maxc = base end\n"
+"end\n"
 "local function noprobe() b.probe_at, b.probe_pid, b.probe_host = 0, 0, ''"
 " end\n"
 "if b.state ~= 'half_open' then noprobe() end\n"
@@ -136,7 +158,8 @@ static const char brk_lua[] =
 "    'tool_fails', b.tool_fails, 'cooldown_s', b.cooldown_s,\n"
 "    'base_s', b.base_s, 'until', b['until'], 'probe_at', b.probe_at,\n"
 "    'probe_pid', b.probe_pid, 'probe_host', b.probe_host,\n"
-"    'trigger', b.trigger, 'reason', b.reason, 'updated', now)\n"
+"    'trigger', b.trigger, 'reason', b.reason, 'updated', now,\n"
+"    'threshold', b.threshold, 'max_cooldown_s', b.max_cooldown_s)\n"
 "  redis.call('EXPIRE', KEYS[1], ttl + math.max(0, go - now))\n"
 "end\n"
 "local function advance()\n"
@@ -161,7 +184,10 @@ static const char brk_lua[] =
 "    noprobe()\n"
 "    ch = true\n"
 "  end\n"
-"  if b.base_s ~= base then b.base_s, ch = base, true end\n"
+"  if ARGV[13] == '1' and (b.base_s ~= base or b.threshold ~= thr or\n"
+"      b.max_cooldown_s ~= maxc) then\n"
+"    b.base_s, b.threshold, b.max_cooldown_s, ch = base, thr, maxc, true\n"
+"  end\n"
 "  return ch\n"
 "end\n"
 "local function count()\n"
@@ -257,7 +283,7 @@ static const char brk_lua[] =
 "if b.exists then ex = 1 end\n"
 "return {ev, b.state, b.llm_fails, b.tool_fails, b.cooldown_s, b.base_s,\n"
 "  b['until'], b.probe_at, b.probe_pid, b.probe_host, b.trigger,\n"
-"  b.reason, ex, probe}\n";
+"  b.reason, ex, probe, b.threshold, b.max_cooldown_s}\n";
 
 /* the wake lock (KEYS[1]) and the document it guards (KEYS[2]) */
 static const char wake_lua[] =
@@ -649,17 +675,35 @@ static int
 cap_args(struct args *a, enum cap_op op, const struct cap_args *ca)
 {
 	static const char *names[] = { "take", "record", "peek", "reset" };
+	struct caps in;
 	long long l;
 
 	a->v[2] = names[op];
 	a->len[2] = strlen(names[op]);
 	if (op == CAP_TAKE) {
-		l = cap_limit(ca->caps, ca->ch);
+		/* the caps given, else the defaults when none are kept */
+		if (ca->caps != NULL)
+			in = *ca->caps;
+		else
+			cap_defaults(&in);
+		if (ca->chcap >= 0)
+			in.chamber[ca->ch] = ca->chcap;
+		l = cap_limit(&in, ca->ch);
 		aput(a, chamber_name(ca->ch));
 		anum(a, l);
-		anum(a, ca->caps->chamber[CH_SCHEDULE]);
-		anum(a, ca->caps->chamber[CH_IDLE]);
-		anum(a, ca->caps->agent < 0 ? -1 : ca->caps->agent);
+		if (ca->caps != NULL) {
+			anum(a, ca->caps->chamber[CH_SCHEDULE]);
+			anum(a, ca->caps->chamber[CH_IDLE]);
+			anum(a, ca->caps->agent < 0 ? -1 : ca->caps->agent);
+		} else {
+			aput(a, "");
+			aput(a, "");
+			aput(a, "");
+		}
+		if (ca->chcap >= 0)
+			anum(a, ca->chcap);
+		else
+			aput(a, "");
 	} else if (op == CAP_RECORD) {
 		anum(a, ca->ghost != 0);
 		anum(a, ca->ptok > 0 ? ca->ptok : 0);
@@ -762,7 +806,9 @@ brk_reply(const redisReply *r, struct brk_out *o, char *err)
 	size_t i;
 
 	memset(o, 0, sizeof *o);
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 14)
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 16 ||
+	    rnum(r->element[14], &o->b.threshold) == -1 ||
+	    rnum(r->element[15], &o->b.max) == -1)
 		goto bad;
 	ev = r->element[0];
 	for (i = 0; i < 7; i++)
@@ -807,6 +853,7 @@ rbrk(const char *agent, enum brk_op op, const struct brk_conf *c,
 {
 	static const char *names[] = { "check", "giveback", "record", "peek",
 	    "reset" };
+	struct brk_conf d;
 	char key[96];
 	redisReply *r;
 	struct args a;
@@ -814,6 +861,10 @@ rbrk(const char *agent, enum brk_op op, const struct brk_conf *c,
 
 	if (check_id(agent, err) == -1 || begin(err) == -1)
 		return -1;
+	/* no keys given: the script goes by those kept, else these */
+	brk_from_soul(NULL, &d);
+	if (c == NULL)
+		c = &d;
 	snprintf(key, sizeof key, "heart:{%s}:breaker", agent);
 	a.n = 0;
 	aput(&a, key);
@@ -829,6 +880,7 @@ rbrk(const char *agent, enum brk_op op, const struct brk_conf *c,
 	anum(&a, rec->flags);
 	aput(&a, rec->reason != NULL ? rec->reason : "");
 	anum(&a, (long long)rec->hold);
+	aput(&a, c != &d ? "1" : "");
 	if ((r = eval(S_BRK, 1, &a, key, err)) == NULL)
 		return -1;
 	rc = brk_reply(r, o, err);
@@ -1103,6 +1155,36 @@ ragents(char ***listo, size_t *no, char *err)
 	return 0;
 }
 
+/* Has agent keys of its own: a counter, a breaker or a wake.json? */
+static int
+rknown(const char *agent, char *err)
+{
+	char k[3][96];
+	const char *what[] = { "cap", "breaker", "wake" };
+	redisReply *r;
+	struct args a;
+	int i, rc = -1;
+
+	if (check_id(agent, err) == -1 || begin(err) == -1)
+		return -1;
+	a.n = 0;
+	aput(&a, "EXISTS");
+	for (i = 0; i < 3; i++) {
+		snprintf(k[i], sizeof k[i], "heart:{%s}:%s", agent, what[i]);
+		aput(&a, k[i]);
+	}
+	if ((r = command(&a, "EXISTS", err)) == NULL)
+		return -1;
+	if (r->type == REDIS_REPLY_INTEGER)
+		rc = r->integer > 0;
+	else if (r->type == REDIS_REPLY_ERROR)
+		reply_error(r, "EXISTS", err);
+	else
+		errf(err, "%s: EXISTS: a reply not understood", rs.url);
+	freeReplyObject(r);
+	return rc;
+}
+
 /* At exit: let go of the wake locks still held, and the connection. */
 static void
 rclose(void)
@@ -1121,7 +1203,7 @@ parse_url(const char *u, char *err)
 {
 	const char *p, *h, *e;
 	long long port = 6379, db = 0;
-	char num[32];
+	char num[32], why[64];
 
 	if (strncmp(u, "rediss://", 9) == 0) {
 		errf(err, "rediss:// (TLS) needs hiredis 1.0 or later with "
@@ -1161,14 +1243,21 @@ parse_url(const char *u, char *err)
 	if (*p == ':') {
 		e = p + 1 + strcspn(p + 1, "/");
 		snprintf(num, sizeof num, "%.*s", (int)(e - p - 1), p + 1);
-		if (e - p - 1 >= (long)sizeof num ||
-		    num_parse(num, 1, 65535, &port) == -1)
+		if (e - p - 1 == 0 || e - p - 1 >= (long)sizeof num)
 			goto bad;
+		if (num_parse(num, 1, 65535, &port) == -1) {
+			errf(err, "'%.200s': not a store URL: port %s: %s", u,
+			    num, num_why(num, 1, 65535, why, sizeof why));
+			return -1;
+		}
 		p = e;
 	}
 	if (*p == '/' && p[1] != '\0' &&
-	    num_parse(p + 1, 0, 1 << 30, &db) == -1)
-		goto bad;
+	    num_parse(p + 1, 0, 1 << 30, &db) == -1) {
+		errf(err, "'%.200s': not a store URL: database %.40s: %s", u,
+		    p + 1, num_why(p + 1, 0, 1 << 30, why, sizeof why));
+		return -1;
+	}
 	if (*p != '\0' && *p != '/')
 		goto bad;
 	rs.port = (int)port;
@@ -1219,6 +1308,7 @@ rds_open(const char *flag, char *err)
 	ops.read_json = rread;
 	ops.write_json = rwrite;
 	ops.agents = ragents;
+	ops.known = rknown;
 	if (store_ops() == NULL)
 		atexit(rclose);
 	store_use(&ops);

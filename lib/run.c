@@ -2,7 +2,7 @@
  * run.c - one wake of one agent, start to end: the lock, the gates
  * (wake.c), the breaker, the cap, the conversation with the model and
  * its tools (tool.c), the outcome told to the breaker and the
- * counters, and the wake result (DESIGN.md).
+ * counters, and the wake result (heart-wake(1), THE WAKE RESULT).
  *
  * Invariants: nothing is sent before every gate has passed; the cap is
  * taken last, so a skipped wake never spends it, and a half-open probe
@@ -40,6 +40,7 @@ struct wake {
 	json_t	*events;
 	json_t	*res;
 	long long t0;
+	int	 loaded;		/* w was read */
 };
 
 static long long
@@ -87,12 +88,55 @@ set_str(json_t *o, const char *key, const char *v)
 	json_object_set_new(o, key, v ? json_string(v) : json_null());
 }
 
+/*
+ * From when the breaker and the cap both admit a wake of chamber c, as
+ * they stand (k->bv, k->cv): 0 when the cap never does.
+ */
+static time_t
+open_at(const struct wake *k, enum chamber c)
+{
+	struct caps caps;
+	long long lim;
+	time_t cap_at, brk_at;
+
+	cap_from_soul(k->s, &caps);
+	if ((lim = cap_limit(&caps, c)) <= 0)
+		return 0;
+	cap_at = k->cv.day[0] == '\0' || k->cv.total < lim ? k->now :
+	    cap_resets_at(&k->cv, k->now);
+	brk_at = k->bv.until > k->now ? k->bv.until : k->now;
+	return cap_at > brk_at ? cap_at : brk_at;
+}
+
+/* When heart-wake, run as now, will next have a wake admitted: the
+ * chamber asked for, or the sooner of the two; 0 if never. */
+static time_t
+next_wake(struct wake *k)
+{
+	time_t t, best = 0;
+	int c;
+
+	for (c = 0; c < CH_NCHAMBERS; c++) {
+		if ((k->o->chamber >= 0 && c != k->o->chamber) ||
+		    k->s->ch[c].daily_cap == 0)
+			continue;
+		if (c == CH_IDLE)
+			wake_input(k->s, k->dir, &k->w);
+		t = wake_admit(k->s, &k->w, (enum chamber)c, k->now,
+		    open_at(k, (enum chamber)c), 0);
+		if (t > 0 && (best == 0 || t < best))
+			best = t;
+	}
+	return best;
+}
+
 /* Fill the fields every result carries at its end. */
 static void
 finish(struct wake *k, const char *status, const char *reason)
 {
 	char err[HEART_ERRLEN];
 	enum wake_status st;
+	time_t next = k->g.next;
 
 	if (status_find(status, &st) == -1)
 		abort();	/* a status not in status.c's table */
@@ -114,9 +158,11 @@ finish(struct wake *k, const char *status, const char *reason)
 		    json_integer(k->g.interval));
 	if (k->g.why != NULL)
 		json_object_set(k->res, "adaptive", k->g.why);
-	if (k->g.next > 0) {
+	if (k->loaded)
+		next = next_wake(k);
+	if (next > 0) {
 		char iso[32];
-		clock_utc(k->g.next, iso, sizeof iso);
+		clock_utc(next, iso, sizeof iso);
 		set_str(k->res, "next", iso);
 	}
 	if (json_array_size(k->events) > 0)
@@ -302,7 +348,7 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 		return 0;
 	}
 	cap_from_soul(k->s, &caps);
-	if (cap_take(k->s->name, c, &caps, k->s->timezone, k->now, &ok,
+	if (cap_take(k->s->name, c, &caps, -1, k->s->timezone, k->now, &ok,
 	    &k->cv, err) == -1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);
@@ -312,7 +358,7 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 		return 1;
 	if (probe)
 		brk_giveback(k->s->name, k->now, NULL);
-	k->g.next = clock_next_midnight(k->s->timezone, k->now);
+	k->g.next = cap_resets_at(&k->cv, k->now);
 	clock_iso(k->s->timezone, k->g.next, reset, sizeof reset);
 	snprintf(reason, rn, "%s: daily cap reached: %lld of %lld today; "
 	    "resets at %s", chamber_name(c), k->cv.total,
@@ -771,6 +817,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 		return fail(k, HX_IOERR, err);
 	if (k->w.first_seen == 0)
 		k->w.first_seen = k->now;
+	k->loaded = 1;
 	k->prev = k->w;
 	open = pick_chamber(k);
 	json_object_set_new(k->res, "chamber",
@@ -791,9 +838,10 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	if ((r = admit(k, reason, sizeof reason, &status, err)) == -1)
 		return fail(k, HX_IOERR, err);
 	if (r == 0) {
-		/* a refused wake still uses up its slot, as a dropped timer */
-		k->w.last[k->g.chamber] = k->now;
-		snprintf(k->w.last_status[k->g.chamber], 16, "%s", status);
+		/* a refused wake still uses up its slot, as a dropped timer;
+		 * it is no wake: the last one admitted stays as it was */
+		k->w.refused[k->g.chamber] = k->now;
+		snprintf(k->w.refused_status[k->g.chamber], 16, "%s", status);
 		wake_save(k->dir, k->s->name, &k->w, -1, k->now, err);
 		return skip(k, status, reason);
 	}
@@ -809,7 +857,6 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	    "status")), json_string_value(json_object_get(k->res,
 	    "idle_level")), k->now, err) == -1)
 		r = HX_IOERR;
-	k->g.next = wake_next(k->s, k->dir, &k->w, k->g.chamber, k->now);
 	if (wake_save(k->dir, k->s->name, &k->w, -1, k->now, err) == -1 &&
 	    r == HX_OK)
 		r = HX_IOERR;
@@ -887,17 +934,149 @@ run_refused(int code, const char *err, time_t now)
 	    status_name(ST_ERROR), "error", err, "exit", code);
 }
 
-/* --explain: each chamber's gates now, without changing anything. */
-json_t *
-run_explain(const struct soul *s, time_t now, char *err)
+/* One gate's verdict, for --explain. */
+static json_t *
+verdict(const struct soul *s, int ok, const char *reason, time_t until)
 {
-	struct wake k;
-	json_t *arr = json_array(), *o;
+	json_t *o = json_pack("{s:b,s:s}", "ok", ok, "reason", reason);
 	char iso[40];
-	int c, open;
+
+	if (!ok && until > 0) {
+		clock_iso(s->timezone, until, iso, sizeof iso);
+		json_object_set_new(o, "until", json_string(iso));
+	}
+	return o;
+}
+
+/* The breaker's verdict: 1 when it lets a wake go now. */
+static int
+brk_verdict(const struct wake *k, char *r, size_t n)
+{
+	const struct brk_view *v = &k->bv;
+	char at[40];
+
+	clock_iso(k->s->timezone, v->until, at, sizeof at);
+	if (v->state == BRK_CLOSED)
+		snprintf(r, n, "closed (llm %lld/%lld, tool %lld/%lld "
+		    "failures)", v->llm_fails, k->bc.threshold,
+		    v->tool_fails, k->bc.threshold);
+	else if (v->state == BRK_OPEN)
+		snprintf(r, n, "open (%s trigger: %s); next probe at %s",
+		    v->trigger[0] ? v->trigger : "?", v->reason, at);
+	else if (v->until == 0)
+		snprintf(r, n, "half_open: the next wake is its probe");
+	else
+		snprintf(r, n, "half_open: another wake holds the probe; free "
+		    "at %s", at);
+	return v->state == BRK_CLOSED || (v->state == BRK_HALF_OPEN &&
+	    v->until == 0);
+}
+
+/* The cap's verdict for chamber c: 1 when it admits a wake now. */
+static int
+cap_verdict(const struct wake *k, enum chamber c, char *r, size_t n)
+{
+	struct caps caps;
+	long long lim;
+	char at[40];
+
+	cap_from_soul(k->s, &caps);
+	lim = cap_limit(&caps, c);
+	clock_iso(k->s->timezone, cap_resets_at(&k->cv, k->now), at,
+	    sizeof at);
+	if (k->s->ch[c].daily_cap == 0)
+		snprintf(r, n, "%s: the chamber is off (daily_cap: 0)",
+		    chamber_name(c));
+	else if (k->cv.total < lim)
+		snprintf(r, n, "%lld of %lld used today", k->cv.total, lim);
+	else
+		snprintf(r, n, "%s: daily cap reached: %lld of %lld today; "
+		    "resets at %s", chamber_name(c), k->cv.total, lim, at);
+	return k->cv.total < lim;
+}
+
+/*
+ * --explain of chamber c: every gate's verdict, each whatever the
+ * others say; the first that holds (what a wake now would report);
+ * and when a wake will next be admitted, every gate counted.
+ */
+static json_t *
+explain_chamber(struct wake *k, enum chamber c, int force)
+{
+	static const char *const names[] = { "due", "hours", "checklist" };
+	const struct soul *s = k->s;
+	const char *would = NULL, *why = NULL;
+	char br[400], cr[300], iso[40];
+	struct caps caps;
+	struct gate g[3];
+	json_t *o, *gates;
+	time_t next;
+	int i, bok, cok;
+
+	wake_verdicts(s, k->dir, &k->w, c, k->now, force, g);
+	bok = brk_verdict(k, br, sizeof br);
+	cok = cap_verdict(k, c, cr, sizeof cr);
+	gates = json_object();
+	for (i = 0; i < 3; i++) {
+		json_object_set_new(gates, names[i], verdict(s,
+		    g[i].status[0] == '\0', g[i].reason, g[i].next));
+		if (would == NULL && g[i].status[0] != '\0') {
+			would = g[i].status;
+			why = g[i].reason;
+		}
+	}
+	json_object_set_new(gates, "breaker", verdict(s, bok, br,
+	    bok ? 0 : k->bv.until));
+	json_object_set_new(gates, "cap", verdict(s, cok, cr,
+	    cok || s->ch[c].daily_cap == 0 ? 0 : cap_resets_at(&k->cv,
+	    k->now)));
+	if (s->ch[c].daily_cap == 0 || (would == NULL && bok && !cok)) {
+		would = "capped";	/* off, like a wake would say */
+		why = cr;
+	} else if (would == NULL && !bok) {
+		would = "open";
+		why = br;
+	}
+	next = wake_admit(s, &k->w, c, k->now, open_at(k, c), force);
+	cap_from_soul(s, &caps);
+	o = json_pack("{s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:o,s:n,s:{s:I,s:I}}",
+	    "agent", s->name, "chamber", chamber_name(c), "would",
+	    would ? would : "wake", "reason", why, "interval",
+	    (json_int_t)(g[0].interval ? g[0].interval : s->ch[c].every),
+	    "offset", (json_int_t)(c == CH_SCHEDULE ? (g[0].interval ?
+	    g[0].offset : wake_offset(s->name, s->ch[c].every)) : 0),
+	    "breaker", brk_state_name(k->bv.state), "gates", gates, "next",
+	    "cap", "used", (json_int_t)k->cv.total, "cap",
+	    (json_int_t)cap_limit(&caps, c));
+	if (next > 0) {
+		clock_iso(s->timezone, next, iso, sizeof iso);
+		json_object_set_new(o, "next", json_string(iso));
+	}
+	if (force)
+		json_object_set_new(o, "force", json_true());
+	if (g[0].why != NULL)
+		json_object_set(o, "adaptive", g[0].why);
+	for (i = 0; i < 3; i++)
+		gate_free(&g[i]);
+	return o;
+}
+
+/*
+ * --explain: the gates of each chamber (or of the one asked for) now,
+ * as a wake with these options would meet them, changing nothing.
+ */
+json_t *
+run_explain(const struct soul *s, const struct run_opts *ro, time_t now,
+    char *err)
+{
+	struct run_opts all = { -1, 0, 0 };
+	struct wake k;
+	json_t *arr = json_array();
+	int c;
 
 	memset(&k, 0, sizeof k);
 	k.s = s;
+	k.o = ro != NULL ? ro : &all;
 	k.now = now;
 	brk_from_soul(s, &k.bc);
 	if (state_agent_dir(s->name, 0, k.dir, sizeof k.dir, err) == -1 ||
@@ -910,33 +1089,11 @@ run_explain(const struct soul *s, time_t now, char *err)
 	}
 	if (k.w.first_seen == 0)
 		k.w.first_seen = now;
-	k.prev = k.w;
-	for (c = 0; c < CH_NCHAMBERS; c++) {
-		open = wake_gates(s, k.dir, &k.w, (enum chamber)c, now, 0,
-		    &k.g);
-		if (open && k.bv.state == BRK_OPEN)
-			snprintf(k.g.status, sizeof k.g.status, "open");
-		o = json_pack("{s:s,s:s,s:s,s:s?,s:I,s:I,s:s}", "agent",
-		    s->name, "chamber", chamber_name((enum chamber)c),
-		    "would", open && k.bv.state != BRK_OPEN ? "wake" :
-		    k.g.status, "reason", open ? NULL : k.g.reason,
-		    "interval", (json_int_t)(k.g.interval ? k.g.interval :
-		    s->ch[c].every), "offset", (json_int_t)(c == CH_SCHEDULE ?
-		    (k.g.interval ? k.g.offset : wake_offset(s->name,
-		    s->ch[c].every)) : 0), "breaker",
-		    brk_state_name(k.bv.state));
-		if (k.g.why != NULL)
-			json_object_set(o, "adaptive", k.g.why);
-		if (k.g.next > 0) {
-			clock_iso(s->timezone, k.g.next, iso, sizeof iso);
-			json_object_set_new(o, "next", json_string(iso));
-		}
-		json_object_set_new(o, "cap", json_pack("{s:I,s:I}", "used",
-		    (json_int_t)k.cv.total, "cap",
-		    (json_int_t)s->ch[c].daily_cap));
-		json_array_append_new(arr, o);
-		gate_free(&k.g);
-	}
+	k.loaded = 1;
+	for (c = 0; c < CH_NCHAMBERS; c++)
+		if (k.o->chamber < 0 || c == k.o->chamber)
+			json_array_append_new(arr, explain_chamber(&k,
+			    (enum chamber)c, k.o->force));
 	wake_free(&k.w);
 	return arr;
 }

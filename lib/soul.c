@@ -7,6 +7,8 @@
  * caps are never unbounded.
  */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +135,13 @@ get_int(struct sv *v, const json_t *obj, const char *key, const char *path,
 
 	if (j == NULL || json_is_null(j))
 		return 0;
+	/* a YAML integer past 64 bits reaches us as a float */
+	if (json_is_real(j) && fabs(json_real_value(j)) >= 0x1p63) {
+		snprintf(m, sizeof m, json_real_value(j) > 0 ? "too large "
+		    "(at most %lld)" : "too small (at least %lld)",
+		    json_real_value(j) > 0 ? LLONG_MAX : lo);
+		return bad(v, obj, key, path, m);
+	}
 	if (!json_is_integer(j))
 		return bad(v, obj, key, path, "must be a whole number");
 	if (json_integer_value(j) < lo) {
@@ -147,27 +156,48 @@ static int
 get_dur(struct sv *v, const json_t *obj, const char *key, const char *path,
     long long *dst)
 {
+	static const char zero[] = "must be longer than 0s (daily_cap: 0 "
+	    "turns a chamber off)";
 	json_t *j = json_object_get(obj, key);
-	char m[200];
-	long long d;
+	const char *str = json_string_value(j);
+	char m[200], d[32];
+	long long x = 0;
+	double r;
 
 	if (j == NULL || json_is_null(j))
 		return 0;
-	if (json_is_integer(j) && json_integer_value(j) > 0) {
-		*dst = json_integer_value(j);
+	if (json_is_number(j)) {
+		/* whole seconds (a YAML integer past 64 bits is a float) */
+		r = json_number_value(j);
+		if (r <= 0)
+			return bad(v, obj, key, path, zero);
+		if (r < 0x1p63 && r != floor(r))
+			return bad(v, obj, key, path, "must be whole seconds, "
+			    "or a duration such as 30m");
+		if (r > (double)dur_max()) {
+			snprintf(m, sizeof m, "too large (at most %s)",
+			    dur_format(dur_max(), d, sizeof d));
+			return bad(v, obj, key, path, m);
+		}
+		*dst = (long long)r;
 		return 0;
 	}
-	if (!json_is_string(j) || dur_parse(json_string_value(j), &d) == -1) {
-		snprintf(m, sizeof m, "bad duration '%.40s' (write e.g. 10s, "
-		    "30m, 2h, 1d or 1h30m)",
-		    json_is_string(j) ? json_string_value(j) : "?");
-		return bad(v, obj, key, path, m);
+	if (str == NULL)
+		return bad(v, obj, key, path, "must be a duration (write e.g. "
+		    "10s, 30m, 2h, 1d or 1h30m)");
+	if (dur_parse(str, &x) == 0) {
+		if (x == 0)
+			return bad(v, obj, key, path, zero);
+		*dst = x;
+		return 0;
 	}
-	if (d <= 0)
-		return bad(v, obj, key, path, "must be longer than 0s "
-		    "(daily_cap: 0 turns a chamber off)");
-	*dst = d;
-	return 0;
+	if (errno == ERANGE)
+		snprintf(m, sizeof m, "'%.40s' is too large (at most %s)", str,
+		    dur_format(dur_max(), d, sizeof d));
+	else
+		snprintf(m, sizeof m, "bad duration '%.40s' (write e.g. 10s, "
+		    "30m, 2h, 1d or 1h30m)", str);
+	return bad(v, obj, key, path, m);
 }
 
 static int
@@ -638,6 +668,29 @@ load_top(struct sv *v, const json_t *root)
 	return 0;
 }
 
+/* A soul is UTF-8 text: else file:line:column of the first stray byte. */
+static int
+utf8_text(const char *path, const char *buf, size_t n, char *err)
+{
+	const unsigned char *p = (const unsigned char *)buf;
+	size_t i = 0, c;
+	int line = 1, col = 1;
+
+	for (; i < n; i += c, col++) {
+		if ((c = utf8_len(p + i, n - i)) == 0) {
+			errf(err, "%s:%d:%d: byte 0x%02x is not UTF-8 (a soul "
+			    "is UTF-8 text: convert it, e.g. with iconv -t "
+			    "UTF-8)", path, line, col, p[i]);
+			return -1;
+		}
+		if (p[i] == '\n') {
+			line++;
+			col = 0;
+		}
+	}
+	return 0;
+}
+
 static int
 read_file(const char *path, char **bufo, size_t *leno, char *err)
 {
@@ -661,6 +714,10 @@ read_file(const char *path, char **bufo, size_t *leno, char *err)
 	fclose(fp);
 	if (memchr(buf, '\0', n) != NULL) {
 		errf(err, "%s: contains a NUL byte; not a text file", path);
+		free(buf);
+		return -1;
+	}
+	if (utf8_text(path, buf, n, err) == -1) {
 		free(buf);
 		return -1;
 	}

@@ -8,6 +8,8 @@
  * This file names no server: a program that never opens one (heart-
  * ghost) links no client library.
  */
+#include <sys/stat.h>
+
 #include "store.h"
 
 static const struct store_ops *cur;
@@ -99,6 +101,24 @@ store_agents(char ***listo, size_t *no, char *err)
 	if (cur != NULL)
 		return cur->agents(listo, no, err);
 	return state_agents(listo, no, err);
+}
+
+/*
+ * Does heart know agent id?  1 when it has a directory in the state
+ * directory, or keys of its own in a server store; 0 when neither (a
+ * misspelt name); -1 with err.
+ */
+int
+store_known(const char *id, char *err)
+{
+	char dir[4096];
+	struct stat st;
+
+	if (state_agent_dir(id, 0, dir, sizeof dir, err) == -1)
+		return -1;
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return 1;
+	return cur != NULL ? cur->known(id, err) : 0;
 }
 
 /*

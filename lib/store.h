@@ -23,6 +23,7 @@ struct brk {
 	long long llm_fails, tool_fails;
 	long long cooldown;	/* open, half_open: the current one, s */
 	long long base;		/* the base cooldown last written */
+	long long threshold, max;	/* and the threshold, max cooldown */
 	time_t	 until;		/* open: end of the cooldown */
 	time_t	 probe_at;	/* half_open: probe granted; 0 if none */
 	long long probe_pid;	/* the process it was granted to */
@@ -37,7 +38,8 @@ enum brk_op { BRK_CHECK, BRK_GIVEBACK, BRK_RECORD, BRK_PEEK, BRK_RESET };
 
 struct cap_args {
 	enum chamber ch;		/* take */
-	const struct caps *caps;	/* take */
+	const struct caps *caps;	/* take; NULL: those kept */
+	long long chcap;		/* take: ch's cap instead, or -1 */
 	int	 ghost;			/* record */
 	long long ptok, ctok;		/* record */
 };
@@ -63,12 +65,14 @@ struct brk_out {
 
 struct store_ops {
 	const char *name;	/* the URL, for messages */
-	/* one transition of agent's counter; v is the day after it */
+	/* one transition of agent's counter; v is the day after it,
+	 * with the caps kept (else the defaults) */
 	int	(*cap)(const char *agent, enum cap_op, const struct cap_args *,
 		    const char *zone, time_t now, int *admitted,
 		    struct cap_view *v, char *err);
-	/* one transition of agent's breaker; c is normalized, rec the
-	 * outcome of a record (zero for the other ops) */
+	/* one transition of agent's breaker; c is normalized, or NULL for
+	 * the keys kept with it, else the defaults; rec the outcome of a
+	 * record (zero for the other ops) */
 	int	(*brk)(const char *agent, enum brk_op,
 		    const struct brk_conf *c, time_t now,
 		    const struct brk_rec *rec, struct brk_out *out,
@@ -81,6 +85,8 @@ struct store_ops {
 	int	(*write_json)(const char *dir, const char *name,
 		    const json_t *, char *err);
 	int	(*agents)(char ***, size_t *, char *err);
+	/* 1: agent has keys in the store, 0: none, -1: err */
+	int	(*known)(const char *agent, char *err);
 };
 
 /* cap.c */

@@ -447,41 +447,6 @@ tool_env(const struct tool_ctx *c, const char *tool)
 	return env;
 }
 
-/* The length of the valid UTF-8 character at p, n bytes left; 0 for
- * an invalid one, and for NUL. */
-static size_t
-utf8_char(const unsigned char *p, size_t n)
-{
-	size_t len, k;
-	unsigned cp;
-
-	if (p[0] < 0x80)
-		return p[0] != 0;
-	if ((p[0] & 0xe0) == 0xc0) {
-		len = 2;
-		cp = p[0] & 0x1f;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = p[0] & 0x0f;
-	} else if ((p[0] & 0xf8) == 0xf0) {
-		len = 4;
-		cp = p[0] & 0x07;
-	} else
-		return 0;
-	if (len > n)
-		return 0;
-	for (k = 1; k < len; k++) {
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[k] & 0x3f);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && (cp < 0x800 ||
-	    (cp >= 0xd800 && cp < 0xe000))) || (len == 4 &&
-	    (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 /*
  * Bytes as a JSON-safe string: invalid UTF-8 (a binary tool, a cut in
  * the middle of a character) and NUL become U+FFFD.
@@ -494,7 +459,7 @@ utf8_clean(const char *s, size_t len, size_t *outlen)
 	size_t i = 0, n = 0, c;
 
 	while (i < len) {
-		if ((c = utf8_char(p + i, len - i)) == 0) {
+		if ((c = utf8_len(p + i, len - i)) == 0) {
 			memcpy(o + n, "\xef\xbf\xbd", 3);
 			n += 3;
 			i++;

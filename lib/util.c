@@ -1,10 +1,11 @@
 /*
  * util.c - small helpers every module uses: error messages into the
  * caller's buffer (scrubbed of secrets and made one printable line,
- * since they quote text from outside), checked number parsing,
- * allocation that cannot return NULL (a tool this small has nothing
- * better to do than abort when memory is gone), the order of exit
- * codes, and the environment of a child program (a tool, a delivery).
+ * since they quote text from outside), checked number parsing, the one
+ * UTF-8 check, allocation that cannot return NULL (a tool this small
+ * has nothing better to do than abort when memory is gone), the order
+ * of exit codes, and the environment of a child program (a tool, a
+ * delivery).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -43,6 +44,69 @@ num_parse(const char *s, long long lo, long long hi, long long *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/*
+ * Why s is not a whole number in [lo, hi], for a message: "too large
+ * (at most HI)", "too small (at least LO)" or "not a whole number";
+ * "" when it is one.
+ */
+const char *
+num_why(const char *s, long long lo, long long hi, char *buf, size_t n)
+{
+	const char *d = s != NULL && (*s == '-' || *s == '+') ? s + 1 : s;
+	char *end;
+	long long v;
+
+	if (d == NULL || *d < '0' || *d > '9' || d[strspn(d,
+	    "0123456789")] != '\0') {
+		snprintf(buf, n, "not a whole number");
+		return buf;
+	}
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (v > hi || (errno == ERANGE && *s != '-'))
+		snprintf(buf, n, "too large (at most %lld)", hi);
+	else if (v < lo || errno == ERANGE)
+		snprintf(buf, n, "too small (at least %lld)", lo);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+/* The length of the valid UTF-8 character at p, n bytes left; 0 for
+ * an invalid one, and for NUL. */
+size_t
+utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len, k;
+	unsigned cp;
+
+	if (p[0] < 0x80)
+		return p[0] != 0;
+	if ((p[0] & 0xe0) == 0xc0) {
+		len = 2;
+		cp = p[0] & 0x1f;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		len = 3;
+		cp = p[0] & 0x0f;
+	} else if ((p[0] & 0xf8) == 0xf0) {
+		len = 4;
+		cp = p[0] & 0x07;
+	} else
+		return 0;
+	if (len > n)
+		return 0;
+	for (k = 1; k < len; k++) {
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[k] & 0x3f);
+	}
+	if ((len == 2 && cp < 0x80) || (len == 3 && (cp < 0x800 ||
+	    (cp >= 0xd800 && cp < 0xe000))) || (len == 4 &&
+	    (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
 }
 
 void *

@@ -1,8 +1,11 @@
 /*
  * wake.c - the schedule and idle chambers' gates, and their state.
  *
- * agents/ID/wake.json holds, per chamber, the last admitted wake, plus
- * when heart first saw the agent and whether a wake is running now.
+ * agents/ID/wake.json holds, per chamber, the last admitted wake
+ * ("last", what the model's meta line reports) and apart from it the
+ * last wake the breaker or the cap refused ("refused": a refused wake
+ * uses up its slot, as a dropped timer, but it is no wake), plus when
+ * heart first saw the agent and whether a wake is running now.
  * It is only written by the holder of agents/ID/wake.lock, the per-
  * agent wake lock (a chat front end may hold it too, so that the user
  * always wins); readers need no lock.  Both live where the store
@@ -10,8 +13,9 @@
  *
  * Gates, in order, all before any network traffic: busy (the lock),
  * due, active hours, checklist; the breaker and the cap follow in
- * run.c.  Every skip says which gate held and when the chamber may
- * next fire.  An adaptive schedule's due gate asks adapt.c, whose
+ * run.c.  Every skip says which gate held; wake_admit says when a
+ * wake of the chamber will next be admitted, every gate counted.  An
+ * adaptive schedule's due gate asks adapt.c, whose
  * agents/ID/activity.json is read here with wake.json, under the
  * same lock.
  */
@@ -28,6 +32,7 @@
 #include "heart.h"
 
 #define WAKEFILE	"wake.json"
+#define ADMIT_STEPS	100000	/* refused slots foreseen, at most */
 
 static time_t
 get_ts(json_t *o, const char *key)
@@ -37,10 +42,21 @@ get_ts(json_t *o, const char *key)
 	return json_is_integer(j) ? (time_t)json_integer_value(j) : 0;
 }
 
+/* One chamber's entry of "last" or "refused": its time and status. */
+static void
+get_entry(json_t *o, enum chamber ch, time_t *t, char *status, size_t n)
+{
+	json_t *c = json_object_get(o, chamber_name(ch));
+	const char *st = json_string_value(json_object_get(c, "status"));
+
+	*t = get_ts(c, "ts");
+	snprintf(status, n, "%s", st != NULL ? st : "");
+}
+
 int
 wake_load(const char *dir, struct wake_state *w, char *err)
 {
-	json_t *j, *last, *c, *run;
+	json_t *j, *run;
 	int i;
 
 	memset(w, 0, sizeof *w);
@@ -54,13 +70,23 @@ wake_load(const char *dir, struct wake_state *w, char *err)
 		return 0;
 	w->exists = 1;
 	w->first_seen = get_ts(j, "first_seen_ts");
-	last = json_object_get(j, "last");
 	for (i = 0; i < CH_NCHAMBERS; i++) {
-		c = json_object_get(last, chamber_name((enum chamber)i));
-		w->last[i] = get_ts(c, "ts");
-		snprintf(w->last_status[i], sizeof w->last_status[i], "%s",
-		    json_string_value(json_object_get(c, "status")) ?
-		    json_string_value(json_object_get(c, "status")) : "");
+		get_entry(json_object_get(j, "last"), (enum chamber)i,
+		    &w->last[i], w->last_status[i], sizeof w->last_status[i]);
+		get_entry(json_object_get(j, "refused"), (enum chamber)i,
+		    &w->refused[i], w->refused_status[i],
+		    sizeof w->refused_status[i]);
+		/* a file of an older heart kept refusals in "last" */
+		if (strcmp(w->last_status[i], status_name(ST_CAPPED)) == 0 ||
+		    strcmp(w->last_status[i], status_name(ST_OPEN)) == 0) {
+			if (w->last[i] > w->refused[i]) {
+				w->refused[i] = w->last[i];
+				memcpy(w->refused_status[i], w->last_status[i],
+				    sizeof w->refused_status[i]);
+			}
+			w->last[i] = 0;
+			w->last_status[i][0] = '\0';
+		}
 	}
 	w->error_at = get_ts(json_object_get(j, "last_error"), "ts");
 	snprintf(w->error, sizeof w->error, "%s", json_string_value(
@@ -102,15 +128,20 @@ int
 wake_save(const char *dir, const char *agent, const struct wake_state *w,
     int running, time_t now, char *err)
 {
-	json_t *j, *last, *run = json_null();
+	json_t *j, *last, *refused, *run = json_null();
 	char iso[32];
 	int i, r;
 
 	last = json_object();
-	for (i = 0; i < CH_NCHAMBERS; i++)
+	refused = json_object();
+	for (i = 0; i < CH_NCHAMBERS; i++) {
 		json_object_set_new(last, chamber_name((enum chamber)i),
 		    w->last[i] ? ts_obj(w->last[i], w->last_status[i]) :
 		    json_null());
+		json_object_set_new(refused, chamber_name((enum chamber)i),
+		    w->refused[i] ? ts_obj(w->refused[i],
+		    w->refused_status[i]) : json_null());
+	}
 	if (running >= 0) {
 		clock_utc(now, iso, sizeof iso);
 		run = json_pack("{s:s,s:s,s:i}", "chamber",
@@ -118,9 +149,10 @@ wake_save(const char *dir, const char *agent, const struct wake_state *w,
 		    "pid", (int)getpid());
 	}
 	clock_utc(w->first_seen, iso, sizeof iso);
-	j = json_pack("{s:i,s:s,s:s,s:I,s:o,s:o,s:o,s:b}", "v", 1,
+	j = json_pack("{s:i,s:s,s:s,s:I,s:o,s:o,s:o,s:o,s:b}", "v", 1,
 	    "agent", agent, "first_seen", iso, "first_seen_ts",
-	    (json_int_t)w->first_seen, "last", last, "running", run,
+	    (json_int_t)w->first_seen, "last", last, "refused", refused,
+	    "running", run,
 	    "last_error", w->error[0] ? ts_obj(w->error_at, "error") :
 	    json_null(), "checklist_warned", w->checklist_warned);
 	if (w->error[0])
@@ -189,6 +221,66 @@ gate_status(struct gate *g, enum wake_status st)
 	snprintf(g->status, sizeof g->status, "%s", status_name(st));
 }
 
+/* The user's last sign into w, read once: the idle chamber's clock. */
+void
+wake_input(const struct soul *s, const char *dir, struct wake_state *w)
+{
+	if (!w->input_read)
+		w->input = last_input(s->name, dir);
+	w->input_read = 1;
+}
+
+/* When the chamber's slot was last used: by a wake admitted or refused. */
+static time_t
+slot_used(const struct wake_state *w, enum chamber c)
+{
+	return w->refused[c] > w->last[c] ? w->refused[c] : w->last[c];
+}
+
+/*
+ * When chamber c is due, from its state alone (a time <= now: due
+ * now); f gets an adaptive schedule's figures of the hour of now.
+ * The idle chamber needs wake_input first.
+ */
+static time_t
+due_at(const struct soul *s, const struct wake_state *w, enum chamber c,
+    time_t now, struct adapt_fig *f)
+{
+	long long iv = s->ch[c].every;
+	time_t since = slot_used(w, c), t;
+
+	if (c == CH_IDLE) {
+		t = (w->input ? w->input : w->first_seen) + iv;
+		return since + iv > t ? since + iv : t;
+	}
+	if (s->adapt.on)
+		return adapt_next(s, w->act, since, w->first_seen, now, f);
+	return slot_start(since ? since : w->first_seen, iv,
+	    wake_offset(s->name, iv)) + iv;
+}
+
+/* "last wake T, " and a refusal that used the slot since, for reasons */
+static void
+since_text(const struct soul *s, const struct wake_state *w, enum chamber c,
+    char *buf, size_t n)
+{
+	char a[40], b[40];
+
+	buf[0] = '\0';
+	if (w->last[c])
+		fmt_when(s, w->last[c], a, sizeof a);
+	if (w->refused[c] > w->last[c])
+		fmt_when(s, w->refused[c], b, sizeof b);
+	if (w->last[c] && w->refused[c] > w->last[c])
+		snprintf(buf, n, "last wake %s; a wake refused (%s) at %s "
+		    "used its slot; ", a, w->refused_status[c], b);
+	else if (w->last[c])
+		snprintf(buf, n, "last wake %s, ", a);
+	else if (w->refused[c])
+		snprintf(buf, n, "a wake refused (%s) at %s used its slot; ",
+		    w->refused_status[c], b);
+}
+
 /* The adaptive schedule: the interval in force and its slot. */
 static int
 due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
@@ -196,10 +288,9 @@ due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
 {
 	struct adapt_fig f;
 	time_t next;
-	char a[40], b[40];
+	char a[40], b[200];
 
-	next = adapt_next(s, w->act, w->last[CH_SCHEDULE], w->first_seen,
-	    now, &f);
+	next = due_at(s, w, CH_SCHEDULE, now, &f);
 	g->interval = f.interval;
 	g->offset = adapt_offset(s, f.interval);
 	g->why = adapt_json(s, &f);
@@ -207,14 +298,10 @@ due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
 		return 1;
 	g->next = next;
 	fmt_when(s, next, a, sizeof a);
-	if (w->last[CH_SCHEDULE])
-		fmt_when(s, w->last[CH_SCHEDULE], b, sizeof b);
-	snprintf(g->reason, sizeof g->reason, "schedule: not due: %s%s%s"
-	    "next wake %s (adaptive, offset %llds; %s)",
-	    w->last[CH_SCHEDULE] ? "last wake " : "",
-	    w->last[CH_SCHEDULE] ? b : "", w->last[CH_SCHEDULE] ? ", " : "",
-	    a, g->offset, json_string_value(json_object_get(g->why,
-	    "why")));
+	since_text(s, w, CH_SCHEDULE, b, sizeof b);
+	snprintf(g->reason, sizeof g->reason, "schedule: not due: %snext "
+	    "wake %s (adaptive, offset %llds; %s)", b, a, g->offset,
+	    json_string_value(json_object_get(g->why, "why")));
 	gate_status(g, ST_NOT_DUE);
 	return 0;
 }
@@ -225,25 +312,23 @@ due_schedule(const struct soul *s, struct wake_state *w, time_t now,
 {
 	long long iv = s->ch[CH_SCHEDULE].every;
 	long long off = wake_offset(s->name, iv);
-	time_t slot = slot_start(now, iv, off);
-	time_t since = w->last[CH_SCHEDULE] ? w->last[CH_SCHEDULE] :
-	    w->first_seen;
-	char a[40], b[40];
+	char a[40], b[200];
 
 	if (s->adapt.on)
 		return due_adaptive(s, w, now, g);
 	g->interval = iv;
 	g->offset = off;
-	if (since < slot)
+	if ((g->next = due_at(s, w, CH_SCHEDULE, now, NULL)) <= now) {
+		g->next = 0;
 		return 1;
-	g->next = slot + iv;
+	}
 	fmt_when(s, g->next, a, sizeof a);
-	if (w->last[CH_SCHEDULE]) {
-		fmt_when(s, w->last[CH_SCHEDULE], b, sizeof b);
+	since_text(s, w, CH_SCHEDULE, b, sizeof b);
+	if (slot_used(w, CH_SCHEDULE))
 		snprintf(g->reason, sizeof g->reason, "schedule: not due: "
-		    "last wake %s, next slot %s (every %llds, offset %llds)",
-		    b, a, iv, off);
-	} else
+		    "%snext slot %s (every %llds, offset %llds)", b, a, iv,
+		    off);
+	else
 		snprintf(g->reason, sizeof g->reason, "schedule: not due: "
 		    "first slot %s (every %llds, offset %llds spreads the "
 		    "fleet)", a, iv, off);
@@ -252,26 +337,24 @@ due_schedule(const struct soul *s, struct wake_state *w, time_t now,
 }
 
 static int
-due_idle(const struct soul *s, const char *dir,
-    const struct wake_state *w, time_t now, struct gate *g)
+due_idle(const struct soul *s, const char *dir, struct wake_state *w,
+    time_t now, struct gate *g)
 {
 	long long after = s->ch[CH_IDLE].every;
-	time_t in = last_input(s->name, dir), from, t;
+	time_t from, t;
 	char a[40], d[32];
 
-	from = in ? in : w->first_seen;
+	wake_input(s, dir, w);
+	from = w->input ? w->input : w->first_seen;
 	g->interval = after;
-	t = from + after;
-	if (w->last[CH_IDLE] + after > t)
-		t = w->last[CH_IDLE] + after;
-	if (now >= t)
+	if (now >= (t = due_at(s, w, CH_IDLE, now, NULL)))
 		return 1;
 	g->next = t;
 	fmt_when(s, t, a, sizeof a);
 	dur_format(now - from, d, sizeof d);
 	if (now < from + after) {
 		gate_status(g, ST_NOT_IDLE);
-		if (in)
+		if (w->input)
 			snprintf(g->reason, sizeof g->reason, "idle: the "
 			    "user was active %s ago; idle after %llds, at %s",
 			    d, after, a);
@@ -282,9 +365,26 @@ due_idle(const struct soul *s, const char *dir,
 			    a);
 	} else {
 		gate_status(g, ST_NOT_DUE);
-		snprintf(g->reason, sizeof g->reason, "idle: already woke in "
-		    "this quiet stretch; next at %s", a);
+		snprintf(g->reason, sizeof g->reason, "idle: %s in this "
+		    "quiet stretch; next at %s", w->refused[CH_IDLE] >
+		    w->last[CH_IDLE] ? "a wake was refused" : "already woke",
+		    a);
 	}
+	return 0;
+}
+
+/* The first time at or after t inside chamber c's active hours. */
+static time_t
+hours_next(const struct soul *s, enum chamber c, time_t t)
+{
+	const struct hours *h = &s->ch[c].active;
+	time_t m;
+
+	if (!h->set || hours_in(h, clock_minute_of_day(s->timezone, t)))
+		return t;
+	for (m = t - t % 60 + 60; m < t + 2 * 86400; m += 60)
+		if (hours_in(h, clock_minute_of_day(s->timezone, m)))
+			return m;
 	return 0;
 }
 
@@ -292,23 +392,18 @@ static int
 in_hours(const struct soul *s, enum chamber c, time_t now, struct gate *g)
 {
 	const struct hours *h = &s->ch[c].active;
-	time_t t;
+	char a[40];
 
-	if (hours_in(h, clock_minute_of_day(s->timezone, now)))
+	if ((g->next = hours_next(s, c, now)) == now) {
+		g->next = 0;
 		return 1;
-	for (t = now - now % 60 + 60; t < now + 2 * 86400; t += 60)
-		if (hours_in(h, clock_minute_of_day(s->timezone, t)))
-			break;
-	g->next = t;
-	gate_status(g, ST_QUIET);
-	{
-		char a[40];
-		fmt_when(s, t, a, sizeof a);
-		snprintf(g->reason, sizeof g->reason, "%s: outside active "
-		    "hours %02d:%02d-%02d:%02d %s; next at %s",
-		    chamber_name(c), h->start / 60, h->start % 60,
-		    h->end / 60, h->end % 60, s->timezone, a);
 	}
+	gate_status(g, ST_QUIET);
+	fmt_when(s, g->next, a, sizeof a);
+	snprintf(g->reason, sizeof g->reason, "%s: outside active hours "
+	    "%02d:%02d-%02d:%02d %s; next at %s", chamber_name(c),
+	    h->start / 60, h->start % 60, h->end / 60, h->end % 60,
+	    s->timezone, a);
 	return 0;
 }
 
@@ -351,22 +446,100 @@ has_work(const struct soul *s, enum chamber c, struct wake_state *w,
 	return 0;
 }
 
+/* --force: no due gate, but the interval in force all the same. */
+static void
+forced(const struct soul *s, struct wake_state *w, enum chamber c,
+    time_t now, struct gate *g)
+{
+	struct adapt_fig f;
+
+	if (c == CH_SCHEDULE && s->adapt.on) {
+		g->interval = adapt_interval(s, w->act, now, &f);
+		g->offset = adapt_offset(s, g->interval);
+		g->why = adapt_json(s, &f);
+	} else if (c == CH_SCHEDULE)
+		g->interval = s->ch[c].every;
+}
+
 /*
- * When chamber c is next due, from its due gate alone (active hours
- * may hold it longer); for a result that has just woken it.
+ * When a wake of chamber c will next be admitted, if heart-wake runs
+ * every minute: the first time at or after now when its due and
+ * active-hours gates pass and the breaker and the cap admit it (both
+ * do from open_at on), a wake they refuse before then using up its
+ * slot as run.c has it.  force: the due and hours gates are skipped.
+ * The checklist is not foreseen.  0: never (the chamber is off, or
+ * open_at is 0).  Pure: w as loaded, with wake_input for the idle
+ * chamber.
  */
 time_t
-wake_next(const struct soul *s, const char *dir, struct wake_state *w,
-    enum chamber c, time_t now)
+wake_admit(const struct soul *s, const struct wake_state *w0,
+    enum chamber c, time_t now, time_t open_at, int force)
 {
-	struct gate g;
+	struct wake_state w = *w0;	/* its times only; act is read */
+	struct adapt_fig f;
+	time_t t = now, d;
+	int i;
 
-	memset(&g, 0, sizeof g);
-	if (s->ch[c].daily_cap == 0 || (c == CH_SCHEDULE ?
-	    due_schedule(s, w, now, &g) : due_idle(s, dir, w, now, &g)))
-		g.next = 0;
-	gate_free(&g);
-	return g.next;
+	if (s->ch[c].daily_cap == 0 || open_at <= 0)
+		return 0;
+	if (force)
+		return open_at > now ? open_at : now;
+	for (i = 0; i < ADMIT_STEPS; i++) {
+		if ((d = due_at(s, &w, c, t, &f)) > t)
+			t = d;
+		if ((t = hours_next(s, c, t)) == 0 || t >= open_at)
+			return t;
+		w.refused[c] = t;	/* refused, its slot used */
+	}
+	return 0;
+}
+
+/*
+ * --explain: the due, active-hours and checklist gates of chamber c at
+ * now into g[0], g[1], g[2], each evaluated whatever the others say:
+ * status "" when it passes; reason in either case.  force skips the
+ * due and hours gates, as heart-wake --force does.
+ */
+void
+wake_verdicts(const struct soul *s, const char *dir, struct wake_state *w,
+    enum chamber c, time_t now, int force, struct gate g[3])
+{
+	static const char skipped[] = "skipped by --force";
+	const struct hours *h = &s->ch[c].active;
+	const char *ck = s->ch[c].checklist, *p;
+	int i, n = 0;
+
+	memset(g, 0, 3 * sizeof *g);
+	for (i = 0; i < 3; i++)
+		g[i].chamber = c;
+	if (force) {
+		forced(s, w, c, now, &g[0]);
+		snprintf(g[0].reason, sizeof g[0].reason, "%s", skipped);
+	} else if (c == CH_SCHEDULE ? due_schedule(s, w, now, &g[0]) :
+	    due_idle(s, dir, w, now, &g[0]))
+		snprintf(g[0].reason, sizeof g[0].reason, "%s: due now",
+		    chamber_name(c));
+	if (force)
+		snprintf(g[1].reason, sizeof g[1].reason, "%s", skipped);
+	else if (in_hours(s, c, now, &g[1]) && h->set)
+		snprintf(g[1].reason, sizeof g[1].reason, "inside active "
+		    "hours %02d:%02d-%02d:%02d %s", h->start / 60,
+		    h->start % 60, h->end / 60, h->end % 60, s->timezone);
+	else if (!h->set)
+		snprintf(g[1].reason, sizeof g[1].reason, "all day (no "
+		    "active_hours)");
+	if (!has_work(s, c, w, &g[2]))
+		return;
+	for (p = g[2].items; p != NULL && *p != '\0'; p++)
+		n += *p == '\n' || p[1] == '\0';
+	if (ck == NULL)
+		snprintf(g[2].reason, sizeof g[2].reason, "no checklist");
+	else if (g[2].items == NULL)
+		snprintf(g[2].reason, sizeof g[2].reason, "checklist %.400s "
+		    "cannot be read: the prompt goes alone", ck);
+	else
+		snprintf(g[2].reason, sizeof g[2].reason, "%d open item%s",
+		    n, n == 1 ? "" : "s");
 }
 
 /*
@@ -393,13 +566,8 @@ wake_gates(const struct soul *s, const char *dir, struct wake_state *w,
 		    due_idle(s, dir, w, now, g);
 		if (!ok || !in_hours(s, c, now, g))
 			return 0;
-	} else if (c == CH_SCHEDULE && s->adapt.on) {
-		struct adapt_fig f;
-		g->interval = adapt_interval(s, w->act, now, &f);
-		g->offset = adapt_offset(s, g->interval);
-		g->why = adapt_json(s, &f);
-	} else if (c == CH_SCHEDULE)
-		g->interval = s->ch[c].every;
+	} else
+		forced(s, w, c, now, g);
 	return has_work(s, c, w, g);
 }
 

@@ -202,6 +202,40 @@ node_json(struct ctx *c, yaml_node_t *n, int depth)
 }
 
 /*
+ * libyaml's error, as file:line:column: what.  A tab on the line is
+ * named: libyaml's words for it ("found character that cannot start
+ * any token") do not say that YAML forbids tabs for indentation.
+ */
+static void
+load_err(const yaml_parser_t *p, const char *buf, size_t len, int lineoff,
+    const char *file, char *err)
+{
+	const char *l = buf, *e = buf + len, *t, *nl;
+	size_t line, col = 1, n;
+
+	for (line = 0; line < p->problem_mark.line; line++) {
+		if ((nl = memchr(l, '\n', (size_t)(e - l))) == NULL)
+			break;
+		l = nl + 1;
+	}
+	for (t = l; t < e && *t != '\n' && *t != '\t'; t += n, col++)
+		if ((n = utf8_len((const unsigned char *)t,
+		    (size_t)(e - t))) == 0)
+			n = 1;
+	if (p->error == YAML_SCANNER_ERROR && t < e && *t == '\t') {
+		errf(err, "%s:%d:%zu: a tab: YAML forbids tabs for "
+		    "indentation; indent with spaces", file,
+		    (int)line + 1 + lineoff, col);
+		return;
+	}
+	errf(err, "%s:%d:%d: %s%s%s", file,
+	    (int)p->problem_mark.line + 1 + lineoff,
+	    (int)p->problem_mark.column + 1,
+	    p->problem ? p->problem : "not valid YAML",
+	    p->context ? " " : "", p->context ? p->context : "");
+}
+
+/*
  * Load YAML text `buf' (from `file', whose first line is line
  * lineoff+1) into out.  An empty document gives an empty object.
  */
@@ -220,12 +254,7 @@ yj_load(const char *buf, size_t len, int lineoff, const char *file,
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf,
 	    len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		errf(err, "%s:%d:%d: %s%s%s", file,
-		    (int)parser.problem_mark.line + 1 + lineoff,
-		    (int)parser.problem_mark.column + 1,
-		    parser.problem ? parser.problem : "not valid YAML",
-		    parser.context ? " " : "",
-		    parser.context ? parser.context : "");
+		load_err(&parser, buf, len, lineoff, file, err);
 		yaml_parser_delete(&parser);
 		return -1;
 	}

@@ -6,10 +6,12 @@
 # heart-wake is run only where something can happen: at FROM, at the
 # `next` that each skip names, and one second after each wake (to learn
 # its next).  This is what running it every minute from cron does: a
-# not_due run changes nothing, and `next` is the first second the
-# chamber is due (t/heart-wake-adaptive.bats checks both), so only the
-# wake times differ, by less than cron's minute.  Two simulated weeks
-# take about a thousand runs instead of 20,160 per schedule.
+# not_due run changes nothing, and `next` is the first second a wake
+# will be admitted, every gate counted (t/heart-wake-adaptive.bats and
+# t/heart-wake.bats check both), so only the wake times differ, by less
+# than cron's minute, and wakes the cap or the breaker would refuse are
+# not run.  Two simulated weeks take about a thousand runs instead of
+# 20,160 per schedule.
 set -eu
 soul=$1 t=$2 end=$3
 wake=${HEART_BIN:+$HEART_BIN/}heart-wake

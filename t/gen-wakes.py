@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""gen-wakes.py - hand-written wake results (DESIGN.md "The wake result")
-for the heart-ghost tests and benchmark, one JSON object per line.
+"""gen-wakes.py - hand-written wake results (heart-wake(1), "THE WAKE
+RESULT") for the heart-ghost tests and benchmark, one JSON object per
+line.
 
   gen-wakes.py [-n N] [--ok PERCENT] [--agents a,b,c] [--id PREFIX]
                [--pad BYTES] [--tools] [--status S] [--response TEXT]

@@ -5,6 +5,7 @@
 # reached through t/brk-probe.c.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	heart_setup
@@ -124,7 +125,7 @@ wake() {
 		'404|{"status":404,"text":"The model `double` does not exist","error_code":"model_not_found"}|no such model or URL: check llm.model (double) and llm.base_url; the provider said: The model `double` does not exist' \
 		'400|{"status":400,"text":"The model `double` does not exist."}|no such model: check llm.model (double); the provider said: The model `double` does not exist.'; do
 		IFS='|' read -r code reply fix <<< "$c"
-		heart-breaker reset scout > /dev/null
+		heart-breaker reset --soul "$s" > /dev/null
 		: > "$LLM_DIR/requests.jsonl"
 		llm_script "{\"replies\":[$reply]}"
 		run wake "$s"
@@ -141,13 +142,13 @@ wake() {
 	done
 	# no key at all: the message says which variable, and where
 	unset OPENAI_API_KEY
-	heart-breaker reset scout > /dev/null
+	heart-breaker reset --soul "$s" > /dev/null
 	llm_script '{"replies":[{"status":401,"text":"You did not provide an API key."}]}'
 	run wake "$s"
 	assert_failure 78
 	assert_line --index 0 "heart-wake: scout: $s: $url answered HTTP 401: no API key was sent: set OPENAI_API_KEY in the environment heart-wake runs in (cron and systemd do not read a login shell's profile); the provider said: You did not provide an API key."
 	# the same for Anthropic's words
-	heart-breaker reset scout > /dev/null
+	heart-breaker reset --soul "$s" > /dev/null
 	export ANTHROPIC_API_KEY=sk-ant-test-0123456789
 	s=$(soul scout 'llm: { provider: anthropic, timeout: 10s }')
 	llm_script '{"replies":[{"status":401,"text":"invalid x-api-key","error_type":"authentication_error"}]}'
@@ -157,7 +158,7 @@ wake() {
 	[ "$(jq -r .cooldown_s "$(bfile scout)")" -eq 7200 ]
 	# 5xx and a 400 of another kind stay temporary
 	for r in '{"status":503,"text":"overloaded"}' '{"status":400,"text":"messages: bad role"}'; do
-		heart-breaker reset scout > /dev/null
+		heart-breaker reset --soul "$s" > /dev/null
 		llm_script "{\"replies\":[$r]}"
 		run wake "$s"
 		assert_failure 75
@@ -209,14 +210,14 @@ wake() {
 	# is held for a day
 	for h in 'Sat, 21 Nov 2026 13:30:00 GMT=2026-11-21T13:30:00Z' \
 		'999999=2026-11-22T12:00:00Z'; do
-		heart-breaker reset scout > /dev/null
+		heart-breaker reset --soul "$s" > /dev/null
 		llm_script "{\"replies\":[{\"status\":429,\"headers\":{\"Retry-After\":\"${h%=*}\"}}]}"
 		run wake "$s"
 		assert_failure 75
 		[ "$(jq -r .until "$(bfile scout)")" = "${h#*=}" ]
 	done
 	# a Retry-After shorter than the cooldown: the breaker's own rules
-	heart-breaker reset scout > /dev/null
+	heart-breaker reset --soul "$s" > /dev/null
 	llm_script '{"replies":[{"status":429,"headers":{"Retry-After":"5"}}]}'
 	run wake "$s"
 	run jq -r '.state, .until' "$(bfile scout)"
@@ -224,7 +225,7 @@ wake() {
 	# the account's quota used up: OpenAI's insufficient_quota,
 	# Anthropic's credit balance; exit 75, held for max_cooldown
 	for p in openai anthropic; do
-		heart-breaker reset scout > /dev/null
+		heart-breaker reset --soul "$s" > /dev/null
 		s=$(soul scout "llm: { provider: $p, timeout: 10s }")
 		llm_script '{"replies":[{"status":429,"error_code":"insufficient_quota","error_type":"insufficient_quota","text":"You exceeded your current quota, please check your plan and billing details."}]}'
 		[ $p = openai ] || llm_script '{"replies":[{"status":400,"error_type":"invalid_request_error","text":"Your credit balance is too low to access the Anthropic API."}]}'
@@ -235,6 +236,44 @@ wake() {
 		run jq -r '.state, .cooldown_s' "$(bfile scout)"
 		assert_output "$(printf 'open\n7200')"
 	done
+}
+
+@test "check, record and status without a soul go by the keys kept from the soul, and never change them" {
+	s=$(soul scout 'heart:
+  breaker: { threshold: 5, cooldown: 1h, max_cooldown: 4h }')
+	at "$T0" heart-breaker record --soul "$s" llm-fail
+	# three more without the soul: its threshold of 5 holds
+	run fails 3 scout
+	assert_output ""
+	run jq -c '[.state, .llm_fails, .base_s, .threshold, .max_cooldown_s, .cooldown_s]' "$(bfile scout)"
+	assert_output '["closed",4,3600,5,14400,3600]'
+	run at "$T0" heart-breaker status scout
+	assert_output --partial '"cooldown_s":3600,'
+	assert_output --partial '"threshold":5,"max_cooldown_s":14400,"keys_from":"kept"}'
+	run at "$T0" heart-breaker check scout -v
+	assert_success
+	assert_output "scout: closed: a wake may go (llm 4/5, tool 0/5 failures; the keys kept from its soul)"
+	# the fifth opens it for the soul's hour
+	run fails 1 scout
+	assert_output --partial '"event":"open","agent":"scout","trigger":"llm","cooldown_s":3600,'
+	run at "$T0" heart-breaker check scout
+	assert_failure 1
+	at "$T0" heart-breaker reset scout
+	run jq -c '[.state, .base_s, .threshold, .max_cooldown_s, .cooldown_s]' "$(bfile scout)"
+	assert_output '["closed",3600,5,14400,3600]'
+}
+
+@test "with no soul and no keys kept, the breaker goes by the defaults, says so, and keeps none" {
+	fails 1 fresh
+	run jq -c '[.base_s, .threshold, .max_cooldown_s, .cooldown_s]' "$(bfile fresh)"
+	assert_output '[0,0,0,900]'
+	run at "$T0" heart-breaker status fresh
+	assert_output --partial '"cooldown_s":900,'
+	assert_output --partial '"threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
+	run at "$T0" heart-breaker check fresh -v
+	assert_output "fresh: closed: a wake may go (llm 1/3, tool 0/3 failures; the default keys: no soul given, none kept)"
+	run at "$T0" script -qec "heart-breaker status fresh" /dev/null
+	assert_line --index 2 --partial "heart-breaker: 1 agent shown with the default keys (3 failures, 15m, 2h): no soul given, none kept; give --soul"
 }
 
 @test "a provider that keeps failing waits 15m, 30m, 1h, 2h, 2h; a good probe closes and the next open is 15m again" {
@@ -403,8 +442,8 @@ wake() {
 	fails 1 beta tool-fail
 	run at "2026-11-21 12:05:00" heart-breaker status
 	assert_success
-	assert_line --index 0 '{"agent":"alpha","state":"open","llm_fails":3,"tool_fails":0,"cooldown_s":900,"until":"2026-11-21T12:15:00Z","wait_s":600,"probe_at":null,"trigger":"llm","reason":"HTTP 429"}'
-	assert_line --index 1 '{"agent":"beta","state":"closed","llm_fails":0,"tool_fails":1,"cooldown_s":900,"until":null,"wait_s":0,"probe_at":null,"trigger":"","reason":"HTTP 429"}'
+	assert_line --index 0 '{"agent":"alpha","state":"open","llm_fails":3,"tool_fails":0,"cooldown_s":900,"until":"2026-11-21T12:15:00Z","wait_s":600,"probe_at":null,"trigger":"llm","reason":"HTTP 429","threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
+	assert_line --index 1 '{"agent":"beta","state":"closed","llm_fails":0,"tool_fails":1,"cooldown_s":900,"until":null,"wait_s":0,"probe_at":null,"trigger":"","reason":"HTTP 429","threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
 	[ "${#lines[@]}" -eq 2 ]
 	# past the cooldown it is half-open, though the file is not rewritten
 	cp "$(bfile alpha)" "$BATS_TEST_TMPDIR/before"
@@ -421,13 +460,29 @@ wake() {
 	assert_line --index 1 --regexp '^alpha +open +3 +0 +15m +2026-11-21T12:15:00Z +10m +llm +HTTP 429'
 }
 
+@test "the status table stays aligned for ids of the 64 characters allowed" {
+	long=$(printf 'b%.0s' $(seq 64))
+	fails 3 "$long"
+	fails 1 a
+	run at "2026-11-21 12:05:00" script -qec "heart-breaker status" /dev/null
+	assert_success
+	[ "${#lines[@]}" -eq 4 ]
+	# each row's state starts under the header's STATE
+	st=$(echo "${lines[0]}" | grep -bo STATE | cut -d: -f1)
+	[ "$(echo "${lines[1]}" | grep -bo closed | cut -d: -f1)" -eq "$st" ]
+	[ "$(echo "${lines[2]}" | grep -bo ' open ' | cut -d: -f1)" -eq $((st - 1)) ]
+	assert_line --index 2 --regexp "^b{64} open +3 +0 +15m +2026-11-21T12:15:00Z"
+}
+
 @test "an agent never fed an outcome is closed with zero counts, and check writes nothing" {
 	run heart-breaker check fresh
 	assert_success
 	assert_output ""
-	run heart-breaker status fresh travel_rescue
-	assert_line --index 0 --partial '"agent":"fresh","state":"closed","llm_fails":0,"tool_fails":0,"cooldown_s":900'
 	[ ! -e "$HEART_STATE_DIR/agents/fresh" ]
+	# known to heart (here, by its counter), its breaker is closed
+	heart-cap take fresh
+	run heart-breaker status fresh
+	assert_line --index 0 --partial '"agent":"fresh","state":"closed","llm_fails":0,"tool_fails":0,"cooldown_s":900'
 	run heart-breaker status --soul "$SOULS/travel_rescue.yaml"
 	assert_output --partial '"agent":"travel_rescue","state":"closed"'
 	run heart-breaker record fresh ok
@@ -460,9 +515,26 @@ wake() {
 	assert_success
 	run heart-breaker reset scout
 	assert_output ""
-	run heart-breaker reset nobody
+}
+
+@test "status and reset of an agent heart does not know say so, exit 64, and create nothing" {
+	fails 1 scout
+	run heart-breaker status scuot
+	assert_failure 64
+	assert_output "heart-breaker: scuot: no such agent (heart has no state for it: check the name, or give its soul with --soul)"
+	run --separate-stderr heart-breaker status scout scuot
+	assert_failure 64
+	assert_output --partial '"agent":"scout","state":"closed","llm_fails":1'
+	[ "$stderr" = "heart-breaker: scuot: no such agent (heart has no state for it: check the name, or give its soul with --soul)" ]
+	run heart-breaker reset scuot
+	assert_failure 64
+	assert_output --partial "scuot: no such agent"
+	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
+	! redis_store || [ "$(rcli --raw KEYS 'heart:{scuot}:*')" = "" ]
+	# an agent a soul names is known, woken or not
+	run heart-breaker status --soul "$SOULS/travel_rescue.yaml"
 	assert_success
-	[ ! -e "$HEART_STATE_DIR/agents/nobody" ]
+	assert_output --partial '"agent":"travel_rescue","state":"closed"'
 }
 
 @test "a reason is kept as one line of valid UTF-8, at most 255 bytes" {

@@ -2,6 +2,7 @@
 # heart-cap: the daily counter shared by the chambers.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	heart_setup
@@ -82,6 +83,53 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	assert_failure 1
 }
 
+@test "a take without a soul goes by the caps kept from the soul, and never changes them" {
+	s=$(soul scout 'heart:
+  schedule: { daily_cap: 5 }
+  idle: { daily_cap: 0 }')
+	run take_n 5 --soul "$s"
+	assert_output 5
+	run heart-cap take scout -v
+	assert_failure 1
+	assert_output "scout: schedule refused: 5/5 today ($(date -u +%F); the caps kept from its soul)"
+	run heart-cap take scout --chamber idle
+	assert_failure 1
+	run jq -c .caps "$(capfile scout)"
+	assert_output '{"schedule":5,"idle":0,"agent":null}'
+	run heart-cap status scout
+	assert_output --partial '"used":5,"cap":5,"remaining":0,"chambers":{"schedule":{"used":5,"cap":5},"idle":{"used":0,"cap":0}}'
+	assert_output --partial '"caps_from":"kept"'
+	# --cap is one take's cap, never kept
+	run heart-cap take scout --cap 6 -v
+	assert_success
+	assert_output --partial 'admitted: 6/6 today'
+	run jq -c '[.total, .caps]' "$(capfile scout)"
+	assert_output '[6,{"schedule":5,"idle":0,"agent":null}]'
+	run heart-cap take --soul "$s" --cap 7
+	assert_success
+	run jq -c .caps "$(capfile scout)"
+	assert_output '{"schedule":5,"idle":0,"agent":null}'
+}
+
+@test "with no soul and no caps kept, a take goes by the defaults, says so, and keeps none" {
+	run heart-cap take newbie -v
+	assert_success
+	assert_output "newbie: schedule admitted: 1/48 today ($(date -u +%F); the default caps: no soul given, none kept)"
+	run jq -c .caps "$(capfile newbie)"
+	assert_output null
+	run heart-cap status newbie
+	assert_output --partial '"used":1,"cap":48'
+	assert_output --partial '"caps_from":"default"'
+	run script -qec "heart-cap status newbie" /dev/null
+	assert_line --index 2 --partial "heart-cap: 1 agent shown with the default caps (schedule 48, idle 12): no soul given, none kept; give --soul"
+	# a soul's caps are kept from its first take on
+	s=$(soul newbie 'heart: { schedule: { daily_cap: 2 } }')
+	heart-cap take --soul "$s"
+	run heart-cap take newbie -v
+	assert_failure 1
+	assert_output --partial 'refused: 2/2 today'
+}
+
 @test "the paper's travel_rescue soul admits exactly 48 a day" {
 	run take_n 60 --soul "$SOULS/travel_rescue.yaml"
 	assert_output 48
@@ -126,12 +174,46 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	assert_line --index 1 --regexp '^alpha +[0-9-]{10} +UTC +3 +48 +45 +3/48 +0/12 +0 +0 +[0-9T:+-]{25}'
 }
 
+@test "the status table stays aligned for ids of the 64 characters allowed" {
+	long=$(printf 'a%.0s' $(seq 64))
+	take_n 1 "$long"
+	take_n 2 b
+	run script -qec "heart-cap status" /dev/null
+	assert_success
+	[ "${#lines[@]}" -eq 4 ]
+	# each row's day starts under the header's DAY, its counts under USED
+	day=$(echo "${lines[0]}" | grep -bo DAY | cut -d: -f1)
+	used=$(echo "${lines[0]}" | grep -bo ' USED' | cut -d: -f1)
+	for i in 1 2; do
+		[ "$(echo "${lines[$i]}" | grep -bo '20[0-9-]\{8\}' | head -1 | cut -d: -f1)" -eq "$day" ]
+		[ "$(echo "${lines[$i]}" | cut -c$((used + 1))-$((used + 5)))" = "    $i" ]
+	done
+	assert_line --index 1 --regexp "^a{64} 20"
+}
+
 @test "status of an agent that never woke says 0 of its cap" {
 	run heart-cap status --soul "$SOULS/travel_rescue.yaml" --json
 	assert_success
 	assert_output --partial '"agent":"travel_rescue"'
 	assert_output --partial '"used":0,"cap":48,"remaining":48'
 	[ ! -e "$HEART_STATE_DIR/agents/travel_rescue" ]
+}
+
+@test "status and reset of an agent heart does not know say so, exit 64, and create nothing" {
+	take_n 1 scout
+	run heart-cap status scuot
+	assert_failure 64
+	assert_output "heart-cap: scuot: no such agent (heart has no state for it: check the name, or give its soul with --soul)"
+	run --separate-stderr heart-cap status scout scuot
+	assert_failure 64
+	assert_output --partial '"agent":"scout"'
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$stderr" = "heart-cap: scuot: no such agent (heart has no state for it: check the name, or give its soul with --soul)" ]
+	run heart-cap reset scuot
+	assert_failure 64
+	assert_output --partial "scuot: no such agent"
+	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
+	! redis_store || [ "$(rcli --raw KEYS 'heart:{scuot}:*')" = "" ]
 }
 
 @test "status with an empty state directory prints nothing and succeeds" {

@@ -266,6 +266,12 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 		assert_failure 64
 		assert_output --partial "heart-cap: --store:"
 	done
+	run heart-cap take scout --store 'redis://h:65536'
+	assert_output "heart-cap: --store: 'redis://h:65536': not a store URL: port 65536: too large (at most 65535)"
+	run heart-cap take scout --store 'redis://h:/1'
+	assert_output "heart-cap: --store: 'redis://h:/1': not a store URL: use redis://host:port[/db]"
+	run heart-cap take scout --store 'redis://h:1/x'
+	assert_output "heart-cap: --store: 'redis://h:1/x': not a store URL: database x: not a whole number"
 	run heart-cap take scout --store 'redis://[::1]:1/2'
 	assert_failure 69
 	assert_output --partial "cannot connect"

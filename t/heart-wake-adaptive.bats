@@ -297,10 +297,14 @@ wake() {
 	"$T/adapt-sim.sh" "$s" "$MON1" $((MON1 + 86400)) > "$BATS_TEST_TMPDIR/r.jsonl"
 	run llm_count
 	assert_output 6
-	run jq -s '[.[] | select(.status == "capped")] | length' "$BATS_TEST_TMPDIR/r.jsonl"
-	assert_output 1
-	run jq -s -r '.[-1].reason' "$BATS_TEST_TMPDIR/r.jsonl"
-	assert_output --partial 'daily cap reached: 6 of 6 today'
+	# the sixth wake foresees none before the cap resets at midnight,
+	# and one tried before then is refused
+	next=$(date -d "$(tail -n 1 "$BATS_TEST_TMPDIR/r.jsonl" | jq -r .next)" +%s)
+	[ "$next" -ge $((MON1 + 86400)) ]
+	run at_epoch $((MON1 + 86400 - 60)) heart-wake --soul "$s" --chamber schedule --force
+	echo "$output" | jq -e '.status == "capped" and (.reason | test("daily cap reached: 6 of 6 today"))'
+	run llm_count
+	assert_output 6
 }
 
 @test "failed wakes teach nothing, and an open breaker holds an adaptive wake" {
@@ -316,9 +320,12 @@ wake() {
 		[ "$status" -eq 75 ]
 	done
 	cmp "$f" "$BATS_TEST_TMPDIR/one"
-	# the next due wake finds the breaker open and sends nothing
-	next=$(date -d "$(explain "$s" $((t + 240)) | jq -r .next)" +%s)
-	run at_epoch "$next" heart-wake --soul "$s"
+	# the next due wake finds the breaker open and sends nothing; the
+	# next wake admitted is its probe
+	explain "$s" $((t + 240)) > "$BATS_TEST_TMPDIR/x.json"
+	due=$(date -d "$(jq -r .gates.due.until "$BATS_TEST_TMPDIR/x.json")" +%s)
+	jq -e '.gates.breaker.ok == false and .next >= .gates.breaker.until' "$BATS_TEST_TMPDIR/x.json"
+	run at_epoch "$due" heart-wake --soul "$s"
 	echo "$output" | jq -e '.status == "open" and .breaker == "open"'
 	run llm_count
 	assert_output 4

@@ -159,7 +159,7 @@ EOF
 	for r in '{"status":429,"text":"rate limited"}' '{"status":500}' \
 		'{"delay":4}' '{"raw":"{\"choices\": [ oops"}' '{"endless":true}' \
 		'{"raw":"{\"choices\":[]}"}'; do
-		heart-breaker reset scout
+		heart-breaker reset --soul "$S"
 		llm_script "{\"replies\":[$r]}"
 		run heart-wake --soul "$S" --force
 		assert_failure 75
@@ -173,7 +173,7 @@ EOF
 	llm_script '{"replies":[{"delay":4}]}'
 	run heart-wake --soul "$S" --force
 	assert_output --partial 'no complete reply within 2s'
-	heart-breaker reset scout
+	heart-breaker reset --soul "$S"
 	llm_script '{"replies":[{"endless":true}]}'
 	run heart-wake --soul "$S" --force
 	assert_output --partial 'reply larger than'
@@ -228,7 +228,7 @@ no_key() {
 	for r in '{"status":401,"text":"Incorrect API key provided: {{authorization}}."}' \
 		"{\"status\":500,\"text\":\"upstream refused key=$KEY_URL (${KEY:0:20}...)\"}" \
 		'{"status":429,"raw":"{\"message\":\"slow down, {{authorization}}\"}"}'; do
-		heart-breaker reset scout > /dev/null
+		heart-breaker reset --soul "$S" > /dev/null
 		llm_script "{\"replies\":[$r]}"
 		heart-wake --soul "$S" --force > "$D/stdout" 2> "$D/stderr" || true
 		grep -q 'Bearer sk-test-ECHO' "$LLM_DIR/requests.jsonl"
@@ -237,7 +237,7 @@ no_key() {
 		no_key "$D" "$HEART_STATE_DIR"
 		grep -q 'redacted' "$D/stderr" "$D/stdout" "$D/status"
 	done
-	heart-breaker reset scout > /dev/null
+	heart-breaker reset --soul "$S" > /dev/null
 	llm_script '{"replies":[{"status":401,"text":"Incorrect API key provided: {{authorization}}."}]}'
 	run heart-wake --soul "$S" --force
 	assert_output --partial 'Incorrect API key provided: Bearer [redacted].'
@@ -324,7 +324,7 @@ no_key() {
 	! grep -q 'u001b\|u0007\|u009b' "$HEART_STATE_DIR/agents/scout/breaker.json" "$HEART_STATE_DIR/agents/scout/wake.json"
 	printf 'name: scout\nllm: { provider: command, command: [python3, %s/llm-double.py, --command, %s], timeout: 60s }\n' "$T" "$LLM_DIR" > "$S"
 	jq -nc --arg t "no $esc model" '{replies: [{exit: 2, stderr: $t}]}' > "$LLM_DIR/script.json"
-	heart-breaker reset scout > /dev/null
+	heart-breaker reset --soul "$S" > /dev/null
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
 	[[ "$stderr" == *'llm.command: exit status 2: no  ]0;owned'* ]]

@@ -317,7 +317,7 @@ EOF
 		'{"delay":3}=llm.command: no result within 1s: killed with its process group' \
 		'{"raw":"Sure! Here is"}=unreadable reply: not JSON' \
 		'{"endless":true}=llm.command: reply larger than'; do
-		heart-breaker reset stock > /dev/null
+		heart-breaker reset --soul "$S" > /dev/null
 		llm_script "{\"replies\":[${r%%=*}]}"
 		run heart-wake --soul "$S" --force
 		assert_failure 75

@@ -119,7 +119,7 @@ field() {	# field NAME: from the JSON in $output
 @test "idle: not_idle while the user is active, then exactly one idle wake per quiet stretch" {
 	s=$(mk scout 'heart: { schedule: { daily_cap: 0 }, idle: { after: 2h } }')
 	t0=$(date -u -d '2026-11-22 08:00:00' +%s)
-	at_epoch "$t0" heart-wake --touch scout
+	at_epoch "$t0" heart-wake --touch scout --soul "$s"
 	touch -d "@$t0" "$HEART_STATE_DIR/agents/scout/input"
 	run at_epoch $((t0 + 3600)) heart-wake --soul "$s" --chamber idle
 	[ "$(field status)" = not_idle ]
@@ -134,6 +134,26 @@ field() {	# field NAME: from the JSON in $output
 	touch -d "@$((t0 + 7300))" "$HEART_STATE_DIR/agents/scout/input"
 	run at_epoch $((t0 + 7400)) heart-wake --soul "$s" --chamber idle
 	[ "$(field status)" = not_idle ]
+}
+
+@test "--touch of an agent heart has never seen says so and starts no agent; with its soul it records the input" {
+	s=$(mk scout '')
+	run heart-wake --touch scuot
+	assert_failure 64
+	assert_output "heart-wake: --touch: no such agent 'scuot' (heart has never seen it: check the name, or give its soul with --soul)"
+	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
+	run heart-wake --touch scuot --soul "$s"
+	assert_failure 64
+	assert_output "heart-wake: --touch: the agent and the soul's name differ"
+	run heart-wake --touch scout --soul "$s"
+	assert_success
+	[ -e "$HEART_STATE_DIR/agents/scout/input" ]
+	run heart-wake --touch scout
+	assert_success
+	# an agent heart has woken is known
+	run heart-wake --soul "$(mk woken '')"
+	run heart-wake --touch woken
+	assert_success
 }
 
 @test "auto wakes the idle chamber when the schedule is not due" {
@@ -300,4 +320,183 @@ field() {	# field NAME: from the JSON in $output
 	assert_output --partial 'the chamber is off (daily_cap: 0); idle: no user input yet'
 	run heart-wake --soul "$s" --chamber schedule
 	[ "$(field status)" = capped ]
+}
+
+@test "an agent whose idle chamber is off: a skipped wake reads no history, even to foresee its next wake" {
+	s=$(mk scout 'heart: { idle: { daily_cap: 0 } }')
+	run heart-wake --soul "$s"
+	assert_success
+	[ "$(field status)" = not_due ]
+	# a history held by its writer would hold up any reader of it
+	exec {lk}>"$HEART_STATE_DIR/agents/scout/history.lock"
+	flock -x "$lk"
+	run timeout 10 heart-wake --soul "$s"
+	exec {lk}>&-
+	assert_success
+	[ "$(field status)" = not_due ]
+	[ "$(field next)" != null ]
+}
+
+# first_slot EPOCH OFFSET INTERVAL: the first slot boundary at or after
+# EPOCH (offset + k * interval)
+first_slot() {
+	local d=$(($1 - $2))
+	echo $(($1 - d % $3 + (d % $3 ? $3 : 0)))
+}
+
+# explain EPOCH SOUL: the schedule chamber's --explain object then
+explain() {
+	at_epoch "$1" heart-wake --explain --soul "$2" |
+	    jq -c 'select(.chamber == "schedule")'
+}
+
+@test "--explain: a chamber capped for the day is next admitted at its first slot after midnight, and heart-wake admits it there" {
+	s=$(mk scout 'heart: { schedule: { interval: 30m, daily_cap: 2 } }')
+	t0=$(date -u -d '2026-11-22 12:00:00' +%s)
+	at_epoch "$t0" heart-wake --soul "$s" --force > /dev/null
+	at_epoch $((t0 + 60)) heart-wake --soul "$s" --force > /dev/null
+	run explain $((t0 + 120)) "$s"
+	assert_success
+	off=$(echo "$output" | jq .offset)
+	next=$(first_slot "$(date -u -d '2026-11-23 00:00:00' +%s)" "$off" 1800)
+	# every gate has its verdict; the next wake counts them all
+	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%T+00:00)" '
+	    .would == "not_due" and (.reason | test("^schedule: not due: last wake")) and
+	    .next == $n and ([.gates | keys_unsorted[]] == ["due", "hours", "checklist", "breaker", "cap"]) and
+	    .gates.due.ok == false and (.gates.due.until | length > 0) and
+	    .gates.hours == {"ok": true, "reason": "all day (no active_hours)"} and
+	    .gates.checklist == {"ok": true, "reason": "no checklist"} and
+	    .gates.breaker == {"ok": true, "reason": "closed (llm 0/3, tool 0/3 failures)"} and
+	    .gates.cap.ok == false and .gates.cap.until == "2026-11-23T00:00:00+00:00" and
+	    (.gates.cap.reason | test("daily cap reached: 2 of 2 today; resets at 2026-11-23T00:00:00\\+00:00"))'
+	# the human form says the same, a gate a line
+	run at_epoch $((t0 + 120)) script -qec "heart-wake --explain --soul $s --chamber schedule" /dev/null
+	assert_line --index 0 --regexp '^scout schedule: not_due: schedule: not due: last wake'
+	assert_line --index 1 --partial "  next wake: $(date -u -d "@$next" +%FT%T+00:00)"
+	assert_line --index 2 --regexp '^  due        no  schedule: not due: '
+	assert_line --index 3 --partial '  hours      yes all day (no active_hours)'
+	assert_line --index 4 --partial '  checklist  yes no checklist'
+	assert_line --index 5 --partial '  breaker    yes closed'
+	assert_line --index 6 --partial '  cap        no  schedule: daily cap reached: 2 of 2 today'
+	# run at every slot until then, heart-wake is refused (each slot
+	# used) and says the same next wake; at that time it wakes
+	for ((t = $(first_slot $((t0 + 121)) "$off" 1800); t < next; t += 1800)); do
+		run at_epoch "$t" heart-wake --soul "$s" --chamber schedule
+		[ "$(field status)" = capped ]
+		[ "$(field next)" = "$(date -u -d "@$next" +%FT%TZ)" ]
+	done
+	run at_epoch $((next - 1)) heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = not_due ]
+	run at_epoch "$next" heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = idle ]
+	run llm_count
+	assert_output 3
+}
+
+@test "--explain: outside its active hours once due, a chamber's next wake is the hours' next start, not its slot" {
+	s=$(mk night 'heart:
+  timezone: Europe/Paris
+  schedule: { interval: 30m, active_hours: "09:00-17:00" }')
+	off=$(explain "$(date +%s)" "$s" | jq .offset)
+	# the first slot at or after 17:00 Paris, and a wake just after the
+	# one before: the chamber is due only once the hours have ended
+	b=$(first_slot "$(date -u -d '2026-11-23 16:00:00' +%s)" "$off" 1800)
+	at_epoch $((b - 1740)) heart-wake --soul "$s" --chamber schedule --force > /dev/null
+	run explain $((b - 1700)) "$s"
+	echo "$output" | jq -e --arg b "$(TZ=Europe/Paris date -d "@$b" +%FT%T+01:00)" '
+	    .would == "not_due" and .gates.due.until == $b and
+	    .next == "2026-11-24T09:00:00+01:00"'
+	run at_epoch $((b - 1700)) heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = not_due ]
+	[ "$(field next)" = 2026-11-24T08:00:00Z ]
+	run explain $((b + 600)) "$s"
+	echo "$output" | jq -e '.would == "quiet" and .gates.due.ok and .gates.hours.ok == false and
+	    .gates.hours.until == "2026-11-24T09:00:00+01:00" and .next == "2026-11-24T09:00:00+01:00"'
+	run at "2026-11-24 08:00:00 UTC" heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = idle ]
+}
+
+@test "--explain: an open breaker's next wake is the first slot at or after its probe" {
+	s=$(mk scout 'heart: { schedule: { interval: 10m } }')
+	t0=$(date -u -d '2026-11-22 12:00:00' +%s)
+	for i in 1 2 3; do
+		at_epoch "$t0" heart-breaker record --soul "$s" llm-fail --reason 'HTTP 429'
+	done > /dev/null
+	# heart-wake runs every minute: its first sight of the agent
+	at_epoch $((t0 + 60)) heart-wake --soul "$s" --chamber schedule > /dev/null
+	run explain $((t0 + 60)) "$s"
+	off=$(echo "$output" | jq .offset)
+	next=$(first_slot $((t0 + 900)) "$off" 600)
+	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%T+00:00)" '
+	    .gates.breaker.ok == false and .gates.breaker.until == "2026-11-22T12:15:00+00:00" and
+	    (.gates.breaker.reason | test("^open \\(llm trigger: HTTP 429\\); next probe at")) and
+	    .gates.cap.ok and .next == $n'
+	run at_epoch "$next" heart-wake --soul "$s" --chamber schedule
+	[ "$(field status)" = idle ]
+}
+
+@test "--explain --force shows what --force skips; --explain --dry-run is refused" {
+	s=$(mk scout 'heart: { schedule: { interval: 30m, daily_cap: 1 } }')
+	t0=$(date -u -d '2026-11-22 12:00:00' +%s)
+	run at_epoch "$t0" heart-wake --explain --force --soul "$s"
+	assert_success
+	[ "${#lines[@]}" -eq 2 ]
+	echo "${lines[0]}" | jq -e '.chamber == "schedule" and .force and .would == "wake" and
+	    .gates.due == {"ok": true, "reason": "skipped by --force"} and
+	    .gates.hours == {"ok": true, "reason": "skipped by --force"} and
+	    .next == "2026-11-22T12:00:00+00:00"'
+	# without --force the same moment waits for the first slot; with
+	# --chamber, only that chamber is explained
+	run at_epoch "$t0" heart-wake --explain --soul "$s" --chamber schedule
+	[ "${#lines[@]}" -eq 1 ]
+	echo "$output" | jq -e '.chamber == "schedule" and .would == "not_due" and .force == null and .next != "2026-11-22T12:00:00+00:00"'
+	at_epoch "$t0" heart-wake --soul "$s" --force > /dev/null
+	run at_epoch $((t0 + 60)) heart-wake --explain --force --soul "$s" --chamber schedule
+	echo "$output" | jq -e '.would == "capped" and .gates.cap.ok == false and .next == "2026-11-23T00:00:00+00:00"'
+	run at_epoch $((t0 + 60)) script -qec "heart-wake --explain --force --soul $s --chamber schedule" /dev/null
+	assert_line --index 0 --partial 'scout schedule (--force): capped: '
+	assert_line --index 2 --partial '  due        yes skipped by --force'
+	run heart-wake --explain --dry-run --soul "$s"
+	assert_failure 64
+	assert_output "heart-wake: --explain changes nothing and sends nothing already: leave out --dry-run"
+}
+
+@test "wake.json keeps the last admitted wake; refused ones are kept apart, and the meta line never calls one the last wake" {
+	s=$(mk scout 'heart: { schedule: { interval: 30m, daily_cap: 2 } }')
+	w=$HEART_STATE_DIR/agents/scout/wake.json
+	t0=$(date -u -d '2026-11-22 12:00:00' +%s)
+	run at_epoch "$t0" heart-wake --soul "$s" --force --chamber schedule
+	[ "$(field status)" = idle ]
+	# the breaker refuses a wake
+	for i in 1 2 3; do
+		at_epoch $((t0 + 60)) heart-breaker record --soul "$s" llm-fail
+	done > /dev/null
+	run at_epoch $((t0 + 120)) heart-wake --soul "$s" --force --chamber schedule
+	[ "$(field status)" = open ]
+	jq -e --argjson t "$t0" '.last.schedule == {"at": "2026-11-22T12:00:00Z", "ts": $t, "status": "idle"} and
+	    .refused.schedule.ts == $t + 120 and .refused.schedule.status == "open"' "$w"
+	# the probe is a wake: its meta line names the last wake admitted
+	run at_epoch $((t0 + 1000)) heart-wake --soul "$s" --force --chamber schedule
+	[ "$(field status)" = idle ]
+	llm_last | jq -e '.messages[-1].content | test("last schedule wake: 2026-11-22T12:00:00\\+00:00 \\(idle\\);")'
+	# the cap refuses the next
+	run at_epoch $((t0 + 1100)) heart-wake --soul "$s" --force --chamber schedule
+	[ "$(field status)" = capped ]
+	jq -e --argjson t "$t0" '.last.schedule.ts == $t + 1000 and .last.schedule.status == "idle" and
+	    .refused.schedule.ts == $t + 1100 and .refused.schedule.status == "capped"' "$w"
+	run at_epoch $((t0 + 86400)) heart-wake --soul "$s" --force --chamber schedule
+	[ "$(field status)" = idle ]
+	llm_last | jq -e '.messages[-1].content | test("last schedule wake: 2026-11-22T12:16:40\\+00:00 \\(idle\\);")'
+	run llm_count
+	assert_output 3
+}
+
+@test "a wake.json of an older heart, whose last wake was a refusal, is read as a refusal" {
+	s=$(mk scout 'heart: { schedule: { interval: 30m } }')
+	mkdir -p "$HEART_STATE_DIR/agents/scout"
+	printf '%s\n' '{"v":1,"agent":"scout","first_seen":"2026-11-22T10:00:00Z","first_seen_ts":1795341600,"last":{"schedule":{"at":"2026-11-22T11:00:00Z","ts":1795345200,"status":"capped"},"idle":null},"running":null,"last_error":null,"checklist_warned":false}' > "$HEART_STATE_DIR/agents/scout/wake.json"
+	run at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --force --chamber schedule
+	[ "$(field status)" = idle ]
+	llm_last | jq -e '.messages[-1].content | test("last schedule wake: never;")'
+	jq -e '.last.schedule.ts == 1795348800 and .refused.schedule.status == "capped"' "$HEART_STATE_DIR/agents/scout/wake.json"
 }

@@ -96,8 +96,10 @@ capfile() {
 		     idle: n($d.idle)}, ghosts: n($d.ghosts),
 		     tokens: {prompt: n($d.prompt),
 		     completion: n($d.completion)},
-		     caps: {schedule: n($m.cap_schedule), idle: n($m.cap_idle),
-		     agent: (n($m.cap_agent) | if . < 0 then null else . end)}}
+		     caps: (if $m.cap_schedule then {schedule:
+		     n($m.cap_schedule), idle: n($m.cap_idle), agent:
+		     (n($m.cap_agent) | if . < 0 then null else . end)}
+		     else null end)}
 		    ' > "$f"
 	fi
 	echo "$f"
@@ -120,7 +122,9 @@ bfile() {
 		     and $p > 0 then $p + 600 else 0 end) as $go |
 		    {v: 1, agent: $a, state, llm_fails: n(.llm_fails),
 		     tool_fails: n(.tool_fails), cooldown_s: n(.cooldown_s),
-		     base_s: n(.base_s), until: t($go), probe_at: t($p),
+		     base_s: n(.base_s), threshold: n(.threshold),
+		     max_cooldown_s: n(.max_cooldown_s), until: t($go),
+		     probe_at: t($p),
 		     probe_pid: (n(.probe_pid) | if . > 0 then . else null end),
 		     trigger, reason, updated: t(n(.updated))}' > "$f"
 	fi

@@ -94,6 +94,77 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 	done
 }
 
+@test "a duration of 0, or of a fraction of a second, is named as such" {
+	for d in 0 0s '"0m"' 0h0m; do
+		s=$(mk zero.yaml "heart: { schedule: { interval: $d } }")
+		run soul-dump "$s"
+		assert_failure 78
+		assert_output "soul-dump: $s:1:32: heart.schedule.interval: must be longer than 0s (daily_cap: 0 turns a chamber off)"
+	done
+	s=$(mk half.yaml 'heart: { breaker: { cooldown: 1.5 } }')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output "soul-dump: $s:1:31: heart.breaker.cooldown: must be whole seconds, or a duration such as 30m"
+	s=$(mk list.yaml 'heart: { idle: { after: [2h] } }')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output "soul-dump: $s:1:25: heart.idle.after: must be a duration (write e.g. 10s, 30m, 2h, 1d or 1h30m)"
+}
+
+@test "a number too large says so, in a soul and on a command line" {
+	s=$(mk big.yaml 'heart:
+  daily_cap: 99999999999999999999')
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output "soul-dump: $s:2:14: heart.daily_cap: too large (at most 9223372036854775807)"
+	for d in 9999999999999999d 99999999999999 999999999999999999999s; do
+		s=$(mk big.yaml "heart: { schedule: { interval: $d } }")
+		run soul-dump "$s"
+		assert_failure 78
+		assert_output --partial "soul-dump: $s:1:32: heart.schedule.interval: "
+		assert_output --partial "too large (at most 36600d)"
+	done
+	run heart-cap take scout --cap 99999999999
+	assert_failure 64
+	assert_output "heart-cap: --cap: too large (at most 1000000000)"
+	run heart-cap take scout --cap 12x
+	assert_output "heart-cap: --cap: not a whole number"
+	run heart-ghost --keep 99999999999999999999
+	assert_failure 64
+	assert_output "heart-ghost: --keep: too large (at most 1000000000)"
+	run heart-ghost --dedupe 0
+	assert_failure 64
+	assert_output "heart-ghost: --dedupe: 0 is no time at all; it must be at least 1s"
+	run heart-pulse --misses 5000 --soul "$s"
+	assert_failure 64
+	assert_output "heart-pulse: --misses: too large (at most 1000)"
+	run heart-pulse --interval 99999999d --soul "$s"
+	assert_failure 64
+	assert_output "heart-pulse: --interval: too large (at most 36600d)"
+}
+
+@test "a tab in a soul's YAML says that YAML forbids tabs, and where it is" {
+	s=$(mk tab.yaml "$(printf 'heart:\n  schedule:\n    interval: 5m\n\tdaily_cap: 3')")
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output "soul-dump: $s:4:1: a tab: YAML forbids tabs for indentation; indent with spaces"
+	s=$(mk tab.md "$(printf -- '---\nheart:\n  \tidle: { after: 1h }\n---\nYou watch.')")
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output "soul-dump: $s:3:3: a tab: YAML forbids tabs for indentation; indent with spaces"
+}
+
+@test "a byte that is not UTF-8 is reported at file:line:column, in the YAML and in a Markdown body" {
+	s=$(mk latin.yaml "$(printf 'name: a\nsystem: "caf\xe9"')")
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output "soul-dump: $s:2:13: byte 0xe9 is not UTF-8 (a soul is UTF-8 text: convert it, e.g. with iconv -t UTF-8)"
+	s=$(mk latin.md "$(printf -- '---\nname: a\n---\nYou watch the caf\xc3\xa9 and the h\xf4tel.')")
+	run soul-dump "$s"
+	assert_failure 78
+	assert_output --partial "soul-dump: $s:4:29: byte 0xf4 is not UTF-8"
+}
+
 @test "a value of the wrong type names file:line:column and exits 78" {
 	s=$(mk bad.yaml 'heart:
   schedule:
