@@ -5,13 +5,16 @@
  * history and then delivered (printed, or handed to --exec), once per
  * wake id; anything else rolls back without a trace.  An "error" was
  * reported by heart-wake: it is not repeated, but its exit status
- * becomes ours.  The rules live in lib/ghost.c and lib/hist.c; this
- * file reads lines and wires options to them.  Invariant: nothing is
- * delivered that was not committed first.
+ * becomes ours.  Each answer goes out through its agent's outbox, in
+ * wake order, and waits there while its delivery fails (--flush and
+ * --outbox).  The rules live in lib/ghost.c, lib/outbox.c and
+ * lib/hist.c; this file reads lines and wires options to them.
+ * Invariant: nothing is delivered that was not committed first.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <search.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +25,13 @@
 
 static const char *usage_text =
     "usage: heart-ghost [--text] [--alert-only] [--dedupe WINDOW]"
-    " [--keep N] [FILE...]\n"
-    "       heart-ghost [--text] [--alert-only] [--dedupe WINDOW]"
-    " [--keep N] --exec CMD [ARG...]\n"
+    " [--keep N]\n"
+    "           [--retry-for TIME] [--flush] [FILE...] [--exec CMD"
+    " [ARG...]]\n"
+    "       heart-ghost --outbox [AGENT...]\n"
     "       heart-ghost [--keep N] --user AGENT TEXT|-\n";
 
-static int tflag;
+static int tflag, flushflag;
 static struct ghost_opts gopts;
 static char **execargv;
 
@@ -60,37 +64,29 @@ die(int code, const char *msg)
 	exit(code);
 }
 
-/* Hand text to --exec or print it; 1 when delivered. */
+/* Hand text to --exec or print it; 1 when delivered, else why says
+ * what went wrong. */
 static int
-deliver(const struct ghost_result *r, const char *text, size_t len)
+deliver(const struct ghost_result *r, const char *text, size_t len,
+    char *why)
 {
 	struct deliver_env de = { r->agent, r->chamber, r->wake_id, r->at };
-	char err[HEART_ERRLEN], m[HEART_ERRLEN + 200];
 
-	if (execargv != NULL) {
-		if (deliver_exec(execargv, text, len, &de, err) == 0)
-			return 1;
-	} else if (fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0)
+	if (execargv != NULL)
+		return deliver_exec(execargv, text, len, &de, why) == 0;
+	if (fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0)
 		return 1;
-	else {
-		snprintf(err, sizeof err, "standard output: %s",
-		    strerror(errno));
-		clearerr(stdout);
-	}
-	snprintf(m, sizeof m, "%s: delivery of wake %s failed: %s",
-	    r->agent, r->wake_id, err);
-	warn(m);
-	undelivered = 1;
+	snprintf(why, HEART_ERRLEN, "standard output: %s", strerror(errno));
+	clearerr(stdout);
 	return 0;
 }
 
 /* The deliverable of r: its answer with --text, else its line. */
 static char *
-deliverable(const struct ghost_result *r, const char *line, size_t len,
-    size_t *leno)
+deliverable(const struct ghost_result *r, size_t *leno)
 {
-	const char *s = tflag ? r->response : line;
-	size_t n = tflag ? strlen(r->response) : len;
+	const char *s = tflag ? r->response : r->line;
+	size_t n = tflag ? strlen(r->response) : r->len;
 	char *t = malloc(n + 2);
 
 	if (t == NULL)
@@ -102,15 +98,81 @@ deliverable(const struct ghost_result *r, const char *line, size_t len,
 	return t;
 }
 
+/* Deliver r, and say what became of it when it failed. */
 static void
-commit(const struct ghost_result *r, const char *line, size_t len)
+send_one(struct ghost_txn *t, const struct ghost_result *r)
 {
-	char err[HEART_ERRLEN], m[HEART_ERRLEN + 300], *text;
-	struct ghost_txn t;
+	char err[HEART_ERRLEN], why[HEART_ERRLEN], m[3 * HEART_ERRLEN];
 	size_t n;
-	int rc, go, ok = 0;
+	char *text = deliverable(r, &n);
+	int ok = deliver(r, text, n, why);
 
-	if ((rc = ghost_begin(r, &gopts, time(NULL), &t, &go, err)) == -1) {
+	free(text);
+	switch (ghost_done(t, ok, why, err)) {
+	case GHOST_SENT:
+		return;
+	case GHOST_RETRY:
+		snprintf(m, sizeof m, "%s: delivery of wake %s failed: %s; "
+		    "it waits in the outbox, next try from %s", r->agent,
+		    r->wake_id, why, err);
+		break;
+	case GHOST_DEAD:
+		snprintf(m, sizeof m, "%s: delivery of wake %s failed: %s; "
+		    "given up, a dead letter now: %s", r->agent, r->wake_id,
+		    why, err);
+		break;
+	default:
+		snprintf(m, sizeof m, "%s: wake %s: %s", r->agent,
+		    r->wake_id, err);
+		ioerr = 1;
+	}
+	warn(m);
+	undelivered = 1;
+}
+
+/*
+ * Deliver what is due in the agent's outbox, in wake order.  given:
+ * the wake of the line read, which is reported when it must wait.
+ */
+static void
+drain(struct ghost_txn *t, const char *agent, const char *given)
+{
+	char err[HEART_ERRLEN], m[HEART_ERRLEN + 200];
+	const struct ghost_result *r;
+	int rc, tried = 0, waits;
+
+	while ((rc = ghost_next(t, &r, err)) != 0) {
+		if (*err != '\0') {
+			warn(err);
+			ioerr = 1;
+		}
+		if (rc != 1)
+			continue;
+		if (given != NULL && strcmp(r->wake_id, given) == 0)
+			tried = 1;
+		send_one(t, r);
+	}
+	waits = given != NULL && !tried && ghost_waits(t, given);
+	if (ghost_end(t, err) == -1) {
+		warn(err);
+		ioerr = 1;
+	}
+	if (waits) {
+		snprintf(m, sizeof m, "%s: wake %s waits in the outbox behind "
+		    "an earlier answer (heart-ghost --outbox)", agent, given);
+		warn(m);
+		undelivered = 1;
+	}
+}
+
+static void
+commit(const struct ghost_result *r)
+{
+	char err[HEART_ERRLEN], m[HEART_ERRLEN + 300];
+	struct ghost_txn t;
+	int rc;
+
+	if ((rc = ghost_begin(r, &gopts, time(NULL), &t, err)) == -1) {
 		snprintf(m, sizeof m, "%s: wake %s not kept, not delivered: %s",
 		    r->agent, r->wake_id, err);
 		warn(m);
@@ -121,15 +183,45 @@ commit(const struct ghost_result *r, const char *line, size_t len)
 		warn(err);
 		ioerr = 1;
 	}
-	if (go) {
-		text = deliverable(r, line, len, &n);
-		ok = deliver(r, text, n);
-		free(text);
-	}
-	if (ghost_end(&t, ok, err) == -1) {
+	drain(&t, r->agent, r->wake_id);
+}
+
+/* The agent's outbox alone, unless another process has it. */
+static void
+flush_agent(const char *agent)
+{
+	char err[HEART_ERRLEN];
+	struct ghost_txn t;
+	int rc;
+
+	if ((rc = ghost_open(agent, &gopts, time(NULL), &t, err)) == -1) {
 		warn(err);
 		ioerr = 1;
-	}
+	} else if (rc == 0)
+		drain(&t, agent, NULL);
+}
+
+/* The agents whose outbox a line that rolls back looked at, once per
+ * run: a replayed log of a million idle lines costs no more for it. */
+static void *looked;
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static int
+first_look(const char *agent)
+{
+	char *k = xstrdup(agent), **p = tsearch(k, &looked, cmp_str);
+
+	if (p == NULL)
+		abort();
+	if (*p == k)
+		return 1;
+	free(k);
+	return 0;
 }
 
 static void
@@ -150,7 +242,10 @@ one_line(const char *line, size_t len, const char *name, unsigned long no)
 		return;
 	}
 	if (r.kind == GHOST_COMMIT)
-		commit(&r, line, len);
+		commit(&r);
+	else if (r.agent[0] != '\0' && first_look(r.agent) &&
+	    outbox_waiting(r.agent))
+		flush_agent(r.agent);
 	wakerc = hx_worse(wakerc, r.exit);
 	ghost_result_free(&r);
 }
@@ -234,6 +329,8 @@ each_line(int fd, const char *name)
 	free(buf);
 }
 
+static int status(void);
+
 static int
 read_inputs(int argc, char **argv)
 {
@@ -257,6 +354,81 @@ read_inputs(int argc, char **argv)
 		each_line(fd, argv[i]);
 		close(fd);
 	}
+	tdestroy(looked, free);
+	return status();
+}
+
+/* --flush: every agent's outbox. */
+static int
+flush_all(void)
+{
+	char err[HEART_ERRLEN], **ids;
+	size_t n, i;
+
+	if (state_agents(&ids, &n, err) == -1)
+		die(HX_IOERR, err);
+	for (i = 0; i < n; i++)
+		flush_agent(ids[i]);
+	state_free_list(ids, n);
+	return status();
+}
+
+static void
+outbox_row(json_t *o, int tty)
+{
+	const char *when = json_string_value(json_object_get(o, "dead"));
+	const char *err = json_string_value(json_object_get(o, "error"));
+	char *line, e[HEART_ERRLEN];
+
+	if (!tty) {
+		line = json_dumps(o, JSON_COMPACT);
+		puts(line);
+		free(line);
+		return;
+	}
+	if (when == NULL)
+		when = json_string_value(json_object_get(o, "next"));
+	text_line(e, sizeof e, err ? err : "-", strlen(err ? err : "-"));
+	printf("%-16s %-28s %-7s %5lld %-20s %s\n",
+	    json_string_value(json_object_get(o, "agent")),
+	    json_string_value(json_object_get(o, "wake_id")),
+	    json_string_value(json_object_get(o, "state")),
+	    json_integer_value(json_object_get(o, "tries")),
+	    when ? when : "-", e);
+}
+
+/* --outbox: the answers waiting and the dead letters. */
+static int
+cmd_outbox(int argc, char **argv)
+{
+	char err[HEART_ERRLEN], m[160];
+	json_t *arr = json_array(), *o;
+	int i, tty = isatty(STDOUT_FILENO);
+	size_t k;
+
+	for (i = 0; i < argc; i++)
+		if (!id_valid(argv[i])) {
+			snprintf(m, sizeof m, "invalid agent id '%.64s'",
+			    argv[i]);
+			die(HX_USAGE, m);
+		}
+	if (argc == 0 && outbox_list(NULL, arr, err) == -1)
+		die(HX_IOERR, err);
+	for (i = 0; i < argc; i++)
+		if (outbox_list(argv[i], arr, err) == -1)
+			die(HX_IOERR, err);
+	if (tty && json_array_size(arr) > 0)
+		printf("%-16s %-28s %-7s %5s %-20s %s\n", "AGENT", "WAKE_ID",
+		    "STATE", "TRIES", "NEXT/DEAD", "ERROR");
+	json_array_foreach(arr, k, o)
+		outbox_row(o, tty);
+	json_decref(arr);
+	return HX_OK;
+}
+
+static int
+status(void)
+{
 	if (ioerr)
 		return HX_IOERR;
 	if (baddata)
@@ -320,7 +492,7 @@ cmd_user(const char *agent, int argc, char **argv)
 	char *text;
 
 	if (argc != 1 || tflag || gopts.alert_only || gopts.dedupe > 0 ||
-	    execargv != NULL)
+	    execargv != NULL || flushflag || gopts.retry_for > 0)
 		usage();
 	if (!id_valid(agent)) {
 		snprintf(m, sizeof m, "invalid agent id '%.64s' (use 1 to 64 "
@@ -349,16 +521,19 @@ main(int argc, char **argv)
 		{ "keep", required_argument, NULL, 'k' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "exec", no_argument, NULL, 'e' },
+		{ "retry-for", required_argument, NULL, 'r' },
+		{ "flush", no_argument, NULL, 'F' },
+		{ "outbox", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *user = NULL;
 	char m[160], why[96];
-	int c;
+	int c, oflag = 0;
 
 	while (execargv == NULL && (c = getopt_long(argc, argv,
-	    "+tad:k:u:eh", longopts, NULL)) != -1) {
+	    "+tad:k:u:er:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			tflag = 1;
@@ -384,6 +559,18 @@ main(int argc, char **argv)
 		case 'u':
 			user = optarg;
 			break;
+		case 'r':
+			if (dur_parse(optarg, &gopts.retry_for) == -1 ||
+			    gopts.retry_for <= 0)
+				die(HX_USAGE, "--retry-for: not a duration "
+				    "such as 1h, 24h or 7d");
+			break;
+		case 'F':
+			flushflag = 1;
+			break;
+		case 'O':
+			oflag = 1;
+			break;
 		case 'e':
 			execargv = argv + optind;
 			if (*execargv == NULL)
@@ -403,8 +590,17 @@ main(int argc, char **argv)
 	argv += optind;
 	if (user != NULL)
 		return cmd_user(user, argc, argv);
+	if (oflag) {
+		if (execargv != NULL || flushflag)
+			usage();
+		return cmd_outbox(argc, argv);
+	}
+	if (flushflag && argc > 0 && execargv == NULL)
+		usage();
 	if (execargv != NULL)
 		argc = 0;
 	signal(SIGPIPE, SIG_IGN);
+	if (flushflag)
+		return flush_all();
 	return read_inputs(argc, argv);
 }

@@ -56,6 +56,27 @@ print_json(json_t *j)
 	free(line);
 }
 
+/* A wake's result: a real answer is kept in the agent's outbox first,
+ * until heart-ghost has it (heart-wake(1), THE WAKE RESULT). */
+static int
+print_result(const char *name, json_t *j)
+{
+	char *line = json_dumps(j, JSON_COMPACT), err[HEART_ERRLEN];
+	char m[HEART_ERRLEN + 80];
+	int rc = HX_OK;
+
+	if (outbox_keep(j, line, err) == -1) {
+		snprintf(m, sizeof m, "the answer is not kept for heart-ghost: "
+		    "%s", err);
+		warn(name, m);
+		rc = HX_IOERR;
+	}
+	puts(line);
+	fflush(stdout);
+	free(line);
+	return rc;
+}
+
 /* --explain on a terminal: what a wake would say, when one will next
  * be admitted, and each gate's verdict. */
 static void
@@ -131,7 +152,7 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 	}
 	if (rc != HX_OK)
 		warn(s->name, err);
-	print_json(j);
+	rc = hx_worse(rc, print_result(s->name, j));
 	json_decref(j);
 	soul_free(s);
 	return rc;

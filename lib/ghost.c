@@ -10,12 +10,15 @@
  * An "ok" result is handled under the agent's delivered.lock, held
  * from the commit to the record of the delivery: the wake id is the
  * key.  A wake id already in the history (hist_commit says so) is not
- * committed again, and not delivered again unless its delivery failed
- * before.  agents/ID/delivered.json, replaced whole under the lock,
- * remembers the failed deliveries (wake id and time) and, for
- * --dedupe, the texts delivered (hash and time, never the text).  So
- * two processes given the same result commit it once and deliver it
- * once.
+ * committed again.  Every answer passes through the agent's outbox
+ * (outbox.c), one file per wake, and leaves it only once delivered or
+ * no longer wanted, so delivery is at least once: a failed delivery,
+ * or a heart-ghost that never ran or was killed, leaves the answer
+ * there for the next run, tried in wake order with backoff until it is
+ * delivered or dead.  agents/ID/delivered.json, replaced whole under
+ * the lock, remembers for --dedupe the texts delivered (hash and time,
+ * never the text).  So two processes given the same result commit it
+ * once and deliver it once.
  */
 #include <sys/file.h>
 
@@ -28,7 +31,6 @@
 
 #define DLVFILE	"delivered.json"
 #define DLVLOCK	"delivered.lock"
-#define UNDELIVERED_MAX	1000	/* failed deliveries remembered */
 
 /* A string member's value into out, for messages: raw when too long. */
 static void
@@ -144,8 +146,14 @@ check_ok(struct ghost_result *r, char *err)
 	json_t *m;
 	size_t i;
 
-	if ((r->wake_id = need_string(r->doc, "wake_id", err)) == NULL ||
-	    (r->chamber = need_string(r->doc, "chamber", err)) == NULL ||
+	if ((r->wake_id = need_string(r->doc, "wake_id", err)) == NULL)
+		return -1;
+	if (!id_valid(r->wake_id)) {
+		errf(err, "wake_id \"%s\" is not 1 to 64 of A-Z a-z 0-9 _ . -",
+		    r->wake_id);
+		return -1;
+	}
+	if ((r->chamber = need_string(r->doc, "chamber", err)) == NULL ||
 	    (r->at = need_string(r->doc, "at", err)) == NULL)
 		return -1;
 	if (strcmp(r->chamber, "user") == 0) {
@@ -186,6 +194,8 @@ ghost_parse(const char *line, size_t len, struct ghost_result *r, char *err)
 	json_error_t je;
 
 	memset(r, 0, sizeof *r);
+	r->line = line;
+	r->len = len;
 	if (jscan_object(line, len, m, 4, err) == -1 ||
 	    check_version(&m[0], err) == -1 ||
 	    check_status(&m[1], r, err) == -1 ||
@@ -250,42 +260,36 @@ ghost_hash(const char *text, char *out)
 
 
 /*
- * Check delivered.json's shape: {"delivered":[{"hash","at"}...],
- * "undelivered":[{"wake_id","at"}...]}; the second may be missing.
+ * Check delivered.json's shape: {"delivered":[{"hash","at"}...]}; the
+ * "undelivered" list an older heart-ghost kept is left as it is.
  */
 static int
 check_delivered(json_t *doc, const char *dir, char *err)
 {
 	json_t *a = json_object_get(doc, "delivered"), *e;
-	json_t *u = json_object_get(doc, "undelivered");
 	time_t t;
 	size_t i;
 
-	if (!json_is_array(a) || (u != NULL && !json_is_array(u)))
+	if (!json_is_array(a))
 		goto bad;
 	json_array_foreach(a, i, e)
 		if (!json_is_string(json_object_get(e, "hash")) ||
 		    clock_parse_utc(json_string_value(json_object_get(e,
 		    "at")), &t) == -1)
 			goto bad;
-	json_array_foreach(u, i, e)
-		if (!json_is_string(json_object_get(e, "wake_id")) ||
-		    clock_parse_utc(json_string_value(json_object_get(e,
-		    "at")), &t) == -1)
-			goto bad;
 	return 0;
 bad:
-	errf(err, "%s/%s: not a list of delivered texts and failed "
-	    "deliveries; fix or remove it by hand", dir, DLVFILE);
+	errf(err, "%s/%s: not a list of delivered texts; fix or remove it "
+	    "by hand", dir, DLVFILE);
 	return -1;
 }
 
 static time_t
-entry_time(json_t *e)
+entry_time(json_t *e, const char *key)
 {
 	time_t t = 0;
 
-	clock_parse_utc(json_string_value(json_object_get(e, "at")), &t);
+	clock_parse_utc(json_string_value(json_object_get(e, key)), &t);
 	return t;
 }
 
@@ -304,24 +308,8 @@ txn_read(struct ghost_txn *t, char *err)
 	}
 	if (t->doc == NULL)
 		t->doc = json_pack("{s:[]}", "delivered");
-	if (json_object_get(t->doc, "undelivered") == NULL)
-		json_object_set_new(t->doc, "undelivered", json_array());
 	t->state = 1;
 	return 0;
-}
-
-/* Where the wake is among the failed deliveries, or -1. */
-static long
-undelivered_at(const struct ghost_txn *t)
-{
-	json_t *e;
-	size_t i;
-
-	json_array_foreach(json_object_get(t->doc, "undelivered"), i, e)
-		if (strcmp(json_string_value(json_object_get(e, "wake_id")),
-		    t->wake_id) == 0)
-			return (long)i;
-	return -1;
 }
 
 /* Was the same normalized text delivered within the window? */
@@ -334,81 +322,10 @@ delivered_within(struct ghost_txn *t, const char *text)
 	ghost_hash(text, t->hash);
 	json_array_foreach(json_object_get(t->doc, "delivered"), i, e)
 		if (strcmp(json_string_value(json_object_get(e, "hash")),
-		    t->hash) == 0 && t->now - entry_time(e) < t->window)
+		    t->hash) == 0 && t->now - entry_time(e, "at") <
+		    t->o->dedupe)
 			return 1;
 	return 0;
-}
-
-/*
- * Whether to deliver r now: a new wake, or one whose delivery failed
- * before; then --alert-only and --dedupe have their say.  0, or 1
- * when delivered.json cannot be read: then a new wake is delivered
- * all the same (better twice than never) and an old one is not.
- */
-static int
-decide(const struct ghost_result *r, const struct ghost_opts *o,
-    struct ghost_txn *t, int fresh, char *err)
-{
-	if (!fresh) {
-		if (txn_read(t, err) == -1)
-			return 1;
-		if (undelivered_at(t) < 0)
-			return 0;	/* delivered, or not wanted, before */
-	}
-	if (o->alert_only && !idle_alert(r->response))
-		return 0;
-	if (o->dedupe > 0) {
-		if (txn_read(t, err) == -1) {
-			t->deliver = 1;
-			return 1;
-		}
-		if (delivered_within(t, r->response))
-			return 0;
-	}
-	t->deliver = 1;
-	return 0;
-}
-
-int
-ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
-    time_t now, struct ghost_txn *t, int *deliver, char *err)
-{
-	int rc;
-
-	memset(t, 0, sizeof *t);
-	t->lockfd = -1;
-	t->now = now;
-	t->window = o->dedupe;
-	t->wake_id = r->wake_id;
-	*deliver = 0;
-	if (state_agent_dir(r->agent, 1, t->dir, sizeof t->dir, err) == -1 ||
-	    (t->lockfd = state_lock(t->dir, DLVLOCK, LOCK_EX, err)) < 0) {
-		t->lockfd = -1;
-		return -1;
-	}
-	if ((rc = hist_commit(r->agent, r->messages, r->wake_id, r->chamber,
-	    r->at, o->keep, err)) == -1) {
-		state_unlock(t->lockfd);
-		t->lockfd = -1;
-		return -1;
-	}
-	rc = decide(r, o, t, rc == 0, err);
-	*deliver = t->deliver;
-	return rc;
-}
-
-/* Remember a failed delivery, the oldest forgotten past the limit. */
-static void
-add_undelivered(struct ghost_txn *t)
-{
-	json_t *u = json_object_get(t->doc, "undelivered");
-	char at[32];
-
-	clock_utc(t->now, at, sizeof at);
-	json_array_append_new(u, json_pack("{s:s,s:s}", "wake_id",
-	    t->wake_id, "at", at));
-	while (json_array_size(u) > UNDELIVERED_MAX)
-		json_array_remove(u, 0);
 }
 
 /* Remember a delivered text, and forget those older than the window. */
@@ -420,52 +337,346 @@ add_delivered(struct ghost_txn *t)
 	size_t i;
 
 	json_array_foreach(json_object_get(t->doc, "delivered"), i, e)
-		if (t->now - entry_time(e) < t->window)
+		if (t->now - entry_time(e, "at") < t->o->dedupe)
 			json_array_append(keep, e);
 	clock_utc(t->now, at, sizeof at);
 	json_array_append_new(keep, json_pack("{s:s,s:s}", "hash", t->hash,
 	    "at", at));
 	json_object_set_new(t->doc, "delivered", keep);
+	t->dirty = 1;
 }
 
 /*
- * After the delivery (delivered: it succeeded): record it in
- * delivered.json when there is something to remember, and unlock.
- * A failed delivery is remembered, so that the same result given
- * again is delivered then; a wake delivered, or no longer wanted,
- * is forgotten among the failures.
+ * Does this run want r delivered: --alert-only and --dedupe.  -1 when
+ * delivered.json cannot be read (err): deliver all the same, better
+ * twice than never.
+ */
+static int
+wanted(struct ghost_txn *t, const struct ghost_result *r, char *err)
+{
+	if (t->o->alert_only && !idle_alert(r->response))
+		return 0;
+	if (t->o->dedupe > 0) {
+		if (txn_read(t, err) == -1)
+			return -1;
+		if (delivered_within(t, r->response))
+			return 0;
+	}
+	return 1;
+}
+
+static struct outbox_entry *
+find(struct ghost_txn *t, const char *wake_id)
+{
+	size_t i;
+
+	for (i = 0; i < t->nbox; i++)
+		if (strcmp(t->box[i].wake_id, wake_id) == 0)
+			return &t->box[i];
+	return NULL;
+}
+
+/* The result an entry holds, into t->r; -1 when it is not one. */
+static int
+entry_result(struct ghost_txn *t, const struct outbox_entry *e, char *err)
+{
+	json_t *l = json_object_get(e->doc, "line");
+	char m[HEART_ERRLEN];
+
+	ghost_result_free(&t->r);
+	if (ghost_parse(json_string_value(l), json_string_length(l), &t->r,
+	    m) == 0 && t->r.kind == GHOST_COMMIT &&
+	    strcmp(t->r.wake_id, e->wake_id) == 0)
+		return 0;
+	if (t->r.doc != NULL && t->r.kind != GHOST_COMMIT)
+		snprintf(m, sizeof m, "not an \"ok\" result");
+	else if (t->r.doc != NULL)
+		snprintf(m, sizeof m, "the result is of another wake");
+	ghost_result_free(&t->r);
+	errf(err, "%s/outbox/%s.json: %s; fix or remove it by hand", t->dir,
+	    e->wake_id, m);
+	return -1;
+}
+
+/*
+ * Commit, in wake order, the answers heart-wake kept that no
+ * heart-ghost has committed yet.  Idempotent (hist_commit knows the
+ * wake ids it has); -1 at the first that cannot be.
+ */
+static int
+commit_waiting(struct ghost_txn *t, char *err)
+{
+	struct outbox_entry *e;
+	size_t i;
+
+	for (i = 0; i < t->nbox; i++) {
+		e = &t->box[i];
+		if (e->doc == NULL || json_is_true(json_object_get(e->doc,
+		    "committed")))
+			continue;
+		if (entry_result(t, e, err) == -1) {
+			json_decref(e->doc);	/* named by ghost_next */
+			e->doc = NULL;
+			snprintf(e->err, sizeof e->err, "%s", err);
+			continue;
+		}
+		if (hist_commit(t->r.agent, t->r.messages, t->r.wake_id,
+		    t->r.chamber, t->r.at, t->o->keep, err) == -1)
+			return -1;
+		json_object_set_new(e->doc, "committed", json_true());
+		e->dirty = 1;
+	}
+	return 0;
+}
+
+static void
+txn_free(struct ghost_txn *t)
+{
+	outbox_free(t->box, t->nbox);
+	ghost_result_free(&t->r);
+	json_decref(t->doc);
+	state_unlock(t->lockfd);
+	memset(t, 0, sizeof *t);
+	t->lockfd = -1;
+}
+
+/* Lock the agent (flags as for state_lock) and read its outbox. */
+static int
+txn_open(const char *agent, int flags, const struct ghost_opts *o,
+    time_t now, struct ghost_txn *t, char *err)
+{
+	memset(t, 0, sizeof *t);
+	t->o = o;
+	t->now = now;
+	if (state_agent_dir(agent, 1, t->dir, sizeof t->dir, err) == -1 ||
+	    (t->lockfd = state_lock(t->dir, DLVLOCK, flags, err)) < 0) {
+		int rc = t->lockfd == -2 ? -2 : -1;
+		t->lockfd = -1;
+		return rc;
+	}
+	if (outbox_load(t->dir, "outbox", &t->box, &t->nbox, err) == -1 ||
+	    commit_waiting(t, err) == -1) {
+		txn_free(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* Add a new entry for r to the outbox, on disk first. */
+static int
+box_add(struct ghost_txn *t, const struct ghost_result *r, json_t *doc,
+    char *err)
+{
+	struct outbox_entry *e;
+	int rc;
+
+	rc = outbox_put(t->dir, "outbox", r->wake_id, doc, err);
+	t->box = realloc(t->box, (t->nbox + 1) * sizeof *t->box);
+	if (t->box == NULL)
+		abort();
+	e = &t->box[t->nbox++];
+	memset(e, 0, sizeof *e);
+	snprintf(e->wake_id, sizeof e->wake_id, "%s", r->wake_id);
+	snprintf(e->at, sizeof e->at, "%s", r->at);
+	e->doc = doc;
+	e->due = 1;
+	return rc;
+}
+
+/* A dead letter of r given again: back into the outbox, due now. */
+static int
+revive(struct ghost_txn *t, const struct ghost_result *r, char *err)
+{
+	char name[HEART_IDMAX + 8], dir[4200];
+	json_t *doc;
+
+	snprintf(name, sizeof name, "%s.json", r->wake_id);
+	snprintf(dir, sizeof dir, "%s/dead", t->dir);
+	if (state_read_json(dir, name, &doc, err) == -1 || doc == NULL)
+		return doc == NULL ? 0 : -1;
+	json_object_del(doc, "dead");
+	json_object_del(doc, "next");
+	if (box_add(t, r, doc, err) == -1)
+		return -1;
+	return outbox_drop(t->dir, "dead", r->wake_id, err);
+}
+
+int
+ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
+    time_t now, struct ghost_txn *t, char *err)
+{
+	struct outbox_entry *e;
+	json_t *doc;
+	int rc;
+
+	if (txn_open(r->agent, LOCK_EX, o, now, t, err) == -1)
+		return -1;
+	if ((e = find(t, r->wake_id)) != NULL) {
+		e->due = 1;
+		return 0;
+	}
+	if ((rc = hist_commit(r->agent, r->messages, r->wake_id, r->chamber,
+	    r->at, o->keep, err)) == -1) {
+		txn_free(t);
+		return -1;
+	}
+	if (rc == 1)
+		rc = revive(t, r, err);
+	else {
+		doc = json_pack("{s:s%,s:s,s:b}", "line", r->line, r->len,
+		    "at", r->at, "committed", 1);
+		rc = box_add(t, r, doc, err);
+	}
+	if (t->nbox > 1)
+		qsort(t->box, t->nbox, sizeof *t->box, outbox_cmp);
+	return rc == -1 ? 1 : 0;
+}
+
+int
+ghost_open(const char *agent, const struct ghost_opts *o, time_t now,
+    struct ghost_txn *t, char *err)
+{
+	int rc;
+
+	if (!outbox_waiting(agent))
+		return 1;
+	if ((rc = txn_open(agent, LOCK_EX | LOCK_NB, o, now, t, err)) == -2)
+		return 1;
+	return rc;
+}
+
+int
+ghost_next(struct ghost_txn *t, const struct ghost_result **r, char *err)
+{
+	struct outbox_entry *e;
+	int w;
+
+	*err = '\0';
+	for (; t->cur < t->nbox && !t->stop; t->cur++) {
+		e = &t->box[t->cur];
+		if (e->gone)
+			continue;
+		if (e->doc == NULL) {
+			errf(err, "%s", e->err);
+			t->cur++;
+			return -1;
+		}
+		if (!e->due && entry_time(e->doc, "next") > t->now)
+			break;
+		if (entry_result(t, e, err) == -1) {
+			t->cur++;
+			return -1;
+		}
+		if ((w = wanted(t, &t->r, err)) == 0) {
+			e->gone = 1;
+			if (outbox_drop(t->dir, "outbox", e->wake_id,
+			    err) == -1) {
+				t->cur++;
+				return -1;
+			}
+			continue;
+		}
+		*r = &t->r;
+		return 1;
+	}
+	t->stop = 1;
+	return 0;
+}
+
+/* A failed try of e: retry later, or a dead letter when it has
+ * failed for o->retry_for. */
+static int
+failed(struct ghost_txn *t, struct outbox_entry *e, const char *why,
+    char *err)
+{
+	long long tries = json_integer_value(json_object_get(e->doc,
+	    "tries")) + 1;
+	long long life = t->o->retry_for > 0 ? t->o->retry_for :
+	    GHOST_RETRY_FOR;
+	time_t since = entry_time(e->doc, "since");
+	char at[32];
+
+	if (since == 0) {
+		since = t->now;
+		clock_utc(t->now, at, sizeof at);
+		json_object_set_new(e->doc, "since", json_string(at));
+	}
+	json_object_set_new(e->doc, "tries", json_integer(tries));
+	json_object_set_new(e->doc, "error", json_string(why));
+	e->dirty = 0;
+	if (t->now - since >= life) {
+		clock_utc(t->now, at, sizeof at);
+		json_object_del(e->doc, "next");
+		json_object_set_new(e->doc, "dead", json_string(at));
+		e->gone = 1;
+		if (outbox_put(t->dir, "dead", e->wake_id, e->doc, err) == -1 ||
+		    outbox_drop(t->dir, "outbox", e->wake_id, err) == -1)
+			return -1;
+		errf(err, "%s/dead/%s.json", t->dir, e->wake_id);
+		return GHOST_DEAD;
+	}
+	clock_utc(t->now + outbox_backoff(tries), at, sizeof at);
+	json_object_set_new(e->doc, "next", json_string(at));
+	t->stop = 1;
+	if (outbox_put(t->dir, "outbox", e->wake_id, e->doc, err) == -1)
+		return -1;
+	errf(err, "%s", at);
+	return GHOST_RETRY;
+}
+
+int
+ghost_done(struct ghost_txn *t, int delivered, const char *why, char *err)
+{
+	struct outbox_entry *e = &t->box[t->cur++];
+
+	if (!delivered)
+		return failed(t, e, why, err);
+	e->gone = 1;
+	if (t->o->dedupe > 0 && t->state == 1)
+		add_delivered(t);
+	if (outbox_drop(t->dir, "outbox", e->wake_id, err) == -1)
+		return -1;
+	return GHOST_SENT;
+}
+
+/* Does the answer of wake_id still wait in the outbox? */
+int
+ghost_waits(const struct ghost_txn *t, const char *wake_id)
+{
+	size_t i;
+
+	for (i = 0; i < t->nbox; i++)
+		if (strcmp(t->box[i].wake_id, wake_id) == 0)
+			return !t->box[i].gone;
+	return 0;
+}
+
+/*
+ * Write back what is left to write, tidy an empty outbox and unlock.
+ * The number of answers still waiting, or -1 (err).
  */
 int
-ghost_end(struct ghost_txn *t, int delivered, char *err)
+ghost_end(struct ghost_txn *t, char *err)
 {
-	int rc = 0, dirty = 0;
-	long i;
+	struct outbox_entry *e;
+	int rc = 0, left = 0;
+	size_t i;
 
 	if (t->lockfd < 0)
 		return 0;
-	if (t->deliver && delivered && t->window > 0 && t->state == 1) {
-		add_delivered(t);
-		dirty = 1;
-	}
-	if (t->deliver && !delivered) {
-		if (txn_read(t, err) == -1) {
-			errf(err, "%s/%s: the failed delivery of wake %s is "
-			    "not remembered", t->dir, DLVFILE, t->wake_id);
+	for (i = 0; i < t->nbox; i++) {
+		e = &t->box[i];
+		if (e->gone)
+			continue;
+		left++;
+		if (e->dirty && outbox_put(t->dir, "outbox", e->wake_id,
+		    e->doc, err) == -1)
 			rc = -1;
-		} else if (undelivered_at(t) < 0) {
-			add_undelivered(t);
-			dirty = 1;
-		}
-	} else if (t->state == 1 && (i = undelivered_at(t)) >= 0) {
-		json_array_remove(json_object_get(t->doc, "undelivered"),
-		    (size_t)i);
-		dirty = 1;
 	}
-	if (dirty)
-		rc = state_write_json(t->dir, DLVFILE, t->doc, err);
-	json_decref(t->doc);
-	state_unlock(t->lockfd);
-	t->doc = NULL;
-	t->lockfd = -1;
-	return rc;
+	if (t->dirty && state_write_json(t->dir, DLVFILE, t->doc, err) == -1)
+		rc = -1;
+	if (left == 0)
+		outbox_tidy(t->dir);
+	txn_free(t);
+	return rc == -1 ? -1 : left;
 }

@@ -386,40 +386,84 @@ struct ghost_result {
 	const char *chamber;
 	const char *at;
 	const char *response;
+	const char *line;	/* the line read, borrowed; len bytes */
+	size_t	 len;
 };
 
 struct ghost_opts {
 	int	 alert_only;	/* deliver only answers with an alert */
 	long long dedupe;	/* s: the same text not again within; 0 */
 	long long keep;		/* the history's last wakes kept; 0: all */
+	long long retry_for;	/* s: a failing answer is retried; 0: */
+};
+#define GHOST_RETRY_FOR	(24 * 3600)	/* ... this long */
+
+/* outbox.c: answers waiting for their delivery, and dead letters */
+struct outbox_entry {
+	char	 wake_id[HEART_IDMAX + 1];
+	char	 at[32];
+	json_t	*doc;		/* the file; NULL: it does not read (err) */
+	char	 err[HEART_ERRLEN];
+	int	 due;		/* given again: tried now */
+	int	 dirty;		/* to be written back */
+	int	 gone;		/* delivered, not wanted, or dead */
 };
 
-struct ghost_txn {		/* between _begin and _end; fields private */
+long long outbox_backoff(long long);
+int	 outbox_keep(const json_t *, const char *, char *);
+int	 outbox_waiting(const char *);
+int	 outbox_put(const char *, const char *, const char *, const json_t *,
+	    char *);
+int	 outbox_drop(const char *, const char *, const char *, char *);
+void	 outbox_tidy(const char *);
+int	 outbox_cmp(const void *, const void *);
+int	 outbox_load(const char *, const char *, struct outbox_entry **,
+	    size_t *, char *);
+void	 outbox_free(struct outbox_entry *, size_t);
+int	 outbox_list(const char *, json_t *, char *);
+
+struct ghost_txn {		/* from _begin or _open to _end; private */
 	int	 lockfd;
 	char	 dir[4096];
+	const struct ghost_opts *o;
+	time_t	 now;
 	json_t	*doc;		/* delivered.json, once read */
 	int	 state;		/* 0 unread, 1 read, -1 unreadable */
-	int	 deliver;	/* what ghost_begin said */
-	int	 handled;	/* a recorded failure no longer waits */
+	int	 dirty;		/* doc to be written */
+	struct outbox_entry *box;	/* the outbox, in wake order */
+	size_t	 nbox, cur;
+	int	 stop;		/* the rest wait */
+	struct ghost_result r;	/* what ghost_next handed out */
 	char	 hash[17];
-	const char *wake_id;	/* borrowed from the result */
-	long long window;
-	time_t	 now;
 };
+
+enum { GHOST_SENT = 1, GHOST_RETRY, GHOST_DEAD };
 
 int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
 void	 ghost_result_free(struct ghost_result *);
 void	 ghost_hash(const char *, char *);
 /*
- * Commit an "ok" result and say whether to deliver it now (*deliver):
- * 0, or 1 when delivered.json could not be read (err says why; go on),
- * or -1 when the wake is not kept (err), and then nothing is held.
- * After 0 or 1 the agent's delivery lock is held: deliver, then call
- * ghost_end with whether the delivery succeeded.
+ * One agent's deliveries, under its delivered.lock:
+ *   ghost_begin(r, o, now, &t, err)	commit an "ok" result and put it
+ *	in the outbox (a replayed one waiting or dead: due now); 0, 1
+ *	(err: a warning, go on), -1 (err: not kept, nothing held)
+ *   ghost_open(agent, o, now, &t, err)	the outbox alone (--flush): 0;
+ *	1 when nothing waits or another process has the agent; -1 (err)
+ *   ghost_next(&t, &r, err)	1: deliver *r now (err may warn); 0: no
+ *	more now; -1: an entry is skipped (err), call again
+ *   ghost_done(&t, delivered, why, err)	GHOST_SENT; GHOST_RETRY (err:
+ *	the next try's time); GHOST_DEAD (err: the dead letter); -1
+ *   ghost_waits(&t, wake_id)	does that wake's answer still wait?
+ *   ghost_end(&t, err)	the number of answers still waiting, or -1
  */
 int	 ghost_begin(const struct ghost_result *, const struct ghost_opts *,
-	    time_t, struct ghost_txn *, int *, char *);
-int	 ghost_end(struct ghost_txn *, int, char *);
+	    time_t, struct ghost_txn *, char *);
+int	 ghost_open(const char *, const struct ghost_opts *, time_t,
+	    struct ghost_txn *, char *);
+int	 ghost_next(struct ghost_txn *, const struct ghost_result **, char *);
+int	 ghost_done(struct ghost_txn *, int, const char *, char *);
+int	 ghost_waits(const struct ghost_txn *, const char *);
+int	 ghost_end(struct ghost_txn *, char *);
 
 /* deliver.c: hand a deliverable to a program, no shell */
 struct deliver_env {

@@ -375,14 +375,15 @@ ALERT: first'
 
 @test "--exec: a failed delivery is reported, exit 69, and the commit stands" {
 	{ result ok alpha f1; result ok alpha f2; } > in
-	run --separate-stderr heart-ghost --exec false < in
+	run --separate-stderr at "2026-11-21 12:00:00" heart-ghost --exec false < in
 	assert_failure 69
-	[ "${stderr_lines[0]}" = 'heart-ghost: alpha: delivery of wake f1 failed: false: exit 1' ]
+	[ "${stderr_lines[0]}" = 'heart-ghost: alpha: delivery of wake f1 failed: false: exit 1; it waits in the outbox, next try from 2026-11-21T12:01:00Z' ]
+	[ "${stderr_lines[1]}" = 'heart-ghost: alpha: wake f2 waits in the outbox behind an earlier answer (heart-ghost --outbox)' ]
 	[ "${#stderr_lines[@]}" -eq 2 ]
 	diff <(printf 'f1\nf2\n') <(wakes alpha)
-	run --separate-stderr heart-ghost --exec ./no/such/program < in
+	run --separate-stderr at "2026-11-21 12:02:00" heart-ghost --exec ./no/such/program < in
 	assert_failure 69
-	[[ ${stderr_lines[0]} == *'failed: ./no/such/program: No such file or directory' ]]
+	[[ ${stderr_lines[0]} == *'failed: ./no/such/program: No such file or directory; it waits in the outbox, next try from '* ]]
 	run heart-ghost --exec
 	assert_failure 64
 }
@@ -548,15 +549,15 @@ ALERT: first'
 	result ok alpha f1 'ALERT: f1' > in
 	run --separate-stderr heart-ghost --text --exec false < in
 	assert_failure 69
-	f=$HEART_STATE_DIR/agents/alpha/delivered.json
-	[ "$(jq -r '.undelivered[].wake_id' "$f")" = f1 ]
+	o=$HEART_STATE_DIR/agents/alpha/outbox
+	[ "$(ls "$o")" = f1.json ]
 	run --separate-stderr heart-ghost --text --exec false < in
 	assert_failure 69
-	[ "$(jq -r '.undelivered[].wake_id' "$f")" = f1 ]
+	[ "$(jq .tries "$o/f1.json")" -eq 2 ]
 	run --separate-stderr heart-ghost --text < in
 	assert_success
 	assert_output 'ALERT: f1'
-	[ "$(jq -c .undelivered "$f")" = '[]' ]
+	[ ! -e "$o" ]
 	run --separate-stderr heart-ghost --text < in
 	assert_success
 	assert_output ""
@@ -568,18 +569,20 @@ ALERT: first'
 	run heart-ghost --text --alert-only < in
 	assert_success
 	assert_output ""
+	[ ! -e "$o" ]
 	run heart-ghost --text < in
 	assert_output ""
-	# a damaged record: a new wake is delivered all the same, an old
-	# one is not, and both say why (74)
+	# a damaged record: a new wake is delivered all the same, and
+	# that says why (74)
+	f=$HEART_STATE_DIR/agents/alpha/delivered.json
 	echo '{"delivered": 3}' > "$f"
 	result ok alpha f3 'ALERT: f3' > in
 	run --separate-stderr heart-ghost --text --dedupe 1h < in
 	assert_failure 74
 	assert_output 'ALERT: f3'
-	[[ $stderr == *'delivered.json: not a list of delivered texts and failed deliveries; fix or remove it by hand'* ]]
+	[[ $stderr == *'delivered.json: not a list of delivered texts; fix or remove it by hand'* ]]
 	run --separate-stderr heart-ghost --text < in
-	assert_failure 74
+	assert_success
 	assert_output ""
 	[ "$(jq -c . "$f")" = '{"delivered":3}' ]
 	diff <(printf 'f1\nf2\nf3\n') <(wakes alpha)

@@ -338,8 +338,8 @@ no_key() {
 	    messages: [{role: "user", content: "p"},
 	    {role: "assistant", content: "ALERT: x"}]}' > "$BATS_TEST_TMPDIR/in"
 	run --separate-stderr heart-ghost --exec false < "$BATS_TEST_TMPDIR/in"
-	assert_failure 69
-	[[ "$stderr" == *'scout: delivery of wake w [2J  failed: false: exit 1'* ]]
+	assert_failure 65
+	[[ "$stderr" == *'<stdin>:1: wake_id "w [2J " is not 1 to 64 of'* ]]
 	! printf '%s' "$stderr" | grep -q $'[\e\a]'
 }
 

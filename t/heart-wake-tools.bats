@@ -363,6 +363,9 @@ EOF
 	echo "$(heart-wake --soul "$S" --force --dry-run | jq -c .request.body.tool_choice)" | grep -q heartbeat
 	: > "$LLM_DIR/requests.jsonl"
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[{\"name\":\"heartbeat\",\"arguments\":{\"action\":\"run\"}}]},{\"text\":\"ACME fell 5% to 123.45.\"}]}"
+	# (the answer of the wake above, which no heart-ghost read, waits
+	# in the outbox and would go first: this is about the new one)
+	rm -r "$HEART_STATE_DIR/agents/stock/outbox"
 	heart-wake --soul "$S" --force | heart-ghost --text > "$D/delivered"
 	[ "$(cat "$D/delivered")" = "ACME fell 5% to 123.45." ]
 	run jq -c '[.role, (.tool_calls[0].function.name // .tool_call_id)]' "$HEART_STATE_DIR/agents/stock/history.jsonl"

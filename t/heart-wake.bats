@@ -290,7 +290,9 @@ cron_day() {
 	llm_script '{"replies":[{"text":"ALERT: the strike starts at 6."},{"text":"[IDLE]"}]}'
 	heart-wake --soul "$s" --force > "$out"
 	heart-wake --soul "$s" --force >> "$out"
-	run --separate-stderr bash -c 'heart-wake --soul "$1" --force --dry-run | tee -a "$2" | heart-ghost' _ "$s" "$out"
+	# (another agent: scout's answer waits for heart-ghost in its
+	# outbox, and any line of scout's would deliver it)
+	run --separate-stderr bash -c 'heart-wake --soul "$1" --force --dry-run | tee -a "$2" | heart-ghost' _ "$(mk dry '')" "$out"
 	assert_success
 	assert_output ""
 	[ -z "$stderr" ]
