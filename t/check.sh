@@ -25,6 +25,7 @@ one() {
 
 	mkdir -p "$out/$pass"
 	log=$out/$pass/${f##*/}.tap
+	[ "$pass" != fuzz ] || log=$out/fuzz/$f.log
 	t0=$(date +%s)
 	# shellcheck disable=SC2086
 	case $pass in
@@ -33,8 +34,7 @@ one() {
 	asan)	env "${asan[@]}" bats ${BATSFLAGS:-} "$f" ;;
 	asan-redis)
 		env HEART_TEST_STORE=redis "${asan[@]}" bats ${BATSFLAGS:-} "$f" ;;
-	fuzz)	log=$out/fuzz/$f.log
-		sh fuzz/run "$f" "$secs" ;;
+	fuzz)	sh fuzz/run "$f" "$secs" ;;
 	*)	echo "check.sh: $pass: no such pass"; false ;;
 	esac > "$log" 2>&1 3>&- || rc=$?
 	if [ "$pass" = fuzz ]; then
