@@ -106,13 +106,12 @@ unknown(const char *agent)
 	if (soul_for(agent) != NULL)
 		return 0;
 	if ((r = store_known(agent, err)) == -1) {
-		fprintf(stderr, "heart-cap: %s\n", err);
+		warn(NULL, err);
 		return store_code(HX_IOERR);
 	}
 	if (r == 0)
-		fprintf(stderr, "heart-cap: %s: no such agent (heart has no "
-		    "state for it: check the name, or give its soul with "
-		    "--soul)\n", agent);
+		warn(agent, "no such agent (heart has no state for it: "
+		    "check the name, or give its soul with --soul)");
 	return r == 1 ? 0 : HX_USAGE;
 }
 
