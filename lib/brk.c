@@ -9,21 +9,18 @@
  * one caller is granted the probe, whose result closes it (cooldown
  * back to base) or reopens it (cooldown doubled up to max_cooldown).
  *
- * Invariants: the file is only ever replaced by rename under
- * agents/ID/breaker.lock, so readers need no lock; a probe is only
- * granted under that lock, after reading the file again; an open
+ * Invariants: the rules are brk_step's, a pure function of the
+ * breaker, the time and the keys; the document is only ever replaced
+ * whole by store_update (under agents/ID/breaker.lock, or by a
+ * server's compare-and-set), so readers need no lock; a probe is only
+ * granted by a write that no other writer came between; an open
  * breaker whose cooldown has passed is half-open, whether or not the
- * file says so yet (the next writer stores the transition); a probe
+ * store says so yet (the next writer stores the transition); a probe
  * that neither reports nor is handed back within BRK_PROBE_LEASE
- * seconds is presumed dead.  A file that does not parse is an error,
- * never replaced.
- *
- * With a server store in force (store.h), the store does each
- * transition, by the same rules, and hands back the breaker after it
- * and the transitions' names; the events are made here, for both.
+ * seconds is presumed dead.  A document that does not parse is an
+ * error, never replaced.  Events are made from the transitions' names
+ * once the write is done.
  */
-#include <sys/file.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +29,7 @@
 #include "store.h"
 
 #define BRKFILE	"breaker.json"
-#define BRKLOCK	"breaker.lock"
+#define KEEP	(30 * 86400LL)	/* a server keeps it after its last wait */
 #define FAILS	(BRK_LLM_FAIL | BRK_TOOL_FAIL)
 
 static const char *const names[] = { "closed", "open", "half_open" };
@@ -190,9 +187,9 @@ get_state(json_t *o, enum brk_state *st)
 	return -1;
 }
 
-/* Fill b from the file's JSON (NULL: no file); -1 if it is not sound. */
+/* Fill b from the stored JSON (NULL: none); -1 if it is not sound. */
 static int
-parse(const char *dir, json_t *j, struct brk *b, char *err)
+parse(const char *agent, json_t *j, struct brk *b, char *err)
 {
 	const char *bad = NULL;
 	time_t ignored;
@@ -223,6 +220,9 @@ parse(const char *dir, json_t *j, struct brk *b, char *err)
 		bad = "probe_at";
 	else if (get_count(j, "probe_pid", &b->probe_pid) == -1)
 		bad = "probe_pid";
+	else if (get_text(j, "probe_host", b->probe_host,
+	    sizeof b->probe_host) == -1)
+		bad = "probe_host";
 	else if (get_text(j, "trigger", b->trigger, sizeof b->trigger) ==
 	    -1 || (b->trigger[0] != '\0' && strcmp(b->trigger, "llm") != 0 &&
 	    strcmp(b->trigger, "tool") != 0))
@@ -230,26 +230,20 @@ parse(const char *dir, json_t *j, struct brk *b, char *err)
 	else if (get_text(j, "reason", b->reason, sizeof b->reason) == -1)
 		bad = "reason";
 	if (bad != NULL) {
-		errf(err, "%s/%s: field '%s' is missing or not valid; fix "
-		    "or remove the file by hand", dir, BRKFILE, bad);
+		char where[4200];
+		const char *noun = store_where(agent, BRKFILE, where,
+		    sizeof where);
+
+		errf(err, "%s: field '%s' is missing or not valid; fix or "
+		    "%s the %s by hand", where, bad, noun[0] == 'f' ?
+		    "remove" : "delete", noun);
 		return -1;
 	}
-	if (b->state != BRK_HALF_OPEN)
+	if (b->state != BRK_HALF_OPEN) {
 		b->probe_at = b->probe_pid = 0;
+		b->probe_host[0] = '\0';
+	}
 	return 0;
-}
-
-static int
-load(const char *dir, struct brk *b, char *err)
-{
-	json_t *j;
-	int r;
-
-	if (state_read_json(dir, BRKFILE, &j, err) == -1)
-		return -1;
-	r = parse(dir, j, b, err);
-	json_decref(j);
-	return r;
 }
 
 static time_t
@@ -262,12 +256,10 @@ next_go(const struct brk *b)
 	return 0;
 }
 
-static int
-save(const char *dir, const char *agent, const struct brk *b, time_t now,
-    char *err)
+static json_t *
+to_json(const char *agent, const struct brk *b, time_t now)
 {
 	json_t *j;
-	int r;
 
 	j = json_pack("{s:i,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "v", 1,
 	    "agent", agent, "state", names[b->state],
@@ -281,12 +273,12 @@ save(const char *dir, const char *agent, const struct brk *b, time_t now,
 	put_time(j, "probe_at", b->probe_at);
 	json_object_set_new(j, "probe_pid", b->probe_pid > 0 ?
 	    json_integer(b->probe_pid) : json_null());
+	json_object_set_new(j, "probe_host", b->probe_pid > 0 ?
+	    json_string(b->probe_host) : json_null());
 	json_object_set_new(j, "trigger", json_string(b->trigger));
 	json_object_set_new(j, "reason", json_string(b->reason));
 	put_time(j, "updated", now);
-	r = state_write_json(dir, BRKFILE, j, err);
-	json_decref(j);
-	return r;
+	return j;
 }
 
 static json_t *
@@ -303,14 +295,6 @@ emit(json_t *events, json_t *e, time_t now)
 	if (events != NULL)
 		json_array_append(events, e);
 	json_decref(e);
-}
-
-/* Drop what this call appended to events when it then failed. */
-static void
-unemit(json_t *events, size_t n)
-{
-	while (events != NULL && json_array_size(events) > n)
-		json_array_remove(events, json_array_size(events) - 1);
 }
 
 /* The "open" event of b, just opened from state `from'. */
@@ -331,6 +315,47 @@ open_event(const char *agent, const struct brk *b, const char *from,
 	emit(events, e, now);
 }
 
+/* The events of a transition done, in order, from the names in o;
+ * b is the breaker after it. */
+static void
+events_of(const char *agent, const struct brk *b, const struct brk_out *o,
+    json_t *events, time_t now)
+{
+	char name[24], *by;
+	json_t *e;
+	int i;
+
+	for (i = 0; i < o->nev && i < BRK_MAXEV; i++) {
+		snprintf(name, sizeof name, "%s", o->ev[i]);
+		if ((by = strchr(name, '/')) != NULL)
+			*by++ = '\0';
+		if (strcmp(name, "open") == 0) {
+			open_event(agent, b, by != NULL ? by : "?", events,
+			    now);
+			continue;
+		}
+		e = event(name, agent);
+		if (by != NULL)
+			json_object_set_new(e, "by", json_string(by));
+		emit(events, e, now);
+	}
+}
+
+static void
+said(struct brk_out *o, const char *what, const char *by)
+{
+	if (o->nev < BRK_MAXEV)
+		snprintf(o->ev[o->nev++], sizeof o->ev[0], "%s%s%s", what,
+		    by != NULL ? "/" : "", by != NULL ? by : "");
+}
+
+static void
+noprobe(struct brk *b)
+{
+	b->probe_at = b->probe_pid = 0;
+	b->probe_host[0] = '\0';
+}
+
 /*
  * Bring b up to `now': never let a clock set back stretch a cooldown
  * or a probe lease, turn an open breaker whose cooldown has passed
@@ -338,8 +363,8 @@ open_event(const char *agent, const struct brk *b, const char *from,
  * when b changed.
  */
 static int
-advance(const char *agent, const struct brk_conf *c, struct brk *b,
-    time_t now, json_t *events)
+advance(const struct brk_conf *c, struct brk *b, time_t now,
+    struct brk_out *o)
 {
 	int changed = 0;
 
@@ -354,8 +379,9 @@ advance(const char *agent, const struct brk_conf *c, struct brk *b,
 	}
 	if (b->state == BRK_OPEN && now >= b->until) {
 		b->state = BRK_HALF_OPEN;
-		b->until = b->probe_at = b->probe_pid = 0;
-		emit(events, event("half_open", agent), now);
+		b->until = 0;
+		noprobe(b);
+		said(o, "half_open", NULL);
 		changed = 1;
 	}
 	if (b->state == BRK_HALF_OPEN && b->probe_at > now) {
@@ -364,7 +390,7 @@ advance(const char *agent, const struct brk_conf *c, struct brk *b,
 	}
 	if (b->state == BRK_HALF_OPEN && b->probe_at > 0 &&
 	    now >= b->probe_at + BRK_PROBE_LEASE) {
-		b->probe_at = b->probe_pid = 0;
+		noprobe(b);
 		changed = 1;
 	}
 	return changed;
@@ -384,9 +410,9 @@ keep(const struct brk_conf *given, const struct brk_conf *c, struct brk *b)
 	return 1;
 }
 
-/* Does a check have to take the lock (and maybe write)? */
+/* Does a check have to write (a transition, or the probe)? */
 static int
-check_needs_lock(const struct brk *b, time_t now)
+check_writes(const struct brk *b, time_t now)
 {
 	switch (b->state) {
 	case BRK_CLOSED:
@@ -420,140 +446,6 @@ to_view(const struct brk *b, const struct brk_conf *given,
 	v->probe_at = b->state == BRK_HALF_OPEN ? b->probe_at : 0;
 	snprintf(v->trigger, sizeof v->trigger, "%s", b->trigger);
 	snprintf(v->reason, sizeof v->reason, "%s", b->reason);
-}
-
-/* Lock the agent's breaker (creating its directory) and read it again. */
-static int
-begin(const char *agent, char *dir, size_t dirn, struct brk *b, char *err)
-{
-	int fd;
-
-	if (state_agent_dir(agent, 1, dir, dirn, err) == -1)
-		return -1;
-	if ((fd = state_lock(dir, BRKLOCK, LOCK_EX, err)) < 0)
-		return -1;
-	if (load(dir, b, err) == -1) {
-		state_unlock(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/*
- * Hand a transition to the server store, then make its events, in
- * order, from the names it gives back.
- */
-static int
-remote(const struct store_ops *st, const char *agent, enum brk_op op,
-    const struct brk_conf *c, time_t now, const struct brk_rec *rec,
-    struct brk_out *o, json_t *events, char *err)
-{
-	static const struct brk_rec none = { 0, 0, NULL };
-	struct brk_conf n;
-	char name[24], *by;
-	json_t *e;
-	int i;
-
-	memset(o, 0, sizeof *o);
-	if (c != NULL)
-		keys(c, NULL, &n);
-	if (st->brk(agent, op, c != NULL ? &n : NULL, now, rec != NULL ? rec :
-	    &none, o,
-	    err) == -1)
-		return -1;
-	for (i = 0; i < o->nev && i < STORE_MAXEV; i++) {
-		snprintf(name, sizeof name, "%s", o->ev[i]);
-		if ((by = strchr(name, '/')) != NULL)
-			*by++ = '\0';
-		if (strcmp(name, "open") == 0) {
-			open_event(agent, &o->b, by != NULL ? by : "?",
-			    events, now);
-			continue;
-		}
-		e = event(name, agent);
-		if (by != NULL)
-			json_object_set_new(e, "by", json_string(by));
-		emit(events, e, now);
-	}
-	return 0;
-}
-
-int
-brk_check(const char *agent, const struct brk_conf *conf, time_t now,
-    int *allowed, int *probe, struct brk_view *vo, json_t *events,
-    char *err)
-{
-	size_t nev = json_array_size(events);
-	const struct store_ops *st;
-	struct brk_conf c;
-	struct brk_out o;
-	char dir[4096];
-	struct brk b;
-	int fd, changed, r = 0;
-
-	*allowed = *probe = 0;
-	if ((st = store_ops()) != NULL) {
-		if ((r = remote(st, agent, BRK_CHECK, conf, now, NULL, &o,
-		    events, err)) == 0) {
-			*probe = o.probe;
-			*allowed = o.b.state == BRK_CLOSED || o.probe;
-			if (vo != NULL)
-				to_view(&o.b, conf, vo);
-		}
-		return r;
-	}
-	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
-	    load(dir, &b, err) == -1)
-		return -1;
-	if (check_needs_lock(&b, now)) {
-		if ((fd = begin(agent, dir, sizeof dir, &b, err)) < 0)
-			return -1;
-		keys(conf, &b, &c);
-		changed = advance(agent, &c, &b, now, events);
-		changed |= keep(conf, &c, &b);
-		if (b.state == BRK_HALF_OPEN && b.probe_at == 0) {
-			b.probe_at = now;
-			b.probe_pid = getpid();
-			*probe = changed = 1;
-		}
-		if (changed && (r = save(dir, agent, &b, now, err)) == -1) {
-			unemit(events, nev);
-			*probe = 0;
-		}
-		state_unlock(fd);
-	}
-	*allowed = r == 0 && (b.state == BRK_CLOSED || *probe);
-	if (vo != NULL)
-		to_view(&b, conf, vo);
-	return r;
-}
-
-int
-brk_giveback(const char *agent, time_t now, char *err)
-{
-	const struct store_ops *st = store_ops();
-	struct brk_out o;
-	char dir[4096];
-	struct brk b;
-	int fd, r = 0;
-
-	if (st != NULL)
-		return remote(st, agent, BRK_GIVEBACK, NULL, now, NULL, &o,
-		    NULL, err);
-	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
-	    load(dir, &b, err) == -1)
-		return -1;
-	if (b.state != BRK_HALF_OPEN || b.probe_at == 0)
-		return 0;
-	if ((fd = begin(agent, dir, sizeof dir, &b, err)) < 0)
-		return -1;
-	if (b.state == BRK_HALF_OPEN && b.probe_at != 0 &&
-	    (b.probe_pid == 0 || b.probe_pid == getpid())) {
-		b.probe_at = b.probe_pid = 0;
-		r = save(dir, agent, &b, now, err);
-	}
-	state_unlock(fd);
-	return r;
 }
 
 /*
@@ -593,18 +485,16 @@ next_cooldown(const struct brk_conf *c, const struct brk *b, int flags)
 
 /* Open b now for cooldown seconds, or until hold if that is later. */
 static void
-open_now(const char *agent, struct brk *b, time_t now, const char *trigger,
-    long long cooldown, time_t hold, json_t *events)
+open_now(struct brk *b, time_t now, const char *trigger, long long cooldown,
+    time_t hold, struct brk_out *o)
 {
-	const char *from = names[b->state];
-
+	said(o, "open", names[b->state]);
 	b->state = BRK_OPEN;
 	b->cooldown = cooldown;
 	b->until = now + cooldown;
 	lengthen(b, now, hold);
-	b->probe_at = b->probe_pid = 0;
+	noprobe(b);
 	snprintf(b->trigger, sizeof b->trigger, "%s", trigger);
-	open_event(agent, b, from, events, now);
 }
 
 /* The counts after an outcome; 1 when they changed. */
@@ -639,41 +529,38 @@ valid_flags(int f)
 }
 
 /*
- * Apply an outcome to b under the lock; 1 when b changed.  A hold
- * alone (a closed breaker under its threshold) opens it until then,
- * and no longer.
+ * Apply an outcome to b; 1 when b changed.  A hold alone (a closed
+ * breaker under its threshold) opens it until then, and no longer.
  */
 static int
-apply(const char *agent, const struct brk_conf *c, struct brk *b,
-    time_t now, const struct brk_rec *rec, json_t *events)
+apply(const struct brk_conf *c, struct brk *b, time_t now,
+    const struct brk_rec *rec, struct brk_out *o)
 {
 	int changed = count(b, rec), flags = rec->flags;
 	const char *trig = (flags & BRK_LLM_FAIL) ? "llm" : "tool";
 	long long cd = next_cooldown(c, b, flags);
-	json_t *e;
 
 	switch (b->state) {
 	case BRK_HALF_OPEN:	/* the probe's result */
 		if (flags & FAILS) {
-			open_now(agent, b, now, trig, cd, rec->hold, events);
+			open_now(b, now, trig, cd, rec->hold, o);
 			return 1;
 		}
 		b->state = BRK_CLOSED;
 		b->llm_fails = b->tool_fails = 0;
 		b->cooldown = c->cooldown;
-		b->until = b->probe_at = b->probe_pid = 0;
+		b->until = 0;
+		noprobe(b);
 		b->trigger[0] = '\0';
-		e = event("closed", agent);
-		json_object_set_new(e, "by", json_string("probe"));
-		emit(events, e, now);
+		said(o, "closed", "probe");
 		return 1;
 	case BRK_CLOSED:
 		if ((flags & BRK_LLM_CONFIG) || b->llm_fails >= c->threshold)
-			open_now(agent, b, now, "llm", cd, rec->hold, events);
+			open_now(b, now, "llm", cd, rec->hold, o);
 		else if (b->tool_fails >= c->threshold)
-			open_now(agent, b, now, "tool", cd, rec->hold, events);
+			open_now(b, now, "tool", cd, rec->hold, o);
 		else if (rec->hold > now)
-			open_now(agent, b, now, "llm", 0, rec->hold, events);
+			open_now(b, now, "llm", 0, rec->hold, o);
 		break;
 	case BRK_OPEN:		/* late news: counted; it may hold longer */
 		if (flags & BRK_LLM_CONFIG)
@@ -684,18 +571,198 @@ apply(const char *agent, const struct brk_conf *c, struct brk *b,
 	return changed || (flags & FAILS);
 }
 
+/*
+ * One transition of breaker b at `now', with the keys given (a soul's;
+ * NULL: those kept, else the defaults), asked by `me': check grants
+ * the half-open probe to the first caller (o->probe); giveback hands
+ * back me's probe; record applies rec's outcome; reset closes it and
+ * clears both counts; peek only brings it up to now.  The transitions
+ * are named in o.  Returns 1 when b is to be written back.
+ */
+int
+brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,
+    time_t now, const struct brk_rec *rec, const struct brk_who *me,
+    struct brk_out *o)
+{
+	struct brk_conf c;
+	int changed;
+
+	memset(o, 0, sizeof *o);
+	keys(given, b, &c);
+	switch (op) {
+	case BRK_CHECK:
+		if (!check_writes(b, now))
+			return 0;
+		changed = advance(&c, b, now, o);
+		changed |= keep(given, &c, b);
+		if (b->state == BRK_HALF_OPEN && b->probe_at == 0) {
+			b->probe_at = now;
+			b->probe_pid = me->pid;
+			snprintf(b->probe_host, sizeof b->probe_host, "%s",
+			    me->host);
+			o->probe = changed = 1;
+		}
+		return changed;
+	case BRK_GIVEBACK:
+		if (b->state != BRK_HALF_OPEN || b->probe_at == 0 ||
+		    (b->probe_pid != 0 && (b->probe_pid != me->pid ||
+		    strcmp(b->probe_host, me->host) != 0)))
+			return 0;
+		noprobe(b);
+		return 1;
+	case BRK_RECORD:
+		changed = advance(&c, b, now, o);
+		changed |= keep(given, &c, b);
+		changed |= apply(&c, b, now, rec, o);
+		return changed || !b->exists;
+	case BRK_PEEK:
+		advance(&c, b, now, o);
+		return 0;
+	case BRK_RESET:
+		if (!b->exists)
+			return 0;	/* never used: closed already */
+		if (b->state != BRK_CLOSED)
+			said(o, "closed", "reset");
+		b->state = BRK_CLOSED;
+		b->llm_fails = b->tool_fails = 0;
+		if (b->base > 0)
+			b->cooldown = b->base;
+		b->until = 0;
+		noprobe(b);
+		b->trigger[0] = b->reason[0] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+/* One transition in the store: what store_update asks brk_step. */
+struct brkx {
+	const char *agent;
+	enum brk_op op;
+	const struct brk_conf *given;
+	time_t	 now;
+	const struct brk_rec *rec;
+	struct brk_who me;
+	struct brk b;
+	struct brk_out o;
+};
+
+static int
+brkx_step(json_t *cur, json_t **next, long long *ttl, void *ctx, char *err)
+{
+	struct brkx *x = ctx;
+	time_t go;
+
+	if (parse(x->agent, cur, &x->b, err) == -1)
+		return -1;
+	if (brk_step(&x->b, x->op, x->given, x->now, x->rec, &x->me, &x->o))
+		*next = to_json(x->agent, &x->b, x->now);
+	go = next_go(&x->b);
+	*ttl = KEEP + (go > x->now ? go - x->now : 0);
+	return 0;
+}
+
+/* Who we are, for a probe: this process on this host. */
+static void
+whoami(struct brk_who *me)
+{
+	static char host[64];
+
+	if (host[0] == '\0' && (gethostname(host, sizeof host) == -1 ||
+	    host[0] == '\0'))
+		snprintf(host, sizeof host, "localhost");
+	host[sizeof host - 1] = '\0';
+	me->pid = getpid();
+	me->host = host;
+}
+
+/* Read b (no write, no lock); -1 with err. */
+static int
+peek(const char *agent, struct brk *b, char *err)
+{
+	json_t *j;
+	int r;
+
+	if (!id_valid(agent)) {
+		errf(err, "invalid agent id");
+		return -1;
+	}
+	if (store_get(agent, BRKFILE, &j, err) == -1)
+		return -1;
+	r = parse(agent, j, b, err);
+	json_decref(j);
+	return r;
+}
+
+/* Do op in the store; its events appended to `events' once written. */
+static int
+transition(const char *agent, enum brk_op op, const struct brk_conf *given,
+    time_t now, const struct brk_rec *rec, json_t *events, struct brkx *x,
+    char *err)
+{
+	static const struct brk_rec none = { 0, 0, NULL };
+
+	memset(x, 0, sizeof *x);
+	x->agent = agent;
+	x->op = op;
+	x->given = given;
+	x->now = now;
+	x->rec = rec != NULL ? rec : &none;
+	whoami(&x->me);
+	if (!id_valid(agent)) {
+		errf(err, "invalid agent id");
+		return -1;
+	}
+	if (store_update(agent, BRKFILE, brkx_step, x, err) == -1) {
+		x->o.probe = 0;
+		return -1;
+	}
+	events_of(agent, &x->b, &x->o, events, now);
+	return 0;
+}
+
+int
+brk_check(const char *agent, const struct brk_conf *conf, time_t now,
+    int *allowed, int *probe, struct brk_view *vo, json_t *events,
+    char *err)
+{
+	struct brkx x;
+
+	*allowed = *probe = 0;
+	memset(&x, 0, sizeof x);
+	if (peek(agent, &x.b, err) == -1)
+		return -1;
+	/* the common case, closed: a read, no write */
+	if (check_writes(&x.b, now) && transition(agent, BRK_CHECK, conf,
+	    now, NULL, events, &x, err) == -1)
+		return -1;
+	*probe = x.o.probe;
+	*allowed = x.b.state == BRK_CLOSED || *probe;
+	if (vo != NULL)
+		to_view(&x.b, conf, vo);
+	return 0;
+}
+
+int
+brk_giveback(const char *agent, time_t now, char *err)
+{
+	struct brkx x;
+
+	if (peek(agent, &x.b, err) == -1)
+		return -1;
+	if (x.b.state != BRK_HALF_OPEN || x.b.probe_at == 0)
+		return 0;
+	return transition(agent, BRK_GIVEBACK, NULL, now, NULL, NULL, &x,
+	    err);
+}
+
 int
 brk_record(const char *agent, const struct brk_conf *conf, time_t now,
     int flags, time_t hold, const char *reason, json_t *events, char *err)
 {
-	size_t nev = json_array_size(events);
-	const struct store_ops *st = store_ops();
 	struct brk_rec rec = { flags, hold, NULL };
-	struct brk_conf c;
-	struct brk_out o;
-	char dir[4096], why[256], *scrubbed;
-	struct brk b;
-	int fd, changed, r = 0;
+	char why[256], *scrubbed;
+	struct brkx x;
 
 	if (!valid_flags(flags) || (hold > now && !(flags & BRK_LLM_FAIL))) {
 		errf(err, "brk_record: bad outcome flags %#x", flags);
@@ -709,44 +776,20 @@ brk_record(const char *agent, const struct brk_conf *conf, time_t now,
 	text_line(why, sizeof why, scrubbed, strlen(scrubbed));
 	free(scrubbed);
 	rec.reason = why;
-	if (st != NULL)
-		return remote(st, agent, BRK_RECORD, conf, now, &rec, &o,
-		    events, err);
-	if ((fd = begin(agent, dir, sizeof dir, &b, err)) < 0)
-		return -1;
-	keys(conf, &b, &c);
-	changed = advance(agent, &c, &b, now, events);
-	changed |= keep(conf, &c, &b);
-	changed |= apply(agent, &c, &b, now, &rec, events);
-	if ((changed || !b.exists) &&
-	    (r = save(dir, agent, &b, now, err)) == -1)
-		unemit(events, nev);
-	state_unlock(fd);
-	return r;
+	return transition(agent, BRK_RECORD, conf, now, &rec, events, &x,
+	    err);
 }
 
 int
 brk_peek(const char *agent, const struct brk_conf *conf, time_t now,
     struct brk_view *v, char *err)
 {
-	const struct store_ops *st = store_ops();
-	struct brk_conf c;
 	struct brk_out o;
-	char dir[4096];
 	struct brk b;
 
-	if (st != NULL) {
-		if (remote(st, agent, BRK_PEEK, conf, now, NULL, &o, NULL,
-		    err) == -1)
-			return -1;
-		to_view(&o.b, conf, v);
-		return 0;
-	}
-	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
-	    load(dir, &b, err) == -1)
+	if (peek(agent, &b, err) == -1)
 		return -1;
-	keys(conf, &b, &c);
-	advance(agent, &c, &b, now, NULL);
+	brk_step(&b, BRK_PEEK, conf, now, NULL, NULL, &o);
 	to_view(&b, conf, v);
 	return 0;
 }
@@ -755,40 +798,14 @@ brk_peek(const char *agent, const struct brk_conf *conf, time_t now,
 int
 brk_reset(const char *agent, json_t *events, char *err)
 {
-	size_t nev = json_array_size(events);
-	const struct store_ops *st = store_ops();
-	time_t now = time(NULL);
-	struct brk_out o;
-	char dir[4096];
-	struct brk b;
-	json_t *e;
-	int fd, r;
+	struct brkx x;
 
-	if (st != NULL)
-		return remote(st, agent, BRK_RESET, NULL, now, NULL, &o,
-		    events, err);
-	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
-	    load(dir, &b, err) == -1)
+	if (peek(agent, &x.b, err) == -1)
 		return -1;
-	if (!b.exists)
+	if (!x.b.exists)
 		return 0;	/* never used: closed already */
-	if ((fd = begin(agent, dir, sizeof dir, &b, err)) < 0)
-		return -1;
-	if (b.state != BRK_CLOSED) {
-		e = event("closed", agent);
-		json_object_set_new(e, "by", json_string("reset"));
-		emit(events, e, now);
-	}
-	b.state = BRK_CLOSED;
-	b.llm_fails = b.tool_fails = 0;
-	if (b.base > 0)
-		b.cooldown = b.base;
-	b.until = b.probe_at = b.probe_pid = 0;
-	b.trigger[0] = b.reason[0] = '\0';
-	if ((r = save(dir, agent, &b, now, err)) == -1)
-		unemit(events, nev);
-	state_unlock(fd);
-	return r;
+	return transition(agent, BRK_RESET, NULL, time(NULL), NULL, events,
+	    &x, err);
 }
 
 /* The status object heart-breaker prints, one per agent. */

@@ -10,18 +10,18 @@
  * take AGENT) is judged by the caps kept, else the defaults, and never
  * changes them.
  *
- * With a server store in force (store.h), each public function hands
- * the whole transition to it instead, with the same rules.
+ * The rules are cap_step's, a pure function; store_update reads,
+ * decides with it and writes back, in whichever store is in force
+ * (store.h): the file under its lock, or a server's key by
+ * compare-and-set.
  */
-#include <sys/file.h>
-
 #include <stdio.h>
 #include <string.h>
 
 #include "store.h"
 
 #define CAPFILE	"cap.json"
-#define CAPLOCK	"cap.lock"
+#define KEEP	(30 * 86400LL)	/* a server keeps it after a change, s */
 
 void
 cap_from_soul(const struct soul *s, struct caps *c)
@@ -104,9 +104,10 @@ parse_caps(json_t *j, struct cap_view *v)
 	return 0;
 }
 
-/* Fill v from the file's JSON; -1 (with err) if it is not a cap file. */
+/* Fill v from the stored JSON (NULL: none); -1 (with err) if it is
+ * not a counter. */
 static int
-parse_view(const char *dir, json_t *j, struct cap_view *v, char *err)
+parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 {
 	json_t *ch, *tok, *day, *zone;
 	const char *bad = NULL;
@@ -141,8 +142,13 @@ parse_view(const char *dir, json_t *j, struct cap_view *v, char *err)
 		    &v->used[i]) == -1)
 			bad = "chambers";
 	if (bad != NULL) {
-		errf(err, "%s/%s: field '%s' is missing or not valid; fix "
-		    "or remove the file by hand", dir, CAPFILE, bad);
+		char where[4200];
+		const char *noun = store_where(agent, CAPFILE, where,
+		    sizeof where);
+
+		errf(err, "%s: field '%s' is missing or not valid; fix or "
+		    "%s the %s by hand", where, bad, noun[0] == 'f' ?
+		    "remove" : "delete", noun);
 		return -1;
 	}
 	snprintf(v->day, sizeof v->day, "%s", json_string_value(day));
@@ -150,19 +156,6 @@ parse_view(const char *dir, json_t *j, struct cap_view *v, char *err)
 		snprintf(v->zone, sizeof v->zone, "%s",
 		    json_string_value(zone));
 	return 0;
-}
-
-static int
-load(const char *dir, struct cap_view *v, char *err)
-{
-	json_t *j;
-	int r;
-
-	if (state_read_json(dir, CAPFILE, &j, err) == -1)
-		return -1;
-	r = parse_view(dir, j, v, err);
-	json_decref(j);
-	return r;
 }
 
 /*
@@ -197,13 +190,11 @@ roll(struct cap_view *v, const char *zone, time_t now)
 	return changed;
 }
 
-static int
-save(const char *dir, const char *agent, const struct cap_view *v,
-    time_t now, char *err)
+static json_t *
+to_json(const char *agent, const struct cap_view *v, time_t now)
 {
 	char ts[32];
-	json_t *j, *caps;
-	int r;
+	json_t *caps;
 
 	clock_utc(now, ts, sizeof ts);
 	caps = !v->have_caps ? json_null() : json_pack("{s:I,s:I,s:o}",
@@ -211,7 +202,7 @@ save(const char *dir, const char *agent, const struct cap_view *v,
 	    "idle", (json_int_t)v->caps.chamber[CH_IDLE],
 	    "agent", v->caps.agent < 0 ? json_null() :
 	    json_integer(v->caps.agent));
-	j = json_pack("{s:i,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:I,s:{s:I,s:I},"
+	return json_pack("{s:i,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:I,s:{s:I,s:I},"
 	    "s:o,s:s}",
 	    "v", 1, "agent", agent, "day", v->day, "zone", v->zone,
 	    "total", (json_int_t)v->total,
@@ -221,28 +212,98 @@ save(const char *dir, const char *agent, const struct cap_view *v,
 	    "tokens", "prompt", (json_int_t)v->prompt_tokens,
 	    "completion", (json_int_t)v->completion_tokens,
 	    "caps", caps, "updated", ts);
-	r = state_write_json(dir, CAPFILE, j, err);
-	json_decref(j);
-	return r;
 }
 
-/* Open the agent's cap under its lock, rolled to today. */
-static int
-begin(const char *agent, const char *zone, time_t now, char *dir,
-    size_t dirn, struct cap_view *v, int *changed, char *err)
+/*
+ * One transition of the counter v, rolled to the day of `now' first:
+ * take admits one wake of chamber a->ch (*admitted) when the shared
+ * total is below the chamber's cap and the agent-wide cap; a->caps
+ * (the soul's) are kept with the counts, NULL judges by the caps kept
+ * (else the defaults) and leaves them; a->chcap >= 0 is this take's
+ * cap of the chamber instead, never kept.
+ * record adds a wake's ghost flag and tokens; reset zeroes the day;
+ * peek only rolls.  Returns 1 when v is to be written back.
+ */
+int
+cap_step(struct cap_view *v, enum cap_op op, const struct cap_args *a,
+    const char *zone, time_t now, int *admitted)
 {
-	int fd;
+	int changed = roll(v, zone, now);
+	struct caps in;
 
-	if (state_agent_dir(agent, 1, dir, dirn, err) == -1)
+	if (admitted != NULL)
+		*admitted = 0;
+	switch (op) {
+	case CAP_TAKE:
+		if (a->caps != NULL && (memcmp(&v->caps, a->caps,
+		    sizeof *a->caps) != 0 || !v->have_caps)) {
+			v->caps = *a->caps;
+			v->have_caps = 1;
+			changed = 1;
+		}
+		in = v->caps;
+		if (a->chcap >= 0)
+			in.chamber[a->ch] = a->chcap;
+		if (v->total < cap_limit(&in, a->ch)) {
+			v->used[a->ch]++;
+			v->total++;
+			*admitted = changed = 1;
+		}
+		return changed;
+	case CAP_RECORD:
+		v->ghosts += a->ghost != 0;
+		v->prompt_tokens += a->ptok > 0 ? a->ptok : 0;
+		v->completion_tokens += a->ctok > 0 ? a->ctok : 0;
+		return 1;
+	case CAP_RESET:
+		memset(v->used, 0, sizeof v->used);
+		v->total = v->ghosts = v->prompt_tokens =
+		    v->completion_tokens = 0;
+		return 1;
+	case CAP_PEEK:
+		break;
+	}
+	return 0;
+}
+
+/* One transition in the store: what store_update asks cap_step. */
+struct capx {
+	const char *agent, *zone;
+	time_t	 now;
+	enum cap_op op;
+	const struct cap_args *a;
+	int	 admitted;
+	struct cap_view v;
+};
+
+static int
+capx_step(json_t *cur, json_t **next, long long *ttl, void *ctx, char *err)
+{
+	struct capx *x = ctx;
+
+	if (parse_view(x->agent, cur, &x->v, err) == -1)
 		return -1;
-	if ((fd = state_lock(dir, CAPLOCK, LOCK_EX, err)) < 0)
-		return -1;
-	if (load(dir, v, err) == -1) {
-		state_unlock(fd);
+	if (cap_step(&x->v, x->op, x->a, x->zone, x->now, &x->admitted))
+		*next = to_json(x->agent, &x->v, x->now);
+	*ttl = KEEP;
+	return 0;
+}
+
+static int
+transition(const char *agent, enum cap_op op, const struct cap_args *a,
+    const char *zone, time_t now, struct capx *x, char *err)
+{
+	memset(x, 0, sizeof *x);
+	x->agent = agent;
+	x->zone = zone;
+	x->now = now;
+	x->op = op;
+	x->a = a;
+	if (!id_valid(agent)) {
+		errf(err, "invalid agent id");
 		return -1;
 	}
-	*changed = roll(v, zone, now);
-	return fd;
+	return store_update(agent, CAPFILE, capx_step, x, err);
 }
 
 /*
@@ -258,48 +319,18 @@ cap_take(const char *agent, enum chamber ch, const struct caps *caps,
     long long chcap, const char *zone, time_t now, int *admitted,
     struct cap_view *vo, char *err)
 {
-	const struct store_ops *st = store_ops();
 	struct cap_args a = { ch, caps, chcap, 0, 0, 0 };
-	char dir[4096];
-	struct cap_view v;
-	struct caps in;
-	int fd, changed, r = 0;
+	struct capx x;
 
 	*admitted = 0;
-	if (st != NULL) {
-		if ((r = st->cap(agent, CAP_TAKE, &a, zone, now, admitted, &v,
-		    err)) == 0 && chcap >= 0)
-			v.caps.chamber[ch] = chcap;
-		if (r == 0 && vo != NULL)
-			*vo = v;
-		return r;
-	}
-	if ((fd = begin(agent, zone, now, dir, sizeof dir, &v, &changed,
-	    err)) < 0)
+	if (transition(agent, CAP_TAKE, &a, zone, now, &x, err) == -1)
 		return -1;
-	if (caps != NULL && (memcmp(&v.caps, caps, sizeof *caps) != 0 ||
-	    !v.have_caps)) {
-		v.caps = *caps;
-		v.have_caps = 1;
-		changed = 1;
-	}
-	in = v.caps;
+	*admitted = x.admitted;
 	if (chcap >= 0)
-		in.chamber[ch] = chcap;
-	if (v.total < cap_limit(&in, ch)) {
-		v.used[ch]++;
-		v.total++;
-		*admitted = changed = 1;
-	}
-	if (changed)
-		r = save(dir, agent, &v, now, err);
-	if (r == -1)
-		*admitted = 0;
-	state_unlock(fd);
-	v.caps = in;
+		x.v.caps.chamber[ch] = chcap;
 	if (vo != NULL)
-		*vo = v;
-	return r;
+		*vo = x.v;
+	return 0;
 }
 
 /* Add a wake's ghost flag and token usage to today's figures. */
@@ -307,24 +338,10 @@ int
 cap_record(const char *agent, const char *zone, time_t now, int ghost,
     long long ptok, long long ctok, char *err)
 {
-	const struct store_ops *st = store_ops();
 	struct cap_args a = { CH_SCHEDULE, NULL, -1, ghost, ptok, ctok };
-	char dir[4096];
-	struct cap_view v;
-	int fd, changed, r;
+	struct capx x;
 
-	if (st != NULL)
-		return st->cap(agent, CAP_RECORD, &a, zone, now, NULL, &v,
-		    err);
-	if ((fd = begin(agent, zone, now, dir, sizeof dir, &v, &changed,
-	    err)) < 0)
-		return -1;
-	v.ghosts += ghost != 0;
-	v.prompt_tokens += ptok > 0 ? ptok : 0;
-	v.completion_tokens += ctok > 0 ? ctok : 0;
-	r = save(dir, agent, &v, now, err);
-	state_unlock(fd);
-	return r;
+	return transition(agent, CAP_RECORD, &a, zone, now, &x, err);
 }
 
 /* Today's figures, without changing anything. */
@@ -332,38 +349,29 @@ int
 cap_peek(const char *agent, const char *zone, time_t now,
     struct cap_view *v, char *err)
 {
-	const struct store_ops *st = store_ops();
-	char dir[4096];
+	json_t *j;
+	int r;
 
-	if (st != NULL)
-		return st->cap(agent, CAP_PEEK, NULL, zone, now, NULL, v, err);
-	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ||
-	    load(dir, v, err) == -1)
+	if (!id_valid(agent)) {
+		errf(err, "invalid agent id");
 		return -1;
-	roll(v, zone, now);
-	return 0;
+	}
+	if (store_get(agent, CAPFILE, &j, err) == -1)
+		return -1;
+	r = parse_view(agent, j, v, err);
+	json_decref(j);
+	if (r == 0)
+		cap_step(v, CAP_PEEK, NULL, zone, now, NULL);
+	return r;
 }
 
 /* Zero today's counters (an operator's hand, or a test's). */
 int
 cap_reset(const char *agent, const char *zone, time_t now, char *err)
 {
-	const struct store_ops *st = store_ops();
-	char dir[4096];
-	struct cap_view v;
-	int fd, changed, r;
+	struct capx x;
 
-	if (st != NULL)
-		return st->cap(agent, CAP_RESET, NULL, zone, now, NULL, &v,
-		    err);
-	if ((fd = begin(agent, zone, now, dir, sizeof dir, &v, &changed,
-	    err)) < 0)
-		return -1;
-	memset(v.used, 0, sizeof v.used);
-	v.total = v.ghosts = v.prompt_tokens = v.completion_tokens = 0;
-	r = save(dir, agent, &v, now, err);
-	state_unlock(fd);
-	return r;
+	return transition(agent, CAP_RESET, NULL, zone, now, &x, err);
 }
 
 /* When v's day ends: the local midnight after it, in its zone. */

@@ -303,7 +303,6 @@ int	 store_status_names(char **, size_t, struct soul **, size_t,
 /* the exit code of a failed store call: HX_UNAVAILABLE (server not
  * reached), HX_CONFIG (refused us), else the code given (HX_IOERR) */
 int	 store_code(int);
-const char *store_name(void);		/* "files" or the server's URL */
 
 /* redis.c: the Redis store.  rds_open(flag, err) chooses the store of
  * this process from --store (flag, may be NULL), else $HEART_STORE:
@@ -317,8 +316,6 @@ char	*prom_breakers(char *const *, const struct brk_view *, size_t,
 	    time_t);
 int	 prom_write(const char *, const char *, char *);
 
-/* sha1.c: 40 hex digits */
-void	 sha1_hex(const void *, size_t, char [41]);
 
 /* jscan.c: a validating JSON scanner that builds no tree */
 enum {

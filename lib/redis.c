@@ -1,22 +1,25 @@
 /*
- * redis.c - the Redis store: caps, breakers, wake locks and wake.json
- * of a fleet that spans machines, in one Redis (hiredis).
+ * redis.c - the Redis store: the caps, breakers, wake locks and
+ * wake.json of a fleet that spans machines, in one Redis (hiredis).
  *
- * Invariants: every transition is one Lua script run on the server
- * (EVALSHA; loaded once, again on NOSCRIPT), never a read-modify-write
- * from here; the rules are cap.c's and brk.c's, line for line, and
- * "now" is always the caller's clock, never the server's.  Keys carry
- * the agent id in braces (one cluster slot per agent):
+ * Invariants: the store keeps bytes and knows no rule.  A document is
+ * one string key, the same JSON as the file of that name; it is only
+ * replaced by compare-and-set (WATCH, GET, MULTI, SET, EXEC: written
+ * only if it still is what the caller decided from); "now" is always
+ * the caller's clock, never the server's.  Keys carry the agent id in
+ * braces (one cluster slot per agent):
  *
- *   heart:{ID}:cap		hash: day, zone, caps; the day only moves
- *				forward; expires 30 days after a change
- *   heart:{ID}:cap:DAY		hash: that local day's counts; expires 3
- *				days after the day
- *   heart:{ID}:breaker		hash: breaker.json's fields, times in
- *				Unix seconds; 30 days after its last wait
- *   heart:{ID}:wake.lock	the wake lock: a holder's token, leased
- *   heart:{ID}:wake		wake.json, whole; written only by the
+ *   heart:{ID}:cap.json	the day's counter (cap.json); 30 days
+ *				after a change
+ *   heart:{ID}:breaker.json	the breaker (breaker.json); 30 days
+ *				after its last wait
+ *   heart:{ID}:wake.json	wake.json; written only by the wake
  *				lock's holder; 30 days
+ *   heart:{ID}:wake.lock	the wake lock: a holder's token, leased
+ *
+ * The hashes of heart 0.x (heart:{ID}:cap, :cap:DAY, :breaker and the
+ * string :wake) are read once, when a document is not there yet, and
+ * moved to it (heart(7) UPGRADING).
  *
  * A server that cannot be reached fails the call (store_fail:
  * HX_UNAVAILABLE): the caller fails closed.  The connection is made at
@@ -37,279 +40,10 @@
 #include "store.h"
 
 #define DAY		86400LL
-#define DAYKEEP		(3 * DAY)	/* a day's counts, after the day */
-#define KEEP		(30 * DAY)	/* the rest, after a change */
+#define KEEP		(30 * DAY)	/* wake.json, after a change */
 #define TIMEOUT		3		/* s, to connect and per command */
-#define MAXARGS		24
+#define MAXARGS		16
 #define MAXHELD		8
-
-enum { S_CAP, S_BRK, S_WAKE, NSCRIPTS };
-
-/* cap.c's cap_take, cap_record, cap_peek, cap_reset, roll() included */
-static const char cap_lua[] =
-"local op, zone, given, today, kday = unpack(ARGV, 1, 5)\n"
-"local m = redis.call('HMGET', KEYS[1], 'day', 'zone', 'cap_schedule',\n"
-"  'cap_idle', 'cap_agent')\n"
-"if given == '' and m[2] and m[2] ~= zone then return {'zone', m[2]} end\n"
-"if m[1] and not string.match(m[1], '^%d%d%d%d%-%d%d%-%d%d$') then\n"
-"  return redis.error_reply(KEYS[1] .. \": field 'day' is not valid;\"\n"
-"    .. ' fix or delete the key by hand')\n"
-"end\n"
-"local day = today\n"
-"if m[1] and m[1] > today then day = m[1] end\n"
-"if day ~= kday then return {'day', day} end\n"
-"local adm = 0\n"
-"if op ~= 'peek' then\n"
-"  redis.call('HSET', KEYS[1], 'day', day, 'zone', zone)\n"
-"  if op == 'take' then\n"
-"    local lim = tonumber(ARGV[9])\n"
-"    if ARGV[10] ~= '' then\n"
-"      redis.call('HSET', KEYS[1], 'cap_schedule', ARGV[10],\n"
-"        'cap_idle', ARGV[11], 'cap_agent', ARGV[12])\n"
-"      m[3], m[4], m[5] = ARGV[10], ARGV[11], ARGV[12]\n"
-"    elseif m[3] and m[3] ~= '' then\n"
-"      local c = 3\n"
-"      if ARGV[8] == 'idle' then c = 4 end\n"
-"      lim = tonumber(m[c])\n"
-"      if ARGV[13] ~= '' then lim = tonumber(ARGV[13]) end\n"
-"      local a = tonumber(m[5] or '')\n"
-"      if not lim or not a then\n"
-"        return redis.error_reply(KEYS[1] .. \": field 'cap_*' is not\"\n"
-"          .. ' valid; fix or delete the key by hand')\n"
-"      end\n"
-"      if a >= 0 and a < lim then lim = a end\n"
-"    end\n"
-"    local t = tonumber(redis.call('HGET', KEYS[2], 'total') or '0')\n"
-"    if not t then\n"
-"      return redis.error_reply(KEYS[2] .. \": field 'total' is not\"\n"
-"        .. ' valid; fix or delete the key by hand')\n"
-"    end\n"
-"    if t < lim then\n"
-"      redis.call('HINCRBY', KEYS[2], ARGV[8], 1)\n"
-"      redis.call('HINCRBY', KEYS[2], 'total', 1)\n"
-"      adm = 1\n"
-"    end\n"
-"  elseif op == 'record' then\n"
-"    redis.call('HINCRBY', KEYS[2], 'ghosts', ARGV[8])\n"
-"    redis.call('HINCRBY', KEYS[2], 'prompt', ARGV[9])\n"
-"    redis.call('HINCRBY', KEYS[2], 'completion', ARGV[10])\n"
-"  elseif op == 'reset' then\n"
-"    redis.call('DEL', KEYS[2])\n"
-"    redis.call('HSET', KEYS[2], 'total', 0)\n"
-"  end\n"
-"  redis.call('EXPIRE', KEYS[1], ARGV[7])\n"
-"  if redis.call('EXISTS', KEYS[2]) == 1 then\n"
-"    redis.call('EXPIRE', KEYS[2], ARGV[6])\n"
-"  end\n"
-"end\n"
-"return {'ok', adm, day, zone, m[3] or '', m[4] or '', m[5] or '',\n"
-"  redis.call('HGETALL', KEYS[2])}\n";
-
-/* brk.c's brk_check, brk_giveback, brk_record, brk_peek, brk_reset */
-static const char brk_lua[] =
-"local op, now = ARGV[1], tonumber(ARGV[2])\n"
-"local thr, base = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
-"local maxc, lease = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
-"local pid, host, ttl = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9])\n"
-"local flags, why = tonumber(ARGV[10]), ARGV[11]\n"
-"local hold = tonumber(ARGV[12])\n"
-"-- ARGV[13]: '1' when the caller gave the soul's keys, else keep ours\n"
-"local band, FAILS, CONFIG = bit.band, 10, 16\n"
-"local F = {'state', 'llm_fails', 'tool_fails', 'cooldown_s', 'base_s',\n"
-"  'until', 'probe_at', 'probe_pid', 'probe_host', 'trigger', 'reason',\n"
-"  'threshold', 'max_cooldown_s'}\n"
-"local v = redis.call('HMGET', KEYS[1], unpack(F))\n"
-"local b, ev, bad = {}, {}, nil\n"
-"b.exists = v[1] ~= false\n"
-"b.state = v[1] or 'closed'\n"
-"if b.state ~= 'closed' and b.state ~= 'open' and\n"
-"    b.state ~= 'half_open' then bad = 'state' end\n"
-"for _, i in ipairs({2, 3, 4, 5, 6, 7, 8, 12, 13}) do\n"
-"  local n = tonumber(v[i] or '0')\n"
-"  if not n or n < 0 or n ~= math.floor(n) then bad = bad or F[i] end\n"
-"  b[F[i]] = n or 0\n"
-"end\n"
-"b.probe_host, b.trigger, b.reason = v[9] or '', v[10] or '', v[11] or ''\n"
-"if b.trigger ~= '' and b.trigger ~= 'llm' and b.trigger ~= 'tool' then\n"
-"  bad = bad or 'trigger'\n"
-"end\n"
-"if b.state == 'open' and b['until'] == 0 then bad = bad or 'until' end\n"
-"if bad then\n"
-"  return redis.error_reply(KEYS[1] .. \": field '\" .. bad ..\n"
-"    \"' is missing or not valid; fix or delete the key by hand\")\n"
-"end\n"
-"if b.state ~= 'open' then b['until'] = 0 end\n"
-"if ARGV[13] ~= '1' then\n"
-"  if b.base_s > 0 then base = b.base_s end\n"
-"  if b.threshold > 0 then thr = b.threshold end\n"
-"  if b.max_cooldown_s > 0 then maxc = b.max_cooldown_s end\n"
-"  if maxc < base then maxc = base end\n"
-"end\n"
-"local function noprobe() b.probe_at, b.probe_pid, b.probe_host = 0, 0, ''"
-" end\n"
-"if b.state ~= 'half_open' then noprobe() end\n"
-"local function save()\n"
-"  local go = 0\n"
-"  if b.state == 'open' then go = b['until'] end\n"
-"  if b.state == 'half_open' and b.probe_at > 0 then\n"
-"    go = b.probe_at + lease\n"
-"  end\n"
-"  redis.call('HSET', KEYS[1], 'state', b.state, 'llm_fails', b.llm_fails,\n"
-"    'tool_fails', b.tool_fails, 'cooldown_s', b.cooldown_s,\n"
-"    'base_s', b.base_s, 'until', b['until'], 'probe_at', b.probe_at,\n"
-"    'probe_pid', b.probe_pid, 'probe_host', b.probe_host,\n"
-"    'trigger', b.trigger, 'reason', b.reason, 'updated', now,\n"
-"    'threshold', b.threshold, 'max_cooldown_s', b.max_cooldown_s)\n"
-"  redis.call('EXPIRE', KEYS[1], ttl + math.max(0, go - now))\n"
-"end\n"
-"local function advance()\n"
-"  local ch = false\n"
-"  if (b.state == 'closed' and b.cooldown_s ~= base) or\n"
-"      (b.state ~= 'closed' and b.cooldown_s <= 0) then\n"
-"    b.cooldown_s, ch = base, true\n"
-"  end\n"
-"  if b.state == 'open' and b['until'] - now > b.cooldown_s then\n"
-"    b['until'], ch = now + b.cooldown_s, true\n"
-"  end\n"
-"  if b.state == 'open' and now >= b['until'] then\n"
-"    b.state, b['until'], ch = 'half_open', 0, true\n"
-"    noprobe()\n"
-"    ev[#ev + 1] = 'half_open'\n"
-"  end\n"
-"  if b.state == 'half_open' and b.probe_at > now then\n"
-"    b.probe_at, ch = now, true\n"
-"  end\n"
-"  if b.state == 'half_open' and b.probe_at > 0 and\n"
-"      now >= b.probe_at + lease then\n"
-"    noprobe()\n"
-"    ch = true\n"
-"  end\n"
-"  if ARGV[13] == '1' and (b.base_s ~= base or b.threshold ~= thr or\n"
-"      b.max_cooldown_s ~= maxc) then\n"
-"    b.base_s, b.threshold, b.max_cooldown_s, ch = base, thr, maxc, true\n"
-"  end\n"
-"  return ch\n"
-"end\n"
-"local function count()\n"
-"  local l, t = b.llm_fails, b.tool_fails\n"
-"  if band(flags, 1) ~= 0 then b.llm_fails = 0 end\n"
-"  if band(flags, 2) ~= 0 then b.llm_fails = b.llm_fails + 1 end\n"
-"  if band(flags, 4) ~= 0 then b.tool_fails = 0 end\n"
-"  if band(flags, 8) ~= 0 then b.tool_fails = b.tool_fails + 1 end\n"
-"  if band(flags, FAILS) ~= 0 then b.reason = why end\n"
-"  return l ~= b.llm_fails or t ~= b.tool_fails\n"
-"end\n"
-"local function lengthen(t)\n"
-"  if t <= b['until'] then return false end\n"
-"  b['until'] = t\n"
-"  if b.cooldown_s < t - now then b.cooldown_s = t - now end\n"
-"  return true\n"
-"end\n"
-"local function next_cooldown()\n"
-"  local cd\n"
-"  if band(flags, CONFIG) ~= 0 then return maxc end\n"
-"  if b.state == 'closed' or b.cooldown_s <= 0 then cd = base\n"
-"  elseif b.cooldown_s > math.floor(maxc / 2) then cd = maxc\n"
-"  else cd = b.cooldown_s * 2 end\n"
-"  if cd < base then cd = base end\n"
-"  return cd\n"
-"end\n"
-"local function open_now(trig, cd)\n"
-"  local from = b.state\n"
-"  b.state, b.cooldown_s, b['until'], b.trigger = 'open', cd, now + cd, trig\n"
-"  lengthen(hold)\n"
-"  noprobe()\n"
-"  ev[#ev + 1] = 'open/' .. from\n"
-"end\n"
-"local function apply()\n"
-"  local ch = count()\n"
-"  local trig = 'tool'\n"
-"  local cd = next_cooldown()\n"
-"  if band(flags, 2) ~= 0 then trig = 'llm' end\n"
-"  if b.state == 'half_open' then\n"
-"    if band(flags, FAILS) ~= 0 then open_now(trig, cd) return true end\n"
-"    b.state, b.llm_fails, b.tool_fails = 'closed', 0, 0\n"
-"    b.cooldown_s, b['until'], b.trigger = base, 0, ''\n"
-"    noprobe()\n"
-"    ev[#ev + 1] = 'closed/probe'\n"
-"    return true\n"
-"  elseif b.state == 'closed' then\n"
-"    if band(flags, CONFIG) ~= 0 or b.llm_fails >= thr then\n"
-"      open_now('llm', cd)\n"
-"    elseif b.tool_fails >= thr then open_now('tool', cd)\n"
-"    elseif hold > now then open_now('llm', 0) end\n"
-"  elseif b.state == 'open' then\n"
-"    if band(flags, CONFIG) ~= 0 and lengthen(now + maxc) then\n"
-"      ch = true\n"
-"    end\n"
-"    if lengthen(hold) then ch = true end\n"
-"  end\n"
-"  return ch or band(flags, FAILS) ~= 0\n"
-"end\n"
-"local probe = 0\n"
-"if op == 'check' then\n"
-"  local need = (b.state == 'open' and (now >= b['until'] or\n"
-"    b.cooldown_s <= 0 or b['until'] - now > b.cooldown_s)) or\n"
-"    (b.state == 'half_open' and (b.probe_at == 0 or b.probe_at > now or\n"
-"    now >= b.probe_at + lease))\n"
-"  if need then\n"
-"    local ch = advance()\n"
-"    if b.state == 'half_open' and b.probe_at == 0 then\n"
-"      b.probe_at, b.probe_pid, b.probe_host = now, pid, host\n"
-"      probe, ch = 1, true\n"
-"    end\n"
-"    if ch then save() end\n"
-"  end\n"
-"elseif op == 'giveback' then\n"
-"  if b.state == 'half_open' and b.probe_at ~= 0 and (b.probe_pid == 0 or\n"
-"      (b.probe_pid == pid and b.probe_host == host)) then\n"
-"    noprobe()\n"
-"    save()\n"
-"  end\n"
-"elseif op == 'record' then\n"
-"  local ch = advance()\n"
-"  if apply() or ch or not b.exists then save() end\n"
-"elseif op == 'peek' then\n"
-"  advance()\n"
-"elseif op == 'reset' and b.exists then\n"
-"  if b.state ~= 'closed' then ev[#ev + 1] = 'closed/reset' end\n"
-"  b.state, b.llm_fails, b.tool_fails = 'closed', 0, 0\n"
-"  if b.base_s > 0 then b.cooldown_s = b.base_s end\n"
-"  b['until'], b.trigger, b.reason = 0, '', ''\n"
-"  noprobe()\n"
-"  save()\n"
-"end\n"
-"local ex = 0\n"
-"if b.exists then ex = 1 end\n"
-"return {ev, b.state, b.llm_fails, b.tool_fails, b.cooldown_s, b.base_s,\n"
-"  b['until'], b.probe_at, b.probe_pid, b.probe_host, b.trigger,\n"
-"  b.reason, ex, probe, b.threshold, b.max_cooldown_s}\n";
-
-/* the wake lock (KEYS[1]) and the document it guards (KEYS[2]) */
-static const char wake_lua[] =
-"local op, token = ARGV[1], ARGV[2]\n"
-"if op == 'lock' then\n"
-"  if redis.call('SET', KEYS[1], token, 'NX', 'PX', ARGV[3]) then\n"
-"    return 1\n"
-"  end\n"
-"  return 0\n"
-"elseif op == 'unlock' then\n"
-"  if redis.call('GET', KEYS[1]) == token then\n"
-"    return redis.call('DEL', KEYS[1])\n"
-"  end\n"
-"  return 0\n"
-"end\n"
-"if token ~= '' and redis.call('GET', KEYS[1]) ~= token then\n"
-"  return redis.error_reply('the wake lock was lost: its lease of ' ..\n"
-"    ARGV[5] .. 's ran out')\n"
-"end\n"
-"redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[4])\n"
-"return 1\n";
-
-static struct {
-	const char *text;
-	char	 sha[41];
-} scripts[NSCRIPTS] = { { cap_lua, "" }, { brk_lua, "" }, { wake_lua, "" } };
 
 static struct {
 	char	 url[512];	/* as given; it never holds a password */
@@ -478,59 +212,54 @@ begin(char *err)
 }
 
 /*
- * Run script s with a (keys first, nkeys of them).  The reply, or
- * NULL with err.  A server that lost the script (a restart, SCRIPT
- * FLUSH) is given it again, once.
+ * Send n commands at once and read their n replies into r (a pipeline:
+ * one round trip).  -1 with err, the replies freed, when the
+ * connection failed; an error reply is left for the caller.
  */
-static redisReply *
-eval(int s, int nkeys, const struct args *in, const char *what, char *err)
+static int
+pipeline(struct args *cmd, int n, redisReply **r, const char *what,
+    char *err)
 {
-	char sha[41];
-	struct args a;
-	redisReply *r;
-	int i, tries;
+	int i, j;
 
-	for (tries = 0; tries < 2; tries++) {
-		a.n = 0;
-		aput(&a, "EVALSHA");
-		aput(&a, scripts[s].sha);
-		anum(&a, nkeys);
-		for (i = 0; i < in->n && a.n < MAXARGS; i++) {
-			a.v[a.n] = in->v[i];
-			a.len[a.n++] = in->len[i];
+	for (i = 0; i < n; i++)
+		redisAppendCommandArgv(rs.c, cmd[i].n, cmd[i].v, cmd[i].len);
+	for (i = 0; i < n; i++) {
+		if (redisGetReply(rs.c, (void **)&r[i]) != REDIS_OK ||
+		    r[i] == NULL) {
+			errf(err, "%s: %s: connection lost: %s", rs.url, what,
+			    rs.c->errstr[0] ? rs.c->errstr : strerror(errno));
+			store_fail(HX_UNAVAILABLE);
+			for (j = 0; j < i; j++)
+				freeReplyObject(r[j]);
+			disconnect();
+			return -1;
 		}
-		if ((r = command(&a, what, err)) == NULL)
-			return NULL;
-		if (r->type != REDIS_REPLY_ERROR ||
-		    strncmp(r->str, "NOSCRIPT", 8) != 0 || tries > 0)
-			break;
-		freeReplyObject(r);
-		a.n = 0;
-		aput(&a, "SCRIPT");
-		aput(&a, "LOAD");
-		aput(&a, scripts[s].text);
-		if ((r = command(&a, what, err)) == NULL)
-			return NULL;
-		snprintf(sha, sizeof sha, "%s", r->type == REDIS_REPLY_STRING ?
-		    r->str : "");
-		if (r->type == REDIS_REPLY_ERROR)
-			reply_error(r, "SCRIPT LOAD", err);
-		else if (strcmp(sha, scripts[s].sha) != 0)
-			errf(err, "%s: SCRIPT LOAD: the server named the "
-			    "script %s, not %s", rs.url, sha, scripts[s].sha);
-		if (r->type == REDIS_REPLY_ERROR ||
-		    strcmp(sha, scripts[s].sha) != 0) {
-			freeReplyObject(r);
-			return NULL;
+	}
+	return 0;
+}
+
+static void
+free_replies(redisReply **r, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		freeReplyObject(r[i]);
+}
+
+/* The first error among n replies, as err; 1 if there was one. */
+static int
+any_error(redisReply **r, int n, const char *what, char *err)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (r[i]->type == REDIS_REPLY_ERROR) {
+			reply_error(r[i], what, err);
+			return 1;
 		}
-		freeReplyObject(r);
-	}
-	if (r->type == REDIS_REPLY_ERROR) {
-		reply_error(r, what, err);
-		freeReplyObject(r);
-		return NULL;
-	}
-	return r;
+	return 0;
 }
 
 static const char *
@@ -539,19 +268,6 @@ rstr(const redisReply *r)
 	if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS)
 		return r->str;
 	return NULL;
-}
-
-/* An integer reply, or a string of digits; -1 if neither. */
-static int
-rnum(const redisReply *r, long long *v)
-{
-	if (r->type == REDIS_REPLY_INTEGER) {
-		*v = r->integer;
-		return *v >= 0 ? 0 : -1;
-	}
-	if (r->type != REDIS_REPLY_STRING)
-		return -1;
-	return num_parse(r->str, 0, (long long)1 << 53, v);
 }
 
 /* The agent of a state directory agents/ID. */
@@ -577,315 +293,328 @@ check_id(const char *agent, char *err)
 	return -1;
 }
 
-/* Days since the epoch of a date YYYY-MM-DD. */
-static long long
-day_number(const char *d)
+static void
+key_of(const char *agent, const char *name, char *buf, size_t n)
 {
-	struct tm tm;
-
-	memset(&tm, 0, sizeof tm);
-	if (strptime(d, "%Y-%m-%d", &tm) == NULL)
-		return 0;
-	return (long long)timegm(&tm) / DAY;
+	snprintf(buf, n, "heart:{%s}:%s", agent, name);
 }
 
-/* Fill v's counts from a day's HGETALL. */
-static int
-cap_counts(const redisReply *h, const char *key, struct cap_view *v,
-    char *err)
-{
-	enum chamber c;
-	const char *f;
-	long long n, *to;
-	size_t i;
-
-	for (i = 0; h->type == REDIS_REPLY_ARRAY && i + 1 < h->elements;
-	    i += 2) {
-		if ((f = rstr(h->element[i])) == NULL)
-			continue;
-		to = strcmp(f, "total") == 0 ? &v->total :
-		    strcmp(f, "ghosts") == 0 ? &v->ghosts :
-		    strcmp(f, "prompt") == 0 ? &v->prompt_tokens :
-		    strcmp(f, "completion") == 0 ? &v->completion_tokens :
-		    NULL;
-		if (to == NULL && chamber_parse(f, &c) == 0)
-			to = &v->used[c];
-		if (to == NULL)
-			continue;
-		if (rnum(h->element[i + 1], &n) == -1) {
-			errf(err, "%s: %s: field '%s' is not valid; fix or "
-			    "delete the key by hand", rs.url, key, f);
-			return -1;
-		}
-		*to = n;
-	}
-	return 0;
-}
-
-/* The caps stored with the last take, or the defaults. */
-static int
-cap_caps(redisReply **e, struct cap_view *v)
-{
-	long long s, i, a;
-
-	cap_defaults(&v->caps);
-	if (rstr(e[0]) == NULL || *rstr(e[0]) == '\0')
-		return 0;
-	if (rnum(e[0], &s) == -1 || rnum(e[1], &i) == -1 ||
-	    (num_parse(rstr(e[2]) ? rstr(e[2]) : "", -1, (long long)1 << 53,
-	    &a) == -1))
-		return -1;
-	v->caps.chamber[CH_SCHEDULE] = s;
-	v->caps.chamber[CH_IDLE] = i;
-	v->caps.agent = a;
-	v->have_caps = 1;
-	return 0;
-}
-
-static int
-cap_reply(redisReply *r, const char *agent, const char *dk,
-    int *admitted, struct cap_view *v, char *err)
+static void
+rwhere(const char *agent, const char *name, char *buf, size_t n)
 {
 	char key[128];
-	long long adm;
 
-	memset(v, 0, sizeof *v);
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 8 ||
-	    rnum(r->element[1], &adm) == -1 || rstr(r->element[2]) == NULL ||
-	    rstr(r->element[3]) == NULL) {
-		errf(err, "%s: the cap script answered nonsense", rs.url);
+	key_of(agent, name, key, sizeof key);
+	snprintf(buf, n, "%s: %s", rs.url, key);
+}
+
+/*
+ * Compare-and-set of key, guarded by key `guard' (the key itself, or
+ * the wake lock): when guard still holds `want' (NULL: guard is not
+ * there), set key to doc for ttl seconds (doc NULL: delete it).
+ * 1 done, 0 guard held something else or changed meanwhile, -1 err.
+ */
+static int
+guarded_set(const char *guard, const char *want, const char *key,
+    const char *doc, long long ttl, char *err)
+{
+	struct args c[3];
+	redisReply *r[3];
+	int same, n = 0, rc;
+
+	c[0].n = c[1].n = c[2].n = 0;
+	aput(&c[0], "WATCH");
+	aput(&c[0], guard);
+	aput(&c[1], "GET");
+	aput(&c[1], guard);
+	if (pipeline(c, 2, r, guard, err) == -1)
+		return -1;
+	if (any_error(r, 2, guard, err)) {
+		free_replies(r, 2);
+		disconnect();	/* and its WATCH */
 		return -1;
 	}
-	snprintf(v->day, sizeof v->day, "%s", rstr(r->element[2]));
-	snprintf(v->zone, sizeof v->zone, "%s", rstr(r->element[3]));
-	if (cap_caps(r->element + 4, v) == -1) {
-		snprintf(key, sizeof key, "heart:{%s}:cap", agent);
-		errf(err, "%s: %s: field 'cap_*' is not valid; fix or delete "
-		    "the key by hand", rs.url, key);
+	same = want == NULL ? r[1]->type == REDIS_REPLY_NIL :
+	    rstr(r[1]) != NULL && r[1]->type == REDIS_REPLY_STRING &&
+	    strlen(want) == r[1]->len && memcmp(want, r[1]->str,
+	    r[1]->len) == 0;
+	free_replies(r, 2);
+	c[0].n = c[1].n = c[2].n = 0;
+	if (!same) {
+		aput(&c[0], "UNWATCH");
+		n = 1;
+	} else {
+		aput(&c[0], "MULTI");
+		if (doc != NULL) {
+			aput(&c[1], "SET");
+			aput(&c[1], key);
+			aput(&c[1], doc);
+			aput(&c[1], "EX");
+			anum(&c[1], ttl > 0 ? ttl : KEEP);
+		} else {
+			aput(&c[1], "DEL");
+			aput(&c[1], key);
+		}
+		aput(&c[2], "EXEC");
+		n = 3;
+	}
+	if (pipeline(c, n, r, key, err) == -1)
+		return -1;
+	if (any_error(r, n, key, err)) {
+		free_replies(r, n);
+		disconnect();
 		return -1;
 	}
-	if (cap_counts(r->element[7], dk, v, err) == -1)
+	/* EXEC: nil when a watched key changed, else the replies */
+	rc = same && r[2]->type == REDIS_REPLY_ARRAY;
+	free_replies(r, n);
+	return rc;
+}
+
+/* A string key (NULL: none) in *out; -1 with err. */
+static int
+get_string(const char *key, char **out, char *err)
+{
+	struct args a;
+	redisReply *r;
+	int rc = -1;
+
+	*out = NULL;
+	a.n = 0;
+	aput(&a, "GET");
+	aput(&a, key);
+	if ((r = command(&a, key, err)) == NULL)
 		return -1;
-	if (admitted != NULL)
-		*admitted = adm == 1;
+	if (r->type == REDIS_REPLY_ERROR)
+		reply_error(r, key, err);
+	else if (r->type == REDIS_REPLY_STRING) {
+		*out = xstrdup(r->str);
+		if (strlen(*out) != r->len)
+			errf(err, "%s: %s: holds a NUL byte; fix or delete "
+			    "the key by hand", rs.url, key);
+		else
+			rc = 0;
+		if (rc == -1) {
+			free(*out);
+			*out = NULL;
+		}
+	} else
+		rc = 0;
+	freeReplyObject(r);
+	return rc;
+}
+
+/* A hash of 0.x as a JSON object of strings (NULL: none); -1 err. */
+static int
+old_hash(const char *key, json_t **out, char *err)
+{
+	struct args a;
+	redisReply *r;
+	size_t i;
+
+	*out = NULL;
+	a.n = 0;
+	aput(&a, "HGETALL");
+	aput(&a, key);
+	if ((r = command(&a, key, err)) == NULL)
+		return -1;
+	if (r->type != REDIS_REPLY_ARRAY) {
+		if (r->type == REDIS_REPLY_ERROR)
+			reply_error(r, key, err);
+		else
+			errf(err, "%s: %s: a reply not understood", rs.url,
+			    key);
+		freeReplyObject(r);
+		return -1;
+	}
+	if (r->elements > 0)
+		*out = json_object();
+	for (i = 0; i + 1 < r->elements; i += 2)
+		if (rstr(r->element[i]) != NULL &&
+		    rstr(r->element[i + 1]) != NULL)
+			json_object_set_new(*out, rstr(r->element[i]),
+			    json_string(rstr(r->element[i + 1])));
+	freeReplyObject(r);
 	return 0;
 }
 
-static int
-cap_args(struct args *a, enum cap_op op, const struct cap_args *ca)
+/* A field of an old hash: a number (default 0), a time or the text. */
+static json_t *
+old_num(json_t *h, const char *f)
 {
-	static const char *names[] = { "take", "record", "peek", "reset" };
-	struct caps in;
-	long long l;
+	const char *s = json_string_value(json_object_get(h, f));
+	long long v = 0;
 
-	a->v[2] = names[op];
-	a->len[2] = strlen(names[op]);
-	if (op == CAP_TAKE) {
-		/* the caps given, else the defaults when none are kept */
-		if (ca->caps != NULL)
-			in = *ca->caps;
-		else
-			cap_defaults(&in);
-		if (ca->chcap >= 0)
-			in.chamber[ca->ch] = ca->chcap;
-		l = cap_limit(&in, ca->ch);
-		aput(a, chamber_name(ca->ch));
-		anum(a, l);
-		if (ca->caps != NULL) {
-			anum(a, ca->caps->chamber[CH_SCHEDULE]);
-			anum(a, ca->caps->chamber[CH_IDLE]);
-			anum(a, ca->caps->agent < 0 ? -1 : ca->caps->agent);
-		} else {
-			aput(a, "");
-			aput(a, "");
-			aput(a, "");
-		}
-		if (ca->chcap >= 0)
-			anum(a, ca->chcap);
-		else
-			aput(a, "");
-	} else if (op == CAP_RECORD) {
-		anum(a, ca->ghost != 0);
-		anum(a, ca->ptok > 0 ? ca->ptok : 0);
-		anum(a, ca->ctok > 0 ? ca->ctok : 0);
+	if (s != NULL && num_parse(s, -1, (long long)1 << 53, &v) == -1)
+		return json_string(s);	/* the parser names the field */
+	return json_integer(v);
+}
+
+static json_t *
+old_time(json_t *h, const char *f)
+{
+	const char *s = json_string_value(json_object_get(h, f));
+	long long v = 0;
+	char ts[32];
+
+	if (s != NULL && num_parse(s, 0, (long long)1 << 53, &v) == -1)
+		return json_string(s);
+	if (v <= 0)
+		return json_null();
+	clock_utc((time_t)v, ts, sizeof ts);
+	return json_string(ts);
+}
+
+static json_t *
+old_text(json_t *h, const char *f)
+{
+	json_t *v = json_object_get(h, f);
+
+	return v != NULL ? json_incref(v) : json_string("");
+}
+
+/*
+ * What heart 0.x kept for document name of agent, made into that
+ * document (NULL: nothing): cap.json from heart:{ID}:cap and the
+ * day's heart:{ID}:cap:DAY, breaker.json from heart:{ID}:breaker,
+ * wake.json from heart:{ID}:wake.
+ */
+static int
+old_doc(const char *agent, const char *name, char **doc, char *err)
+{
+	char key[160];
+	json_t *m, *d = NULL, *j = NULL;
+	const char *day, *cs;
+	int i;
+	static const char *bf[] = { "llm_fails", "tool_fails", "cooldown_s",
+	    "base_s", "threshold", "max_cooldown_s", "probe_pid" };
+
+	*doc = NULL;
+	if (strcmp(name, "wake.json") == 0) {
+		key_of(agent, "wake", key, sizeof key);
+		return get_string(key, doc, err);
 	}
+	key_of(agent, strcmp(name, "cap.json") == 0 ? "cap" : "breaker",
+	    key, sizeof key);
+	if (old_hash(key, &m, err) == -1)
+		return -1;
+	if (m == NULL)
+		return 0;
+	if (strcmp(name, "cap.json") == 0) {
+		day = json_string_value(json_object_get(m, "day"));
+		snprintf(key + strlen(key), sizeof key - strlen(key), ":%s",
+		    day != NULL ? day : "");
+		if (old_hash(key, &d, err) == -1) {
+			json_decref(m);
+			return -1;
+		}
+		if (d == NULL)
+			d = json_object();
+		cs = json_string_value(json_object_get(m, "cap_schedule"));
+		j = json_pack("{s:i,s:s,s:O,s:O,s:o,s:{s:o,s:o},s:o,"
+		    "s:{s:o,s:o}}", "v", 1, "agent", agent,
+		    "day", json_object_get(m, "day"),
+		    "zone", json_object_get(m, "zone"),
+		    "total", old_num(d, "total"),
+		    "chambers", "schedule", old_num(d, "schedule"),
+		    "idle", old_num(d, "idle"),
+		    "ghosts", old_num(d, "ghosts"),
+		    "tokens", "prompt", old_num(d, "prompt"),
+		    "completion", old_num(d, "completion"));
+		if (j != NULL && cs != NULL && *cs != '\0')
+			json_object_set_new(j, "caps", json_pack("{s:o,s:o,"
+			    "s:o}", "schedule", old_num(m, "cap_schedule"),
+			    "idle", old_num(m, "cap_idle"),
+			    "agent", old_num(m, "cap_agent")));
+		if (j != NULL && json_integer_value(json_object_get(json_object_get(j,
+		    "caps"), "agent")) < 0)
+			json_object_set_new(json_object_get(j, "caps"),
+			    "agent", json_null());
+	} else {
+		j = json_pack("{s:i,s:s,s:o,s:o,s:o,s:o,s:o}", "v", 1,
+		    "agent", agent, "state", old_text(m, "state"),
+		    "until", old_time(m, "until"),
+		    "probe_at", old_time(m, "probe_at"),
+		    "probe_host", old_text(m, "probe_host"),
+		    "trigger", old_text(m, "trigger"));
+		for (i = 0; j != NULL && i < (int)(sizeof bf / sizeof bf[0]);
+		    i++)
+			json_object_set_new(j, bf[i], old_num(m, bf[i]));
+		if (j != NULL)
+			json_object_set_new(j, "reason", old_text(m,
+			    "reason"));
+	}
+	json_decref(m);
+	json_decref(d);
+	if (j == NULL) {
+		errf(err, "%s: %s: not a 0.x key; delete it by hand", rs.url,
+		    key);
+		return -1;
+	}
+	*doc = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
 	return 0;
 }
 
 /*
- * The counter: the client names the day it believes in (today in the
- * zone given, else the stored zone, else the machine's); the script
- * checks that belief and, if the stored zone or a later stored day
- * says otherwise, tells us, and we ask again.
+ * Document name of agent (NULL: none).  One kept by heart 0.x is
+ * moved to its key first (once: whoever comes second finds it there),
+ * and the old keys are deleted.
  */
 static int
-rcap(const char *agent, enum cap_op op, const struct cap_args *ca,
-    const char *zone, time_t now, int *admitted, struct cap_view *v,
-    char *err)
+rget(const char *agent, const char *name, char **doc, char *err)
 {
-	char zused[64], today[16], kday[16], meta[96], dk[112];
-	long long ttl, ahead;
-	const char *what, *x;
-	redisReply *r;
-	struct args a;
-	int tries, rc = -1;
+	char key[160], old[160];
+	struct args c[2];
+	redisReply *r[2];
+	char *moved;
+	int n;
 
+	*doc = NULL;
 	if (check_id(agent, err) == -1 || begin(err) == -1)
 		return -1;
-	snprintf(zused, sizeof zused, "%s", zone != NULL ? zone :
-	    tz_local());
-	clock_day(zused, now, today, sizeof today);
-	snprintf(kday, sizeof kday, "%s", today);
-	snprintf(meta, sizeof meta, "heart:{%s}:cap", agent);
-	for (tries = 0; tries < 4; tries++) {
-		snprintf(dk, sizeof dk, "heart:{%s}:cap:%s", agent, kday);
-		ahead = day_number(kday) - day_number(today);
-		ttl = clock_next_midnight(zused, now) - now + DAYKEEP +
-		    (ahead > 0 ? ahead * DAY : 0);
-		a.n = 0;
-		aput(&a, meta);
-		aput(&a, dk);
-		aput(&a, "");
-		aput(&a, zused);
-		aput(&a, zone != NULL ? zone : "");
-		aput(&a, today);
-		aput(&a, kday);
-		anum(&a, ttl);
-		anum(&a, KEEP);
-		cap_args(&a, op, ca);
-		if ((r = eval(S_CAP, 2, &a, meta, err)) == NULL)
-			return -1;
-		what = r->type == REDIS_REPLY_ARRAY && r->elements >= 2 ?
-		    rstr(r->element[0]) : NULL;
-		x = what != NULL ? rstr(r->element[1]) : NULL;
-		if (what != NULL && strcmp(what, "zone") == 0 && x != NULL) {
-			if (!tz_valid(x)) {
-				errf(err, "%s: %s: field 'zone' is not valid; "
-				    "fix or delete the key by hand", rs.url,
-				    meta);
-				freeReplyObject(r);
-				return -1;
-			}
-			snprintf(zused, sizeof zused, "%s", x);
-			clock_day(zused, now, today, sizeof today);
-			snprintf(kday, sizeof kday, "%s", today);
-		} else if (what != NULL && strcmp(what, "day") == 0 &&
-		    x != NULL)
-			snprintf(kday, sizeof kday, "%s", x);
-		else {
-			rc = cap_reply(r, agent, dk, admitted, v, err);
-			freeReplyObject(r);
-			return rc;
-		}
-		freeReplyObject(r);
+	key_of(agent, name, key, sizeof key);
+	if (get_string(key, doc, err) == -1 || *doc != NULL)
+		return *doc != NULL ? 0 : -1;
+	if (old_doc(agent, name, &moved, err) == -1)
+		return -1;
+	if (moved == NULL)
+		return 0;
+	c[0].n = c[1].n = 0;
+	aput(&c[0], "SET");
+	aput(&c[0], key);
+	aput(&c[0], moved);
+	aput(&c[0], "NX");
+	aput(&c[0], "EX");
+	anum(&c[0], KEEP);
+	aput(&c[1], "DEL");
+	key_of(agent, strcmp(name, "wake.json") == 0 ? "wake" :
+	    strcmp(name, "cap.json") == 0 ? "cap" : "breaker", old,
+	    sizeof old);
+	aput(&c[1], old);
+	n = pipeline(c, 2, r, key, err);
+	free(moved);
+	if (n == -1)
+		return -1;
+	n = 2;
+	if (any_error(r, n, key, err)) {
+		free_replies(r, n);
+		return -1;
 	}
-	errf(err, "%s: %s: the day kept moving under us; try again", rs.url,
-	    meta);
-	return rc;
+	free_replies(r, n);
+	return get_string(key, doc, err);
 }
 
 static int
-brk_state(const char *s, enum brk_state *st)
+rcas(const char *agent, const char *name, const char *old, const char *doc,
+    long long ttl, char *err)
 {
-	int i;
-
-	for (i = 0; i <= BRK_HALF_OPEN; i++)
-		if (strcmp(s, brk_state_name((enum brk_state)i)) == 0) {
-			*st = (enum brk_state)i;
-			return 0;
-		}
-	return -1;
-}
-
-static int
-brk_reply(const redisReply *r, struct brk_out *o, char *err)
-{
-	long long n[8], ex, probe;
-	const redisReply *ev;
-	const char *s;
-	size_t i;
-
-	memset(o, 0, sizeof *o);
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 16 ||
-	    rnum(r->element[14], &o->b.threshold) == -1 ||
-	    rnum(r->element[15], &o->b.max) == -1)
-		goto bad;
-	ev = r->element[0];
-	for (i = 0; i < 7; i++)
-		if (rnum(r->element[2 + i], &n[i]) == -1)
-			goto bad;
-	if (rnum(r->element[12], &ex) == -1 ||
-	    rnum(r->element[13], &probe) == -1 ||
-	    (s = rstr(r->element[1])) == NULL ||
-	    brk_state(s, &o->b.state) == -1 ||
-	    ev->type != REDIS_REPLY_ARRAY)
-		goto bad;
-	for (i = 9; i < 12; i++)
-		if (rstr(r->element[i]) == NULL)
-			goto bad;
-	o->b.llm_fails = n[0];
-	o->b.tool_fails = n[1];
-	o->b.cooldown = n[2];
-	o->b.base = n[3];
-	o->b.until = (time_t)n[4];
-	o->b.probe_at = (time_t)n[5];
-	o->b.probe_pid = n[6];
-	snprintf(o->b.probe_host, sizeof o->b.probe_host, "%s",
-	    rstr(r->element[9]));
-	snprintf(o->b.trigger, sizeof o->b.trigger, "%s",
-	    rstr(r->element[10]));
-	text_line(o->b.reason, sizeof o->b.reason, rstr(r->element[11]),
-	    strlen(rstr(r->element[11])));
-	o->b.exists = ex == 1;
-	o->probe = probe == 1;
-	for (i = 0; i < ev->elements && i < STORE_MAXEV; i++)
-		if ((s = rstr(ev->element[i])) != NULL)
-			snprintf(o->ev[o->nev++], sizeof o->ev[0], "%s", s);
-	return 0;
-bad:
-	errf(err, "%s: the breaker script answered nonsense", rs.url);
-	return -1;
-}
-
-static int
-rbrk(const char *agent, enum brk_op op, const struct brk_conf *c,
-    time_t now, const struct brk_rec *rec, struct brk_out *o, char *err)
-{
-	static const char *names[] = { "check", "giveback", "record", "peek",
-	    "reset" };
-	struct brk_conf d;
-	char key[96];
-	redisReply *r;
-	struct args a;
-	int rc;
+	char key[160];
 
 	if (check_id(agent, err) == -1 || begin(err) == -1)
 		return -1;
-	/* no keys given: the script goes by those kept, else these */
-	brk_from_soul(NULL, &d);
-	if (c == NULL)
-		c = &d;
-	snprintf(key, sizeof key, "heart:{%s}:breaker", agent);
-	a.n = 0;
-	aput(&a, key);
-	aput(&a, names[op]);
-	anum(&a, (long long)now);
-	anum(&a, c->threshold);
-	anum(&a, c->cooldown);
-	anum(&a, c->max_cooldown);
-	anum(&a, BRK_PROBE_LEASE);
-	anum(&a, (long long)getpid());
-	aput(&a, rs.me);
-	anum(&a, KEEP);
-	anum(&a, rec->flags);
-	aput(&a, rec->reason != NULL ? rec->reason : "");
-	anum(&a, (long long)rec->hold);
-	aput(&a, c != &d ? "1" : "");
-	if ((r = eval(S_BRK, 1, &a, key, err)) == NULL)
-		return -1;
-	rc = brk_reply(r, o, err);
-	freeReplyObject(r);
-	return rc;
+	key_of(agent, name, key, sizeof key);
+	return guarded_set(key, old, key, doc, ttl, err);
 }
 
 /* Our token for a lock: host, pid and a random number. */
@@ -899,38 +628,30 @@ make_token(char *buf, size_t n)
 	snprintf(buf, n, "%s:%ld:%08x", rs.me, (long)getpid(), x);
 }
 
+/* Take the fleet's wake lock of agent: 1 taken, 0 held, -1 err. */
 static int
-wake_call(const char *agent, const char *op, const char *name,
-    const char *token, const char *doc, char *err)
+lock_take(const char *agent, const char *name, const char *token,
+    char *err)
 {
-	char lock[96], key[112], base[64];
-	redisReply *r;
+	char key[160];
 	struct args a;
-	long long got;
-	int rc;
+	redisReply *r;
+	int rc = -1;
 
-	snprintf(base, sizeof base, "%s", name);
-	if (strlen(base) > 5 && strcmp(base + strlen(base) - 5, ".json") == 0)
-		base[strlen(base) - 5] = '\0';
-	/* a document is guarded by the agent's wake lock */
-	snprintf(key, sizeof key, "heart:{%s}:%s", agent, base);
-	snprintf(lock, sizeof lock, "heart:{%s}:%s", agent,
-	    strcmp(op, "put") == 0 ? "wake.lock" : base);
+	key_of(agent, name, key, sizeof key);
 	a.n = 0;
-	aput(&a, lock);
+	aput(&a, "SET");
 	aput(&a, key);
-	aput(&a, op);
 	aput(&a, token);
-	if (strcmp(op, "lock") == 0)
-		anum(&a, STORE_WAKE_LEASE * 1000LL);
-	else if (doc != NULL) {
-		aput(&a, doc);
-		anum(&a, KEEP);
-		anum(&a, STORE_WAKE_LEASE);
-	}
-	if ((r = eval(S_WAKE, 2, &a, key, err)) == NULL)
+	aput(&a, "NX");
+	aput(&a, "PX");
+	anum(&a, STORE_WAKE_LEASE * 1000LL);
+	if ((r = command(&a, key, err)) == NULL)
 		return -1;
-	rc = rnum(r, &got) == 0 ? (int)got : 0;
+	if (r->type == REDIS_REPLY_ERROR)
+		reply_error(r, key, err);
+	else
+		rc = r->type == REDIS_REPLY_STATUS;	/* OK; nil: held */
 	freeReplyObject(r);
 	return rc;
 }
@@ -983,7 +704,7 @@ rlock(const char *dir, const char *name, int flags, char *err)
 		} else if (begin(err) == -1)
 			got = -1;
 		else
-			got = wake_call(agent, "lock", name, token, NULL, err);
+			got = lock_take(agent, name, token, err);
 		if (got != 0 || (flags & LOCK_NB))
 			break;
 		nanosleep(&nap, NULL);
@@ -999,17 +720,18 @@ rlock(const char *dir, const char *name, int flags, char *err)
 	return fd;
 }
 
-/* Let go of a wake lock; a server gone by now lets the lease do it. */
+/* Let go of a wake lock: delete it if it is still ours; a server gone
+ * by now lets the lease do it. */
 static void
 runlock(int fd)
 {
-	char err[HEART_ERRLEN];
+	char err[HEART_ERRLEN], key[160];
 	int i;
 
 	if ((i = held_slot(fd)) >= 0) {
+		key_of(held[i].agent, held[i].name, key, sizeof key);
 		if (begin(err) == 0)
-			wake_call(held[i].agent, "unlock", held[i].name,
-			    held[i].token, NULL, err);
+			guarded_set(key, held[i].token, key, NULL, 0, err);
 		held[i].agent[0] = '\0';
 	}
 	state_unlock(fd);
@@ -1018,50 +740,32 @@ runlock(int fd)
 static int
 rread(const char *dir, const char *name, json_t **out, char *err)
 {
-	char key[112], base[64];
+	char where[4200], *doc;
 	const char *agent;
-	json_error_t je;
-	redisReply *r;
-	struct args a;
 
 	*out = NULL;
-	if ((agent = agent_of(dir, err)) == NULL || begin(err) == -1)
+	if ((agent = agent_of(dir, err)) == NULL ||
+	    rget(agent, name, &doc, err) == -1)
 		return -1;
-	snprintf(base, sizeof base, "%s", name);
-	if (strlen(base) > 5 && strcmp(base + strlen(base) - 5, ".json") == 0)
-		base[strlen(base) - 5] = '\0';
-	snprintf(key, sizeof key, "heart:{%s}:%s", agent, base);
-	a.n = 0;
-	aput(&a, "GET");
-	aput(&a, key);
-	if ((r = command(&a, key, err)) == NULL)
-		return -1;
-	if (r->type == REDIS_REPLY_ERROR)
-		reply_error(r, key, err);
-	else if (r->type == REDIS_REPLY_STRING &&
-	    (*out = json_loadb(r->str, r->len, JSON_REJECT_DUPLICATES,
-	    &je)) == NULL)
-		errf(err, "%s: %s: not valid JSON: %s; fix or delete the key "
-		    "by hand", rs.url, key, je.text);
-	else if (*out != NULL && !json_is_object(*out)) {
-		errf(err, "%s: %s: not a JSON object; fix or delete the key "
-		    "by hand", rs.url, key);
-		json_decref(*out);
-		*out = NULL;
-	} else {
-		freeReplyObject(r);
+	if (doc == NULL)
 		return 0;
-	}
-	freeReplyObject(r);
-	return -1;
+	rwhere(agent, name, where, sizeof where);
+	*out = store_parse(where, "key", doc, strlen(doc), err);
+	free(doc);
+	return *out != NULL ? 0 : -1;
 }
 
+/* wake.json, written only while we still hold the agent's wake lock, if
+ * we took it. */
 static int
 rwrite(const char *dir, const char *name, const json_t *j, char *err)
 {
-	const char *agent;
+	char key[160], lock[160];
+	const char *agent, *token;
+	struct args a;
+	redisReply *x;
 	char *s;
-	int r;
+	int r = -1, tries;
 
 	if ((agent = agent_of(dir, err)) == NULL || begin(err) == -1)
 		return -1;
@@ -1069,8 +773,30 @@ rwrite(const char *dir, const char *name, const json_t *j, char *err)
 		errf(err, "%s: cannot encode JSON", name);
 		return -1;
 	}
-	r = wake_call(agent, "put", name, held_token(agent), s, err);
+	key_of(agent, name, key, sizeof key);
+	key_of(agent, "wake.lock", lock, sizeof lock);
+	token = held_token(agent);
+	if (*token == '\0') {
+		a.n = 0;
+		aput(&a, "SET");
+		aput(&a, key);
+		aput(&a, s);
+		aput(&a, "EX");
+		anum(&a, KEEP);
+		if ((x = command(&a, key, err)) != NULL) {
+			if (x->type == REDIS_REPLY_ERROR)
+				reply_error(x, key, err);
+			else
+				r = 1;
+			freeReplyObject(x);
+		}
+	} else
+		for (tries = r = 0; r == 0 && tries < 3; tries++)
+			r = guarded_set(lock, token, key, s, KEEP, err);
 	free(s);
+	if (r == 0)
+		errf(err, "%s: %s: the wake lock was lost: its lease of %ds "
+		    "ran out", rs.url, key, STORE_WAKE_LEASE);
 	return r == 1 ? 0 : -1;
 }
 
@@ -1155,12 +881,14 @@ ragents(char ***listo, size_t *no, char *err)
 	return 0;
 }
 
-/* Has agent keys of its own: a counter, a breaker or a wake.json? */
+/* Has agent keys of its own: a counter, a breaker or a wake.json (or
+ * those of heart 0.x)? */
 static int
 rknown(const char *agent, char *err)
 {
-	char k[3][96];
-	const char *what[] = { "cap", "breaker", "wake" };
+	static const char *what[] = { "cap.json", "breaker.json",
+	    "wake.json", "cap", "breaker", "wake" };
+	char k[6][96];
 	redisReply *r;
 	struct args a;
 	int i, rc = -1;
@@ -1169,8 +897,8 @@ rknown(const char *agent, char *err)
 		return -1;
 	a.n = 0;
 	aput(&a, "EXISTS");
-	for (i = 0; i < 3; i++) {
-		snprintf(k[i], sizeof k[i], "heart:{%s}:%s", agent, what[i]);
+	for (i = 0; i < 6; i++) {
+		key_of(agent, what[i], k[i], sizeof k[i]);
 		aput(&a, k[i]);
 	}
 	if ((r = command(&a, "EXISTS", err)) == NULL)
@@ -1280,7 +1008,7 @@ rds_open(const char *flag, char *err)
 {
 	const char *u = flag, *what = "--store";
 	char why[HEART_ERRLEN];
-	int i, bad = HX_USAGE;
+	int bad = HX_USAGE;
 
 	if (u == NULL) {
 		u = getenv("HEART_STORE");
@@ -1294,15 +1022,13 @@ rds_open(const char *flag, char *err)
 		return bad;
 	}
 	secret_add(getenv("HEART_REDIS_PASSWORD"));
-	for (i = 0; i < NSCRIPTS; i++)
-		sha1_hex(scripts[i].text, strlen(scripts[i].text),
-		    scripts[i].sha);
 	if (gethostname(rs.me, sizeof rs.me) == -1 || rs.me[0] == '\0')
 		snprintf(rs.me, sizeof rs.me, "localhost");
 	rs.me[sizeof rs.me - 1] = '\0';
 	ops.name = rs.url;
-	ops.cap = rcap;
-	ops.brk = rbrk;
+	ops.get = rget;
+	ops.cas = rcas;
+	ops.where = rwhere;
 	ops.lock = rlock;
 	ops.unlock = runlock;
 	ops.read_json = rread;

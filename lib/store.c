@@ -2,15 +2,28 @@
  * store.c - where an agent's caps, breaker, wake lock and wake.json
  * live: in files beside the agent (the default), or in a server shared
  * by a fleet (redis.c plugs itself in with store_use).  Chosen once per
- * process, before the first call; cap.c and brk.c ask store_ops() and
- * go to the server when one is in force.
+ * process, before the first call.
+ *
+ * A store only keeps bytes.  cap.c and brk.c decide (cap_step,
+ * brk_step) and store_update does the read-decide-write: for files
+ * under the document's flock(2), for a server by compare-and-set,
+ * decided again from what another writer left, until it holds.
  *
  * This file names no server: a program that never opens one (heart-
  * ghost) links no client library.
  */
+#include <sys/file.h>
 #include <sys/stat.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "store.h"
+
+/* Compare-and-set rounds lost to other writers before a store_update
+ * gives up (heart(7) LIMITS): each round lost is another's won. */
+#define STORE_ROUNDS	1000
 
 static const struct store_ops *cur;
 static int failcode;
@@ -31,13 +44,6 @@ void
 store_fail(int code)
 {
 	failcode = code;
-}
-
-/* "files", or the server's URL. */
-const char *
-store_name(void)
-{
-	return cur != NULL ? cur->name : "files";
 }
 
 /*
@@ -147,4 +153,143 @@ store_status_names(char **ids, size_t nids, struct soul **souls,
 		(*names)[m++] = (*listo)[i];
 	*n = m;
 	return 0;
+}
+
+/* "DIR/NAME" or "URL: KEY" of agent's document name, in buf, for
+ * messages; returns what to fix or remove by hand: "file" or "key". */
+const char *
+store_where(const char *agent, const char *name, char *buf, size_t n)
+{
+	char dir[4096], err[HEART_ERRLEN];
+
+	if (cur != NULL) {
+		cur->where(agent, name, buf, n);
+		return "key";
+	}
+	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1)
+		snprintf(dir, sizeof dir, "%s", agent);
+	snprintf(buf, n, "%s/%s", dir, name);
+	return "file";
+}
+
+/* A stored document's JSON object, or NULL with err naming where. */
+json_t *
+store_parse(const char *where, const char *noun, const char *doc,
+    size_t len, char *err)
+{
+	json_error_t je;
+	json_t *j;
+
+	if ((j = json_loadb(doc, len, JSON_REJECT_DUPLICATES, &je)) == NULL)
+		errf(err, "%s: not valid JSON: %s; fix or delete the %s by "
+		    "hand", where, je.text, noun);
+	else if (!json_is_object(j)) {
+		errf(err, "%s: not a JSON object; fix or delete the %s by "
+		    "hand", where, noun);
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+static int
+server_get(const char *agent, const char *name, json_t **out, char **raw,
+    char *err)
+{
+	char where[4200];
+	const char *noun;
+
+	*out = NULL;
+	*raw = NULL;
+	if (cur->get(agent, name, raw, err) == -1)
+		return -1;
+	if (*raw == NULL)
+		return 0;
+	noun = store_where(agent, name, where, sizeof where);
+	if ((*out = store_parse(where, noun, *raw, strlen(*raw), err)) ==
+	    NULL) {
+		free(*raw);
+		*raw = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Agent's document name as stored (NULL: none), read without a lock:
+ * a writer only ever replaces it whole. */
+int
+store_get(const char *agent, const char *name, json_t **out, char *err)
+{
+	char dir[4096], *raw;
+	int r;
+
+	if (cur == NULL)
+		return state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ?
+		    -1 : state_read_json(dir, name, out, err);
+	r = server_get(agent, name, out, &raw, err);
+	free(raw);
+	return r;
+}
+
+/* The file store's read-decide-write: under NAME.lock (for x.json). */
+static int
+file_update(const char *agent, const char *name, store_step_fn step,
+    void *ctx, char *err)
+{
+	char dir[4096], lock[64];
+	json_t *j, *next = NULL;
+	long long ttl;
+	int fd, r;
+
+	snprintf(lock, sizeof lock, "%.*s.lock", (int)strcspn(name, "."),
+	    name);
+	if (state_agent_dir(agent, 1, dir, sizeof dir, err) == -1 ||
+	    (fd = state_lock(dir, lock, LOCK_EX, err)) < 0)
+		return -1;
+	if ((r = state_read_json(dir, name, &j, err)) == 0 &&
+	    (r = step(j, &next, &ttl, ctx, err)) == 0 && next != NULL)
+		r = state_write_json(dir, name, next, err);
+	json_decref(j);
+	json_decref(next);
+	state_unlock(fd);
+	return r;
+}
+
+int
+store_update(const char *agent, const char *name, store_step_fn step,
+    void *ctx, char *err)
+{
+	char where[4200], *old, *doc;
+	json_t *j, *next;
+	long long ttl;
+	int round, r;
+
+	if (cur == NULL)
+		return file_update(agent, name, step, ctx, err);
+	for (round = 0; round < STORE_ROUNDS; round++) {
+		next = NULL;
+		ttl = 0;
+		if (server_get(agent, name, &j, &old, err) == -1)
+			return -1;
+		r = step(j, &next, &ttl, ctx, err);
+		json_decref(j);
+		if (r == 0 && next != NULL) {
+			if ((doc = json_dumps(next, JSON_COMPACT)) == NULL) {
+				errf(err, "%s: cannot encode JSON", name);
+				r = -1;
+			} else
+				r = cur->cas(agent, name, old, doc, ttl, err);
+			free(doc);
+		} else if (r == 0)
+			r = 1;
+		free(old);
+		json_decref(next);
+		if (r != 0)
+			return r == 1 ? 0 : -1;
+	}
+	store_where(agent, name, where, sizeof where);
+	errf(err, "%s: changed by others %d times while we decided; try "
+	    "again", where, STORE_ROUNDS);
+	store_fail(HX_TEMPFAIL);
+	return -1;
 }

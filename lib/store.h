@@ -1,8 +1,7 @@
 /*
  * store.h - private to libheart: what a server store (redis.c) plugs
  * into store.c, and the raw breaker it hands back to brk.c.  The file
- * store needs none of this: it is what cap.c, brk.c and state.c do when
- * no server store is in force.
+ * store is in store.c itself: flock(2) around read-decide-write.
  */
 #ifndef HEART_STORE_H
 #define HEART_STORE_H
@@ -27,7 +26,7 @@ struct brk {
 	time_t	 until;		/* open: end of the cooldown */
 	time_t	 probe_at;	/* half_open: probe granted; 0 if none */
 	long long probe_pid;	/* the process it was granted to */
-	char	 probe_host[64];	/* and its host (server store) */
+	char	 probe_host[64];	/* and its host */
 	char	 trigger[8];
 	char	 reason[256];
 	int	 exists;	/* it was stored before */
@@ -52,31 +51,49 @@ struct brk_rec {
 	const char *reason;
 };
 
-#define STORE_MAXEV	4
-/* What a server store did to a breaker: its state after, whether this
- * caller got the half-open probe, and the transitions, in order, as
- * "half_open", "open/FROM" or "closed/BY". */
-struct brk_out {
-	struct brk b;
-	int	 probe;
-	int	 nev;
-	char	 ev[STORE_MAXEV][24];
+/* Who asks: a half-open probe is granted to one process of one host. */
+struct brk_who {
+	long long pid;
+	const char *host;
 };
 
+#define BRK_MAXEV	4
+/* What a transition did: whether this caller got the half-open probe,
+ * and the transitions, in order, as "half_open", "open/FROM" or
+ * "closed/BY". */
+struct brk_out {
+	int	 probe;
+	int	 nev;
+	char	 ev[BRK_MAXEV][24];
+};
+
+/*
+ * The rules, as pure functions of (state, now, configuration): no I/O,
+ * no clock.  Each changes the state it is given into the state after
+ * and returns 1 when that is to be written back, 0 when not.
+ */
+int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
+	    const char *zone, time_t now, int *admitted);
+int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *given,
+	    time_t now, const struct brk_rec *, const struct brk_who *,
+	    struct brk_out *);
+
+/*
+ * A store keeps bytes: an agent's documents (cap.json, breaker.json,
+ * wake.json) and its wake lock.  It knows nothing of caps and breakers.
+ */
 struct store_ops {
 	const char *name;	/* the URL, for messages */
-	/* one transition of agent's counter; v is the day after it,
-	 * with the caps kept (else the defaults) */
-	int	(*cap)(const char *agent, enum cap_op, const struct cap_args *,
-		    const char *zone, time_t now, int *admitted,
-		    struct cap_view *v, char *err);
-	/* one transition of agent's breaker; c is normalized, or NULL for
-	 * the keys kept with it, else the defaults; rec the outcome of a
-	 * record (zero for the other ops) */
-	int	(*brk)(const char *agent, enum brk_op,
-		    const struct brk_conf *c, time_t now,
-		    const struct brk_rec *rec, struct brk_out *out,
+	/* *doc: agent's document `name' as stored (NULL: none); free it */
+	int	(*get)(const char *agent, const char *name, char **doc,
 		    char *err);
+	/* replace it with doc, kept ttl seconds, only if it still is old
+	 * (NULL: none): 1 done, 0 someone changed it meanwhile, -1 err */
+	int	(*cas)(const char *agent, const char *name, const char *old,
+		    const char *doc, long long ttl, char *err);
+	/* "URL: KEY" of a document, for messages */
+	void	(*where)(const char *agent, const char *name, char *buf,
+		    size_t n);
 	int	(*lock)(const char *dir, const char *name, int flags,
 		    char *err);
 	void	(*unlock)(int);
@@ -89,6 +106,16 @@ struct store_ops {
 	int	(*known)(const char *agent, char *err);
 };
 
+/*
+ * A read-decide-write of one document: step is given what is stored
+ * (NULL: nothing) and sets *next to what is to be written instead
+ * (NULL: nothing) and *ttl to how long a server keeps it (seconds).
+ * It may be called again, with what another writer left, and must
+ * decide afresh each time.
+ */
+typedef int (*store_step_fn)(json_t *cur, json_t **next, long long *ttl,
+    void *ctx, char *err);
+
 /* cap.c */
 void	 cap_defaults(struct caps *);
 
@@ -96,5 +123,13 @@ void	 cap_defaults(struct caps *);
 const struct store_ops *store_ops(void);	/* NULL: files */
 void	 store_use(const struct store_ops *);
 void	 store_fail(int);	/* the exit code the last failure asks for */
+int	 store_get(const char *agent, const char *name, json_t **,
+	    char *err);
+int	 store_update(const char *agent, const char *name, store_step_fn,
+	    void *ctx, char *err);
+const char *store_where(const char *agent, const char *name, char *,
+	    size_t);		/* "DIR/NAME" or "URL: KEY"; "file" or "key" */
+json_t	*store_parse(const char *where, const char *noun, const char *doc,
+	    size_t, char *err);
 
 #endif

@@ -340,7 +340,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 # corrupt AGENT: make the agent's counter unreadable, in either store
 corrupt() {
 	if redis_store; then
-		rcli HSET "heart:{$1}:cap:$(date -u +%F)" total many >/dev/null
+		rcli SET "heart:{$1}:cap.json" '{"day":' >/dev/null
 	else
 		printf '{"day":' > "$(capfile "$1")"
 	fi

@@ -139,7 +139,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	# the lock is let go after the wake, and wake.json lives in Redis
 	run rcli EXISTS 'heart:{scout}:wake.lock'
 	assert_output 0
-	rcli GET 'heart:{scout}:wake' | jq -e '.last.schedule.status == "idle"'
+	rcli GET 'heart:{scout}:wake.json' | jq -e '.last.schedule.status == "idle"'
 	[ ! -e "$HEART_STATE_DIR/agents/scout/wake.json" ]
 }
 
@@ -206,25 +206,54 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	[ "$output" -gt 800000 ] && [ "$output" -le 900000 ]
 }
 
-@test "keys carry the agent id and the local date, and expire a few days after their day" {
+@test "keys carry the agent id and hold the files' own JSON; each expires 30 days after a change" {
 	s=$(mk scout 'heart:
   timezone: Asia/Shanghai')
 	at "2026-11-22 10:00:00" heart-cap take --soul "$s"
 	at "2026-11-22 10:00:00" heart-breaker record scout llm-fail >/dev/null
-	run rcli --scan --pattern 'heart:*'
-	assert_output --partial 'heart:{scout}:cap:2026-11-22'
-	assert_output --partial 'heart:{scout}:cap'
-	assert_output --partial 'heart:{scout}:breaker'
-	# 18:00 in Shanghai: 6h to midnight, then 3 days
+	rcli --scan --pattern 'heart:*' | sort > "$BATS_TEST_TMPDIR/keys"
+	run cat "$BATS_TEST_TMPDIR/keys"
+	assert_output "$(printf '%s\n' 'heart:{scout}:breaker.json' 'heart:{scout}:cap.json')"
 	# (the seconds a loaded machine takes between the write and now)
-	run rcli TTL 'heart:{scout}:cap:2026-11-22'
-	within 60 $((6 * 3600 + 3 * 86400))
-	run rcli TTL 'heart:{scout}:cap'
+	run rcli TTL 'heart:{scout}:cap.json'
 	within 60 $((30 * 86400))
-	run rcli TTL 'heart:{scout}:breaker'
+	run rcli TTL 'heart:{scout}:breaker.json'
 	within 60 $((30 * 86400))
-	run rcli HGET 'heart:{scout}:cap' zone
-	assert_output Asia/Shanghai
+	rcli GET 'heart:{scout}:cap.json' | jq -e '.day == "2026-11-22" and
+	    .zone == "Asia/Shanghai" and .total == 1 and .chambers.schedule == 1'
+	rcli GET 'heart:{scout}:breaker.json' | jq -e '.state == "closed" and .llm_fails == 1'
+	# the same document as the file store writes, key for key
+	HEART_STORE=file at "2026-11-22 10:00:00" heart-cap take --soul "$s"
+	diff <(rcli GET 'heart:{scout}:cap.json' | jq -S 'keys') \
+	    <(jq -S keys "$HEART_STATE_DIR/agents/scout/cap.json")
+}
+
+@test "the keys of heart 0.x (hashes) are moved once to the documents: the day's count, caps and an open breaker carry over" {
+	s=$(mk scout 'heart: { daily_cap: 5 }')
+	now=$(date -u +%s)
+	day=$(date -u +%F)
+	rcli HSET 'heart:{scout}:cap' day "$day" zone UTC cap_schedule 5 \
+	    cap_idle 5 cap_agent 5 >/dev/null
+	rcli HSET "heart:{scout}:cap:$day" schedule 4 total 4 ghosts 2 \
+	    prompt 100 completion 7 >/dev/null
+	rcli HSET 'heart:{scout}:breaker' state open llm_fails 3 tool_fails 0 \
+	    cooldown_s 900 base_s 900 until $((now + 600)) probe_at 0 \
+	    probe_pid 0 probe_host '' trigger llm reason 'HTTP 503' \
+	    threshold 3 max_cooldown_s 7200 >/dev/null
+	rcli SET 'heart:{scout}:wake' '{"v":1,"last":{},"running":null}' >/dev/null
+	run heart-cap take --soul "$s" -v
+	assert_success
+	assert_output --partial "admitted: 5/5"
+	run heart-cap take --soul "$s"
+	assert_failure 1
+	run heart-breaker status scout --json
+	echo "$output" | jq -e '.state == "open" and .trigger == "llm" and
+	    .reason == "HTTP 503" and .wait_s > 500'
+	heart-wake --soul "$s" --explain >/dev/null
+	run rcli EXISTS 'heart:{scout}:cap' 'heart:{scout}:breaker' 'heart:{scout}:wake'
+	assert_output 0
+	rcli GET 'heart:{scout}:cap.json' | jq -e '.ghosts == 2 and .tokens.prompt == 100'
+	rcli GET 'heart:{scout}:wake.json' | jq -e '.v == 1'
 }
 
 @test "--store picks the store for one run and beats HEART_STORE; file or an empty HEART_STORE is the file store" {
@@ -315,53 +344,48 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	refute_output --partial battery
 	run heart-breaker status --json scout
 	refute_output --partial battery
-	run rcli --raw HGETALL 'heart:{scout}:breaker'
+	run rcli --raw GET 'heart:{scout}:breaker.json'
 	refute_output --partial battery
-	run rcli --raw GET 'heart:{scout}:wake'
+	run rcli --raw GET 'heart:{scout}:wake.json'
 	refute_output --partial battery
 }
 
 @test "hand-edited keys with a wrong field are refused with exit 74 and named, never reset" {
 	heart-cap take scout
-	day=$(date -u +%F)
-	rcli HSET "heart:{scout}:cap:$day" total many >/dev/null
+	k='heart:{scout}:cap.json'
+	rcli SET "$k" "$(rcli GET "$k" | jq -c '.total = "many"')" >/dev/null
 	run heart-cap take scout
 	assert_failure 74
-	assert_output "heart-cap: $REDIS_URL: heart:{scout}:cap:$day: field 'total' is not valid; fix or delete the key by hand"
-	run rcli HGET "heart:{scout}:cap:$day" total
-	assert_output many
+	assert_output "heart-cap: $REDIS_URL: $k: field 'total' is missing or not valid; fix or delete the key by hand"
+	rcli GET "$k" | jq -e '.total == "many"'
 	at "$T0" heart-breaker record scout llm-fail
-	rcli HSET 'heart:{scout}:breaker' state ajar >/dev/null
+	k='heart:{scout}:breaker.json'
+	rcli SET "$k" "$(rcli GET "$k" | jq -c '.state = "ajar"')" >/dev/null
 	run heart-breaker check scout
 	assert_failure 74
-	assert_output --partial "heart:{scout}:breaker: field 'state' is missing or not valid; fix or delete the key by hand"
-	rcli SET 'heart:{scout}:wake' '{"v":' >/dev/null
+	assert_output --partial "$k: field 'state' is missing or not valid; fix or delete the key by hand"
+	rcli SET 'heart:{scout}:wake.json' '{"v":' >/dev/null
 	run heart-wake --soul "$(mk scout '')" --explain
 	assert_failure 74
-	assert_output --partial "heart:{scout}:wake: not valid JSON"
+	assert_output --partial "heart:{scout}:wake.json: not valid JSON"
 }
 
-@test "scripts are loaded once, called by EVALSHA, and loaded again after the server forgets them" {
-	loads() {
+@test "the store runs no script: a write is WATCH, GET, MULTI, SET, EXEC, and a write that lost the race is decided again" {
+	calls() {	# calls CMD: how many times the server ran CMD
 		rcli INFO commandstats | tr -d '\r' |
-			sed -n 's/^cmdstat_script|load:calls=\([0-9]*\),.*/\1/p'
+			sed -n "s/^cmdstat_$1:calls=\([0-9]*\),.*/\1/p"
 	}
+	rcli CONFIG RESETSTAT >/dev/null
 	heart-cap take scout
-	heart-cap take scout
-	run loads
-	assert_output 1
-	rcli SCRIPT FLUSH >/dev/null
-	run heart-cap take scout -v
-	assert_success
-	assert_output --partial "3/48"
-	heart-breaker check scout
-	heart-breaker check scout
-	run loads
-	assert_output 3
-	# 5 transitions: 5 calls that ran, and 3 refused with NOSCRIPT
-	rcli INFO commandstats | grep -q '^cmdstat_evalsha:calls=8,.*,failed_calls=3'
-	run rcli INFO commandstats
-	refute_output --partial 'cmdstat_eval:'
+	heart-breaker record scout llm-fail >/dev/null
+	[ -z "$(calls eval)" ] && [ -z "$(calls evalsha)" ]
+	[ "$(calls exec)" -eq 2 ] && [ "$(calls watch)" -eq 2 ]
+	# sixteen takers at once: each lost race is one more round, never
+	# a lost or a double count
+	for i in $(seq 16); do heart-cap take scout & done
+	wait
+	rcli GET 'heart:{scout}:cap.json' | jq -e '.total == 17'
+	[ "$(calls exec)" -ge 18 ]
 }
 
 @test "status of every agent lists the agents the store knows, sorted" {

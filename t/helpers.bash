@@ -75,56 +75,25 @@ take_n() {
 }
 
 # capfile AGENT, bfile AGENT: the agent's cap.json, breaker.json.  With
-# the Redis store, a file of the same shape made from its keys, now (no
-# key, no file); ask again after a change.
+# the Redis store, a copy of its key (the same document), now (no key,
+# no file); ask again after a change.
 capfile() {
-	local f=$BATS_TEST_TMPDIR/redis-cap-$1.json m d
-	if ! redis_store; then
-		echo "$HEART_STATE_DIR/agents/$1/cap.json"
-		return
-	fi
-	rm -f "$f"
-	m=$(redis_hash "heart:{$1}:cap")
-	if [ "$m" != '{}' ]; then
-		d=$(redis_hash "heart:{$1}:cap:$(echo "$m" | jq -r .day)")
-		jq -n --arg a "$1" --argjson m "$m" --argjson d "$d" '
-		    def n(x): (x // "0") | tonumber;
-		    {v: 1, agent: $a, day: $m.day, zone: $m.zone,
-		     total: n($d.total), chambers: {schedule: n($d.schedule),
-		     idle: n($d.idle)}, ghosts: n($d.ghosts),
-		     tokens: {prompt: n($d.prompt),
-		     completion: n($d.completion)},
-		     caps: (if $m.cap_schedule then {schedule:
-		     n($m.cap_schedule), idle: n($m.cap_idle), agent:
-		     (n($m.cap_agent) | if . < 0 then null else . end)}
-		     else null end)}
-		    ' > "$f"
-	fi
-	echo "$f"
+	store_doc "$1" cap.json
 }
 
 bfile() {
-	local f=$BATS_TEST_TMPDIR/redis-breaker-$1.json h
+	store_doc "$1" breaker.json
+}
+
+store_doc() {	# store_doc AGENT NAME
+	local f=$BATS_TEST_TMPDIR/redis-$1-$2
 	if ! redis_store; then
-		echo "$HEART_STATE_DIR/agents/$1/breaker.json"
+		echo "$HEART_STATE_DIR/agents/$1/$2"
 		return
 	fi
 	rm -f "$f"
-	h=$(redis_hash "heart:{$1}:breaker")
-	if [ "$h" != '{}' ]; then
-		echo "$h" | jq --arg a "$1" '
-		    def n(x): (x // "0") | tonumber;
-		    def t(x): if x > 0 then x | todate else null end;
-		    n(.until) as $u | n(.probe_at) as $p |
-		    (if .state == "open" then $u elif .state == "half_open"
-		     and $p > 0 then $p + 600 else 0 end) as $go |
-		    {v: 1, agent: $a, state, llm_fails: n(.llm_fails),
-		     tool_fails: n(.tool_fails), cooldown_s: n(.cooldown_s),
-		     base_s: n(.base_s), threshold: n(.threshold),
-		     max_cooldown_s: n(.max_cooldown_s), until: t($go),
-		     probe_at: t($p),
-		     probe_pid: (n(.probe_pid) | if . > 0 then . else null end),
-		     trigger, reason, updated: t(n(.updated))}' > "$f"
+	if [ "$(rcli EXISTS "heart:{$1}:$2")" = 1 ]; then
+		rcli --raw GET "heart:{$1}:$2" > "$f"
 	fi
 	echo "$f"
 }
@@ -210,13 +179,6 @@ rcli() {
 	else
 		redis-cli -p "$REDIS_PORT" "$@"
 	fi
-}
-
-# redis_hash KEY: a hash as one JSON object of strings ({} if none)
-redis_hash() {
-	rcli --raw HGETALL "$1" |
-		jq -Rn '[inputs] | [range(0; length; 2) as $i |
-		    {(.[$i]): .[$i + 1]}] | add // {}'
 }
 
 # llm_start: start the LLM test double (t/llm-double.py) on a free
