@@ -45,7 +45,7 @@ MQTT_LIBS = $$($(PKG_CONFIG) --libs $(PC_MQTT))
 REDIS_LIBS = $$($(PKG_CONFIG) --libs hiredis)
 
 PROGS = heart-cap heart-breaker heart-ghost heart-wake heart-pulse
-TPROGS = soul-dump brk-probe hist-dump
+TPROGS = soul-dump brk-probe hist-dump core-step
 LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/soul.c lib/cap.c lib/brk.c lib/jscan.c lib/hist.c lib/ghost.c \
 	lib/deliver.c lib/idle.c lib/checklist.c lib/http.c lib/llm.c \
@@ -87,6 +87,7 @@ heart-wake_LIBS = $(CORE_LIBS) $(REDIS_LIBS) -ldl -lm
 heart-pulse_LIBS = $(CORE_LIBS) $(MQTT_LIBS)
 soul-dump_LIBS = $(CORE_LIBS)
 brk-probe_LIBS = $(CORE_LIBS) $(REDIS_LIBS)
+core-step_LIBS = $(CORE_LIBS)
 hist-dump_LIBS = $(CORE_LIBS)
 
 # lib/mqtt.c is in libheart.a, but a static archive lends a program only

@@ -2,7 +2,8 @@
 # bench/redis.sh - what `heart-cap take' costs with the Redis store
 # against the file store, in one run.  Prints figures; asserts nothing.
 #   1. the latency of one take, alone (hyperfine: process start, connect,
-#      one EVALSHA; or lock, read, write, fsync, rename)
+#      GET and WATCH, GET, MULTI, SET, EXEC; or lock, read, write, fsync,
+#      rename)
 #   2. takes per second and the latency of a take with 1, 8 and 32
 #      processes taking at once, and whether any run admitted more than
 #      the cap

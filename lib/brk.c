@@ -683,10 +683,6 @@ peek(const char *agent, struct brk *b, char *err)
 	json_t *j;
 	int r;
 
-	if (!id_valid(agent)) {
-		errf(err, "invalid agent id");
-		return -1;
-	}
 	if (store_get(agent, BRKFILE, &j, err) == -1)
 		return -1;
 	r = parse(agent, j, b, err);
@@ -709,10 +705,6 @@ transition(const char *agent, enum brk_op op, const struct brk_conf *given,
 	x->now = now;
 	x->rec = rec != NULL ? rec : &none;
 	whoami(&x->me);
-	if (!id_valid(agent)) {
-		errf(err, "invalid agent id");
-		return -1;
-	}
 	if (store_update(agent, BRKFILE, brkx_step, x, err) == -1) {
 		x->o.probe = 0;
 		return -1;

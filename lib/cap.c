@@ -299,10 +299,6 @@ transition(const char *agent, enum cap_op op, const struct cap_args *a,
 	x->now = now;
 	x->op = op;
 	x->a = a;
-	if (!id_valid(agent)) {
-		errf(err, "invalid agent id");
-		return -1;
-	}
 	return store_update(agent, CAPFILE, capx_step, x, err);
 }
 
@@ -352,10 +348,6 @@ cap_peek(const char *agent, const char *zone, time_t now,
 	json_t *j;
 	int r;
 
-	if (!id_valid(agent)) {
-		errf(err, "invalid agent id");
-		return -1;
-	}
 	if (store_get(agent, CAPFILE, &j, err) == -1)
 		return -1;
 	r = parse_view(agent, j, v, err);

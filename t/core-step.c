@@ -1,0 +1,291 @@
+/*
+ * core-step - test driver for the pure rules (lib/store.h): cap_step
+ * and brk_step over tables of states, times and keys, DST days
+ * included, with no store, no clock and no file.  Prints "ok N name"
+ * or "not ok N name: what differs" per case; exit 0 when every case
+ * held, 1 when one did not.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../lib/store.h"
+
+static int failed, n;
+
+static time_t
+utc(const char *s)
+{
+	struct tm tm;
+
+	memset(&tm, 0, sizeof tm);
+	if (strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm) == NULL) {
+		fprintf(stderr, "core-step: %s: not a time\n", s);
+		exit(2);
+	}
+	return timegm(&tm);
+}
+
+static void
+check(const char *name, int ok, const char *why)
+{
+	n++;
+	if (ok)
+		printf("ok %d %s\n", n, name);
+	else {
+		printf("not ok %d %s: %s\n", n, name, why);
+		failed = 1;
+	}
+}
+
+/* The counter: state before, one op at a time, and what must follow. */
+static const struct capcase {
+	const char *name;
+	const char *day, *zone;		/* stored; "" day: none */
+	long long total, sched, idle;	/* stored counts */
+	long long capsched, capidle, capagent;	/* given caps; -2: none */
+	enum cap_op op;
+	enum chamber ch;
+	long long chcap;
+	const char *zonearg, *now;
+	int	 write, admitted;
+	const char *dayafter;
+	long long totalafter;
+} caps[] = {
+	{ "a first take starts the local day (New York, 23:59:59 EST)",
+	  "", "", 0, 0, 0, 48, 12, -1, CAP_TAKE, CH_SCHEDULE, -1,
+	  "America/New_York", "2026-03-08T04:59:59Z", 1, 1, "2026-03-07", 1 },
+	{ "local midnight rolls the day: the count starts again",
+	  "2026-03-07", "America/New_York", 5, 5, 0, 48, 12, -1, CAP_TAKE,
+	  CH_SCHEDULE, -1, NULL, "2026-03-08T05:00:00Z", 1, 1, "2026-03-08",
+	  1 },
+	{ "spring forward: the 23-hour day is still that day a second "
+	  "before 04:00Z", "2026-03-08", "America/New_York", 3, 3, 0, 48, 12,
+	  -1, CAP_TAKE, CH_SCHEDULE, -1, NULL, "2026-03-09T03:59:59Z", 1, 1,
+	  "2026-03-08", 4 },
+	{ "spring forward: the next day starts at 04:00Z (EDT)",
+	  "2026-03-08", "America/New_York", 3, 3, 0, 48, 12, -1, CAP_TAKE,
+	  CH_SCHEDULE, -1, NULL, "2026-03-09T04:00:00Z", 1, 1, "2026-03-09",
+	  1 },
+	{ "fall back: the 25-hour day is still that day at 04:59:59Z",
+	  "2026-11-01", "America/New_York", 2, 2, 0, 48, 12, -1, CAP_TAKE,
+	  CH_SCHEDULE, -1, NULL, "2026-11-02T04:59:59Z", 1, 1, "2026-11-01",
+	  3 },
+	{ "fall back: the next day starts at 05:00Z (EST)",
+	  "2026-11-01", "America/New_York", 2, 2, 0, 48, 12, -1, CAP_TAKE,
+	  CH_SCHEDULE, -1, NULL, "2026-11-02T05:00:00Z", 1, 1, "2026-11-02",
+	  1 },
+	{ "a clock set back never brings a fresh allowance",
+	  "2026-11-02", "UTC", 48, 48, 0, 48, 12, -1, CAP_TAKE, CH_SCHEDULE,
+	  -1, NULL, "2026-11-01T12:00:00Z", 0, 0, "2026-11-02", 48 },
+	{ "the idle chamber stops at its cap; nothing is written",
+	  "2026-11-22", "UTC", 12, 0, 12, 48, 12, -1, CAP_TAKE, CH_IDLE, -1,
+	  NULL, "2026-11-22T10:00:00Z", 0, 0, "2026-11-22", 12 },
+	{ "the schedule chamber still goes under the shared total",
+	  "2026-11-22", "UTC", 12, 0, 12, 48, 12, -1, CAP_TAKE, CH_SCHEDULE,
+	  -1, NULL, "2026-11-22T10:00:00Z", 1, 1, "2026-11-22", 13 },
+	{ "the agent-wide cap binds below a chamber's",
+	  "2026-11-22", "UTC", 10, 10, 0, 48, 12, 10, CAP_TAKE, CH_SCHEDULE,
+	  -1, NULL, "2026-11-22T10:00:00Z", 0, 0, "2026-11-22", 10 },
+	{ "a take's own chamber cap (0) refuses and is never kept",
+	  "2026-11-22", "UTC", 1, 1, 0, -2, 0, 0, CAP_TAKE, CH_IDLE, 0,
+	  NULL, "2026-11-22T10:00:00Z", 0, 0, "2026-11-22", 1 },
+	{ "record adds to the day", "2026-11-22", "UTC", 1, 1, 0, -2, 0, 0,
+	  CAP_RECORD, CH_SCHEDULE, -1, NULL, "2026-11-22T10:00:00Z", 1, 0,
+	  "2026-11-22", 1 },
+	{ "reset zeroes the day", "2026-11-22", "UTC", 7, 7, 0, -2, 0, 0,
+	  CAP_RESET, CH_SCHEDULE, -1, NULL, "2026-11-22T10:00:00Z", 1, 0,
+	  "2026-11-22", 0 },
+	{ "peek rolls what it shows and writes nothing",
+	  "2026-11-21", "UTC", 7, 7, 0, -2, 0, 0, CAP_PEEK, CH_SCHEDULE, -1,
+	  NULL, "2026-11-22T00:00:00Z", 0, 0, "2026-11-22", 0 },
+	{ "a zone given moves the day with it (Tokyo is a day ahead)",
+	  "2026-11-22", "UTC", 7, 7, 0, 48, 12, -1, CAP_TAKE, CH_SCHEDULE, -1,
+	  "Asia/Tokyo", "2026-11-22T20:00:00Z", 1, 1, "2026-11-23", 1 },
+};
+
+static void
+cap_case(const struct capcase *c)
+{
+	struct cap_args a = { c->ch, NULL, c->chcap, 1, 10, 5 };
+	struct caps given;
+	struct cap_view v;
+	char why[256];
+	int adm = -1, w;
+
+	memset(&v, 0, sizeof v);
+	cap_defaults(&v.caps);
+	snprintf(v.day, sizeof v.day, "%s", c->day);
+	snprintf(v.zone, sizeof v.zone, "%s", c->zone);
+	v.total = c->total;
+	v.used[CH_SCHEDULE] = c->sched;
+	v.used[CH_IDLE] = c->idle;
+	if (c->capsched != -2) {
+		given.chamber[CH_SCHEDULE] = c->capsched;
+		given.chamber[CH_IDLE] = c->capidle;
+		given.agent = c->capagent;
+		a.caps = &given;
+		/* kept already, as after a first take */
+		if (c->day[0] != '\0') {
+			v.caps = given;
+			v.have_caps = 1;
+		}
+	}
+	w = cap_step(&v, c->op, &a, c->zonearg != NULL ? c->zonearg :
+	    c->zone[0] ? c->zone : "UTC", utc(c->now), &adm);
+	snprintf(why, sizeof why, "write %d admitted %d day %s total %lld",
+	    w, adm, v.day, v.total);
+	check(c->name, w == c->write && (c->op != CAP_TAKE ||
+	    adm == c->admitted) && strcmp(v.day, c->dayafter) == 0 &&
+	    v.total == c->totalafter && (c->op != CAP_RECORD ||
+	    (v.ghosts == 1 && v.prompt_tokens == 10 &&
+	    v.completion_tokens == 5)) && (c->chcap < 0 ||
+	    v.caps.chamber[c->ch] != c->chcap), why);
+}
+
+/* The breaker: keys 3, 15 min, 2 h; we are pid 42 on h1. */
+static const struct brkcase {
+	const char *name;
+	enum brk_state state;
+	long long llm, tool, cooldown;
+	long long until, probe_at;	/* from T; 0: none */
+	long long probe_pid;
+	const char *probe_host;
+	enum brk_op op;
+	int	 flags;
+	long long hold, at;		/* from T */
+	int	 write, probe;
+	enum brk_state after;
+	long long cdafter, untilafter;	/* untilafter from T; -1: any */
+	const char *ev;			/* the names, joined by ' ' */
+} brks[] = {
+	{ "the third LLM failure opens it for the base cooldown",
+	  BRK_CLOSED, 2, 0, 900, 0, 0, 0, "", BRK_RECORD, BRK_LLM_FAIL, 0, 0,
+	  1, 0, BRK_OPEN, 900, 900, "open/closed" },
+	{ "a tool failure under the threshold only counts",
+	  BRK_CLOSED, 0, 1, 900, 0, 0, 0, "", BRK_RECORD,
+	  BRK_LLM_OK | BRK_TOOL_FAIL, 0, 0, 1, 0, BRK_CLOSED, 900, 0, "" },
+	{ "the third tool failure opens it, trigger tool",
+	  BRK_CLOSED, 0, 2, 900, 0, 0, 0, "", BRK_RECORD,
+	  BRK_LLM_OK | BRK_TOOL_FAIL, 0, 0, 1, 0, BRK_OPEN, 900, 900,
+	  "open/closed" },
+	{ "a check during the cooldown writes nothing and is refused",
+	  BRK_OPEN, 3, 0, 900, 900, 0, 0, "", BRK_CHECK, 0, 0, 899, 0, 0,
+	  BRK_OPEN, 900, 900, "" },
+	{ "the cooldown over: half-open, and the probe is ours",
+	  BRK_OPEN, 3, 0, 900, 900, 0, 0, "", BRK_CHECK, 0, 0, 900, 1, 1,
+	  BRK_HALF_OPEN, 900, -1, "half_open" },
+	{ "one probe: a second caller is refused",
+	  BRK_HALF_OPEN, 3, 0, 900, 0, 1, 7, "h2", BRK_CHECK, 0, 0, 10, 0, 0,
+	  BRK_HALF_OPEN, 900, -1, "" },
+	{ "a probe that never reported is presumed dead after its lease",
+	  BRK_HALF_OPEN, 3, 0, 900, 0, 1, 7, "h2", BRK_CHECK, 0, 0,
+	  1 + BRK_PROBE_LEASE, 1, 1, BRK_HALF_OPEN, 900, -1, "" },
+	{ "the probe answered: closed, counts and cooldown back to base",
+	  BRK_HALF_OPEN, 3, 0, 1800, 0, 1, 42, "h1", BRK_RECORD,
+	  BRK_LLM_OK | BRK_TOOL_OK, 0, 5, 1, 0, BRK_CLOSED, 900, 0,
+	  "closed/probe" },
+	{ "the probe failed: open again, the cooldown doubled",
+	  BRK_HALF_OPEN, 3, 0, 900, 0, 1, 42, "h1", BRK_RECORD, BRK_LLM_FAIL,
+	  0, 5, 1, 0, BRK_OPEN, 1800, 1805, "open/half_open" },
+	{ "doubling stops at max_cooldown",
+	  BRK_HALF_OPEN, 3, 0, 7200, 0, 1, 42, "h1", BRK_RECORD, BRK_LLM_FAIL,
+	  0, 5, 1, 0, BRK_OPEN, 7200, 7205, "open/half_open" },
+	{ "our probe handed back: the next caller may probe",
+	  BRK_HALF_OPEN, 3, 0, 900, 0, 1, 42, "h1", BRK_GIVEBACK, 0, 0, 5, 1,
+	  0, BRK_HALF_OPEN, 900, -1, "" },
+	{ "another host's probe (same pid) is not ours to hand back",
+	  BRK_HALF_OPEN, 3, 0, 900, 0, 1, 42, "h2", BRK_GIVEBACK, 0, 0, 5, 0,
+	  0, BRK_HALF_OPEN, 900, -1, "" },
+	{ "a clock set back never stretches a cooldown",
+	  BRK_OPEN, 3, 0, 900, 5000, 0, 0, "", BRK_CHECK, 0, 0, 0, 1, 0,
+	  BRK_OPEN, 900, 900, "" },
+	{ "a failure only a person can fix opens it for max_cooldown",
+	  BRK_CLOSED, 0, 0, 900, 0, 0, 0, "", BRK_RECORD,
+	  BRK_LLM_FAIL | BRK_LLM_CONFIG, 0, 0, 1, 0, BRK_OPEN, 7200, 7200,
+	  "open/closed" },
+	{ "a provider's Retry-After holds it open that long, no longer",
+	  BRK_CLOSED, 0, 0, 900, 0, 0, 0, "", BRK_RECORD, BRK_LLM_FAIL, 300,
+	  0, 1, 0, BRK_OPEN, 300, 300, "open/closed" },
+	{ "late news while open: counted, and a hold lengthens it",
+	  BRK_OPEN, 3, 0, 900, 900, 0, 0, "", BRK_RECORD, BRK_LLM_FAIL, 2000,
+	  10, 1, 0, BRK_OPEN, 1990, 2000, "" },
+	{ "an operator's reset closes it",
+	  BRK_OPEN, 3, 1, 1800, 1800, 0, 0, "", BRK_RESET, 0, 0, 10, 1, 0,
+	  BRK_CLOSED, 900, 0, "closed/reset" },
+	{ "peek brings it up to now and writes nothing",
+	  BRK_OPEN, 3, 0, 900, 900, 0, 0, "", BRK_PEEK, 0, 0, 901, 0, 0,
+	  BRK_HALF_OPEN, 900, -1, "half_open" },
+};
+
+static void
+brk_case(const struct brkcase *c, time_t t)
+{
+	struct brk_conf conf = { 3, 900, 7200 };
+	struct brk_rec rec = { c->flags, c->hold ? t + c->hold : 0, "x" };
+	struct brk_who me = { 42, "h1" };
+	struct brk_out o;
+	struct brk b;
+	char ev[128] = "", why[256];
+	int w, i;
+
+	memset(&b, 0, sizeof b);
+	b.exists = 1;
+	b.state = c->state;
+	b.llm_fails = c->llm;
+	b.tool_fails = c->tool;
+	b.cooldown = c->cooldown;
+	b.base = 900;
+	b.threshold = 3;
+	b.max = 7200;
+	b.until = c->until ? t + c->until : 0;
+	b.probe_at = c->probe_at ? t + c->probe_at - 1 : 0;
+	b.probe_pid = c->probe_pid;
+	snprintf(b.probe_host, sizeof b.probe_host, "%s", c->probe_host);
+	w = brk_step(&b, c->op, &conf, t + c->at, &rec, &me, &o);
+	for (i = 0; i < o.nev; i++)
+		snprintf(ev + strlen(ev), sizeof ev - strlen(ev), "%s%s",
+		    i ? " " : "", o.ev[i]);
+	snprintf(why, sizeof why, "write %d probe %d state %s cooldown %lld "
+	    "until T%+lld events '%s'", w, o.probe, brk_state_name(b.state),
+	    b.cooldown, b.until ? (long long)(b.until - t) : 0, ev);
+	check(c->name, w == c->write && o.probe == c->probe &&
+	    b.state == c->after && (b.state == BRK_CLOSED ||
+	    b.cooldown == c->cdafter) && (c->untilafter == -1 ||
+	    (c->untilafter == 0 ? b.until == 0 :
+	    b.until == t + c->untilafter)) && strcmp(ev, c->ev) == 0 &&
+	    (!o.probe || (b.probe_pid == 42 &&
+	    strcmp(b.probe_host, "h1") == 0)), why);
+}
+
+int
+main(void)
+{
+	char day[16];
+	time_t t = utc("2026-11-22T10:00:00Z");
+	struct cap_view v;
+	size_t i;
+
+	for (i = 0; i < sizeof caps / sizeof caps[0]; i++)
+		cap_case(&caps[i]);
+	for (i = 0; i < sizeof brks / sizeof brks[0]; i++)
+		brk_case(&brks[i], t);
+	/* the day's end on DST days: midnight in the zone, 23 h and 25 h */
+	memset(&v, 0, sizeof v);
+	snprintf(v.zone, sizeof v.zone, "America/New_York");
+	snprintf(v.day, sizeof v.day, "2026-03-08");
+	check("the 23-hour day resets at 04:00Z",
+	    cap_resets_at(&v, utc("2026-03-08T12:00:00Z")) ==
+	    utc("2026-03-09T04:00:00Z"), "resets_at");
+	snprintf(v.day, sizeof v.day, "2026-11-01");
+	check("the 25-hour day resets at 05:00Z",
+	    cap_resets_at(&v, utc("2026-11-01T12:00:00Z")) ==
+	    utc("2026-11-02T05:00:00Z"), "resets_at");
+	clock_day("Europe/London", utc("2026-03-29T00:59:59Z"), day,
+	    sizeof day);
+	check("London's spring-forward day is that day before 01:00Z",
+	    strcmp(day, "2026-03-29") == 0, day);
+	printf("1..%d\n", n);
+	return failed;
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bats
+# The rules as pure functions (lib/store.h: cap_step, brk_step): tables
+# of states, times and keys run by t/core-step.c, no store, no clock.
+# The same rules are proven through the programs, on both stores, by
+# heart-cap*.bats, heart-breaker.bats and heart-redis.bats.
+
+load helpers
+
+@test "cap_step and brk_step hold on every row of their tables, DST days included" {
+	run core-step
+	assert_success
+	refute_output --partial 'not ok'
+	assert_line --partial 'spring forward: the next day starts at 04:00Z (EDT)'
+	assert_line --partial 'one probe: a second caller is refused'
+	assert_line '1..36'
+}
