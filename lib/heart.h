@@ -117,6 +117,8 @@ void	 state_free_list(char **, size_t);
 int	 state_lock(const char *, const char *, int, char *);
 void	 state_unlock(int);
 int	 state_write(const char *, const char *, const char *, size_t, char *);
+int	 state_write_all(int, const char *, size_t);
+int	 state_sync_dir(const char *);
 int	 state_read_json(const char *, const char *, json_t **, char *);
 int	 state_write_json(const char *, const char *, const json_t *, char *);
 

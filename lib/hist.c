@@ -386,18 +386,6 @@ pwrite_all(int fd, const char *p, size_t len, off_t off)
 	return 0;
 }
 
-static int
-sync_dir(const char *dir)
-{
-	int fd, r;
-
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return -1;
-	r = fsync(fd);
-	close(fd);
-	return r;
-}
-
 /*
  * Find where the whole wakes end (*endo) and, when keep > 0 and the
  * file holds keep wakes or more, where the last keep - 1 of them start
@@ -475,7 +463,7 @@ append(int fd, const char *dir, const char *path, off_t end, int created,
 		errno = e;
 		return ioerr(path, "write", err);
 	}
-	if (created && sync_dir(dir) == -1)
+	if (created && state_sync_dir(dir) == -1)
 		return ioerr(dir, "fsync", err);
 	return 0;
 }

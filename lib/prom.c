@@ -128,23 +128,6 @@ prom_breakers(char *const *agent, const struct brk_view *v, size_t n,
 	return out;
 }
 
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	ssize_t w;
-
-	while (len > 0) {
-		if ((w = write(fd, p, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * Replace path with text, whole: a temporary file beside it (a name
  * the collector skips), fsync, mode 0644 (the collector runs as
@@ -156,7 +139,7 @@ prom_write(const char *path, const char *text, char *err)
 {
 	char tmp[4200], dir[4096];
 	size_t n = strlen(path);
-	int fd, dfd;
+	int fd;
 
 	if (n < 6 || strcmp(path + n - 5, ".prom") != 0 ||
 	    path[n - 6] == '/') {
@@ -171,17 +154,14 @@ prom_write(const char *path, const char *text, char *err)
 		errf(err, "%s: cannot write: %s", path, strerror(errno));
 		return -1;
 	}
-	if (write_all(fd, text, strlen(text)) == -1 || fsync(fd) == -1 ||
+	if (state_write_all(fd, text, strlen(text)) == -1 || fsync(fd) == -1 ||
 	    fchmod(fd, 0644) == -1) {
 		close(fd);
 		goto fail;
 	}
 	if (close(fd) == -1 || rename(tmp, path) == -1)
 		goto fail;
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
-		fsync(dfd);
-		close(dfd);
-	}
+	state_sync_dir(dir);
 	return 0;
 fail:
 	errf(err, "%s: cannot write: %s", path, strerror(errno));

@@ -177,8 +177,9 @@ state_unlock(int fd)
 		close(fd);
 }
 
-static int
-write_all(int fd, const char *p, size_t len)
+/* Write all of p to fd, whatever write(2) does in pieces. */
+int
+state_write_all(int fd, const char *p, size_t len)
 {
 	ssize_t w;
 
@@ -194,8 +195,9 @@ write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-static int
-sync_dir(const char *dir)
+/* fsync(2) a directory, so that a rename in it is kept. */
+int
+state_sync_dir(const char *dir)
 {
 	int fd, r;
 
@@ -220,7 +222,7 @@ state_write(const char *dir, const char *name, const char *data,
 	    0600);
 	if (fd == -1)
 		goto fail;
-	if (write_all(fd, data, len) == -1 || fdatasync(fd) == -1) {
+	if (state_write_all(fd, data, len) == -1 || fdatasync(fd) == -1) {
 		close(fd);
 		unlink(tmp);
 		goto fail;
@@ -229,7 +231,7 @@ state_write(const char *dir, const char *name, const char *data,
 		unlink(tmp);
 		goto fail;
 	}
-	if (sync_dir(dir) == -1)
+	if (state_sync_dir(dir) == -1)
 		goto fail;
 	return 0;
 fail:
