@@ -101,13 +101,10 @@ keys_from(const struct brk_conf *given, const struct brk_view *v)
 static const char *
 check_agent(const char *agent)
 {
-	char m[160];
+	char err[HEART_ERRLEN];
 
-	if (!id_valid(agent)) {
-		snprintf(m, sizeof m, "invalid agent id '%.64s' (use 1 to 64 "
-		    "of A-Z a-z 0-9 _ . -, not starting with a dot)", agent);
-		die(HX_USAGE, m);
-	}
+	if (id_check(agent, err) == -1)
+		die(HX_USAGE, err);
 	return agent;
 }
 

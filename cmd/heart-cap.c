@@ -83,13 +83,10 @@ soul_for(const char *agent)
 static const char *
 check_agent(const char *agent)
 {
-	char m[160];
+	char err[HEART_ERRLEN];
 
-	if (!id_valid(agent)) {
-		snprintf(m, sizeof m, "invalid agent id '%.64s' (use 1 to 64 "
-		    "of A-Z a-z 0-9 _ . -, not starting with a dot)", agent);
-		die(HX_USAGE, m);
-	}
+	if (id_check(agent, err) == -1)
+		die(HX_USAGE, err);
 	return agent;
 }
 

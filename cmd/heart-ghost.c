@@ -401,17 +401,14 @@ outbox_row(json_t *o, int tty)
 static int
 cmd_outbox(int argc, char **argv)
 {
-	char err[HEART_ERRLEN], m[160];
+	char err[HEART_ERRLEN];
 	json_t *arr = json_array(), *o;
 	int i, tty = isatty(STDOUT_FILENO);
 	size_t k;
 
 	for (i = 0; i < argc; i++)
-		if (!id_valid(argv[i])) {
-			snprintf(m, sizeof m, "invalid agent id '%.64s'",
-			    argv[i]);
-			die(HX_USAGE, m);
-		}
+		if (id_check(argv[i], err) == -1)
+			die(HX_USAGE, err);
 	if (argc == 0 && outbox_list(NULL, arr, err) == -1)
 		die(HX_IOERR, err);
 	for (i = 0; i < argc; i++)
@@ -487,18 +484,15 @@ user_text(const char *arg)
 static int
 cmd_user(const char *agent, int argc, char **argv)
 {
-	char err[HEART_ERRLEN], m[160];
+	char err[HEART_ERRLEN];
 	json_t *s;
 	char *text;
 
 	if (argc != 1 || tflag || gopts.alert_only || gopts.dedupe > 0 ||
 	    execargv != NULL || flushflag || gopts.retry_for > 0)
 		usage();
-	if (!id_valid(agent)) {
-		snprintf(m, sizeof m, "invalid agent id '%.64s' (use 1 to 64 "
-		    "of A-Z a-z 0-9 _ . -, not starting with a dot)", agent);
-		die(HX_USAGE, m);
-	}
+	if (id_check(agent, err) == -1)
+		die(HX_USAGE, err);
 	text = user_text(argv[0]);
 	if (text[strspn(text, " \t\r\n")] == '\0')
 		die(HX_DATA, "an empty message is not recorded");

@@ -170,9 +170,12 @@ touch_input(const char *agent, char **paths, int n, time_t now)
 	struct soul *s = NULL;
 	int r;
 
-	if (n > 1 || !id_valid(agent))
-		die(HX_USAGE, n > 1 ? "--touch: one agent, one soul at most" :
-		    "--touch: invalid agent id");
+	if (n > 1)
+		die(HX_USAGE, "--touch: one agent, one soul at most");
+	if (id_check(agent, err) == -1) {
+		snprintf(m, sizeof m, "--touch: %s", err);
+		die(HX_USAGE, m);
+	}
 	if (n == 1 && soul_load(paths[0], &s, err) == -1)
 		die(HX_CONFIG, err);
 	if (s != NULL && strcmp(s->name, agent) != 0)

@@ -96,6 +96,7 @@ char	*dur_format(long long, char *, size_t);
 
 /* id.c: agent ids, checked before they become paths or topics */
 int	 id_valid(const char *);
+int	 id_check(const char *, char *);
 
 /* clock.c: local dates and hours in an IANA zone */
 int	 tz_valid(const char *);

@@ -23,3 +23,14 @@ id_valid(const char *id)
 	}
 	return 1;
 }
+
+/* 0 when id is valid; else -1, and err says why, the same everywhere. */
+int
+id_check(const char *id, char *err)
+{
+	if (id_valid(id))
+		return 0;
+	errf(err, "invalid agent id '%.64s' (use 1 to 64 of A-Z a-z 0-9 _ . "
+	    "-, not starting with a dot)", id != NULL ? id : "");
+	return -1;
+}

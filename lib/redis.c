@@ -277,20 +277,7 @@ agent_of(const char *dir, char *err)
 	const char *p = strrchr(dir, '/');
 
 	p = p != NULL ? p + 1 : dir;
-	if (!id_valid(p)) {
-		errf(err, "invalid agent id");
-		return NULL;
-	}
-	return p;
-}
-
-static int
-check_id(const char *agent, char *err)
-{
-	if (id_valid(agent))
-		return 0;
-	errf(err, "invalid agent id");
-	return -1;
+	return id_check(p, err) == 0 ? p : NULL;
 }
 
 static void
@@ -571,7 +558,7 @@ rget(const char *agent, const char *name, char **doc, char *err)
 	int n;
 
 	*doc = NULL;
-	if (check_id(agent, err) == -1 || begin(err) == -1)
+	if (id_check(agent, err) == -1 || begin(err) == -1)
 		return -1;
 	key_of(agent, name, key, sizeof key);
 	if (get_string(key, doc, err) == -1 || *doc != NULL)
@@ -611,7 +598,7 @@ rcas(const char *agent, const char *name, const char *old, const char *doc,
 {
 	char key[160];
 
-	if (check_id(agent, err) == -1 || begin(err) == -1)
+	if (id_check(agent, err) == -1 || begin(err) == -1)
 		return -1;
 	key_of(agent, name, key, sizeof key);
 	return guarded_set(key, old, key, doc, ttl, err);
@@ -893,7 +880,7 @@ rknown(const char *agent, char *err)
 	struct args a;
 	int i, rc = -1;
 
-	if (check_id(agent, err) == -1 || begin(err) == -1)
+	if (id_check(agent, err) == -1 || begin(err) == -1)
 		return -1;
 	a.n = 0;
 	aput(&a, "EXISTS");

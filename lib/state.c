@@ -72,10 +72,8 @@ state_agent_dir(const char *id, int create, char *out, size_t n, char *err)
 	char dir[4096];
 	struct stat st;
 
-	if (!id_valid(id)) {
-		errf(err, "invalid agent id");
+	if (id_check(id, err) == -1)
 		return -1;
-	}
 	if (state_dir(dir, sizeof dir, err) == -1)
 		return -1;
 	if ((size_t)snprintf(out, n, "%s/agents/%s", dir, id) >= n) {

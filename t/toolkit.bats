@@ -84,3 +84,23 @@ repo() {
 	assert_failure 1
 	assert_output ""
 }
+
+@test "a bad agent id is refused in the same words, with the rule, by every program and the store" {
+	heart_setup
+	why="invalid agent id '../x' (use 1 to 64 of A-Z a-z 0-9 _ . -, not starting with a dot)"
+	run heart-cap take ../x
+	assert_failure 64
+	assert_output "heart-cap: $why"
+	run heart-breaker check ../x
+	assert_failure 64
+	assert_output "heart-breaker: $why"
+	run heart-ghost --outbox ../x
+	assert_failure 64
+	assert_output "heart-ghost: $why"
+	run heart-wake --touch ../x
+	assert_failure 64
+	assert_output "heart-wake: --touch: $why"
+	# the library says it too, below the programs' own check
+	run brk-probe ../x
+	assert_output --partial "$why"
+}
