@@ -37,9 +37,9 @@ static const char *const names[] = { "closed", "open", "half_open" };
 void
 brk_from_soul(const struct soul *s, struct brk_conf *c)
 {
-	c->threshold = 3;
-	c->cooldown = 15 * 60;
-	c->max_cooldown = 2 * 3600;
+	c->threshold = DEF_BRK_THRESHOLD;
+	c->cooldown = DEF_BRK_COOLDOWN;
+	c->max_cooldown = DEF_BRK_MAX_COOLDOWN;
 	if (s == NULL)
 		return;
 	if (s->brk_threshold > 0)

@@ -61,8 +61,8 @@ cap_agent_limit(const struct caps *c)
 void
 cap_defaults(struct caps *c)
 {
-	c->chamber[CH_SCHEDULE] = 48;
-	c->chamber[CH_IDLE] = 12;
+	c->chamber[CH_SCHEDULE] = DEF_SCHEDULE_CAP;
+	c->chamber[CH_IDLE] = DEF_IDLE_CAP;
 	c->agent = -1;
 }
 

@@ -123,6 +123,17 @@ int	 state_sync_dir(const char *);
 int	 state_read_json(const char *, const char *, json_t **, char *);
 int	 state_write_json(const char *, const char *, const json_t *, char *);
 
+/*
+ * The documented defaults of the caps and the breaker (heart-soul(5)),
+ * for a soul that leaves them out and for an agent whose soul is not
+ * at hand (heart-cap take AGENT, heart-breaker check AGENT).
+ */
+#define DEF_SCHEDULE_CAP	48
+#define DEF_IDLE_CAP		12
+#define DEF_BRK_THRESHOLD	3
+#define DEF_BRK_COOLDOWN	(15 * 60)
+#define DEF_BRK_MAX_COOLDOWN	(2 * 3600)
+
 /* soul.c */
 enum chamber { CH_SCHEDULE, CH_IDLE, CH_NCHAMBERS };
 

@@ -840,14 +840,14 @@ soul_defaults(struct soul *s)
 	DEF(s->pulse_interval, 10);
 	DEF(s->pulse_misses, 3);
 	DEF(s->ch[CH_SCHEDULE].every, DEF_INTERVAL);
-	DEF(s->ch[CH_SCHEDULE].daily_cap, 48);
+	DEF(s->ch[CH_SCHEDULE].daily_cap, DEF_SCHEDULE_CAP);
 	DEF(s->ch[CH_SCHEDULE].seed_tool_cap, 5);
 	DEF(s->ch[CH_IDLE].every, 2 * 3600);
-	DEF(s->ch[CH_IDLE].daily_cap, 12);
+	DEF(s->ch[CH_IDLE].daily_cap, DEF_IDLE_CAP);
 	DEF(s->ch[CH_IDLE].seed_tool_cap, s->ch[CH_SCHEDULE].seed_tool_cap);
-	DEF(s->brk_threshold, 3);
-	DEF(s->brk_cooldown, 15 * 60);
-	DEF(s->brk_max_cooldown, 2 * 3600);
+	DEF(s->brk_threshold, DEF_BRK_THRESHOLD);
+	DEF(s->brk_cooldown, DEF_BRK_COOLDOWN);
+	DEF(s->brk_max_cooldown, DEF_BRK_MAX_COOLDOWN);
 	if (s->brk_max_cooldown < s->brk_cooldown)
 		s->brk_max_cooldown = s->brk_cooldown;
 	DEF(s->ghost_ack_max, 300);
