@@ -312,7 +312,7 @@ main(int argc, char **argv)
 	time_t now;
 
 	souls = xcalloc((size_t)argc + 1, sizeof *souls);
-	while ((c = getopt_long(argc, argv, "s:c:fnet:h", longopts,
+	while ((c = getopt_long(argc, argv, "s:c:fneLt:h", longopts,
 	    NULL)) != -1) {
 		switch (c) {
 		case 's':
