@@ -70,6 +70,7 @@ struct mcp {
 	size_t	 n;
 	json_t	*offer;		/* the allowed tools, OpenAI form */
 	json_t	*warn;		/* strings */
+	int	 guarded;	/* guard(1) is in force */
 };
 
 static long long
@@ -615,8 +616,10 @@ mcp_open(const struct soul *s, const struct tool_ctx *c,
 		v->conf = conf;
 		v->timeout = json_integer_value(json_object_get(conf,
 		    "timeout"));
-		if (ngroups == 0)
+		if (!m->guarded) {
+			m->guarded = 1;
 			guard(1);
+		}
 		if (start(v, s, c, e2) == -1 || initialize(v, client,
 		    e2) == -1 || list_tools(v, e2) == -1) {
 			if (nfail++ == 0)
@@ -817,7 +820,7 @@ mcp_close(struct mcp *m, void (*tell)(void *, const char *, const char *),
 		if (m->sv[i].started)
 			ch[n++] = m->sv[i].ch;
 	tool_end(ch, n, MCP_GRACE, NULL);
-	if (n > 0)
+	if (m->guarded)
 		guard(0);
 	for (i = 0; i < m->n; i++) {
 		if (m->sv[i].failed && m->sv[i].tlen > 0 && tell != NULL) {
@@ -846,13 +849,13 @@ mcp_message(const char *buf, size_t len, long long id, json_t **out,
 {
 	json_error_t je;
 	json_t *j, *jid, *v;
-	int kind;
+	int kind, show = len < 80 ? (int)len : 80;
 
 	*out = NULL;
 	if ((j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je)) ==
 	    NULL) {
-		errf(err, "sent a line that is not JSON (%.100s): %.80s",
-		    je.text, buf);
+		errf(err, "sent a line that is not JSON (%.100s): %.*s",
+		    je.text, show, buf);
 		return -1;
 	}
 	jid = json_object_get(j, "id");
@@ -862,7 +865,7 @@ mcp_message(const char *buf, size_t len, long long id, json_t **out,
 	    && !json_is_string(jid) && !json_is_null(jid))) {
 		json_decref(j);
 		errf(err, "sent JSON that is not a JSON-RPC 2.0 message: "
-		    "%.80s", buf);
+		    "%.*s", show, buf);
 		return -1;
 	}
 	if (json_is_string(json_object_get(j, "method"))) {
@@ -878,7 +881,7 @@ mcp_message(const char *buf, size_t len, long long id, json_t **out,
 		json_decref(j);
 		if (kind == -1)
 			errf(err, "sent a message with neither a method nor "
-			    "an id: %.80s", buf);
+			    "an id: %.*s", show, buf);
 		return kind;
 	}
 	if ((v = json_object_get(j, "error")) != NULL && json_is_object(v)) {
@@ -889,7 +892,7 @@ mcp_message(const char *buf, size_t len, long long id, json_t **out,
 	} else {
 		json_decref(j);
 		errf(err, "answered with neither a result nor an error: "
-		    "%.80s", buf);
+		    "%.*s", show, buf);
 		return -1;
 	}
 	*out = json_incref(v);

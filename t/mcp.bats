@@ -61,9 +61,11 @@ filesystem() {	# filesystem TOOLS
 	    "$NM/mcp-server-filesystem" "$D/files" "$1"
 }
 
-bad() {		# bad NAME MODE DIR [EXTRA LINE]
-	printf '  %s:\n    command: %s\n    args: [%s, %s]\n    tools: [hello, fail]\n    timeout: 3s\n%s\n' \
-	    "$1" "$T/mcp-bad.py" "$2" "$3" "${4:-}"
+# bad NAME MODE DIR [EXTRA LINE]: a server of t/mcp-bad.py; its timeout
+# is TO, else long enough for a loaded machine
+bad() {
+	printf '  %s:\n    command: %s\n    args: [%s, %s]\n    tools: [hello, fail]\n    timeout: %s\n%s\n' \
+	    "$1" "$T/mcp-bad.py" "$2" "$3" "${TO:-$((5 * PATIENCE))s}" "${4:-}"
 }
 
 field() {	# field JQ: from the last JSON line in $output
@@ -169,14 +171,15 @@ misbehave() {
 }
 
 @test "a server that never answers initialize: a tool failure, its tools not offered, and no process left" {
-	misbehave silent 'mcp server bad: no answer to initialize within 3s'
+	TO=2s misbehave silent 'mcp server bad: no answer to initialize within 2s'
 	[ "$(field '[.tools, .status]')" = '[{"calls":1,"failed":1,"servers":1,"servers_failed":1},"ok"]' ]
 	head -n 1 "$LLM_DIR/requests.jsonl" | jq -e '.body.tools | map(.function.name) == ["quote"]'
 	[ "$(field '.messages[2].content')" = '"error: bad__hello: no such tool (the tools are: quote)"' ]
 }
 
 @test "a call past the server's timeout is cancelled; a server that ignores SIGTERM, and its child, are killed with their group" {
-	misbehave stubborn 'bad__hello: mcp server bad: no answer to tools/call within 3s (cancelled)'
+	TO=$((2 * PATIENCE))s
+	misbehave stubborn "bad__hello: mcp server bad: no answer to tools/call within $TO (cancelled)"
 	grep '"notifications/cancelled"' "$D/bad/log" |
 	    jq -e '.params.requestId == 4 and .params.reason == "timeout"'
 }
