@@ -22,7 +22,8 @@ mkdir -p "$tmp/llm"
 python3 t/llm-double.py "$tmp/llm" &
 dpid=$!
 while [ ! -s "$tmp/llm/port" ]; do sleep 0.05; done
-export HEART_LLM_URL="http://127.0.0.1:$(cat "$tmp/llm/port")/v1"
+HEART_LLM_URL="http://127.0.0.1:$(cat "$tmp/llm/port")/v1"
+export HEART_LLM_URL
 export HEART_LLM_MODEL=double HEART_LLM_PROVIDER=openai
 cat > "$tmp/mcp.yaml" <<J
 name: bench_mcp
@@ -108,7 +109,7 @@ for k in mcp plain; do
 	w=$(med "$tmp/$k.wake")
 	s=$(med "$tmp/$k.srv")
 	t=$(med "$tmp/$k.tool")
-	eval "w_$k=$w"
+	if [ $k = mcp ]; then w_mcp=$w; else w_plain=$w; fi
 	echo "$k: wake $w us; server (curl, same 2 requests) $s us; tool" \
 		"($([ $k = mcp ] && echo 'the MCP session by a minimal client' || echo 'one run of cat')) $t us;" \
 		"heart-wake's own $((w - s - t)) us ($(awk -v a=$((w - s - t)) -v b="$w" 'BEGIN { printf "%.0f", 100 * a / b }')% of the wake)"

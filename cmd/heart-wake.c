@@ -335,14 +335,14 @@ main(int argc, char **argv)
 			break;
 		case 'e':
 			if (explain == 2)
-				die(HX_USAGE, "--explain or --list-tools: one of "
-				    "them");
+				die(HX_USAGE, "--explain or --list-tools: "
+				    "one of them");
 			explain = 1;
 			break;
 		case 'L':
 			if (explain == 1)
-				die(HX_USAGE, "--explain or --list-tools: one of "
-				    "them");
+				die(HX_USAGE, "--explain or --list-tools: "
+				    "one of them");
 			explain = 2;
 			break;
 		case 't':

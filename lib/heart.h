@@ -187,6 +187,7 @@ void	 soul_defaults(struct soul *);
 struct soul *soul_new(const char *);
 void	 soul_free(struct soul *);
 json_t	*soul_json(const struct soul *);
+int	 tool_name_ok(const char *);
 int	 hours_parse(const char *, struct hours *);
 int	 hours_in(const struct hours *, int);
 void	 soul_dir(const struct soul *, char *, size_t);

@@ -742,36 +742,37 @@ mcp_call(struct mcp *m, const json_t *call, char **text, char *err)
 	return -1;
 }
 
+/* A server's tools for --list-tools: allowed or not, and as what. */
+static json_t *
+list_server(const struct server *v)
+{
+	json_t *tools = json_array(), *t;
+	const char *tn;
+	char full[128];
+	size_t j;
+
+	json_array_foreach(v->listed, j, t) {
+		tn = json_string_value(json_object_get(t, "name"));
+		snprintf(full, sizeof full, "%s%s%s", v->name, MCP_SEP, tn);
+		json_array_append_new(tools, json_pack("{s:s,s:b,s:s?,s:O?}",
+		    "name", tn, "allowed", allowed(v, tn), "as",
+		    tool_name_ok(full) ? full : NULL, "description",
+		    json_object_get(t, "description")));
+	}
+	return json_pack("{s:s,s:b,s:s?,s:s?,s:o}", "server", v->name, "ok",
+	    v->up, "protocol", v->version[0] ? v->version : NULL, "error",
+	    v->why[0] ? v->why : NULL, "tools", tools);
+}
+
 /* --list-tools: each server, how it answered, and its tools. */
 json_t *
 mcp_list(const struct mcp *m)
 {
-	const struct server *v;
-	json_t *arr = json_array(), *tools, *t;
-	const char *tn;
-	char full[128];
-	size_t i, j;
+	json_t *arr = json_array();
+	size_t i;
 
-	for (i = 0; i < m->n; i++) {
-		v = &m->sv[i];
-		tools = json_array();
-		json_array_foreach(v->listed, j, t) {
-			tn = json_string_value(json_object_get(t, "name"));
-			snprintf(full, sizeof full, "%s%s%s", v->name,
-			    MCP_SEP, tn);
-			json_array_append_new(tools, json_pack("{s:s,s:b,"
-			    "s:s?,s:O?}", "name", tn, "allowed", allowed(v,
-			    tn), "as", strlen(full) <= 64 && strspn(full,
-			    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789_-") == strlen(full) ? full : NULL,
-			    "description", json_object_get(t,
-			    "description")));
-		}
-		json_array_append_new(arr, json_pack("{s:s,s:b,s:s?,s:s?,"
-		    "s:o}", "server", v->name, "ok", v->up, "protocol",
-		    v->version[0] ? v->version : NULL, "error", v->why[0] ?
-		    v->why : NULL, "tools", tools));
-	}
+	for (i = 0; i < m->n; i++)
+		json_array_append_new(arr, list_server(&m->sv[i]));
 	return arr;
 }
 

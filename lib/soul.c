@@ -568,7 +568,8 @@ load_llm(struct sv *v, const json_t *root)
 	return 0;
 }
 
-static int
+/* A tool's name as the model APIs take it: 1 to 64 of A-Z a-z 0-9 _ - */
+int
 tool_name_ok(const char *n)
 {
 	size_t i;
