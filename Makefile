@@ -52,7 +52,7 @@ LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/tool.c lib/wake.c lib/adapt.c lib/run.c lib/pulse.c lib/fleet.c \
 	lib/mqtt.c lib/watch.c lib/sdnotify.c lib/store.c lib/redis.c \
 	lib/prom.c lib/secret.c lib/text.c lib/status.c \
-	lib/outbox.c
+	lib/outbox.c lib/mcp.c
 LIBHDR = lib/heart.h lib/yj.h lib/store.h
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
 	man/heart-wake.1 man/heart-pulse.1
@@ -141,7 +141,7 @@ asan: $(PROGS:%=build/asan/%) $(TPROGS:%=build/asan/t/%)
 FUZZ_CC = clang
 FUZZFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
-FUZZ = soul dur jscan jdiff ghost llm state hist checklist
+FUZZ = soul dur jscan jdiff ghost llm state hist checklist mcp
 FUZZ_LIBS = $(CORE_LIBS) $(REDIS_LIBS) -ldl -lm
 FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 5
@@ -174,14 +174,16 @@ deps:
 	@command -v npm >/dev/null 2>&1 || sh t/deps.sh nodejs npm
 
 # The Mizpah dashboard: the page, and the mqtt package's browser bundle
-# from npm (pinned in package-lock.json), gathered in build/mizpah.
+# from npm (pinned in package-lock.json), gathered in build/mizpah.  The
+# same npm ci installs the MCP servers t/mcp.bats and bench/mcp.sh run
+# (@modelcontextprotocol/server-everything and server-filesystem).
 MIZPAH = share/heartbeat/mizpah/index.html share/heartbeat/mizpah/mizpah.css \
 	share/heartbeat/mizpah/mizpah.js
 
 node_modules/.package-lock.json: package.json package-lock.json
 	@command -v npm >/dev/null 2>&1 || { echo "heart: the dashboard's" \
-	    "MQTT client comes from npm: install npm (make deps does)" >&2; \
-	    exit 1; }
+	    "MQTT client and the tests' MCP servers come from npm: install" \
+	    "npm (make deps does)" >&2; exit 1; }
 	npm ci --no-audit --no-fund --loglevel=error
 
 build/mizpah/mqtt.min.js: $(MIZPAH) node_modules/.package-lock.json
@@ -229,7 +231,7 @@ check: tree-check
 	@BATSFLAGS="$(BATSFLAGS)" bash t/check.sh $(CHECK_JOBS) \
 		$(FUZZ_CHECK_SECONDS) $(STORE_SUITES) -- $(FUZZ)
 
-bench: bench-deps all
+bench: bench-deps all node_modules/.package-lock.json
 	@for b in bench/*.sh; do bash "$$b" || exit 1; done
 
 # The units and the crontab name /usr/local/bin and /usr/local/share:

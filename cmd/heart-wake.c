@@ -17,6 +17,7 @@ static const char *usage_text =
     "usage: heart-wake --soul FILE... [--chamber schedule|idle|auto]"
     " [--force] [--dry-run]\n"
     "       heart-wake --explain --soul FILE... [--chamber C] [--force]\n"
+    "       heart-wake --list-tools --soul FILE...\n"
     "       heart-wake --touch AGENT [--soul FILE]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
@@ -37,6 +38,31 @@ warn(const char *who, const char *msg)
 	text_line(line, sizeof line, msg, strlen(msg));
 	fprintf(stderr, "heart-wake: %s%s%s\n", who ? who : "", who ? ": " :
 	    "", line);
+}
+
+/* A failed MCP server's standard error, a line at a time. */
+static void
+tell(const char *agent, const char *server, const char *text)
+{
+	char who[HEART_IDMAX + 80], *safe = secret_dup(text), *p, *nl;
+
+	snprintf(who, sizeof who, "%s: mcp server %s: stderr", agent,
+	    server);
+	for (p = safe; *p != '\0'; p = nl) {
+		if ((nl = strchr(p, '\n')) != NULL)
+			*nl++ = '\0';
+		else
+			nl = p + strlen(p);
+		if (*p != '\0')
+			warn(who, p);
+	}
+	free(safe);
+}
+
+static void
+tell_list(void *arg, const char *server, const char *text)
+{
+	tell(arg, server, text);
 }
 
 static void
@@ -77,6 +103,23 @@ print_result(const char *name, json_t *j)
 	return rc;
 }
 
+/* The MCP servers a wake would start, and their tools offered. */
+static void
+mcp_text(const json_t *plan)
+{
+	const json_t *srv, *t;
+	size_t i, j;
+
+	json_array_foreach(plan, i, srv) {
+		printf("  mcp        %s:", json_string_value(json_object_get(
+		    srv, "server")));
+		json_array_foreach(json_object_get(srv, "tools"), j, t)
+			printf("%s %s", j ? "," : "", json_string_value(t));
+		printf("%s (not started)\n", json_array_size(json_object_get(
+		    srv, "tools")) ? "" : " no tool allowed, never started;");
+	}
+}
+
 /* --explain on a terminal: what a wake would say, when one will next
  * be admitted, and each gate's verdict. */
 static void
@@ -105,7 +148,56 @@ explain_text(json_t *arr)
 			    "reason")));
 		if (why != NULL)
 			printf("  adaptive: %s\n", why);
+		mcp_text(json_object_get(o, "mcp"));
 	}
+}
+
+/* --list-tools on a terminal */
+static void
+list_text(const json_t *j)
+{
+	const json_t *srv, *t;
+	const char *agent = json_string_value(json_object_get(j, "agent"));
+	size_t i, k;
+
+	json_array_foreach(json_object_get(j, "servers"), i, srv) {
+		printf("%s %s: %s\n", agent, json_string_value(json_object_get(
+		    srv, "server")), json_is_true(json_object_get(srv, "ok")) ?
+		    json_string_value(json_object_get(srv, "protocol")) :
+		    json_string_value(json_object_get(srv, "error")));
+		json_array_foreach(json_object_get(srv, "tools"), k, t)
+			printf("  %-3s %s%s%s\n", json_is_true(json_object_get(
+			    t, "allowed")) ? "yes" : "no", json_string_value(
+			    json_object_get(t, "name")), json_is_string(
+			    json_object_get(t, "as")) ? "" : " (its name "
+			    "cannot be offered)", "");
+	}
+}
+
+/*
+ * --list-tools: start every MCP server of the soul, allowed or not,
+ * and list its tools (the allowed ones marked), then stop them.
+ */
+static int
+list_tools(struct soul *s)
+{
+	struct tool_ctx ctx = { s->name, NULL, NULL, NULL, NULL };
+	char err[HEART_ERRLEN];
+	struct mcp *m;
+	json_t *j;
+	int nfail;
+
+	nfail = mcp_open(s, &ctx, HEART_VERSION, 1, &m, err);
+	j = json_pack("{s:s,s:o}", "agent", s->name, "servers", mcp_list(m));
+	mcp_close(m, tell_list, s->name);
+	if (nfail > 0)
+		warn(s->name, err);
+	if (isatty(STDOUT_FILENO))
+		list_text(j);
+	else
+		print_json(j);
+	json_decref(j);
+	return nfail > 0 ? HX_UNAVAILABLE : HX_OK;
 }
 
 static int
@@ -129,6 +221,11 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 	}
 	for (i = 0; i < s->nwarn; i++)
 		warn("warning", s->warn[i]);
+	if (explain == 2) {
+		rc = list_tools(s);
+		soul_free(s);
+		return rc;
+	}
 	if (explain) {
 		if ((j = run_explain(s, o, now, err)) == NULL) {
 			warn(NULL, err);
@@ -203,13 +300,14 @@ main(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "explain", no_argument, NULL, 'e' },
+		{ "list-tools", no_argument, NULL, 'L' },
 		{ "touch", required_argument, NULL, 't' },
 		{ "store", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct run_opts o = { -1, 0, 0 };
+	struct run_opts o = { -1, 0, 0, HEART_VERSION, tell };
 	char err[HEART_ERRLEN], **souls = NULL;
 	const char *touch = NULL, *store = NULL;
 	int c, explain = 0, rc = HX_OK, n = 0, i;
@@ -217,7 +315,7 @@ main(int argc, char **argv)
 	time_t now;
 
 	souls = xcalloc((size_t)argc + 1, sizeof *souls);
-	while ((c = getopt_long(argc, argv, "s:c:fnet:h", longopts,
+	while ((c = getopt_long(argc, argv, "s:c:fneLt:h", longopts,
 	    NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -239,7 +337,16 @@ main(int argc, char **argv)
 			o.dry_run = 1;
 			break;
 		case 'e':
+			if (explain == 2)
+				die(HX_USAGE, "--explain or --list-tools: "
+				    "one of them");
 			explain = 1;
+			break;
+		case 'L':
+			if (explain == 1)
+				die(HX_USAGE, "--explain or --list-tools: "
+				    "one of them");
+			explain = 2;
 			break;
 		case 't':
 			touch = optarg;
@@ -262,8 +369,9 @@ main(int argc, char **argv)
 	for (i = optind; i < argc; i++)
 		souls[n++] = argv[i];
 	if (explain && o.dry_run)
-		die(HX_USAGE, "--explain changes nothing and sends nothing "
-		    "already: leave out --dry-run");
+		die(HX_USAGE, explain == 1 ? "--explain changes nothing and "
+		    "sends nothing already: leave out --dry-run" :
+		    "--list-tools sends nothing already: leave out --dry-run");
 	if ((rc = rds_open(store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);

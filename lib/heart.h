@@ -188,6 +188,7 @@ struct soul {
 	long long llm_context_budget;	/* tokens */
 	json_t	*llm_command;	/* argv array, or NULL */
 	json_t	*tools;		/* array, or NULL */
+	json_t	*mcp;		/* mcp_servers: name -> server, or NULL */
 	json_t	*doc;		/* the whole soul as JSON */
 	char	**warn;		/* unknown keys and the like */
 	size_t	 nwarn;
@@ -200,6 +201,7 @@ void	 soul_defaults(struct soul *);
 struct soul *soul_new(const char *);
 void	 soul_free(struct soul *);
 json_t	*soul_json(const struct soul *);
+int	 tool_name_ok(const char *);
 int	 hours_parse(const char *, struct hours *);
 int	 hours_in(const struct hours *, int);
 void	 soul_dir(const struct soul *, char *, size_t);
@@ -687,21 +689,78 @@ struct tool_ctx {		/* HEART_AGENT, HEART_CHAMBER, HEART_WAKE_ID */
 	const char *chamber;
 	const char *wake_id;
 	const char *hide;	/* a variable tools must not see (the key) */
+	const json_t *offer;	/* the tools offered, or NULL */
 };
 
+/* a program started by tool_spawn: its group's leader, and our ends of
+ * its standard input, output and error (non-blocking) */
+struct tool_child {
+	int	 pid;
+	int	 in, out, err;
+};
+
+int	 tool_spawn(const struct tool_proc *, struct tool_child *, char *);
+int	 tool_gone(int);
+void	 tool_end(struct tool_child *, size_t, long long, int *);
+char	*tool_text(const char *, const char *, size_t, int);
 int	 tool_exec(const struct tool_proc *, struct tool_out *, char *);
 void	 tool_out_free(struct tool_out *);
 int	 tool_status(const char *, const struct tool_proc *,
 	    const struct tool_out *, char *);
 json_t	*tool_offer(const json_t *);
+json_t	*tool_args(const json_t *, char *);
 int	 tool_call(const struct soul *, const struct tool_ctx *,
 	    const json_t *, char **, char *);
+
+/*
+ * mcp.c: tools from MCP servers (heart-soul(5), mcp_servers), spoken
+ * to over stdio; server SERVER's tool NAME is offered as SERVER__NAME.
+ *   mcp_open(s, ctx, version, all, &m, err)	start, initialize, list
+ *	the servers with a tool allowed (all: every one); returns how
+ *	many failed, the first one's message in err; m is always set
+ *   mcp_offer(m), mcp_warnings(m)	the tools offered (OpenAI form);
+ *	what opening found worth a word (strings)
+ *   mcp_has(m, name), mcp_call(m, call, &text, err)	as tool_call
+ *   mcp_close(m, tell, arg)	end every server started; tell(arg,
+ *	server, text) hears the end of each failed one's stderr
+ *   mcp_list(m), mcp_plan(s)	--list-tools; --explain and --dry-run
+ *   mcp_message, mcp_tools, mcp_result	the parsers of what a server
+ *	sends (pure)
+ */
+#define MCP_SEP		"__"
+#define MCP_NAMEMAX	32		/* a server's name */
+#define MCP_SERVERMAX	16		/* servers in a soul */
+#define MCP_LINEMAX	(4 * 1024 * 1024)	/* one message */
+#define MCP_READMAX	(16 * 1024 * 1024)	/* read for one answer */
+#define MCP_TOOLMAX	1024		/* tools a server lists */
+#define MCP_PAGEMAX	64		/* pages of tools/list */
+
+enum { MCP_RESULT, MCP_ERROR, MCP_NOTE, MCP_REQUEST, MCP_STRAY };
+
+struct mcp;
+
+int	 mcp_open(const struct soul *, const struct tool_ctx *,
+	    const char *, int, struct mcp **, char *);
+const json_t *mcp_offer(const struct mcp *);
+const json_t *mcp_warnings(const struct mcp *);
+int	 mcp_has(struct mcp *, const char *);
+int	 mcp_call(struct mcp *, const json_t *, char **, char *);
+void	 mcp_close(struct mcp *, void (*)(void *, const char *,
+	    const char *), void *);
+json_t	*mcp_list(const struct mcp *);
+json_t	*mcp_plan(const struct soul *);
+int	 mcp_message(const char *, size_t, long long, json_t **, char *);
+int	 mcp_tools(const json_t *, json_t *, const char **, char *);
+int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
 
 /* run.c: one wake, start to end */
 struct run_opts {
 	int	 chamber;	/* a chamber, or -1 for either */
 	int	 force;		/* skip the due and quiet gates */
 	int	 dry_run;	/* print the request, spend nothing */
+	const char *version;	/* heart's, told to MCP servers */
+	/* hears (agent, server, text): a failed MCP server's stderr */
+	void	(*tell)(const char *, const char *, const char *);
 };
 
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,

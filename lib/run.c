@@ -184,6 +184,19 @@ tool_mode(const struct soul *s)
 	return strcmp(s->ghost_mode, "tool") == 0;
 }
 
+/* The soul's MCP servers with a tool allowed: those a wake starts. */
+static int
+mcp_wanted(const struct soul *s)
+{
+	const char *name;
+	json_t *conf;
+	int n = 0;
+
+	json_object_foreach(s->mcp, name, conf)
+		n += json_array_size(json_object_get(conf, "tools")) > 0;
+	return n;
+}
+
 /* The chamber prompt, the checklist's open items and the meta block. */
 static char *
 prompt_text(struct wake *k, enum chamber c)
@@ -228,7 +241,7 @@ prompt_text(struct wake *k, enum chamber c)
 	else
 		fprintf(fp, "Answer %s alone if there is nothing to do.",
 		    s->ghost_token);
-	if (s->tools != NULL && s->ch[c].seed_tool_cap > 0)
+	if ((s->tools != NULL || mcp_wanted(s)) && s->ch[c].seed_tool_cap > 0)
 		fprintf(fp, " At most %lld tool calls in this wake.",
 		    s->ch[c].seed_tool_cap);
 	fclose(fp);
@@ -381,6 +394,8 @@ struct talk {
 	enum chamber c;
 	long long ptok, ctok;
 	int	 calls, failed;	/* tool calls run, and failed */
+	struct mcp *mcp;	/* the MCP servers started, or NULL */
+	int	 servers, sfailed;	/* MCP servers started, and failed */
 	int	 capped;	/* the model asked for one past the cap */
 	int	 ids;		/* call ids given by heart */
 	char	 toolerr[HEART_ERRLEN];	/* the first tool failure */
@@ -495,8 +510,9 @@ static int
 run_call(struct wake *k, struct talk *t, const json_t *call)
 {
 	struct tool_ctx ctx = { k->s->name, chamber_name(t->c), k->id,
-	    t->hide };
+	    t->hide, t->offer };
 	char e[HEART_ERRLEN], *text;
+	int rc;
 
 	if (t->calls >= k->s->ch[t->c].seed_tool_cap) {
 		t->capped = 1;
@@ -507,7 +523,11 @@ run_call(struct wake *k, struct talk *t, const json_t *call)
 		tool_result(k, t, call, "already decided: run. Go on.");
 		return 0;
 	}
-	if (tool_call(k->s, &ctx, call, &text, e) == -1) {
+	if (mcp_has(t->mcp, call_name(call)))
+		rc = mcp_call(t->mcp, call, &text, e);
+	else
+		rc = tool_call(k->s, &ctx, call, &text, e);
+	if (rc == -1) {
 		t->failed++;
 		if (t->toolerr[0] == '\0')
 			snprintf(t->toolerr, sizeof t->toolerr, "tool %.400s",
@@ -638,7 +658,7 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	flags = llmerr ? BRK_LLM_FAIL : BRK_LLM_OK;
 	if (llmerr && (t->fail == LLM_CONFIG || t->fail == LLM_QUOTA))
 		flags |= BRK_LLM_CONFIG;	/* a person must act */
-	if (t->capped || t->failed)
+	if (t->capped || t->failed || t->sfailed)
 		flags |= BRK_TOOL_FAIL;
 	else if (t->calls > 0)
 		flags |= BRK_TOOL_OK;
@@ -650,7 +670,7 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 		    "seed_tool_cap (%lld) tool calls in one wake; the wake "
 		    "is discarded", k->s->ch[c].seed_tool_cap);
 		set_str(k->res, "reason", why);
-	} else if (t->failed)
+	} else if (t->failed || t->sfailed)
 		snprintf(why, sizeof why, "%s", t->toolerr);
 	if (llmerr || t->capped) {
 		set_str(k->res, "status", llmerr ? status_name(ST_ERROR) :
@@ -662,6 +682,12 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	    (json_int_t)t->ctok));
 	json_object_set_new(k->res, "tools", json_pack("{s:i,s:i}", "calls",
 	    t->calls, "failed", t->failed));
+	if (t->servers > 0) {
+		json_object_set_new(json_object_get(k->res, "tools"),
+		    "servers", json_integer(t->servers));
+		json_object_set_new(json_object_get(k->res, "tools"),
+		    "servers_failed", json_integer(t->sfailed));
+	}
 	snprintf(k->w.error, sizeof k->w.error, "%.255s", why);
 	if (why[0] != '\0') {
 		k->w.error_at = k->now;
@@ -697,19 +723,65 @@ request(const struct llm_conf *lc, const struct talk *t)
 	return body;
 }
 
+/* One more warning in the result. */
+static void
+add_warning(struct wake *k, const char *w)
+{
+	const char *had = json_string_value(json_object_get(k->res,
+	    "warning"));
+	char both[2048];
+
+	snprintf(both, sizeof both, "%s%s%s", had ? had : "", had ? "; " :
+	    "", w);
+	json_object_set_new(k->res, "warning", json_string(both));
+}
+
 /* Before the first request: a warning of a missing key, if any. */
 static void
 warn_key(struct wake *k, const struct llm_conf *lc)
 {
-	const char *had = json_string_value(json_object_get(k->res,
-	    "warning"));
-	char w[1024], both[2048];
+	char w[1024];
 
-	if (!llm_key_warning(lc, w, sizeof w))
+	if (llm_key_warning(lc, w, sizeof w))
+		add_warning(k, w);
+}
+
+static void
+tell(void *arg, const char *server, const char *text)
+{
+	const struct wake *k = arg;
+
+	if (k->o->tell != NULL)
+		k->o->tell(k->s->name, server, text);
+}
+
+/*
+ * The soul's MCP servers, started now that the wake is admitted, when
+ * the chamber allows tool calls: their allowed tools join the offer; a
+ * server that fails is a tool failure, and its tools are not offered.
+ */
+static void
+mcp_begin(struct wake *k, struct talk *t)
+{
+	struct tool_ctx ctx = { k->s->name, chamber_name(t->c), k->id,
+	    t->hide, NULL };
+	char e[HEART_ERRLEN];
+	const json_t *w;
+	size_t i;
+
+	if (!mcp_wanted(k->s) || k->s->ch[t->c].seed_tool_cap <= 0)
 		return;
-	snprintf(both, sizeof both, "%s%s%s", had ? had : "", had ? "; " :
-	    "", w);
-	json_object_set_new(k->res, "warning", json_string(both));
+	t->sfailed = mcp_open(k->s, &ctx, k->o->version, 0, &t->mcp, e);
+	t->servers = mcp_wanted(k->s);
+	if (t->sfailed > 0 && t->toolerr[0] == '\0')
+		snprintf(t->toolerr, sizeof t->toolerr, "tool %.400s", e);
+	if (json_array_size(mcp_offer(t->mcp)) > 0) {
+		if (t->offer == NULL)
+			t->offer = json_array();
+		json_array_extend(t->offer, (json_t *)mcp_offer(t->mcp));
+	}
+	json_array_foreach(mcp_warnings(t->mcp), i, w)
+		add_warning(k, json_string_value(w));
 }
 
 /*
@@ -730,6 +802,7 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 	}
 	t.hide = lc->key_env;
 	warn_key(k, lc);
+	mcp_begin(k, &t);
 	t.bytes = llm_cost(json_array_get(t.msgs, t.h1));
 	json_array_append(json_object_get(k->res, "messages"),
 	    json_array_get(t.msgs, t.h1));
@@ -755,6 +828,7 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 			break;
 		}
 	}
+	mcp_close(t.mcp, tell, k);
 	rc = settle(k, &t, more ? err : NULL, err);
 	json_decref(t.msgs);
 	json_decref(t.offer);
@@ -780,6 +854,8 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 	json_decref(t.msgs);
 	json_decref(t.offer);
 	json_object_set_new(k->res, "dry_run", json_true());
+	if (k->s->mcp != NULL)
+		json_object_set_new(k->res, "mcp", mcp_plan(k->s));
 	json_object_set_new(k->res, "request", llm_dry(lc, body));
 	json_decref(body);
 	finish(k, open ? status_name(ST_DRY_RUN) : k->g.status, open ?
@@ -1054,6 +1130,8 @@ explain_chamber(struct wake *k, enum chamber c, int force)
 	}
 	if (force)
 		json_object_set_new(o, "force", json_true());
+	if (s->mcp != NULL)
+		json_object_set_new(o, "mcp", mcp_plan(s));
 	if (g[0].why != NULL)
 		json_object_set(o, "adaptive", g[0].why);
 	for (i = 0; i < 3; i++)
@@ -1069,7 +1147,7 @@ json_t *
 run_explain(const struct soul *s, const struct run_opts *ro, time_t now,
     char *err)
 {
-	struct run_opts all = { -1, 0, 0 };
+	struct run_opts all = { -1, 0, 0, NULL, NULL };
 	struct wake k;
 	json_t *arr = json_array();
 	int c;

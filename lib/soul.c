@@ -568,7 +568,8 @@ load_llm(struct sv *v, const json_t *root)
 	return 0;
 }
 
-static int
+/* A tool's name as the model APIs take it: 1 to 64 of A-Z a-z 0-9 _ - */
+int
 tool_name_ok(const char *n)
 {
 	size_t i;
@@ -645,11 +646,178 @@ load_tools(struct sv *v, const json_t *root)
 	return 0;
 }
 
+/* a variable's name, as pass_env and env give them */
+static int
+var_name_ok(const char *n)
+{
+	size_t i;
+
+	for (i = 0; n[i] != '\0'; i++)
+		if (!(n[i] == '_' || (n[i] >= 'A' && n[i] <= 'Z') ||
+		    (n[i] >= 'a' && n[i] <= 'z') || (i > 0 && n[i] >= '0' &&
+		    n[i] <= '9')))
+			return 0;
+	return i > 0;
+}
+
+/* A server's name: a tool's name it prefixes with MCP_SEP must stay a
+ * name the model APIs take, and split at its first MCP_SEP. */
+static int
+server_name_ok(const char *n)
+{
+	return tool_name_ok(n) && strlen(n) <= MCP_NAMEMAX &&
+	    strstr(n, MCP_SEP) == NULL && n[strlen(n) - 1] != '_';
+}
+
+/* pass_env: a list of variable names; env: a mapping name -> string */
+static int
+load_server_env(struct sv *v, json_t *m, const char *path)
+{
+	json_t *pe = json_object_get(m, "pass_env"), *env, *e;
+	const char *key;
+	char p[160];
+	size_t i;
+
+	if (pe != NULL && !json_is_null(pe) && !is_strlist(pe, 0))
+		return bad(v, m, "pass_env", path, "must be a list of "
+		    "variable names");
+	json_array_foreach(pe, i, e)
+		if (!var_name_ok(json_string_value(e)))
+			return bad(v, m, "pass_env", path, "must be a list of "
+			    "variable names (letters, digits and _), never "
+			    "their values");
+	snprintf(p, sizeof p, "%.100s.env", path);
+	if (need_map(v, m, "env", p, &env) == -1)
+		return -1;
+	json_object_foreach(env, key, e)
+		if (!var_name_ok(key) || !json_is_string(e))
+			return bad(v, env, key, p, "must map variable names "
+			    "to strings (quote numbers; a secret goes in "
+			    "pass_env, by name)");
+	if (pe == NULL || json_is_null(pe))
+		json_object_set_new(m, "pass_env", json_array());
+	if (env == NULL)
+		json_object_set_new(m, "env", json_object());
+	return 0;
+}
+
+/* tools: the allowlist; each NAME becomes SERVER__NAME for the model */
+static int
+load_server_tools(struct sv *v, json_t *m, const char *name,
+    const char *path)
+{
+	json_t *t = json_object_get(m, "tools"), *e;
+	const struct yj_pos *pos;
+	char full[128];
+	size_t i;
+
+	if (t == NULL || json_is_null(t)) {
+		pos = yj_key(v->y, m, "command");
+		warn(v, pos ? pos->kline : 1, pos ? pos->kcol : 1, "%s: no "
+		    "tools listed: none is offered and the server is never "
+		    "started (list them in tools:; heart-wake --list-tools "
+		    "shows them)%s", path, "");
+		json_object_set_new(m, "tools", json_array());
+		return 0;
+	}
+	if (!is_strlist(t, 0))
+		return bad(v, m, "tools", path, "must be a list of the "
+		    "server's tool names");
+	json_array_foreach(t, i, e) {
+		snprintf(full, sizeof full, "%s%s%s", name, MCP_SEP,
+		    json_string_value(e));
+		if (!tool_name_ok(json_string_value(e)) ||
+		    !tool_name_ok(full))
+			return bad(v, m, "tools", path, "a tool offered is "
+			    "named SERVER__TOOL: letters, digits, _ and -, "
+			    "at most 64 in all");
+	}
+	return 0;
+}
+
+static int
+load_server(struct sv *v, const char *name, json_t *m, const char *path)
+{
+	static const char *const known[] = { "command", "args", "env",
+	    "pass_env", "tools", "timeout", "type", NULL };
+	json_t *type = json_object_get(m, "type");
+	long long to = 30;
+
+	if (type != NULL && !(json_is_string(type) &&
+	    strcmp(json_string_value(type), "stdio") == 0))
+		return bad(v, m, "type", path, "only stdio servers are "
+		    "supported: a command heart-wake starts");
+	if (json_object_get(m, "url") != NULL)
+		return bad_key(v, m, "url", path, "only stdio servers are "
+		    "supported: give a command, not a url");
+	if (!json_is_string(json_object_get(m, "command")) ||
+	    *json_string_value(json_object_get(m, "command")) == '\0')
+		return bad(v, m, json_object_get(m, "command") ? "command" :
+		    "tools", path, "a server needs a command: the program "
+		    "to start (its arguments in args)");
+	if (json_object_get(m, "args") != NULL &&
+	    !is_strlist(json_object_get(m, "args"), 0))
+		return bad(v, m, "args", path, "must be a list of strings");
+	if (json_object_get(m, "args") == NULL)
+		json_object_set_new(m, "args", json_array());
+	if (load_server_env(v, m, path) == -1 ||
+	    load_server_tools(v, m, name, path) == -1 ||
+	    get_dur(v, m, "timeout", path, &to) == -1)
+		return -1;
+	json_object_set_new(m, "timeout", json_integer(to));
+	unknown_keys(v, m, path, known);
+	return 0;
+}
+
+/*
+ * mcp_servers: name -> server, as the common mcpServers files write
+ * them (command, args, env), and heart's own keys (tools, timeout,
+ * pass_env); a soul tool must not take a name a server's tools take.
+ */
+static int
+load_mcp(struct sv *v, const json_t *root)
+{
+	json_t *m, *srv, *t;
+	const char *name, *tn;
+	char path[160];
+	size_t i;
+
+	if (need_map(v, root, "mcp_servers", "mcp_servers", &m) == -1)
+		return -1;
+	if (m == NULL)
+		return 0;
+	if (json_object_size(m) > MCP_SERVERMAX)
+		return bad(v, root, "mcp_servers", "mcp_servers", "at most 16 "
+		    "servers");
+	json_object_foreach(m, name, srv) {
+		snprintf(path, sizeof path, "mcp_servers.%.64s", name);
+		if (!server_name_ok(name))
+			return bad_key(v, m, name, path, "a server's name is "
+			    "letters, digits, - and _ (not __, not ending in "
+			    "_), at most 32");
+		if (!json_is_object(srv))
+			return bad(v, m, name, path, "must be a mapping");
+		if (load_server(v, name, srv, path) == -1)
+			return -1;
+		json_array_foreach(v->s->tools, i, t) {
+			tn = json_string_value(json_object_get(t, "name"));
+			if (strncmp(tn, name, strlen(name)) == 0 &&
+			    strncmp(tn + strlen(name), MCP_SEP,
+			    strlen(MCP_SEP)) == 0)
+				return bad_key(v, m, name, path, "the soul's "
+				    "tool names NAME__... are this server's: "
+				    "rename the tool or the server");
+		}
+	}
+	v->s->mcp = json_incref(m);
+	return 0;
+}
+
 static int
 load_top(struct sv *v, const json_t *root)
 {
 	static const char *const known[] = { "name", "system", "heart",
-	    "llm", "tools", NULL };
+	    "llm", "tools", "mcp_servers", NULL };
 	struct soul *s = v->s;
 	char m[200];
 
@@ -662,7 +830,7 @@ load_top(struct sv *v, const json_t *root)
 		return bad(v, root, "name", "name", m);
 	}
 	if (load_heart(v, root) == -1 || load_llm(v, root) == -1 ||
-	    load_tools(v, root) == -1)
+	    load_tools(v, root) == -1 || load_mcp(v, root) == -1)
 		return -1;
 	unknown_keys(v, root, "the soul", known);
 	return 0;
@@ -957,6 +1125,7 @@ soul_free(struct soul *s)
 	json_decref(s->ghost_also);
 	json_decref(s->llm_command);
 	json_decref(s->tools);
+	json_decref(s->mcp);
 	json_decref(s->doc);
 	free(s);
 }
@@ -1035,5 +1204,6 @@ soul_json(const struct soul *s)
 	    "tools", s->tools ? s->tools : json_null());
 	json_object_set_new(json_object_get(j, "schedule"), "adaptive",
 	    adapt_conf_json(&s->adapt));
+	json_object_set(j, "mcp_servers", s->mcp ? s->mcp : json_null());
 	return j;
 }

@@ -55,16 +55,23 @@ close_pair(int p[2])
 /*
  * In the child: its own group, the pipes on 0, 1 and 2 (moved above 2
  * first, in case heart-wake was started with one of them closed), the
- * soul's directory, then exec.
+ * signals the parent holds back let through again, the soul's
+ * directory, then exec.
  */
 static void
 child(const struct tool_proc *p, int in, int out, int eout, int ep)
 {
+	sigset_t held;
 	int e;
 
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&held);
+	sigaddset(&held, SIGTERM);
+	sigaddset(&held, SIGINT);
+	sigaddset(&held, SIGHUP);
+	sigprocmask(SIG_UNBLOCK, &held, NULL);
 	if ((in = fcntl(in, F_DUPFD_CLOEXEC, 3)) == -1 ||
 	    (out = fcntl(out, F_DUPFD_CLOEXEC, 3)) == -1 ||
 	    (eout = fcntl(eout, F_DUPFD_CLOEXEC, 3)) == -1 ||
@@ -77,6 +84,133 @@ fail:
 	e = errno;
 	(void)!write(ep, &e, sizeof e);
 	_exit(127);
+}
+
+/*
+ * Start p->argv in its own process group, its standard input, output
+ * and error on pipes (c->in ours to write, c->out and c->err ours to
+ * read, all non-blocking).  Returns 0 once the program is running, -1
+ * with err when it could not be started or exec'd (nothing is left
+ * running then).  The caller ends it with tool_end.
+ */
+int
+tool_spawn(const struct tool_proc *p, struct tool_child *c, char *err)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, eo[2] = { -1, -1 };
+	int ep[2] = { -1, -1 }, e = 0;
+	ssize_t r;
+	pid_t pid;
+
+	c->pid = -1;
+	c->in = c->out = c->err = -1;
+	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1 ||
+	    pipe2(eo, O_CLOEXEC) == -1 || pipe2(ep, O_CLOEXEC) == -1 ||
+	    (pid = fork()) == -1) {
+		errf(err, "%s: cannot start: %s", p->argv[0],
+		    strerror(errno));
+		close_pair(in);
+		close_pair(out);
+		close_pair(eo);
+		close_pair(ep);
+		return -1;
+	}
+	if (pid == 0)
+		child(p, in[0], out[1], eo[1], ep[1]);
+	setpgid(pid, pid);
+	close(in[0]);
+	close(out[1]);
+	close(eo[1]);
+	close(ep[1]);
+	/* the pipe closes at exec, or carries exec's errno */
+	while ((r = read(ep[0], &e, sizeof e)) == -1 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (r == (ssize_t)sizeof e) {
+		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+			;
+		close(in[1]);
+		close(out[0]);
+		close(eo[0]);
+		errf(err, "%s: cannot run: %s", p->argv[0], strerror(e));
+		return -1;
+	}
+	c->pid = pid;
+	c->in = in[1];
+	c->out = out[0];
+	c->err = eo[0];
+	fcntl(c->in, F_SETFL, O_NONBLOCK);
+	fcntl(c->out, F_SETFL, O_NONBLOCK);
+	fcntl(c->err, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+/* Has the group's leader exited?  Asked without reaping it. */
+int
+tool_gone(int pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof si);
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT)
+	    == 0 && si.si_pid == pid;
+}
+
+/* Wait until every leader of c[0..n) has exited, or the deadline. */
+static void
+wait_leaders(const struct tool_child *c, size_t n, long long deadline)
+{
+	size_t i;
+	long long left;
+
+	for (;;) {
+		for (i = 0; i < n; i++)
+			if (c[i].pid > 0 && !tool_gone(c[i].pid))
+				break;
+		if (i == n || (left = deadline - now_ms()) <= 0)
+			return;
+		poll(NULL, 0, left < 20 ? (int)left : 20);
+	}
+}
+
+/*
+ * End the programs c[0..n) started by tool_spawn, all at once: their
+ * standard input closed (a well-behaved program exits at its end),
+ * then after grace ms a SIGTERM to each group, after grace ms more a
+ * SIGKILL to each group whatever happened (nothing a program started
+ * survives it), then each leader reaped; status[i] (may be NULL) as
+ * from wait(2).  Every descriptor is closed.
+ */
+void
+tool_end(struct tool_child *c, size_t n, long long grace, int *status)
+{
+	size_t i;
+	int st;
+
+	for (i = 0; i < n; i++)
+		if (c[i].in >= 0) {
+			close(c[i].in);
+			c[i].in = -1;
+		}
+	wait_leaders(c, n, now_ms() + grace);
+	for (i = 0; i < n; i++)
+		if (c[i].pid > 0 && !tool_gone(c[i].pid))
+			kill(-c[i].pid, SIGTERM);
+	wait_leaders(c, n, now_ms() + grace);
+	for (i = 0; i < n; i++) {
+		if (c[i].out >= 0)
+			close(c[i].out);
+		if (c[i].err >= 0)
+			close(c[i].err);
+		c[i].out = c[i].err = -1;
+		if (c[i].pid <= 0)
+			continue;
+		kill(-c[i].pid, SIGKILL);
+		while (waitpid(c[i].pid, &st, 0) == -1 && errno == EINTR)
+			;
+		if (status != NULL)
+			status[i] = st;
+		c[i].pid = -1;
+	}
 }
 
 struct io {
@@ -132,17 +266,6 @@ give(struct io *x)
 	}
 }
 
-/* Has the group's leader exited?  Asked without reaping it. */
-static int
-leader_gone(pid_t pid)
-{
-	siginfo_t si;
-
-	memset(&si, 0, sizeof si);
-	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT)
-	    == 0 && si.si_pid == pid;
-}
-
 static volatile sig_atomic_t caught;
 
 static void
@@ -169,7 +292,7 @@ pump(struct io *x, pid_t pid, long long deadline, const sigset_t *open)
 
 	pidfd = pidfd_open(pid, 0);
 	for (;;) {
-		if (!gone && leader_gone(pid)) {
+		if (!gone && tool_gone(pid)) {
 			gone = 1;
 			kill(-pid, SIGKILL);
 			if (deadline > now_ms() + 1000)
@@ -250,49 +373,30 @@ catch_signals(int on, struct sigaction old[3], sigset_t *mask)
 int
 tool_exec(const struct tool_proc *p, struct tool_out *o, char *err)
 {
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, eo[2] = { -1, -1 };
-	int ep[2] = { -1, -1 }, e = 0, i;
 	struct sigaction ign, old, olds[3];
+	struct tool_child c;
 	sigset_t mask;
 	struct io x;
 	long long t0;
-	pid_t pid;
 
 	memset(o, 0, sizeof *o);
 	o->out = xcalloc(1, p->maxout + 1);
 	t0 = now_ms();
 	catch_signals(1, olds, &mask);
-	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1 ||
-	    pipe2(eo, O_CLOEXEC) == -1 || pipe2(ep, O_CLOEXEC) == -1 ||
-	    (pid = fork()) == -1) {
+	if (tool_spawn(p, &c, err) == -1) {
 		catch_signals(0, olds, &mask);
-		errf(err, "%s: cannot start: %s", p->argv[0],
-		    strerror(errno));
-		close_pair(in);
-		close_pair(out);
-		close_pair(eo);
-		close_pair(ep);
+		o->status = -1;
+		o->ms = now_ms() - t0;
 		return -1;
 	}
-	if (pid == 0) {
-		catch_signals(0, olds, &mask);
-		child(p, in[0], out[1], eo[1], ep[1]);
-	}
-	setpgid(pid, pid);
-	close(in[0]);
-	close(out[1]);
-	close(eo[1]);
-	close(ep[1]);
 	memset(&x, 0, sizeof x);
-	x.fd[0] = in[1];
-	x.fd[1] = out[0];
-	x.fd[2] = eo[0];
+	x.fd[0] = c.in;
+	x.fd[1] = c.out;
+	x.fd[2] = c.err;
 	x.in = p->in ? p->in : "";
 	x.inleft = p->in ? p->inlen : 0;
 	x.o = o;
 	x.maxout = p->maxout;
-	for (i = 0; i < 3; i++)
-		fcntl(x.fd[i], F_SETFL, O_NONBLOCK);
 	if (x.inleft == 0) {
 		close(x.fd[0]);
 		x.fd[0] = -1;
@@ -300,24 +404,16 @@ tool_exec(const struct tool_proc *p, struct tool_out *o, char *err)
 	memset(&ign, 0, sizeof ign);
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &ign, &old);
-	pump(&x, pid, t0 + p->timeout * 1000, &mask);
+	pump(&x, c.pid, t0 + p->timeout * 1000, &mask);
 	sigaction(SIGPIPE, &old, NULL);
-	while (waitpid(pid, &o->status, 0) == -1 && errno == EINTR)
+	while (waitpid(c.pid, &o->status, 0) == -1 && errno == EINTR)
 		;
-	while (read(ep[0], &e, sizeof e) == -1 && errno == EINTR)
-		;
-	close(ep[0]);
 	catch_signals(0, olds, &mask);
 	if (caught)
 		raise(caught);
 	o->out[o->len] = '\0';
 	o->errout[sizeof o->errout - 1] = '\0';
 	o->ms = now_ms() - t0;
-	if (e != 0) {
-		errf(err, "%s: cannot run: %s", p->argv[0], strerror(e));
-		o->status = -1;
-		return -1;
-	}
 	return 0;
 }
 
@@ -391,18 +487,25 @@ find_tool(const json_t *tools, const char *name)
 	return NULL;
 }
 
-/* "NAME: no such tool (the tools are: a, b)" */
+/* "NAME: no such tool (the tools are: a, b)": the tools offered
+ * (OpenAI form) when known, else the soul's; heartbeat is heart's own */
 static void
-unknown(const json_t *tools, const char *name, char *err)
+unknown(const json_t *tools, const json_t *offer, const char *name,
+    char *err)
 {
 	char list[300] = "";
+	const char *tn;
 	json_t *t;
 	size_t i, n;
 
-	json_array_foreach(tools, i, t) {
+	json_array_foreach(offer ? offer : tools, i, t) {
+		tn = json_string_value(json_object_get(offer ?
+		    json_object_get(t, "function") : t, "name"));
+		if (tn == NULL || (offer && strcmp(tn, "heartbeat") == 0))
+			continue;
 		n = strlen(list);
-		snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
-		    json_string_value(json_object_get(t, "name")));
+		snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "",
+		    tn);
 	}
 	errf(err, "%.64s: no such tool (%s%s)", name && *name ? name :
 	    "(no name)", list[0] ? "the tools are: " : "there are no tools",
@@ -473,18 +576,26 @@ utf8_clean(const char *s, size_t len, size_t *outlen)
 	return o;
 }
 
-/* What the model reads back: the output, and a word if it was cut;
- * never a secret of heart's (it is kept in the history). */
-static char *
-content(const char *head, const struct tool_out *o)
+/*
+ * What the model reads back of a program's or a server's output: head
+ * (may be NULL) and the len bytes of out, cut at TOOL_MAXOUT with a
+ * word if they were cut (or were already, cut), UTF-8 cleaned, never a
+ * secret of heart's (it is kept in the history).
+ */
+char *
+tool_text(const char *head, const char *out, size_t len, int cut)
 {
 	char *clean, *text = NULL, *safe, note[64] = "";
 	size_t n;
 
-	if (o->cut)
+	if (len > TOOL_MAXOUT) {
+		len = TOOL_MAXOUT;
+		cut = 1;
+	}
+	if (cut)
 		snprintf(note, sizeof note, "\n[heart: output cut at %d "
 		    "bytes]", TOOL_MAXOUT);
-	clean = utf8_clean(o->out, o->len, &n);
+	clean = utf8_clean(out, len, &n);
 	if (asprintf(&text, "%s%s%.*s%s", head ? head : "",
 	    head && n ? "\n" : "", (int)n, clean, note) == -1)
 		abort();
@@ -495,6 +606,12 @@ content(const char *head, const struct tool_out *o)
 }
 
 static char *
+content(const char *head, const struct tool_out *o)
+{
+	return tool_text(head, o->out, o->len, o->cut);
+}
+
+static char *
 error_text(const char *msg)
 {
 	char *text = NULL;
@@ -502,6 +619,29 @@ error_text(const char *msg)
 	if (asprintf(&text, "error: %s", msg) == -1)
 		abort();
 	return text;
+}
+
+/* The arguments of a call (OpenAI form): a JSON object, or NULL and
+ * why in err. */
+json_t *
+tool_args(const json_t *call, char *err)
+{
+	const json_t *fn = json_object_get(call, "function");
+	const char *name = json_string_value(json_object_get(fn, "name"));
+	const char *args = json_string_value(json_object_get(fn,
+	    "arguments"));
+	json_error_t je;
+	json_t *a;
+
+	if ((a = json_loads(args ? args : "", JSON_DECODE_ANY, &je)) ==
+	    NULL || !json_is_object(a)) {
+		errf(err, "%s: arguments are not a JSON object%s%.200s",
+		    name ? name : "(no name)", a ? "" : ": ", a ? "" :
+		    je.text);
+		json_decref(a);
+		return NULL;
+	}
+	return a;
 }
 
 /*
@@ -517,11 +657,8 @@ tool_call(const struct soul *s, const struct tool_ctx *c,
 {
 	const json_t *fn = json_object_get(call, "function"), *t;
 	const char *name = json_string_value(json_object_get(fn, "name"));
-	const char *args = json_string_value(json_object_get(fn,
-	    "arguments"));
 	struct tool_proc p;
 	struct tool_out o;
-	json_error_t je;
 	json_t *a, *argv;
 	char dir[4096], *in, **av, **env, e2[HEART_ERRLEN];
 	size_t i;
@@ -529,15 +666,11 @@ tool_call(const struct soul *s, const struct tool_ctx *c,
 
 	*text = NULL;
 	if (name == NULL || (t = find_tool(s->tools, name)) == NULL) {
-		unknown(s->tools, name, err);
+		unknown(s->tools, c->offer, name, err);
 		*text = error_text(err);
 		return -1;
 	}
-	if ((a = json_loads(args ? args : "", JSON_DECODE_ANY, &je)) ==
-	    NULL || !json_is_object(a)) {
-		errf(err, "%s: arguments are not a JSON object%s%.200s", name,
-		    a ? "" : ": ", a ? "" : je.text);
-		json_decref(a);
+	if ((a = tool_args(call, err)) == NULL) {
 		*text = error_text(err);
 		return -1;
 	}
