@@ -471,6 +471,7 @@ struct deliver_env {
 	const char *chamber;
 	const char *wake_id;
 	const char *at;
+	int	 alert;		/* the answer carries an alert: HEART_ALERT=1 */
 };
 
 int	 deliver_exec(char *const *, const char *, size_t,
