@@ -313,6 +313,8 @@ int	 rds_open(const char *, char *);
 /* prom.c: status figures for node_exporter's textfile collector;
  * the texts are the caller's to free */
 char	*prom_caps(char *const *, const struct cap_view *, size_t, time_t);
+struct outbox_count;
+char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
 char	*prom_breakers(char *const *, const struct brk_view *, size_t,
 	    time_t);
 int	 prom_write(const char *, const char *, char *);
@@ -421,6 +423,11 @@ int	 outbox_load(const char *, const char *, struct outbox_entry **,
 	    size_t *, char *);
 void	 outbox_free(struct outbox_entry *, size_t);
 int	 outbox_list(const char *, json_t *, char *);
+struct outbox_count {
+	long long waiting;	/* in agents/ID/outbox/ */
+	long long dead;		/* in agents/ID/dead/ */
+};
+int	 outbox_count(const char *, struct outbox_count *, char *);
 
 struct ghost_txn {		/* from _begin or _open to _end; private */
 	int	 lockfd;
