@@ -76,7 +76,8 @@ void	 env_free(char **);
  *   secret_scrub(buf, size)	scrub a string in place, cut to fit
  *   secret_dup(s)		a scrubbed copy, to free
  *   secret_held(v)		1 if v is a secret held, in any form
- *   secret_password_var(e)	1 if e ("NAME=value") holds a password
+ *   secret_password_var(e)	1 if e ("NAME=value") holds a password,
+ *				or is a delivery's setting (HEART_DELIVER_*)
  */
 void	 secret_add(const char *);
 void	 secret_scrub(char *, size_t);
