@@ -104,6 +104,10 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	unset HEART_DELIVER_WEBHOOK_SECRET_FILE
 	result alpha w5 'z' | heart-ghost --text --exec "$D/webhook"
 	req 5 | jq -e '.headers | has("x-heart-signature") | not'
+	# a time given by hand that is not a word is escaped all the same
+	result alpha w6 'z' '2026-11-21 "noon" \' |
+	    heart-ghost --text --exec "$D/webhook"
+	req 6 | jq -e '.body | fromjson | .at == "2026-11-21 \"noon\" \\"'
 }
 
 @test "ntfy: title, priority 4 and a tag for an alert, the token in Authorization, cut at 4096 bytes at a line break" {

@@ -83,6 +83,18 @@ json_str() {
 	END { printf "\"" }'
 }
 
+# json_word VALUE: VALUE as a JSON string; without a process when it
+# is a word (an id, a time) that needs no escape.
+json_word() {
+	case $1 in
+	*[!A-Za-z0-9_.:+@-]*)
+		printf '%s' "$1" > "$tmp/word"
+		json_str < "$tmp/word"
+		;;
+	*) printf '"%s"' "$1" ;;
+	esac
+}
+
 # split_text LIMIT UNIT < FILE: FILE in parts of at most LIMIT units
 # (bytes; or utf16, UTF-16 code units, as Telegram, Discord and Slack
 # count characters), each cut at its last line break, else between
