@@ -68,6 +68,20 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	done
 }
 
+@test "a recipe refuses a result line for an answer: heart-ghost without --text" {
+	rcv_start
+	export HEART_DELIVER_SLACK_URL=$RCV/s
+	run --separate-stderr heart-ghost --exec "$D/slack" \
+	    < <(result alpha x1 'hello')
+	assert_failure 69
+	[[ $stderr == *"heart-deliver-slack: standard input is the wake's result line, not its answer: give heart-ghost --text"* ]]
+	[ ! -s rcv/log ]
+	run --separate-stderr heart-ghost --text --exec "$D/slack" \
+	    < <(result alpha x1 'hello')
+	assert_success
+	req 1 | jq -e '.body | fromjson | .text == "[alpha] hello"'
+}
+
 @test "webhook: the answer and its wake as JSON, signed with HMAC-SHA256 of the body, the wake id as Idempotency-Key" {
 	rcv_start
 	printf 'k3y-of-the-hook' > rcv/key

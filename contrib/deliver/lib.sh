@@ -57,6 +57,13 @@ begin() {
 	LC_ALL=C awk '{ t = t $0 "\n" } END {
 	    sub(/\n+$/, "", t); printf "%s", t }' > "$tmp/text" ||
 		die 74 "cannot read the answer"
+	IFS= read -r _l < "$tmp/text" || :
+	case $_l in
+	'{"v":1,'*"\"wake_id\":\"$HEART_WAKE_ID\""*)
+		die 64 "standard input is the wake's result line, not its\
+ answer: give heart-ghost --text"
+		;;
+	esac
 	# shellcheck disable=SC2034 # the recipes read it
 	case ${HEART_ALERT-0} in 1) alert=true ;; *) alert=false ;; esac
 }
