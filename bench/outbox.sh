@@ -20,7 +20,7 @@ FLAP=${FLAP:-3}
 top=$PWD
 tmp=$(mktemp -d)
 rpid='' fpid=''
-trap 'kill $rpid $fpid 2> /dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $rpid $fpid 2> /dev/null || :; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
 # the N answers of agent bench, a second apart, ids in wake order
