@@ -312,11 +312,12 @@ wrap() {
 }
 
 # secret_seen: is a secret (XYZZY) in the command line of a process?
+# (read by bash itself: no process started per process looked at)
 secret_seen() {
-	local f c
+	local f a
 	for f in /proc/[0-9]*/cmdline; do
-		c=$(tr '\0' ' ' 2> /dev/null < "$f") || continue
-		[[ $c == *XYZZY* ]] && return 0
+		mapfile -d '' -t a 2> /dev/null < "$f" || continue
+		[[ ${a[*]} == *XYZZY* ]] && return 0
 	done
 	[[ $(ps -eo args) == *XYZZY* ]]
 }
@@ -334,6 +335,8 @@ secret_seen() {
 	export HEART_DELIVER_TELEGRAM_TOKEN=1:XYZZY5 HEART_DELIVER_TELEGRAM_CHAT=9
 	export HEART_DELIVER_TELEGRAM_API=$RCV
 	export HEART_DELIVER_DISCORD_URL=$RCV/api/webhooks/1/XYZZY6
+	# curl waits as long as the test looks
+	export HEART_DELIVER_TIMEOUT=600
 	n=0
 	for r in webhook ntfy slack telegram discord; do
 		touch rcv/hold

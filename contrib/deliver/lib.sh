@@ -54,8 +54,10 @@ begin() {
 	tmp=$(mktemp -d) || die 74 "cannot make a temporary directory"
 	trap 'rm -rf "$tmp"' EXIT
 	trap 'exit 75' HUP INT TERM
-	LC_ALL=C awk '{ t = t $0 "\n" } END {
-	    sub(/\n+$/, "", t); printf "%s", t }' > "$tmp/text" ||
+	# a line at a time, empty ones held back until more text comes
+	LC_ALL=C awk '$0 == "" { e++; next }
+	    { if (n++) printf "\n"; for (; e > 0; e--) printf "\n"
+	      printf "%s", $0 }' > "$tmp/text" ||
 		die 74 "cannot read the answer"
 	IFS= read -r _l < "$tmp/text" || :
 	case $_l in
@@ -68,7 +70,8 @@ begin() {
 	case ${HEART_ALERT-0} in 1) alert=true ;; *) alert=false ;; esac
 }
 
-# json_str < FILE: FILE as one JSON string, quotes and all.
+# json_str < FILE: FILE as one JSON string, quotes and all.  Runs of
+# characters that need no escape are printed whole.
 json_str() {
 	LC_ALL=C awk 'BEGIN {
 		for (i = 1; i < 32; i++)
@@ -79,13 +82,13 @@ json_str() {
 	}
 	NR > 1 { printf "\\n" }
 	{
-		s = $0
-		while (match(s, /[\\"\001-\037]/)) {
-			printf "%s%s", substr(s, 1, RSTART - 1),
-			    esc[substr(s, RSTART, 1)]
-			s = substr(s, RSTART + 1)
-		}
-		printf "%s", s
+		n = length($0); k = 1
+		for (i = 1; i <= n; i++)
+			if ((c = substr($0, i, 1)) in esc) {
+				printf "%s%s", substr($0, k, i - k), esc[c]
+				k = i + 1
+			}
+		printf "%s", substr($0, k)
 	}
 	END { printf "\"" }'
 }
@@ -105,39 +108,62 @@ json_word() {
 # split_text LIMIT UNIT < FILE: FILE in parts of at most LIMIT units
 # (bytes; or utf16, UTF-16 code units, as Telegram, Discord and Slack
 # count characters), each cut at its last line break, else between
-# two characters; in $tmp/part.1, $tmp/part.2...  Prints how many.
+# two characters (blank lines at a cut are dropped); in $tmp/part.1,
+# $tmp/part.2...  Prints how many.  A line at a time, written as it
+# comes.
 split_text() {
 	rm -f "$tmp"/part.*
 	LC_ALL=C awk -v limit="$1" -v unit="$2" -v dir="$tmp" '
-	function emit(s) {
-		if (s == "")
-			return
-		f = dir "/part." ++parts
-		printf "%s", s > f
-		close(f)
+	function units(s,  t, n) {
+		if (unit == "bytes")
+			return length(s)
+		t = s; n = length(s) - gsub(/[\200-\277]/, "", t)
+		return n + gsub(/[\360-\367]/, "", t)
 	}
-	BEGIN { for (i = 1; i < 256; i++) ord[sprintf("%c", i)] = i }
-	{ s = s (NR > 1 ? "\n" : "") $0 }
-	END {
-		n = length(s); start = 1; used = 0; brk = 0
+	function part() {
+		if (f != "")
+			close(f)
+		f = dir "/part." ++parts; used = 0; lines = 0
+	}
+	# a line to the part; empty lines that would open a part are dropped
+	function put(s, u) {
+		if (s == "" && lines == 0)
+			return
+		if (lines++ > 0) {
+			printf "\n" > f
+			used++
+		}
+		printf "%s", s > f
+		used += u
+	}
+	# a line longer than a part: as many parts as it takes
+	function cut(s,  n, i, k, b, w, u, c) {
+		n = length(s); k = 1; c = 0
 		for (i = 1; i <= n; i += w) {
 			b = ord[substr(s, i, 1)]
 			w = b >= 240 ? 4 : b >= 224 ? 3 : b >= 192 ? 2 : 1
 			u = unit == "bytes" ? w : w == 4 ? 2 : 1
-			while (used + u > limit) {
-				if (brk >= start) {
-					emit(substr(s, start, brk - start))
-					used -= ubrk; start = brk + 1
-				} else {
-					emit(substr(s, start, i - start))
-					used = 0; start = i
-				}
-				brk = 0
+			if (c + u > limit) {
+				put(substr(s, k, i - k), c)
+				part(); k = i; c = 0
 			}
-			used += u
-			if (b == 10) { brk = i; ubrk = used }
+			c += u
 		}
-		emit(substr(s, start))
+		put(substr(s, k), c)
+	}
+	BEGIN { for (i = 1; i < 256; i++) ord[sprintf("%c", i)] = i }
+	{
+		u = units($0)
+		if (f == "" || lines > 0 && used + 1 + u > limit)
+			part()
+		if (u > limit)
+			cut($0)
+		else
+			put($0, u)
+	}
+	END {
+		if (f != "")
+			close(f)
 		print parts + 0
 	}' < "$tmp/text"
 }
