@@ -65,7 +65,7 @@ DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
 DEB_TEST = chromium bats bats-support bats-assert parallel jq faketime \
 	libfaketime mandoc hyperfine python3 python3-yaml procps mosquitto \
 	mosquitto-clients openssl time redis-server redis-tools shellcheck \
-	clang libclang-rt-dev
+	clang libclang-rt-dev curl msmtp python3-aiosmtpd
 # and the benchmarks (make bench-deps): charts under bench/results/
 DEB_BENCH = gnuplot-nox
 # and the Debian package (make deb, and t/deb.bats, which also wants
@@ -239,6 +239,8 @@ bench: bench-deps all node_modules/.package-lock.json
 UNITS = contrib/systemd/heart-pulse.service \
 	contrib/systemd/heart-wake.service contrib/systemd/heart-wake.timer \
 	contrib/systemd/heart-wake@.service contrib/systemd/heart-wake@.timer
+# the delivery recipes (contrib/deliver/README)
+DELIVER = webhook ntfy slack telegram discord mail
 RELOCATE = sed -e 's|/usr/local/bin|$(BINDIR)|g' \
 	-e 's|/usr/local/share|$(SHAREDIR)|g'
 
@@ -260,12 +262,16 @@ install: all mizpah
 		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
 	install -m 644 $(MIZPAH) build/mizpah/mqtt.min.js \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/mizpah
-	for d in . cron k8s fleet mosquitto; do \
+	for d in . cron k8s fleet mosquitto deliver; do \
 		install -d $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/$$d || exit 1; \
 	done
 	install -m 755 contrib/heart-round $(DESTDIR)$(SHAREDIR)/heartbeat/contrib
 	install -m 644 contrib/README contrib/heart.env \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/contrib
+	install -m 755 $(DELIVER:%=contrib/deliver/%) \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/contrib/deliver
+	install -m 644 contrib/deliver/lib.sh contrib/deliver/README \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/contrib/deliver
 	for f in k8s/heart-cronjob.yaml fleet/README fleet/redis.conf \
 	    mosquitto/heart.conf mosquitto/heart.acl; do \
 		install -m 644 contrib/$$f \

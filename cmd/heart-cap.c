@@ -221,22 +221,36 @@ status_one(const char *agent, time_t now, int header, struct cap_view *v)
 	return HX_OK;
 }
 
-/* --prom: the figures on stdout, or in the file, replaced whole only
- * when every agent could be read. */
+/* --prom: the figures, and each agent's outbox (heart-ghost(1)), on
+ * stdout, or in the file, replaced whole only when every agent could
+ * be read. */
 static int
 print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
     int rc)
 {
-	char err[HEART_ERRLEN], *text;
+	char err[HEART_ERRLEN], *caps, *box, *text;
+	struct outbox_count *c = xcalloc(n + 1, sizeof *c);
+	size_t i;
 
-	text = prom_caps(names, v, n, now);
+	for (i = 0; i < n; i++)
+		if (outbox_count(names[i], &c[i], err) == -1) {
+			warn(NULL, err);
+			rc = HX_IOERR;
+		}
+	caps = prom_caps(names, v, n, now);
+	box = prom_outbox(names, c, n);
+	if (asprintf(&text, "%s%s", caps, box) == -1)
+		abort();
 	if (promfile == NULL)
 		fputs(text, stdout);
 	else if (rc == HX_OK && prom_write(promfile, text, err) == -1) {
 		warn(NULL, err);
 		rc = HX_IOERR;
 	}
+	free(caps);
+	free(box);
 	free(text);
+	free(c);
 	return rc;
 }
 

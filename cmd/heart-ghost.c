@@ -70,7 +70,8 @@ static int
 deliver(const struct ghost_result *r, const char *text, size_t len,
     char *why)
 {
-	struct deliver_env de = { r->agent, r->chamber, r->wake_id, r->at };
+	struct deliver_env de = { r->agent, r->chamber, r->wake_id, r->at,
+	    idle_alert(r->response) };
 
 	if (execargv != NULL)
 		return deliver_exec(execargv, text, len, &de, why) == 0;

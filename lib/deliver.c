@@ -3,12 +3,15 @@
  * to a webhook, a chat bot's script.  No shell: argv is run as given,
  * found on PATH, with the text on its standard input and the wake's
  * agent, chamber, id and time in HEART_AGENT, HEART_CHAMBER,
- * HEART_WAKE_ID and HEART_AT.  Its standard output and error are the
+ * HEART_WAKE_ID and HEART_AT, and HEART_ALERT (1 when the answer
+ * carries an alert, else 0).  Its standard output and error are the
  * caller's.  Success is exit status 0, nothing else.
  *
  * Invariant: the program's environment holds only the variables named
  * below (heart-ghost(1) lists them), never a provider key or a store
- * password, whatever heart-ghost's own environment holds.
+ * password, whatever heart-ghost's own environment holds; the
+ * HEART_DELIVER_* variables are the delivery's own settings and
+ * secrets (the recipes of contrib/deliver read them).
  */
 #include <sys/wait.h>
 
@@ -31,7 +34,8 @@ static const char *const passed[] = {
 	"ALL_PROXY", "no_proxy", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
 	"CURL_CA_BUNDLE", "HEART_STATE_DIR", NULL
 };
-static const char *const passed_prefix[] = { "LC_", "XDG_", NULL };
+static const char *const passed_prefix[] = { "LC_", "XDG_", "HEART_DELIVER_",
+    NULL };
 
 /* Is entry ("NAME=value") a variable a delivery program gets? */
 static int
@@ -51,22 +55,23 @@ passes(const char *entry, const void *arg)
 	return 0;
 }
 
-/* The variables above, then the wake's four. */
+/* The variables above, then the wake's five. */
 static char **
 make_env(const struct deliver_env *de)
 {
-	const char *names[4] = { "HEART_AGENT", "HEART_CHAMBER",
-	    "HEART_WAKE_ID", "HEART_AT" };
-	const char *vals[4] = { de->agent, de->chamber, de->wake_id, de->at };
-	char *set[5] = { NULL }, **env;
+	const char *names[5] = { "HEART_AGENT", "HEART_CHAMBER",
+	    "HEART_WAKE_ID", "HEART_AT", "HEART_ALERT" };
+	const char *vals[5] = { de->agent, de->chamber, de->wake_id, de->at,
+	    de->alert ? "1" : "0" };
+	char *set[6] = { NULL }, **env;
 	int k;
 
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < 5; k++)
 		if (asprintf(&set[k], "%s=%s", names[k], vals[k] ? vals[k] :
 		    "") == -1)
 			abort();
 	env = env_make(passes, NULL, set);
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < 5; k++)
 		free(set[k]);
 	return env;
 }

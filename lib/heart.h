@@ -76,7 +76,8 @@ void	 env_free(char **);
  *   secret_scrub(buf, size)	scrub a string in place, cut to fit
  *   secret_dup(s)		a scrubbed copy, to free
  *   secret_held(v)		1 if v is a secret held, in any form
- *   secret_password_var(e)	1 if e ("NAME=value") holds a password
+ *   secret_password_var(e)	1 if e ("NAME=value") holds a password,
+ *				or is a delivery's setting (HEART_DELIVER_*)
  */
 void	 secret_add(const char *);
 void	 secret_scrub(char *, size_t);
@@ -328,6 +329,8 @@ int	 rds_open(const char *, char *);
 /* prom.c: status figures for node_exporter's textfile collector;
  * the texts are the caller's to free */
 char	*prom_caps(char *const *, const struct cap_view *, size_t, time_t);
+struct outbox_count;
+char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
 char	*prom_breakers(char *const *, const struct brk_view *, size_t,
 	    time_t);
 int	 prom_write(const char *, const char *, char *);
@@ -434,6 +437,11 @@ int	 outbox_load(const char *, const char *, struct outbox_entry **,
 	    size_t *, char *);
 void	 outbox_free(struct outbox_entry *, size_t);
 int	 outbox_list(const char *, json_t *, char *);
+struct outbox_count {
+	long long waiting;	/* in agents/ID/outbox/ */
+	long long dead;		/* in agents/ID/dead/ */
+};
+int	 outbox_count(const char *, struct outbox_count *, char *);
 
 struct ghost_txn {		/* from _begin or _open to _end; private */
 	int	 lockfd;
@@ -484,6 +492,7 @@ struct deliver_env {
 	const char *chamber;
 	const char *wake_id;
 	const char *at;
+	int	 alert;		/* the answer carries an alert: HEART_ALERT=1 */
 };
 
 int	 deliver_exec(char *const *, const char *, size_t,

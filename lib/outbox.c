@@ -270,6 +270,46 @@ row(const char *agent, const char *state, const struct outbox_entry *e)
 	return r;
 }
 
+/* How many entries adir/sub holds (no directory: none). */
+static int
+count_dir(const char *adir, const char *sub, long long *no, char *err)
+{
+	char dir[4096], id[HEART_IDMAX + 1];
+	struct dirent *de;
+	DIR *dp;
+
+	*no = 0;
+	if (box_dir(adir, sub, 0, dir, sizeof dir, err) == -1)
+		return -1;
+	if ((dp = opendir(dir)) == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		errf(err, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(dp)) != NULL)
+		if (entry_name(de->d_name, id) == 0)
+			(*no)++;
+	closedir(dp);
+	return 0;
+}
+
+/* How many answers of agent wait, and how many are dead letters; the
+ * files are counted, not read. */
+int
+outbox_count(const char *agent, struct outbox_count *c, char *err)
+{
+	char adir[4096];
+
+	c->waiting = c->dead = 0;
+	if (state_agent_dir(agent, 0, adir, sizeof adir, err) == -1)
+		return -1;
+	if (count_dir(adir, "outbox", &c->waiting, err) == -1 ||
+	    count_dir(adir, "dead", &c->dead, err) == -1)
+		return -1;
+	return 0;
+}
+
 /*
  * Every answer waiting and every dead letter of agent (NULL: of every
  * agent), as JSON objects appended to arr: agent, wake_id, state

@@ -1,6 +1,7 @@
 /*
- * prom.c - the figures of `heart-cap status' and `heart-breaker status'
- * in Prometheus' text exposition format, for node_exporter's textfile
+ * prom.c - the figures of `heart-cap status' (with the outboxes of
+ * heart-ghost(1)) and `heart-breaker status' in Prometheus' text
+ * exposition format, for node_exporter's textfile
  * collector, and the .prom file that carries them, replaced whole.
  *
  * Every series is a gauge; all the samples of a family come together
@@ -82,6 +83,31 @@ prom_caps(char *const *agent, const struct cap_view *v, size_t n,
 		fprintf(fp, "heart_cap_reset_timestamp_seconds{agent=\"%s\"} "
 		    "%lld\n", agent[i], (long long)clock_next_midnight(
 		    v[i].zone[0] ? v[i].zone : tz_local(), now));
+	fclose(fp);
+	return out;
+}
+
+/* The outbox text of n agents: answers waiting, dead letters; caller
+ * frees. */
+char *
+prom_outbox(char *const *agent, const struct outbox_count *c, size_t n)
+{
+	char *out = NULL;
+	size_t len = 0, i;
+	FILE *fp;
+
+	if ((fp = open_memstream(&out, &len)) == NULL)
+		abort();
+	family(fp, "heart_outbox_waiting", "Answers waiting in the outbox "
+	    "for their delivery.");
+	for (i = 0; i < n; i++)
+		fprintf(fp, "heart_outbox_waiting{agent=\"%s\"} %lld\n",
+		    agent[i], c[i].waiting);
+	family(fp, "heart_outbox_dead", "Dead letters: answers given up, "
+	    "kept in dead/.");
+	for (i = 0; i < n; i++)
+		fprintf(fp, "heart_outbox_dead{agent=\"%s\"} %lld\n",
+		    agent[i], c[i].dead);
 	fclose(fp);
 	return out;
 }

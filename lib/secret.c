@@ -131,8 +131,10 @@ secret_add(const char *v)
 	add_json(v);
 }
 
-/* Is entry ("NAME=value") a variable heart reads a password from?  No
- * program heart runs needs the store's or the broker's password. */
+/* Is entry ("NAME=value") a variable heart reads a password from, or
+ * a delivery's own setting (HEART_DELIVER_*, heart-ghost(1))?  No
+ * program heart runs needs the store's or the broker's password, and
+ * only heart-ghost's delivery program needs the delivery's. */
 int
 secret_password_var(const char *entry)
 {
@@ -145,7 +147,7 @@ secret_password_var(const char *entry)
 		if (strncmp(entry, names[i], n) == 0 && entry[n] == '=')
 			return 1;
 	}
-	return 0;
+	return strncmp(entry, "HEART_DELIVER_", 14) == 0;
 }
 
 /* Is v a secret heart holds, as it is or in one of its forms?  For a

@@ -132,6 +132,10 @@ arch() { dpkg --print-architecture; }
 	assert_output --partial ./usr/share/heartbeat/contrib/heart-round
 	assert_output --partial ./usr/share/heartbeat/contrib/mosquitto/heart.conf
 	assert_output --partial ./usr/share/heartbeat/contrib/mosquitto/heart.acl
+	for r in webhook ntfy slack telegram discord mail; do
+		assert_output --regexp -- "-rwxr-xr-x root/root .* \./usr/share/heartbeat/contrib/deliver/$r"$'(\n|$)'
+	done
+	assert_output --partial ./usr/share/heartbeat/contrib/deliver/lib.sh
 	refute_output --partial mizpah/
 	run sh -c "dpkg-deb --ctrl-tarfile '$DEB/heart_0.1.0_$(arch).deb' | tar -xOf - ./conffiles"
 	assert_output /etc/heart/heart.env
@@ -287,8 +291,12 @@ arch() { dpkg --print-architecture; }
 		"$o/share/heartbeat/contrib/cron/heart.cron"
 	run grep -rl /usr/local "$o/lib/systemd/system" "$o/share/heartbeat/contrib/cron"
 	assert_output ""
-	for f in mosquitto/heart.conf mosquitto/heart.acl heart.env heart-round; do
+	for f in mosquitto/heart.conf mosquitto/heart.acl heart.env heart-round \
+	    deliver/lib.sh deliver/README; do
 		[ -f "$o/share/heartbeat/contrib/$f" ]
+	done
+	for r in webhook ntfy slack telegram discord mail; do
+		[ -x "$o/share/heartbeat/contrib/deliver/$r" ]
 	done
 	[ ! -e "$d/etc" ]
 }

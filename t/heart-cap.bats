@@ -363,7 +363,35 @@ corrupt() {
 	    /^# HELP / { if (seen[$3]++) exit 1; fam = $3; next }
 	    /^# TYPE / { if ($3 != fam || $4 != "gauge") exit 1; next }
 	    { n = $1; sub(/\{.*/, "", n); if (n != fam) exit 1 }'
-	[ "$(echo "$output" | grep -c '^# TYPE')" -eq 8 ]
+	[ "$(echo "$output" | grep -c '^# TYPE')" -eq 10 ]
+}
+
+@test "status --prom counts each agent's answers waiting in the outbox and its dead letters" {
+	take_n 1 alpha
+	take_n 1 beta
+	for i in 1 2 3; do
+		jq -cn --arg id "w$i" --arg at "2026-11-21T12:0$i:00Z" '{v: 1,
+		    agent: "alpha", chamber: "schedule", wake_id: $id, at: $at,
+		    status: "ok", response: "r", messages: [{role: "assistant",
+		    content: "r"}]}'
+	done > "$BATS_TEST_TMPDIR/in"
+	run at "2026-11-21 12:05:00" heart-ghost --retry-for 1h --exec false \
+	    < "$BATS_TEST_TMPDIR/in"
+	assert_failure 69
+	run heart-cap status --prom
+	assert_line 'heart_outbox_waiting{agent="alpha"} 3'
+	assert_line 'heart_outbox_dead{agent="alpha"} 0'
+	# w1 has failed for an hour: dead; w2 is tried, fails, and waits
+	run at "2026-11-21 13:06:00" heart-ghost --retry-for 1h --flush \
+	    --exec false
+	assert_failure 69
+	run heart-cap status --prom
+	assert_success
+	assert_line 'heart_outbox_waiting{agent="alpha"} 2'
+	assert_line 'heart_outbox_dead{agent="alpha"} 1'
+	assert_line 'heart_outbox_waiting{agent="beta"} 0'
+	assert_line 'heart_outbox_dead{agent="beta"} 0'
+	[ "$(echo "$output" | grep -c '^# TYPE heart_outbox_')" -eq 2 ]
 }
 
 @test "status --prom FILE replaces the file whole, mode 0644, and only when every agent was read" {

@@ -633,7 +633,8 @@ blocked() {
 }
 
 @test "--exec: the delivery program gets only the variables heart-ghost(1) names, never a key or a password" {
-	result ok alpha v1 'ALERT: v1' > in
+	result ok alpha v1 $'Checked.\n- **alert**: v1' > in
+	result ok alpha v2 'Note: no ALERT: today' >> in
 	run --separate-stderr env -i PATH="$PATH" HOME=/home/h USER=h \
 	    LANG=C.UTF-8 LC_TIME=C TZ=UTC XDG_RUNTIME_DIR=/run/user/1 \
 	    HEART_STATE_DIR="$HEART_STATE_DIR" \
@@ -641,14 +642,23 @@ blocked() {
 	    OPENAI_API_KEY=sk-open ANTHROPIC_API_KEY=sk-ant \
 	    GROQ_API_KEY=gsk-groq HEART_REDIS_PASSWORD=redis-pw \
 	    HEART_MQTT_PASSWORD=mqtt-pw HEART_STORE=redis://:pw@h/0 \
-	    SOME_TOKEN=tok HEART_AGENT=forged \
+	    SOME_TOKEN=tok HEART_AGENT=forged HEART_ALERT=forged \
+	    HEART_DELIVER_NTFY_URL=http://ntfy/t HEART_DELIVERY=no \
 	    heart-ghost --text --exec env < in
 	assert_success
-	diff <(printf '%s\n' HEART_AGENT=alpha HEART_AT=2026-11-21T12:00:00Z \
-	    HEART_CHAMBER=schedule "HEART_STATE_DIR=$HEART_STATE_DIR" \
-	    HEART_WAKE_ID=v1 HOME=/home/h LANG=C.UTF-8 LC_TIME=C \
-	    "PATH=$PATH" TZ=UTC USER=h XDG_RUNTIME_DIR=/run/user/1 \
-	    https_proxy=http://proxy:3128) <(printf '%s\n' "${lines[@]}" | sort)
+	common() {
+		printf '%s\n' HEART_AGENT=alpha "HEART_ALERT=$1" \
+		    HEART_AT=2026-11-21T12:00:00Z HEART_CHAMBER=schedule \
+		    HEART_DELIVER_NTFY_URL=http://ntfy/t \
+		    "HEART_STATE_DIR=$HEART_STATE_DIR" "HEART_WAKE_ID=$2" \
+		    HOME=/home/h LANG=C.UTF-8 LC_TIME=C "PATH=$PATH" TZ=UTC \
+		    USER=h XDG_RUNTIME_DIR=/run/user/1 \
+		    https_proxy=http://proxy:3128
+	}
+	# an answer with an alert (the rule of --alert-only) has HEART_ALERT=1
+	diff <({ common 1 v1; common 0 v2; } | sort) \
+	    <(printf '%s\n' "${lines[@]}" | sort)
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^HEART_ALERT=1$')" -eq 1 ]
 	refute_output --partial sk-
 	refute_output --partial pw
 }

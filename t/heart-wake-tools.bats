@@ -219,9 +219,11 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	args=$(jq -nc --arg q "$evil" '{symbol: $q}')
 	llm_script "$(jq -nc --argjson a "$args" '{cycle: true, replies: [{tool_calls: [{name: "quote", arguments: $a}]}, {text: "done"}]}')"
 	cd "$D"
-	# nor another provider's key, nor the store's or broker's password
+	# nor another provider's key, nor the store's or broker's password,
+	# nor a delivery's settings (for heart-ghost --exec alone)
 	ANTHROPIC_API_KEY=sk-ant-SECRET-other HEART_REDIS_PASSWORD=SECRET-r \
-	    HEART_MQTT_PASSWORD=SECRET-m run heart-wake --soul "$S" --force
+	    HEART_MQTT_PASSWORD=SECRET-m HEART_DELIVER_SLACK_URL=SECRET-s \
+	    run heart-wake --soul "$S" --force
 	assert_success
 	wake=$output
 	run cat "$RECORD_DIR/argv"
