@@ -64,6 +64,7 @@ static struct fleet *fleet;
 static struct pulse_node node;
 static char host[256], host_json[300], client_id[HEART_IDMAX + 1];
 static int said_down;	/* an outage was reported; quiet until it ends */
+static long long born;	/* the bdseq of the last connection; 0: none */
 static long long started;	/* the schedule's origin; 0 once it runs */
 
 static void usage(void) __attribute__((noreturn));
@@ -144,6 +145,15 @@ notify(const char *state)
 static void
 report(unsigned ev)
 {
+	char m[2 * HEART_ERRLEN];
+
+	if (ev & MQTT_EV_DENIED) {	/* not the broker's moment: ours */
+		snprintf(m, sizeof m, "%s: %s%s: %s (check the account and "
+		    "its password on the broker)", o.broker, o.mc.username ?
+		    "user " : "no user name", o.mc.username ? o.mc.username :
+		    "", mqtt_why(q));
+		die(HX_CONFIG, m);
+	}
 	if (ev & MQTT_EV_UP) {
 		stats.connects++;
 		if (said_down || o.verbose)
@@ -236,6 +246,13 @@ connect_setup(void)
 		die(HX_CONFIG, err);
 	if (pw != NULL && o.mc.username == NULL)
 		die(HX_USAGE, "a password needs --username");
+	if (pw == NULL && o.mc.username != NULL) {
+		snprintf(err, sizeof err, "--username %s: no password: it is "
+		    "read from --password-file, else $HEART_MQTT_PASSWORD, "
+		    "and neither is given; logging in without one",
+		    o.mc.username);
+		warn(NULL, err);
+	}
 	o.mc.password = pw;
 	if (o.mc.backoff_max <= 0)
 		o.mc.backoff_max = 30000;
@@ -275,7 +292,7 @@ dial(long long now)
 	static int told;
 	long long b;
 
-	if (pulse_bdseq_next(node.id, node.bdseq, &b, err) == -1 && !told++)
+	if (pulse_bdseq_next(node.id, born, &b, err) == -1 && !told++)
 		fprintf(stderr, "heart-pulse: birth sequence: %s (counting "
 		    "in memory)\n", err);
 	node.bdseq = b;
@@ -417,7 +434,8 @@ set_identity(void)
 	free(s);
 	json_decref(h);
 	if (o.mc.client_id == NULL) {
-		pulse_node_name(host, client_id, sizeof client_id);
+		pulse_node_name(host, o.watch ? (long)getpid() : 0,
+		    client_id, sizeof client_id);
 		o.mc.client_id = client_id;
 	}
 	node.id = o.mc.client_id;
@@ -448,12 +466,18 @@ on_signal(int sfd, long long now)
 static void
 io(short revents, long long now)
 {
+	char err[HEART_ERRLEN];
+	static int told;
 	unsigned ev;
 
 	if ((ev = mqtt_io(q, revents, now)) == 0)
 		return;
 	report(ev);
 	if (ev & MQTT_EV_UP) {
+		born = node.bdseq;	/* a connection: the sequence counts it */
+		if (pulse_bdseq_save(node.id, born, err) == -1 && !told++)
+			fprintf(stderr, "heart-pulse: birth sequence: %s "
+			    "(counting in memory)\n", err);
 		if (started != 0) {
 			fleet_rebase(fleet, now - started);
 			started = 0;
@@ -470,12 +494,12 @@ publisher(void)
 	long long now, wd, wd_next = 0, until;
 	int sfd;
 
+	sfd = signals();	/* before the souls: a reload may come */
 	set_identity();
 	fleet = fleet_new(o.interval, !o.noinotify);
 	started = now = mono_ms();
 	if (load(now) <= 0)
 		die(HX_CONFIG, "no agent to keep alive (no soul loaded)");
-	sfd = signals();
 	connect_setup();
 	wd = sdnotify_watchdog() / 2;
 	notify("READY=1");
@@ -593,6 +617,7 @@ watcher(void)
 	int sfd, rc = HX_OK, sig;
 
 	sfd = signals();
+	set_identity();
 	connect_setup();
 	c.w = watch_new(o.prefix, o.misses, iv);
 	c.events = json_array();

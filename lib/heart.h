@@ -760,7 +760,8 @@ char	*pulse_status(const struct pulse_node *,
 	    const struct pulse_agentinfo *, const char *, const char *,
 	    time_t);
 int	 pulse_bdseq_next(const char *, long long, long long *, char *);
-void	 pulse_node_name(const char *, char *, size_t);
+int	 pulse_bdseq_save(const char *, long long, char *);
+void	 pulse_node_name(const char *, long, char *, size_t);
 
 /* fleet.c: the agents of one heart-pulse, their schedule and state */
 struct fleet;
@@ -795,6 +796,7 @@ enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
 #define MQTT_EV_UP	1	/* connected (CONNACK accepted) */
 #define MQTT_EV_DOWN	2	/* a working connection went */
 #define MQTT_EV_FAIL	4	/* an attempt failed */
+#define MQTT_EV_DENIED	8	/* it was refused our credentials */
 
 struct mqtt_url {
 	int	 tls;

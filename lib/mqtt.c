@@ -13,6 +13,8 @@
  *
  * MQTT v5 is asked for first (for message expiry); a broker that
  * refuses the protocol version is dialled again at once with v3.1.1.
+ * A broker that refuses the credentials is not a broker that is away:
+ * that attempt's events carry MQTT_EV_DENIED, for the caller to stop.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -52,6 +54,7 @@ struct mqtt {
 	unsigned seed;
 	unsigned events;
 	char	 why[HEART_ERRLEN];
+	char	 tlswhy[160];	/* the TLS library's last error, or "" */
 	char	**subs;
 	int	 nsubs;
 	mosquitto_property *expiry;
@@ -199,6 +202,8 @@ set_why(struct mqtt *q, int rc, int err_no)
 	else if (q->dropped == MQTT_RC_SESSION_TAKEN_OVER)
 		errf(q->why, "another client took over the client id %s "
 		    "(give each process its own --client-id)", q->client_id);
+	else if (rc == MOSQ_ERR_TLS && q->tlswhy[0] != '\0')
+		errf(q->why, "TLS: %s", q->tlswhy);
 	else if (rc == MOSQ_ERR_KEEPALIVE)
 		errf(q->why, "the broker did not answer within the keepalive "
 		    "(%ds)", q->keepalive);
@@ -213,12 +218,26 @@ set_why(struct mqtt *q, int rc, int err_no)
 		errf(q->why, "%s", mosquitto_strerror(rc));
 }
 
+/* Whether a CONNACK's reason refuses who we are, not the moment. */
+static int
+denied(const struct mqtt *q)
+{
+	if (q->v5)
+		return q->refused == MQTT_RC_BAD_USERNAME_OR_PASSWORD ||
+		    q->refused == MQTT_RC_NOT_AUTHORIZED;
+	return q->refused == CONNACK_REFUSED_BAD_USERNAME_PASSWORD ||
+	    q->refused == CONNACK_REFUSED_NOT_AUTHORIZED;
+}
+
 /* The connection is gone (or never came): plan the next attempt. */
 static void
 lost(struct mqtt *q, int rc, int err_no, long long now)
 {
 	set_why(q, rc, err_no);
 	q->events |= q->up ? MQTT_EV_DOWN : MQTT_EV_FAIL;
+	if (denied(q))
+		q->events |= MQTT_EV_DENIED;
+	q->tlswhy[0] = '\0';
 	q->state = MQTT_DOWN;
 	if (q->up)
 		q->fails = 0;
@@ -273,6 +292,42 @@ on_message(struct mosquitto *m, void *arg, const struct mosquitto_message
 		    msg->retain);
 }
 
+/*
+ * libmosquitto says why TLS failed only in its log ("OpenSSL Error[0]:
+ * error:0A000086:SSL routines::certificate verify failed"): keep the
+ * reason, the text after the last colon.
+ */
+static void
+on_log(struct mosquitto *m, void *arg, int level, const char *s)
+{
+	struct mqtt *q = arg;
+	const char *r;
+
+	(void)m;
+	if (level != MOSQ_LOG_ERR || strncmp(s, "OpenSSL Error", 13) != 0 ||
+	    q->tlswhy[0] != '\0')
+		return;
+	r = strrchr(s, ':');
+	snprintf(q->tlswhy, sizeof q->tlswhy, "%s", r[1] == ' ' ? r + 2 :
+	    r + 1);
+}
+
+/* A TLS file named by an option: it must be there and readable. */
+static int
+tls_file(const char *opt, const char *file, char *err)
+{
+	int fd;
+
+	if (file == NULL)
+		return 0;
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) == -1) {
+		errf(err, "%s %s: %s", opt, file, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 /* A key file with a passphrase is refused rather than asked for. */
 static int
 no_passphrase(char *buf, int size, int rwflag, void *userdata)
@@ -312,21 +367,30 @@ mqtt_new(const struct mqtt_conf *c, char *err)
 	mosquitto_connect_v5_callback_set(q->m, on_connect);
 	mosquitto_message_v5_callback_set(q->m, on_message);
 	mosquitto_disconnect_v5_callback_set(q->m, on_disconnect);
+	mosquitto_log_callback_set(q->m, on_log);
 	if (c->username != NULL && (rc = mosquitto_username_pw_set(q->m,
 	    c->username, c->password)) != MOSQ_ERR_SUCCESS) {
 		errf(err, "--username: %s", mosquitto_strerror(rc));
 		goto fail;
 	}
+	if (!c->url.tls && (c->cafile || c->certfile || c->keyfile)) {
+		errf(err, "--cafile, --cert and --key need an mqtts:// URL");
+		goto fail;
+	}
+	if ((c->certfile == NULL) != (c->keyfile == NULL)) {
+		errf(err, "--cert and --key go together");
+		goto fail;
+	}
+	if (tls_file("--cafile", c->cafile, err) == -1 ||
+	    tls_file("--cert", c->certfile, err) == -1 ||
+	    tls_file("--key", c->keyfile, err) == -1)
+		goto fail;
 	if (c->url.tls && (rc = mosquitto_tls_set(q->m, c->cafile,
 	    c->cafile ? NULL : "/etc/ssl/certs", c->certfile, c->keyfile,
 	    no_passphrase)) != MOSQ_ERR_SUCCESS) {
-		errf(err, "TLS: %s (check that --cafile, --cert and --key "
-		    "name readable files, --cert and --key together)",
+		errf(err, "TLS: %s: %s", c->certfile ? c->certfile :
+		    c->cafile ? c->cafile : "/etc/ssl/certs",
 		    mosquitto_strerror(rc));
-		goto fail;
-	}
-	if (!c->url.tls && (c->cafile || c->certfile || c->keyfile)) {
-		errf(err, "--cafile, --cert and --key need an mqtts:// URL");
 		goto fail;
 	}
 	return q;

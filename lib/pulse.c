@@ -508,15 +508,20 @@ pulse_topic(char *buf, size_t n, const char *prefix, const char *id,
 }
 
 /*
- * The default node name (and client id) of a publisher on host:
- * heart-pulse-HOST, with anything an id may not hold made a '-'.
+ * The default client id of a publisher on host, its node name:
+ * heart-pulse-HOST; of a watcher (pid > 0): heart-watch-HOST-PID.  The
+ * host is cut to fit an id, and anything an id may not hold is a '-'.
  */
 void
-pulse_node_name(const char *host, char *out, size_t n)
+pulse_node_name(const char *host, long pid, char *out, size_t n)
 {
+	char tail[24] = "";
 	size_t i;
 
-	snprintf(out, n, "heart-pulse-%.*s", HEART_IDMAX - 12, host);
+	if (pid > 0)
+		snprintf(tail, sizeof tail, "-%ld", pid);
+	snprintf(out, n, "heart-%s-%.*s%s", pid > 0 ? "watch" : "pulse",
+	    (int)(HEART_IDMAX - 12 - strlen(tail)), host, tail);
 	for (i = 0; out[i] != '\0'; i++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyz"
 		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", out[i]))
@@ -563,39 +568,65 @@ pulse_status(const struct pulse_node *node, const struct pulse_agentinfo
 }
 
 /*
- * The next birth sequence number of node `id' (Sparkplug's bdSeq), one
- * per connection, kept in STATE/pulse/ID.json so that it also grows
- * across restarts.  On error *out still gets last + 1 (the caller may
- * carry on with its own count) and -1 is returned.
+ * The birth sequence of node `id' (Sparkplug's bdSeq) counts its
+ * connections, and grows across restarts: the last one that connected
+ * is kept in STATE/pulse/ID.json.  pulse_bdseq_next says the number a
+ * next connection would have (the will of an attempt must carry it)
+ * and writes nothing; pulse_bdseq_save records it once the broker has
+ * accepted that connection.  On error *out still gets last + 1 (the
+ * caller may carry on with its own count) and -1 is returned.
  */
-int
-pulse_bdseq_next(const char *id, long long last, long long *out, char *err)
+static int
+bdseq_file(const char *id, char *dir, size_t n, char *name, char *err)
 {
-	char dir[4096];
-	json_t *j = NULL, *v;
-	long long n = last;
-	int fd, r = -1;
-
-	*out = last + 1;
 	if (!id_valid(id)) {
 		errf(err, "invalid node id");
 		return -1;
 	}
-	if (state_subdir("pulse", dir, sizeof dir, err) == -1)
+	snprintf(name, HEART_IDMAX + 8, "%s.json", id);
+	return state_subdir("pulse", dir, n, err);
+}
+
+int
+pulse_bdseq_next(const char *id, long long last, long long *out, char *err)
+{
+	char dir[4096], name[HEART_IDMAX + 8];
+	json_t *j = NULL, *v;
+
+	*out = last + 1;
+	if (bdseq_file(id, dir, sizeof dir, name, err) == -1 ||
+	    state_read_json(dir, name, &j, err) == -1)
 		return -1;
-	char name[HEART_IDMAX + 8], lock[HEART_IDMAX + 8];
-	snprintf(name, sizeof name, "%s.json", id);
+	v = json_object_get(j, "bdseq");
+	if (json_is_integer(v) && json_integer_value(v) >= *out)
+		*out = json_integer_value(v) + 1;
+	json_decref(j);
+	return 0;
+}
+
+int
+pulse_bdseq_save(const char *id, long long bdseq, char *err)
+{
+	char dir[4096], name[HEART_IDMAX + 8], lock[HEART_IDMAX + 8];
+	json_t *j = NULL;
+	json_int_t had;
+	int fd, r = -1;
+
+	if (bdseq_file(id, dir, sizeof dir, name, err) == -1)
+		return -1;
 	snprintf(lock, sizeof lock, "%s.lock", id);
 	if ((fd = state_lock(dir, lock, LOCK_EX, err)) < 0)
 		return -1;
 	if (state_read_json(dir, name, &j, err) == -1)
 		goto out;
-	v = json_object_get(j, "bdseq");
-	if (json_is_integer(v) && json_integer_value(v) > n)
-		n = json_integer_value(v);
+	had = json_integer_value(json_object_get(j, "bdseq"));
 	json_decref(j);
-	*out = n + 1;
-	j = json_pack("{s:I}", "bdseq", (json_int_t)*out);
+	j = NULL;
+	if (had >= bdseq) {
+		r = 0;		/* never backwards */
+		goto out;
+	}
+	j = json_pack("{s:I}", "bdseq", (json_int_t)bdseq);
 	r = state_write_json(dir, name, j, err);
 out:
 	json_decref(j);

@@ -409,6 +409,32 @@ broker_gap() {	# the other chambers while the broker is away: each
 	run sub -t heart/a/pulse -C 1 -W 5
 	assert_success
 	echo "$output" | jq -e '.agent == "a"'
+	# the birth sequence counts connections, not the attempts before
+	run sub -t heart/a/status -C 1 -W 5
+	echo "$output" | jq -e '.bdseq == 1'
+	run jq .bdseq "$HEART_STATE_DIR/pulse/heart-pulse-$(hostname).json"
+	assert_output 1
+}
+
+@test "SIGHUP and SIGUSR1 while the souls load do not kill it" {
+	broker_start
+	mkfifo "$BATS_TEST_TMPDIR/a.yaml"
+	pulse --soul "$BATS_TEST_TMPDIR/a.yaml" > "$BATS_TEST_TMPDIR/stats"
+	# the fifo opens for writing once heart-pulse opens it to read the
+	# soul: the signals come while it loads
+	{
+		kill -HUP "$PULSE"
+		kill -USR1 "$PULSE"
+		printf 'heart: {pulse: {interval: 1s}}\n'
+	} > "$BATS_TEST_TMPDIR/a.yaml"
+	# the reload the SIGHUP asked for reads it again: an empty soul
+	# (reported, and the agent pulses on as it was)
+	while :; do : > "$BATS_TEST_TMPDIR/a.yaml"; done 3>&- &
+	PIDS+=($!)
+	run sub -t heart/a/pulse -C 1 -W 5
+	assert_success
+	kill -0 "$PULSE"
+	wait_until 5 grep -q '"agents":' "$BATS_TEST_TMPDIR/stats"
 }
 
 @test "a broker URL that is not one is refused with exit 64" {
@@ -583,11 +609,22 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	BROKER_PORT=$port BROKER_URL=mqtt://127.0.0.1:$port
 	wait_until 5 eval "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
 	s=$(soul a)
-	HEART_MQTT_PASSWORD=wrong pulse --soul "$s" --username u --backoff-max 1s
-	wait_until 10 attempts 3
-	run grep -c 'cannot connect: refused' "$BATS_TEST_TMPDIR/pulse.err"
-	assert_output 1
-	kill "$PULSE"
+	# a wrong password is a configuration error, not an outage
+	HEART_MQTT_PASSWORD=wrong run heart-pulse --soul "$s" --username u \
+	    --broker "$BROKER_URL"
+	assert_failure 78
+	assert_output --partial "$BROKER_URL: user u: refused"
+	refute_output --partial wrong
+	HEART_MQTT_PASSWORD=wrong run heart-pulse --watch --username u \
+	    --broker "$BROKER_URL"
+	assert_failure 78
+	run heart-pulse --snapshot --broker "$BROKER_URL"
+	assert_failure 78
+	assert_output --partial "$BROKER_URL: no user name: refused"
+	# a user without a password is said, with where one is read from
+	run timeout 2 heart-pulse --soul "$s" --username u --broker "$BROKER_URL"
+	assert_failure 78
+	assert_line --index 0 --partial '--username u: no password: it is read from --password-file, else $HEART_MQTT_PASSWORD'
 	printf 'right\n' > "$BATS_TEST_TMPDIR/pw"
 	chmod 600 "$BATS_TEST_TMPDIR/pw"
 	pulse --soul "$s" --username u --password-file "$BATS_TEST_TMPDIR/pw"
@@ -657,7 +694,18 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	wait_until 10 attempts 3
 	run grep -c 'cannot connect' "$d/pulse.err"
 	assert_output 1
+	# the peer's failure, as TLS says it
+	run grep -c 'cannot connect: TLS: certificate verify failed' "$d/pulse.err"
+	assert_output 1
 	kill "$PULSE"
+	# a file that is not there is named
+	run heart-pulse --soul "$s" --broker "$BROKER_URL" --cafile "$d/nope.crt"
+	assert_failure 78
+	assert_output "heart-pulse: --cafile $d/nope.crt: No such file or directory"
+	run heart-pulse --soul "$s" --broker "$BROKER_URL" --cert "$d/srv.crt" \
+	    --key "$d/nope.key"
+	assert_failure 78
+	assert_output "heart-pulse: --key $d/nope.key: No such file or directory"
 	pulse --soul "$s" --cafile "$d/ca.crt"
 	run sub --cafile "$d/ca.crt" -t heart/a/pulse -C 1 -W 5
 	assert_success
@@ -665,4 +713,21 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	# TLS files without mqtts:// are a mistake, said at once
 	run heart-pulse --soul "$s" --broker mqtt://127.0.0.1:1 --cafile "$d/ca.crt"
 	assert_failure 78
+}
+
+@test "EXIT STATUS in heart-pulse.1 lists the codes heart-pulse can exit with, and only those" {
+	man=$(sed -n '/^\.Sh EXIT STATUS/,/^\.Sh /p' "$T/../man/heart-pulse.1" |
+	    sed -n 's/^\.It \([0-9]*\)$/\1/p' | sort -n | tr '\n' ' ')
+	code=$(for x in $(grep -o 'HX_[A-Z]*' "$T/../cmd/heart-pulse.c" | sort -u); do
+		sed -n "s/^[[:space:]]*$x = \([0-9]*\).*/\1/p" "$T/../lib/heart.h"
+	done | sort -n | tr '\n' ' ')
+	[ "$man" = "$code" ]
+}
+
+@test "the watcher's client id is heart-watch-HOST-PID, as documented" {
+	broker_start
+	watcher
+	wait_until 5 grep -q "as heart-watch-$(hostname)-$WATCHER" \
+	    "$BATS_TEST_TMPDIR/mosquitto.log"
+	grep -q 'heart-watch-' "$T/../man/heart-pulse.1"
 }
