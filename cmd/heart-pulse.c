@@ -33,6 +33,8 @@ static const char *usage_text =
     " [--password-file FILE]\n"
     "           [--cafile FILE] [--cert FILE --key FILE] [--no-inotify]"
     " [-v]\n"
+    "       heart-pulse --acl --soul FILE... | --souls DIR [--prefix P]"
+    " [--username NAME]\n"
     "       heart-pulse --watch [--snapshot] [--misses N]"
     " [--interval DUR]\n"
     "           [--broker URL] [--prefix P] [connection options]\n";
@@ -49,7 +51,7 @@ static struct {
 	long long interval;	/* s; -1: the souls' */
 	long long misses;
 	const char *pwfile;
-	int	 watch, snapshot, verbose, noinotify;
+	int	 watch, snapshot, verbose, noinotify, acl;
 	struct mqtt_conf mc;
 } o = { .prefix = "heart", .interval = -1, .misses = -1 };
 
@@ -281,7 +283,7 @@ publish_status(struct fleet_agent *a, const char *status,
 		pulse_topic(topic, sizeof topic, o.prefix, NULL, node.id);
 	node.agents = (long long)fleet_size(fleet);
 	msg = pulse_status(&node, a ? &pa : NULL, status, reason, time(NULL));
-	mqtt_publish(q, topic, msg, (int)strlen(msg), 1, 0);
+	mqtt_publish(q, topic, msg, (int)strlen(msg), 1, 1, 0);
 	free(msg);
 }
 
@@ -317,7 +319,7 @@ send_pulse(struct fleet_agent *a, int extra, long long now)
 	n = fleet_pulse(fleet, a, extra, o.prefix, host_json, now, &wall,
 	    topic, sizeof topic, buf, sizeof buf);
 	fleet_agent_info(a, &pa);
-	if (n < 0 || mqtt_publish(q, topic, buf, n, 0,
+	if (n < 0 || mqtt_publish(q, topic, buf, n, 0, 0,
 	    (int)pa.interval) == -1) {
 		stats.skipped++;
 		return;
@@ -462,6 +464,30 @@ on_signal(int sfd, long long now)
 	return 0;
 }
 
+/*
+ * Publishes the broker refused (its ACL), each topic said once: the
+ * account may not write it, and nothing of it reaches a subscriber.
+ */
+static void
+refused(void)
+{
+	static json_t *said;
+	char topic[512], why[128], m[1024];
+
+	while (mqtt_refused(q, topic, sizeof topic, why, sizeof why)) {
+		if (said == NULL)
+			said = json_object();
+		if (json_object_get(said, topic) != NULL)
+			continue;
+		json_object_set_new(said, topic, json_true());
+		snprintf(m, sizeof m, "the broker refused it (%s): the "
+		    "account %s may not write it; add the agent to the "
+		    "account's block in the broker's ACL (heart-pulse --acl)",
+		    why, o.mc.username ? o.mc.username : "(anonymous)");
+		warn(topic, m);
+	}
+}
+
 /* Socket work; a new connection announces the node and its agents. */
 static void
 io(short revents, long long now)
@@ -470,7 +496,9 @@ io(short revents, long long now)
 	static int told;
 	unsigned ev;
 
-	if ((ev = mqtt_io(q, revents, now)) == 0)
+	ev = mqtt_io(q, revents, now);
+	refused();
+	if (ev == 0)
 		return;
 	report(ev);
 	if (ev & MQTT_EV_UP) {
@@ -664,6 +692,39 @@ watcher(void)
 	return rc;
 }
 
+/* --acl: the broker ACL block of this host's account, for its souls. */
+static int
+acl(void)
+{
+	struct fleet_agent *a;
+	struct pulse_agentinfo pa;
+	const char **ids = NULL;
+	size_t n = 0;
+	char *s;
+
+	set_identity();
+	fleet = fleet_new(o.interval, 0);
+	if (load(mono_ms()) <= 0)
+		die(HX_CONFIG, "no agent to keep alive (no soul loaded)");
+	if (!pulse_prefix_valid(o.prefix))
+		die(HX_USAGE, "--prefix: not a topic prefix (levels without "
+		    "+ or #, not starting with $ or /)");
+	fleet_unborn_all(fleet);
+	while ((a = fleet_unborn(fleet)) != NULL) {
+		if ((ids = realloc(ids, (n + 1) * sizeof *ids)) == NULL)
+			abort();
+		fleet_agent_info(a, &pa);
+		ids[n++] = pa.id;
+	}
+	s = pulse_acl(o.prefix, o.mc.username ? o.mc.username :
+	    o.mc.client_id, ids, n);
+	fputs(s, stdout);
+	free(s);
+	free(ids);
+	fleet_free(fleet);
+	return HX_OK;
+}
+
 static void
 add_soul(const char *path)
 {
@@ -693,6 +754,7 @@ main(int argc, char **argv)
 		{ "key", required_argument, NULL, 'K' },
 		{ "watch", no_argument, NULL, 'w' },
 		{ "snapshot", no_argument, NULL, 'n' },
+		{ "acl", no_argument, NULL, 'A' },
 		{ "misses", required_argument, NULL, 'm' },
 		{ "no-inotify", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -736,6 +798,7 @@ main(int argc, char **argv)
 		case 'K': o.mc.keyfile = optarg; break;
 		case 'w': o.watch = 1; break;
 		case 'n': o.snapshot = o.watch = 1; break;
+		case 'A': o.acl = 1; break;
 		case 'm':
 			if (num_parse(optarg, 1, 1000, &o.misses) == -1) {
 				char m[96], why[64];
@@ -762,7 +825,9 @@ main(int argc, char **argv)
 		die(HX_USAGE, "--watch takes no souls");
 	if (!o.watch && o.nsouls == 0 && o.dir == NULL)
 		usage();
-	rc = o.watch ? watcher() : publisher();
+	if (o.acl && o.watch)
+		die(HX_USAGE, "--acl is for the publisher's souls, not --watch");
+	rc = o.watch ? watcher() : o.acl ? acl() : publisher();
 	free(o.souls);
 	return rc;
 }

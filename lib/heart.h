@@ -762,6 +762,7 @@ char	*pulse_status(const struct pulse_node *,
 int	 pulse_bdseq_next(const char *, long long, long long *, char *);
 int	 pulse_bdseq_save(const char *, long long, char *);
 void	 pulse_node_name(const char *, long, char *, size_t);
+char	*pulse_acl(const char *, const char *, const char *const *, size_t);
 
 /* fleet.c: the agents of one heart-pulse, their schedule and state */
 struct fleet;
@@ -837,7 +838,8 @@ const char *mqtt_why(const struct mqtt *);
 int	 mqtt_v5(const struct mqtt *);
 unsigned mqtt_io(struct mqtt *, short, long long);
 int	 mqtt_publish(struct mqtt *, const char *, const void *, int, int,
-	    int);
+	    int, int);
+int	 mqtt_refused(struct mqtt *, char *, size_t, char *, size_t);
 void	 mqtt_cork(struct mqtt *, int);
 void	 mqtt_disconnect(struct mqtt *);
 

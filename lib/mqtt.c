@@ -15,6 +15,8 @@
  * refuses the protocol version is dialled again at once with v3.1.1.
  * A broker that refuses the credentials is not a broker that is away:
  * that attempt's events carry MQTT_EV_DENIED, for the caller to stop.
+ * A QoS 1 publish the broker refuses (MQTT v5's PUBACK reason, such as
+ * "not authorized" from its ACL) is kept for mqtt_refused.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -59,6 +61,8 @@ struct mqtt {
 	int	 nsubs;
 	mosquitto_property *expiry;
 	int	 expiry_s;
+	json_t	*acks;		/* mid -> topic of QoS 1 publishes unacked */
+	json_t	*denials;	/* [topic, reason] pairs not yet taken */
 	void	(*onmsg)(void *, const char *, const void *, int, int);
 	void	*arg;
 };
@@ -273,10 +277,32 @@ on_connect(struct mosquitto *m, void *arg, int rc, int flags,
 	q->state = MQTT_UP;
 	q->up = 1;
 	q->refused = 0;
+	json_object_clear(q->acks);	/* what an old connection sent */
 	q->events |= MQTT_EV_UP;
 	if (q->nsubs > 0)
 		mosquitto_subscribe_multiple(m, NULL, q->nsubs, q->subs, 1, 0,
 		    NULL);
+}
+
+static void
+on_publish(struct mosquitto *m, void *arg, int mid, int reason,
+    const mosquitto_property *props)
+{
+	struct mqtt *q = arg;
+	char key[16];
+	json_t *t;
+
+	(void)m;
+	(void)props;
+	snprintf(key, sizeof key, "%d", mid);
+	if ((t = json_object_get(q->acks, key)) == NULL)
+		return;
+	if (reason >= 0x80) {
+		json_array_append(q->denials, t);
+		json_array_append_new(q->denials,
+		    json_string(mosquitto_reason_string(reason)));
+	}
+	json_object_del(q->acks, key);
 }
 
 static void
@@ -368,6 +394,9 @@ mqtt_new(const struct mqtt_conf *c, char *err)
 	mosquitto_message_v5_callback_set(q->m, on_message);
 	mosquitto_disconnect_v5_callback_set(q->m, on_disconnect);
 	mosquitto_log_callback_set(q->m, on_log);
+	mosquitto_publish_v5_callback_set(q->m, on_publish);
+	q->acks = json_object();
+	q->denials = json_array();
 	if (c->username != NULL && (rc = mosquitto_username_pw_set(q->m,
 	    c->username, c->password)) != MOSQ_ERR_SUCCESS) {
 		errf(err, "--username: %s", mosquitto_strerror(rc));
@@ -408,6 +437,8 @@ mqtt_free(struct mqtt *q)
 		return;
 	mosquitto_destroy(q->m);
 	mosquitto_property_free_all(&q->expiry);
+	json_decref(q->acks);
+	json_decref(q->denials);
 	for (i = 0; i < q->nsubs; i++)
 		free(q->subs[i]);
 	free(q->subs);
@@ -558,14 +589,15 @@ mqtt_io(struct mqtt *q, short revents, long long now)
 }
 
 /*
- * Publish at QoS 0, with a message expiry (seconds, 0: none) when the
- * connection is MQTT v5.  -1 when not connected.
+ * Publish at QoS 0 or 1, with a message expiry (seconds, 0: none) when
+ * the connection is MQTT v5.  -1 when not connected.
  */
 int
 mqtt_publish(struct mqtt *q, const char *topic, const void *payload,
-    int len, int retain, int expiry)
+    int len, int qos, int retain, int expiry)
 {
-	int rc;
+	char key[16];
+	int rc, mid;
 
 	if (q->state != MQTT_UP)
 		return -1;
@@ -575,9 +607,33 @@ mqtt_publish(struct mqtt *q, const char *topic, const void *payload,
 		    MQTT_PROP_MESSAGE_EXPIRY_INTERVAL, (uint32_t)expiry);
 		q->expiry_s = expiry;
 	}
-	rc = mosquitto_publish_v5(q->m, NULL, topic, len, payload, 0, retain,
-	    q->v5 && expiry > 0 ? q->expiry : NULL);
-	return rc == MOSQ_ERR_SUCCESS ? 0 : -1;
+	rc = mosquitto_publish_v5(q->m, &mid, topic, len, payload, qos,
+	    retain, q->v5 && expiry > 0 ? q->expiry : NULL);
+	if (rc != MOSQ_ERR_SUCCESS)
+		return -1;
+	if (qos > 0 && q->v5) {
+		snprintf(key, sizeof key, "%d", mid);
+		json_object_set_new(q->acks, key, json_string(topic));
+	}
+	return 0;
+}
+
+/*
+ * The next publish the broker refused: its topic and the broker's
+ * reason, copied into the caller's buffers; 0 when there is none.
+ */
+int
+mqtt_refused(struct mqtt *q, char *topic, size_t tn, char *why, size_t wn)
+{
+	if (json_array_size(q->denials) < 2)
+		return 0;
+	snprintf(topic, tn, "%s", json_string_value(json_array_get(
+	    q->denials, 0)));
+	snprintf(why, wn, "%s", json_string_value(json_array_get(q->denials,
+	    1)));
+	json_array_remove(q->denials, 0);
+	json_array_remove(q->denials, 0);
+	return 1;
 }
 
 /*

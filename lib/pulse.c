@@ -24,8 +24,6 @@
 
 #include "heart.h"
 
-static const char *brk_states[] = { "closed", "open", "half_open" };
-
 /* Keep a text of a state file, made fit for a pulse, or none. */
 static void
 set_text(char **dst, const char *s)
@@ -49,50 +47,30 @@ word(const char *s)
 	return n > 0 && n < 16 && s[n] == '\0';
 }
 
-/* An open or half-open breaker's next probe, trigger and reason. */
-static void
-read_why(json_t *j, struct pulse_state *st)
-{
-	const char *u = json_string_value(json_object_get(j, "until"));
-	const char *t = json_string_value(json_object_get(j, "trigger"));
-
-	if (u == NULL || clock_parse_utc(u, &st->brk_until) == -1)
-		st->brk_until = 0;
-	if (t != NULL && (strcmp(t, "llm") == 0 || strcmp(t, "tool") == 0))
-		snprintf(st->brk_trigger, sizeof st->brk_trigger, "%s", t);
-	set_text(&st->brk_reason, json_string_value(json_object_get(j,
-	    "reason")));
-}
-
+/*
+ * The breaker as heart-breaker status tells it now: brk_peek's view,
+ * the library's own rule (an open breaker whose cooldown has passed is
+ * half-open), with the keys the breaker was last given.
+ */
 static int
-read_breaker(const char *dir, struct pulse_state *st, char *err)
+read_breaker(const char *id, time_t now, struct pulse_state *st,
+    char *err)
 {
-	json_t *j, *s;
-	size_t i;
+	struct brk_view v;
 
 	st->breaker[0] = st->brk_trigger[0] = '\0';
 	st->brk_until = 0;
 	set_text(&st->brk_reason, NULL);
-	if (state_read_json(dir, "breaker.json", &j, err) == -1)
+	if (brk_peek(id, NULL, now, &v, err) == -1)
 		return -1;
-	if (j == NULL) {
-		snprintf(st->breaker, sizeof st->breaker, "closed");
+	snprintf(st->breaker, sizeof st->breaker, "%s",
+	    brk_state_name(v.state));
+	if (v.state == BRK_CLOSED)
 		return 0;
-	}
-	s = json_object_get(j, "state");
-	for (i = 0; json_is_string(s) && i < 3; i++)
-		if (strcmp(json_string_value(s), brk_states[i]) == 0)
-			break;
-	if (!json_is_string(s) || i == 3) {
-		json_decref(j);
-		errf(err, "%s/breaker.json: \"state\" is not closed, open or "
-		    "half_open", dir);
-		return -1;
-	}
-	snprintf(st->breaker, sizeof st->breaker, "%s", brk_states[i]);
-	if (i > 0)
-		read_why(j, st);
-	json_decref(j);
+	st->brk_until = v.until;
+	if (strcmp(v.trigger, "llm") == 0 || strcmp(v.trigger, "tool") == 0)
+		memcpy(st->brk_trigger, v.trigger, strlen(v.trigger) + 1);
+	set_text(&st->brk_reason, v.reason);
 	return 0;
 }
 
@@ -226,7 +204,7 @@ pulse_read(const char *id, const char *zone, const struct caps *caps,
 			st->cap_used = st->cap_max = -1;
 		return -1;
 	}
-	if ((what & PS_BREAKER) && read_breaker(dir, st, err) == -1)
+	if ((what & PS_BREAKER) && read_breaker(id, now, st, err) == -1)
 		r = -1;
 	if ((what & PS_WAKE) && read_wake(dir, st, err) == -1)
 		r = -1;
@@ -526,6 +504,31 @@ pulse_node_name(const char *host, long pid, char *out, size_t n)
 		if (!strchr("abcdefghijklmnopqrstuvwxyz"
 		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", out[i]))
 			out[i] = '-';
+}
+
+/*
+ * The broker ACL block of one publishing host (mosquitto's acl_file):
+ * its account may write its agents' pulse and status topics, and
+ * nothing else (its node's status comes from the shared pattern of
+ * contrib/mosquitto/heart.acl).  ids[n] are its agents.
+ */
+char *
+pulse_acl(const char *prefix, const char *user, const char *const *ids,
+    size_t n)
+{
+	size_t i, len = strlen(user) + 80;
+	char *s, *p;
+
+	for (i = 0; i < n; i++)
+		len += 2 * (strlen(prefix) + strlen(ids[i]) + 24);
+	p = s = xcalloc(1, len);
+	p += sprintf(p, "# heart-pulse --acl: %zu agent%s\nuser %s\n", n,
+	    n == 1 ? "" : "s", user);
+	for (i = 0; i < n; i++)
+		p += sprintf(p, "topic write %s/%s/pulse\n"
+		    "topic write %s/%s/status\n", prefix, ids[i], prefix,
+		    ids[i]);
+	return s;
 }
 
 /*

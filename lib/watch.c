@@ -10,7 +10,9 @@
  * a node's offline (its will, or its clean goodbye) takes offline only
  * the agents whose last online carried that node and that bdseq, so a
  * late will of an old connection never marks a reborn publisher's
- * agents offline.  Times are the caller's monotonic milliseconds.
+ * agents offline.  An agent belongs to the node of its last birth:
+ * a status from another node may give it a new birth, never take it
+ * offline.  Times are the caller's monotonic milliseconds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +189,14 @@ on_status(struct watch *w, struct wagent *a, json_t *p, long long now,
 	json_t *ms = json_object_get(p, "misses");
 
 	if (s == NULL)
+		return;
+	/*
+	 * An agent is owned by the node of its last birth: an offline
+	 * from another node (a host that kept a soul the agent has left,
+	 * a forger on a broker without per-host accounts) is not its.
+	 */
+	if (strcmp(s, "online") != 0 && a->node[0] != '\0' &&
+	    (node == NULL || strcmp(node, a->node) != 0))
 		return;
 	if (node != NULL && json_is_integer(bd)) {
 		snprintf(a->node, sizeof a->node, "%s", node);

@@ -146,7 +146,7 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	s=$(soul scout)
 	heart-cap take scout
 	heart-cap take scout
-	state scout breaker.json '{"state":"open"}'
+	for i in 1 2 3; do heart-breaker record scout llm-fail > /dev/null; done
 	sleep 30 & sleeper=$!
 	PIDS+=("$sleeper")
 	state scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"since\":\"2026-11-22T10:00:00Z\",\"pid\":$sleeper}}"
@@ -201,6 +201,20 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	echo "$output" | jq -e --argjson t "$now" '.answer == $t - 100 and
 	    (has("breaker_until") or has("breaker_reason") or
 	     has("breaker_trigger")) == false'
+}
+
+@test "a pulse's breaker is what heart-breaker status says now: half-open once the cooldown has passed" {
+	broker_start
+	s=$(soul scout)
+	until=$(date -u -d @$(($(date +%s) + 3)) +%Y-%m-%dT%H:%M:%SZ)
+	state scout breaker.json "{\"v\":1,\"state\":\"open\",\"until\":\"$until\",\"trigger\":\"llm\",\"reason\":\"HTTP 429\"}"
+	pulse --soul "$s"
+	run sub -t heart/scout/pulse -C 1 -W 5
+	echo "$output" | jq -e '.breaker == "open"'
+	heart-breaker status scout | jq -e '.state == "open"'
+	# no file changes: the cooldown passes
+	wait_until 10 eval 'sub -t heart/scout/pulse -C 1 -W 2 | jq -e ".breaker == \"half_open\"" > /dev/null'
+	heart-breaker status scout | jq -e '.state == "half_open"'
 }
 
 @test "a pulse says quiet when every chamber is outside its active hours" {
@@ -317,6 +331,29 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	mosquitto_pub -p "$BROKER_PORT" -t heart/node/node1/status \
 	    -m "{\"status\":\"offline\",\"bdseq\":$bd,\"reason\":\"will\"}"
 	wait_until 3 has_events 1 offline will
+}
+
+@test "a status from another node than the agent's birth does not take it offline" {
+	broker_start
+	soul a >/dev/null
+	watcher --misses 1000
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id node1
+	wait_until 5 has_events 1 online
+	mosquitto_pub -p "$BROKER_PORT" -t heart/a/status \
+	    -m '{"status":"offline","node":"node2","bdseq":99,"reason":"removed"}'
+	mosquitto_pub -p "$BROKER_PORT" -t heart/a/status \
+	    -m '{"status":"offline","reason":"removed"}'
+	mosquitto_pub -p "$BROKER_PORT" -t heart/barrier/status \
+	    -m '{"status":"online"}'
+	wait_until 5 eval '[ "$(jq -c "select(.agent == \"barrier\")" \
+	    "$BATS_TEST_TMPDIR/watch.out" | wc -l)" -ge 1 ]'
+	run events offline
+	assert_output 0
+	# its own node's does
+	bd=$(sub -t heart/a/status -C 1 -W 3 | jq .bdseq)
+	mosquitto_pub -p "$BROKER_PORT" -t heart/a/status \
+	    -m "{\"status\":\"offline\",\"node\":\"node1\",\"bdseq\":$bd,\"reason\":\"removed\"}"
+	wait_until 5 has_events 1 offline removed
 }
 
 @test "the birth sequence grows with every connection, across restarts" {
@@ -517,7 +554,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 	watcher_subscribed	# so that it sees the first pulse, closed
 	pulse --soul "$s"
 	wait_until 5 has_events 2 online	# ready and scout
-	state scout breaker.json '{"state":"open"}'
+	for i in 1 2 3; do heart-breaker record scout llm-fail > /dev/null; done
 	wait_until 3 has_events 1 breaker
 	state scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"pid\":$$}}"
 	wait_until 3 has_events 1 wake_start
