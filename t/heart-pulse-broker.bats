@@ -148,3 +148,26 @@ events() {	# events EVENT [AGENT]: how many such lines the watcher printed
 	run grep -x 'user heart-pulse' "$T/../contrib/mosquitto/heart.acl"
 	assert_failure
 }
+
+@test "1,500 retained statuses all reach a WebSockets subscriber of the shipped broker" {
+	[ -d "$T/../node_modules/mqtt" ] || skip "node_modules missing: run make mizpah"
+	python3 -c '
+import sys
+for i in range(1500):
+    open("%s/a%04d.yaml" % (sys.argv[1], i), "w").write("heart: {pulse: {interval: 1h}}\n")
+' "$D/souls"
+	shipped
+	pulse --souls "$D/souls"
+	wait_until 30 eval '[ "$(sub -t "heart/+/status" --retained-only -W 2 | wc -l)" -ge 1500 ]'
+	run node -e '
+const mqtt = require(process.argv[1]);
+const c = mqtt.connect(process.argv[2], { username: "mizpah", password: "look-only" });
+let n = 0;
+c.on("connect", () => c.subscribe("heart/+/status"));
+c.on("message", () => { n++; });
+setInterval(() => { if (n >= 1500) { console.log(n); process.exit(0); } }, 100);
+setTimeout(() => { console.log(n); process.exit(1); }, 20000);
+' "$T/../node_modules/mqtt" "ws://127.0.0.1:$WS"
+	assert_success
+	assert_output 1500
+}
