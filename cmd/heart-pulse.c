@@ -156,6 +156,12 @@ report(unsigned ev)
 		    "", mqtt_why(q));
 		die(HX_CONFIG, m);
 	}
+	if (ev & MQTT_EV_TAKEN) {	/* two of us with one id */
+		snprintf(m, sizeof m, "%s: another client is connected with "
+		    "the client id %s; two processes need two ids "
+		    "(--client-id)", o.broker, o.mc.client_id);
+		die(HX_CONFIG, m);
+	}
 	if (ev & MQTT_EV_UP) {
 		stats.connects++;
 		if (said_down || o.verbose)
@@ -269,6 +275,26 @@ connect_setup(void)
 
 /* --- the publisher --- */
 
+/*
+ * An agent whose soul went away: an offline "removed" for those who
+ * listen now, then its retained status cleared (an empty retained
+ * message), so that no snapshot or dashboard keeps it for ever.
+ */
+static void
+retire(struct fleet_agent *a)
+{
+	char topic[512], *msg;
+	struct pulse_agentinfo pa;
+
+	fleet_agent_info(a, &pa);
+	pulse_topic(topic, sizeof topic, o.prefix, pa.id, "status");
+	node.agents = (long long)fleet_size(fleet);
+	msg = pulse_status(&node, &pa, "offline", "removed", time(NULL));
+	mqtt_publish(q, topic, msg, (int)strlen(msg), 1, 0, 0);
+	mqtt_publish(q, topic, "", 0, 1, 1, 0);
+	free(msg);
+}
+
 static void
 publish_status(struct fleet_agent *a, const char *status,
     const char *reason)
@@ -369,7 +395,7 @@ do_pulses(long long now)
 		if (up)
 			send_pulse(a, 1, now);
 	while (up && (a = fleet_gone(fleet)) != NULL) {	/* else later */
-		publish_status(a, "offline", "removed");
+		retire(a);
 		fleet_agent_free(a);
 	}
 	mqtt_cork(q, 0);
@@ -515,11 +541,33 @@ io(short revents, long long now)
 	}
 }
 
+/*
+ * Our node's topic, read back: a live rival with our client id is a
+ * configuration error, said once (the rival carries on).
+ */
+static void
+on_node_status(void *arg, const char *topic, const void *payload, int len,
+    int retained)
+{
+	char m[600];
+
+	(void)arg;
+	(void)topic;
+	(void)retained;
+	if (!pulse_rival(&node, payload, len))
+		return;
+	snprintf(m, sizeof m, "%s: another heart-pulse is connected with "
+	    "the client id %s; two processes need two ids (--client-id)",
+	    o.broker, node.id);
+	die(HX_CONFIG, m);
+}
+
 static int
 publisher(void)
 {
 	struct pollfd p[3];
 	long long now, wd, wd_next = 0, until;
+	char topic[512];
 	int sfd;
 
 	sfd = signals();	/* before the souls: a reload may come */
@@ -529,6 +577,9 @@ publisher(void)
 	if (load(now) <= 0)
 		die(HX_CONFIG, "no agent to keep alive (no soul loaded)");
 	connect_setup();
+	pulse_topic(topic, sizeof topic, o.prefix, NULL, node.id);
+	mqtt_subscribe(q, topic);
+	mqtt_on_message(q, on_node_status, NULL);
 	wd = sdnotify_watchdog() / 2;
 	notify("READY=1");
 	for (;;) {
@@ -606,12 +657,20 @@ print_events(json_t *events)
 }
 
 static int
-print_snapshot(struct watch *w)
+print_snapshot(struct watch *w, long long since)
 {
 	size_t off, i;
-	json_t *arr = watch_snapshot(w, &off), *e;
-	char *s;
+	json_t *arr = watch_snapshot(w, since, &off), *e;
+	char *s, m[600];
+	int rc = off > 0 ? HX_NO : HX_OK;
 
+	if (json_array_size(arr) == 0) {
+		snprintf(m, sizeof m, "%s: no agent seen under %s/ (a wrong "
+		    "--prefix, an ACL that does not let this account read "
+		    "it, or no publisher)", o.broker, o.prefix);
+		warn(NULL, m);
+		rc = HX_NO;
+	}
 	json_array_foreach(arr, i, e) {
 		if ((s = json_dumps(e, JSON_COMPACT)) != NULL)
 			puts(s);
@@ -619,7 +678,18 @@ print_snapshot(struct watch *w)
 	}
 	json_decref(arr);
 	fflush(stdout);
-	return off > 0 ? HX_NO : HX_OK;
+	return rc;
+}
+
+/* The watcher's own connection, in its map and its events. */
+static void
+watch_report(struct watch *w, unsigned ev, long long now, json_t *out)
+{
+	report(ev);
+	if (ev & (MQTT_EV_DOWN | MQTT_EV_FAIL))
+		watch_link(w, 0, mqtt_why(q), now, time(NULL), out);
+	if (ev & MQTT_EV_UP)
+		watch_link(w, 1, NULL, now, time(NULL), out);
 }
 
 static void
@@ -641,7 +711,8 @@ watcher(void)
 	struct watchctx c;
 	struct pollfd p[2];
 	long long now, end, iv = (o.interval > 0 ? o.interval : 10) * 1000;
-	unsigned ev;
+	long long up_at = -1;	/* when it first connected */
+	unsigned ev = 0;
 	int sfd, rc = HX_OK, sig;
 
 	sfd = signals();
@@ -657,13 +728,16 @@ watcher(void)
 		if (mqtt_state(q) == MQTT_DOWN && now >= mqtt_retry_at(q))
 			mqtt_dial(q, now);
 		if ((ev = mqtt_io(q, 0, now)) != 0)
-			report(ev);
+			watch_report(c.w, ev, now, c.events);
+		if (ev & MQTT_EV_UP && up_at < 0)
+			up_at = now;
 		watch_tick(c.w, now, time(NULL), c.events);
 		if (!o.snapshot)
 			print_events(c.events);
 		json_array_clear(c.events);
-		if (o.snapshot && now >= end) {
-			rc = stats.connects ? print_snapshot(c.w) :
+		if (o.snapshot && now >= end && (up_at < 0 ||
+		    watch_settled(c.w, up_at, now))) {
+			rc = up_at >= 0 ? print_snapshot(c.w, up_at) :
 			    HX_UNAVAILABLE;
 			break;
 		}
@@ -674,7 +748,9 @@ watcher(void)
 			die(HX_IOERR, "poll failed");
 		if (p[1].revents && (ev = mqtt_io(q, p[1].revents,
 		    mono_ms())) != 0)
-			report(ev);
+			watch_report(c.w, ev, mono_ms(), c.events);
+		if (ev & MQTT_EV_UP && up_at < 0)
+			up_at = mono_ms();
 		if (!o.snapshot)
 			print_events(c.events);
 		if (p[0].revents && ((sig = next_signal(sfd)) == SIGTERM ||

@@ -763,6 +763,7 @@ int	 pulse_bdseq_next(const char *, long long, long long *, char *);
 int	 pulse_bdseq_save(const char *, long long, char *);
 void	 pulse_node_name(const char *, long, char *, size_t);
 char	*pulse_acl(const char *, const char *, const char *const *, size_t);
+int	 pulse_rival(const struct pulse_node *, const char *, int);
 
 /* fleet.c: the agents of one heart-pulse, their schedule and state */
 struct fleet;
@@ -798,6 +799,7 @@ enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
 #define MQTT_EV_DOWN	2	/* a working connection went */
 #define MQTT_EV_FAIL	4	/* an attempt failed */
 #define MQTT_EV_DENIED	8	/* it was refused our credentials */
+#define MQTT_EV_TAKEN	16	/* another client took our client id */
 
 struct mqtt_url {
 	int	 tls;
@@ -855,6 +857,9 @@ void	 watch_free(struct watch *);
 void	 watch_message(struct watch *, const char *, const char *, int,
 	    long long, time_t, json_t *);
 void	 watch_tick(struct watch *, long long, time_t, json_t *);
-json_t	*watch_snapshot(struct watch *, size_t *);
+void	 watch_link(struct watch *, int, const char *, long long, time_t,
+	    json_t *);
+int	 watch_settled(const struct watch *, long long, long long);
+json_t	*watch_snapshot(struct watch *, long long, size_t *);
 
 #endif

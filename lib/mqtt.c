@@ -14,7 +14,9 @@
  * MQTT v5 is asked for first (for message expiry); a broker that
  * refuses the protocol version is dialled again at once with v3.1.1.
  * A broker that refuses the credentials is not a broker that is away:
- * that attempt's events carry MQTT_EV_DENIED, for the caller to stop.
+ * that attempt's events carry MQTT_EV_DENIED, for the caller to stop;
+ * nor is one that hands our client id to another client (MQTT v5's
+ * "session taken over"): MQTT_EV_TAKEN.
  * A QoS 1 publish the broker refuses (MQTT v5's PUBACK reason, such as
  * "not authorized" from its ACL) is kept for mqtt_refused.
  */
@@ -241,6 +243,8 @@ lost(struct mqtt *q, int rc, int err_no, long long now)
 	q->events |= q->up ? MQTT_EV_DOWN : MQTT_EV_FAIL;
 	if (denied(q))
 		q->events |= MQTT_EV_DENIED;
+	if (q->dropped == MQTT_RC_SESSION_TAKEN_OVER)
+		q->events |= MQTT_EV_TAKEN;
 	q->tlswhy[0] = '\0';
 	q->state = MQTT_DOWN;
 	if (q->up)

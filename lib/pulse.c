@@ -506,6 +506,60 @@ pulse_node_name(const char *host, long pid, char *out, size_t n)
 			out[i] = '-';
 }
 
+/* Whether pid is a live heart-pulse on this host (not a zombie). */
+static int
+live_pulse(json_int_t pid)
+{
+	char path[64], line[128], *p;
+	FILE *fp;
+	int r = 0;
+
+	if (pid <= 0 || pid > 0x7fffffff || pid_gone(pid))
+		return 0;
+	snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return 0;
+	if (fgets(line, sizeof line, fp) != NULL &&
+	    (p = strstr(line, " (heart-pulse) ")) != NULL)
+		r = p[15] != 'Z';
+	fclose(fp);
+	return r;
+}
+
+/*
+ * Whether a node status (payload) read back on our own node's topic is
+ * a rival's: our node name, from another process that is alive (on
+ * another host, or a heart-pulse on this one), saying it is online or
+ * leaving its will (the broker publishes the will of a live client
+ * whose id a new connection took).  A status a dead process left
+ * retained (a crash, a reboot) is no rival.  Two processes with one
+ * client id push each other off the broker for ever, and only one of
+ * them may carry on.
+ */
+int
+pulse_rival(const struct pulse_node *node, const char *payload, int len)
+{
+	const char *s, *n, *h, *why;
+	json_int_t pid;
+	json_t *j;
+	int r = 0;
+
+	if (len <= 0 || (j = json_loadb(payload, (size_t)len, 0, NULL)) == NULL)
+		return 0;
+	s = json_string_value(json_object_get(j, "status"));
+	n = json_string_value(json_object_get(j, "node"));
+	h = json_string_value(json_object_get(j, "host"));
+	why = json_string_value(json_object_get(j, "reason"));
+	pid = json_integer_value(json_object_get(j, "pid"));
+	if (s != NULL && n != NULL && h != NULL && strcmp(n, node->id) == 0 &&
+	    (strcmp(s, "online") == 0 || (why != NULL &&
+	    strcmp(why, "will") == 0)))
+		r = strcmp(h, node->host) != 0 ? strcmp(s, "online") == 0 :
+		    pid != node->pid && live_pulse(pid);
+	json_decref(j);
+	return r;
+}
+
 /*
  * The broker ACL block of one publishing host (mosquitto's acl_file):
  * its account may write its agents' pulse and status topics, and

@@ -143,7 +143,7 @@ events() {	# events EVENT [AGENT]: how many such lines the watcher printed
 	u=$T/../contrib/systemd/heart-pulse.service
 	grep -q -- '--username heart-pulse-%H$' "$u"
 	grep -q 'heart-pulse-HOST' "$T/../contrib/mosquitto/heart.conf"
-	grep -qx 'pattern write heart/node/%u/status' \
+	grep -qx 'pattern readwrite heart/node/%u/status' \
 	    "$T/../contrib/mosquitto/heart.acl"
 	run grep -x 'user heart-pulse' "$T/../contrib/mosquitto/heart.acl"
 	assert_failure

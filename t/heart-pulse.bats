@@ -399,7 +399,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 	[ "$(llm_count)" -eq 1 ]
 }
 
-@test "broker stopped and started again: the publisher lives on, agents go offline in the gap and come back" {
+@test "broker stopped and started again: the publisher lives on, the watcher says it lost the broker, agents are unknown in the gap and come back" {
 	broker_start
 	llm_start
 	soul a >/dev/null; soul b >/dev/null
@@ -411,14 +411,19 @@ broker_gap() {	# the other chambers while the broker is away: each
 	# the gap: the other chambers do not wait on the pulse
 	run broker_gap
 	assert_success
-	# (a broker that stops cleanly sends the wills: reason "will";
-	# one killed outright leaves it to the misses)
-	wait_until 10 has_events 2 offline
+	# the watcher says it lost the broker, and the agents are unknown,
+	# not offline: no offline by misses however long the gap
+	wait_until 10 has_events 1 disconnected
 	sleep "${HEART_TEST_GAP:-3}"
+	run events offline misses
+	assert_output 0
 	kill -0 "$PULSE"
 	heart-cap take a
 	broker_start "$port"
+	wait_until 10 has_events 1 connected
 	wait_until 10 eval '[ "$(events online)" -ge 4 ]'
+	run jq -r 'select(.agent == null) | .event' "$BATS_TEST_TMPDIR/watch.out"
+	assert_output "$(printf 'connected\ndisconnected\nconnected')"
 	run sub -t heart/a/pulse -C 1 -W 5
 	assert_success
 	# the publisher said it once, not once per attempt
@@ -530,7 +535,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 	assert_failure 78
 }
 
-@test "SIGHUP re-reads the souls: an added agent is born, a removed one goes offline" {
+@test "SIGHUP re-reads the souls: an added agent is born, a removed one goes offline and is retired" {
 	broker_start
 	soul a >/dev/null; soul b >/dev/null
 	watcher --misses 1000
@@ -545,6 +550,79 @@ broker_gap() {	# the other chambers while the broker is away: each
 	assert_output b
 	run sub -t heart/c/pulse -C 1 -W 3
 	assert_success
+	# retired: its retained status is cleared, the watcher drops it, and
+	# no later snapshot or dashboard sees it
+	wait_until 5 has_events 1 retired
+	run jq -r 'select(.event == "retired") | .agent' "$BATS_TEST_TMPDIR/watch.out"
+	assert_output b
+	sub -t 'heart/+/status' --retained-only -W 2 > "$BATS_TEST_TMPDIR/kept" || :
+	jq -s -e 'map(.agent) | sort == ["a","c"]' "$BATS_TEST_TMPDIR/kept"
+	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s
+	assert_success
+	echo "$output" | jq -s -e 'map(.agent) == ["a","c"]'
+}
+
+@test "--snapshot after crash, remove, restart: the removed agent's old online is not alive" {
+	broker_start
+	soul a >/dev/null; soul b >/dev/null
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id n
+	run sub -t 'heart/+/pulse' -C 2 -W 5
+	kill -9 "$PULSE"
+	rm "$BATS_TEST_TMPDIR/souls/b.yaml"
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id n
+	run sub -t 'heart/a/pulse' -C 1 -W 5
+	# b's retained status still says online, from the birth before
+	sub -t heart/b/status -C 1 -W 2 | jq -e '.status == "online"'
+	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s
+	assert_failure 1
+	echo "$output" | jq -s -e 'map([.agent, .status, .reason]) ==
+	    [["a","online","pulse"],["b","offline","stale"]]'
+}
+
+@test "--snapshot with no agent at all says so and fails; it waits for agents with long intervals" {
+	broker_start
+	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s --prefix nobody
+	assert_failure 1
+	assert_output "heart-pulse: $BROKER_URL: no agent seen under nobody/ (a wrong --prefix, an ACL that does not let this account read it, or no publisher)"
+	# an agent pulsing every 4s is alive though the window is 1s: the
+	# snapshot waits for its pulse
+	s=$(soul slow 'heart: {pulse: {interval: 4s}}')
+	pulse --soul "$s"
+	run sub -t heart/slow/pulse -C 1 -W 6
+	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s
+	assert_success
+	echo "$output" | jq -s -e 'map([.agent, .status]) == [["slow","online"]]'
+	# and a hung one, whose status still says online, is not
+	kill -STOP "$PULSE"
+	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s
+	kill -CONT "$PULSE"
+	assert_failure 1
+	echo "$output" | jq -s -e 'map([.agent, .status, .reason]) == [["slow","unknown","no_pulse"]]'
+}
+
+@test "two publishers with one client id: the second says so once and exits 78, the first pulses on" {
+	broker_start
+	soul a >/dev/null
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id twin
+	first=$PULSE
+	run sub -t heart/a/pulse -C 1 -W 5
+	run heart-pulse --broker "$BROKER_URL" --souls "$BATS_TEST_TMPDIR/souls" \
+	    --client-id twin
+	assert_failure 78
+	assert_output "heart-pulse: $BROKER_URL: another heart-pulse is connected with the client id twin; two processes need two ids (--client-id)"
+	# the first, pushed off for a moment, comes back and pulses on
+	kill -0 "$first"
+	run sub -t heart/a/pulse -C 2 -W 5
+	assert_success
+	kill -0 "$first"
+	# a birth a dead process left retained is no rival
+	kill -9 "$first"
+	mosquitto_pub -p "$BROKER_PORT" -t heart/node/twin/status -r -m \
+	    "{\"status\":\"online\",\"node\":\"twin\",\"host\":\"$(hostname)\",\"pid\":$first,\"bdseq\":1}"
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id twin
+	run sub -t heart/a/pulse -C 2 -W 5
+	assert_success
+	kill -0 "$PULSE"
 }
 
 @test "the watcher reports a breaker that opens and closes, and a wake that starts and ends" {
@@ -562,7 +640,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 	wait_until 3 has_events 1 wake_end
 	state scout breaker.json '{"state":"closed"}'
 	wait_until 3 has_events 2 breaker
-	run jq -c 'select(.event != "online") | [.event, .state // .chamber, .was]' \
+	run jq -c 'select(.agent and .event != "online") | [.event, .state // .chamber, .was]' \
 	    "$BATS_TEST_TMPDIR/watch.out"
 	assert_output "$(printf '%s\n' '["breaker","open","closed"]' \
 	    '["wake_start","schedule",null]' '["wake_end",null,null]' \

@@ -1,9 +1,8 @@
-// mizpah.js - the fleet on a canvas, from the MQTT pulse stream and the retained status
-// topics alone (heart-pulse(1)): no API, no database.  Query: broker (a ws:// URL), prefix,
-// username; the password in the fragment, #password= (never sent; cleared at once: heart(7)).
-// Invariant: the canvases are painted only when what they show changes (a look, the agents
-// shown, the size), never per frame; breathing and waking agents sit on two overlay canvases
-// that CSS animates.  window.mizpah is a read-only view for the tests: what is drawn, how often.
+// mizpah.js - the fleet on a canvas, from the MQTT pulse stream and the retained status topics
+// alone (heart-pulse(1)): no API, no database.  Query: broker (a ws:// URL), prefix, username; the
+// password in the fragment, #password= (never sent; cleared at once: heart(7)).  Invariant: the
+// canvases are painted only when what they show changes, never per frame; breathing and waking
+// agents sit on two overlay canvases that CSS animates.  window.mizpah: a read-only view for tests.
 'use strict';
 const q = new URLSearchParams(location.search), prefix = q.get('prefix') || 'heart';
 const pw = new URLSearchParams(location.hash.slice(1)).get('password') || undefined;
@@ -232,7 +231,8 @@ function hit(ev) {	// the agent under the mouse, or null
 function message(topic, buf) {
   const t = topic.slice(prefix.length + 1).split('/'), now = Date.now();
   let m, a;
-  try { m = JSON.parse(buf.toString()); } catch { return; }
+  try { m = JSON.parse(buf.toString()); } catch {	// a status cleared: the agent retired
+    return void (!buf.length && t.join() === `${t[0]},status` && agents.delete(t[0]) && (full = true) && schedule()); }
   if (t.length === 3 && t[0] === 'node' && t[2] === 'status' && m.status === 'offline')
     for (a of agents.values()) {
       if (a.node === t[1] && a.bdseq <= m.bdseq) a.status = 'offline';
