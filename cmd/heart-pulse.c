@@ -193,14 +193,19 @@ poll_timeout(long long now, long long until)
 	return t < 0 ? 0 : (int)t;
 }
 
-/* Wait until what is queued is written, or the deadline. */
+/*
+ * Wait until what is queued is written (and with acked, until the
+ * broker has acknowledged every status: some brokers drop what they
+ * have not finished storing when the DISCONNECT comes), or the deadline.
+ */
 static void
-flush(long long deadline)
+flush(long long deadline, int acked)
 {
 	struct pollfd p;
 	long long now;
 
-	while (mqtt_busy(q) && (now = mono_ms()) < deadline) {
+	while ((mqtt_busy(q) || (acked && mqtt_unacked(q) > 0)) &&
+	    (now = mono_ms()) < deadline) {
 		p.fd = mqtt_fd(q);
 		p.events = mqtt_events(q);
 		p.revents = 0;
@@ -439,13 +444,13 @@ goodbye(void)
 	while ((a = fleet_unborn(fleet)) != NULL && mono_ms() < deadline) {
 		publish_status(a, "offline", "shutdown");
 		if (mqtt_busy(q))
-			flush(deadline);
+			flush(deadline, 0);
 	}
-	flush(deadline);
-	if (mqtt_busy(q))
+	flush(deadline, 1);
+	if (mqtt_busy(q) || mqtt_unacked(q) > 0)
 		return;		/* no clean goodbye: the will says it */
 	mqtt_disconnect(q);
-	flush(deadline);
+	flush(deadline, 0);
 }
 
 static void

@@ -838,6 +838,7 @@ short	 mqtt_events(const struct mqtt *);
 int	 mqtt_busy(const struct mqtt *);
 const char *mqtt_why(const struct mqtt *);
 int	 mqtt_v5(const struct mqtt *);
+int	 mqtt_unacked(const struct mqtt *);
 unsigned mqtt_io(struct mqtt *, short, long long);
 int	 mqtt_publish(struct mqtt *, const char *, const void *, int, int,
 	    int, int);

@@ -544,6 +544,13 @@ mqtt_why(const struct mqtt *q)
 	return q->why;
 }
 
+/* QoS 1 publishes the broker has not acknowledged yet. */
+int
+mqtt_unacked(const struct mqtt *q)
+{
+	return q->state == MQTT_UP ? (int)json_object_size(q->acks) : 0;
+}
+
 int
 mqtt_v5(const struct mqtt *q)
 {
@@ -615,7 +622,7 @@ mqtt_publish(struct mqtt *q, const char *topic, const void *payload,
 	    retain, q->v5 && expiry > 0 ? q->expiry : NULL);
 	if (rc != MOSQ_ERR_SUCCESS)
 		return -1;
-	if (qos > 0 && q->v5) {
+	if (qos > 0) {
 		snprintf(key, sizeof key, "%d", mid);
 		json_object_set_new(q->acks, key, json_string(topic));
 	}
