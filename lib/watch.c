@@ -435,8 +435,10 @@ watch_snapshot(struct watch *w, long long since, size_t *offline)
 	size_t i;
 
 	*offline = 0;
-	memcpy(v, w->a, w->n * sizeof *v);
-	qsort(v, w->n, sizeof *v, cmpw);
+	if (w->n > 0) {
+		memcpy(v, w->a, w->n * sizeof *v);
+		qsort(v, w->n, sizeof *v, cmpw);
+	}
 	for (i = 0; i < w->n; i++) {
 		p = v[i]->pulse;
 		st = v[i]->online == 1 ? "online" : v[i]->online == 0 ?
