@@ -41,6 +41,8 @@ static const char *usage_text =
 
 #define SHUTDOWN_MS	5000	/* most a goodbye may take */
 #define BIRTH_BATCH	512
+#define BIRTH_WINDOW	20	/* births sent, not yet acknowledged: more
+				   would wait in libmosquitto's memory */
 
 static struct {
 	char	**souls;
@@ -367,7 +369,8 @@ do_births(void)
 	struct fleet_agent *a;
 	int i;
 
-	for (i = 0; i < BIRTH_BATCH && !mqtt_busy(q); i++) {
+	for (i = 0; i < BIRTH_BATCH && !mqtt_busy(q) &&
+	    mqtt_unacked(q) < BIRTH_WINDOW; i++) {
 		if ((a = fleet_unborn(fleet)) == NULL)
 			return;
 		publish_status(a, "online", NULL);
@@ -607,6 +610,7 @@ publisher(void)
 		p[1] = (struct pollfd){ fleet_watch_fd(fleet), POLLIN, 0 };
 		p[2] = (struct pollfd){ mqtt_fd(q), mqtt_events(q), 0 };
 		if (mqtt_state(q) == MQTT_UP && mqtt_busy(q) == 0 &&
+		    mqtt_unacked(q) < BIRTH_WINDOW &&
 		    fleet_unborn_pending(fleet))
 			until = now;
 		if (poll(p, 3, poll_timeout(now, until)) == -1 &&
