@@ -206,14 +206,14 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 @test "a pulse's breaker is what heart-breaker status says now: half-open once the cooldown has passed" {
 	broker_start
 	s=$(soul scout)
-	until=$(date -u -d @$(($(date +%s) + 3)) +%Y-%m-%dT%H:%M:%SZ)
+	until=$(date -u -d @$(($(date +%s) + 8)) +%Y-%m-%dT%H:%M:%SZ)
 	state scout breaker.json "{\"v\":1,\"state\":\"open\",\"until\":\"$until\",\"trigger\":\"llm\",\"reason\":\"HTTP 429\"}"
 	pulse --soul "$s"
 	run sub -t heart/scout/pulse -C 1 -W 5
 	echo "$output" | jq -e '.breaker == "open"'
-	heart-breaker status scout | jq -e '.state == "open"'
+	heart-breaker status scout | jq -e '.state == "open"'	# (8 s: time enough)
 	# no file changes: the cooldown passes
-	wait_until 10 eval 'sub -t heart/scout/pulse -C 1 -W 2 | jq -e ".breaker == \"half_open\"" > /dev/null'
+	wait_until 20 eval 'sub -t heart/scout/pulse -C 1 -W 2 | jq -e ".breaker == \"half_open\"" > /dev/null'
 	heart-breaker status scout | jq -e '.state == "half_open"'
 }
 
