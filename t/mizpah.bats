@@ -70,8 +70,11 @@ step() {	# step NAME [A [B]]: one step of mizpah-check.mjs, its JSON
 	    ${2+--data-urlencode "a=$2"} ${3+--data-urlencode "b=$3"}
 }
 
-page() {	# page [QUERY]: the dashboard on this test's prefix
+page() {	# page [QUERY]: the dashboard on this test's prefix, subscribed
 	step goto "?broker=ws://127.0.0.1:$WS&username=mizpah&prefix=$P${1:-}#password=look-only"
+	# pulses are not retained: one published before the broker grants
+	# the subscription never reaches the page
+	wait_until 30 holds "document.getElementById('link').textContent.endsWith(' $P/#')"
 }
 
 holds() {	# holds EXPR: the page's EXPR is true

@@ -285,7 +285,7 @@ setInterval(() => {	// time passes: missed pulses, and the panel's ages
 const client = mqtt.connect(url, { username: q.get('username') || undefined,
   password: pw, reconnectPeriod: 2000 });
 let why = '', link = (s, bad) => Object.assign($('link'), { textContent: url + s, className: bad ? 'bad' : '' });
-client.on('connect', () => { why = ''; link(` ${prefix}/#`); client.subscribe(`${prefix}/#`); });
+client.on('connect', () => { why = ''; link(': subscribing'); client.subscribe(`${prefix}/#`, (e) => link(e ? `: ${e.message}` : ` ${prefix}/#`, e)); });
 client.on('error', (e) => { why = `: ${e.message}`; link(why, true); });
 client.on('close', () => link(`: disconnected${why}`, true));
 client.on('message', message);
