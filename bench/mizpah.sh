@@ -24,8 +24,10 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 tcp=$(port); ws=$(port); web=$(port)
 mosquitto_passwd -b -c "$tmp/heart.passwd" heart-pulse bench 2>/dev/null
 mosquitto_passwd -b "$tmp/heart.passwd" mizpah look 2>/dev/null
+# the shipped ACL, and one account for every bench prefix (one trusted host)
+{ cat contrib/mosquitto/heart.acl; printf 'user heart-pulse\ntopic write heart/#\n'; } > "$tmp/heart.acl"
 sed -e "s#/etc/mosquitto/heart.passwd#$tmp/heart.passwd#" \
-    -e "s#/etc/mosquitto/heart.acl#$top/contrib/mosquitto/heart.acl#" \
+    -e "s#/etc/mosquitto/heart.acl#$tmp/heart.acl#" \
     -e "s#^listener 1883 #listener $tcp #" -e "s#^listener 9001 #listener $ws #" \
     contrib/mosquitto/heart.conf > "$tmp/m.conf"
 printf 'persistence false\nuser %s\n' "$(id -un)" >> "$tmp/m.conf"
@@ -104,13 +106,13 @@ row() {	# row AGENTS MOTION: measure 20 s, print a line of the table
 
 echo "agents  motion   frames/s  long tasks ms/s  load (1 min)"
 # the reference: the page with no agent at all, in the same run
-step goto "?broker=ws://127.0.0.1:$ws&username=mizpah&password=look&prefix=heart/none" > /dev/null
+step goto "?broker=ws://127.0.0.1:$ws&username=mizpah&prefix=heart/none#password=look" > /dev/null
 row 0 no-preference
 for n in 20 1000 10000; do
 	p=heart/b$n
 	fleet "$n"
 	live=$(ls "$tmp/souls" | wc -l) hung=$(ls "$tmp/hung" | wc -l)
-	step goto "?broker=ws://127.0.0.1:$ws&username=mizpah&password=look&prefix=$p" > /dev/null
+	step goto "?broker=ws://127.0.0.1:$ws&username=mizpah&prefix=$p#password=look" > /dev/null
 	publish souls "$p"; publish dead "$p"; dead=$!; publish hung "$p"; stopped=$!
 	until_page "mizpah.drawn().length === $n"
 	{ kill -9 "$dead"; wait "$dead"; } 2> /dev/null || true

@@ -33,12 +33,16 @@ static const char *usage_text =
     " [--password-file FILE]\n"
     "           [--cafile FILE] [--cert FILE --key FILE] [--no-inotify]"
     " [-v]\n"
+    "       heart-pulse --acl --soul FILE... | --souls DIR [--prefix P]"
+    " [--username NAME]\n"
     "       heart-pulse --watch [--snapshot] [--misses N]"
     " [--interval DUR]\n"
     "           [--broker URL] [--prefix P] [connection options]\n";
 
 #define SHUTDOWN_MS	5000	/* most a goodbye may take */
 #define BIRTH_BATCH	512
+#define BIRTH_WINDOW	20	/* births sent, not yet acknowledged: more
+				   would wait in libmosquitto's memory */
 
 static struct {
 	char	**souls;
@@ -49,7 +53,7 @@ static struct {
 	long long interval;	/* s; -1: the souls' */
 	long long misses;
 	const char *pwfile;
-	int	 watch, snapshot, verbose, noinotify;
+	int	 watch, snapshot, verbose, noinotify, acl;
 	struct mqtt_conf mc;
 } o = { .prefix = "heart", .interval = -1, .misses = -1 };
 
@@ -64,6 +68,7 @@ static struct fleet *fleet;
 static struct pulse_node node;
 static char host[256], host_json[300], client_id[HEART_IDMAX + 1];
 static int said_down;	/* an outage was reported; quiet until it ends */
+static long long born;	/* the bdseq of the last connection; 0: none */
 static long long started;	/* the schedule's origin; 0 once it runs */
 
 static void usage(void) __attribute__((noreturn));
@@ -144,6 +149,21 @@ notify(const char *state)
 static void
 report(unsigned ev)
 {
+	char m[2 * HEART_ERRLEN];
+
+	if (ev & MQTT_EV_DENIED) {	/* not the broker's moment: ours */
+		snprintf(m, sizeof m, "%s: %s%s: %s (check the account and "
+		    "its password on the broker)", o.broker, o.mc.username ?
+		    "user " : "no user name", o.mc.username ? o.mc.username :
+		    "", mqtt_why(q));
+		die(HX_CONFIG, m);
+	}
+	if (ev & MQTT_EV_TAKEN) {	/* two of us with one id */
+		snprintf(m, sizeof m, "%s: another client is connected with "
+		    "the client id %s; two processes need two ids "
+		    "(--client-id)", o.broker, o.mc.client_id);
+		die(HX_CONFIG, m);
+	}
 	if (ev & MQTT_EV_UP) {
 		stats.connects++;
 		if (said_down || o.verbose)
@@ -175,14 +195,19 @@ poll_timeout(long long now, long long until)
 	return t < 0 ? 0 : (int)t;
 }
 
-/* Wait until what is queued is written, or the deadline. */
+/*
+ * Wait until what is queued is written (and with acked, until the
+ * broker has acknowledged every status: some brokers drop what they
+ * have not finished storing when the DISCONNECT comes), or the deadline.
+ */
 static void
-flush(long long deadline)
+flush(long long deadline, int acked)
 {
 	struct pollfd p;
 	long long now;
 
-	while (mqtt_busy(q) && (now = mono_ms()) < deadline) {
+	while ((mqtt_busy(q) || (acked && mqtt_unacked(q) > 0)) &&
+	    (now = mono_ms()) < deadline) {
 		p.fd = mqtt_fd(q);
 		p.events = mqtt_events(q);
 		p.revents = 0;
@@ -236,6 +261,13 @@ connect_setup(void)
 		die(HX_CONFIG, err);
 	if (pw != NULL && o.mc.username == NULL)
 		die(HX_USAGE, "a password needs --username");
+	if (pw == NULL && o.mc.username != NULL) {
+		snprintf(err, sizeof err, "--username %s: no password: it is "
+		    "read from --password-file, else $HEART_MQTT_PASSWORD, "
+		    "and neither is given; logging in without one",
+		    o.mc.username);
+		warn(NULL, err);
+	}
 	o.mc.password = pw;
 	if (o.mc.backoff_max <= 0)
 		o.mc.backoff_max = 30000;
@@ -249,6 +281,26 @@ connect_setup(void)
 }
 
 /* --- the publisher --- */
+
+/*
+ * An agent whose soul went away: an offline "removed" for those who
+ * listen now, then its retained status cleared (an empty retained
+ * message), so that no snapshot or dashboard keeps it for ever.
+ */
+static void
+retire(struct fleet_agent *a)
+{
+	char topic[512], *msg;
+	struct pulse_agentinfo pa;
+
+	fleet_agent_info(a, &pa);
+	pulse_topic(topic, sizeof topic, o.prefix, pa.id, "status");
+	node.agents = (long long)fleet_size(fleet);
+	msg = pulse_status(&node, &pa, "offline", "removed", time(NULL));
+	mqtt_publish(q, topic, msg, (int)strlen(msg), 1, 0, 0);
+	mqtt_publish(q, topic, "", 0, 1, 1, 0);
+	free(msg);
+}
 
 static void
 publish_status(struct fleet_agent *a, const char *status,
@@ -264,7 +316,7 @@ publish_status(struct fleet_agent *a, const char *status,
 		pulse_topic(topic, sizeof topic, o.prefix, NULL, node.id);
 	node.agents = (long long)fleet_size(fleet);
 	msg = pulse_status(&node, a ? &pa : NULL, status, reason, time(NULL));
-	mqtt_publish(q, topic, msg, (int)strlen(msg), 1, 0);
+	mqtt_publish(q, topic, msg, (int)strlen(msg), 1, 1, 0);
 	free(msg);
 }
 
@@ -275,7 +327,7 @@ dial(long long now)
 	static int told;
 	long long b;
 
-	if (pulse_bdseq_next(node.id, node.bdseq, &b, err) == -1 && !told++)
+	if (pulse_bdseq_next(node.id, born, &b, err) == -1 && !told++)
 		fprintf(stderr, "heart-pulse: birth sequence: %s (counting "
 		    "in memory)\n", err);
 	node.bdseq = b;
@@ -300,7 +352,7 @@ send_pulse(struct fleet_agent *a, int extra, long long now)
 	n = fleet_pulse(fleet, a, extra, o.prefix, host_json, now, &wall,
 	    topic, sizeof topic, buf, sizeof buf);
 	fleet_agent_info(a, &pa);
-	if (n < 0 || mqtt_publish(q, topic, buf, n, 0,
+	if (n < 0 || mqtt_publish(q, topic, buf, n, 0, 0,
 	    (int)pa.interval) == -1) {
 		stats.skipped++;
 		return;
@@ -317,7 +369,8 @@ do_births(void)
 	struct fleet_agent *a;
 	int i;
 
-	for (i = 0; i < BIRTH_BATCH && !mqtt_busy(q); i++) {
+	for (i = 0; i < BIRTH_BATCH && !mqtt_busy(q) &&
+	    mqtt_unacked(q) < BIRTH_WINDOW; i++) {
 		if ((a = fleet_unborn(fleet)) == NULL)
 			return;
 		publish_status(a, "online", NULL);
@@ -350,7 +403,7 @@ do_pulses(long long now)
 		if (up)
 			send_pulse(a, 1, now);
 	while (up && (a = fleet_gone(fleet)) != NULL) {	/* else later */
-		publish_status(a, "offline", "removed");
+		retire(a);
 		fleet_agent_free(a);
 	}
 	mqtt_cork(q, 0);
@@ -394,13 +447,13 @@ goodbye(void)
 	while ((a = fleet_unborn(fleet)) != NULL && mono_ms() < deadline) {
 		publish_status(a, "offline", "shutdown");
 		if (mqtt_busy(q))
-			flush(deadline);
+			flush(deadline, 0);
 	}
-	flush(deadline);
-	if (mqtt_busy(q))
+	flush(deadline, 1);
+	if (mqtt_busy(q) || mqtt_unacked(q) > 0)
 		return;		/* no clean goodbye: the will says it */
 	mqtt_disconnect(q);
-	flush(deadline);
+	flush(deadline, 0);
 }
 
 static void
@@ -417,7 +470,8 @@ set_identity(void)
 	free(s);
 	json_decref(h);
 	if (o.mc.client_id == NULL) {
-		pulse_node_name(host, client_id, sizeof client_id);
+		pulse_node_name(host, o.watch ? (long)getpid() : 0,
+		    client_id, sizeof client_id);
 		o.mc.client_id = client_id;
 	}
 	node.id = o.mc.client_id;
@@ -444,16 +498,48 @@ on_signal(int sfd, long long now)
 	return 0;
 }
 
+/*
+ * Publishes the broker refused (its ACL), each topic said once: the
+ * account may not write it, and nothing of it reaches a subscriber.
+ */
+static void
+refused(void)
+{
+	static json_t *said;
+	char topic[512], why[128], m[1024];
+
+	while (mqtt_refused(q, topic, sizeof topic, why, sizeof why)) {
+		if (said == NULL)
+			said = json_object();
+		if (json_object_get(said, topic) != NULL)
+			continue;
+		json_object_set_new(said, topic, json_true());
+		snprintf(m, sizeof m, "the broker refused it (%s): the "
+		    "account %s may not write it; add the agent to the "
+		    "account's block in the broker's ACL (heart-pulse --acl)",
+		    why, o.mc.username ? o.mc.username : "(anonymous)");
+		warn(topic, m);
+	}
+}
+
 /* Socket work; a new connection announces the node and its agents. */
 static void
 io(short revents, long long now)
 {
+	char err[HEART_ERRLEN];
+	static int told;
 	unsigned ev;
 
-	if ((ev = mqtt_io(q, revents, now)) == 0)
+	ev = mqtt_io(q, revents, now);
+	refused();
+	if (ev == 0)
 		return;
 	report(ev);
 	if (ev & MQTT_EV_UP) {
+		born = node.bdseq;	/* a connection: the sequence counts it */
+		if (pulse_bdseq_save(node.id, born, err) == -1 && !told++)
+			fprintf(stderr, "heart-pulse: birth sequence: %s "
+			    "(counting in memory)\n", err);
 		if (started != 0) {
 			fleet_rebase(fleet, now - started);
 			started = 0;
@@ -463,20 +549,45 @@ io(short revents, long long now)
 	}
 }
 
+/*
+ * Our node's topic, read back: a live rival with our client id is a
+ * configuration error, said once (the rival carries on).
+ */
+static void
+on_node_status(void *arg, const char *topic, const void *payload, int len,
+    int retained)
+{
+	char m[600];
+
+	(void)arg;
+	(void)topic;
+	(void)retained;
+	if (!pulse_rival(&node, payload, len))
+		return;
+	snprintf(m, sizeof m, "%s: another heart-pulse is connected with "
+	    "the client id %s; two processes need two ids (--client-id)",
+	    o.broker, node.id);
+	die(HX_CONFIG, m);
+}
+
 static int
 publisher(void)
 {
 	struct pollfd p[3];
 	long long now, wd, wd_next = 0, until;
+	char topic[512];
 	int sfd;
 
+	sfd = signals();	/* before the souls: a reload may come */
 	set_identity();
 	fleet = fleet_new(o.interval, !o.noinotify);
 	started = now = mono_ms();
 	if (load(now) <= 0)
 		die(HX_CONFIG, "no agent to keep alive (no soul loaded)");
-	sfd = signals();
 	connect_setup();
+	pulse_topic(topic, sizeof topic, o.prefix, NULL, node.id);
+	mqtt_subscribe(q, topic);
+	mqtt_on_message(q, on_node_status, NULL);
 	wd = sdnotify_watchdog() / 2;
 	notify("READY=1");
 	for (;;) {
@@ -499,6 +610,7 @@ publisher(void)
 		p[1] = (struct pollfd){ fleet_watch_fd(fleet), POLLIN, 0 };
 		p[2] = (struct pollfd){ mqtt_fd(q), mqtt_events(q), 0 };
 		if (mqtt_state(q) == MQTT_UP && mqtt_busy(q) == 0 &&
+		    mqtt_unacked(q) < BIRTH_WINDOW &&
 		    fleet_unborn_pending(fleet))
 			until = now;
 		if (poll(p, 3, poll_timeout(now, until)) == -1 &&
@@ -554,12 +666,20 @@ print_events(json_t *events)
 }
 
 static int
-print_snapshot(struct watch *w)
+print_snapshot(struct watch *w, long long since)
 {
 	size_t off, i;
-	json_t *arr = watch_snapshot(w, &off), *e;
-	char *s;
+	json_t *arr = watch_snapshot(w, since, &off), *e;
+	char *s, m[600];
+	int rc = off > 0 ? HX_NO : HX_OK;
 
+	if (json_array_size(arr) == 0) {
+		snprintf(m, sizeof m, "%s: no agent seen under %s/ (a wrong "
+		    "--prefix, an ACL that does not let this account read "
+		    "it, or no publisher)", o.broker, o.prefix);
+		warn(NULL, m);
+		rc = HX_NO;
+	}
 	json_array_foreach(arr, i, e) {
 		if ((s = json_dumps(e, JSON_COMPACT)) != NULL)
 			puts(s);
@@ -567,7 +687,18 @@ print_snapshot(struct watch *w)
 	}
 	json_decref(arr);
 	fflush(stdout);
-	return off > 0 ? HX_NO : HX_OK;
+	return rc;
+}
+
+/* The watcher's own connection, in its map and its events. */
+static void
+watch_report(struct watch *w, unsigned ev, long long now, json_t *out)
+{
+	report(ev);
+	if (ev & (MQTT_EV_DOWN | MQTT_EV_FAIL))
+		watch_link(w, 0, mqtt_why(q), now, time(NULL), out);
+	if (ev & MQTT_EV_UP)
+		watch_link(w, 1, NULL, now, time(NULL), out);
 }
 
 static void
@@ -589,10 +720,12 @@ watcher(void)
 	struct watchctx c;
 	struct pollfd p[2];
 	long long now, end, iv = (o.interval > 0 ? o.interval : 10) * 1000;
-	unsigned ev;
+	long long up_at = -1;	/* when it first connected */
+	unsigned ev = 0;
 	int sfd, rc = HX_OK, sig;
 
 	sfd = signals();
+	set_identity();
 	connect_setup();
 	c.w = watch_new(o.prefix, o.misses, iv);
 	c.events = json_array();
@@ -604,13 +737,16 @@ watcher(void)
 		if (mqtt_state(q) == MQTT_DOWN && now >= mqtt_retry_at(q))
 			mqtt_dial(q, now);
 		if ((ev = mqtt_io(q, 0, now)) != 0)
-			report(ev);
+			watch_report(c.w, ev, now, c.events);
+		if (ev & MQTT_EV_UP && up_at < 0)
+			up_at = now;
 		watch_tick(c.w, now, time(NULL), c.events);
 		if (!o.snapshot)
 			print_events(c.events);
 		json_array_clear(c.events);
-		if (o.snapshot && now >= end) {
-			rc = stats.connects ? print_snapshot(c.w) :
+		if (o.snapshot && now >= end && (up_at < 0 ||
+		    watch_settled(c.w, up_at, now))) {
+			rc = up_at >= 0 ? print_snapshot(c.w, up_at) :
 			    HX_UNAVAILABLE;
 			break;
 		}
@@ -621,7 +757,9 @@ watcher(void)
 			die(HX_IOERR, "poll failed");
 		if (p[1].revents && (ev = mqtt_io(q, p[1].revents,
 		    mono_ms())) != 0)
-			report(ev);
+			watch_report(c.w, ev, mono_ms(), c.events);
+		if (ev & MQTT_EV_UP && up_at < 0)
+			up_at = mono_ms();
 		if (!o.snapshot)
 			print_events(c.events);
 		if (p[0].revents && ((sig = next_signal(sfd)) == SIGTERM ||
@@ -637,6 +775,39 @@ watcher(void)
 	json_decref(c.events);
 	close(sfd);
 	return rc;
+}
+
+/* --acl: the broker ACL block of this host's account, for its souls. */
+static int
+acl(void)
+{
+	struct fleet_agent *a;
+	struct pulse_agentinfo pa;
+	const char **ids = NULL;
+	size_t n = 0;
+	char *s;
+
+	set_identity();
+	fleet = fleet_new(o.interval, 0);
+	if (load(mono_ms()) <= 0)
+		die(HX_CONFIG, "no agent to keep alive (no soul loaded)");
+	if (!pulse_prefix_valid(o.prefix))
+		die(HX_USAGE, "--prefix: not a topic prefix (levels without "
+		    "+ or #, not starting with $ or /)");
+	fleet_unborn_all(fleet);
+	while ((a = fleet_unborn(fleet)) != NULL) {
+		if ((ids = realloc(ids, (n + 1) * sizeof *ids)) == NULL)
+			abort();
+		fleet_agent_info(a, &pa);
+		ids[n++] = pa.id;
+	}
+	s = pulse_acl(o.prefix, o.mc.username ? o.mc.username :
+	    o.mc.client_id, ids, n);
+	fputs(s, stdout);
+	free(s);
+	free(ids);
+	fleet_free(fleet);
+	return HX_OK;
 }
 
 static void
@@ -668,6 +839,7 @@ main(int argc, char **argv)
 		{ "key", required_argument, NULL, 'K' },
 		{ "watch", no_argument, NULL, 'w' },
 		{ "snapshot", no_argument, NULL, 'n' },
+		{ "acl", no_argument, NULL, 'A' },
 		{ "misses", required_argument, NULL, 'm' },
 		{ "no-inotify", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -711,6 +883,7 @@ main(int argc, char **argv)
 		case 'K': o.mc.keyfile = optarg; break;
 		case 'w': o.watch = 1; break;
 		case 'n': o.snapshot = o.watch = 1; break;
+		case 'A': o.acl = 1; break;
 		case 'm':
 			if (num_parse(optarg, 1, 1000, &o.misses) == -1) {
 				char m[96], why[64];
@@ -737,7 +910,9 @@ main(int argc, char **argv)
 		die(HX_USAGE, "--watch takes no souls");
 	if (!o.watch && o.nsouls == 0 && o.dir == NULL)
 		usage();
-	rc = o.watch ? watcher() : publisher();
+	if (o.acl && o.watch)
+		die(HX_USAGE, "--acl is for the publisher's souls, not --watch");
+	rc = o.watch ? watcher() : o.acl ? acl() : publisher();
 	free(o.souls);
 	return rc;
 }

@@ -43,11 +43,16 @@ tcp=$(port); ws=$(port); web=$(port)
 pw=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 look=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
 rm -f "$run/heart.passwd"
-mosquitto_passwd -b -c "$run/heart.passwd" heart-pulse "$pw" 2>/dev/null
+# this host's own account, heart-pulse-demo, may write only its node and
+# the example fleet's topics: the shipped ACL and the block heart-pulse
+# --acl prints for it
+mosquitto_passwd -b -c "$run/heart.passwd" heart-pulse-demo "$pw" 2>/dev/null
 mosquitto_passwd -b "$run/heart.passwd" mizpah "$look" 2>/dev/null
 chmod 600 "$run/heart.passwd"
+{ cat "$top/contrib/mosquitto/heart.acl"
+  heart-pulse --acl --souls "$souls" --username heart-pulse-demo; } > "$run/heart.acl"
 sed -e "s#/etc/mosquitto/heart.passwd#$run/heart.passwd#" \
-    -e "s#/etc/mosquitto/heart.acl#$top/contrib/mosquitto/heart.acl#" \
+    -e "s#/etc/mosquitto/heart.acl#$run/heart.acl#" \
     -e "s#^listener 1883 #listener $tcp #" -e "s#^listener 9001 #listener $ws #" \
     "$top/contrib/mosquitto/heart.conf" > "$run/mosquitto.conf"
 printf "persistence false\nuser %s\n" "$(id -un)" >> "$run/mosquitto.conf"
@@ -58,7 +63,8 @@ echo "broker:    mqtt://127.0.0.1:$tcp (pulses), ws://127.0.0.1:$ws (dashboard)"
 
 # the pulse chamber, for the whole example fleet, from one process
 HEART_MQTT_PASSWORD=$pw heart-pulse --souls "$souls" \
-	--broker "mqtt://127.0.0.1:$tcp" --username heart-pulse \
+	--broker "mqtt://127.0.0.1:$tcp" --username heart-pulse-demo \
+	--client-id heart-pulse-demo \
 	2> "$run/pulse.log" &
 pids="$pids $!"
 
@@ -67,7 +73,9 @@ python3 -m http.server --bind 127.0.0.1 --directory "$top/build/mizpah" \
 	"$web" > "$run/http.log" 2>&1 &
 pids="$pids $!"
 wait_port "$web" "the web server"
-echo "dashboard: http://127.0.0.1:$web/?broker=ws://127.0.0.1:$ws&username=mizpah&password=$look"
+# the password in the fragment: the web server never sees it, and the
+# page clears it from the address bar and history (heart(7))
+echo "dashboard: http://127.0.0.1:$web/?broker=ws://127.0.0.1:$ws&username=mizpah#password=$look"
 
 # the model: a real one if configured, else the offline responder
 if [ -n "${HEART_LLM_URL:-}${OPENAI_API_KEY:-}${ANTHROPIC_API_KEY:-}" ]; then

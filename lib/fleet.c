@@ -426,6 +426,8 @@ fleet_pulse(struct fleet *f, struct fleet_agent *a, int extra,
 		parts |= PS_WAKE;	/* is its process still there? */
 	if (wall->tv_sec >= a->st.cap_until)
 		parts |= PS_CAP;	/* a new day */
+	if (a->st.brk_until > 0 && wall->tv_sec >= a->st.brk_until)
+		parts |= PS_BREAKER;	/* its cooldown has passed */
 	if (parts)
 		refresh(f, a, parts, wall->tv_sec);
 	if (wall->tv_sec / 60 != a->quiet_min) {	/* hours: by the minute */

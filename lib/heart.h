@@ -839,7 +839,10 @@ char	*pulse_status(const struct pulse_node *,
 	    const struct pulse_agentinfo *, const char *, const char *,
 	    time_t);
 int	 pulse_bdseq_next(const char *, long long, long long *, char *);
-void	 pulse_node_name(const char *, char *, size_t);
+int	 pulse_bdseq_save(const char *, long long, char *);
+void	 pulse_node_name(const char *, long, char *, size_t);
+char	*pulse_acl(const char *, const char *, const char *const *, size_t);
+int	 pulse_rival(const struct pulse_node *, const char *, int);
 
 /* fleet.c: the agents of one heart-pulse, their schedule and state */
 struct fleet;
@@ -874,6 +877,8 @@ enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
 #define MQTT_EV_UP	1	/* connected (CONNACK accepted) */
 #define MQTT_EV_DOWN	2	/* a working connection went */
 #define MQTT_EV_FAIL	4	/* an attempt failed */
+#define MQTT_EV_DENIED	8	/* it was refused our credentials */
+#define MQTT_EV_TAKEN	16	/* another client took our client id */
 
 struct mqtt_url {
 	int	 tls;
@@ -912,9 +917,11 @@ short	 mqtt_events(const struct mqtt *);
 int	 mqtt_busy(const struct mqtt *);
 const char *mqtt_why(const struct mqtt *);
 int	 mqtt_v5(const struct mqtt *);
+int	 mqtt_unacked(const struct mqtt *);
 unsigned mqtt_io(struct mqtt *, short, long long);
 int	 mqtt_publish(struct mqtt *, const char *, const void *, int, int,
-	    int);
+	    int, int);
+int	 mqtt_refused(struct mqtt *, char *, size_t, char *, size_t);
 void	 mqtt_cork(struct mqtt *, int);
 void	 mqtt_disconnect(struct mqtt *);
 
@@ -930,6 +937,9 @@ void	 watch_free(struct watch *);
 void	 watch_message(struct watch *, const char *, const char *, int,
 	    long long, time_t, json_t *);
 void	 watch_tick(struct watch *, long long, time_t, json_t *);
-json_t	*watch_snapshot(struct watch *, size_t *);
+void	 watch_link(struct watch *, int, const char *, long long, time_t,
+	    json_t *);
+int	 watch_settled(const struct watch *, long long, long long);
+json_t	*watch_snapshot(struct watch *, long long, size_t *);
 
 #endif

@@ -13,6 +13,12 @@
  *
  * MQTT v5 is asked for first (for message expiry); a broker that
  * refuses the protocol version is dialled again at once with v3.1.1.
+ * A broker that refuses the credentials is not a broker that is away:
+ * that attempt's events carry MQTT_EV_DENIED, for the caller to stop;
+ * nor is one that hands our client id to another client (MQTT v5's
+ * "session taken over"): MQTT_EV_TAKEN.
+ * A QoS 1 publish the broker refuses (MQTT v5's PUBACK reason, such as
+ * "not authorized" from its ACL) is kept for mqtt_refused.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -52,10 +58,13 @@ struct mqtt {
 	unsigned seed;
 	unsigned events;
 	char	 why[HEART_ERRLEN];
+	char	 tlswhy[160];	/* the TLS library's last error, or "" */
 	char	**subs;
 	int	 nsubs;
 	mosquitto_property *expiry;
 	int	 expiry_s;
+	json_t	*acks;		/* mid -> topic of QoS 1 publishes unacked */
+	json_t	*denials;	/* [topic, reason] pairs not yet taken */
 	void	(*onmsg)(void *, const char *, const void *, int, int);
 	void	*arg;
 };
@@ -199,6 +208,8 @@ set_why(struct mqtt *q, int rc, int err_no)
 	else if (q->dropped == MQTT_RC_SESSION_TAKEN_OVER)
 		errf(q->why, "another client took over the client id %s "
 		    "(give each process its own --client-id)", q->client_id);
+	else if (rc == MOSQ_ERR_TLS && q->tlswhy[0] != '\0')
+		errf(q->why, "TLS: %s", q->tlswhy);
 	else if (rc == MOSQ_ERR_KEEPALIVE)
 		errf(q->why, "the broker did not answer within the keepalive "
 		    "(%ds)", q->keepalive);
@@ -213,12 +224,28 @@ set_why(struct mqtt *q, int rc, int err_no)
 		errf(q->why, "%s", mosquitto_strerror(rc));
 }
 
+/* Whether a CONNACK's reason refuses who we are, not the moment. */
+static int
+denied(const struct mqtt *q)
+{
+	if (q->v5)
+		return q->refused == MQTT_RC_BAD_USERNAME_OR_PASSWORD ||
+		    q->refused == MQTT_RC_NOT_AUTHORIZED;
+	return q->refused == CONNACK_REFUSED_BAD_USERNAME_PASSWORD ||
+	    q->refused == CONNACK_REFUSED_NOT_AUTHORIZED;
+}
+
 /* The connection is gone (or never came): plan the next attempt. */
 static void
 lost(struct mqtt *q, int rc, int err_no, long long now)
 {
 	set_why(q, rc, err_no);
 	q->events |= q->up ? MQTT_EV_DOWN : MQTT_EV_FAIL;
+	if (denied(q))
+		q->events |= MQTT_EV_DENIED;
+	if (q->dropped == MQTT_RC_SESSION_TAKEN_OVER)
+		q->events |= MQTT_EV_TAKEN;
+	q->tlswhy[0] = '\0';
 	q->state = MQTT_DOWN;
 	if (q->up)
 		q->fails = 0;
@@ -254,10 +281,32 @@ on_connect(struct mosquitto *m, void *arg, int rc, int flags,
 	q->state = MQTT_UP;
 	q->up = 1;
 	q->refused = 0;
+	json_object_clear(q->acks);	/* what an old connection sent */
 	q->events |= MQTT_EV_UP;
 	if (q->nsubs > 0)
 		mosquitto_subscribe_multiple(m, NULL, q->nsubs, q->subs, 1, 0,
 		    NULL);
+}
+
+static void
+on_publish(struct mosquitto *m, void *arg, int mid, int reason,
+    const mosquitto_property *props)
+{
+	struct mqtt *q = arg;
+	char key[16];
+	json_t *t;
+
+	(void)m;
+	(void)props;
+	snprintf(key, sizeof key, "%d", mid);
+	if ((t = json_object_get(q->acks, key)) == NULL)
+		return;
+	if (reason >= 0x80) {
+		json_array_append(q->denials, t);
+		json_array_append_new(q->denials,
+		    json_string(mosquitto_reason_string(reason)));
+	}
+	json_object_del(q->acks, key);
 }
 
 static void
@@ -271,6 +320,42 @@ on_message(struct mosquitto *m, void *arg, const struct mosquitto_message
 	if (q->onmsg != NULL)
 		q->onmsg(q->arg, msg->topic, msg->payload, msg->payloadlen,
 		    msg->retain);
+}
+
+/*
+ * libmosquitto says why TLS failed only in its log ("OpenSSL Error[0]:
+ * error:0A000086:SSL routines::certificate verify failed"): keep the
+ * reason, the text after the last colon.
+ */
+static void
+on_log(struct mosquitto *m, void *arg, int level, const char *s)
+{
+	struct mqtt *q = arg;
+	const char *r;
+
+	(void)m;
+	if (level != MOSQ_LOG_ERR || strncmp(s, "OpenSSL Error", 13) != 0 ||
+	    q->tlswhy[0] != '\0')
+		return;
+	r = strrchr(s, ':');
+	snprintf(q->tlswhy, sizeof q->tlswhy, "%s", r[1] == ' ' ? r + 2 :
+	    r + 1);
+}
+
+/* A TLS file named by an option: it must be there and readable. */
+static int
+tls_file(const char *opt, const char *file, char *err)
+{
+	int fd;
+
+	if (file == NULL)
+		return 0;
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC)) == -1) {
+		errf(err, "%s %s: %s", opt, file, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
 }
 
 /* A key file with a passphrase is refused rather than asked for. */
@@ -312,21 +397,33 @@ mqtt_new(const struct mqtt_conf *c, char *err)
 	mosquitto_connect_v5_callback_set(q->m, on_connect);
 	mosquitto_message_v5_callback_set(q->m, on_message);
 	mosquitto_disconnect_v5_callback_set(q->m, on_disconnect);
+	mosquitto_log_callback_set(q->m, on_log);
+	mosquitto_publish_v5_callback_set(q->m, on_publish);
+	q->acks = json_object();
+	q->denials = json_array();
 	if (c->username != NULL && (rc = mosquitto_username_pw_set(q->m,
 	    c->username, c->password)) != MOSQ_ERR_SUCCESS) {
 		errf(err, "--username: %s", mosquitto_strerror(rc));
 		goto fail;
 	}
+	if (!c->url.tls && (c->cafile || c->certfile || c->keyfile)) {
+		errf(err, "--cafile, --cert and --key need an mqtts:// URL");
+		goto fail;
+	}
+	if ((c->certfile == NULL) != (c->keyfile == NULL)) {
+		errf(err, "--cert and --key go together");
+		goto fail;
+	}
+	if (tls_file("--cafile", c->cafile, err) == -1 ||
+	    tls_file("--cert", c->certfile, err) == -1 ||
+	    tls_file("--key", c->keyfile, err) == -1)
+		goto fail;
 	if (c->url.tls && (rc = mosquitto_tls_set(q->m, c->cafile,
 	    c->cafile ? NULL : "/etc/ssl/certs", c->certfile, c->keyfile,
 	    no_passphrase)) != MOSQ_ERR_SUCCESS) {
-		errf(err, "TLS: %s (check that --cafile, --cert and --key "
-		    "name readable files, --cert and --key together)",
+		errf(err, "TLS: %s: %s", c->certfile ? c->certfile :
+		    c->cafile ? c->cafile : "/etc/ssl/certs",
 		    mosquitto_strerror(rc));
-		goto fail;
-	}
-	if (!c->url.tls && (c->cafile || c->certfile || c->keyfile)) {
-		errf(err, "--cafile, --cert and --key need an mqtts:// URL");
 		goto fail;
 	}
 	return q;
@@ -344,6 +441,8 @@ mqtt_free(struct mqtt *q)
 		return;
 	mosquitto_destroy(q->m);
 	mosquitto_property_free_all(&q->expiry);
+	json_decref(q->acks);
+	json_decref(q->denials);
 	for (i = 0; i < q->nsubs; i++)
 		free(q->subs[i]);
 	free(q->subs);
@@ -445,6 +544,13 @@ mqtt_why(const struct mqtt *q)
 	return q->why;
 }
 
+/* QoS 1 publishes the broker has not acknowledged yet. */
+int
+mqtt_unacked(const struct mqtt *q)
+{
+	return q->state == MQTT_UP ? (int)json_object_size(q->acks) : 0;
+}
+
 int
 mqtt_v5(const struct mqtt *q)
 {
@@ -494,14 +600,15 @@ mqtt_io(struct mqtt *q, short revents, long long now)
 }
 
 /*
- * Publish at QoS 0, with a message expiry (seconds, 0: none) when the
- * connection is MQTT v5.  -1 when not connected.
+ * Publish at QoS 0 or 1, with a message expiry (seconds, 0: none) when
+ * the connection is MQTT v5.  -1 when not connected.
  */
 int
 mqtt_publish(struct mqtt *q, const char *topic, const void *payload,
-    int len, int retain, int expiry)
+    int len, int qos, int retain, int expiry)
 {
-	int rc;
+	char key[16];
+	int rc, mid;
 
 	if (q->state != MQTT_UP)
 		return -1;
@@ -511,9 +618,33 @@ mqtt_publish(struct mqtt *q, const char *topic, const void *payload,
 		    MQTT_PROP_MESSAGE_EXPIRY_INTERVAL, (uint32_t)expiry);
 		q->expiry_s = expiry;
 	}
-	rc = mosquitto_publish_v5(q->m, NULL, topic, len, payload, 0, retain,
-	    q->v5 && expiry > 0 ? q->expiry : NULL);
-	return rc == MOSQ_ERR_SUCCESS ? 0 : -1;
+	rc = mosquitto_publish_v5(q->m, &mid, topic, len, payload, qos,
+	    retain, q->v5 && expiry > 0 ? q->expiry : NULL);
+	if (rc != MOSQ_ERR_SUCCESS)
+		return -1;
+	if (qos > 0) {
+		snprintf(key, sizeof key, "%d", mid);
+		json_object_set_new(q->acks, key, json_string(topic));
+	}
+	return 0;
+}
+
+/*
+ * The next publish the broker refused: its topic and the broker's
+ * reason, copied into the caller's buffers; 0 when there is none.
+ */
+int
+mqtt_refused(struct mqtt *q, char *topic, size_t tn, char *why, size_t wn)
+{
+	if (json_array_size(q->denials) < 2)
+		return 0;
+	snprintf(topic, tn, "%s", json_string_value(json_array_get(
+	    q->denials, 0)));
+	snprintf(why, wn, "%s", json_string_value(json_array_get(q->denials,
+	    1)));
+	json_array_remove(q->denials, 0);
+	json_array_remove(q->denials, 0);
+	return 1;
 }
 
 /*

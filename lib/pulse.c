@@ -24,8 +24,6 @@
 
 #include "heart.h"
 
-static const char *brk_states[] = { "closed", "open", "half_open" };
-
 /* Keep a text of a state file, made fit for a pulse, or none. */
 static void
 set_text(char **dst, const char *s)
@@ -49,50 +47,30 @@ word(const char *s)
 	return n > 0 && n < 16 && s[n] == '\0';
 }
 
-/* An open or half-open breaker's next probe, trigger and reason. */
-static void
-read_why(json_t *j, struct pulse_state *st)
-{
-	const char *u = json_string_value(json_object_get(j, "until"));
-	const char *t = json_string_value(json_object_get(j, "trigger"));
-
-	if (u == NULL || clock_parse_utc(u, &st->brk_until) == -1)
-		st->brk_until = 0;
-	if (t != NULL && (strcmp(t, "llm") == 0 || strcmp(t, "tool") == 0))
-		snprintf(st->brk_trigger, sizeof st->brk_trigger, "%s", t);
-	set_text(&st->brk_reason, json_string_value(json_object_get(j,
-	    "reason")));
-}
-
+/*
+ * The breaker as heart-breaker status tells it now: brk_peek's view,
+ * the library's own rule (an open breaker whose cooldown has passed is
+ * half-open), with the keys the breaker was last given.
+ */
 static int
-read_breaker(const char *dir, struct pulse_state *st, char *err)
+read_breaker(const char *id, time_t now, struct pulse_state *st,
+    char *err)
 {
-	json_t *j, *s;
-	size_t i;
+	struct brk_view v;
 
 	st->breaker[0] = st->brk_trigger[0] = '\0';
 	st->brk_until = 0;
 	set_text(&st->brk_reason, NULL);
-	if (state_read_json(dir, "breaker.json", &j, err) == -1)
+	if (brk_peek(id, NULL, now, &v, err) == -1)
 		return -1;
-	if (j == NULL) {
-		snprintf(st->breaker, sizeof st->breaker, "closed");
+	snprintf(st->breaker, sizeof st->breaker, "%s",
+	    brk_state_name(v.state));
+	if (v.state == BRK_CLOSED)
 		return 0;
-	}
-	s = json_object_get(j, "state");
-	for (i = 0; json_is_string(s) && i < 3; i++)
-		if (strcmp(json_string_value(s), brk_states[i]) == 0)
-			break;
-	if (!json_is_string(s) || i == 3) {
-		json_decref(j);
-		errf(err, "%s/breaker.json: \"state\" is not closed, open or "
-		    "half_open", dir);
-		return -1;
-	}
-	snprintf(st->breaker, sizeof st->breaker, "%s", brk_states[i]);
-	if (i > 0)
-		read_why(j, st);
-	json_decref(j);
+	st->brk_until = v.until;
+	if (strcmp(v.trigger, "llm") == 0 || strcmp(v.trigger, "tool") == 0)
+		memcpy(st->brk_trigger, v.trigger, strlen(v.trigger) + 1);
+	set_text(&st->brk_reason, v.reason);
 	return 0;
 }
 
@@ -226,7 +204,7 @@ pulse_read(const char *id, const char *zone, const struct caps *caps,
 			st->cap_used = st->cap_max = -1;
 		return -1;
 	}
-	if ((what & PS_BREAKER) && read_breaker(dir, st, err) == -1)
+	if ((what & PS_BREAKER) && read_breaker(id, now, st, err) == -1)
 		r = -1;
 	if ((what & PS_WAKE) && read_wake(dir, st, err) == -1)
 		r = -1;
@@ -508,19 +486,103 @@ pulse_topic(char *buf, size_t n, const char *prefix, const char *id,
 }
 
 /*
- * The default node name (and client id) of a publisher on host:
- * heart-pulse-HOST, with anything an id may not hold made a '-'.
+ * The default client id of a publisher on host, its node name:
+ * heart-pulse-HOST; of a watcher (pid > 0): heart-watch-HOST-PID.  The
+ * host is cut to fit an id, and anything an id may not hold is a '-'.
  */
 void
-pulse_node_name(const char *host, char *out, size_t n)
+pulse_node_name(const char *host, long pid, char *out, size_t n)
 {
+	char tail[24] = "";
 	size_t i;
 
-	snprintf(out, n, "heart-pulse-%.*s", HEART_IDMAX - 12, host);
+	if (pid > 0)
+		snprintf(tail, sizeof tail, "-%ld", pid);
+	snprintf(out, n, "heart-%s-%.*s%s", pid > 0 ? "watch" : "pulse",
+	    (int)(HEART_IDMAX - 12 - strlen(tail)), host, tail);
 	for (i = 0; out[i] != '\0'; i++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyz"
 		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", out[i]))
 			out[i] = '-';
+}
+
+/* Whether pid is a live heart-pulse on this host (not a zombie). */
+static int
+live_pulse(json_int_t pid)
+{
+	char path[64], line[128], *p;
+	FILE *fp;
+	int r = 0;
+
+	if (pid <= 0 || pid > 0x7fffffff || pid_gone(pid))
+		return 0;
+	snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return 0;
+	if (fgets(line, sizeof line, fp) != NULL &&
+	    (p = strstr(line, " (heart-pulse) ")) != NULL)
+		r = p[15] != 'Z';
+	fclose(fp);
+	return r;
+}
+
+/*
+ * Whether a node status (payload) read back on our own node's topic is
+ * a rival's: our node name, from another process that is alive (on
+ * another host, or a heart-pulse on this one), saying it is online or
+ * leaving its will (the broker publishes the will of a live client
+ * whose id a new connection took).  A status a dead process left
+ * retained (a crash, a reboot) is no rival.  Two processes with one
+ * client id push each other off the broker for ever, and only one of
+ * them may carry on.
+ */
+int
+pulse_rival(const struct pulse_node *node, const char *payload, int len)
+{
+	const char *s, *n, *h, *why;
+	json_int_t pid;
+	json_t *j;
+	int r = 0;
+
+	if (len <= 0 || (j = json_loadb(payload, (size_t)len, 0, NULL)) == NULL)
+		return 0;
+	s = json_string_value(json_object_get(j, "status"));
+	n = json_string_value(json_object_get(j, "node"));
+	h = json_string_value(json_object_get(j, "host"));
+	why = json_string_value(json_object_get(j, "reason"));
+	pid = json_integer_value(json_object_get(j, "pid"));
+	if (s != NULL && n != NULL && h != NULL && strcmp(n, node->id) == 0 &&
+	    (strcmp(s, "online") == 0 || (why != NULL &&
+	    strcmp(why, "will") == 0)))
+		r = strcmp(h, node->host) != 0 ? strcmp(s, "online") == 0 :
+		    pid != node->pid && live_pulse(pid);
+	json_decref(j);
+	return r;
+}
+
+/*
+ * The broker ACL block of one publishing host (mosquitto's acl_file):
+ * its account may write its agents' pulse and status topics, and
+ * nothing else (its node's status comes from the shared pattern of
+ * contrib/mosquitto/heart.acl).  ids[n] are its agents.
+ */
+char *
+pulse_acl(const char *prefix, const char *user, const char *const *ids,
+    size_t n)
+{
+	size_t i, len = strlen(user) + 80;
+	char *s, *p;
+
+	for (i = 0; i < n; i++)
+		len += 2 * (strlen(prefix) + strlen(ids[i]) + 24);
+	p = s = xcalloc(1, len);
+	p += sprintf(p, "# heart-pulse --acl: %zu agent%s\nuser %s\n", n,
+	    n == 1 ? "" : "s", user);
+	for (i = 0; i < n; i++)
+		p += sprintf(p, "topic write %s/%s/pulse\n"
+		    "topic write %s/%s/status\n", prefix, ids[i], prefix,
+		    ids[i]);
+	return s;
 }
 
 /*
@@ -563,39 +625,65 @@ pulse_status(const struct pulse_node *node, const struct pulse_agentinfo
 }
 
 /*
- * The next birth sequence number of node `id' (Sparkplug's bdSeq), one
- * per connection, kept in STATE/pulse/ID.json so that it also grows
- * across restarts.  On error *out still gets last + 1 (the caller may
- * carry on with its own count) and -1 is returned.
+ * The birth sequence of node `id' (Sparkplug's bdSeq) counts its
+ * connections, and grows across restarts: the last one that connected
+ * is kept in STATE/pulse/ID.json.  pulse_bdseq_next says the number a
+ * next connection would have (the will of an attempt must carry it)
+ * and writes nothing; pulse_bdseq_save records it once the broker has
+ * accepted that connection.  On error *out still gets last + 1 (the
+ * caller may carry on with its own count) and -1 is returned.
  */
-int
-pulse_bdseq_next(const char *id, long long last, long long *out, char *err)
+static int
+bdseq_file(const char *id, char *dir, size_t n, char *name, char *err)
 {
-	char dir[4096];
-	json_t *j = NULL, *v;
-	long long n = last;
-	int fd, r = -1;
-
-	*out = last + 1;
 	if (!id_valid(id)) {
 		errf(err, "invalid node id");
 		return -1;
 	}
-	if (state_subdir("pulse", dir, sizeof dir, err) == -1)
+	snprintf(name, HEART_IDMAX + 8, "%s.json", id);
+	return state_subdir("pulse", dir, n, err);
+}
+
+int
+pulse_bdseq_next(const char *id, long long last, long long *out, char *err)
+{
+	char dir[4096], name[HEART_IDMAX + 8];
+	json_t *j = NULL, *v;
+
+	*out = last + 1;
+	if (bdseq_file(id, dir, sizeof dir, name, err) == -1 ||
+	    state_read_json(dir, name, &j, err) == -1)
 		return -1;
-	char name[HEART_IDMAX + 8], lock[HEART_IDMAX + 8];
-	snprintf(name, sizeof name, "%s.json", id);
+	v = json_object_get(j, "bdseq");
+	if (json_is_integer(v) && json_integer_value(v) >= *out)
+		*out = json_integer_value(v) + 1;
+	json_decref(j);
+	return 0;
+}
+
+int
+pulse_bdseq_save(const char *id, long long bdseq, char *err)
+{
+	char dir[4096], name[HEART_IDMAX + 8], lock[HEART_IDMAX + 8];
+	json_t *j = NULL;
+	json_int_t had;
+	int fd, r = -1;
+
+	if (bdseq_file(id, dir, sizeof dir, name, err) == -1)
+		return -1;
 	snprintf(lock, sizeof lock, "%s.lock", id);
 	if ((fd = state_lock(dir, lock, LOCK_EX, err)) < 0)
 		return -1;
 	if (state_read_json(dir, name, &j, err) == -1)
 		goto out;
-	v = json_object_get(j, "bdseq");
-	if (json_is_integer(v) && json_integer_value(v) > n)
-		n = json_integer_value(v);
+	had = json_integer_value(json_object_get(j, "bdseq"));
 	json_decref(j);
-	*out = n + 1;
-	j = json_pack("{s:I}", "bdseq", (json_int_t)*out);
+	j = NULL;
+	if (had >= bdseq) {
+		r = 0;		/* never backwards */
+		goto out;
+	}
+	j = json_pack("{s:I}", "bdseq", (json_int_t)bdseq);
 	r = state_write_json(dir, name, j, err);
 out:
 	json_decref(j);

@@ -10,7 +10,9 @@
  * a node's offline (its will, or its clean goodbye) takes offline only
  * the agents whose last online carried that node and that bdseq, so a
  * late will of an old connection never marks a reborn publisher's
- * agents offline.  Times are the caller's monotonic milliseconds.
+ * agents offline.  An agent belongs to the node of its last birth:
+ * a status from another node may give it a new birth, never take it
+ * offline.  Times are the caller's monotonic milliseconds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@ struct wagent {
 	int	 online;	/* 1, 0, -1: not known yet */
 	char	 reason[16];
 	long long last;		/* ms of the last sign of life; -1 */
+	long long pulsed;	/* ms of the last pulse; -1 */
 	long long interval;	/* ms, from the agent's birth; 0: not known */
 	long long misses;	/* from the birth; 0: not known */
 	char	 node[HEART_IDMAX + 1];
@@ -37,6 +40,7 @@ struct watch {
 	size_t	 plen;
 	long long misses;	/* override; -1: each agent's */
 	long long interval;	/* ms, for agents whose birth was not seen */
+	int	 up;		/* the watcher's own connection */
 	struct wagent **a;
 	size_t	 n;
 	json_t	*index;		/* id -> position in a */
@@ -54,6 +58,7 @@ watch_new(const char *prefix, long long misses, long long interval)
 	w->interval = interval > 0 ? interval : 10000;
 	w->index = json_object();
 	w->nodes = json_object();
+	w->up = 0;	/* until watch_link says it is up */
 	return w;
 }
 
@@ -86,7 +91,7 @@ agent(struct watch *w, const char *id)
 	a = xcalloc(1, sizeof *a);
 	snprintf(a->id, sizeof a->id, "%s", id);
 	a->online = -1;
-	a->last = -1;
+	a->last = a->pulsed = -1;
 	a->waking = -1;
 	if ((w->a = realloc(w->a, (w->n + 1) * sizeof *w->a)) == NULL)
 		abort();
@@ -139,7 +144,7 @@ on_pulse(struct watch *w, struct wagent *a, json_t *p, long long now,
 	int waking = -1;
 
 	(void)w;
-	a->last = now;
+	a->last = a->pulsed = now;
 	set_online(a, 1, "pulse", wall, out);
 	if (brk != NULL && strcmp(brk, a->breaker) != 0 &&
 	    (a->breaker[0] != '\0' || strcmp(brk, "closed") != 0)) {
@@ -188,6 +193,14 @@ on_status(struct watch *w, struct wagent *a, json_t *p, long long now,
 
 	if (s == NULL)
 		return;
+	/*
+	 * An agent is owned by the node of its last birth: an offline
+	 * from another node (a host that kept a soul the agent has left,
+	 * a forger on a broker without per-host accounts) is not its.
+	 */
+	if (strcmp(s, "online") != 0 && a->node[0] != '\0' &&
+	    (node == NULL || strcmp(node, a->node) != 0))
+		return;
 	if (node != NULL && json_is_integer(bd)) {
 		snprintf(a->node, sizeof a->node, "%s", node);
 		a->bdseq = json_integer_value(bd);
@@ -229,6 +242,34 @@ on_node(struct watch *w, const char *node, json_t *p, time_t wall,
 			    out);
 }
 
+/* An agent whose retained status was cleared leaves the map. */
+static void
+retire(struct watch *w, const char *rest, time_t wall, json_t *out)
+{
+	char id[HEART_IDMAX + 1];
+	const char *slash = strchr(rest, '/');
+	json_t *i;
+	size_t k;
+
+	if (slash == NULL || strcmp(slash, "/status") != 0 ||
+	    (size_t)(slash - rest) >= sizeof id)
+		return;
+	memcpy(id, rest, (size_t)(slash - rest));
+	id[slash - rest] = '\0';
+	if ((i = json_object_get(w->index, id)) == NULL)
+		return;
+	k = (size_t)json_integer_value(i);
+	event(out, wall, w->a[k], "retired");
+	json_decref(w->a[k]->pulse);
+	free(w->a[k]);
+	json_object_del(w->index, id);
+	if (k != --w->n) {	/* the last one takes its place */
+		w->a[k] = w->a[w->n];
+		json_object_set_new(w->index, w->a[k]->id,
+		    json_integer((json_int_t)k));
+	}
+}
+
 /*
  * One message from the broker.  Changes are appended to `out' as JSON
  * objects.  Messages that are not the chamber's are ignored.
@@ -242,10 +283,13 @@ watch_message(struct watch *w, const char *topic, const char *payload,
 	json_t *p;
 	size_t n;
 
-	if (strncmp(topic, w->prefix, w->plen) != 0 || topic[w->plen] != '/'
-	    || len <= 0)
+	if (strncmp(topic, w->prefix, w->plen) != 0 || topic[w->plen] != '/')
 		return;
 	rest = topic + w->plen + 1;
+	if (len <= 0) {		/* a retained status cleared: retired */
+		retire(w, rest, wall, out);
+		return;
+	}
 	if ((p = json_loadb(payload, (size_t)len, 0, NULL)) == NULL)
 		return;
 	if (!json_is_object(p))
@@ -291,10 +335,81 @@ watch_tick(struct watch *w, long long now, time_t wall, json_t *out)
 {
 	size_t i;
 
+	if (!w->up)
+		return;		/* no news is not bad news while we are away */
 	for (i = 0; i < w->n; i++)
 		if (w->a[i]->online == 1 && w->a[i]->last >= 0 &&
 		    now >= deadline(w, w->a[i]))
 			set_online(w->a[i], 0, "misses", wall, out);
+}
+
+/*
+ * The watcher's own connection came (up) or went.  While it is away
+ * nothing is known of any agent: each is unknown, not offline, and no
+ * offline is reported for it; when it is back, the broker's retained
+ * statuses and the pulses tell again, and misses count from then.  One
+ * event says it: {"event":"connected"} or {"event":"disconnected"}.
+ */
+void
+watch_link(struct watch *w, int up, const char *why, long long now,
+    time_t wall, json_t *out)
+{
+	char at[32];
+	json_t *e;
+	size_t i;
+
+	if (w->up == up)
+		return;
+	w->up = up;
+	for (i = 0; i < w->n; i++) {
+		if (!up)
+			w->a[i]->online = -1;
+		else if (w->a[i]->last >= 0)
+			w->a[i]->last = now;
+	}
+	if (!up)
+		json_object_clear(w->nodes);
+	clock_utc(wall, at, sizeof at);
+	e = json_pack("{s:s,s:s}", "at", at, "event", up ? "connected" :
+	    "disconnected");
+	if (why != NULL)
+		json_object_set_new(e, "why", json_string(why));
+	json_array_append_new(out, e);
+}
+
+/*
+ * Whether a snapshot may be taken: every agent whose status says online
+ * has pulsed since `since' (the connection), or an interval and a half
+ * has passed without it.
+ */
+int
+watch_settled(const struct watch *w, long long since, long long now)
+{
+	const struct wagent *a;
+	long long iv;
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		a = w->a[i];
+		iv = a->interval > 0 ? a->interval : w->interval;
+		if (a->online == 1 && a->pulsed < since &&
+		    now < since + iv + iv / 2)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The latest birth of a's node, as its node status says, is newer than
+ * a's: a's online is what an older connection said before it died.
+ */
+static int
+stale(const struct watch *w, const struct wagent *a)
+{
+	json_t *n = json_object_get(w->nodes, a->node);
+
+	return n != NULL && json_integer_value(json_object_get(n, "bdseq")) >
+	    a->bdseq;
 }
 
 static int
@@ -304,23 +419,42 @@ cmpw(const void *x, const void *y)
 	    (*(struct wagent *const *)y)->id);
 }
 
-/* The map, one object per agent, sorted; *offline counts the down. */
+/*
+ * The map, one object per agent, sorted; *offline counts the agents
+ * that are not online.  With since >= 0 (a snapshot, taken when
+ * watch_settled), an agent is online only if it has pulsed since then
+ * and its birth is its node's latest: an online status from an older
+ * birth, or with no pulse for an interval and a half, is not alive.
+ */
 json_t *
-watch_snapshot(struct watch *w, size_t *offline)
+watch_snapshot(struct watch *w, long long since, size_t *offline)
 {
 	struct wagent **v = xcalloc(w->n, sizeof *v);
 	json_t *arr = json_array(), *o, *p;
+	const char *st, *why;
 	size_t i;
 
 	*offline = 0;
-	memcpy(v, w->a, w->n * sizeof *v);
-	qsort(v, w->n, sizeof *v, cmpw);
+	if (w->n > 0) {
+		memcpy(v, w->a, w->n * sizeof *v);
+		qsort(v, w->n, sizeof *v, cmpw);
+	}
 	for (i = 0; i < w->n; i++) {
 		p = v[i]->pulse;
+		st = v[i]->online == 1 ? "online" : v[i]->online == 0 ?
+		    "offline" : "unknown";
+		why = v[i]->reason;
+		if (since >= 0 && v[i]->online == 1 && stale(w, v[i])) {
+			st = "offline";
+			why = "stale";
+		} else if (since >= 0 && v[i]->online == 1 &&
+		    v[i]->pulsed < since) {
+			st = "unknown";
+			why = "no_pulse";
+		}
 		o = json_pack("{s:s,s:s,s:s}", "agent", v[i]->id, "status",
-		    v[i]->online == 1 ? "online" : v[i]->online == 0 ?
-		    "offline" : "unknown", "reason", v[i]->reason);
-		if (v[i]->online != 1)
+		    st, "reason", why);
+		if (strcmp(st, "online") != 0)
 			(*offline)++;
 #define COPY(k) json_object_set(o, k, json_object_get(p, k) ? \
 	json_object_get(p, k) : json_null())

@@ -149,7 +149,7 @@ arch() { dpkg --print-architecture; }
 		"$TOP/node_modules/mqtt/dist/mqtt.min.js"
 	# the units name the installed programs
 	dpkg-deb -x "$DEB/heart_0.1.0_$(arch).deb" "$x"
-	grep -qx 'ExecStart=/usr/bin/heart-pulse --souls /etc/heart/souls --username heart-pulse' \
+	grep -qx 'ExecStart=/usr/bin/heart-pulse --souls /etc/heart/souls --username heart-pulse-%H' \
 		"$x/lib/systemd/system/heart-pulse.service"
 	grep -q '^ExecStart=/usr/share/heartbeat/contrib/heart-round /etc/heart/souls ' \
 		"$x/lib/systemd/system/heart-wake.service"

@@ -20,7 +20,7 @@ setup() {
 		    {DEMO_LOCK}>&-
 		assert_success
 		assert_output --partial 'model:     none configured; using the offline responder'
-		assert_line --regexp '^dashboard: http://127\.0\.0\.1:[0-9]+/\?broker=ws://127\.0\.0\.1:[0-9]+&username=mizpah&password=[0-9a-f]+$'
+		assert_line --regexp '^dashboard: http://127\.0\.0\.1:[0-9]+/\?broker=ws://127\.0\.0\.1:[0-9]+&username=mizpah#password=[0-9a-f]+$'
 		assert_output --partial '"agent":"travel_rescue","seq":'
 		assert_line --regexp '^travel_rescue: [0-9]+/48 used today'
 		assert_line 'github_scout: closed'

@@ -146,7 +146,7 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	s=$(soul scout)
 	heart-cap take scout
 	heart-cap take scout
-	state scout breaker.json '{"state":"open"}'
+	for i in 1 2 3; do heart-breaker record scout llm-fail > /dev/null; done
 	sleep 30 & sleeper=$!
 	PIDS+=("$sleeper")
 	state scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"since\":\"2026-11-22T10:00:00Z\",\"pid\":$sleeper}}"
@@ -201,6 +201,20 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	echo "$output" | jq -e --argjson t "$now" '.answer == $t - 100 and
 	    (has("breaker_until") or has("breaker_reason") or
 	     has("breaker_trigger")) == false'
+}
+
+@test "a pulse's breaker is what heart-breaker status says now: half-open once the cooldown has passed" {
+	broker_start
+	s=$(soul scout)
+	until=$(date -u -d @$(($(date +%s) + 8)) +%Y-%m-%dT%H:%M:%SZ)
+	state scout breaker.json "{\"v\":1,\"state\":\"open\",\"until\":\"$until\",\"trigger\":\"llm\",\"reason\":\"HTTP 429\"}"
+	pulse --soul "$s"
+	run sub -t heart/scout/pulse -C 1 -W 5
+	echo "$output" | jq -e '.breaker == "open"'
+	heart-breaker status scout | jq -e '.state == "open"'	# (8 s: time enough)
+	# no file changes: the cooldown passes
+	wait_until 20 eval 'sub -t heart/scout/pulse -C 1 -W 2 | jq -e ".breaker == \"half_open\"" > /dev/null'
+	heart-breaker status scout | jq -e '.state == "half_open"'
 }
 
 @test "a pulse says quiet when every chamber is outside its active hours" {
@@ -319,6 +333,29 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	wait_until 3 has_events 1 offline will
 }
 
+@test "a status from another node than the agent's birth does not take it offline" {
+	broker_start
+	soul a >/dev/null
+	watcher --misses 1000
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id node1
+	wait_until 5 has_events 1 online
+	mosquitto_pub -p "$BROKER_PORT" -t heart/a/status \
+	    -m '{"status":"offline","node":"node2","bdseq":99,"reason":"removed"}'
+	mosquitto_pub -p "$BROKER_PORT" -t heart/a/status \
+	    -m '{"status":"offline","reason":"removed"}'
+	mosquitto_pub -p "$BROKER_PORT" -t heart/barrier/status \
+	    -m '{"status":"online"}'
+	wait_until 5 eval '[ "$(jq -c "select(.agent == \"barrier\")" \
+	    "$BATS_TEST_TMPDIR/watch.out" | wc -l)" -ge 1 ]'
+	run events offline
+	assert_output 0
+	# its own node's does
+	bd=$(sub -t heart/a/status -C 1 -W 3 | jq .bdseq)
+	mosquitto_pub -p "$BROKER_PORT" -t heart/a/status \
+	    -m "{\"status\":\"offline\",\"node\":\"node1\",\"bdseq\":$bd,\"reason\":\"removed\"}"
+	wait_until 5 has_events 1 offline removed
+}
+
 @test "the birth sequence grows with every connection, across restarts" {
 	broker_start
 	s=$(soul a)
@@ -362,7 +399,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 	[ "$(llm_count)" -eq 1 ]
 }
 
-@test "broker stopped and started again: the publisher lives on, agents go offline in the gap and come back" {
+@test "broker stopped and started again: the publisher lives on, the watcher says it lost the broker, agents are unknown in the gap and come back" {
 	broker_start
 	llm_start
 	soul a >/dev/null; soul b >/dev/null
@@ -374,14 +411,19 @@ broker_gap() {	# the other chambers while the broker is away: each
 	# the gap: the other chambers do not wait on the pulse
 	run broker_gap
 	assert_success
-	# (a broker that stops cleanly sends the wills: reason "will";
-	# one killed outright leaves it to the misses)
-	wait_until 10 has_events 2 offline
+	# the watcher says it lost the broker, and the agents are unknown,
+	# not offline: no offline by misses however long the gap
+	wait_until 10 has_events 1 disconnected
 	sleep "${HEART_TEST_GAP:-3}"
+	run events offline misses
+	assert_output 0
 	kill -0 "$PULSE"
 	heart-cap take a
 	broker_start "$port"
+	wait_until 10 has_events 1 connected
 	wait_until 10 eval '[ "$(events online)" -ge 4 ]'
+	run jq -r 'select(.agent == null) | .event' "$BATS_TEST_TMPDIR/watch.out"
+	assert_output "$(printf 'connected\ndisconnected\nconnected')"
 	run sub -t heart/a/pulse -C 1 -W 5
 	assert_success
 	# the publisher said it once, not once per attempt
@@ -409,6 +451,32 @@ broker_gap() {	# the other chambers while the broker is away: each
 	run sub -t heart/a/pulse -C 1 -W 5
 	assert_success
 	echo "$output" | jq -e '.agent == "a"'
+	# the birth sequence counts connections, not the attempts before
+	run sub -t heart/a/status -C 1 -W 5
+	echo "$output" | jq -e '.bdseq == 1'
+	run jq .bdseq "$HEART_STATE_DIR/pulse/heart-pulse-$(hostname).json"
+	assert_output 1
+}
+
+@test "SIGHUP and SIGUSR1 while the souls load do not kill it" {
+	broker_start
+	mkfifo "$BATS_TEST_TMPDIR/a.yaml"
+	pulse --soul "$BATS_TEST_TMPDIR/a.yaml" > "$BATS_TEST_TMPDIR/stats"
+	# the fifo opens for writing once heart-pulse opens it to read the
+	# soul: the signals come while it loads
+	{
+		kill -HUP "$PULSE"
+		kill -USR1 "$PULSE"
+		printf 'heart: {pulse: {interval: 1s}}\n'
+	} > "$BATS_TEST_TMPDIR/a.yaml"
+	# the reload the SIGHUP asked for reads it again: an empty soul
+	# (reported, and the agent pulses on as it was)
+	while :; do : > "$BATS_TEST_TMPDIR/a.yaml"; done 3>&- &
+	PIDS+=($!)
+	run sub -t heart/a/pulse -C 1 -W 5
+	assert_success
+	kill -0 "$PULSE"
+	wait_until 5 grep -q '"agents":' "$BATS_TEST_TMPDIR/stats"
 }
 
 @test "a broker URL that is not one is refused with exit 64" {
@@ -467,7 +535,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 	assert_failure 78
 }
 
-@test "SIGHUP re-reads the souls: an added agent is born, a removed one goes offline" {
+@test "SIGHUP re-reads the souls: an added agent is born, a removed one goes offline and is retired" {
 	broker_start
 	soul a >/dev/null; soul b >/dev/null
 	watcher --misses 1000
@@ -482,6 +550,79 @@ broker_gap() {	# the other chambers while the broker is away: each
 	assert_output b
 	run sub -t heart/c/pulse -C 1 -W 3
 	assert_success
+	# retired: its retained status is cleared, the watcher drops it, and
+	# no later snapshot or dashboard sees it
+	wait_until 5 has_events 1 retired
+	run jq -r 'select(.event == "retired") | .agent' "$BATS_TEST_TMPDIR/watch.out"
+	assert_output b
+	sub -t 'heart/+/status' --retained-only -W 2 > "$BATS_TEST_TMPDIR/kept" || :
+	jq -s -e 'map(.agent) | sort == ["a","c"]' "$BATS_TEST_TMPDIR/kept"
+	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s
+	assert_success
+	echo "$output" | jq -s -e 'map(.agent) == ["a","c"]'
+}
+
+@test "--snapshot after crash, remove, restart: the removed agent's old online is not alive" {
+	broker_start
+	soul a >/dev/null; soul b >/dev/null
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id n
+	run sub -t 'heart/+/pulse' -C 2 -W 5
+	kill -9 "$PULSE"
+	rm "$BATS_TEST_TMPDIR/souls/b.yaml"
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id n
+	run sub -t 'heart/a/pulse' -C 1 -W 5
+	# b's retained status still says online, from the birth before
+	sub -t heart/b/status -C 1 -W 2 | jq -e '.status == "online"'
+	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s
+	assert_failure 1
+	echo "$output" | jq -s -e 'map([.agent, .status, .reason]) ==
+	    [["a","online","pulse"],["b","offline","stale"]]'
+}
+
+@test "--snapshot with no agent at all says so and fails; it waits for agents with long intervals" {
+	broker_start
+	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s --prefix nobody
+	assert_failure 1
+	assert_output "heart-pulse: $BROKER_URL: no agent seen under nobody/ (a wrong --prefix, an ACL that does not let this account read it, or no publisher)"
+	# an agent pulsing every 4s is alive though the window is 1s: the
+	# snapshot waits for its pulse
+	s=$(soul slow 'heart: {pulse: {interval: 4s}}')
+	pulse --soul "$s"
+	run sub -t heart/slow/pulse -C 1 -W 6
+	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s
+	assert_success
+	echo "$output" | jq -s -e 'map([.agent, .status]) == [["slow","online"]]'
+	# and a hung one, whose status still says online, is not
+	kill -STOP "$PULSE"
+	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s
+	kill -CONT "$PULSE"
+	assert_failure 1
+	echo "$output" | jq -s -e 'map([.agent, .status, .reason]) == [["slow","unknown","no_pulse"]]'
+}
+
+@test "two publishers with one client id: the second says so once and exits 78, the first pulses on" {
+	broker_start
+	soul a >/dev/null
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id twin
+	first=$PULSE
+	run sub -t heart/a/pulse -C 1 -W 5
+	run heart-pulse --broker "$BROKER_URL" --souls "$BATS_TEST_TMPDIR/souls" \
+	    --client-id twin
+	assert_failure 78
+	assert_output "heart-pulse: $BROKER_URL: another heart-pulse is connected with the client id twin; two processes need two ids (--client-id)"
+	# the first, pushed off for a moment, comes back and pulses on
+	kill -0 "$first"
+	run sub -t heart/a/pulse -C 2 -W 5
+	assert_success
+	kill -0 "$first"
+	# a birth a dead process left retained is no rival
+	kill -9 "$first"
+	mosquitto_pub -p "$BROKER_PORT" -t heart/node/twin/status -r -m \
+	    "{\"status\":\"online\",\"node\":\"twin\",\"host\":\"$(hostname)\",\"pid\":$first,\"bdseq\":1}"
+	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id twin
+	run sub -t heart/a/pulse -C 2 -W 5
+	assert_success
+	kill -0 "$PULSE"
 }
 
 @test "the watcher reports a breaker that opens and closes, and a wake that starts and ends" {
@@ -491,7 +632,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 	watcher_subscribed	# so that it sees the first pulse, closed
 	pulse --soul "$s"
 	wait_until 5 has_events 2 online	# ready and scout
-	state scout breaker.json '{"state":"open"}'
+	for i in 1 2 3; do heart-breaker record scout llm-fail > /dev/null; done
 	wait_until 3 has_events 1 breaker
 	state scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"pid\":$$}}"
 	wait_until 3 has_events 1 wake_start
@@ -499,7 +640,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 	wait_until 3 has_events 1 wake_end
 	state scout breaker.json '{"state":"closed"}'
 	wait_until 3 has_events 2 breaker
-	run jq -c 'select(.event != "online") | [.event, .state // .chamber, .was]' \
+	run jq -c 'select(.agent and .event != "online") | [.event, .state // .chamber, .was]' \
 	    "$BATS_TEST_TMPDIR/watch.out"
 	assert_output "$(printf '%s\n' '["breaker","open","closed"]' \
 	    '["wake_start","schedule",null]' '["wake_end",null,null]' \
@@ -583,11 +724,22 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	BROKER_PORT=$port BROKER_URL=mqtt://127.0.0.1:$port
 	wait_until 5 eval "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
 	s=$(soul a)
-	HEART_MQTT_PASSWORD=wrong pulse --soul "$s" --username u --backoff-max 1s
-	wait_until 10 attempts 3
-	run grep -c 'cannot connect: refused' "$BATS_TEST_TMPDIR/pulse.err"
-	assert_output 1
-	kill "$PULSE"
+	# a wrong password is a configuration error, not an outage
+	HEART_MQTT_PASSWORD=wrong run heart-pulse --soul "$s" --username u \
+	    --broker "$BROKER_URL"
+	assert_failure 78
+	assert_output --partial "$BROKER_URL: user u: refused"
+	refute_output --partial wrong
+	HEART_MQTT_PASSWORD=wrong run heart-pulse --watch --username u \
+	    --broker "$BROKER_URL"
+	assert_failure 78
+	run heart-pulse --snapshot --broker "$BROKER_URL"
+	assert_failure 78
+	assert_output --partial "$BROKER_URL: no user name: refused"
+	# a user without a password is said, with where one is read from
+	run timeout 2 heart-pulse --soul "$s" --username u --broker "$BROKER_URL"
+	assert_failure 78
+	assert_line --index 0 --partial '--username u: no password: it is read from --password-file, else $HEART_MQTT_PASSWORD'
 	printf 'right\n' > "$BATS_TEST_TMPDIR/pw"
 	chmod 600 "$BATS_TEST_TMPDIR/pw"
 	pulse --soul "$s" --username u --password-file "$BATS_TEST_TMPDIR/pw"
@@ -657,7 +809,18 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	wait_until 10 attempts 3
 	run grep -c 'cannot connect' "$d/pulse.err"
 	assert_output 1
+	# the peer's failure, as TLS says it
+	run grep -c 'cannot connect: TLS: certificate verify failed' "$d/pulse.err"
+	assert_output 1
 	kill "$PULSE"
+	# a file that is not there is named
+	run heart-pulse --soul "$s" --broker "$BROKER_URL" --cafile "$d/nope.crt"
+	assert_failure 78
+	assert_output "heart-pulse: --cafile $d/nope.crt: No such file or directory"
+	run heart-pulse --soul "$s" --broker "$BROKER_URL" --cert "$d/srv.crt" \
+	    --key "$d/nope.key"
+	assert_failure 78
+	assert_output "heart-pulse: --key $d/nope.key: No such file or directory"
 	pulse --soul "$s" --cafile "$d/ca.crt"
 	run sub --cafile "$d/ca.crt" -t heart/a/pulse -C 1 -W 5
 	assert_success
@@ -665,4 +828,21 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	# TLS files without mqtts:// are a mistake, said at once
 	run heart-pulse --soul "$s" --broker mqtt://127.0.0.1:1 --cafile "$d/ca.crt"
 	assert_failure 78
+}
+
+@test "EXIT STATUS in heart-pulse.1 lists the codes heart-pulse can exit with, and only those" {
+	man=$(sed -n '/^\.Sh EXIT STATUS/,/^\.Sh /p' "$T/../man/heart-pulse.1" |
+	    sed -n 's/^\.It \([0-9]*\)$/\1/p' | sort -n | tr '\n' ' ')
+	code=$(for x in $(grep -o 'HX_[A-Z]*' "$T/../cmd/heart-pulse.c" | sort -u); do
+		sed -n "s/^[[:space:]]*$x = \([0-9]*\).*/\1/p" "$T/../lib/heart.h"
+	done | sort -n | tr '\n' ' ')
+	[ "$man" = "$code" ]
+}
+
+@test "the watcher's client id is heart-watch-HOST-PID, as documented" {
+	broker_start
+	watcher
+	wait_until 5 grep -q "as heart-watch-$(hostname)-$WATCHER" \
+	    "$BATS_TEST_TMPDIR/mosquitto.log"
+	grep -q 'heart-watch-' "$T/../man/heart-pulse.1"
 }

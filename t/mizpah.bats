@@ -16,8 +16,12 @@ setup_file() {
 	WEB=$(free_port)
 	mosquitto_passwd -b -c "$D/heart.passwd" heart-pulse pulse-secret
 	mosquitto_passwd -b "$D/heart.passwd" mizpah look-only
+	# the shipped ACL, and one publishing account for every test's prefix
+	# and the agents published by hand (a single trusted host may)
+	{ cat "$T/../contrib/mosquitto/heart.acl"
+	  printf 'user heart-pulse\ntopic readwrite heart/#\n'; } > "$D/heart.acl"
 	sed -e "s#/etc/mosquitto/heart.passwd#$D/heart.passwd#" \
-	    -e "s#/etc/mosquitto/heart.acl#$T/../contrib/mosquitto/heart.acl#" \
+	    -e "s#/etc/mosquitto/heart.acl#$D/heart.acl#" \
 	    -e "s#^listener 1883 #listener $TCP #" \
 	    -e "s#^listener 9001 #listener $WS #" \
 	    "$T/../contrib/mosquitto/heart.conf" > "$D/mosquitto.conf"
@@ -25,7 +29,7 @@ setup_file() {
 	mosquitto -c "$D/mosquitto.conf" > "$D/mosquitto.log" 2>&1 3>&- &
 	echo $! > "$D/pids"
 	python3 -m http.server --bind 127.0.0.1 --directory "$MZ" "$WEB" \
-		> /dev/null 2>&1 3>&- &
+		> "$D/http.log" 2>&1 3>&- &
 	echo $! >> "$D/pids"
 	wait_until 10 eval "(exec 5<>/dev/tcp/127.0.0.1/$WS) 2>/dev/null"
 	node "$T/mizpah-check.mjs" "http://127.0.0.1:$WEB/" "$D" \
@@ -67,7 +71,7 @@ step() {	# step NAME [A [B]]: one step of mizpah-check.mjs, its JSON
 }
 
 page() {	# page [QUERY]: the dashboard on this test's prefix, subscribed
-	step goto "?broker=ws://127.0.0.1:$WS&username=mizpah&password=look-only&prefix=$P${1:-}"
+	step goto "?broker=ws://127.0.0.1:$WS&username=mizpah&prefix=$P${1:-}#password=look-only"
 	# pulses are not retained: one published before the broker grants
 	# the subscription never reaches the page
 	wait_until 30 holds "document.getElementById('link').textContent.endsWith(' $P/#')"
@@ -292,8 +296,37 @@ b b-3 capped
 }
 
 @test "a wrong password: the dashboard says why it is not connected" {
-	step goto "?broker=ws://127.0.0.1:$WS&username=mizpah&password=wrong&prefix=$P"
+	step goto "?broker=ws://127.0.0.1:$WS&username=mizpah&prefix=$P#password=wrong"
 	wait_until 20 holds 'document.getElementById("link").textContent.includes("Not authorized")'
+}
+
+@test "the password comes in the URL's fragment, never sent, and is gone from the address and history at once" {
+	page
+	wait_until 20 holds 'document.getElementById("link").textContent.includes("/#")'
+	holds '!location.href.includes("look-only") && !location.hash'
+	# the web server never saw it
+	run grep -c look-only "$D/http.log"
+	assert_output 0
+	grep -q "GET /?broker=" "$D/http.log"
+	# a password in the query string is not used: not authorized
+	step goto "?broker=ws://127.0.0.1:$WS&username=mizpah&password=look-only&prefix=$P"
+	wait_until 20 holds 'document.getElementById("link").textContent.includes("Not authorized")'
+}
+
+@test "a status from another node than the agent's birth does not take it offline" {
+	born own
+	page
+	wait_until 20 eval '[ "$(drawn "select(.id == \"own\") | .look")" = online ]'
+	publish own status '{"v":1,"status":"offline","agent":"own","node":"elsewhere","bdseq":9,"reason":"shutdown"}'
+	# a status after it: once the page draws that, it has read the first
+	publish mark status '{"v":1,"status":"offline","agent":"mark","node":"hand","bdseq":1}'
+	wait_until 20 eval '[ "$(drawn "select(.id == \"mark\") | .look")" = offline ]'
+	run drawn 'select(.id == "own") | .look'
+	assert_output online
+	# its own node's offline does
+	publish own status '{"v":1,"status":"offline","agent":"own","node":"hand","bdseq":1,"reason":"shutdown"}'
+	wait_until 20 eval '[ "$(drawn "select(.id == \"own\") | .look")" = offline ]'
+	publish own status '' -r
 }
 
 @test "the shipped broker config refuses an anonymous publisher, and the dashboard's user cannot write" {

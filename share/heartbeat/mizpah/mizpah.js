@@ -1,15 +1,14 @@
-// mizpah.js - the fleet on a canvas, from the MQTT pulse stream and the
-// retained status topics alone (heart-pulse(1)): no API, no database.
-// Query string: broker (a ws:// URL), prefix, username, password.
-// Invariant: the canvases are painted only when what they show changes (a
-// look, the agents shown, the size), never per frame; breathing and waking
-// agents sit on two overlay canvases that CSS animates.  window.mizpah is
-// a read-only view for the tests: what is drawn where, and how often.
+// mizpah.js - the fleet on a canvas, from the MQTT pulse stream and the retained status topics
+// alone (heart-pulse(1)): no API, no database.  Query: broker (a ws:// URL), prefix, username; the
+// password in the fragment, #password= (never sent; cleared at once: heart(7)).  Invariant: the
+// canvases are painted only when what they show changes, never per frame; breathing and waking
+// agents sit on two overlay canvases that CSS animates.  window.mizpah: a read-only view for tests.
 'use strict';
 const q = new URLSearchParams(location.search), prefix = q.get('prefix') || 'heart';
+const pw = new URLSearchParams(location.hash.slice(1)).get('password') || undefined;
+history.replaceState(null, '', location.pathname + location.search);
 const url = q.get('broker') || `ws://${location.hostname || 'localhost'}:9001`;
-const $ = (id) => document.getElementById(id);
-const agents = new Map();	// id -> what we know of it
+const $ = (id) => document.getElementById(id), agents = new Map();	// id -> what we know of it
 // Looks, worst first: legend, colour, glyph (an SVG path in a 100 box, even-
 // odd).  The first four are problems: first in their group, counted apart.
 const O = 'M50 8a42 42 0 1 1 0 84a42 42 0 1 1 0-84z', I = 'M50 22a28 28 0 1 0 0 56a28 28 0 1 0 0-56z';
@@ -227,12 +226,13 @@ function hit(ev) {	// the agent under the mouse, or null
   return g && col < g.cols ? g.list[Math.floor((y - g.y - HEAD) / size) * g.cols + col] || null : null;
 }
 
-// A node's will marks every agent it carried offline, unless the agent has
-// since been reborn under a newer birth sequence (heart-pulse(1)).
+// A node's will takes offline the agents born of it, unless reborn since; a
+// status from another node than an agent's birth may only rebirth it (heart-pulse(1)).
 function message(topic, buf) {
   const t = topic.slice(prefix.length + 1).split('/'), now = Date.now();
   let m, a;
-  try { m = JSON.parse(buf.toString()); } catch { return; }
+  try { m = JSON.parse(buf.toString()); } catch {	// a status cleared: the agent retired
+    return void (!buf.length && t.join() === `${t[0]},status` && agents.delete(t[0]) && (full = true) && schedule()); }
   if (t.length === 3 && t[0] === 'node' && t[2] === 'status' && m.status === 'offline')
     for (a of agents.values()) {
       if (a.node === t[1] && a.bdseq <= m.bdseq) a.status = 'offline';
@@ -245,7 +245,7 @@ function message(topic, buf) {
     full = true;
   }
   if (t[1] === 'pulse') Object.assign(a, { p: m, seen: now, pseen: now, status: 'online' });
-  else if (m.bdseq >= a.bdseq || a.node !== m.node)	// not a late, old status
+  else if (a.node === undefined || a.node === m.node ? m.bdseq >= a.bdseq : m.status === 'online')	// its owner's, not old
     Object.assign(a, { status: m.status, node: m.node, bdseq: m.bdseq, host: m.host,
       interval: m.interval || a.interval, misses: m.misses || a.misses }, m.status === 'online' && { seen: now });
   touch(a, now);
@@ -283,7 +283,7 @@ setInterval(() => {	// time passes: missed pulses, and the panel's ages
 }, 1000);
 
 const client = mqtt.connect(url, { username: q.get('username') || undefined,
-  password: q.get('password') || undefined, reconnectPeriod: 2000 });
+  password: pw, reconnectPeriod: 2000 });
 let why = '', link = (s, bad) => Object.assign($('link'), { textContent: url + s, className: bad ? 'bad' : '' });
 client.on('connect', () => { why = ''; link(': subscribing'); client.subscribe(`${prefix}/#`, (e) => link(e ? `: ${e.message}` : ` ${prefix}/#`, e)); });
 client.on('error', (e) => { why = `: ${e.message}`; link(why, true); });
