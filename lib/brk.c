@@ -230,13 +230,7 @@ parse(const char *agent, json_t *j, struct brk *b, char *err)
 	else if (get_text(j, "reason", b->reason, sizeof b->reason) == -1)
 		bad = "reason";
 	if (bad != NULL) {
-		char where[4200];
-		const char *noun = store_where(agent, BRKFILE, where,
-		    sizeof where);
-
-		errf(err, "%s: field '%s' is missing or not valid; fix or "
-		    "%s the %s by hand", where, bad, noun[0] == 'f' ?
-		    "remove" : "delete", noun);
+		store_bad_field(agent, BRKFILE, bad, err);
 		return -1;
 	}
 	if (b->state != BRK_HALF_OPEN) {

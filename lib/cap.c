@@ -142,13 +142,7 @@ parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 		    &v->used[i]) == -1)
 			bad = "chambers";
 	if (bad != NULL) {
-		char where[4200];
-		const char *noun = store_where(agent, CAPFILE, where,
-		    sizeof where);
-
-		errf(err, "%s: field '%s' is missing or not valid; fix or "
-		    "%s the %s by hand", where, bad, noun[0] == 'f' ?
-		    "remove" : "delete", noun);
+		store_bad_field(agent, CAPFILE, bad, err);
 		return -1;
 	}
 	snprintf(v->day, sizeof v->day, "%s", json_string_value(day));

@@ -172,6 +172,19 @@ store_where(const char *agent, const char *name, char *buf, size_t n)
 	return "file";
 }
 
+/* err: field of agent's document name is not sound, and what to do. */
+void
+store_bad_field(const char *agent, const char *name, const char *field,
+    char *err)
+{
+	char where[4200];
+	const char *noun = store_where(agent, name, where, sizeof where);
+
+	errf(err, "%s: field '%s' is missing or not valid; fix or %s the %s "
+	    "by hand", where, field, noun[0] == 'f' ? "remove" : "delete",
+	    noun);
+}
+
 /* A stored document's JSON object, or NULL with err naming where. */
 json_t *
 store_parse(const char *where, const char *noun, const char *doc,

@@ -131,5 +131,7 @@ const char *store_where(const char *agent, const char *name, char *,
 	    size_t);		/* "DIR/NAME" or "URL: KEY"; "file" or "key" */
 json_t	*store_parse(const char *where, const char *noun, const char *doc,
 	    size_t, char *err);
+void	 store_bad_field(const char *agent, const char *name,
+	    const char *field, char *err);
 
 #endif
