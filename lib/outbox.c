@@ -196,6 +196,22 @@ entry_load(const char *dir, struct outbox_entry *e)
 	snprintf(e->at, sizeof e->at, "%s", at);
 }
 
+/* Open adir/sub into *dp (dir: its path): 1 open, 0 no such directory
+ * (nothing in it), -1 with err. */
+static int
+box_open(const char *adir, const char *sub, char *dir, size_t dirn, DIR **dp,
+    char *err)
+{
+	if (box_dir(adir, sub, 0, dir, dirn, err) == -1)
+		return -1;
+	if ((*dp = opendir(dir)) != NULL)
+		return 1;
+	if (errno == ENOENT)
+		return 0;
+	errf(err, "%s: %s", dir, strerror(errno));
+	return -1;
+}
+
 /*
  * The entries of adir/sub in wake order (time, then wake id); those
  * that do not read come last, with doc NULL and err saying why.  No
@@ -210,17 +226,12 @@ outbox_load(const char *adir, const char *sub, struct outbox_entry **out,
 	struct dirent *de;
 	size_t n = 0;
 	DIR *dp;
+	int r;
 
 	*out = NULL;
 	*no = 0;
-	if (box_dir(adir, sub, 0, dir, sizeof dir, err) == -1)
-		return -1;
-	if ((dp = opendir(dir)) == NULL) {
-		if (errno == ENOENT)
-			return 0;
-		errf(err, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
+	if ((r = box_open(adir, sub, dir, sizeof dir, &dp, err)) != 1)
+		return r;
 	while ((de = readdir(dp)) != NULL) {
 		if ((v = realloc(v, (n + 1) * sizeof *v)) == NULL)
 			abort();
@@ -277,16 +288,11 @@ count_dir(const char *adir, const char *sub, long long *no, char *err)
 	char dir[4096], id[HEART_IDMAX + 1];
 	struct dirent *de;
 	DIR *dp;
+	int r;
 
 	*no = 0;
-	if (box_dir(adir, sub, 0, dir, sizeof dir, err) == -1)
-		return -1;
-	if ((dp = opendir(dir)) == NULL) {
-		if (errno == ENOENT)
-			return 0;
-		errf(err, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
+	if ((r = box_open(adir, sub, dir, sizeof dir, &dp, err)) != 1)
+		return r;
 	while ((de = readdir(dp)) != NULL)
 		if (entry_name(de->d_name, id) == 0)
 			(*no)++;
