@@ -918,6 +918,7 @@ int	 mqtt_busy(const struct mqtt *);
 const char *mqtt_why(const struct mqtt *);
 int	 mqtt_v5(const struct mqtt *);
 int	 mqtt_unacked(const struct mqtt *);
+int	 mqtt_window(const struct mqtt *);
 unsigned mqtt_io(struct mqtt *, short, long long);
 int	 mqtt_publish(struct mqtt *, const char *, const void *, int, int,
 	    int, int);
