@@ -643,9 +643,8 @@ on_message(void *arg, const char *topic, const void *payload, int len,
 {
 	struct watchctx *c = arg;
 
-	(void)retained;
-	watch_message(c->w, topic, payload, len, mono_ms(), time(NULL),
-	    c->events);
+	watch_message(c->w, topic, payload, len, retained, mono_ms(),
+	    time(NULL), c->events);
 }
 
 static void

@@ -936,7 +936,7 @@ struct watch;
 struct watch *watch_new(const char *, long long, long long);
 void	 watch_free(struct watch *);
 void	 watch_message(struct watch *, const char *, const char *, int,
-	    long long, time_t, json_t *);
+	    int, long long, time_t, json_t *);
 void	 watch_tick(struct watch *, long long, time_t, json_t *);
 void	 watch_link(struct watch *, int, const char *, long long, time_t,
 	    json_t *);
