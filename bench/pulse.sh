@@ -26,7 +26,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\n' \
+# the shipped broker configuration's limits (contrib/mosquitto/heart.conf)
+printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\nmax_queued_messages 100000\nmax_inflight_messages 1000\n' \
 	"$port" > "$tmp/mosquitto.conf"
 mosquitto -c "$tmp/mosquitto.conf" > "$tmp/mosquitto.log" 2>&1 &
 bpid=$!

@@ -41,8 +41,6 @@ static const char *usage_text =
 
 #define SHUTDOWN_MS	5000	/* most a goodbye may take */
 #define BIRTH_BATCH	512
-#define BIRTH_WINDOW	20	/* births sent, not yet acknowledged: more
-				   would wait in libmosquitto's memory */
 
 static struct {
 	char	**souls;
@@ -370,7 +368,7 @@ do_births(void)
 	int i;
 
 	for (i = 0; i < BIRTH_BATCH && !mqtt_busy(q) &&
-	    mqtt_unacked(q) < BIRTH_WINDOW; i++) {
+	    mqtt_unacked(q) < mqtt_window(q); i++) {
 		if ((a = fleet_unborn(fleet)) == NULL)
 			return;
 		publish_status(a, "online", NULL);
@@ -414,9 +412,10 @@ print_stats(void)
 {
 	printf("{\"agents\":%zu,\"sent\":%llu,\"extra\":%llu,\"skipped\":%llu,"
 	    "\"births\":%llu,\"connects\":%d,\"lag_max_ms\":%lld,"
-	    "\"connected\":%s}\n", fleet_size(fleet), stats.sent, stats.extra,
-	    stats.skipped, stats.births, stats.connects, stats.lag_max,
-	    mqtt_state(q) == MQTT_UP ? "true" : "false");
+	    "\"connected\":%s,\"window\":%d}\n", fleet_size(fleet), stats.sent,
+	    stats.extra, stats.skipped, stats.births, stats.connects,
+	    stats.lag_max, mqtt_state(q) == MQTT_UP ? "true" : "false",
+	    mqtt_window(q));
 	fflush(stdout);
 }
 
@@ -610,7 +609,7 @@ publisher(void)
 		p[1] = (struct pollfd){ fleet_watch_fd(fleet), POLLIN, 0 };
 		p[2] = (struct pollfd){ mqtt_fd(q), mqtt_events(q), 0 };
 		if (mqtt_state(q) == MQTT_UP && mqtt_busy(q) == 0 &&
-		    mqtt_unacked(q) < BIRTH_WINDOW &&
+		    mqtt_unacked(q) < mqtt_window(q) &&
 		    fleet_unborn_pending(fleet))
 			until = now;
 		if (poll(p, 3, poll_timeout(now, until)) == -1 &&
@@ -644,9 +643,8 @@ on_message(void *arg, const char *topic, const void *payload, int len,
 {
 	struct watchctx *c = arg;
 
-	(void)retained;
-	watch_message(c->w, topic, payload, len, mono_ms(), time(NULL),
-	    c->events);
+	watch_message(c->w, topic, payload, len, retained, mono_ms(),
+	    time(NULL), c->events);
 }
 
 static void

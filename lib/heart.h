@@ -918,6 +918,7 @@ int	 mqtt_busy(const struct mqtt *);
 const char *mqtt_why(const struct mqtt *);
 int	 mqtt_v5(const struct mqtt *);
 int	 mqtt_unacked(const struct mqtt *);
+int	 mqtt_window(const struct mqtt *);
 unsigned mqtt_io(struct mqtt *, short, long long);
 int	 mqtt_publish(struct mqtt *, const char *, const void *, int, int,
 	    int, int);
@@ -935,7 +936,7 @@ struct watch;
 struct watch *watch_new(const char *, long long, long long);
 void	 watch_free(struct watch *);
 void	 watch_message(struct watch *, const char *, const char *, int,
-	    long long, time_t, json_t *);
+	    int, long long, time_t, json_t *);
 void	 watch_tick(struct watch *, long long, time_t, json_t *);
 void	 watch_link(struct watch *, int, const char *, long long, time_t,
 	    json_t *);

@@ -40,6 +40,8 @@
 #include "heart.h"
 
 #define BACKOFF_MIN	500	/* ms */
+#define SEND_MAX	1024	/* QoS 1 publishes in flight at most: births
+				   are ~400 bytes, so 400 kB at worst */
 
 struct mqtt {
 	struct mosquitto *m;
@@ -64,6 +66,7 @@ struct mqtt {
 	mosquitto_property *expiry;
 	int	 expiry_s;
 	json_t	*acks;		/* mid -> topic of QoS 1 publishes unacked */
+	int	 window;	/* QoS 1 publishes the broker takes unacked */
 	json_t	*denials;	/* [topic, reason] pairs not yet taken */
 	void	(*onmsg)(void *, const char *, const void *, int, int);
 	void	*arg;
@@ -272,12 +275,18 @@ on_connect(struct mosquitto *m, void *arg, int rc, int flags,
 {
 	struct mqtt *q = arg;
 
+	uint16_t rmax = 0;
+
 	(void)flags;
-	(void)props;
 	if (rc != 0) {
 		q->refused = rc;
 		return;
 	}
+	/* MQTT v5 3.2.2.3.3: absent, the broker's receive maximum is 65,535 */
+	q->window = SEND_MAX;
+	if (mosquitto_property_read_int16(props, MQTT_PROP_RECEIVE_MAXIMUM,
+	    &rmax, false) != NULL && rmax > 0 && rmax < SEND_MAX)
+		q->window = rmax;
 	q->state = MQTT_UP;
 	q->up = 1;
 	q->refused = 0;
@@ -394,6 +403,7 @@ mqtt_new(const struct mqtt_conf *c, char *err)
 	mosquitto_int_option(q->m, MOSQ_OPT_PROTOCOL_VERSION,
 	    MQTT_PROTOCOL_V5);
 	mosquitto_int_option(q->m, MOSQ_OPT_TCP_NODELAY, 1);
+	mosquitto_int_option(q->m, MOSQ_OPT_SEND_MAXIMUM, SEND_MAX);
 	mosquitto_connect_v5_callback_set(q->m, on_connect);
 	mosquitto_message_v5_callback_set(q->m, on_message);
 	mosquitto_disconnect_v5_callback_set(q->m, on_disconnect);
@@ -542,6 +552,17 @@ const char *
 mqtt_why(const struct mqtt *q)
 {
 	return q->why;
+}
+
+/*
+ * How many QoS 1 publishes may wait for their acknowledgement at once:
+ * the broker's receive maximum (MQTT v5), at most SEND_MAX; 0 when not
+ * connected.
+ */
+int
+mqtt_window(const struct mqtt *q)
+{
+	return q->state == MQTT_UP ? q->window : 0;
 }
 
 /* QoS 1 publishes the broker has not acknowledged yet. */

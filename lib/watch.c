@@ -13,6 +13,15 @@
  * agents offline.  An agent belongs to the node of its last birth:
  * a status from another node may give it a new birth, never take it
  * offline.  Times are the caller's monotonic milliseconds.
+ *
+ * A node's will is told WILL_HOLD after it arrives, not at once: a
+ * broker that goes down sends every client's will as it goes (mosquitto
+ * does), and a will followed within WILL_HOLD by the watcher's own
+ * disconnection is the broker's shutdown, not the fleet's death; its
+ * agents become unknown instead.  A will that is retained news after a
+ * reconnection (the broker went down and came back) is told only when
+ * the agent's misses would tell it, so that a publisher that redials in
+ * time is never reported offline.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +29,15 @@
 
 #include "heart.h"
 
+#define WILL_HOLD	1000	/* ms a will waits before it is told */
+
 struct wagent {
 	char	 id[HEART_IDMAX + 1];
 	int	 online;	/* 1, 0, -1: not known yet */
 	char	 reason[16];
 	long long last;		/* ms of the last sign of life; -1 */
 	long long pulsed;	/* ms of the last pulse; -1 */
+	long long held;		/* ms its node's will is told at; -1: none */
 	long long interval;	/* ms, from the agent's birth; 0: not known */
 	long long misses;	/* from the birth; 0: not known */
 	char	 node[HEART_IDMAX + 1];
@@ -41,6 +53,7 @@ struct watch {
 	long long misses;	/* override; -1: each agent's */
 	long long interval;	/* ms, for agents whose birth was not seen */
 	int	 up;		/* the watcher's own connection */
+	int	 again;		/* it was up before: a reconnection */
 	struct wagent **a;
 	size_t	 n;
 	json_t	*index;		/* id -> position in a */
@@ -91,7 +104,7 @@ agent(struct watch *w, const char *id)
 	a = xcalloc(1, sizeof *a);
 	snprintf(a->id, sizeof a->id, "%s", id);
 	a->online = -1;
-	a->last = a->pulsed = -1;
+	a->last = a->pulsed = a->held = -1;
 	a->waking = -1;
 	if ((w->a = realloc(w->a, (w->n + 1) * sizeof *w->a)) == NULL)
 		abort();
@@ -171,6 +184,27 @@ on_pulse(struct watch *w, struct wagent *a, json_t *p, long long now,
 	a->pulse = json_incref(p);
 }
 
+/* How long after its last sign of life an agent is offline by misses. */
+static long long
+grace(const struct watch *w, const struct wagent *a)
+{
+	long long iv = a->interval > 0 ? a->interval : w->interval;
+	long long m = w->misses > 0 ? w->misses : a->misses > 0 ? a->misses :
+	    3;
+
+	return m * iv + iv / 2;
+}
+
+/* a's node's will: told later (the head comment says when). */
+static void
+hold_will(const struct watch *w, struct wagent *a, long long now,
+    int retained)
+{
+	if (a->online == 0 || a->held >= 0)
+		return;
+	a->held = now + (retained && w->again ? grace(w, a) : WILL_HOLD);
+}
+
 static int
 node_offline(struct watch *w, const char *node, long long bdseq)
 {
@@ -183,7 +217,7 @@ node_offline(struct watch *w, const char *node, long long bdseq)
 
 static void
 on_status(struct watch *w, struct wagent *a, json_t *p, long long now,
-    time_t wall, json_t *out)
+    int retained, time_t wall, json_t *out)
 {
 	const char *s = str(p, "status"), *node = str(p, "node");
 	const char *reason = str(p, "reason");
@@ -211,18 +245,21 @@ on_status(struct watch *w, struct wagent *a, json_t *p, long long now,
 		if (json_is_integer(ms) && json_integer_value(ms) > 0)
 			a->misses = json_integer_value(ms);
 		if (node != NULL && node_offline(w, node, a->bdseq))
-			set_online(a, 0, "will", wall, out);
+			hold_will(w, a, now, retained);
 		else {
+			a->held = -1;	/* a birth since the will */
 			a->last = now;
 			set_online(a, 1, "status", wall, out);
 		}
-	} else if (strcmp(s, "offline") == 0)
+	} else if (strcmp(s, "offline") == 0) {
+		a->held = -1;
 		set_online(a, 0, reason ? reason : "status", wall, out);
+	}
 }
 
 static void
-on_node(struct watch *w, const char *node, json_t *p, time_t wall,
-    json_t *out)
+on_node(struct watch *w, const char *node, json_t *p, long long now,
+    int retained, time_t wall, json_t *out)
 {
 	const char *s = str(p, "status"), *reason = str(p, "reason");
 	json_t *bd = json_object_get(p, "bdseq");
@@ -236,10 +273,16 @@ on_node(struct watch *w, const char *node, json_t *p, time_t wall,
 	    s, "bdseq", (json_int_t)b));
 	if (strcmp(s, "offline") != 0)
 		return;
-	for (i = 0; i < w->n; i++)
-		if (strcmp(w->a[i]->node, node) == 0 && w->a[i]->bdseq == b)
-			set_online(w->a[i], 0, reason ? reason : "will", wall,
-			    out);
+	for (i = 0; i < w->n; i++) {
+		if (strcmp(w->a[i]->node, node) != 0 || w->a[i]->bdseq != b)
+			continue;
+		if (reason == NULL || strcmp(reason, "will") == 0)
+			hold_will(w, w->a[i], now, retained);
+		else {
+			w->a[i]->held = -1;
+			set_online(w->a[i], 0, reason, wall, out);
+		}
+	}
 }
 
 /* An agent whose retained status was cleared leaves the map. */
@@ -271,12 +314,13 @@ retire(struct watch *w, const char *rest, time_t wall, json_t *out)
 }
 
 /*
- * One message from the broker.  Changes are appended to `out' as JSON
- * objects.  Messages that are not the chamber's are ignored.
+ * One message from the broker (retained: sent from the broker's store,
+ * not live).  Changes are appended to `out' as JSON objects.  Messages
+ * that are not the chamber's are ignored.
  */
 void
 watch_message(struct watch *w, const char *topic, const char *payload,
-    int len, long long now, time_t wall, json_t *out)
+    int len, int retained, long long now, time_t wall, json_t *out)
 {
 	char id[HEART_IDMAX + 1];
 	const char *rest, *slash;
@@ -300,7 +344,7 @@ watch_message(struct watch *w, const char *topic, const char *payload,
 		if (n > 0 && n < sizeof id) {
 			memcpy(id, rest + 5, n);
 			id[n] = '\0';
-			on_node(w, id, p, wall, out);
+			on_node(w, id, p, now, retained, wall, out);
 		}
 		goto out;
 	}
@@ -314,33 +358,33 @@ watch_message(struct watch *w, const char *topic, const char *payload,
 	if (strcmp(slash, "/pulse") == 0)
 		on_pulse(w, agent(w, id), p, now, wall, out);
 	else if (strcmp(slash, "/status") == 0)
-		on_status(w, agent(w, id), p, now, wall, out);
+		on_status(w, agent(w, id), p, now, retained, wall, out);
 out:
 	json_decref(p);
 }
 
-static long long
-deadline(const struct watch *w, const struct wagent *a)
-{
-	long long iv = a->interval > 0 ? a->interval : w->interval;
-	long long m = w->misses > 0 ? w->misses : a->misses > 0 ? a->misses :
-	    3;
-
-	return a->last + m * iv + iv / 2;
-}
-
-/* Agents whose pulses stopped: `misses' intervals and half a one. */
+/*
+ * Agents whose pulses stopped (`misses' intervals and half a one), and
+ * wills held long enough.
+ */
 void
 watch_tick(struct watch *w, long long now, time_t wall, json_t *out)
 {
+	struct wagent *a;
 	size_t i;
 
 	if (!w->up)
 		return;		/* no news is not bad news while we are away */
-	for (i = 0; i < w->n; i++)
-		if (w->a[i]->online == 1 && w->a[i]->last >= 0 &&
-		    now >= deadline(w, w->a[i]))
-			set_online(w->a[i], 0, "misses", wall, out);
+	for (i = 0; i < w->n; i++) {
+		a = w->a[i];
+		if (a->held >= 0 && now >= a->held) {
+			a->held = -1;
+			set_online(a, 0, "will", wall, out);
+		}
+		else if (a->online == 1 && a->last >= 0 &&
+		    now >= a->last + grace(w, a))
+			set_online(a, 0, "misses", wall, out);
+	}
 }
 
 /*
@@ -360,8 +404,11 @@ watch_link(struct watch *w, int up, const char *why, long long now,
 
 	if (w->up == up)
 		return;
+	if (w->up)
+		w->again = 1;
 	w->up = up;
 	for (i = 0; i < w->n; i++) {
+		w->a[i]->held = -1;	/* a will just before: the shutdown's */
 		if (!up)
 			w->a[i]->online = -1;
 		else if (w->a[i]->last >= 0)
@@ -444,7 +491,10 @@ watch_snapshot(struct watch *w, long long since, size_t *offline)
 		st = v[i]->online == 1 ? "online" : v[i]->online == 0 ?
 		    "offline" : "unknown";
 		why = v[i]->reason;
-		if (since >= 0 && v[i]->online == 1 && stale(w, v[i])) {
+		if (v[i]->held >= 0) {	/* its node's will, not told yet */
+			st = "offline";
+			why = "will";
+		} else if (since >= 0 && v[i]->online == 1 && stale(w, v[i])) {
 			st = "offline";
 			why = "stale";
 		} else if (since >= 0 && v[i]->online == 1 &&

@@ -171,3 +171,27 @@ setTimeout(() => { console.log(n); process.exit(1); }, 20000);
 	assert_success
 	assert_output 1500
 }
+
+@test "births wait for as many acknowledgements at once as the broker grants: 1000 shipped, 20 by mosquitto's default" {
+	soul souls a
+	shipped
+	pulse --souls "$D/souls" > "$D/stats"
+	wait_until 10 eval '[ "$(sub -t heart/a/status -C 1 -W 2 | jq -r .status)" = online ]'
+	kill -USR1 "$PULSE"
+	wait_until 5 grep -q '"window":' "$D/stats"
+	run jq -r .window "$D/stats"
+	assert_output 1000
+	# mosquitto as it comes, no max_inflight_messages: its default
+	kill "$PULSE"; wait "$PULSE" || :
+	broker_stop
+	broker_start
+	heart-pulse --broker "$BROKER_URL" --souls "$D/souls" > "$D/stats2" \
+	    2>> "$D/pulse.err" 3>&- &
+	PULSE=$!
+	PIDS+=("$PULSE")
+	wait_until 10 eval 'mosquitto_sub -p "${BROKER_URL##*:}" -t heart/a/status -C 1 -W 2 | grep -q online'
+	kill -USR1 "$PULSE"
+	wait_until 5 grep -q '"window":' "$D/stats2"
+	run jq -r .window "$D/stats2"
+	assert_output 20
+}

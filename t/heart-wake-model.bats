@@ -320,17 +320,17 @@ no_key() {
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
 	[[ "$stderr" == *'bad  ]0;owned  [31mRED [0m 2J news'* ]]
-	! printf '%s' "$stderr" | grep -q $'[\e\a]'
-	! printf '%s' "$stderr" | grep -qF $'\xc2\x9b'
+	! printf '%s' "$stderr" | grep -q $'[\e\a]' || false
+	! printf '%s' "$stderr" | grep -qF $'\xc2\x9b' || false
 	echo "$output" | jq -e '.error | test("[\u001b\u0007\u009b]") | not'
-	! grep -q 'u001b\|u0007\|u009b' "$HEART_STATE_DIR/agents/scout/breaker.json" "$HEART_STATE_DIR/agents/scout/wake.json"
+	! grep -q 'u001b\|u0007\|u009b' "$HEART_STATE_DIR/agents/scout/breaker.json" "$HEART_STATE_DIR/agents/scout/wake.json" || false
 	printf 'name: scout\nllm: { provider: command, command: [python3, %s/llm-double.py, --command, %s], timeout: 60s }\n' "$T" "$LLM_DIR" > "$S"
 	jq -nc --arg t "no $esc model" '{replies: [{exit: 2, stderr: $t}]}' > "$LLM_DIR/script.json"
 	heart-breaker reset --soul "$S" > /dev/null
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
 	[[ "$stderr" == *'llm.command: exit status 2: no  ]0;owned'* ]]
-	! printf '%s' "$stderr" | grep -q $'[\e\a]'
+	! printf '%s' "$stderr" | grep -q $'[\e\a]' || false
 	# heart-ghost names a wake id from its input safely
 	jq -cn '{v: 1, agent: "scout", chamber: "schedule",
 	    wake_id: "w\u001b[2J\u0007", at: "2026-11-21T12:00:00Z",
@@ -340,7 +340,7 @@ no_key() {
 	run --separate-stderr heart-ghost --exec false < "$BATS_TEST_TMPDIR/in"
 	assert_failure 65
 	[[ "$stderr" == *'<stdin>:1: wake_id "w [2J " is not 1 to 64 of'* ]]
-	! printf '%s' "$stderr" | grep -q $'[\e\a]'
+	! printf '%s' "$stderr" | grep -q $'[\e\a]' || false
 }
 
 # history N BIG: N small messages of past wakes, then an answer of BIG

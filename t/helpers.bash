@@ -238,7 +238,8 @@ broker_start() {
 		cat > "$BATS_TEST_TMPDIR/mosquitto.conf" <<-CONF
 		listener $port 127.0.0.1
 		allow_anonymous true
-		persistence false
+		persistence ${BROKER_PERSIST:-false}
+		persistence_location $BATS_TEST_TMPDIR/
 		CONF
 		mosquitto -c "$BATS_TEST_TMPDIR/mosquitto.conf" \
 		    >> "$BATS_TEST_TMPDIR/mosquitto.log" 2>&1 &

@@ -160,7 +160,7 @@ born() {	# born AGENT...: online for an hour, as a birth says
 	jq -s -e 'map(.mask) | unique | length == 9' "$BATS_TEST_TMPDIR/glyphs"
 	# the legend names each look, with its count
 	run step eval '[...document.querySelectorAll("#legend button")].map((b) => b.textContent).join("|")'
-	assert_output '"offline1|breaker open1|half-open1|failing1|missed pulses1|waking1|capped today1|quiet hours1|breathing1"'
+	assert_output '"offline1|breaker open1|half-open1|failing1|unknown: no broker0|missed pulses1|waking1|capped today1|quiet hours1|breathing1"'
 	# breathing and waking are animated, unless motion is to be reduced
 	holds 'getComputedStyle(document.getElementById("breath")).animationName === "breathe"'
 	step motion reduce
@@ -293,6 +293,38 @@ b b-3 capped
 	    .[0].size >= 6 and ([.[].group] | unique | length) == 10' "$BATS_TEST_TMPDIR/drawn"
 	holds 'document.scrollingElement.scrollHeight <= 900 && document.getElementById("sky").scrollHeight <= document.getElementById("sky").clientHeight'
 	step shot fleet-10000
+}
+
+@test "the broker gone: every agent unknown, not offline; back, no false offlines" {
+	for a in u-1 u-2; do
+		printf 'heart: { pulse: { interval: 2s, misses: 3 } }\n' \
+			> "$BATS_TEST_TMPDIR/souls/$a.yaml"
+	done
+	page
+	# it redials within a second of the broker's return
+	heart-pulse --souls "$BATS_TEST_TMPDIR/souls" --prefix "$P" \
+		--broker "mqtt://127.0.0.1:$TCP" --username heart-pulse \
+		--client-id "pulse-$BATS_TEST_NUMBER" --backoff-max 1s \
+		2>> "$BATS_TEST_TMPDIR/pulse.err" 3>&- &
+	PIDS="$PIDS $!"
+	wait_until 30 eval '[ "$(drawn .look | sort -u | tr "\n" " ")" = "online " ]'
+	# the broker stops; its retained statuses go with it (no persistence)
+	kill "$(head -1 "$D/pids")"
+	wait_until 20 holds 'document.getElementById("link").textContent.includes("disconnected")'
+	wait_until 20 eval '[ "$(drawn .look | sort -u | tr "\n" " ")" = "unknown " ]'
+	# an outage longer than misses and a half intervals (7 s): without a
+	# broker, no agent may turn offline on the page
+	sleep 8
+	run drawn .look
+	assert_output "$(printf 'unknown\nunknown')"
+	# back: from the page's subscription on, nothing is drawn offline
+	mosquitto -c "$D/mosquitto.conf" >> "$D/mosquitto.log" 2>&1 3>&- &
+	sed -i "1s/.*/$!/" "$D/pids"
+	wait_until 30 holds 'document.getElementById("link").textContent.endsWith(" '"$P"'/#")'
+	step eval 'window.sawOffline = false, setInterval(() => { if (mizpah.drawn().some((c) => c.look === "offline")) window.sawOffline = true; }, 50), true'
+	# both born again by their heart-pulse, and pulsing
+	wait_until 30 eval '[ "$(drawn .look | sort -u | tr "\n" " ")" = "online " ]'
+	holds 'window.sawOffline === false'
 }
 
 @test "a wrong password: the dashboard says why it is not connected" {

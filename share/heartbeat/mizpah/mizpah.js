@@ -17,6 +17,7 @@ const LOOKS = {
   open: ['breaker open', '#ff6b3d', 'M22 8L50 36L78 8L92 22L64 50L92 78L78 92L50 64L22 92L8 78L36 50L8 22z'],
   half_open: ['half-open', '#ffb000', `${O}${I}M50 22v56a28 28 0 0 1 0-56z`],
   failing: ['failing', '#ff7ac6', 'M50 8L94 88H6z'],
+  unknown: ['unknown: no broker', '#6b7488', 'M50 34a16 16 0 1 0 0 32a16 16 0 1 0 0-32z'],
   late: ['missed pulses', '#3ddc97', `${O}${I}M50 38a12 12 0 1 0 0 24a12 12 0 1 0 0-24z`],
   waking: ['waking', '#f0e442', 'M50 4L96 50L50 96L4 50z'],
   capped: ['capped today', '#56b4e9', 'M14 14h72v72h-72z'],
@@ -28,7 +29,7 @@ const ctx = { base: $('base').getContext('2d'), online: $('breath').getContext('
   waking: $('flash').getContext('2d') };
 const HEAD = 20, MAX = 96, GAP = 16;	// a group's title; the largest cell
 let cells = [], groups = [], sprites = {}, size = 0, cur = null, shown = null;
-let only = null, find = '', paints = 0, frame = 0, full = true, lastFull = 0, cost = 0, changed = new Set();
+let up = false, only = null, find = '', paints = 0, frame = 0, full = true, lastFull = 0, cost = 0, changed = new Set();
 const plural = (n, w) => `${n.toLocaleString('en')} ${w}${n === 1 ? '' : 's'}`;
 // An agent's group: its id up to the last '-', '_' or '.', else without its
 // trailing digits (heart(7)); groups of one are shown together, ungrouped.
@@ -36,6 +37,7 @@ const groupOf = (id) => (/^(.+)[-_.]/.exec(id) || /^(.+?)\d*$/.exec(id))[1];
 
 function lookOf(a, now) {
   const p = a.p || {}, late = now - a.seen, iv = a.interval * 1000;
+  if (!up) return 'unknown';	// the page lost the broker, not the agents
   if (a.status === 'offline' || late > (a.misses + 0.5) * iv) return 'offline';
   if (p.breaker === 'open' || p.breaker === 'half_open') return p.breaker;
   if (/^(error|tool_cap)$/.test(p.last_wake && p.last_wake.status)) return 'failing';
@@ -208,8 +210,7 @@ function card() {
 
 function focus(a, show) {	// the cursor to agent a; its panel if show
   for (const x of [cur, a]) if (x && x.cell >= 0) changed.add(x);
-  cur = a;
-  if (show || shown) shown = a;
+  [cur, shown] = [a, show || shown ? a : shown];
   schedule();
 }
 function filter(set) {
@@ -234,10 +235,7 @@ function message(topic, buf) {
   try { m = JSON.parse(buf.toString()); } catch {	// a status cleared: the agent retired
     return void (!buf.length && t.join() === `${t[0]},status` && agents.delete(t[0]) && (full = true) && schedule()); }
   if (t.length === 3 && t[0] === 'node' && t[2] === 'status' && m.status === 'offline')
-    for (a of agents.values()) {
-      if (a.node === t[1] && a.bdseq <= m.bdseq) a.status = 'offline';
-      touch(a, now);
-    }
+    for (a of agents.values()) touch(Object.assign(a, a.node === t[1] && a.bdseq <= m.bdseq && { status: 'offline' }), now);
   if (t.length !== 2 || !/^(status|pulse)$/.test(t[1])) return;
   if (!(a = agents.get(t[0]))) {
     agents.set(t[0], a = { id: t[0], group: groupOf(t[0]), seen: now, pseen: 0, status: 'online',
@@ -277,17 +275,18 @@ document.onkeydown = (e) => {
   if (e.key === '/' && e.target.tagName !== 'INPUT') { e.preventDefault(); $('search').focus(); }
 };
 new ResizeObserver(() => { full = true; schedule(); }).observe($('sky'));
-setInterval(() => {	// time passes: missed pulses, and the panel's ages
-  for (const a of agents.values()) touch(a, Date.now());
-  if (shown) card();
-}, 1000);
+const tick = () => { for (const a of agents.values()) touch(a, Date.now()); if (shown) card(); };
+setInterval(tick, 1000);	// time passes: missed pulses, and the panel's ages
 
 const client = mqtt.connect(url, { username: q.get('username') || undefined,
   password: pw, reconnectPeriod: 2000 });
 let why = '', link = (s, bad) => Object.assign($('link'), { textContent: url + s, className: bad ? 'bad' : '' });
-client.on('connect', () => { why = ''; link(': subscribing'); client.subscribe(`${prefix}/#`, (e) => link(e ? `: ${e.message}` : ` ${prefix}/#`, e)); });
+// Away from the broker every agent is unknown; back, misses count from then.
+const hold = (u) => { up = u; for (const a of agents.values()) if (u) a.seen = Date.now(); tick(); };
+client.on('connect', () => { why = ''; link(': subscribing');
+  client.subscribe(`${prefix}/#`, (e) => { link(e ? `: ${e.message}` : ` ${prefix}/#`, e); hold(!e); }); });
 client.on('error', (e) => { why = `: ${e.message}`; link(why, true); });
-client.on('close', () => link(`: disconnected${why}`, true));
+client.on('close', () => { link(`: disconnected${why}`, true); hold(false); });
 client.on('message', message);
 window.mizpah = Object.freeze({ get paints() { return paints; },
   drawn: () => cells.map(({ a, g, x, y }) => ({ id: a.id, look: a.look, group: g.name, x, y, size })) });
