@@ -38,25 +38,34 @@ state_dir(char *buf, size_t n, char *err)
 	return 0;
 }
 
+/*
+ * mkdir -p, 0700.  The deepest directory is tried first and its parents
+ * only when it says ENOENT: a new agent's directory under a state
+ * directory that exists costs one mkdir, not one per level.
+ */
 static int
 mkdirs(char *path, char *err)
 {
-	char *p;
+	char *slash;
 	struct stat st;
+	int rc;
 
-	for (p = path + 1; ; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-		*p = '\0';
-		if (mkdir(path, 0700) == -1 && errno != EEXIST) {
-			errf(err, "%s: %s", path, strerror(errno));
-			*p = c;
+	if (mkdir(path, 0700) == 0)
+		return 0;
+	if ((errno == ENOENT || errno == ENOTDIR) &&
+	    (slash = strrchr(path, '/')) != NULL &&
+	    slash != path) {
+		*slash = '\0';
+		rc = mkdirs(path, err);
+		*slash = '/';
+		if (rc == -1)
 			return -1;
-		}
-		*p = c;
-		if (c == '\0')
-			break;
+		if (mkdir(path, 0700) == 0)
+			return 0;
+	}
+	if (errno != EEXIST) {
+		errf(err, "%s: %s", path, strerror(errno));
+		return -1;
 	}
 	if (stat(path, &st) == -1 || !S_ISDIR(st.st_mode)) {
 		errf(err, "%s: not a directory", path);
