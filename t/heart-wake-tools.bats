@@ -130,7 +130,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	field '.messages[2].content' | grep -q 'error: quote: no result within 1s: killed with its process group'
 	[ "$(wc -l < "$HANG_PIDS")" -eq 2 ]
 	for pid in $(cat "$HANG_PIDS"); do
-		! kill -0 "$pid" 2>/dev/null || false
+		wait_until 5 eval "! kill -0 $pid 2>/dev/null || ps -o stat= -p $pid | grep -q Z"
 	done
 	[ "$(jq .tool_fails "$HEART_STATE_DIR/agents/stock/breaker.json")" -eq 1 ]
 }
