@@ -274,7 +274,6 @@ on_connect(struct mosquitto *m, void *arg, int rc, int flags,
     const mosquitto_property *props)
 {
 	struct mqtt *q = arg;
-
 	uint16_t rmax = 0;
 
 	(void)flags;

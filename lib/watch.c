@@ -142,6 +142,14 @@ set_online(struct wagent *a, int on, const char *reason, time_t wall,
 		json_object_set_new(e, "node", json_string(a->node));
 }
 
+/* A status, a goodbye or a will's time come: what it says ends a held will. */
+static void
+tell(struct wagent *a, int on, const char *reason, time_t wall, json_t *out)
+{
+	a->held = -1;
+	set_online(a, on, reason, wall, out);
+}
+
 static const char *
 str(json_t *o, const char *k)
 {
@@ -247,14 +255,11 @@ on_status(struct watch *w, struct wagent *a, json_t *p, long long now,
 		if (node != NULL && node_offline(w, node, a->bdseq))
 			hold_will(w, a, now, retained);
 		else {
-			a->held = -1;	/* a birth since the will */
 			a->last = now;
-			set_online(a, 1, "status", wall, out);
+			tell(a, 1, "status", wall, out);	/* born since */
 		}
-	} else if (strcmp(s, "offline") == 0) {
-		a->held = -1;
-		set_online(a, 0, reason ? reason : "status", wall, out);
-	}
+	} else if (strcmp(s, "offline") == 0)
+		tell(a, 0, reason ? reason : "status", wall, out);
 }
 
 static void
@@ -278,10 +283,8 @@ on_node(struct watch *w, const char *node, json_t *p, long long now,
 			continue;
 		if (reason == NULL || strcmp(reason, "will") == 0)
 			hold_will(w, w->a[i], now, retained);
-		else {
-			w->a[i]->held = -1;
-			set_online(w->a[i], 0, reason, wall, out);
-		}
+		else
+			tell(w->a[i], 0, reason, wall, out);
 	}
 }
 
@@ -377,10 +380,8 @@ watch_tick(struct watch *w, long long now, time_t wall, json_t *out)
 		return;		/* no news is not bad news while we are away */
 	for (i = 0; i < w->n; i++) {
 		a = w->a[i];
-		if (a->held >= 0 && now >= a->held) {
-			a->held = -1;
-			set_online(a, 0, "will", wall, out);
-		}
+		if (a->held >= 0 && now >= a->held)
+			tell(a, 0, "will", wall, out);
 		else if (a->online == 1 && a->last >= 0 &&
 		    now >= a->last + grace(w, a))
 			set_online(a, 0, "misses", wall, out);

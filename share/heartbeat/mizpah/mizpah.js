@@ -282,7 +282,7 @@ const client = mqtt.connect(url, { username: q.get('username') || undefined,
   password: pw, reconnectPeriod: 2000 });
 let why = '', link = (s, bad) => Object.assign($('link'), { textContent: url + s, className: bad ? 'bad' : '' });
 // Away from the broker every agent is unknown; back, misses count from then.
-const hold = (u) => { up = u; for (const a of agents.values()) if (u) a.seen = Date.now(); tick(); };
+const hold = (u) => { up = u; if (u) for (const a of agents.values()) a.seen = Date.now(); tick(); };
 client.on('connect', () => { why = ''; link(': subscribing');
   client.subscribe(`${prefix}/#`, (e) => { link(e ? `: ${e.message}` : ` ${prefix}/#`, e); hold(!e); }); });
 client.on('error', (e) => { why = `: ${e.message}`; link(why, true); });
