@@ -249,6 +249,7 @@ install: all mizpah
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/souls \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/tools \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/gates \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/mizpah $(DESTDIR)$(UNITDIR)
 	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
@@ -260,6 +261,9 @@ install: all mizpah
 		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
 	install -m 644 share/heartbeat/tools/prices.tsv \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
+	install -m 755 share/heartbeat/gates/changed-files \
+		share/heartbeat/gates/changed-output \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/gates
 	install -m 644 $(MIZPAH) build/mizpah/mqtt.min.js \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/mizpah
 	for d in . cron k8s fleet mosquitto deliver; do \
