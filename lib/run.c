@@ -904,7 +904,7 @@ slot_used(struct wake *k, enum wake_status st, char *err)
  * slot, as a refusal does, so that the gate runs once a slot.
  */
 static int
-gate_step(struct wake *k, int *rc, char *err)
+gate_step(struct wake *k, const struct llm_conf *lc, int *rc, char *err)
 {
 	struct tool_ctx ctx = { k->s->name, chamber_name(k->g.chamber),
 	    k->id, NULL, NULL };
@@ -914,7 +914,7 @@ gate_step(struct wake *k, int *rc, char *err)
 
 	if (k->s->ch[k->g.chamber].gate == NULL)
 		return 1;
-	ctx.hide = k->s->llm.api_key_env;
+	ctx.hide = lc->key_env;
 	r = gate_run(k->s, k->g.chamber, &ctx, k->dir,
 	    k->w.last[k->g.chamber], &g, err);
 	json_object_set_new(k->res, "gate", json_pack("{s:o,s:I}", "exit",
@@ -931,8 +931,10 @@ gate_step(struct wake *k, int *rc, char *err)
 		    chamber_name(k->g.chamber), g.text[0] ? g.text :
 		    "the gate said nothing");
 		free(g.text);
-		/* a gate that works again ends a run of its failures */
-		if ((k->bv.tool_fails > 0 && brk_record(k->s->name, &k->bc,
+		/* a gate that works again ends a run of its failures (an
+		 * open breaker waits for its probe, as ever) */
+		if ((k->bv.state == BRK_CLOSED && k->bv.tool_fails > 0 &&
+		    brk_record(k->s->name, &k->bc,
 		    k->now, BRK_TOOL_OK, 0, NULL, k->events, e2) == -1) ||
 		    slot_used(k, ST_GATED, e2) == -1) {
 			*rc = fail(k, HX_IOERR, e2);
@@ -1042,7 +1044,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 			return fail(k, HX_IOERR, err);
 		return skip(k, k->g.status, k->g.reason);
 	}
-	if (!gate_step(k, &r, err))
+	if (!gate_step(k, lc, &r, err))
 		return r;
 	if ((r = admit(k, reason, sizeof reason, &status, err)) == -1)
 		return fail(k, HX_IOERR, err);

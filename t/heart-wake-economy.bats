@@ -14,7 +14,10 @@ setup() {
 }
 
 teardown() {
-	[ -n "${TRIAGE_PID:-}" ] && kill "$TRIAGE_PID" 2>/dev/null
+	if [ -n "${TRIAGE_PID:-}" ]; then
+		kill "$TRIAGE_PID" 2>/dev/null
+		wait "$TRIAGE_PID" 2>/dev/null || :
+	fi
 	llm_stop
 	heart_teardown
 }
@@ -223,23 +226,23 @@ EOF2
 @test "the shipped gate changed-output wakes on a change of a command's output, and keeps a change a refused wake did not see" {
 	echo "price 10" > "$D/world"
 	printf 'name: scout\nheart:\n  schedule: { daily_cap: 2, gate: [%s/changed-output, cat, world] }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' "$G" > "$S"
-	run heart-wake --soul "$S" --force
+	run at "2026-11-23 10:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | contains("(first look):\nprice 10")'
-	run heart-wake --soul "$S" --force
+	run at "2026-11-23 11:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = gated ]
 	[ "$(echo "$output" | jq -r .reason)" = "schedule: gated: no change in the output of cat world" ]
 	echo "price 12" > "$D/world"
-	run heart-wake --soul "$S" --force
+	run at "2026-11-23 12:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | contains("changed:\n< price 10\n> price 12")'
 	[ "$(llm_count)" = 2 ]
 	# the cap (2) refuses the next wake: the change it would have seen waits
 	echo "price 15" > "$D/world"
-	run heart-wake --soul "$S" --force
+	run at "2026-11-23 13:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = capped ]
 	heart-cap reset scout
-	run heart-wake --soul "$S" --force
+	run at "2026-11-23 14:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | contains("< price 12\n> price 15")'
 }
