@@ -376,3 +376,19 @@ decide() {	# decide ACTION REASON: the triage's next answer
 	[ "$status" -eq 78 ]
 	[[ $output == *"llm.triage.provider: must be openai, anthropic or command"* ]]
 }
+
+@test "triage from the double's world: run inside an event's window, skip outside it, the main model asked only for the event" {
+	triage_start
+	triage_soul
+	w='"windows": [{"from": "09:00", "to": "09:01", "text": "ALERT: the storm is here."}], "span": true'
+	printf '{%s, "decide": true}\n' "$w" > "$TRIAGE_DIR/script.json"
+	llm_script "{$w}"
+	run at "2026-11-23 08:45:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "idle" and .triage.action == "skip"'
+	run at "2026-11-23 09:15:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "ok" and .triage.action == "run" and .response == "ALERT: the storm is here."'
+	run at "2026-11-23 10:15:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "idle" and .triage.action == "skip"'
+	[ "$(triage_count)" = 3 ]
+	[ "$(llm_count)" = 1 ]
+}
