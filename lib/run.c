@@ -1,16 +1,18 @@
 /*
  * run.c - one wake of one agent, start to end: the lock, the gates
- * (wake.c), the breaker, the cap, the conversation with the model and
+ * (wake.c), the chamber's gate program (gate.c), the breaker, the cap,
+ * the triage model (triage.c), the conversation with the model and
  * its tools (tool.c), the outcome told to the breaker and the
  * counters, and the wake result (heart-wake(1), THE WAKE RESULT).
  *
- * Invariants: nothing is sent before every gate has passed; the cap is
- * taken last, so a skipped wake never spends it, and a half-open probe
- * granted to a wake that the cap then refuses is handed back; the
- * history is read, never written (heart-ghost writes it); a wake runs
- * at most seed_tool_cap tool calls, so it sends at most
- * seed_tool_cap + 2 requests; every tool call and result is in the
- * result's messages.
+ * Invariants: nothing is sent before every gate has passed, the gate
+ * program included; the cap is taken last, so a skipped wake never
+ * spends it, and a half-open probe granted to a wake that the cap then
+ * refuses is handed back; the history is read, never written
+ * (heart-ghost writes it); a wake runs at most seed_tool_cap tool
+ * calls, so it sends at most seed_tool_cap + 2 requests to the model,
+ * and one more to the triage endpoint if there is one; every tool call
+ * and result is in the result's messages.
  *
  * A result's status is one of status.c's table (finish() checks), and
  * its "exit" is heart-wake's exit status for the wake.
