@@ -120,7 +120,7 @@ EOF2
 	[ "$(echo "$output" | jq -r .status)" = error ]
 	echo "$output" | jq -e '.error == "schedule: gate: exit status 3: cannot reach the mail server"'
 	[ "$(llm_count)" = 0 ]
-	run jq -c '[.state, .tool_fails, .llm_fails]' "$HEART_STATE_DIR/agents/scout/breaker.json"
+	run jq -c '[.state, .tool_fails, .llm_fails]' "$(bfile scout)"
 	[ "$output" = '["closed",1,0]' ]
 	# a timeout: killed, the same failure
 	gate_script <<'EOF2'
@@ -131,14 +131,14 @@ EOF2
 	echo "$output" | jq -e '.error | test("^schedule: gate: no result within 1s")'
 	[ "$(echo "$output" | jq .gate.exit)" = null ]
 	[ "$(llm_count)" = 0 ]
-	run jq -c '[.state, .tool_fails, .llm_fails]' "$HEART_STATE_DIR/agents/scout/breaker.json"
+	run jq -c '[.state, .tool_fails, .llm_fails]' "$(bfile scout)"
 	[ "$output" = '["closed",2,0]' ]
 	# a program that is not there
 	gate_soul '[./no-such-gate]'
 	run --separate-stderr heart-wake --soul "$S" --force
 	[ "$status" -eq 75 ]
 	[ "$(llm_count)" = 0 ]
-	run jq -c '[.state, .trigger, .tool_fails, .llm_fails]' "$HEART_STATE_DIR/agents/scout/breaker.json"
+	run jq -c '[.state, .trigger, .tool_fails, .llm_fails]' "$(bfile scout)"
 	[ "$output" = '["open","tool",3,0]' ]
 	# a gate that works again ends the run of failures
 	state_clear
@@ -152,7 +152,7 @@ echo quiet; exit 1
 EOF2
 	run heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = gated ]
-	[ "$(jq .tool_fails "$HEART_STATE_DIR/agents/scout/breaker.json")" = 0 ]
+	[ "$(jq .tool_fails "$(bfile scout)")" = 0 ]
 }
 
 @test "the gate runs only once the cheap gates pass: not due, quiet, empty checklist cost no gate" {
@@ -356,7 +356,7 @@ decide() {	# decide ACTION REASON: the triage's next answer
 	echo "$output" | jq -e '.status == "ok" and .response == "ALERT: found it."'
 	echo "$output" | jq -e '.triage.error | test("503")'
 	echo "$output" | jq -e '.warning | contains("the main model was asked in its place")'
-	run jq -c '[.state, .llm_fails, .tool_fails]' "$HEART_STATE_DIR/agents/scout/breaker.json"
+	run jq -c '[.state, .llm_fails, .tool_fails]' "$(bfile scout)"
 	[ "$output" = '["closed",1,0]' ]
 	# the answer is delivered all the same
 	heart-wake --soul "$S" --force > "$D/r" || :
