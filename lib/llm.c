@@ -460,15 +460,15 @@ llm_triage_conf(const struct soul *s, struct llm_conf *c, char *err)
 	if (s->triage == NULL)
 		return 1;
 	t = *s->triage;
-	/* another provider's URL and key are not this one's */
+	/* another provider's URL, key and models are not this one's */
 	if (t.provider == NULL || (s->llm.provider != NULL &&
 	    strcmp(t.provider, s->llm.provider) == 0)) {
 		INHERIT(provider, NULL);
 		INHERIT(base_url, NULL);
 		INHERIT(api_key_env, NULL);
 		INHERIT(command, NULL);
+		INHERIT(model, NULL);
 	}
-	INHERIT(model, NULL);
 	INHERIT(timeout, -1);
 	INHERIT(max_tokens, -1);
 	INHERIT(context_budget, -1);

@@ -392,3 +392,21 @@ decide() {	# decide ACTION REASON: the triage's next answer
 	[ "$(triage_count)" = 3 ]
 	[ "$(llm_count)" = 1 ]
 }
+
+@test "triage on another provider: its own URL, key and model, none of llm's" {
+	triage_start
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000 }\n  idle: { daily_cap: 0 }\nllm:\n  provider: openai\n  model: big\n  triage: { provider: anthropic, base_url: "%s", model: small-and-cheap }\n' "$TRIAGE_URL" > "$S"
+	export ANTHROPIC_API_KEY=sk-ant-test-5678
+	decide skip "quiet"
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.triage.provider == "anthropic" and .triage.model == "small-and-cheap" and .triage.action == "skip"'
+	tail -n 1 "$TRIAGE_DIR/requests.jsonl" | jq -e '(.path | endswith("/messages")) and .body.model == "small-and-cheap" and .headers["x-api-key"] == "sk-ant-test-5678"'
+	[ "$(llm_count)" = 0 ]
+	# a provider of its own needs a model of its own
+	printf 'name: scout\nllm:\n  model: big\n  triage: { provider: anthropic, base_url: "%s" }\n' "$TRIAGE_URL" > "$S"
+	unset HEART_LLM_MODEL
+	run --separate-stderr heart-wake --soul "$S" --force
+	[ "$status" -eq 78 ]
+	[[ $stderr == *"no model"* ]]
+}
