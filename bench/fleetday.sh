@@ -5,8 +5,12 @@
 # [IDLE] 78% of the time; one agent's provider fails for two hours.
 # Prints a table beside the paper's figures and the naive poller's,
 # writes bench/results/fleetday.{txt,png}; then measures heart's own CPU
-# per agent-day with 10,000 agents.
+# per agent-day with 10,000 agents.  Between the two, the same day
+# three ways (issue 18: a gate program, a triage model), into
+# bench/results/fleetday-economy.txt; `fleetday.sh ways' runs that
+# alone.
 set -eu
+only=${1:-all}
 cd "$(dirname "$0")/.."
 top=$PWD
 PATH=$top:$PATH
@@ -27,6 +31,8 @@ furl=$(double "$tmp/fail" '{"idle_ratio": 0.78, "seed": 6}')
 d2=$(pgrep -n -f "llm-double.py $tmp/fail")
 export HEART_LLM_URL=$url HEART_LLM_MODEL=double
 
+start=$(date -u -d '2026-11-23 00:00:00' +%s)
+if [ "$only" != ways ]; then
 # the fleet: 66 general agents, travel_rescue, 5 stock agents with a
 # tool, 2 agents that only explore when idle, 1 whose provider fails
 mkdir -p "$tmp/souls"
@@ -45,7 +51,6 @@ printf 'name: flaky\nllm: { base_url: "%s", timeout: 5s }\nheart:\n  schedule: {
 n=$(ls "$tmp/souls" | wc -l)
 
 echo "== the fleet day: $n agents, every minute for 24 simulated hours"
-start=$(date -u -d '2026-11-23 00:00:00' +%s)
 cpu0=$(awk '{ print $14 + $15 + $16 + $17 }' /proc/$$/stat)
 t0=$(date +%s.%N)
 for ((m = 0; m < 1440; m++)); do
@@ -117,6 +122,8 @@ else
 	echo "chart: skipped (gnuplot missing: make bench-deps)"
 fi
 
+fi
+
 echo "== spending less: the same day three ways (issue 18)"
 # One world for all: events at fixed times of the day; the main model
 # (the double, windows with span) answers ALERT on the first wake after
@@ -139,9 +146,9 @@ windows=$(for e in $events; do
 	printf '{"from":"%s","to":"%s:%02d","text":"ALERT: event at %s."}\n' \
 		"$e" "$h" $((10#$m + 1)) "$e"
 done | jq -sc .)
-wurl=$(double "$tmp/wmain" "{\"windows\": $windows, \"span\": true}")
+wurl=$(double "$tmp/wmain" "{\"windows\": $windows, \"span\": true, \"all\": true}")
 d3=$(pgrep -n -f "llm-double.py $tmp/wmain")
-turl=$(double "$tmp/wtriage" "{\"windows\": $windows, \"span\": true, \"decide\": true}")
+turl=$(double "$tmp/wtriage" "{\"windows\": $windows, \"span\": true, \"all\": true, \"decide\": true}")
 d4=$(pgrep -n -f "llm-double.py $tmp/wtriage")
 trap 'kill $d1 $d2 $d3 $d4 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
 ways="today gate triage"
@@ -170,7 +177,7 @@ for w in $ways; do
 done > "$tmp/ways.req"
 export HEART_STATE_DIR=$tmp/state
 python3 - "$tmp/ways" "$tmp/ways.req" 60 > "$tmp/ways.table" <<'PY'
-import json, sys, collections
+import json, sys, collections, re
 d, reqf, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rows = {}
 for line in open(reqf):
@@ -183,7 +190,8 @@ for line in open(reqf):
         t = (j.get("triage") or {}).get("usage") or {}
         ttok += t.get("prompt_tokens", 0) + t.get("completion_tokens", 0)
         if j["status"] == "ok":
-            answers.add((j["agent"], j["response"]))
+            for e in re.findall(r"event at (\d\d:\d\d)", j["response"]):
+                answers.add((j["agent"], e))
     rows[w] = dict(mreq=int(mreq) / n, treq=int(treq) / n, mtok=mtok / n,
                    ttok=ttok / n, ok=st["ok"], answers=answers,
                    gated=st["gated"], idle=st["idle"], err=st["error"],
@@ -207,6 +215,7 @@ PY
 cat "$tmp/ways.table"
 cp "$tmp/ways.table" bench/results/fleetday-economy.txt
 
+[ "$only" = ways ] && exit 0
 echo "== heart's own CPU per agent-day, 10,000 agents (one simulated hour, scaled to 24)"
 rm -rf "$HEART_STATE_DIR"; mkdir -p "$tmp/big"
 for i in $(seq 1 10000); do
