@@ -52,7 +52,7 @@ LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/tool.c lib/wake.c lib/adapt.c lib/run.c lib/pulse.c lib/fleet.c \
 	lib/mqtt.c lib/watch.c lib/sdnotify.c lib/store.c lib/redis.c \
 	lib/prom.c lib/secret.c lib/text.c lib/status.c \
-	lib/outbox.c lib/mcp.c
+	lib/outbox.c lib/mcp.c lib/gate.c lib/triage.c
 LIBHDR = lib/heart.h lib/yj.h lib/store.h
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
 	man/heart-wake.1 man/heart-pulse.1
@@ -249,6 +249,7 @@ install: all mizpah
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/souls \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/tools \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/gates \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/mizpah $(DESTDIR)$(UNITDIR)
 	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
@@ -260,6 +261,9 @@ install: all mizpah
 		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
 	install -m 644 share/heartbeat/tools/prices.tsv \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/tools
+	install -m 755 share/heartbeat/gates/changed-files \
+		share/heartbeat/gates/changed-output \
+		$(DESTDIR)$(SHAREDIR)/heartbeat/gates
 	install -m 644 $(MIZPAH) build/mizpah/mqtt.min.js \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/mizpah
 	for d in . cron k8s fleet mosquitto deliver; do \

@@ -5,8 +5,12 @@
 # [IDLE] 78% of the time; one agent's provider fails for two hours.
 # Prints a table beside the paper's figures and the naive poller's,
 # writes bench/results/fleetday.{txt,png}; then measures heart's own CPU
-# per agent-day with 10,000 agents.
+# per agent-day with 10,000 agents.  Between the two, the same day
+# three ways (issue 18: a gate program, a triage model), into
+# bench/results/fleetday-economy.txt; `fleetday.sh ways' runs that
+# alone.
 set -eu
+only=${1:-all}
 cd "$(dirname "$0")/.."
 top=$PWD
 PATH=$top:$PATH
@@ -27,6 +31,8 @@ furl=$(double "$tmp/fail" '{"idle_ratio": 0.78, "seed": 6}')
 d2=$(pgrep -n -f "llm-double.py $tmp/fail")
 export HEART_LLM_URL=$url HEART_LLM_MODEL=double
 
+start=$(date -u -d '2026-11-23 00:00:00' +%s)
+if [ "$only" != ways ]; then
 # the fleet: 66 general agents, travel_rescue, 5 stock agents with a
 # tool, 2 agents that only explore when idle, 1 whose provider fails
 mkdir -p "$tmp/souls"
@@ -45,7 +51,6 @@ printf 'name: flaky\nllm: { base_url: "%s", timeout: 5s }\nheart:\n  schedule: {
 n=$(ls "$tmp/souls" | wc -l)
 
 echo "== the fleet day: $n agents, every minute for 24 simulated hours"
-start=$(date -u -d '2026-11-23 00:00:00' +%s)
 cpu0=$(awk '{ print $14 + $15 + $16 + $17 }' /proc/$$/stat)
 t0=$(date +%s.%N)
 for ((m = 0; m < 1440; m++)); do
@@ -117,6 +122,100 @@ else
 	echo "chart: skipped (gnuplot missing: make bench-deps)"
 fi
 
+fi
+
+echo "== spending less: the same day three ways (issue 18)"
+# One world for all: events at fixed times of the day; the main model
+# (the double, windows with span) answers ALERT on the first wake after
+# each, [IDLE] otherwise.  The same 60 general agents (schedule every
+# 30m) live the day three ways: as today; behind a gate program that
+# admits a wake only when the world changed since the last admitted
+# one (the shipped changed-output, over a command that prints the
+# events so far); and with a triage model on a cheaper endpoint (a
+# second double, answering the heartbeat question from the same world).
+events="02:13 05:41 08:07 09:52 11:26 13:38 15:03 16:44 19:19 22:31"
+mkdir -p "$tmp/world"
+for e in $events; do
+	echo "$(date -u -d "2026-11-23 $e:00" +%s) $e"
+done > "$tmp/world/events"
+printf '#!/bin/sh\nawk -v now="$(date +%%s)" '"'"'$1 <= now { print "event at " $2 }'"'"' "%s"\n' \
+	"$tmp/world/events" > "$tmp/world/world-now"
+chmod +x "$tmp/world/world-now"
+windows=$(for e in $events; do
+	h=${e%:*} m=${e#*:}
+	printf '{"from":"%s","to":"%s:%02d","text":"ALERT: event at %s."}\n' \
+		"$e" "$h" $((10#$m + 1)) "$e"
+done | jq -sc .)
+wurl=$(double "$tmp/wmain" "{\"windows\": $windows, \"span\": true, \"all\": true}")
+d3=$(pgrep -n -f "llm-double.py $tmp/wmain")
+turl=$(double "$tmp/wtriage" "{\"windows\": $windows, \"span\": true, \"all\": true, \"decide\": true}")
+d4=$(pgrep -n -f "llm-double.py $tmp/wtriage")
+trap 'kill $d1 $d2 $d3 $d4 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+ways="today gate triage"
+for w in $ways; do
+	mkdir -p "$tmp/ways/$w"
+	for i in $(seq -w 1 60); do
+		{
+		printf 'name: agent%s\nsystem: You watch the world for your user.\n' "$i"
+		printf 'heart:\n  schedule: { interval: 30m, daily_cap: 48'
+		[ "$w" = gate ] && printf ', gate: [%s, %s]' \
+			"$top/share/heartbeat/gates/changed-output" "$tmp/world/world-now"
+		printf ' }\n  idle: { daily_cap: 0 }\nllm:\n  base_url: "%s"\n' "$wurl"
+		[ "$w" = triage ] && printf '  triage: { base_url: "%s", model: cheap }\n' "$turl"
+		} > "$tmp/ways/$w/agent$i.yaml"
+	done
+done
+for w in $ways; do
+	: > "$tmp/wmain/requests.jsonl"; : > "$tmp/wtriage/requests.jsonl"
+	export HEART_STATE_DIR=$tmp/state-$w
+	w0=$(date +%s.%N)
+	for ((m = 0; m < 1440; m++)); do
+		at_epoch $((start + m * 60)) heart-wake "$tmp/ways/$w"/*.yaml 2>/dev/null || :
+	done > "$tmp/ways/$w.jsonl"
+	w1=$(date +%s.%N)
+	echo "$w $(wc -l < "$tmp/wmain/requests.jsonl") $(wc -l < "$tmp/wtriage/requests.jsonl") $w0 $w1"
+done > "$tmp/ways.req"
+export HEART_STATE_DIR=$tmp/state
+python3 - "$tmp/ways" "$tmp/ways.req" 60 > "$tmp/ways.table" <<'PY'
+import json, sys, collections, re
+d, reqf, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rows = {}
+for line in open(reqf):
+    w, mreq, treq, t0, t1 = line.split()
+    st = collections.Counter(); mtok = ttok = 0; answers = set()
+    for l in open("%s/%s.jsonl" % (d, w)):
+        j = json.loads(l); st[j["status"]] += 1
+        u = j.get("usage") or {}
+        mtok += u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)
+        t = (j.get("triage") or {}).get("usage") or {}
+        ttok += t.get("prompt_tokens", 0) + t.get("completion_tokens", 0)
+        if j["status"] == "ok":
+            for e in re.findall(r"event at (\d\d:\d\d)", j["response"]):
+                answers.add((j["agent"], e))
+    rows[w] = dict(mreq=int(mreq) / n, treq=int(treq) / n, mtok=mtok / n,
+                   ttok=ttok / n, ok=st["ok"], answers=answers,
+                   gated=st["gated"], idle=st["idle"], err=st["error"],
+                   wall=float(t1) - float(t0))
+ways = ["today", "gate", "triage"]
+print("%-40s %10s %10s %10s" % ("per agent-day (60 agents, 10 events)", "today", "gate", "triage"))
+for label, k, f in (("main-model requests", "mreq", "%10.1f"),
+                    ("main-model tokens", "mtok", "%10.0f"),
+                    ("triage requests", "treq", "%10.1f"),
+                    ("triage tokens", "ttok", "%10.0f")):
+    print("%-40s " % label + " ".join(f % rows[w][k] for w in ways))
+print("%-40s " % "real answers (ok, fleet)" + " ".join("%10d" % rows[w]["ok"] for w in ways))
+print("%-40s " % "  events told (agent x event, fleet)" + " ".join("%10d" % len(rows[w]["answers"]) for w in ways))
+print("%-40s " % "  the same events told as today" + " ".join("%10s" % ("yes" if rows[w]["answers"] == rows["today"]["answers"] else "NO") for w in ways))
+print("%-40s " % "ghosts (idle, fleet)" + " ".join("%10d" % rows[w]["idle"] for w in ways))
+print("%-40s " % "gated wakes (zero requests, fleet)" + " ".join("%10d" % rows[w]["gated"] for w in ways))
+print("%-40s " % "errors (fleet)" + " ".join("%10d" % rows[w]["err"] for w in ways))
+print("%-40s " % "main-model tokens, today / this way" + " ".join("%9.1fx" % (rows["today"]["mtok"] / max(rows[w]["mtok"], 1)) for w in ways))
+print("%-40s " % "wall time of the day, / today's" + " ".join("%9.2fx" % (rows[w]["wall"] / rows["today"]["wall"]) for w in ways))
+PY
+cat "$tmp/ways.table"
+cp "$tmp/ways.table" bench/results/fleetday-economy.txt
+
+[ "$only" = ways ] && exit 0
 echo "== heart's own CPU per agent-day, 10,000 agents (one simulated hour, scaled to 24)"
 rm -rf "$HEART_STATE_DIR"; mkdir -p "$tmp/big"
 for i in $(seq 1 10000); do

@@ -1,7 +1,8 @@
 /*
  * checklist.c - fuzz target: a chamber's checklist, HEARTBEAT.md, as
  * the user writes it (ck_open_items).  The open items come back one a
- * line, none of them blank.
+ * line, none of them blank; an item's own interval (ck_interval), when
+ * it names one, is a positive duration dur.c reads back the same.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,8 @@
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
-	char err[HEART_ERRLEN], path[4200], *items;
+	char err[HEART_ERRLEN], path[4200], *items, *line, *save = NULL;
+	long long iv;
 	size_t len;
 
 	fz_put(fz_dir(), "HEARTBEAT.md", data, n);
@@ -23,6 +25,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	len = strlen(items);
 	FZ_ASSERT(len > 0 && items[0] != '\n' && items[len - 1] != '\n');
 	FZ_ASSERT(strstr(items, "\n\n") == NULL);
+	for (line = strtok_r(items, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		if (ck_interval(line, &iv))
+			FZ_ASSERT(iv > 0 && iv <= dur_max());
 	free(items);
 	return 0;
 }

@@ -3,13 +3,16 @@
  *
  * An item is open unless it is a heading, a blank line, inside an HTML
  * comment, or a checked box ("- [x]").  A checklist with no open item
- * means the chamber has no work, and the wake costs nothing.
+ * means the chamber has no work, and the wake costs nothing.  An item
+ * may end with its own interval, "(every 6h)" (ck_interval); whether
+ * it is due is wake.c's to say, from the last wake that carried it.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "heart.h"
 
@@ -97,4 +100,39 @@ ck_open_items(const char *path, char **items, char *err)
 		out[len - 1] = '\0';
 	*items = out;
 	return 0;
+}
+
+/*
+ * The interval an item ends with, "(every DUR)" (heart-soul(5),
+ * CHECKLIST): 1 with *secs, or 0 when it names none (or names no
+ * duration dur.c reads: then it is an item like any other).
+ */
+int
+ck_interval(const char *item, long long *secs)
+{
+	const char *open, *p, *end;
+	char d[32];
+	size_t n;
+
+	end = item + strlen(item);
+	while (end > item && isspace((unsigned char)end[-1]))
+		end--;
+	if (end == item || end[-1] != ')' ||
+	    (open = memrchr(item, '(', (size_t)(end - item))) == NULL)
+		return 0;
+	p = open + 1;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (strncasecmp(p, "every", 5) != 0 || (p[5] != ' ' && p[5] != '\t'))
+		return 0;
+	for (p += 5; *p == ' ' || *p == '\t'; p++)
+		;
+	n = (size_t)(end - 1 - p);
+	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	if (n == 0 || n >= sizeof d)
+		return 0;
+	memcpy(d, p, n);
+	d[n] = '\0';
+	return dur_parse(d, secs) == 0 && *secs > 0;
 }

@@ -134,6 +134,7 @@ int	 state_write_json(const char *, const char *, const json_t *, char *);
 #define DEF_BRK_THRESHOLD	3
 #define DEF_BRK_COOLDOWN	(15 * 60)
 #define DEF_BRK_MAX_COOLDOWN	(2 * 3600)
+#define GATE_TIMEOUT		10	/* a gate program's, s */
 
 /* soul.c */
 enum chamber { CH_SCHEDULE, CH_IDLE, CH_NCHAMBERS };
@@ -153,6 +154,18 @@ struct adapt_conf {
 				   MEDIUM, HIGH (a plain one weighs 1) */
 };
 
+/* an LLM endpoint of a soul, llm or llm.triage; NULL or -1: unset */
+struct soul_llm {
+	char	*provider;
+	char	*base_url;
+	char	*model;
+	char	*api_key_env;
+	long long timeout;
+	long long max_tokens;
+	long long context_budget;	/* tokens */
+	json_t	*command;	/* argv array, or NULL */
+};
+
 struct chamber_conf {
 	long long every;	/* schedule.interval or idle.after, s */
 	char	*prompt;
@@ -160,6 +173,8 @@ struct chamber_conf {
 	long long seed_tool_cap;
 	struct hours active;
 	char	*checklist;
+	json_t	*gate;		/* the gate program's argv, or NULL */
+	long long gate_timeout;	/* s */
 };
 
 struct soul {
@@ -180,14 +195,9 @@ struct soul {
 	char	*ghost_mode;
 	long long ghost_ack_max;
 	long long history_keep;
-	char	*llm_provider;
-	char	*llm_base_url;
-	char	*llm_model;
-	char	*llm_api_key_env;
-	long long llm_timeout;
-	long long llm_max_tokens;
-	long long llm_context_budget;	/* tokens */
-	json_t	*llm_command;	/* argv array, or NULL */
+	struct soul_llm llm;	/* the main model */
+	struct soul_llm *triage;	/* llm.triage, or NULL: keys it
+					   leaves out are llm's */
 	json_t	*tools;		/* array, or NULL */
 	json_t	*mcp;		/* mcp_servers: name -> server, or NULL */
 	json_t	*doc;		/* the whole soul as JSON */
@@ -379,6 +389,7 @@ int	 hist_user(const char *, const char *, time_t, long long, char *);
 enum wake_status {
 	ST_OK, ST_IDLE, ST_CAPPED, ST_OPEN, ST_NOT_DUE, ST_QUIET,
 	ST_NOT_IDLE, ST_BUSY, ST_EMPTY, ST_TOOL_CAP, ST_DRY_RUN, ST_ERROR,
+	ST_GATED,
 	ST_NSTATUS
 };
 enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
@@ -505,6 +516,7 @@ int	 idle_alert(const char *);
 
 /* checklist.c: HEARTBEAT.md, its open items */
 int	 ck_open_items(const char *, char **, char *);
+int	 ck_interval(const char *, long long *);
 
 /* http.c: one POST through libcurl, loaded only when needed */
 struct http_req {
@@ -560,6 +572,7 @@ struct llm_reply {
 };
 
 int	 llm_conf(const struct soul *, struct llm_conf *, char *);
+int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
 json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
 	    const char *);
 json_t	*llm_dry(const struct llm_conf *, json_t *);
@@ -638,6 +651,8 @@ struct wake_state {
 	int	 checklist_warned;
 	int	 running_pid;
 	struct adapt *act;		/* activity.json, or NULL */
+	json_t	*carried;		/* checklist.json, once read */
+	int	 carried_read;
 };
 
 struct gate {
@@ -665,6 +680,8 @@ void	 wake_verdicts(const struct soul *, const char *,
 time_t	 wake_admit(const struct soul *, const struct wake_state *,
 	    enum chamber, time_t, time_t, int);
 void	 gate_free(struct gate *);
+int	 wake_carry(const char *, struct wake_state *, enum chamber,
+	    const char *, time_t, char *);
 
 /*
  * tool.c: programs run on the model's behalf, the soul's tools and the
@@ -708,6 +725,8 @@ struct tool_child {
 	int	 in, out, err;
 };
 
+#define TOOL_ENVMORE	8	/* names tool_env adds for a caller */
+char	**tool_env(const struct tool_ctx *, const char *, char *const *);
 int	 tool_spawn(const struct tool_proc *, struct tool_child *, char *);
 int	 tool_gone(int);
 void	 tool_end(struct tool_child *, size_t, long long, int *);
@@ -761,6 +780,48 @@ json_t	*mcp_plan(const struct soul *);
 int	 mcp_message(const char *, size_t, long long, json_t **, char *);
 int	 mcp_tools(const json_t *, json_t *, const char **, char *);
 int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
+
+/*
+ * gate.c: a chamber's gate program (heart-soul(5), gate), run after
+ * the cheap gates and before the breaker and the cap, in the soul's
+ * directory, through tool.c, with the tools' environment and
+ *   HEART_LAST_WAKE	the chamber's last admitted wake, epoch seconds
+ *			(0: never), and HEART_LAST_WAKE_AT, in UTC ("")
+ *   HEART_GATE_DIR	agents/ID/gate/, the agent's scratch directory
+ * gate_run(s, c, ctx, dir, last, &g, err): GATE_WAKE (g.text: its
+ * output, at most GATE_MAXOUT bytes, for the prompt), GATE_SKIP (g.text:
+ * its first line), or GATE_FAIL (err: why, a tool failure).
+ */
+#define GATE_MAXOUT	(4 * 1024)
+enum { GATE_WAKE, GATE_SKIP, GATE_FAIL };
+
+struct gate_out {
+	char	*text;		/* to free */
+	int	 exit;		/* its exit status, or -1 */
+	long long ms;
+};
+
+int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
+	    const char *, time_t, struct gate_out *, char *);
+
+/* triage.c: the skip/run decision (the heartbeat tool) and the triage
+ * model that asks it alone (llm.triage) */
+struct triage {
+	int	 run;		/* the decision: 1 run, 0 skip */
+	json_t	*decision;	/* {"action", "reason"}, or NULL */
+	long long ptok, ctok;	/* its usage, apart from the main model's */
+	int	 fail;		/* failed: LLM_* */
+	time_t	 hold;
+};
+
+json_t	*hb_tool(void);
+json_t	*hb_decision(const json_t *, int *);
+json_t	*triage_body(const struct llm_conf *, const char *, const char *);
+int	 triage_ask(const struct llm_conf *, const char *, const char *,
+	    time_t, struct triage *, char *);
+json_t	*triage_json(const struct llm_conf *, const struct triage *,
+	    const char *);
+void	 triage_free(struct triage *);
 
 /* run.c: one wake, start to end */
 struct run_opts {

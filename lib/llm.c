@@ -325,14 +325,15 @@ pick(const char *soul, const char *env, const char *def)
 
 /* The command provider: a program from the soul, no model or URL. */
 static int
-command_conf(const struct soul *s, struct llm_conf *c, char *err)
+command_conf(const struct soul *s, const struct soul_llm *e,
+    struct llm_conf *c, char *err)
 {
-	if (s->llm_command == NULL) {
+	if (e->command == NULL) {
 		errf(err, "%s: llm provider command needs llm.command: the "
 		    "program and its arguments, as a list", s->path);
 		return -1;
 	}
-	c->command = s->llm_command;
+	c->command = e->command;
 	c->base_url[0] = '\0';
 	soul_dir(s, c->dir, sizeof c->dir);
 	return 0;
@@ -392,14 +393,17 @@ url_password(const char *url)
 }
 
 /* Fill c from the soul's llm: block, then HEART_LLM_*, then defaults. */
-int
-llm_conf(const struct soul *s, struct llm_conf *c, char *err)
+/* The endpoint e of soul s: its keys, else the environment's, else
+ * the provider's defaults. */
+static int
+endpoint_conf(const struct soul *s, const struct soul_llm *e,
+    struct llm_conf *c, char *err)
 {
 	const struct provider *p;
 	const char *prov;
 
 	memset(c, 0, sizeof *c);
-	prov = pick(s->llm_provider, "HEART_LLM_PROVIDER", "openai");
+	prov = pick(e->provider, "HEART_LLM_PROVIDER", "openai");
 	if ((p = provider_find(prov)) == NULL) {
 		errf(err, "%s: llm provider '%.32s' is not supported by "
 		    "this heart-wake (openai, anthropic, command)", s->path,
@@ -408,18 +412,18 @@ llm_conf(const struct soul *s, struct llm_conf *c, char *err)
 	}
 	snprintf(c->provider, sizeof c->provider, "%s", p->name);
 	snprintf(c->model, sizeof c->model, "%s",
-	    pick(s->llm_model, "HEART_LLM_MODEL", ""));
+	    pick(e->model, "HEART_LLM_MODEL", ""));
 	snprintf(c->key_env, sizeof c->key_env, "%s",
-	    pick(s->llm_api_key_env, NULL, p->key_env));
-	c->timeout = s->llm_timeout;
-	c->max_tokens = s->llm_max_tokens;
-	c->budget = s->llm_context_budget;
+	    pick(e->api_key_env, NULL, p->key_env));
+	c->timeout = e->timeout;
+	c->max_tokens = e->max_tokens;
+	c->budget = e->context_budget;
 	c->soul = s->path;
 	keys_known(c);
 	if (p->url == NULL)
-		return command_conf(s, c, err);
+		return command_conf(s, e, c, err);
 	snprintf(c->base_url, sizeof c->base_url, "%s",
-	    pick(s->llm_base_url, "HEART_LLM_URL", p->url));
+	    pick(e->base_url, "HEART_LLM_URL", p->url));
 	url_password(c->base_url);
 	if (c->model[0] == '\0') {
 		errf(err, "%s: no model: set llm.model in the soul or "
@@ -434,6 +438,44 @@ llm_conf(const struct soul *s, struct llm_conf *c, char *err)
 	}
 	return 0;
 }
+
+/* The main model of soul s. */
+int
+llm_conf(const struct soul *s, struct llm_conf *c, char *err)
+{
+	return endpoint_conf(s, &s->llm, c, err);
+}
+
+#define INHERIT(f, none) (t.f = t.f != (none) ? t.f : s->llm.f)
+
+/*
+ * The triage endpoint of soul s (llm.triage), each key it leaves out
+ * being llm's: 0, 1 when the soul has none, -1 with err.
+ */
+int
+llm_triage_conf(const struct soul *s, struct llm_conf *c, char *err)
+{
+	struct soul_llm t;
+
+	if (s->triage == NULL)
+		return 1;
+	t = *s->triage;
+	/* another provider's URL, key and models are not this one's */
+	if (t.provider == NULL || (s->llm.provider != NULL &&
+	    strcmp(t.provider, s->llm.provider) == 0)) {
+		INHERIT(provider, NULL);
+		INHERIT(base_url, NULL);
+		INHERIT(api_key_env, NULL);
+		INHERIT(command, NULL);
+		INHERIT(model, NULL);
+	}
+	INHERIT(timeout, -1);
+	INHERIT(max_tokens, -1);
+	INHERIT(context_budget, -1);
+	return endpoint_conf(s, &t, c, err);
+}
+
+#undef INHERIT
 
 /*
  * The request body for messages and the tools offered (both in OpenAI

@@ -1,16 +1,18 @@
 /*
  * run.c - one wake of one agent, start to end: the lock, the gates
- * (wake.c), the breaker, the cap, the conversation with the model and
+ * (wake.c), the chamber's gate program (gate.c), the breaker, the cap,
+ * the triage model (triage.c), the conversation with the model and
  * its tools (tool.c), the outcome told to the breaker and the
  * counters, and the wake result (heart-wake(1), THE WAKE RESULT).
  *
- * Invariants: nothing is sent before every gate has passed; the cap is
- * taken last, so a skipped wake never spends it, and a half-open probe
- * granted to a wake that the cap then refuses is handed back; the
- * history is read, never written (heart-ghost writes it); a wake runs
- * at most seed_tool_cap tool calls, so it sends at most
- * seed_tool_cap + 2 requests; every tool call and result is in the
- * result's messages.
+ * Invariants: nothing is sent before every gate has passed, the gate
+ * program included; the cap is taken last, so a skipped wake never
+ * spends it, and a half-open probe granted to a wake that the cap then
+ * refuses is handed back; the history is read, never written
+ * (heart-ghost writes it); a wake runs at most seed_tool_cap tool
+ * calls, so it sends at most seed_tool_cap + 2 requests to the model,
+ * and one more to the triage endpoint if there is one; every tool call
+ * and result is in the result's messages.
  *
  * A result's status is one of status.c's table (finish() checks), and
  * its "exit" is heart-wake's exit status for the wake.
@@ -41,6 +43,13 @@ struct wake {
 	json_t	*res;
 	long long t0;
 	int	 loaded;		/* w was read */
+	char	*gate_out;		/* the gate program's output, or NULL */
+	struct llm_conf tc;		/* the triage endpoint, */
+	int	 triage;		/* when the soul names one */
+	char	*found;			/* the triage's reason to run, or NULL */
+	int	 tfail;			/* the triage failed: LLM_* */
+	time_t	 thold;
+	char	 terr[HEART_ERRLEN];
 };
 
 static long long
@@ -197,9 +206,13 @@ mcp_wanted(const struct soul *s)
 	return n;
 }
 
-/* The chamber prompt, the checklist's open items and the meta block. */
+/*
+ * The chamber prompt, the checklist's open items, the gate's output,
+ * the triage's reason, and the meta block; for the triage model
+ * (triage), the heartbeat question alone at its end.
+ */
 static char *
-prompt_text(struct wake *k, enum chamber c)
+prompt_text(struct wake *k, enum chamber c, int triage)
 {
 	const struct soul *s = k->s;
 	char now[40], last[64], *out = NULL;
@@ -228,6 +241,11 @@ prompt_text(struct wake *k, enum chamber c)
 	if (k->g.items != NULL)
 		fprintf(fp, "\n\nOpen items of your checklist:\n%s\n",
 		    k->g.items);
+	if (k->gate_out != NULL)
+		fprintf(fp, "\n\nWhat changed since your last wake (your "
+		    "gate's output):\n%s\n", k->gate_out);
+	if (k->found != NULL && !triage)
+		fprintf(fp, "\n\nA first look found work: %s\n", k->found);
 	fprintf(fp, "\n\n[heart] local time: %s (%s); chamber: %s; "
 	    "last %s wake: %s; wakes left today: %lld of %lld; "
 	    "consecutive failures: %lld; last error: %s.\n",
@@ -235,13 +253,14 @@ prompt_text(struct wake *k, enum chamber c)
 	    limit > k->cv.total ? limit - k->cv.total : 0, limit,
 	    k->bv.llm_fails > k->bv.tool_fails ? k->bv.llm_fails :
 	    k->bv.tool_fails, k->prev.error[0] ? k->prev.error : "none");
-	if (tool_mode(s))
+	if (tool_mode(s) || triage)
 		fprintf(fp, "First call heartbeat: action skip if nothing "
 		    "needs doing now, run if there is work.");
 	else
 		fprintf(fp, "Answer %s alone if there is nothing to do.",
 		    s->ghost_token);
-	if ((s->tools != NULL || mcp_wanted(s)) && s->ch[c].seed_tool_cap > 0)
+	if ((s->tools != NULL || mcp_wanted(s)) && s->ch[c].seed_tool_cap > 0 &&
+	    !triage)
 		fprintf(fp, " At most %lld tool calls in this wake.",
 		    s->ch[c].seed_tool_cap);
 	fclose(fp);
@@ -401,16 +420,6 @@ struct talk {
 	char	 toolerr[HEART_ERRLEN];	/* the first tool failure */
 };
 
-static const char heartbeat_tool[] =
-    "{\"type\":\"function\",\"function\":{\"name\":\"heartbeat\","
-    "\"description\":\"Call this first, before anything else: does this "
-    "wake have work? skip: nothing needs doing or telling now. run: "
-    "there is work; go on with it.\",\"parameters\":{\"type\":"
-    "\"object\",\"properties\":{\"action\":{\"type\":\"string\","
-    "\"enum\":[\"skip\",\"run\"]},\"reason\":{\"type\":\"string\","
-    "\"description\":\"why, in a few words\"}},\"required\":"
-    "[\"action\"]}}}";
-
 /* The tools offered in chamber c: heartbeat first in tool mode. */
 static json_t *
 offer(const struct soul *s, enum chamber c)
@@ -422,8 +431,7 @@ offer(const struct soul *s, enum chamber c)
 	else
 		arr = json_array();
 	if (tool_mode(s))
-		json_array_insert_new(arr, 0, json_loads(heartbeat_tool, 0,
-		    NULL));
+		json_array_insert_new(arr, 0, hb_tool());
 	if (json_array_size(arr) == 0) {
 		json_decref(arr);
 		return NULL;
@@ -440,7 +448,7 @@ talk_begin(struct wake *k, struct talk *t, char *err)
 
 	memset(t, 0, sizeof *t);
 	t->c = k->g.chamber;
-	text = prompt_text(k, t->c);
+	text = prompt_text(k, t->c, 0);
 	user = json_pack("{s:s,s:s}", "role", "user", "content", text);
 	free(text);
 	t->msgs = request_messages(k, user, &t->h0, &t->h1, err);
@@ -563,26 +571,11 @@ assistant(const struct llm_reply *r)
 static int
 decide(struct wake *k, struct talk *t, struct llm_reply *r)
 {
-	json_t *call = json_array_get(r->tool_calls, 0), *fn, *args = NULL;
-	const char *action = NULL, *why, *a;
+	json_t *call = json_array_get(r->tool_calls, 0);
 	int run;
 
-	fn = json_object_get(call, "function");
-	if (strcmp(call_name(call), "heartbeat") == 0) {
-		a = json_string_value(json_object_get(fn, "arguments"));
-		args = json_loads(a ? a : "", 0, NULL);
-		action = json_string_value(json_object_get(args, "action"));
-	}
-	run = action != NULL && strcmp(action, "run") == 0;
-	why = json_string_value(json_object_get(args, "reason"));
-	if (why == NULL)
-		why = call == NULL ? "no heartbeat call" : args == NULL ?
-		    "the first call was not a readable heartbeat call" :
-		    action == NULL || (!run && strcmp(action, "skip")) ?
-		    "no readable heartbeat action" : NULL;
-	json_object_set_new(k->res, "decision", json_pack("{s:s,s:s?}",
-	    "action", run ? "run" : "skip", "reason", why));
-	json_decref(args);
+	json_object_set_new(k->res, "decision", hb_decision(r->tool_calls,
+	    &run));
 	say(k, t, assistant(r));
 	if (run)
 		tool_result(k, t, call, "run: go on with the work, then "
@@ -655,15 +648,19 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	char e2[HEART_ERRLEN], why[HEART_ERRLEN] = "";
 	int flags, rc = HX_OK;
 
-	flags = llmerr ? BRK_LLM_FAIL : BRK_LLM_OK;
+	flags = llmerr || k->tfail ? BRK_LLM_FAIL : BRK_LLM_OK;
 	if (llmerr && (t->fail == LLM_CONFIG || t->fail == LLM_QUOTA))
 		flags |= BRK_LLM_CONFIG;	/* a person must act */
+	if (!llmerr && (k->tfail == LLM_CONFIG || k->tfail == LLM_QUOTA))
+		flags |= BRK_LLM_CONFIG;
 	if (t->capped || t->failed || t->sfailed)
 		flags |= BRK_TOOL_FAIL;
 	else if (t->calls > 0)
 		flags |= BRK_TOOL_OK;
 	if (llmerr)
 		snprintf(why, sizeof why, "%s", llmerr);
+	else if (k->tfail)
+		snprintf(why, sizeof why, "%s", k->terr);
 	else if (t->capped) {
 		status = status_name(ST_TOOL_CAP);
 		snprintf(why, sizeof why, "the model asked for more than "
@@ -697,7 +694,8 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
 	    llmerr ? status_name(ST_ERROR) : status);
 	if (brk_record(k->s->name, &k->bc, k->now, flags, llmerr ? t->hold :
-	    0, why[0] ? why : NULL, k->events, e2) == -1 || ((t->ptok > 0 ||
+	    k->tfail ? k->thold : 0, why[0] ? why : NULL, k->events, e2) ==
+	    -1 || ((t->ptok > 0 ||
 	    t->ctok > 0 || !llmerr) && cap_record(k->s->name,
 	    k->s->timezone, k->now, !llmerr && strcmp(status,
 	    status_name(ST_IDLE)) == 0, t->ptok, t->ctok, e2) == -1)) {
@@ -858,6 +856,14 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 		json_object_set_new(k->res, "mcp", mcp_plan(k->s));
 	json_object_set_new(k->res, "request", llm_dry(lc, body));
 	json_decref(body);
+	if (k->triage) {
+		char *text = prompt_text(k, k->g.chamber, 1);
+		body = triage_body(&k->tc, k->s->system, text);
+		json_object_set_new(k->res, "triage_request", llm_dry(&k->tc,
+		    body));
+		json_decref(body);
+		free(text);
+	}
 	finish(k, open ? status_name(ST_DRY_RUN) : k->g.status, open ?
 	    "would wake if the breaker and the cap admit it" : k->g.reason);
 	return HX_OK;
@@ -880,6 +886,135 @@ fail(struct wake *k, int code, const char *err)
 	set_str(k->res, "error", err);
 	finish(k, status_name(ST_ERROR), NULL);
 	return code;
+}
+
+/* A slot used by a wake that was not admitted (wake.c, "refused"). */
+static int
+slot_used(struct wake *k, enum wake_status st, char *err)
+{
+	k->w.refused[k->g.chamber] = k->now;
+	snprintf(k->w.refused_status[k->g.chamber], 16, "%s",
+	    status_name(st));
+	return wake_save(k->dir, k->s->name, &k->w, -1, k->now, err);
+}
+
+/*
+ * The chamber's gate program, when it has one: 1 to go on (its output
+ * is k->gate_out), 0 when the wake ends here (*rc its exit code, the
+ * result finished): gated, or failed as a tool fails, zero requests
+ * either way, and the breaker told of a failure.  Either uses up the
+ * slot, as a refusal does, so that the gate runs once a slot.
+ */
+static int
+gate_step(struct wake *k, const struct llm_conf *lc, int *rc, char *err)
+{
+	struct tool_ctx ctx = { k->s->name, chamber_name(k->g.chamber),
+	    k->id, NULL, NULL };
+	struct gate_out g;
+	char reason[1024], e2[HEART_ERRLEN];
+	int r;
+
+	if (k->s->ch[k->g.chamber].gate == NULL)
+		return 1;
+	ctx.hide = lc->key_env;
+	r = gate_run(k->s, k->g.chamber, &ctx, k->dir,
+	    k->w.last[k->g.chamber], &g, err);
+	json_object_set_new(k->res, "gate", json_pack("{s:o,s:I}", "exit",
+	    g.exit >= 0 ? json_integer(g.exit) : json_null(), "ms",
+	    (json_int_t)g.ms));
+	if (r == GATE_WAKE) {
+		k->gate_out = g.text;
+		return 1;
+	}
+	*rc = HX_OK;
+	brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2);
+	if (r == GATE_SKIP) {
+		snprintf(reason, sizeof reason, "%s: gated: %s",
+		    chamber_name(k->g.chamber), g.text[0] ? g.text :
+		    "the gate said nothing");
+		free(g.text);
+		/* a gate that works again ends a run of its failures (an
+		 * open breaker waits for its probe, as ever) */
+		if ((k->bv.state == BRK_CLOSED && k->bv.tool_fails > 0 &&
+		    brk_record(k->s->name, &k->bc,
+		    k->now, BRK_TOOL_OK, 0, NULL, k->events, e2) == -1) ||
+		    slot_used(k, ST_GATED, e2) == -1) {
+			*rc = fail(k, HX_IOERR, e2);
+			return 0;
+		}
+		*rc = skip(k, status_name(ST_GATED), reason);
+		return 0;
+	}
+	snprintf(k->w.error, sizeof k->w.error, "%.255s", err);
+	k->w.error_at = k->now;
+	if (brk_record(k->s->name, &k->bc, k->now, BRK_TOOL_FAIL, 0, err,
+	    k->events, e2) == -1 || brk_peek(k->s->name, &k->bc, k->now,
+	    &k->bv, e2) == -1 || slot_used(k, ST_ERROR, e2) == -1) {
+		*rc = fail(k, HX_IOERR, e2);
+		return 0;
+	}
+	*rc = fail(k, HX_TEMPFAIL, err);
+	return 0;
+}
+
+/*
+ * The triage model first, when the soul names one: 1 to go on to the
+ * main model (run, its reason in k->found; or the triage failed, kept
+ * in k->tfail for the breaker: a failed triage never loses a finding),
+ * 0 when it decided skip (a ghost: the result and its counters done).
+ */
+static int
+triage_step(struct wake *k, int *rc, char *err)
+{
+	struct triage t;
+	enum chamber c = k->g.chamber;
+	char *text, e2[HEART_ERRLEN], w[HEART_ERRLEN + 64];
+	const char *why;
+	int r;
+
+	if (!k->triage)
+		return 1;
+	text = prompt_text(k, c, 1);
+	r = triage_ask(&k->tc, k->s->system, text, k->now, &t, err);
+	json_object_set_new(k->res, "triage", triage_json(&k->tc, &t, r ==
+	    -1 ? err : NULL));
+	if (r == -1) {
+		k->tfail = t.fail;
+		k->thold = t.hold;
+		snprintf(k->terr, sizeof k->terr, "triage: %.400s", err);
+		snprintf(w, sizeof w, "%s; the main model was asked in its "
+		    "place", k->terr);
+		add_warning(k, w);
+		free(text);
+		return 1;
+	}
+	why = json_string_value(json_object_get(t.decision, "reason"));
+	if (t.run) {
+		k->found = xstrdup(why ? why : "(no reason given)");
+		triage_free(&t);
+		free(text);
+		return 1;
+	}
+	json_array_append_new(json_object_get(k->res, "messages"),
+	    json_pack("{s:s,s:s}", "role", "user", "content", text));
+	free(text);
+	set_str(k->res, "status", status_name(ST_IDLE));
+	snprintf(w, sizeof w, "triage: skip%s%.400s", why ? ": " : "",
+	    why ? why : "");
+	set_str(k->res, "reason", w);
+	triage_free(&t);
+	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
+	    status_name(ST_IDLE));
+	k->w.error[0] = '\0';
+	*rc = HX_OK;
+	if (brk_record(k->s->name, &k->bc, k->now, BRK_LLM_OK, 0, NULL,
+	    k->events, e2) == -1 || cap_record(k->s->name, k->s->timezone,
+	    k->now, 1, 0, 0, e2) == -1 || brk_peek(k->s->name, &k->bc,
+	    k->now, &k->bv, e2) == -1) {
+		snprintf(err, HEART_ERRLEN, "%s", e2);
+		*rc = HX_IOERR;
+	}
+	return 0;
 }
 
 static int
@@ -911,6 +1046,8 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 			return fail(k, HX_IOERR, err);
 		return skip(k, k->g.status, k->g.reason);
 	}
+	if (!gate_step(k, lc, &r, err))
+		return r;
 	if ((r = admit(k, reason, sizeof reason, &status, err)) == -1)
 		return fail(k, HX_IOERR, err);
 	if (r == 0) {
@@ -924,9 +1061,11 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	k->w.last[k->g.chamber] = k->now;
 	snprintf(k->w.last_status[k->g.chamber], 16, "running");
 	if (wake_save(k->dir, k->s->name, &k->w, k->g.chamber, k->now,
-	    err) == -1)
+	    err) == -1 || wake_carry(k->dir, &k->w, k->g.chamber,
+	    k->g.items, k->now, err) == -1)
 		return fail(k, HX_IOERR, err);
-	r = call_model(k, lc, err);
+	if (triage_step(k, &r, err))
+		r = call_model(k, lc, err);
 	/* the outcome teaches the adaptive schedule (adapt.c) */
 	if (r == HX_OK && k->g.chamber == CH_SCHEDULE && adapt_record(k->dir,
 	    k->s, &k->w.act, json_string_value(json_object_get(k->res,
@@ -970,7 +1109,9 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	k.g.chamber = o->chamber >= 0 ? (enum chamber)o->chamber :
 	    CH_SCHEDULE;
 	brk_from_soul(s, &k.bc);
-	if (llm_conf(s, &lc, err) == -1)
+	k.triage = s->triage != NULL;
+	if (llm_conf(s, &lc, err) == -1 || llm_triage_conf(s, &k.tc,
+	    err) == -1)
 		rc = fail(&k, HX_CONFIG, err);
 	else if (state_agent_dir(s->name, 1, k.dir, sizeof k.dir, err) == -1)
 		rc = fail(&k, HX_IOERR, err);
@@ -989,6 +1130,8 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	json_object_set_new(k.res, "exit", json_integer(rc));
 	gate_free(&k.g);
 	wake_free(&k.w);
+	free(k.gate_out);
+	free(k.found);
 	json_decref(k.events);
 	*out = k.res;
 	return rc;
@@ -1022,6 +1165,23 @@ verdict(const struct soul *s, int ok, const char *reason, time_t until)
 		json_object_set_new(o, "until", json_string(iso));
 	}
 	return o;
+}
+
+/* The gate program's verdict: named, never run (it may keep state). */
+static json_t *
+gate_verdict(const struct soul *s, enum chamber c)
+{
+	const json_t *g = s->ch[c].gate;
+	char *argv, r[1024];
+
+	if (g == NULL)
+		return verdict(s, 1, "no gate program", 0);
+	argv = json_dumps(g, JSON_COMPACT);
+	snprintf(r, sizeof r, "runs once the gates above pass, before the "
+	    "breaker and the cap: %.800s (timeout %llds); --explain does "
+	    "not run it", argv, s->ch[c].gate_timeout);
+	free(argv);
+	return verdict(s, 1, r, 0);
 }
 
 /* The breaker's verdict: 1 when it lets a wake go now. */
@@ -1101,6 +1261,7 @@ explain_chamber(struct wake *k, enum chamber c, int force)
 			why = g[i].reason;
 		}
 	}
+	json_object_set_new(gates, "gate", gate_verdict(s, c));
 	json_object_set_new(gates, "breaker", verdict(s, bok, br,
 	    bok ? 0 : k->bv.until));
 	json_object_set_new(gates, "cap", verdict(s, cok, cr,

@@ -372,7 +372,7 @@ load_chamber(struct sv *v, const json_t *heart, enum chamber c)
 {
 	static const char *const known[] = { "interval", "after", "prompt",
 	    "daily_cap", "seed_tool_cap", "active_hours", "checklist",
-	    "adaptive", NULL };
+	    "adaptive", "gate", "gate_timeout", NULL };
 	struct chamber_conf *cc = &v->s->ch[c];
 	const char *every = c == CH_SCHEDULE ? "interval" : "after";
 	char path[64], p2[96];
@@ -388,8 +388,16 @@ load_chamber(struct sv *v, const json_t *heart, enum chamber c)
 	    get_str(v, m, "prompt", P("prompt"), &cc->prompt) == -1 ||
 	    get_int(v, m, "daily_cap", P("daily_cap"), 0, &cc->daily_cap) ||
 	    get_hours(v, m, "active_hours", P("active_hours"), &cc->active) ||
-	    get_str(v, m, "checklist", P("checklist"), &cc->checklist) == -1)
+	    get_str(v, m, "checklist", P("checklist"), &cc->checklist) == -1 ||
+	    get_dur(v, m, "gate_timeout", P("gate_timeout"),
+	    &cc->gate_timeout) == -1)
 		return -1;
+	if (json_object_get(m, "gate") != NULL) {
+		if (!is_strlist(json_object_get(m, "gate"), 1))
+			return bad(v, m, "gate", P("gate"), "must be a list "
+			    "of strings: the program and its arguments");
+		cc->gate = json_incref(json_object_get(m, "gate"));
+	}
 	if (c == CH_SCHEDULE && (get_int(v, m, "seed_tool_cap",
 	    P("seed_tool_cap"), 0, &cc->seed_tool_cap) == -1 ||
 	    load_adaptive(v, m) == -1))
@@ -525,44 +533,90 @@ load_heart(struct sv *v, const json_t *root)
 	return 0;
 }
 
+/*
+ * The keys of one endpoint, llm or llm.triage (path), from the map m
+ * into e: one parser for both.
+ */
+static int
+load_endpoint(struct sv *v, json_t *m, const char *path, struct soul_llm *e)
+{
+	char p2[64];
+	json_t *cmd;
+
+#define P(k) (snprintf(p2, sizeof p2, "%s.%s", path, k), p2)
+	if (get_str(v, m, "provider", P("provider"), &e->provider) ||
+	    get_str(v, m, "base_url", P("base_url"), &e->base_url) ||
+	    get_str(v, m, "model", P("model"), &e->model) ||
+	    get_str(v, m, "api_key_env", P("api_key_env"),
+	    &e->api_key_env) ||
+	    get_dur(v, m, "timeout", P("timeout"), &e->timeout) ||
+	    get_int(v, m, "max_tokens", P("max_tokens"), 1,
+	    &e->max_tokens) ||
+	    get_int(v, m, "context_budget", P("context_budget"),
+	    HEART_BUDGET_MIN, &e->context_budget))
+		return -1;
+	if (e->context_budget > HEART_BUDGET_MAX)
+		return bad(v, m, "context_budget", P("context_budget"),
+		    "must be at most 1000000 (tokens)");
+	if (e->provider != NULL && strcmp(e->provider, "openai") &&
+	    strcmp(e->provider, "anthropic") &&
+	    strcmp(e->provider, "command"))
+		return bad(v, m, "provider", P("provider"),
+		    "must be openai, anthropic or command");
+	if ((cmd = json_object_get(m, "command")) != NULL) {
+		if (!is_strlist(cmd, 1))
+			return bad(v, m, "command", P("command"), "must be "
+			    "a list of strings: the program and its "
+			    "arguments");
+		e->command = json_incref(cmd);
+	}
+#undef P
+	return 0;
+}
+
+static void
+endpoint_init(struct soul_llm *e)
+{
+	memset(e, 0, sizeof *e);
+	e->timeout = e->max_tokens = e->context_budget = -1;
+}
+
+static void
+endpoint_free(struct soul_llm *e)
+{
+	free(e->provider);
+	free(e->base_url);
+	free(e->model);
+	free(e->api_key_env);
+	json_decref(e->command);
+}
+
 static int
 load_llm(struct sv *v, const json_t *root)
 {
 	static const char *const known[] = { "provider", "base_url", "model",
 	    "api_key_env", "timeout", "max_tokens", "context_budget",
-	    "command", NULL };
+	    "command", "triage", NULL };
+	static const char *const tknown[] = { "provider", "base_url",
+	    "model", "api_key_env", "timeout", "max_tokens",
+	    "context_budget", "command", NULL };
 	struct soul *s = v->s;
-	json_t *m, *cmd;
+	json_t *m, *t;
 
 	if (need_map(v, root, "llm", "llm", &m) == -1)
 		return -1;
 	if (m == NULL)
 		return 0;
-	if (get_str(v, m, "provider", "llm.provider", &s->llm_provider) ||
-	    get_str(v, m, "base_url", "llm.base_url", &s->llm_base_url) ||
-	    get_str(v, m, "model", "llm.model", &s->llm_model) ||
-	    get_str(v, m, "api_key_env", "llm.api_key_env",
-	    &s->llm_api_key_env) ||
-	    get_dur(v, m, "timeout", "llm.timeout", &s->llm_timeout) ||
-	    get_int(v, m, "max_tokens", "llm.max_tokens", 1,
-	    &s->llm_max_tokens) ||
-	    get_int(v, m, "context_budget", "llm.context_budget",
-	    HEART_BUDGET_MIN, &s->llm_context_budget))
+	if (load_endpoint(v, m, "llm", &s->llm) == -1)
 		return -1;
-	if (s->llm_context_budget > HEART_BUDGET_MAX)
-		return bad(v, m, "context_budget", "llm.context_budget",
-		    "must be at most 1000000 (tokens)");
-	if (s->llm_provider != NULL && strcmp(s->llm_provider, "openai") &&
-	    strcmp(s->llm_provider, "anthropic") &&
-	    strcmp(s->llm_provider, "command"))
-		return bad(v, m, "provider", "llm.provider",
-		    "must be openai, anthropic or command");
-	if ((cmd = json_object_get(m, "command")) != NULL) {
-		if (!is_strlist(cmd, 1))
-			return bad(v, m, "command", "llm.command", "must be "
-			    "a list of strings: the program and its "
-			    "arguments");
-		s->llm_command = json_incref(cmd);
+	if (need_map(v, m, "triage", "llm.triage", &t) == -1)
+		return -1;
+	if (t != NULL) {
+		s->triage = xcalloc(1, sizeof *s->triage);
+		endpoint_init(s->triage);
+		if (load_endpoint(v, t, "llm.triage", s->triage) == -1)
+			return -1;
+		unknown_keys(v, t, "llm.triage", tknown);
 	}
 	unknown_keys(v, m, "llm", known);
 	return 0;
@@ -977,10 +1031,11 @@ soul_new(const char *path)
 	s->daily_cap = s->pulse_interval = s->pulse_misses = -1;
 	s->brk_threshold = s->brk_cooldown = s->brk_max_cooldown = -1;
 	s->ghost_ack_max = s->history_keep = -1;
-	s->llm_timeout = s->llm_max_tokens = s->llm_context_budget = -1;
+	endpoint_init(&s->llm);
 	for (c = 0; c < CH_NCHAMBERS; c++) {
 		s->ch[c].every = s->ch[c].daily_cap = -1;
 		s->ch[c].seed_tool_cap = -1;
+		s->ch[c].gate_timeout = -1;
 	}
 	return s;
 }
@@ -1013,6 +1068,8 @@ soul_defaults(struct soul *s)
 	DEF(s->ch[CH_IDLE].every, 2 * 3600);
 	DEF(s->ch[CH_IDLE].daily_cap, DEF_IDLE_CAP);
 	DEF(s->ch[CH_IDLE].seed_tool_cap, s->ch[CH_SCHEDULE].seed_tool_cap);
+	DEF(s->ch[CH_SCHEDULE].gate_timeout, GATE_TIMEOUT);
+	DEF(s->ch[CH_IDLE].gate_timeout, GATE_TIMEOUT);
 	DEF(s->brk_threshold, DEF_BRK_THRESHOLD);
 	DEF(s->brk_cooldown, DEF_BRK_COOLDOWN);
 	DEF(s->brk_max_cooldown, DEF_BRK_MAX_COOLDOWN);
@@ -1020,9 +1077,9 @@ soul_defaults(struct soul *s)
 		s->brk_max_cooldown = s->brk_cooldown;
 	DEF(s->ghost_ack_max, 300);
 	DEF(s->history_keep, 8);
-	DEF(s->llm_timeout, 60);
-	DEF(s->llm_max_tokens, 1024);
-	DEF(s->llm_context_budget, HEART_BUDGET);
+	DEF(s->llm.timeout, 60);
+	DEF(s->llm.max_tokens, 1024);
+	DEF(s->llm.context_budget, HEART_BUDGET);
 	if (s->ghost_token == NULL)
 		s->ghost_token = xstrdup("[IDLE]");
 	if (s->ghost_also == NULL)
@@ -1108,6 +1165,7 @@ soul_free(struct soul *s)
 	for (c = 0; c < CH_NCHAMBERS; c++) {
 		free(s->ch[c].prompt);
 		free(s->ch[c].checklist);
+		json_decref(s->ch[c].gate);
 	}
 	for (i = 0; i < s->nwarn; i++)
 		free(s->warn[i]);
@@ -1118,12 +1176,11 @@ soul_free(struct soul *s)
 	free(s->timezone);
 	free(s->ghost_token);
 	free(s->ghost_mode);
-	free(s->llm_provider);
-	free(s->llm_base_url);
-	free(s->llm_model);
-	free(s->llm_api_key_env);
+	endpoint_free(&s->llm);
+	if (s->triage != NULL)
+		endpoint_free(s->triage);
+	free(s->triage);
 	json_decref(s->ghost_also);
-	json_decref(s->llm_command);
 	json_decref(s->tools);
 	json_decref(s->mcp);
 	json_decref(s->doc);
@@ -1157,6 +1214,33 @@ adapt_conf_json(const struct adapt_conf *a)
 	    (json_int_t)a->min, "max", (json_int_t)a->max, "window",
 	    (json_int_t)a->window, "levels", "low", a->weight[0], "medium",
 	    a->weight[1], "high", a->weight[2]);
+}
+
+static json_t *
+gate_json(const struct chamber_conf *cc)
+{
+	if (cc->gate == NULL)
+		return json_null();
+	return json_pack("{s:O,s:I}", "command", cc->gate, "timeout",
+	    (json_int_t)cc->gate_timeout);
+}
+
+/* llm.triage as written: its unset keys are null (llm's hold) */
+static json_t *
+endpoint_json(const struct soul_llm *e)
+{
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:O?}",
+	    "provider", str_or_null(e->provider),
+	    "base_url", str_or_null(e->base_url),
+	    "model", str_or_null(e->model),
+	    "api_key_env", str_or_null(e->api_key_env),
+	    "timeout", e->timeout < 0 ? json_null() :
+	    json_integer(e->timeout),
+	    "max_tokens", e->max_tokens < 0 ? json_null() :
+	    json_integer(e->max_tokens),
+	    "context_budget", e->context_budget < 0 ? json_null() :
+	    json_integer(e->context_budget),
+	    "command", e->command);
 }
 
 /* The effective soul, defaults filled in, durations in seconds. */
@@ -1194,16 +1278,22 @@ soul_json(const struct soul *s)
 	    "mode", s->ghost_mode, "ack_max_chars",
 	    (json_int_t)s->ghost_ack_max,
 	    "history_keep", (json_int_t)s->history_keep,
-	    "llm", "provider", str_or_null(s->llm_provider),
-	    "base_url", str_or_null(s->llm_base_url),
-	    "model", str_or_null(s->llm_model),
-	    "api_key_env", str_or_null(s->llm_api_key_env),
-	    "timeout", (json_int_t)s->llm_timeout,
-	    "max_tokens", (json_int_t)s->llm_max_tokens,
-	    "context_budget", (json_int_t)s->llm_context_budget,
+	    "llm", "provider", str_or_null(s->llm.provider),
+	    "base_url", str_or_null(s->llm.base_url),
+	    "model", str_or_null(s->llm.model),
+	    "api_key_env", str_or_null(s->llm.api_key_env),
+	    "timeout", (json_int_t)s->llm.timeout,
+	    "max_tokens", (json_int_t)s->llm.max_tokens,
+	    "context_budget", (json_int_t)s->llm.context_budget,
 	    "tools", s->tools ? s->tools : json_null());
 	json_object_set_new(json_object_get(j, "schedule"), "adaptive",
 	    adapt_conf_json(&s->adapt));
 	json_object_set(j, "mcp_servers", s->mcp ? s->mcp : json_null());
+	json_object_set_new(json_object_get(j, "schedule"), "gate",
+	    gate_json(sc));
+	json_object_set_new(json_object_get(j, "idle"), "gate",
+	    gate_json(ic));
+	json_object_set_new(json_object_get(j, "llm"), "triage",
+	    s->triage ? endpoint_json(s->triage) : json_null());
 	return j;
 }

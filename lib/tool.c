@@ -530,20 +530,26 @@ not_hidden(const char *entry, const void *hide)
 	    !secret_held(eq + 1));
 }
 
-/* environ without the secrets (not_hidden), then our names. */
-static char **
-tool_env(const struct tool_ctx *c, const char *tool)
+/*
+ * environ without the secrets (not_hidden), then our names, then more
+ * ("NAME=value" each, NULL-ended; may be NULL): a tool's environment,
+ * and a gate program's (gate.c).
+ */
+char **
+tool_env(const struct tool_ctx *c, const char *tool, char *const *more)
 {
 	const char *names[4] = { "HEART_AGENT", "HEART_CHAMBER",
 	    "HEART_WAKE_ID", "HEART_TOOL" };
 	const char *vals[4] = { c->agent, c->chamber, c->wake_id, tool };
-	char *set[5] = { NULL }, **env;
-	int k;
+	char *set[4 + TOOL_ENVMORE + 1] = { NULL }, **env;
+	int k, n;
 
 	for (k = 0; k < 4; k++)
 		if (asprintf(&set[k], "%s=%s", names[k], vals[k] ? vals[k] :
 		    "") == -1)
 			abort();
+	for (n = 0; more != NULL && more[n] != NULL && n < TOOL_ENVMORE; n++)
+		set[k + n] = more[n];
 	env = env_make(not_hidden, c->hide, set);
 	for (k = 0; k < 4; k++)
 		free(set[k]);
@@ -680,7 +686,7 @@ tool_call(const struct soul *s, const struct tool_ctx *c,
 	av = xcalloc(json_array_size(argv) + 1, sizeof *av);
 	for (i = 0; i < json_array_size(argv); i++)
 		av[i] = (char *)json_string_value(json_array_get(argv, i));
-	env = tool_env(c, name);
+	env = tool_env(c, name, NULL);
 	soul_dir(s, dir, sizeof dir);
 	memset(&p, 0, sizeof p);
 	p.argv = av;

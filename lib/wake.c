@@ -32,6 +32,7 @@
 #include "heart.h"
 
 #define WAKEFILE	"wake.json"
+#define CARRYFILE	"checklist.json"
 #define ADMIT_STEPS	100000	/* refused slots foreseen, at most */
 
 static time_t
@@ -108,6 +109,9 @@ wake_free(struct wake_state *w)
 {
 	adapt_free(w->act);
 	w->act = NULL;
+	json_decref(w->carried);
+	w->carried = NULL;
+	w->carried_read = 0;
 }
 
 static json_t *
@@ -420,12 +424,78 @@ checklist_path(const struct soul *s, const char *ck, char *buf, size_t n)
 		    ck);
 }
 
+/*
+ * agents/ID/checklist.json: when each item with its own interval was
+ * last carried by an admitted wake, per chamber ({"schedule": {ITEM:
+ * ts}}), read once per wake and only for a checklist that has such an
+ * item; written by wake_carry under wake.lock.  Unreadable is empty:
+ * every item is due, nothing is lost.
+ */
+static json_t *
+carried(const char *dir, struct wake_state *w, enum chamber c)
+{
+	char err[HEART_ERRLEN];
+	json_t *j = NULL;
+
+	if (!w->carried_read) {
+		if (store_read_json(dir, CARRYFILE, &j, err) == -1 ||
+		    !json_is_object(j)) {
+			json_decref(j);
+			j = json_object();
+		}
+		w->carried = j;
+		w->carried_read = 1;
+	}
+	return json_object_get(w->carried, chamber_name(c));
+}
+
+/*
+ * Drop from g->items the items whose own interval has not passed since
+ * the last wake that carried them; g->next gets the first time one is
+ * due again.  Returns the items kept.
+ */
 static int
-has_work(const struct soul *s, enum chamber c, struct wake_state *w,
-    struct gate *g)
+items_due(const char *dir, struct wake_state *w, enum chamber c,
+    time_t now, struct gate *g)
+{
+	char *line, *save = NULL, *all = g->items, *out = NULL;
+	size_t n = 0;
+	long long iv;
+	time_t t;
+	int kept = 0;
+	FILE *fp;
+
+	if ((fp = open_memstream(&out, &n)) == NULL)
+		abort();
+	for (line = strtok_r(all, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		t = 0;
+		if (ck_interval(line, &iv))
+			t = (time_t)json_integer_value(json_object_get(
+			    carried(dir, w, c), line));
+		if (t > 0 && now < t + iv) {
+			if (g->next == 0 || t + iv < g->next)
+				g->next = t + iv;
+			continue;
+		}
+		fprintf(fp, "%s%s", kept++ ? "\n" : "", line);
+	}
+	fclose(fp);
+	free(all);
+	g->items = kept ? out : NULL;
+	if (!kept)
+		free(out);
+	else
+		g->next = 0;
+	return kept;
+}
+
+static int
+has_work(const struct soul *s, const char *dir, enum chamber c,
+    struct wake_state *w, time_t now, struct gate *g)
 {
 	const char *ck = s->ch[c].checklist;
-	char path[4096], err[HEART_ERRLEN];
+	char path[4096], err[HEART_ERRLEN], a[40];
 
 	if (ck == NULL)
 		return 1;
@@ -438,12 +508,54 @@ has_work(const struct soul *s, enum chamber c, struct wake_state *w,
 		return 1;
 	}
 	w->checklist_warned = 0;
-	if (g->items != NULL)
+	if (g->items == NULL) {
+		gate_status(g, ST_EMPTY);
+		snprintf(g->reason, sizeof g->reason, "%s: checklist %.400s "
+		    "has no open item", chamber_name(c), path);
+		return 0;
+	}
+	if (items_due(dir, w, c, now, g) > 0)
 		return 1;
 	gate_status(g, ST_EMPTY);
+	fmt_when(s, g->next, a, sizeof a);
 	snprintf(g->reason, sizeof g->reason, "%s: checklist %.400s has no "
-	    "open item", chamber_name(c), path);
+	    "item due; the next one is at %s", chamber_name(c), path, a);
 	return 0;
+}
+
+/*
+ * An admitted wake of chamber c carried items: those with their own
+ * interval are not due again until it has passed (checklist.json).
+ * The caller holds wake.lock.
+ */
+int
+wake_carry(const char *dir, struct wake_state *w, enum chamber c,
+    const char *items, time_t now, char *err)
+{
+	char *copy, *line, *save = NULL;
+	json_t *ch;
+	long long iv;
+	int n = 0;
+
+	if (items == NULL)
+		return 0;
+	carried(dir, w, c);
+	if ((ch = json_object_get(w->carried, chamber_name(c))) == NULL) {
+		ch = json_object();
+		json_object_set_new(w->carried, chamber_name(c), ch);
+	}
+	copy = xstrdup(items);
+	for (line = strtok_r(copy, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		if (ck_interval(line, &iv)) {
+			json_object_set_new(ch, line, json_integer(now));
+			n++;
+		}
+	free(copy);
+	if (n == 0)
+		return 0;
+	json_object_set_new(w->carried, "v", json_integer(1));
+	return store_write_json(dir, CARRYFILE, w->carried, err);
 }
 
 /* --force: no due gate, but the interval in force all the same. */
@@ -528,7 +640,7 @@ wake_verdicts(const struct soul *s, const char *dir, struct wake_state *w,
 	else if (!h->set)
 		snprintf(g[1].reason, sizeof g[1].reason, "all day (no "
 		    "active_hours)");
-	if (!has_work(s, c, w, &g[2]))
+	if (!has_work(s, dir, c, w, now, &g[2]))
 		return;
 	for (p = g[2].items; p != NULL && *p != '\0'; p++)
 		n += *p == '\n' || p[1] == '\0';
@@ -568,7 +680,7 @@ wake_gates(const struct soul *s, const char *dir, struct wake_state *w,
 			return 0;
 	} else
 		forced(s, w, c, now, g);
-	return has_work(s, c, w, g);
+	return has_work(s, dir, c, w, now, g);
 }
 
 void

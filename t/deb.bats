@@ -136,6 +136,9 @@ arch() { dpkg --print-architecture; }
 		assert_output --regexp -- "-rwxr-xr-x root/root .* \./usr/share/heartbeat/contrib/deliver/$r"$'(\n|$)'
 	done
 	assert_output --partial ./usr/share/heartbeat/contrib/deliver/lib.sh
+	for g in changed-files changed-output; do
+		assert_output --regexp -- "-rwxr-xr-x root/root .* \./usr/share/heartbeat/gates/$g"$'(\n|$)'
+	done
 	refute_output --partial mizpah/
 	run sh -c "dpkg-deb --ctrl-tarfile '$DEB/heart_0.1.0_$(arch).deb' | tar -xOf - ./conffiles"
 	assert_output /etc/heart/heart.env
@@ -298,5 +301,9 @@ arch() { dpkg --print-architecture; }
 	for r in webhook ntfy slack telegram discord mail; do
 		[ -x "$o/share/heartbeat/contrib/deliver/$r" ]
 	done
+	for g in changed-files changed-output; do
+		[ -x "$o/share/heartbeat/gates/$g" ]
+	done
+	[ -f "$o/share/heartbeat/souls/page_watch.yaml" ]
 	[ ! -e "$d/etc" ]
 }

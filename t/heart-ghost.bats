@@ -55,7 +55,7 @@ wakes() {
 
 @test "idle and every skip status roll back: nothing written, nothing printed, no disk touched" {
 	export HEART_STATE_DIR=$BATS_TEST_TMPDIR/never
-	for s in idle capped open not_due quiet not_idle busy empty tool_cap; do
+	for s in idle capped open not_due quiet not_idle busy empty gated tool_cap; do
 		gen -n 20 --ok 0 --status "$s" > in
 		run --separate-stderr heart-ghost in
 		assert_success

@@ -310,6 +310,7 @@ cron_day() {
 	mkdir -p "$HEART_STATE_DIR/agents/busy"
 	flock "$HEART_STATE_DIR/agents/busy/wake.lock" heart-wake --soul "$b" --force >> "$out"
 	heart-wake --soul "$(mk off 'heart: { schedule: { daily_cap: 0 } }')" --force --chamber schedule >> "$out"
+	heart-wake --soul "$(mk gated 'heart: { schedule: { gate: ["false"] } }')" --force --chamber schedule >> "$out"
 	o=$(mk broken '')
 	for i in 1 2 3; do heart-breaker record --soul "$o" llm-fail > /dev/null; done
 	heart-wake --soul "$o" --force >> "$out"
@@ -326,7 +327,7 @@ cron_day() {
 	    sed -n 's/^\.It Cm \([a-z_]*\)$/\1/p' | sort)
 	ghost1=$(sed -n '/^\.Sh DESCRIPTION/,/^\.Ss /p' "$T/../man/heart-ghost.1" |
 	    sed -n 's/^\.It Cm //p' | tr -d ' ' | tr ',' '\n' | sort)
-	[ "$(echo "$printed" | wc -l)" -eq 12 ]
+	[ "$(echo "$printed" | wc -l)" -eq 13 ]
 	diff <(echo "$table") <(echo "$printed")
 	diff <(echo "$table") <(echo "$wake1")
 	diff <(echo "$table") <(echo "$ghost1")
@@ -391,7 +392,8 @@ explain() {
 	# every gate has its verdict; the next wake counts them all
 	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%T+00:00)" '
 	    .would == "not_due" and (.reason | test("^schedule: not due: last wake")) and
-	    .next == $n and ([.gates | keys_unsorted[]] == ["due", "hours", "checklist", "breaker", "cap"]) and
+	    .next == $n and ([.gates | keys_unsorted[]] == ["due", "hours", "checklist", "gate", "breaker", "cap"]) and
+	    .gates.gate == {"ok": true, "reason": "no gate program"} and
 	    .gates.due.ok == false and (.gates.due.until | length > 0) and
 	    .gates.hours == {"ok": true, "reason": "all day (no active_hours)"} and
 	    .gates.checklist == {"ok": true, "reason": "no checklist"} and
@@ -405,8 +407,9 @@ explain() {
 	assert_line --index 2 --regexp '^  due        no  schedule: not due: '
 	assert_line --index 3 --partial '  hours      yes all day (no active_hours)'
 	assert_line --index 4 --partial '  checklist  yes no checklist'
-	assert_line --index 5 --partial '  breaker    yes closed'
-	assert_line --index 6 --partial '  cap        no  schedule: daily cap reached: 2 of 2 today'
+	assert_line --index 5 --partial '  gate       yes no gate program'
+	assert_line --index 6 --partial '  breaker    yes closed'
+	assert_line --index 7 --partial '  cap        no  schedule: daily cap reached: 2 of 2 today'
 	# run at every slot until then, heart-wake is refused (each slot
 	# used) and says the same next wake; at that time it wakes
 	for ((t = $(first_slot $((t0 + 121)) "$off" 1800); t < next; t += 1800)); do

@@ -33,6 +33,13 @@ Scripted per test through files in its directory:
                               overlaps the stretch since the last wake
                               ("last schedule wake: ..."), so that the
                               first wake after an event reports it.
+                              With "all": true every window that
+                              answers is told, a line each (else the
+                              first).
+                              With "decide": true the answer is a
+                              heartbeat call instead (a triage model):
+                              action run with W's text as the reason
+                              inside a window, else skip.
     where a reply R is an object with any of:
       "text"      the assistant's content (default "[IDLE]"; none when
                   tool_calls are given and text is not)
@@ -138,12 +145,22 @@ def in_window(w, since, now):
     return False
 
 
+def decision(action, reason):
+    """A heartbeat call: heart's skip/run question answered."""
+    return {"tool_calls": [{"name": "heartbeat", "arguments":
+                            {"action": action, "reason": reason}}]}
+
+
 def by_window(s, req):
     now = meta_time(req, "local time")
     since = meta_time(req, r"last \w+ wake") if s.get("span") else None
-    for w in s["windows"]:
-        if now is not None and in_window(w, since, now):
-            return {"text": w.get("text", "Something happened.")}
+    hits = [w.get("text", "Something happened.") for w in s["windows"]
+            if now is not None and in_window(w, since, now)]
+    if hits:
+        text = "\n".join(hits) if s.get("all") else hits[0]
+        return decision("run", text) if s.get("decide") else {"text": text}
+    if s.get("decide"):
+        return decision("skip", "nothing new")
     return {"text": s.get("else", "[IDLE]")}
 
 
