@@ -10,6 +10,10 @@
  * take AGENT) is judged by the caps kept, else the defaults, and never
  * changes them.
  *
+ * The day's spend is counted too: each wake's cost (price.c), in
+ * nanodollars, and the agent's daily_budget refuses a take once it is
+ * reached, as the caps do; an agent with no price has no cost.
+ *
  * The rules are cap_step's, a pure function; store_update reads,
  * decides with it and writes back, in whichever store is in force
  * (store.h): the file under its lock, or a server's key by
@@ -31,6 +35,8 @@ cap_from_soul(const struct soul *s, struct caps *c)
 	for (i = 0; i < CH_NCHAMBERS; i++)
 		c->chamber[i] = s->ch[i].daily_cap;
 	c->agent = s->daily_cap;
+	c->budget = s->llm_price.set ? s->daily_budget : -1;
+	c->priced = s->llm_price.set;
 }
 
 /* The shared total at which chamber ch stops being admitted. */
@@ -64,6 +70,8 @@ cap_defaults(struct caps *c)
 	c->chamber[CH_SCHEDULE] = DEF_SCHEDULE_CAP;
 	c->chamber[CH_IDLE] = DEF_IDLE_CAP;
 	c->agent = -1;
+	c->budget = -1;
+	c->priced = 0;
 }
 
 static int
@@ -100,6 +108,14 @@ parse_caps(json_t *j, struct cap_view *v)
 	if (a != NULL && !json_is_null(a) && get_count(j, "agent",
 	    &v->caps.agent) == -1)
 		return -1;
+	a = json_object_get(j, "budget");
+	if (a != NULL && !json_is_null(a) && (v->caps.budget =
+	    price_nano(a)) < 0)
+		return -1;
+	a = json_object_get(j, "priced");
+	if (a != NULL && !json_is_boolean(a))
+		return -1;
+	v->caps.priced = json_is_true(a);
 	v->have_caps = 1;
 	return 0;
 }
@@ -109,7 +125,7 @@ parse_caps(json_t *j, struct cap_view *v)
 static int
 parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 {
-	json_t *ch, *tok, *day, *zone;
+	json_t *ch, *tok, *day, *zone, *cost;
 	const char *bad = NULL;
 	int i;
 
@@ -121,6 +137,7 @@ parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 	zone = json_object_get(j, "zone");
 	ch = json_object_get(j, "chambers");
 	tok = json_object_get(j, "tokens");
+	cost = json_object_get(j, "cost");
 	if (!json_is_string(day) || strlen(json_string_value(day)) != 10)
 		bad = "day";
 	else if (zone != NULL && !json_is_string(zone))
@@ -133,8 +150,12 @@ parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 		bad = "ghosts";
 	else if (tok != NULL && (!json_is_object(tok) ||
 	    get_count(tok, "prompt", &v->prompt_tokens) == -1 ||
-	    get_count(tok, "completion", &v->completion_tokens) == -1))
+	    get_count(tok, "completion", &v->completion_tokens) == -1 ||
+	    get_count(tok, "cached", &v->cached_tokens) == -1 ||
+	    get_count(tok, "cache_write", &v->cache_write_tokens) == -1))
 		bad = "tokens";
+	else if (cost != NULL && (v->cost = price_nano(cost)) < 0)
+		bad = "cost";
 	else if (parse_caps(json_object_get(j, "caps"), v) == -1)
 		bad = "caps";
 	for (i = 0; bad == NULL && i < CH_NCHAMBERS; i++)
@@ -176,6 +197,7 @@ roll(struct cap_view *v, const char *zone, time_t now)
 		memset(v->used, 0, sizeof v->used);
 		v->total = v->ghosts = 0;
 		v->prompt_tokens = v->completion_tokens = 0;
+		v->cached_tokens = v->cache_write_tokens = v->cost = 0;
 		v->caps = keep;
 		v->have_caps = have;
 		snprintf(v->day, sizeof v->day, "%s", today);
@@ -196,8 +218,13 @@ to_json(const char *agent, const struct cap_view *v, time_t now)
 	    "idle", (json_int_t)v->caps.chamber[CH_IDLE],
 	    "agent", v->caps.agent < 0 ? json_null() :
 	    json_integer(v->caps.agent));
-	return json_pack("{s:i,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:I,s:{s:I,s:I},"
-	    "s:o,s:s}",
+	if (v->have_caps && v->caps.budget >= 0)
+		json_object_set_new(caps, "budget",
+		    price_json(v->caps.budget));
+	if (v->have_caps && v->caps.priced)
+		json_object_set_new(caps, "priced", json_true());
+	return json_pack("{s:i,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:I,"
+	    "s:{s:I,s:I,s:I,s:I},s:o,s:o,s:s}",
 	    "v", 1, "agent", agent, "day", v->day, "zone", v->zone,
 	    "total", (json_int_t)v->total,
 	    "chambers", "schedule", (json_int_t)v->used[CH_SCHEDULE],
@@ -205,17 +232,21 @@ to_json(const char *agent, const struct cap_view *v, time_t now)
 	    "ghosts", (json_int_t)v->ghosts,
 	    "tokens", "prompt", (json_int_t)v->prompt_tokens,
 	    "completion", (json_int_t)v->completion_tokens,
-	    "caps", caps, "updated", ts);
+	    "cached", (json_int_t)v->cached_tokens,
+	    "cache_write", (json_int_t)v->cache_write_tokens,
+	    "cost", price_json(v->cost), "caps", caps, "updated", ts);
 }
 
 /*
  * One transition of the counter v, rolled to the day of `now' first:
  * take admits one wake of chamber a->ch (*admitted) when the shared
- * total is below the chamber's cap and the agent-wide cap; a->caps
+ * total is below the chamber's cap and the agent-wide cap, and the
+ * day's cost below the budget (if any); a->caps
  * (the soul's) are kept with the counts, NULL judges by the caps kept
  * (else the defaults) and leaves them; a->chcap >= 0 is this take's
  * cap of the chamber instead, never kept.
- * record adds a wake's ghost flag and tokens; reset zeroes the day;
+ * record adds a wake's ghost flag, tokens and cost; reset zeroes the
+ * day;
  * peek only rolls.  Returns 1 when v is to be written back.
  */
 int
@@ -238,7 +269,8 @@ cap_step(struct cap_view *v, enum cap_op op, const struct cap_args *a,
 		in = v->caps;
 		if (a->chcap >= 0)
 			in.chamber[a->ch] = a->chcap;
-		if (v->total < cap_limit(&in, a->ch)) {
+		if (v->total < cap_limit(&in, a->ch) && (in.budget < 0 ||
+		    v->cost < in.budget)) {
 			v->used[a->ch]++;
 			v->total++;
 			*admitted = changed = 1;
@@ -246,13 +278,21 @@ cap_step(struct cap_view *v, enum cap_op op, const struct cap_args *a,
 		return changed;
 	case CAP_RECORD:
 		v->ghosts += a->ghost != 0;
-		v->prompt_tokens += a->ptok > 0 ? a->ptok : 0;
-		v->completion_tokens += a->ctok > 0 ? a->ctok : 0;
+		if (a->u != NULL) {
+			v->prompt_tokens += a->u->prompt > 0 ? a->u->prompt : 0;
+			v->completion_tokens += a->u->completion > 0 ?
+			    a->u->completion : 0;
+			v->cached_tokens += a->u->cached > 0 ? a->u->cached : 0;
+			v->cache_write_tokens += a->u->cache_write > 0 ?
+			    a->u->cache_write : 0;
+		}
+		v->cost += a->cost > 0 ? a->cost : 0;
 		return 1;
 	case CAP_RESET:
 		memset(v->used, 0, sizeof v->used);
 		v->total = v->ghosts = v->prompt_tokens =
-		    v->completion_tokens = 0;
+		    v->completion_tokens = v->cached_tokens =
+		    v->cache_write_tokens = v->cost = 0;
 		return 1;
 	case CAP_PEEK:
 		break;
@@ -309,7 +349,7 @@ cap_take(const char *agent, enum chamber ch, const struct caps *caps,
     long long chcap, const char *zone, time_t now, int *admitted,
     struct cap_view *vo, char *err)
 {
-	struct cap_args a = { ch, caps, chcap, 0, 0, 0 };
+	struct cap_args a = { ch, caps, chcap, 0, NULL, -1 };
 	struct capx x;
 
 	*admitted = 0;
@@ -323,12 +363,13 @@ cap_take(const char *agent, enum chamber ch, const struct caps *caps,
 	return 0;
 }
 
-/* Add a wake's ghost flag and token usage to today's figures. */
+/* Add a wake's ghost flag, token usage (u, may be NULL) and cost
+ * (nanodollars, -1: no price) to today's figures. */
 int
 cap_record(const char *agent, const char *zone, time_t now, int ghost,
-    long long ptok, long long ctok, char *err)
+    const struct usage *u, long long cost, char *err)
 {
-	struct cap_args a = { CH_SCHEDULE, NULL, -1, ghost, ptok, ctok };
+	struct cap_args a = { CH_SCHEDULE, NULL, -1, ghost, u, cost };
 	struct capx x;
 
 	return transition(agent, CAP_RECORD, &a, zone, now, &x, err);
@@ -379,6 +420,41 @@ cap_resets_at(const struct cap_view *v, time_t now)
 	return m;
 }
 
+/* Today's cost in nanodollars; -1 (no price) for an agent that has
+ * none and has spent nothing. */
+long long
+cap_cost(const struct cap_view *v)
+{
+	return v->caps.priced || v->cost > 0 ? v->cost : -1;
+}
+
+/*
+ * Why a take of chamber ch was refused, as v stands after it: the
+ * chamber's cap or the budget, and when the day resets.  Returns 1
+ * when the budget refused it.
+ */
+int
+cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
+    size_t n)
+{
+	char reset[40], spent[32], budget[32];
+
+	clock_iso(v->zone[0] ? v->zone : tz_local(), cap_resets_at(v, now),
+	    reset, sizeof reset);
+	if (v->total < cap_limit(&v->caps, ch) && v->caps.budget >= 0 &&
+	    v->cost >= v->caps.budget) {
+		snprintf(buf, n, "daily budget reached: %s of %s spent today; "
+		    "resets at %s", price_format(v->cost, spent,
+		    sizeof spent), price_format(v->caps.budget, budget,
+		    sizeof budget), reset);
+		return 1;
+	}
+	snprintf(buf, n, "%s: daily cap reached: %lld of %lld today; resets "
+	    "at %s", chamber_name(ch), v->total, cap_limit(&v->caps, ch),
+	    reset);
+	return 0;
+}
+
 /* The status object heart-cap prints, one per agent. */
 json_t *
 cap_json(const char *agent, const struct cap_view *v, time_t now)
@@ -394,13 +470,17 @@ cap_json(const char *agent, const struct cap_view *v, time_t now)
 		json_object_set_new(ch, chamber_name((enum chamber)i),
 		    json_pack("{s:I,s:I}", "used", (json_int_t)v->used[i],
 		    "cap", (json_int_t)cap_limit(&v->caps, (enum chamber)i)));
-	j = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:{s:I,s:I},s:s}",
+	j = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:{s:I,s:I,s:I,s:I},"
+	    "s:o,s:o,s:s}",
 	    "agent", agent, "day", v->day, "zone", v->zone,
 	    "used", (json_int_t)v->total, "cap", (json_int_t)limit,
 	    "remaining", (json_int_t)(limit > v->total ? limit - v->total :
 	    0), "chambers", ch, "ghosts", (json_int_t)v->ghosts,
 	    "tokens", "prompt", (json_int_t)v->prompt_tokens,
 	    "completion", (json_int_t)v->completion_tokens,
-	    "resets_at", reset);
+	    "cached", (json_int_t)v->cached_tokens,
+	    "cache_write", (json_int_t)v->cache_write_tokens,
+	    "cost", price_json(cap_cost(v)),
+	    "budget", price_json(v->caps.budget), "resets_at", reset);
 	return j;
 }

@@ -102,7 +102,8 @@ open_at(const struct wake *k, enum chamber c)
 	cap_from_soul(k->s, &caps);
 	if ((lim = cap_limit(&caps, c)) <= 0)
 		return 0;
-	cap_at = k->cv.day[0] == '\0' || k->cv.total < lim ? k->now :
+	cap_at = k->cv.day[0] == '\0' || (k->cv.total < lim &&
+	    (caps.budget < 0 || k->cv.cost < caps.budget)) ? k->now :
 	    cap_resets_at(&k->cv, k->now);
 	brk_at = k->bv.until > k->now ? k->bv.until : k->now;
 	return cap_at > brk_at ? cap_at : brk_at;
@@ -344,7 +345,7 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 {
 	enum chamber c = k->g.chamber;
 	struct caps caps;
-	char until[40], reset[40];
+	char until[40];
 	int allowed, probe, ok;
 
 	if (brk_check(k->s->name, &k->bc, k->now, &allowed, &probe, &k->bv,
@@ -372,10 +373,7 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	if (probe)
 		brk_giveback(k->s->name, k->now, NULL);
 	k->g.next = cap_resets_at(&k->cv, k->now);
-	clock_iso(k->s->timezone, k->g.next, reset, sizeof reset);
-	snprintf(reason, rn, "%s: daily cap reached: %lld of %lld today; "
-	    "resets at %s", chamber_name(c), k->cv.total,
-	    cap_limit(&caps, c), reset);
+	cap_why(&k->cv, c, k->now, reason, rn);
 	*status = status_name(ST_CAPPED);
 	return 0;
 }
@@ -393,6 +391,8 @@ struct talk {
 	const char *hide;	/* the key's variable, kept from tools */
 	enum chamber c;
 	long long ptok, ctok;
+	long long cached, cwrite;	/* of ptok: read from, written to a
+					   provider's cache */
 	int	 calls, failed;	/* tool calls run, and failed */
 	struct mcp *mcp;	/* the MCP servers started, or NULL */
 	int	 servers, sfailed;	/* MCP servers started, and failed */
@@ -645,6 +645,29 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 	return 1;
 }
 
+/*
+ * The wake's tokens (*u) and what they cost at the soul's price, into
+ * the result: "usage", and "cost" in dollars (null: no price).
+ * Returns the cost in nanodollars, -1 when there is no price.
+ */
+static long long
+spent(struct wake *k, const struct talk *t, struct usage *u)
+{
+	long long cost;
+
+	u->prompt = t->ptok;
+	u->completion = t->ctok;
+	u->cached = t->cached;
+	u->cache_write = t->cwrite;
+	cost = price_cost(&k->s->llm_price, u);
+	json_object_set_new(k->res, "usage", json_pack("{s:I,s:I,s:I,s:I}",
+	    "prompt_tokens", (json_int_t)u->prompt, "completion_tokens",
+	    (json_int_t)u->completion, "cached_tokens", (json_int_t)u->cached,
+	    "cache_write_tokens", (json_int_t)u->cache_write));
+	json_object_set_new(k->res, "cost", price_json(cost));
+	return cost;
+}
+
 /* The outcome to the breaker, the counters and wake.json.  Exit code. */
 static int
 settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
@@ -654,6 +677,8 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	    "status"));
 	char e2[HEART_ERRLEN], why[HEART_ERRLEN] = "";
 	int flags, rc = HX_OK;
+	struct usage u;
+	long long cost;
 
 	flags = llmerr ? BRK_LLM_FAIL : BRK_LLM_OK;
 	if (llmerr && (t->fail == LLM_CONFIG || t->fail == LLM_QUOTA))
@@ -677,9 +702,7 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 		    status);
 		set_str(k->res, "error", why);
 	}
-	json_object_set_new(k->res, "usage", json_pack("{s:I,s:I}",
-	    "prompt_tokens", (json_int_t)t->ptok, "completion_tokens",
-	    (json_int_t)t->ctok));
+	cost = spent(k, t, &u);
 	json_object_set_new(k->res, "tools", json_pack("{s:i,s:i}", "calls",
 	    t->calls, "failed", t->failed));
 	if (t->servers > 0) {
@@ -700,7 +723,7 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	    0, why[0] ? why : NULL, k->events, e2) == -1 || ((t->ptok > 0 ||
 	    t->ctok > 0 || !llmerr) && cap_record(k->s->name,
 	    k->s->timezone, k->now, !llmerr && strcmp(status,
-	    status_name(ST_IDLE)) == 0, t->ptok, t->ctok, e2) == -1)) {
+	    status_name(ST_IDLE)) == 0, &u, cost, e2) == -1)) {
 		snprintf(err, HEART_ERRLEN, "%s", e2);
 		rc = HX_IOERR;
 	}
@@ -817,6 +840,8 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 		}
 		t.ptok += r.prompt_tokens;
 		t.ctok += r.completion_tokens;
+		t.cached += r.cached_tokens;
+		t.cwrite += r.cache_write_tokens;
 		more = answer(k, &t, &r);
 		llm_reply_free(&r);
 		if (t.overflow) {
@@ -1052,23 +1077,22 @@ brk_verdict(const struct wake *k, char *r, size_t n)
 static int
 cap_verdict(const struct wake *k, enum chamber c, char *r, size_t n)
 {
-	struct caps caps;
 	long long lim;
-	char at[40];
+	int ok;
 
-	cap_from_soul(k->s, &caps);
-	lim = cap_limit(&caps, c);
-	clock_iso(k->s->timezone, cap_resets_at(&k->cv, k->now), at,
-	    sizeof at);
+	struct cap_view v = k->cv;
+
+	cap_from_soul(k->s, &v.caps);
+	lim = cap_limit(&v.caps, c);
+	ok = v.total < lim && (v.caps.budget < 0 || v.cost < v.caps.budget);
 	if (k->s->ch[c].daily_cap == 0)
 		snprintf(r, n, "%s: the chamber is off (daily_cap: 0)",
 		    chamber_name(c));
-	else if (k->cv.total < lim)
-		snprintf(r, n, "%lld of %lld used today", k->cv.total, lim);
+	else if (ok)
+		snprintf(r, n, "%lld of %lld used today", v.total, lim);
 	else
-		snprintf(r, n, "%s: daily cap reached: %lld of %lld today; "
-		    "resets at %s", chamber_name(c), k->cv.total, lim, at);
-	return k->cv.total < lim;
+		cap_why(&v, c, k->now, r, n);
+	return ok;
 }
 
 /*

@@ -482,12 +482,26 @@ load_ghost(struct sv *v, const json_t *heart)
 	return 0;
 }
 
+/* heart.daily_budget: dollars a day, as nanodollars. */
+static int
+get_budget(struct sv *v, const json_t *heart)
+{
+	json_t *j = json_object_get(heart, "daily_budget");
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if ((v->s->daily_budget = price_nano(j)) < 0)
+		return bad(v, heart, "daily_budget", "heart.daily_budget",
+		    "must be a number of dollars, 0 or more, such as 1.50");
+	return 0;
+}
+
 static int
 load_heart(struct sv *v, const json_t *root)
 {
 	static const char *const known[] = { "timezone", "daily_cap",
-	    "pulse", "schedule", "idle", "breaker", "ghost", "history",
-	    NULL };
+	    "daily_budget", "pulse", "schedule", "idle", "breaker", "ghost",
+	    "history", NULL };
 	const char *key;
 	json_t *heart, *val;
 	char m[200];
@@ -509,7 +523,7 @@ load_heart(struct sv *v, const json_t *root)
 	}
 	if (get_str(v, heart, "timezone", "heart.timezone",
 	    &v->s->timezone) || get_int(v, heart, "daily_cap",
-	    "heart.daily_cap", 0, &v->s->daily_cap))
+	    "heart.daily_cap", 0, &v->s->daily_cap) || get_budget(v, heart))
 		return -1;
 	if (v->s->timezone != NULL && !tz_valid(v->s->timezone)) {
 		snprintf(m, sizeof m, "unknown timezone '%.60s' (use an IANA "
@@ -525,12 +539,38 @@ load_heart(struct sv *v, const json_t *root)
 	return 0;
 }
 
+/* llm.price (price.c reads it) and llm.cache. */
+static int
+load_money(struct sv *v, const json_t *m)
+{
+	static const char *const caches[] = { "off", "5m", "1h", NULL };
+	char e[HEART_ERRLEN];
+	char *cache = NULL;
+	int i;
+
+	if (price_parse(json_object_get(m, "price"), &v->s->llm_price,
+	    e) == -1)
+		return bad(v, m, "price", "llm.price", e);
+	if (get_str(v, m, "cache", "llm.cache", &cache) == -1)
+		return -1;
+	if (cache == NULL)
+		return 0;
+	for (i = 0; caches[i] != NULL && strcmp(cache, caches[i]); i++)
+		;
+	free(cache);
+	if (caches[i] == NULL)
+		return bad(v, m, "cache", "llm.cache", "must be off, 5m or 1h "
+		    "(Anthropic's prompt cache and how long it keeps)");
+	v->s->llm_cache = i;	/* LLM_CACHE_OFF, _5M, _1H in that order */
+	return 0;
+}
+
 static int
 load_llm(struct sv *v, const json_t *root)
 {
 	static const char *const known[] = { "provider", "base_url", "model",
 	    "api_key_env", "timeout", "max_tokens", "context_budget",
-	    "command", NULL };
+	    "command", "price", "cache", NULL };
 	struct soul *s = v->s;
 	json_t *m, *cmd;
 
@@ -564,6 +604,8 @@ load_llm(struct sv *v, const json_t *root)
 			    "arguments");
 		s->llm_command = json_incref(cmd);
 	}
+	if (load_money(v, m) == -1)
+		return -1;
 	unknown_keys(v, m, "llm", known);
 	return 0;
 }
@@ -832,6 +874,13 @@ load_top(struct sv *v, const json_t *root)
 	if (load_heart(v, root) == -1 || load_llm(v, root) == -1 ||
 	    load_tools(v, root) == -1 || load_mcp(v, root) == -1)
 		return -1;
+	/* a budget counts dollars: without a price there are none */
+	if (s->daily_budget >= 0 && !s->llm_price.set)
+		return bad_key(v, json_object_get(root, "heart"),
+		    "daily_budget", "heart.daily_budget", "needs llm.price: "
+		    "heart counts dollars from the model's price per million "
+		    "tokens (heart-soul(5)); without one a budget would "
+		    "never be reached");
 	unknown_keys(v, root, "the soul", known);
 	return 0;
 }
@@ -975,6 +1024,7 @@ soul_new(const char *path)
 
 	s->path = xstrdup(path ? path : "-");
 	s->daily_cap = s->pulse_interval = s->pulse_misses = -1;
+	s->daily_budget = -1;
 	s->brk_threshold = s->brk_cooldown = s->brk_max_cooldown = -1;
 	s->ghost_ack_max = s->history_keep = -1;
 	s->llm_timeout = s->llm_max_tokens = s->llm_context_budget = -1;
@@ -1205,5 +1255,14 @@ soul_json(const struct soul *s)
 	json_object_set_new(json_object_get(j, "schedule"), "adaptive",
 	    adapt_conf_json(&s->adapt));
 	json_object_set(j, "mcp_servers", s->mcp ? s->mcp : json_null());
+	json_object_set_new(j, "daily_budget", price_json(s->daily_budget));
+	json_object_set_new(json_object_get(j, "llm"), "price",
+	    !s->llm_price.set ? json_null() : json_pack("{s:f,s:f,s:f,s:f}",
+	    "input", s->llm_price.input, "cached_input",
+	    s->llm_price.cached_input, "cache_write",
+	    s->llm_price.cache_write, "output", s->llm_price.output));
+	json_object_set_new(json_object_get(j, "llm"), "cache", json_string(
+	    s->llm_cache == LLM_CACHE_1H ? "1h" : s->llm_cache ==
+	    LLM_CACHE_5M ? "5m" : "off"));
 	return j;
 }

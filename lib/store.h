@@ -40,7 +40,8 @@ struct cap_args {
 	const struct caps *caps;	/* take; NULL: those kept */
 	long long chcap;		/* take: ch's cap instead, or -1 */
 	int	 ghost;			/* record */
-	long long ptok, ctok;		/* record */
+	const struct usage *u;		/* record: tokens, or NULL */
+	long long cost;			/* record: nanodollars; -1: none */
 };
 
 /* An outcome for BRK_RECORD: flags, a time to stay open until (0:

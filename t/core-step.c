@@ -108,7 +108,8 @@ static const struct capcase {
 static void
 cap_case(const struct capcase *c)
 {
-	struct cap_args a = { c->ch, NULL, c->chcap, 1, 10, 5 };
+	struct usage u = { 10, 5, 0, 0 };
+	struct cap_args a = { c->ch, NULL, c->chcap, 1, &u, -1 };
 	struct caps given;
 	struct cap_view v;
 	char why[256];
@@ -125,6 +126,8 @@ cap_case(const struct capcase *c)
 		given.chamber[CH_SCHEDULE] = c->capsched;
 		given.chamber[CH_IDLE] = c->capidle;
 		given.agent = c->capagent;
+		given.budget = -1;
+		given.priced = 0;
 		a.caps = &given;
 		/* kept already, as after a first take */
 		if (c->day[0] != '\0') {

@@ -170,8 +170,8 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	take_n 3 alpha
 	run script -qec "heart-cap status" /dev/null
 	assert_success
-	assert_line --index 0 --regexp '^AGENT +DAY +ZONE +USED +CAP +LEFT +SCHEDULE +IDLE +GHOSTS +TOKENS +RESETS'
-	assert_line --index 1 --regexp '^alpha +[0-9-]{10} +UTC +3 +48 +45 +3/48 +0/12 +0 +0 +[0-9T:+-]{25}'
+	assert_line --index 0 --regexp '^AGENT +DAY +ZONE +USED +CAP +LEFT +SCHEDULE +IDLE +GHOSTS +TOKENS +COST +RESETS'
+	assert_line --index 1 --regexp '^alpha +[0-9-]{10} +UTC +3 +48 +45 +3/48 +0/12 +0 +0 +no price +[0-9T:+-]{25}'
 }
 
 @test "the status table stays aligned for ids of the 64 characters allowed" {
