@@ -73,11 +73,12 @@ result_new(struct wake *k, enum chamber c)
 
 	clock_utc(k->now, at, sizeof at);
 	return json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:[],"
-	    "s:{s:i,s:i},s:n,s:s,s:{s:i,s:i},s:n,s:i,s:i}",
+	    "s:{s:i,s:i,s:i,s:i},s:n,s:s,s:{s:i,s:i},s:n,s:i,s:i}",
 	    "v", 1, "agent", k->s->name, "chamber", chamber_name(c),
 	    "wake_id", k->id, "at", at, "status", status_name(ST_ERROR),
 	    "reason", "response", "idle_level", "messages", "usage",
-	    "prompt_tokens", 0, "completion_tokens", 0, "cap", "breaker",
+	    "prompt_tokens", 0, "completion_tokens", 0, "cached_tokens", 0,
+	    "cache_write_tokens", 0, "cap", "breaker",
 	    "closed", "tools", "calls", 0, "failed", 0, "error",
 	    "duration_ms", 0, "exit", 0);
 }
