@@ -262,6 +262,51 @@ brk_case(const struct brkcase *c, time_t t)
 	    strcmp(b.probe_host, "h1") == 0)), why);
 }
 
+/*
+ * The budget: a take is refused once the day's cost reached it, and
+ * admitted below it by a nanodollar; a record adds its cost; a new day
+ * starts at 0; no budget (-1) never refuses.
+ */
+static void
+budget_cases(void)
+{
+	struct usage u = { 1000, 100, 600, 300 };
+	struct cap_args a = { CH_SCHEDULE, NULL, -1, 0, &u, 935000 };
+	struct caps caps;
+	struct cap_view v;
+	char why[128];
+	int adm;
+
+	memset(&v, 0, sizeof v);
+	cap_defaults(&caps);
+	caps.budget = 2000000;	/* $0.002 */
+	caps.priced = 1;
+	a.caps = &caps;
+	snprintf(v.day, sizeof v.day, "2026-11-22");
+	snprintf(v.zone, sizeof v.zone, "UTC");
+	v.cost = 1999999;
+	cap_step(&v, CAP_TAKE, &a, "UTC", utc("2026-11-22T10:00:00Z"), &adm);
+	check("budget: a nanodollar below it admits", adm == 1 &&
+	    v.total == 1, "refused");
+	cap_step(&v, CAP_RECORD, &a, "UTC", utc("2026-11-22T10:00:00Z"),
+	    NULL);
+	snprintf(why, sizeof why, "cost %lld cached %lld written %lld",
+	    v.cost, v.cached_tokens, v.cache_write_tokens);
+	check("budget: a record adds its cost and cached tokens",
+	    v.cost == 2934999 && v.cached_tokens == 600 &&
+	    v.cache_write_tokens == 300, why);
+	cap_step(&v, CAP_TAKE, &a, "UTC", utc("2026-11-22T10:00:00Z"), &adm);
+	check("budget: reached, a take is refused and nothing counted",
+	    adm == 0 && v.total == 1, "admitted");
+	caps.budget = -1;
+	cap_step(&v, CAP_TAKE, &a, "UTC", utc("2026-11-22T10:00:00Z"), &adm);
+	check("budget: none never refuses", adm == 1, "refused");
+	caps.budget = 2000000;
+	cap_step(&v, CAP_TAKE, &a, "UTC", utc("2026-11-23T00:00:00Z"), &adm);
+	check("budget: the next day starts at $0", adm == 1 &&
+	    v.cost == 0 && v.total == 1, "refused");
+}
+
 int
 main(void)
 {
@@ -274,6 +319,7 @@ main(void)
 		cap_case(&caps[i]);
 	for (i = 0; i < sizeof brks / sizeof brks[0]; i++)
 		brk_case(&brks[i], t);
+	budget_cases();
 	/* the day's end on DST days: midnight in the zone, 23 h and 25 h */
 	memset(&v, 0, sizeof v);
 	snprintf(v.zone, sizeof v.zone, "America/New_York");
