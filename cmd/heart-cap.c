@@ -169,8 +169,8 @@ print_row(json_t *j, int header)
 	char sched[32], idle[32], cost[32];
 
 	if (header)
-		printf("%-*s %-10s %-20s %5s %5s %5s %9s %9s %6s %8s %9s  %s\n",
-		    idw, "AGENT", "DAY", "ZONE", "USED", "CAP", "LEFT",
+		printf("%-*s %-10s %-20s %5s %5s %5s %9s %9s %6s %8s %9s  "
+		    "%s\n", idw, "AGENT", "DAY", "ZONE", "USED", "CAP", "LEFT",
 		    "SCHEDULE", "IDLE", "GHOSTS", "TOKENS", "COST", "RESETS");
 #define CH(n) json_integer_value(json_object_get(json_object_get(ch, n), \
 	"used")), json_integer_value(json_object_get(json_object_get(ch, n), \

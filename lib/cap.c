@@ -26,6 +26,7 @@
 
 #define CAPFILE	"cap.json"
 #define KEEP	(30 * 86400LL)	/* a server keeps it after a change, s */
+#define POS(n)	((n) > 0 ? (n) : 0)
 
 void
 cap_from_soul(const struct soul *s, struct caps *c)
@@ -279,14 +280,12 @@ cap_step(struct cap_view *v, enum cap_op op, const struct cap_args *a,
 	case CAP_RECORD:
 		v->ghosts += a->ghost != 0;
 		if (a->u != NULL) {
-			v->prompt_tokens += a->u->prompt > 0 ? a->u->prompt : 0;
-			v->completion_tokens += a->u->completion > 0 ?
-			    a->u->completion : 0;
-			v->cached_tokens += a->u->cached > 0 ? a->u->cached : 0;
-			v->cache_write_tokens += a->u->cache_write > 0 ?
-			    a->u->cache_write : 0;
+			v->prompt_tokens += POS(a->u->prompt);
+			v->completion_tokens += POS(a->u->completion);
+			v->cached_tokens += POS(a->u->cached);
+			v->cache_write_tokens += POS(a->u->cache_write);
 		}
-		v->cost += a->cost > 0 ? a->cost : 0;
+		v->cost += POS(a->cost);
 		return 1;
 	case CAP_RESET:
 		memset(v->used, 0, sizeof v->used);

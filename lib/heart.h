@@ -152,7 +152,7 @@ struct price {
 struct usage {
 	long long prompt;	/* every input token, cached ones included */
 	long long completion;
-	long long cached;	/* of prompt: read from the provider's cache */
+	long long cached;	/* of prompt: read from a provider's cache */
 	long long cache_write;	/* of prompt: written to it */
 };
 

@@ -19,12 +19,12 @@ static int
 field(const json_t *j, const char *key, double *v, char *err)
 {
 	const json_t *f = json_object_get(j, key);
+	double d = json_number_value(f);
 
 	*v = -1;
 	if (f == NULL || json_is_null(f))
 		return 0;
-	if (!json_is_number(f) || json_number_value(f) < 0 ||
-	    json_number_value(f) > PRICE_MAX || json_number_value(f) != json_number_value(f)) {
+	if (!json_is_number(f) || !(d >= 0 && d <= PRICE_MAX)) {
 		errf(err, "%s: must be a number of dollars per million "
 		    "tokens, 0 to %g", key, PRICE_MAX);
 		return -1;

@@ -41,7 +41,7 @@ struct cap_args {
 	long long chcap;		/* take: ch's cap instead, or -1 */
 	int	 ghost;			/* record */
 	const struct usage *u;		/* record: tokens, or NULL */
-	long long cost;			/* record: nanodollars; -1: none */
+	long long cost;			/* record: nanodollars, or -1 */
 };
 
 /* An outcome for BRK_RECORD: flags, a time to stay open until (0:
