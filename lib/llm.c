@@ -504,6 +504,15 @@ llm_body(const struct llm_conf *c, json_t *messages, json_t *tools,
 	return provider_find(c->provider)->body(c, messages, tools, force);
 }
 
+/* Anthropic's hour-long cache is a beta: its header goes with it. */
+static void
+cache_header(const struct llm_conf *c, char h[][512], size_t *n)
+{
+	if (c->cache == LLM_CACHE_1H && strcmp(c->provider, "anthropic") == 0)
+		snprintf(h[(*n)++], 512, "anthropic-beta: "
+		    "extended-cache-ttl-2025-04-11");
+}
+
 /* The full request, key redacted, for --dry-run. */
 json_t *
 llm_dry(const struct llm_conf *c, json_t *body)
@@ -518,6 +527,7 @@ llm_dry(const struct llm_conf *c, json_t *body)
 		return json_pack("{s:O,s:s,s:O}", "command", c->command,
 		    "directory", c->dir, "stdin", body);
 	p->headers(key ? "[redacted]" : NULL, h, &n);
+	cache_header(c, h, &n);
 	hs = json_array();
 	json_array_append_new(hs, json_string("Content-Type: "
 	    "application/json"));
@@ -693,6 +703,7 @@ http_send(const struct llm_conf *c, const struct provider *p,
 	int rc = -1;
 
 	p->headers(getenv(c->key_env), h, &n);
+	cache_header(c, h, &n);
 	hv[0] = "Content-Type: application/json";
 	for (i = 0; i < n; i++)
 		hv[i + 1] = h[i];

@@ -114,6 +114,8 @@ prefix_test() {
 	llm_script '{"replies": [{"text": "ALERT: rain at 16:00."}]}'
 	wake
 	wake
+	sed -n 2p "$LLM_DIR/requests.jsonl" | jq -e '.headers |
+	    has("anthropic-beta") | not'
 	sed -n 2p "$LLM_DIR/requests.jsonl" | jq -e '.body |
 	    .system == [{type: "text", text: "You are scout. You watch the weather for the user.", cache_control: {type: "ephemeral"}}] and
 	    ([.messages[].content[] | select(.cache_control)] | length) == 1 and
@@ -125,6 +127,9 @@ prefix_test() {
 	wake
 	llm_last | jq -e '.system[0].cache_control == {type: "ephemeral", ttl: "1h"} and
 	    .messages[-2].content[-1].cache_control.ttl == "1h"'
+	# the hour-long cache is a beta of Anthropic's, named in a header
+	tail -n 1 "$LLM_DIR/requests.jsonl" | jq -e '.headers["anthropic-beta"] ==
+	    "extended-cache-ttl-2025-04-11"'
 }
 
 @test "Anthropic: no cache_control when llm.cache is off or unset" {
