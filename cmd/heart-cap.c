@@ -162,16 +162,27 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 	return ok ? HX_OK : HX_NO;
 }
 
+/* The prompt and completion tokens of j's usage object key. */
+static long long
+tokens(json_t *j, const char *key)
+{
+	json_t *u = json_object_get(j, key);
+
+	return json_integer_value(json_object_get(u, "prompt")) +
+	    json_integer_value(json_object_get(u, "completion"));
+}
+
 static void
 print_row(json_t *j, int header)
 {
 	json_t *ch = json_object_get(j, "chambers");
-	char sched[32], idle[32];
+	char sched[32], idle[32], cost[32];
 
 	if (header)
-		printf("%-*s %-10s %-20s %5s %5s %5s %9s %9s %6s %8s  %s\n",
-		    idw, "AGENT", "DAY", "ZONE", "USED", "CAP", "LEFT",
-		    "SCHEDULE", "IDLE", "GHOSTS", "TOKENS", "RESETS");
+		printf("%-*s %-10s %-20s %5s %5s %5s %9s %9s %6s %8s %8s %9s  "
+		    "%s\n", idw, "AGENT", "DAY", "ZONE", "USED", "CAP", "LEFT",
+		    "SCHEDULE", "IDLE", "GHOSTS", "TOKENS", "TRIAGE", "COST",
+		    "RESETS");
 #define CH(n) json_integer_value(json_object_get(json_object_get(ch, n), \
 	"used")), json_integer_value(json_object_get(json_object_get(ch, n), \
 	"cap"))
@@ -179,14 +190,15 @@ print_row(json_t *j, int header)
 	snprintf(idle, sizeof idle, "%lld/%lld", CH("idle"));
 #undef CH
 #define I(k) json_integer_value(json_object_get(j, k))
-	printf("%-*s %-10s %-20s %5lld %5lld %5lld %9s %9s %6lld %8lld  %s\n",
+	price_format(json_is_number(json_object_get(j, "cost")) ?
+	    price_nano(json_object_get(j, "cost")) : -1, cost, sizeof cost);
+	printf("%-*s %-10s %-20s %5lld %5lld %5lld %9s %9s %6lld %8lld %8lld "
+	    "%9s  %s\n",
 	    idw, json_string_value(json_object_get(j, "agent")),
 	    json_string_value(json_object_get(j, "day")),
 	    json_string_value(json_object_get(j, "zone")),
 	    I("used"), I("cap"), I("remaining"), sched, idle, I("ghosts"),
-	    (long long)(json_integer_value(json_object_get(json_object_get(j,
-	    "tokens"), "prompt")) + json_integer_value(json_object_get(
-	    json_object_get(j, "tokens"), "completion"))),
+	    tokens(j, "tokens"), tokens(j, "triage_tokens"), cost,
 	    json_string_value(json_object_get(j, "resets_at")));
 #undef I
 }

@@ -55,7 +55,7 @@ readers(const char *dir)
 	cap_from_soul(soul, &caps);
 	brk_from_soul(soul, &bc);
 	if (cap_peek(FZ_AGENT, soul->timezone, NOW, &cv, err) == 0) {
-		FZ_ASSERT(cv.total >= 0 && cv.ghosts >= 0);
+		FZ_ASSERT(cv.total >= 0 && cv.ghosts >= 0 && cv.cost >= 0);
 		j = cap_json(FZ_AGENT, &cv, NOW);
 		FZ_ASSERT(j != NULL);
 		json_decref(j);
@@ -91,6 +91,7 @@ transitions(void)
 	struct brk_view bv;
 	struct brk_conf bc;
 	struct caps caps;
+	struct usage u = { 10, 20, 5, 2 };
 	json_t *ev = json_array();
 	int ok, probe;
 
@@ -98,7 +99,7 @@ transitions(void)
 	brk_from_soul(soul, &bc);
 	cap_take(FZ_AGENT, CH_SCHEDULE, &caps, -1, soul->timezone, NOW, &ok,
 	    &cv, err);
-	cap_record(FZ_AGENT, soul->timezone, NOW, 1, 10, 20, err);
+	cap_record(FZ_AGENT, soul->timezone, NOW, 1, &u, &u, 1234, err);
 	brk_check(FZ_AGENT, &bc, NOW, &ok, &probe, &bv, ev, err);
 	brk_record(FZ_AGENT, &bc, NOW, BRK_LLM_FAIL | BRK_TOOL_OK, NOW + 60,
 	    "fuzz", ev, err);

@@ -10,6 +10,10 @@
  * take AGENT) is judged by the caps kept, else the defaults, and never
  * changes them.
  *
+ * The day's spend is counted too: each wake's cost (price.c), in
+ * nanodollars, and the agent's daily_budget refuses a take once it is
+ * reached, as the caps do; an agent with no price has no cost.
+ *
  * The rules are cap_step's, a pure function; store_update reads,
  * decides with it and writes back, in whichever store is in force
  * (store.h): the file under its lock, or a server's key by
@@ -22,6 +26,7 @@
 
 #define CAPFILE	"cap.json"
 #define KEEP	(30 * 86400LL)	/* a server keeps it after a change, s */
+#define POS(n)	((n) > 0 ? (n) : 0)
 
 void
 cap_from_soul(const struct soul *s, struct caps *c)
@@ -31,6 +36,8 @@ cap_from_soul(const struct soul *s, struct caps *c)
 	for (i = 0; i < CH_NCHAMBERS; i++)
 		c->chamber[i] = s->ch[i].daily_cap;
 	c->agent = s->daily_cap;
+	c->budget = s->llm.price.set ? s->daily_budget : -1;
+	c->priced = s->llm.price.set;
 }
 
 /* The shared total at which chamber ch stops being admitted. */
@@ -64,6 +71,8 @@ cap_defaults(struct caps *c)
 	c->chamber[CH_SCHEDULE] = DEF_SCHEDULE_CAP;
 	c->chamber[CH_IDLE] = DEF_IDLE_CAP;
 	c->agent = -1;
+	c->budget = -1;
+	c->priced = 0;
 }
 
 static int
@@ -79,6 +88,40 @@ get_count(json_t *o, const char *key, long long *v)
 		return -1;
 	*v = json_integer_value(j);
 	return 0;
+}
+
+/* A usage object of cap.json ({"prompt", "completion", "cached",
+ * "cache_write"}; NULL: zeros) into u; -1 if it is not one. */
+static int
+get_usage(json_t *o, struct usage *u)
+{
+	memset(u, 0, sizeof *u);
+	if (o == NULL)
+		return 0;
+	return !json_is_object(o) || get_count(o, "prompt", &u->prompt) ==
+	    -1 || get_count(o, "completion", &u->completion) == -1 ||
+	    get_count(o, "cached", &u->cached) == -1 ||
+	    get_count(o, "cache_write", &u->cache_write) == -1 ? -1 : 0;
+}
+
+static json_t *
+usage_json(const struct usage *u)
+{
+	return json_pack("{s:I,s:I,s:I,s:I}", "prompt", (json_int_t)u->prompt,
+	    "completion", (json_int_t)u->completion,
+	    "cached", (json_int_t)u->cached,
+	    "cache_write", (json_int_t)u->cache_write);
+}
+
+static void
+usage_add(struct usage *to, const struct usage *u)
+{
+	if (u == NULL)
+		return;
+	to->prompt += POS(u->prompt);
+	to->completion += POS(u->completion);
+	to->cached += POS(u->cached);
+	to->cache_write += POS(u->cache_write);
 }
 
 static int
@@ -100,6 +143,14 @@ parse_caps(json_t *j, struct cap_view *v)
 	if (a != NULL && !json_is_null(a) && get_count(j, "agent",
 	    &v->caps.agent) == -1)
 		return -1;
+	a = json_object_get(j, "budget");
+	if (a != NULL && !json_is_null(a) && (v->caps.budget =
+	    price_nano(a)) < 0)
+		return -1;
+	a = json_object_get(j, "priced");
+	if (a != NULL && !json_is_boolean(a))
+		return -1;
+	v->caps.priced = json_is_true(a);
 	v->have_caps = 1;
 	return 0;
 }
@@ -109,7 +160,7 @@ parse_caps(json_t *j, struct cap_view *v)
 static int
 parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 {
-	json_t *ch, *tok, *day, *zone;
+	json_t *ch, *day, *zone, *cost;
 	const char *bad = NULL;
 	int i;
 
@@ -120,7 +171,7 @@ parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 	day = json_object_get(j, "day");
 	zone = json_object_get(j, "zone");
 	ch = json_object_get(j, "chambers");
-	tok = json_object_get(j, "tokens");
+	cost = json_object_get(j, "cost");
 	if (!json_is_string(day) || strlen(json_string_value(day)) != 10)
 		bad = "day";
 	else if (zone != NULL && !json_is_string(zone))
@@ -131,10 +182,13 @@ parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 		bad = "total";
 	else if (get_count(j, "ghosts", &v->ghosts) == -1)
 		bad = "ghosts";
-	else if (tok != NULL && (!json_is_object(tok) ||
-	    get_count(tok, "prompt", &v->prompt_tokens) == -1 ||
-	    get_count(tok, "completion", &v->completion_tokens) == -1))
+	else if (get_usage(json_object_get(j, "tokens"), &v->tok) == -1)
 		bad = "tokens";
+	else if (get_usage(json_object_get(j, "triage_tokens"),
+	    &v->triage) == -1)
+		bad = "triage_tokens";
+	else if (cost != NULL && (v->cost = price_nano(cost)) < 0)
+		bad = "cost";
 	else if (parse_caps(json_object_get(j, "caps"), v) == -1)
 		bad = "caps";
 	for (i = 0; bad == NULL && i < CH_NCHAMBERS; i++)
@@ -175,7 +229,9 @@ roll(struct cap_view *v, const char *zone, time_t now)
 
 		memset(v->used, 0, sizeof v->used);
 		v->total = v->ghosts = 0;
-		v->prompt_tokens = v->completion_tokens = 0;
+		memset(&v->tok, 0, sizeof v->tok);
+		memset(&v->triage, 0, sizeof v->triage);
+		v->cost = 0;
 		v->caps = keep;
 		v->have_caps = have;
 		snprintf(v->day, sizeof v->day, "%s", today);
@@ -196,26 +252,33 @@ to_json(const char *agent, const struct cap_view *v, time_t now)
 	    "idle", (json_int_t)v->caps.chamber[CH_IDLE],
 	    "agent", v->caps.agent < 0 ? json_null() :
 	    json_integer(v->caps.agent));
-	return json_pack("{s:i,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:I,s:{s:I,s:I},"
-	    "s:o,s:s}",
+	if (v->have_caps && v->caps.budget >= 0)
+		json_object_set_new(caps, "budget",
+		    price_json(v->caps.budget));
+	if (v->have_caps && v->caps.priced)
+		json_object_set_new(caps, "priced", json_true());
+	return json_pack("{s:i,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:I,"
+	    "s:o,s:o,s:o,s:o,s:s}",
 	    "v", 1, "agent", agent, "day", v->day, "zone", v->zone,
 	    "total", (json_int_t)v->total,
 	    "chambers", "schedule", (json_int_t)v->used[CH_SCHEDULE],
 	    "idle", (json_int_t)v->used[CH_IDLE],
 	    "ghosts", (json_int_t)v->ghosts,
-	    "tokens", "prompt", (json_int_t)v->prompt_tokens,
-	    "completion", (json_int_t)v->completion_tokens,
-	    "caps", caps, "updated", ts);
+	    "tokens", usage_json(&v->tok),
+	    "triage_tokens", usage_json(&v->triage),
+	    "cost", price_json(v->cost), "caps", caps, "updated", ts);
 }
 
 /*
  * One transition of the counter v, rolled to the day of `now' first:
  * take admits one wake of chamber a->ch (*admitted) when the shared
- * total is below the chamber's cap and the agent-wide cap; a->caps
+ * total is below the chamber's cap and the agent-wide cap, and the
+ * day's cost below the budget (if any); a->caps
  * (the soul's) are kept with the counts, NULL judges by the caps kept
  * (else the defaults) and leaves them; a->chcap >= 0 is this take's
  * cap of the chamber instead, never kept.
- * record adds a wake's ghost flag and tokens; reset zeroes the day;
+ * record adds a wake's ghost flag, tokens and cost; reset zeroes the
+ * day;
  * peek only rolls.  Returns 1 when v is to be written back.
  */
 int
@@ -238,7 +301,8 @@ cap_step(struct cap_view *v, enum cap_op op, const struct cap_args *a,
 		in = v->caps;
 		if (a->chcap >= 0)
 			in.chamber[a->ch] = a->chcap;
-		if (v->total < cap_limit(&in, a->ch)) {
+		if (v->total < cap_limit(&in, a->ch) && (in.budget < 0 ||
+		    v->cost < in.budget)) {
 			v->used[a->ch]++;
 			v->total++;
 			*admitted = changed = 1;
@@ -246,13 +310,15 @@ cap_step(struct cap_view *v, enum cap_op op, const struct cap_args *a,
 		return changed;
 	case CAP_RECORD:
 		v->ghosts += a->ghost != 0;
-		v->prompt_tokens += a->ptok > 0 ? a->ptok : 0;
-		v->completion_tokens += a->ctok > 0 ? a->ctok : 0;
+		usage_add(&v->tok, a->u);
+		usage_add(&v->triage, a->tu);
+		v->cost += POS(a->cost);
 		return 1;
 	case CAP_RESET:
 		memset(v->used, 0, sizeof v->used);
-		v->total = v->ghosts = v->prompt_tokens =
-		    v->completion_tokens = 0;
+		v->total = v->ghosts = v->cost = 0;
+		memset(&v->tok, 0, sizeof v->tok);
+		memset(&v->triage, 0, sizeof v->triage);
 		return 1;
 	case CAP_PEEK:
 		break;
@@ -309,7 +375,7 @@ cap_take(const char *agent, enum chamber ch, const struct caps *caps,
     long long chcap, const char *zone, time_t now, int *admitted,
     struct cap_view *vo, char *err)
 {
-	struct cap_args a = { ch, caps, chcap, 0, 0, 0 };
+	struct cap_args a = { ch, caps, chcap, 0, NULL, NULL, -1 };
 	struct capx x;
 
 	*admitted = 0;
@@ -323,12 +389,15 @@ cap_take(const char *agent, enum chamber ch, const struct caps *caps,
 	return 0;
 }
 
-/* Add a wake's ghost flag and token usage to today's figures. */
+/* Add a wake's ghost flag, token usage of the main model (u) and of
+ * the triage (tu; either may be NULL) and cost (nanodollars, both
+ * models', -1: no price) to today's figures. */
 int
 cap_record(const char *agent, const char *zone, time_t now, int ghost,
-    long long ptok, long long ctok, char *err)
+    const struct usage *u, const struct usage *tu, long long cost,
+    char *err)
 {
-	struct cap_args a = { CH_SCHEDULE, NULL, -1, ghost, ptok, ctok };
+	struct cap_args a = { CH_SCHEDULE, NULL, -1, ghost, u, tu, cost };
 	struct capx x;
 
 	return transition(agent, CAP_RECORD, &a, zone, now, &x, err);
@@ -379,6 +448,41 @@ cap_resets_at(const struct cap_view *v, time_t now)
 	return m;
 }
 
+/* Today's cost in nanodollars; -1 (no price) for an agent that has
+ * none and has spent nothing. */
+long long
+cap_cost(const struct cap_view *v)
+{
+	return v->caps.priced || v->cost > 0 ? v->cost : -1;
+}
+
+/*
+ * Why a take of chamber ch was refused, as v stands after it: the
+ * chamber's cap or the budget, and when the day resets.  Returns 1
+ * when the budget refused it.
+ */
+int
+cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
+    size_t n)
+{
+	char reset[40], spent[32], budget[32];
+
+	clock_iso(v->zone[0] ? v->zone : tz_local(), cap_resets_at(v, now),
+	    reset, sizeof reset);
+	if (v->total < cap_limit(&v->caps, ch) && v->caps.budget >= 0 &&
+	    v->cost >= v->caps.budget) {
+		snprintf(buf, n, "daily budget reached: %s of %s spent today; "
+		    "resets at %s", price_format(v->cost, spent,
+		    sizeof spent), price_format(v->caps.budget, budget,
+		    sizeof budget), reset);
+		return 1;
+	}
+	snprintf(buf, n, "%s: daily cap reached: %lld of %lld today; resets "
+	    "at %s", chamber_name(ch), v->total, cap_limit(&v->caps, ch),
+	    reset);
+	return 0;
+}
+
 /* The status object heart-cap prints, one per agent. */
 json_t *
 cap_json(const char *agent, const struct cap_view *v, time_t now)
@@ -394,13 +498,15 @@ cap_json(const char *agent, const struct cap_view *v, time_t now)
 		json_object_set_new(ch, chamber_name((enum chamber)i),
 		    json_pack("{s:I,s:I}", "used", (json_int_t)v->used[i],
 		    "cap", (json_int_t)cap_limit(&v->caps, (enum chamber)i)));
-	j = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:{s:I,s:I},s:s}",
+	j = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:o,s:o,"
+	    "s:o,s:o,s:s}",
 	    "agent", agent, "day", v->day, "zone", v->zone,
 	    "used", (json_int_t)v->total, "cap", (json_int_t)limit,
 	    "remaining", (json_int_t)(limit > v->total ? limit - v->total :
 	    0), "chambers", ch, "ghosts", (json_int_t)v->ghosts,
-	    "tokens", "prompt", (json_int_t)v->prompt_tokens,
-	    "completion", (json_int_t)v->completion_tokens,
-	    "resets_at", reset);
+	    "tokens", usage_json(&v->tok),
+	    "triage_tokens", usage_json(&v->triage),
+	    "cost", price_json(cap_cost(v)),
+	    "budget", price_json(v->caps.budget), "resets_at", reset);
 	return j;
 }

@@ -136,6 +136,36 @@ int	 state_write_json(const char *, const char *, const json_t *, char *);
 #define DEF_BRK_MAX_COOLDOWN	(2 * 3600)
 #define GATE_TIMEOUT		10	/* a gate program's, s */
 
+/*
+ * price.c: money.  A price is dollars per million tokens of each kind
+ * (heart-soul(5), llm.price); a cost is in nanodollars (1e-9 $), -1
+ * when there is no price (never $0).
+ *   price_parse(j, &p, err)	read a price; NULL or null: p.set = 0
+ *   price_cost(&p, &u)		what usage u cost at p
+ *   price_json(nano), price_nano(j)	to and from dollars in JSON
+ *   price_format(nano, buf, n)	"$0.0123", or "no price"
+ */
+struct price {
+	int	 set;		/* 0: no price: no cost, no budget */
+	double	 input, cached_input, cache_write, output;
+};
+
+struct usage {
+	long long prompt;	/* every input token, cached ones included */
+	long long completion;
+	long long cached;	/* of prompt: read from a provider's cache */
+	long long cache_write;	/* of prompt: written to it */
+};
+
+/* llm.cache: Anthropic's prompt cache (llm.c) */
+enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
+
+int	 price_parse(const json_t *, struct price *, char *);
+long long price_cost(const struct price *, const struct usage *);
+json_t	*price_json(long long);
+long long price_nano(const json_t *);
+char	*price_format(long long, char *, size_t);
+
 /* soul.c */
 enum chamber { CH_SCHEDULE, CH_IDLE, CH_NCHAMBERS };
 
@@ -163,6 +193,8 @@ struct soul_llm {
 	long long timeout;
 	long long max_tokens;
 	long long context_budget;	/* tokens */
+	int	 cache;		/* LLM_CACHE_*, -1: unset (off) */
+	struct price price;	/* set 0: none */
 	json_t	*command;	/* argv array, or NULL */
 };
 
@@ -183,6 +215,7 @@ struct soul {
 	char	*system;
 	char	*timezone;	/* never NULL after soul_load */
 	long long daily_cap;	/* agent-wide; -1 when unset */
+	long long daily_budget;	/* agent-wide, nanodollars; -1: unset */
 	long long pulse_interval;
 	long long pulse_misses;
 	struct chamber_conf ch[CH_NCHAMBERS];
@@ -211,6 +244,7 @@ int	 soul_load(const char *, struct soul **, char *);
 void	 soul_defaults(struct soul *);
 struct soul *soul_new(const char *);
 void	 soul_free(struct soul *);
+const struct price *soul_price(const struct soul *, int);
 json_t	*soul_json(const struct soul *);
 int	 tool_name_ok(const char *);
 int	 hours_parse(const char *, struct hours *);
@@ -221,6 +255,8 @@ void	 soul_dir(const struct soul *, char *, size_t);
 struct caps {
 	long long chamber[CH_NCHAMBERS];
 	long long agent;	/* -1: none */
+	long long budget;	/* daily_budget, nanodollars; -1: none */
+	long long priced;	/* 1: the agent has a price (a cost) */
 };
 
 struct cap_view {
@@ -229,8 +265,9 @@ struct cap_view {
 	long long total;
 	long long used[CH_NCHAMBERS];
 	long long ghosts;
-	long long prompt_tokens;
-	long long completion_tokens;
+	struct usage tok;	/* the main model's tokens today */
+	struct usage triage;	/* llm.triage's, apart */
+	long long cost;		/* today's, both models', nanodollars */
 	struct caps caps;
 	int	 have_caps;	/* caps were kept: else the defaults */
 };
@@ -241,8 +278,11 @@ long long cap_agent_limit(const struct caps *);
 int	 cap_take(const char *, enum chamber, const struct caps *,
 	    long long, const char *, time_t, int *, struct cap_view *,
 	    char *);
-int	 cap_record(const char *, const char *, time_t, int, long long,
-	    long long, char *);
+int	 cap_record(const char *, const char *, time_t, int,
+	    const struct usage *, const struct usage *, long long, char *);
+long long cap_cost(const struct cap_view *);
+int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
+	    size_t);
 int	 cap_peek(const char *, const char *, time_t, struct cap_view *,
 	    char *);
 time_t	 cap_resets_at(const struct cap_view *, time_t);
@@ -541,6 +581,7 @@ int	 http_post(const struct http_req *, struct http_resp *, char *);
 int	 http_retry_after(const char *, time_t, time_t *);
 
 /* llm.c: the model endpoint */
+
 struct llm_conf {
 	char	 provider[16];
 	char	 base_url[1024];
@@ -549,6 +590,7 @@ struct llm_conf {
 	long long timeout;
 	long long max_tokens;
 	long long budget;		/* llm.context_budget, tokens */
+	int	 cache;			/* llm.cache: LLM_CACHE_* */
 	const char *soul;		/* the soul's path, for messages */
 	const json_t *command;		/* command provider: the soul's argv */
 	char	 dir[4096];		/* where the command runs */
@@ -565,8 +607,10 @@ enum {
 struct llm_reply {
 	char	*text;
 	json_t	*tool_calls;		/* OpenAI form, or NULL */
-	long long prompt_tokens;
+	long long prompt_tokens;	/* every input token */
 	long long completion_tokens;
+	long long cached_tokens;	/* of prompt: read from a cache */
+	long long cache_write_tokens;	/* of prompt: written to it */
 	int	 fail;			/* failed: LLM_*; else 0 */
 	time_t	 hold;			/* failed: Retry-After, or 0 */
 };
@@ -809,7 +853,7 @@ int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
 struct triage {
 	int	 run;		/* the decision: 1 run, 0 skip */
 	json_t	*decision;	/* {"action", "reason"}, or NULL */
-	long long ptok, ctok;	/* its usage, apart from the main model's */
+	struct usage u;		/* its tokens, apart from the main model's */
 	int	 fail;		/* failed: LLM_* */
 	time_t	 hold;
 };
@@ -820,7 +864,7 @@ json_t	*triage_body(const struct llm_conf *, const char *, const char *);
 int	 triage_ask(const struct llm_conf *, const char *, const char *,
 	    time_t, struct triage *, char *);
 json_t	*triage_json(const struct llm_conf *, const struct triage *,
-	    const char *);
+	    long long, const char *);
 void	 triage_free(struct triage *);
 
 /* run.c: one wake, start to end */
@@ -863,6 +907,7 @@ struct pulse_state {		/* a fleet keeps one per agent: keep it small */
 	long long cap_max;
 	time_t	 cap_until;	/* cap_used holds until this time */
 	long long tokens;	/* today's, prompt and completion */
+	long long cost;		/* today's, nanodollars; -1: no price */
 	time_t	 brk_until;	/* not closed: the next probe; 0: none */
 	char	*brk_reason;	/* not closed: why it opened, or NULL */
 	time_t	 last_ts;	/* when the last admitted wake began */

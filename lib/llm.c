@@ -36,22 +36,28 @@ struct provider {
 	int	 (*parse)(json_t *, struct llm_reply *, char *);
 };
 
+/*
+ * The request's fields in the order of their stability from wake to
+ * wake, the per-wake ones last (heart-soul(5), PROMPT CACHING): the
+ * model, the tools, then the messages, whose own order is the system,
+ * the history and the wake's prompt.  jansson keeps this order.
+ */
 static json_t *
 openai_body(const struct llm_conf *c, json_t *messages, json_t *tools,
     const char *force)
 {
-	json_t *b;
+	json_t *b = json_object();
 
-	b = json_pack("{s:O,s:I}", "messages", messages, "max_tokens",
-	    (json_int_t)c->max_tokens);
 	if (c->model[0] != '\0')
 		json_object_set_new(b, "model", json_string(c->model));
+	json_object_set_new(b, "max_tokens", json_integer(c->max_tokens));
 	if (tools != NULL && json_array_size(tools) > 0)
 		json_object_set(b, "tools", tools);
 	if (force != NULL)
 		json_object_set_new(b, "tool_choice", json_pack(
 		    "{s:s,s:{s:s}}", "type", "function", "function", "name",
 		    force));
+	json_object_set(b, "messages", messages);
 	return b;
 }
 
@@ -77,6 +83,15 @@ content_text(json_t *content)
 	return NULL;
 }
 
+/* A count of tokens in a usage object; missing (or not a count): 0. */
+static long long
+tokens(json_t *usage, const char *key)
+{
+	json_int_t n = json_integer_value(json_object_get(usage, key));
+
+	return n > 0 ? n : 0;
+}
+
 static int
 openai_parse(json_t *j, struct llm_reply *r, char *err)
 {
@@ -99,10 +114,10 @@ openai_parse(json_t *j, struct llm_reply *r, char *err)
 	if (json_is_array(calls) && json_array_size(calls) > 0)
 		r->tool_calls = json_incref(calls);
 	usage = json_object_get(j, "usage");
-	r->prompt_tokens = json_integer_value(json_object_get(usage,
-	    "prompt_tokens"));
-	r->completion_tokens = json_integer_value(json_object_get(usage,
-	    "completion_tokens"));
+	r->prompt_tokens = tokens(usage, "prompt_tokens");
+	r->completion_tokens = tokens(usage, "completion_tokens");
+	r->cached_tokens = tokens(json_object_get(usage,
+	    "prompt_tokens_details"), "cached_tokens");
 	return 0;
 }
 
@@ -151,12 +166,44 @@ anth_blocks(json_t *m, const char **role)
 	return blocks;
 }
 
-static json_t *
-anth_messages(json_t *messages, char **system)
+/*
+ * The prompt cache's marks (llm.cache): a block so marked ends a
+ * prefix Anthropic keeps for the next request.  The stable prefix ends
+ * before the wake's prompt, the last user message (after it come only
+ * the wake's own replies and tool results).
+ */
+static void
+anth_mark(const struct llm_conf *c, json_t *block)
 {
-	json_t *out = json_array(), *m, *blocks, *last;
+	if (c->cache == LLM_CACHE_OFF || block == NULL)
+		return;
+	json_object_set_new(block, "cache_control", c->cache ==
+	    LLM_CACHE_1H ? json_pack("{s:s,s:s}", "type", "ephemeral", "ttl",
+	    "1h") : json_pack("{s:s}", "type", "ephemeral"));
+}
+
+/* The index of the wake's prompt: the last user message, or n. */
+static size_t
+anth_prompt(json_t *messages)
+{
+	size_t i = json_array_size(messages);
+	const char *r;
+
+	while (i-- > 0) {
+		r = json_string_value(json_object_get(json_array_get(messages,
+		    i), "role"));
+		if (r != NULL && strcmp(r, "user") == 0)
+			return i;
+	}
+	return json_array_size(messages);
+}
+
+static json_t *
+anth_messages(const struct llm_conf *c, json_t *messages, char **system)
+{
+	json_t *out = json_array(), *m, *blocks, *last, *mark[2] = { 0 };
 	const char *role, *r, *text;
-	size_t i, n = 0;
+	size_t i, n = 0, p = anth_prompt(messages);
 	FILE *fp = open_memstream(system, &n);
 
 	if (fp == NULL)
@@ -174,6 +221,10 @@ anth_messages(json_t *messages, char **system)
 			json_decref(blocks);
 			continue;
 		}
+		/* the history's end, and the wake's last reply or result */
+		if (i != p)
+			mark[i > p] = json_array_get(blocks,
+			    json_array_size(blocks) - 1);
 		if (json_array_size(out) == 0 && strcmp(role, "user") != 0)
 			json_array_append_new(out, json_pack("{s:s,s:[{s:s,"
 			    "s:s}]}", "role", "user", "content", "type",
@@ -188,39 +239,48 @@ anth_messages(json_t *messages, char **system)
 			    "role", role, "content", blocks));
 		json_decref(blocks);
 	}
+	anth_mark(c, mark[0]);
+	anth_mark(c, mark[1]);
 	fclose(fp);
 	return out;
 }
 
+/* The same order as openai_body: model, tools, system, messages. */
 static json_t *
 anthropic_body(const struct llm_conf *c, json_t *messages, json_t *tools,
     const char *force)
 {
-	json_t *b, *arr, *t, *fn;
+	json_t *b, *arr, *t, *fn, *msgs, *sys;
 	char *system = NULL;
 	size_t i;
 
-	b = json_pack("{s:s,s:I,s:o}", "model", c->model, "max_tokens",
-	    (json_int_t)c->max_tokens, "messages", anth_messages(messages,
-	    &system));
-	if (system != NULL && *system != '\0')
-		json_object_set_new(b, "system", json_string(system));
-	free(system);
-	if (tools != NULL && json_array_size(tools) > 0) {
-		arr = json_array();
-		json_array_foreach(tools, i, t) {
-			fn = json_object_get(t, "function");
-			json_array_append_new(arr, json_pack("{s:O,s:O,s:O}",
-			    "name", json_object_get(fn, "name"),
-			    "description", json_object_get(fn, "description"),
-			    "input_schema", json_object_get(fn,
-			    "parameters")));
-		}
-		json_object_set_new(b, "tools", arr);
+	msgs = anth_messages(c, messages, &system);
+	b = json_pack("{s:s,s:I}", "model", c->model, "max_tokens",
+	    (json_int_t)c->max_tokens);
+	arr = json_array();
+	json_array_foreach(tools, i, t) {
+		fn = json_object_get(t, "function");
+		json_array_append_new(arr, json_pack("{s:O,s:O,s:O}", "name",
+		    json_object_get(fn, "name"), "description",
+		    json_object_get(fn, "description"), "input_schema",
+		    json_object_get(fn, "parameters")));
 	}
+	if (json_array_size(arr) > 0)
+		json_object_set(b, "tools", arr);
 	if (force != NULL)
 		json_object_set_new(b, "tool_choice", json_pack("{s:s,s:s}",
 		    "type", "tool", "name", force));
+	if (system != NULL && *system != '\0' && c->cache != LLM_CACHE_OFF) {
+		sys = json_pack("{s:s,s:s}", "type", "text", "text", system);
+		anth_mark(c, sys);
+		json_object_set_new(b, "system", json_pack("[o]", sys));
+	} else if (system != NULL && *system != '\0')
+		json_object_set_new(b, "system", json_string(system));
+	else	/* no system: the tools end the prefix */
+		anth_mark(c, json_array_get(arr, json_array_size(arr) - 1));
+	free(system);
+	json_decref(arr);
+	json_object_set_new(b, "messages", msgs);
 	return b;
 }
 
@@ -230,12 +290,6 @@ anthropic_headers(const char *key, char h[][512], size_t *n)
 	snprintf(h[(*n)++], 512, "anthropic-version: 2023-06-01");
 	if (key != NULL && *key != '\0')
 		snprintf(h[(*n)++], 512, "x-api-key: %s", key);
-}
-
-static long long
-tokens(json_t *usage, const char *key)
-{
-	return json_integer_value(json_object_get(usage, key));
 }
 
 /* A tool_use block as an OpenAI tool call. */
@@ -284,6 +338,8 @@ anthropic_parse(json_t *j, struct llm_reply *r, char *err)
 	    "cache_creation_input_tokens") + tokens(usage,
 	    "cache_read_input_tokens");
 	r->completion_tokens = tokens(usage, "output_tokens");
+	r->cached_tokens = tokens(usage, "cache_read_input_tokens");
+	r->cache_write_tokens = tokens(usage, "cache_creation_input_tokens");
 	if (json_array_size(calls) > 0)
 		r->tool_calls = calls;
 	else
@@ -418,6 +474,7 @@ endpoint_conf(const struct soul *s, const struct soul_llm *e,
 	c->timeout = e->timeout;
 	c->max_tokens = e->max_tokens;
 	c->budget = e->context_budget;
+	c->cache = e->cache < 0 ? LLM_CACHE_OFF : e->cache;
 	c->soul = s->path;
 	keys_known(c);
 	if (p->url == NULL)
@@ -472,6 +529,7 @@ llm_triage_conf(const struct soul *s, struct llm_conf *c, char *err)
 	INHERIT(timeout, -1);
 	INHERIT(max_tokens, -1);
 	INHERIT(context_budget, -1);
+	INHERIT(cache, -1);
 	return endpoint_conf(s, &t, c, err);
 }
 
@@ -489,6 +547,15 @@ llm_body(const struct llm_conf *c, json_t *messages, json_t *tools,
 	return provider_find(c->provider)->body(c, messages, tools, force);
 }
 
+/* Anthropic's hour-long cache is a beta: its header goes with it. */
+static void
+cache_header(const struct llm_conf *c, char h[][512], size_t *n)
+{
+	if (c->cache == LLM_CACHE_1H && strcmp(c->provider, "anthropic") == 0)
+		snprintf(h[(*n)++], 512, "anthropic-beta: "
+		    "extended-cache-ttl-2025-04-11");
+}
+
 /* The full request, key redacted, for --dry-run. */
 json_t *
 llm_dry(const struct llm_conf *c, json_t *body)
@@ -503,6 +570,7 @@ llm_dry(const struct llm_conf *c, json_t *body)
 		return json_pack("{s:O,s:s,s:O}", "command", c->command,
 		    "directory", c->dir, "stdin", body);
 	p->headers(key ? "[redacted]" : NULL, h, &n);
+	cache_header(c, h, &n);
 	hs = json_array();
 	json_array_append_new(hs, json_string("Content-Type: "
 	    "application/json"));
@@ -678,6 +746,7 @@ http_send(const struct llm_conf *c, const struct provider *p,
 	int rc = -1;
 
 	p->headers(getenv(c->key_env), h, &n);
+	cache_header(c, h, &n);
 	hv[0] = "Content-Type: application/json";
 	for (i = 0; i < n; i++)
 		hv[i + 1] = h[i];

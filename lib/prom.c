@@ -26,6 +26,53 @@ family(FILE *fp, const char *name, const char *help)
 	fprintf(fp, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
+/* A dollar figure, exact to the nanodollar. */
+static void
+dollars(FILE *fp, const char *name, const char *agent, long long nano)
+{
+	fprintf(fp, "%s{agent=\"%s\"} %lld.%09lld\n", name, agent,
+	    nano / 1000000000, nano % 1000000000);
+}
+
+/* The cached tokens, and the day's spend and budget of the agents that
+ * have them (no price: no sample, never 0). */
+static void
+money(FILE *fp, char *const *agent, const struct cap_view *v, size_t n)
+{
+	size_t i, nc = 0, nb = 0;
+
+	for (i = 0; i < n; i++)
+		fprintf(fp, "heart_cap_tokens{agent=\"%s\",kind=\"cached\"} "
+		    "%lld\nheart_cap_tokens{agent=\"%s\",kind=\"cache_write\"}"
+		    " %lld\n", agent[i], v[i].tok.cached, agent[i],
+		    v[i].tok.cache_write);
+	family(fp, "heart_cap_triage_tokens", "Tokens spent today by the "
+	    "triage model (llm.triage), apart from heart_cap_tokens.");
+	for (i = 0; i < n; i++)
+		fprintf(fp, "heart_cap_triage_tokens{agent=\"%s\",kind=\"prompt\"}"
+		    " %lld\nheart_cap_triage_tokens{agent=\"%s\","
+		    "kind=\"completion\"} %lld\n", agent[i], v[i].triage.prompt,
+		    agent[i], v[i].triage.completion);
+	for (i = 0; i < n; i++) {
+		nc += cap_cost(&v[i]) >= 0;
+		nb += v[i].caps.budget >= 0;
+	}
+	if (nc > 0)
+		family(fp, "heart_cap_cost_dollars", "Dollars spent today at "
+		    "the soul's llm.price, ghosts included.");
+	for (i = 0; i < n; i++)
+		if (cap_cost(&v[i]) >= 0)
+			dollars(fp, "heart_cap_cost_dollars", agent[i],
+			    v[i].cost);
+	if (nb > 0)
+		family(fp, "heart_cap_budget_dollars", "The daily_budget: no "
+		    "wake is admitted once the day's cost reaches it.");
+	for (i = 0; i < n; i++)
+		if (v[i].caps.budget >= 0)
+			dollars(fp, "heart_cap_budget_dollars", agent[i],
+			    v[i].caps.budget);
+}
+
 /* The caps text of n agents; caller frees. */
 char *
 prom_caps(char *const *agent, const struct cap_view *v, size_t n,
@@ -75,8 +122,9 @@ prom_caps(char *const *agent, const struct cap_view *v, size_t n,
 	for (i = 0; i < n; i++)
 		fprintf(fp, "heart_cap_tokens{agent=\"%s\",kind=\"prompt\"} "
 		    "%lld\nheart_cap_tokens{agent=\"%s\",kind=\"completion\"} "
-		    "%lld\n", agent[i], v[i].prompt_tokens, agent[i],
-		    v[i].completion_tokens);
+		    "%lld\n", agent[i], v[i].tok.prompt, agent[i],
+		    v[i].tok.completion);
+	money(fp, agent, v, n);
 	family(fp, "heart_cap_reset_timestamp_seconds", "When the counter "
 	    "starts afresh: the next local midnight.");
 	for (i = 0; i < n; i++)

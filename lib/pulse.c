@@ -171,8 +171,12 @@ read_cap(const char *id, const char *zone, const struct caps *caps,
 	if (cap_peek(id, zone, now, &v, err) == -1)
 		return -1;
 	st->cap_used = v.total;
-	st->tokens = v.prompt_tokens + v.completion_tokens;
+	st->tokens = v.tok.prompt + v.tok.completion + v.triage.prompt +
+	    v.triage.completion;
 	st->cap_max = cap_agent_limit(caps != NULL ? caps : &v.caps);
+	if (caps != NULL)
+		v.caps = *caps;
+	st->cost = cap_cost(&v);
 	st->cap_until = clock_next_midnight(v.zone, now);
 	return 0;
 }
@@ -322,6 +326,26 @@ put_text(struct out *o, const char *s)
 	PUTS(o, "\"");
 }
 
+/* ,"cost":D, in dollars, exact to the nanodollar */
+static void
+put_dollars(struct out *o, long long nano)
+{
+	char frac[10];
+	int i, n = 9;
+
+	PUTS(o, ",\"cost\":");
+	put_int(o, nano / 1000000000);
+	nano %= 1000000000;
+	for (i = 8; i >= 0; i--, nano /= 10)
+		frac[i] = (char)('0' + nano % 10);
+	while (n > 0 && frac[n - 1] == '0')
+		n--;
+	if (n > 0) {
+		PUTS(o, ".");
+		put(o, frac, (size_t)n);
+	}
+}
+
 /* ,"key":N */
 static void
 put_field(struct out *o, const char *key, long long v)
@@ -390,12 +414,13 @@ put_extra(struct out *o, const struct pulse_state *st)
  *   {"v":1,"agent":ID,"seq":N,"mono_ms":N,"at":ISO,"host":H,
  *    "breaker":"closed"|"open"|"half_open"|null,
  *    "waking":false|true|"schedule"|"idle"|null,
- *    "cap":{"used":N,"cap":N,"tokens":N,"resets":T}|null,
+ *    "cap":{"used":N,"cap":N,"tokens":N,"resets":T,"cost":D}|null,
  *    "breaker_until":T,"breaker_trigger":"llm"|"tool",
  *    "breaker_reason":TEXT,
  *    "last_wake":{"chamber":C,"status":S,"ts":T,"error":TEXT},
  *    "answer":T,"quiet":true}
- * with T a Unix time in seconds; the fields after "cap" only when they
+ * with T a Unix time in seconds, D dollars (only for an agent with a
+ * price: llm.price); the fields after "cap" only when they
  * have something to say (heart-pulse(1)).  host_json is the host name
  * already encoded as a JSON string.  Ids and the words read from state
  * are checked and texts made one line by set_text, so only the texts'
@@ -441,6 +466,8 @@ pulse_format(char *buf, size_t n, const char *id, unsigned long long seq,
 		put_field(&o, "cap", st->cap_max);
 		put_field(&o, "tokens", st->tokens);
 		put_field(&o, "resets", (long long)st->cap_until);
+		if (st->cost >= 0)
+			put_dollars(&o, st->cost);
 		PUTS(&o, "}");
 	} else
 		PUTS(&o, "null");

@@ -48,6 +48,8 @@ struct wake {
 	int	 triage;		/* when the soul names one */
 	char	*found;			/* the triage's reason to run, or NULL */
 	int	 tfail;			/* the triage failed: LLM_* */
+	struct usage tu;		/* the triage's tokens */
+	long long tcost;		/* and their cost, nano$; -1: none */
 	time_t	 thold;
 	char	 terr[HEART_ERRLEN];
 };
@@ -82,11 +84,12 @@ result_new(struct wake *k, enum chamber c)
 
 	clock_utc(k->now, at, sizeof at);
 	return json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:[],"
-	    "s:{s:i,s:i},s:n,s:s,s:{s:i,s:i},s:n,s:i,s:i}",
+	    "s:{s:i,s:i,s:i,s:i},s:n,s:s,s:{s:i,s:i},s:n,s:i,s:i}",
 	    "v", 1, "agent", k->s->name, "chamber", chamber_name(c),
 	    "wake_id", k->id, "at", at, "status", status_name(ST_ERROR),
 	    "reason", "response", "idle_level", "messages", "usage",
-	    "prompt_tokens", 0, "completion_tokens", 0, "cap", "breaker",
+	    "prompt_tokens", 0, "completion_tokens", 0, "cached_tokens", 0,
+	    "cache_write_tokens", 0, "cap", "breaker",
 	    "closed", "tools", "calls", 0, "failed", 0, "error",
 	    "duration_ms", 0, "exit", 0);
 }
@@ -111,7 +114,8 @@ open_at(const struct wake *k, enum chamber c)
 	cap_from_soul(k->s, &caps);
 	if ((lim = cap_limit(&caps, c)) <= 0)
 		return 0;
-	cap_at = k->cv.day[0] == '\0' || k->cv.total < lim ? k->now :
+	cap_at = k->cv.day[0] == '\0' || (k->cv.total < lim &&
+	    (caps.budget < 0 || k->cv.cost < caps.budget)) ? k->now :
 	    cap_resets_at(&k->cv, k->now);
 	brk_at = k->bv.until > k->now ? k->bv.until : k->now;
 	return cap_at > brk_at ? cap_at : brk_at;
@@ -363,7 +367,7 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 {
 	enum chamber c = k->g.chamber;
 	struct caps caps;
-	char until[40], reset[40];
+	char until[40];
 	int allowed, probe, ok;
 
 	if (brk_check(k->s->name, &k->bc, k->now, &allowed, &probe, &k->bv,
@@ -391,10 +395,7 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	if (probe)
 		brk_giveback(k->s->name, k->now, NULL);
 	k->g.next = cap_resets_at(&k->cv, k->now);
-	clock_iso(k->s->timezone, k->g.next, reset, sizeof reset);
-	snprintf(reason, rn, "%s: daily cap reached: %lld of %lld today; "
-	    "resets at %s", chamber_name(c), k->cv.total,
-	    cap_limit(&caps, c), reset);
+	cap_why(&k->cv, c, k->now, reason, rn);
 	*status = status_name(ST_CAPPED);
 	return 0;
 }
@@ -412,6 +413,8 @@ struct talk {
 	const char *hide;	/* the key's variable, kept from tools */
 	enum chamber c;
 	long long ptok, ctok;
+	long long cached, cwrite;	/* of ptok: read from, written to a
+					   provider's cache */
 	int	 calls, failed;	/* tool calls run, and failed */
 	struct mcp *mcp;	/* the MCP servers started, or NULL */
 	int	 servers, sfailed;	/* MCP servers started, and failed */
@@ -638,6 +641,32 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 	return 1;
 }
 
+/*
+ * The wake's tokens (*u) and what they cost at the soul's price, the
+ * triage's included, into the result: "usage" (the main model's; the
+ * triage's are in "triage"), and "cost" in dollars (null: no price).
+ * Returns the cost in nanodollars, -1 when there is no price.
+ */
+static long long
+spent(struct wake *k, const struct talk *t, struct usage *u)
+{
+	long long cost;
+
+	u->prompt = t->ptok;
+	u->completion = t->ctok;
+	u->cached = t->cached;
+	u->cache_write = t->cwrite;
+	cost = price_cost(&k->s->llm.price, u);
+	if (k->tcost >= 0)	/* the triage's too: the wake's cost */
+		cost = (cost < 0 ? 0 : cost) + k->tcost;
+	json_object_set_new(k->res, "usage", json_pack("{s:I,s:I,s:I,s:I}",
+	    "prompt_tokens", (json_int_t)u->prompt, "completion_tokens",
+	    (json_int_t)u->completion, "cached_tokens", (json_int_t)u->cached,
+	    "cache_write_tokens", (json_int_t)u->cache_write));
+	json_object_set_new(k->res, "cost", price_json(cost));
+	return cost;
+}
+
 /* The outcome to the breaker, the counters and wake.json.  Exit code. */
 static int
 settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
@@ -647,6 +676,8 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	    "status"));
 	char e2[HEART_ERRLEN], why[HEART_ERRLEN] = "";
 	int flags, rc = HX_OK;
+	struct usage u;
+	long long cost;
 
 	flags = llmerr || k->tfail ? BRK_LLM_FAIL : BRK_LLM_OK;
 	if (llmerr && (t->fail == LLM_CONFIG || t->fail == LLM_QUOTA))
@@ -674,9 +705,7 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 		    status);
 		set_str(k->res, "error", why);
 	}
-	json_object_set_new(k->res, "usage", json_pack("{s:I,s:I}",
-	    "prompt_tokens", (json_int_t)t->ptok, "completion_tokens",
-	    (json_int_t)t->ctok));
+	cost = spent(k, t, &u);
 	json_object_set_new(k->res, "tools", json_pack("{s:i,s:i}", "calls",
 	    t->calls, "failed", t->failed));
 	if (t->servers > 0) {
@@ -695,10 +724,10 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	    llmerr ? status_name(ST_ERROR) : status);
 	if (brk_record(k->s->name, &k->bc, k->now, flags, llmerr ? t->hold :
 	    k->tfail ? k->thold : 0, why[0] ? why : NULL, k->events, e2) ==
-	    -1 || ((t->ptok > 0 ||
-	    t->ctok > 0 || !llmerr) && cap_record(k->s->name,
+	    -1 || ((t->ptok > 0 || t->ctok > 0 || k->tu.prompt > 0 ||
+	    k->tu.completion > 0 || !llmerr) && cap_record(k->s->name,
 	    k->s->timezone, k->now, !llmerr && strcmp(status,
-	    status_name(ST_IDLE)) == 0, t->ptok, t->ctok, e2) == -1)) {
+	    status_name(ST_IDLE)) == 0, &u, &k->tu, cost, e2) == -1)) {
 		snprintf(err, HEART_ERRLEN, "%s", e2);
 		rc = HX_IOERR;
 	}
@@ -815,6 +844,8 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 		}
 		t.ptok += r.prompt_tokens;
 		t.ctok += r.completion_tokens;
+		t.cached += r.cached_tokens;
+		t.cwrite += r.cache_write_tokens;
 		more = answer(k, &t, &r);
 		llm_reply_free(&r);
 		if (t.overflow) {
@@ -976,8 +1007,10 @@ triage_step(struct wake *k, int *rc, char *err)
 		return 1;
 	text = prompt_text(k, c, 1);
 	r = triage_ask(&k->tc, k->s->system, text, k->now, &t, err);
-	json_object_set_new(k->res, "triage", triage_json(&k->tc, &t, r ==
-	    -1 ? err : NULL));
+	k->tu = t.u;
+	k->tcost = price_cost(soul_price(k->s, 1), &t.u);
+	json_object_set_new(k->res, "triage", triage_json(&k->tc, &t,
+	    k->tcost, r == -1 ? err : NULL));
 	if (r == -1) {
 		k->tfail = t.fail;
 		k->thold = t.hold;
@@ -1002,6 +1035,7 @@ triage_step(struct wake *k, int *rc, char *err)
 	snprintf(w, sizeof w, "triage: skip%s%.400s", why ? ": " : "",
 	    why ? why : "");
 	set_str(k->res, "reason", w);
+	json_object_set_new(k->res, "cost", price_json(k->tcost));
 	triage_free(&t);
 	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
 	    status_name(ST_IDLE));
@@ -1009,7 +1043,7 @@ triage_step(struct wake *k, int *rc, char *err)
 	*rc = HX_OK;
 	if (brk_record(k->s->name, &k->bc, k->now, BRK_LLM_OK, 0, NULL,
 	    k->events, e2) == -1 || cap_record(k->s->name, k->s->timezone,
-	    k->now, 1, 0, 0, e2) == -1 || brk_peek(k->s->name, &k->bc,
+	    k->now, 1, NULL, &k->tu, k->tcost, e2) == -1 || brk_peek(k->s->name, &k->bc,
 	    k->now, &k->bv, e2) == -1) {
 		snprintf(err, HEART_ERRLEN, "%s", e2);
 		*rc = HX_IOERR;
@@ -1102,6 +1136,7 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	k.o = o;
 	k.now = now;
 	k.t0 = mono_ms();
+	k.tcost = -1;
 	k.events = json_array();
 	make_id(now, k.id, sizeof k.id);
 	k.res = result_new(&k, o->chamber >= 0 ? (enum chamber)o->chamber :
@@ -1212,23 +1247,22 @@ brk_verdict(const struct wake *k, char *r, size_t n)
 static int
 cap_verdict(const struct wake *k, enum chamber c, char *r, size_t n)
 {
-	struct caps caps;
 	long long lim;
-	char at[40];
+	int ok;
 
-	cap_from_soul(k->s, &caps);
-	lim = cap_limit(&caps, c);
-	clock_iso(k->s->timezone, cap_resets_at(&k->cv, k->now), at,
-	    sizeof at);
+	struct cap_view v = k->cv;
+
+	cap_from_soul(k->s, &v.caps);
+	lim = cap_limit(&v.caps, c);
+	ok = v.total < lim && (v.caps.budget < 0 || v.cost < v.caps.budget);
 	if (k->s->ch[c].daily_cap == 0)
 		snprintf(r, n, "%s: the chamber is off (daily_cap: 0)",
 		    chamber_name(c));
-	else if (k->cv.total < lim)
-		snprintf(r, n, "%lld of %lld used today", k->cv.total, lim);
+	else if (ok)
+		snprintf(r, n, "%lld of %lld used today", v.total, lim);
 	else
-		snprintf(r, n, "%s: daily cap reached: %lld of %lld today; "
-		    "resets at %s", chamber_name(c), k->cv.total, lim, at);
-	return k->cv.total < lim;
+		cap_why(&v, c, k->now, r, n);
+	return ok;
 }
 
 /*

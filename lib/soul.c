@@ -490,12 +490,26 @@ load_ghost(struct sv *v, const json_t *heart)
 	return 0;
 }
 
+/* heart.daily_budget: dollars a day, as nanodollars. */
+static int
+get_budget(struct sv *v, const json_t *heart)
+{
+	json_t *j = json_object_get(heart, "daily_budget");
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if ((v->s->daily_budget = price_nano(j)) < 0)
+		return bad(v, heart, "daily_budget", "heart.daily_budget",
+		    "must be a number of dollars, 0 or more, such as 1.50");
+	return 0;
+}
+
 static int
 load_heart(struct sv *v, const json_t *root)
 {
 	static const char *const known[] = { "timezone", "daily_cap",
-	    "pulse", "schedule", "idle", "breaker", "ghost", "history",
-	    NULL };
+	    "daily_budget", "pulse", "schedule", "idle", "breaker", "ghost",
+	    "history", NULL };
 	const char *key;
 	json_t *heart, *val;
 	char m[200];
@@ -517,7 +531,7 @@ load_heart(struct sv *v, const json_t *root)
 	}
 	if (get_str(v, heart, "timezone", "heart.timezone",
 	    &v->s->timezone) || get_int(v, heart, "daily_cap",
-	    "heart.daily_cap", 0, &v->s->daily_cap))
+	    "heart.daily_cap", 0, &v->s->daily_cap) || get_budget(v, heart))
 		return -1;
 	if (v->s->timezone != NULL && !tz_valid(v->s->timezone)) {
 		snprintf(m, sizeof m, "unknown timezone '%.60s' (use an IANA "
@@ -530,6 +544,34 @@ load_heart(struct sv *v, const json_t *root)
 	if (load_small(v, heart) == -1 || load_ghost(v, heart) == -1)
 		return -1;
 	unknown_keys(v, heart, "heart", known);
+	return 0;
+}
+
+/* llm.price (price.c reads it) and llm.cache of one endpoint. */
+static int
+load_money(struct sv *v, const json_t *m, const char *path,
+    struct soul_llm *e)
+{
+	static const char *const caches[] = { "off", "5m", "1h", NULL };
+	char err[HEART_ERRLEN], p2[64];
+	char *cache = NULL;
+	int i;
+
+	snprintf(p2, sizeof p2, "%s.price", path);
+	if (price_parse(json_object_get(m, "price"), &e->price, err) == -1)
+		return bad(v, m, "price", p2, err);
+	snprintf(p2, sizeof p2, "%s.cache", path);
+	if (get_str(v, m, "cache", p2, &cache) == -1)
+		return -1;
+	if (cache == NULL)
+		return 0;
+	for (i = 0; caches[i] != NULL && strcmp(cache, caches[i]); i++)
+		;
+	free(cache);
+	if (caches[i] == NULL)
+		return bad(v, m, "cache", p2, "must be off, 5m or 1h "
+		    "(Anthropic's prompt cache and how long it keeps)");
+	e->cache = i;	/* LLM_CACHE_OFF, _5M, _1H in that order */
 	return 0;
 }
 
@@ -571,14 +613,14 @@ load_endpoint(struct sv *v, json_t *m, const char *path, struct soul_llm *e)
 		e->command = json_incref(cmd);
 	}
 #undef P
-	return 0;
+	return load_money(v, m, path, e);
 }
 
 static void
 endpoint_init(struct soul_llm *e)
 {
 	memset(e, 0, sizeof *e);
-	e->timeout = e->max_tokens = e->context_budget = -1;
+	e->timeout = e->max_tokens = e->context_budget = e->cache = -1;
 }
 
 static void
@@ -596,10 +638,10 @@ load_llm(struct sv *v, const json_t *root)
 {
 	static const char *const known[] = { "provider", "base_url", "model",
 	    "api_key_env", "timeout", "max_tokens", "context_budget",
-	    "command", "triage", NULL };
+	    "command", "triage", "price", "cache", NULL };
 	static const char *const tknown[] = { "provider", "base_url",
 	    "model", "api_key_env", "timeout", "max_tokens",
-	    "context_budget", "command", NULL };
+	    "context_budget", "command", "price", "cache", NULL };
 	struct soul *s = v->s;
 	json_t *m, *t;
 
@@ -886,6 +928,19 @@ load_top(struct sv *v, const json_t *root)
 	if (load_heart(v, root) == -1 || load_llm(v, root) == -1 ||
 	    load_tools(v, root) == -1 || load_mcp(v, root) == -1)
 		return -1;
+	/* a budget counts dollars: without a price there are none */
+	if (s->daily_budget >= 0 && !s->llm.price.set)
+		return bad_key(v, json_object_get(root, "heart"),
+		    "daily_budget", "heart.daily_budget", "needs llm.price: "
+		    "heart counts dollars from the model's price per million "
+		    "tokens (heart-soul(5)); without one a budget would "
+		    "never be reached");
+	if (s->daily_budget >= 0 && s->triage != NULL &&
+	    !soul_price(s, 1)->set)
+		return bad_key(v, json_object_get(root, "heart"),
+		    "daily_budget", "heart.daily_budget", "needs "
+		    "llm.triage.price too: the triage model is not llm's, "
+		    "so llm.price is not its price");
 	unknown_keys(v, root, "the soul", known);
 	return 0;
 }
@@ -1029,6 +1084,7 @@ soul_new(const char *path)
 
 	s->path = xstrdup(path ? path : "-");
 	s->daily_cap = s->pulse_interval = s->pulse_misses = -1;
+	s->daily_budget = -1;
 	s->brk_threshold = s->brk_cooldown = s->brk_max_cooldown = -1;
 	s->ghost_ack_max = s->history_keep = -1;
 	endpoint_init(&s->llm);
@@ -1225,11 +1281,53 @@ gate_json(const struct chamber_conf *cc)
 	    (json_int_t)cc->gate_timeout);
 }
 
+/*
+ * The price of the main model (triage 0) or of llm.triage (1): its
+ * own, else llm's when it asks llm's model (heart-soul(5)); set 0 when
+ * there is none.
+ */
+const struct price *
+soul_price(const struct soul *s, int triage)
+{
+	static const struct price none;
+	const struct soul_llm *t = s->triage;
+
+	if (!triage)
+		return &s->llm.price;
+	if (t == NULL)
+		return &none;
+	if (t->price.set)
+		return &t->price;
+	if ((t->provider == NULL || (s->llm.provider != NULL &&
+	    strcmp(t->provider, s->llm.provider) == 0)) &&
+	    (t->model == NULL || (s->llm.model != NULL &&
+	    strcmp(t->model, s->llm.model) == 0)))
+		return &s->llm.price;
+	return &none;
+}
+
+static json_t *
+price_conf_json(const struct price *p)
+{
+	if (!p->set)
+		return json_null();
+	return json_pack("{s:f,s:f,s:f,s:f}", "input", p->input,
+	    "cached_input", p->cached_input, "cache_write", p->cache_write,
+	    "output", p->output);
+}
+
+static json_t *
+cache_json(int cache)
+{
+	return cache < 0 ? json_null() : json_string(cache == LLM_CACHE_1H ?
+	    "1h" : cache == LLM_CACHE_5M ? "5m" : "off");
+}
+
 /* llm.triage as written: its unset keys are null (llm's hold) */
 static json_t *
 endpoint_json(const struct soul_llm *e)
 {
-	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:O?}",
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:O?,s:o,s:o}",
 	    "provider", str_or_null(e->provider),
 	    "base_url", str_or_null(e->base_url),
 	    "model", str_or_null(e->model),
@@ -1240,7 +1338,9 @@ endpoint_json(const struct soul_llm *e)
 	    json_integer(e->max_tokens),
 	    "context_budget", e->context_budget < 0 ? json_null() :
 	    json_integer(e->context_budget),
-	    "command", e->command);
+	    "command", e->command,
+	    "price", price_conf_json(&e->price),
+	    "cache", cache_json(e->cache));
 }
 
 /* The effective soul, defaults filled in, durations in seconds. */
@@ -1295,5 +1395,10 @@ soul_json(const struct soul *s)
 	    gate_json(ic));
 	json_object_set_new(json_object_get(j, "llm"), "triage",
 	    s->triage ? endpoint_json(s->triage) : json_null());
+	json_object_set_new(j, "daily_budget", price_json(s->daily_budget));
+	json_object_set_new(json_object_get(j, "llm"), "price",
+	    price_conf_json(&s->llm.price));
+	json_object_set_new(json_object_get(j, "llm"), "cache",
+	    cache_json(s->llm.cache < 0 ? LLM_CACHE_OFF : s->llm.cache));
 	return j;
 }

@@ -40,7 +40,9 @@ struct cap_args {
 	const struct caps *caps;	/* take; NULL: those kept */
 	long long chcap;		/* take: ch's cap instead, or -1 */
 	int	 ghost;			/* record */
-	long long ptok, ctok;		/* record */
+	const struct usage *u;		/* record: tokens, or NULL */
+	const struct usage *tu;		/* record: the triage's, or NULL */
+	long long cost;			/* record: nanodollars, or -1 */
 };
 
 /* An outcome for BRK_RECORD: flags, a time to stay open until (0:

@@ -103,8 +103,10 @@ triage_ask(const struct llm_conf *tc, const char *system, const char *prompt,
 	body = triage_body(tc, system, prompt);
 	rc = llm_send(tc, body, now, &r, err);
 	json_decref(body);
-	t->ptok = r.prompt_tokens;
-	t->ctok = r.completion_tokens;
+	t->u.prompt = r.prompt_tokens;
+	t->u.completion = r.completion_tokens;
+	t->u.cached = r.cached_tokens;
+	t->u.cache_write = r.cache_write_tokens;
 	if (rc == -1) {
 		t->fail = r.fail;
 		t->hold = r.hold;
@@ -114,15 +116,19 @@ triage_ask(const struct llm_conf *tc, const char *system, const char *prompt,
 	return rc;
 }
 
-/* What the result line says of it: its endpoint, decision, usage. */
+/* What the result line says of it: its endpoint, decision, usage and
+ * what that cost (nanodollars, -1: no price). */
 json_t *
 triage_json(const struct llm_conf *tc, const struct triage *t,
-    const char *error)
+    long long cost, const char *error)
 {
-	json_t *o = json_pack("{s:s,s:s,s:{s:I,s:I}}", "provider",
-	    tc->provider, "model", tc->command ? "command" : tc->model,
-	    "usage", "prompt_tokens", (json_int_t)t->ptok,
-	    "completion_tokens", (json_int_t)t->ctok);
+	json_t *o = json_pack("{s:s,s:s,s:{s:I,s:I,s:I,s:I},s:o}",
+	    "provider", tc->provider, "model", tc->command ? "command" :
+	    tc->model, "usage", "prompt_tokens", (json_int_t)t->u.prompt,
+	    "completion_tokens", (json_int_t)t->u.completion,
+	    "cached_tokens", (json_int_t)t->u.cached,
+	    "cache_write_tokens", (json_int_t)t->u.cache_write,
+	    "cost", price_json(cost));
 
 	if (t->decision != NULL)
 		json_object_update(o, t->decision);

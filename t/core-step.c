@@ -108,7 +108,8 @@ static const struct capcase {
 static void
 cap_case(const struct capcase *c)
 {
-	struct cap_args a = { c->ch, NULL, c->chcap, 1, 10, 5 };
+	struct usage u = { 10, 5, 0, 0 };
+	struct cap_args a = { c->ch, NULL, c->chcap, 1, &u, NULL, -1 };
 	struct caps given;
 	struct cap_view v;
 	char why[256];
@@ -125,6 +126,8 @@ cap_case(const struct capcase *c)
 		given.chamber[CH_SCHEDULE] = c->capsched;
 		given.chamber[CH_IDLE] = c->capidle;
 		given.agent = c->capagent;
+		given.budget = -1;
+		given.priced = 0;
 		a.caps = &given;
 		/* kept already, as after a first take */
 		if (c->day[0] != '\0') {
@@ -139,8 +142,8 @@ cap_case(const struct capcase *c)
 	check(c->name, w == c->write && (c->op != CAP_TAKE ||
 	    adm == c->admitted) && strcmp(v.day, c->dayafter) == 0 &&
 	    v.total == c->totalafter && (c->op != CAP_RECORD ||
-	    (v.ghosts == 1 && v.prompt_tokens == 10 &&
-	    v.completion_tokens == 5)) && (c->chcap < 0 ||
+	    (v.ghosts == 1 && v.tok.prompt == 10 &&
+	    v.tok.completion == 5)) && (c->chcap < 0 ||
 	    v.caps.chamber[c->ch] != c->chcap), why);
 }
 
@@ -259,6 +262,54 @@ brk_case(const struct brkcase *c, time_t t)
 	    strcmp(b.probe_host, "h1") == 0)), why);
 }
 
+/*
+ * The budget: a take is refused once the day's cost reached it, and
+ * admitted below it by a nanodollar; a record adds its cost; a new day
+ * starts at 0; no budget (-1) never refuses.
+ */
+static void
+budget_cases(void)
+{
+	struct usage u = { 1000, 100, 600, 300 }, tu = { 50, 5, 0, 0 };
+	struct cap_args a = { CH_SCHEDULE, NULL, -1, 0, &u, &tu, 935000 };
+	struct caps caps;
+	struct cap_view v;
+	char why[128];
+	int adm;
+
+	memset(&v, 0, sizeof v);
+	cap_defaults(&caps);
+	caps.budget = 2000000;	/* $0.002 */
+	caps.priced = 1;
+	a.caps = &caps;
+	snprintf(v.day, sizeof v.day, "2026-11-22");
+	snprintf(v.zone, sizeof v.zone, "UTC");
+	v.cost = 1999999;
+	cap_step(&v, CAP_TAKE, &a, "UTC", utc("2026-11-22T10:00:00Z"), &adm);
+	check("budget: a nanodollar below it admits", adm == 1 &&
+	    v.total == 1, "refused");
+	cap_step(&v, CAP_RECORD, &a, "UTC", utc("2026-11-22T10:00:00Z"),
+	    NULL);
+	snprintf(why, sizeof why, "cost %lld cached %lld written %lld "
+	    "prompt %lld triage %lld/%lld", v.cost, v.tok.cached,
+	    v.tok.cache_write, v.tok.prompt, v.triage.prompt,
+	    v.triage.completion);
+	check("budget: a record adds its cost, cached and triage tokens "
+	    "apart", v.cost == 2934999 && v.tok.cached == 600 &&
+	    v.tok.cache_write == 300 && v.tok.prompt == 1000 &&
+	    v.triage.prompt == 50 && v.triage.completion == 5, why);
+	cap_step(&v, CAP_TAKE, &a, "UTC", utc("2026-11-22T10:00:00Z"), &adm);
+	check("budget: reached, a take is refused and nothing counted",
+	    adm == 0 && v.total == 1, "admitted");
+	caps.budget = -1;
+	cap_step(&v, CAP_TAKE, &a, "UTC", utc("2026-11-22T10:00:00Z"), &adm);
+	check("budget: none never refuses", adm == 1, "refused");
+	caps.budget = 2000000;
+	cap_step(&v, CAP_TAKE, &a, "UTC", utc("2026-11-23T00:00:00Z"), &adm);
+	check("budget: the next day starts at $0", adm == 1 &&
+	    v.cost == 0 && v.total == 1, "refused");
+}
+
 int
 main(void)
 {
@@ -271,6 +322,7 @@ main(void)
 		cap_case(&caps[i]);
 	for (i = 0; i < sizeof brks / sizeof brks[0]; i++)
 		brk_case(&brks[i], t);
+	budget_cases();
 	/* the day's end on DST days: midnight in the zone, 23 h and 25 h */
 	memset(&v, 0, sizeof v);
 	snprintf(v.zone, sizeof v.zone, "America/New_York");

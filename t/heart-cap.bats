@@ -9,6 +9,7 @@ setup() {
 }
 
 teardown() {
+	llm_stop
 	heart_teardown
 }
 
@@ -153,6 +154,46 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	done
 }
 
+@test "daily_budget under 16 concurrent heart-wake processes: past it by one wake's cost at most, every run" {
+	llm_start
+	s=$(soul money "name: money
+heart: {daily_budget: 0.0045, schedule: {daily_cap: 1000}}
+llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
+	# every wake costs 1000 tokens at \$1 a million: \$0.001
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
+	for run in 1 2 3; do
+		state_clear
+		: > "$LLM_DIR/requests.jsonl"
+		pids=()
+		for p in $(seq 16); do
+			( for i in $(seq 300); do
+				st=$(heart-wake --soul "$s" --force | jq -r .status)
+				echo "$st"
+				[ "$st" != capped ] || break
+			  done > "$BATS_TEST_TMPDIR/st.$p" ) &
+			pids+=($!)
+		done
+		wait "${pids[@]}"	# not the double
+		# admitted below the budget: 0, 1, 2, 3 and 4 thousandths
+		[ "$(cat "$BATS_TEST_TMPDIR"/st.* | grep -cx idle)" -eq 5 ]
+		[ "$(llm_count)" -eq 5 ]
+		[ "$(cat "$BATS_TEST_TMPDIR"/st.* | grep -cx capped)" -eq 16 ]
+		[ "$(cat "$BATS_TEST_TMPDIR"/st.* | grep -vcx 'idle\|capped\|busy')" -eq 0 ]
+		run heart-cap status --soul "$s" --json
+		echo "$output" | jq -e '.cost == 0.005 and .budget == 0.0045 and
+		    .cost <= .budget + 0.001 and .used == 5'
+		# and a script's take is refused too, by all 16 at once
+		pids=()
+		for p in $(seq 16); do
+			( rc=0; heart-cap take --soul "$s" || rc=$?
+			  echo $rc > "$BATS_TEST_TMPDIR/take.$p" ) &
+			pids+=($!)
+		done
+		wait "${pids[@]}"
+		[ "$(cat "$BATS_TEST_TMPDIR"/take.* | sort -u)" = 1 ]
+	done
+}
+
 @test "status prints one JSON object per agent when stdout is not a terminal" {
 	take_n 3 alpha
 	take_n 2 beta --chamber idle
@@ -170,8 +211,8 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	take_n 3 alpha
 	run script -qec "heart-cap status" /dev/null
 	assert_success
-	assert_line --index 0 --regexp '^AGENT +DAY +ZONE +USED +CAP +LEFT +SCHEDULE +IDLE +GHOSTS +TOKENS +RESETS'
-	assert_line --index 1 --regexp '^alpha +[0-9-]{10} +UTC +3 +48 +45 +3/48 +0/12 +0 +0 +[0-9T:+-]{25}'
+	assert_line --index 0 --regexp '^AGENT +DAY +ZONE +USED +CAP +LEFT +SCHEDULE +IDLE +GHOSTS +TOKENS +TRIAGE +COST +RESETS'
+	assert_line --index 1 --regexp '^alpha +[0-9-]{10} +UTC +3 +48 +45 +3/48 +0/12 +0 +0 +0 +no price +[0-9T:+-]{25}'
 }
 
 @test "the status table stays aligned for ids of the 64 characters allowed" {

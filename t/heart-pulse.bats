@@ -161,6 +161,26 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	echo "$output" | jq -e '.waking == false'
 }
 
+@test "a pulse carries the day's cost for an agent with a price, and none without" {
+	broker_start
+	s=$(soul scout 'heart: {pulse: {interval: 1s}}
+llm: {price: {input: 1.0, output: 4.0}}')
+	soul plain > /dev/null
+	heart-cap take --soul "$s"
+	heart-cap take plain
+	d=$HEART_STATE_DIR/agents/scout
+	state scout cap.json "$(jq -c '.cost = 0.4213' "$d/cap.json")"
+	pulse --souls "$BATS_TEST_TMPDIR/souls"
+	run sub -t 'heart/+/pulse' -C 2 -W 5
+	assert_success
+	echo "$output" | jq -se 'map({(.agent): .cap}) | add |
+	    .scout.cost == 0.4213 and .scout.used == 1 and
+	    (.plain | has("cost") | not)'
+	# exact to the nanodollar, as the dashboard reads it
+	state scout cap.json "$(jq -c '.cost = 12.000000001' "$d/cap.json")"
+	wait_until 5 eval 'sub -t heart/scout/pulse -C 1 -W 2 | grep -q "\"cost\":12.000000001}"'
+}
+
 @test "a pulse says why the breaker is open, the last wake and its error, tokens, the reset and the last answer" {
 	broker_start
 	s=$(soul scout)

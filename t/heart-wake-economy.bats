@@ -313,8 +313,8 @@ decide() {	# decide ACTION REASON: the triage's next answer
 	[ "$(triage_count)" = 1 ]
 	[ "$(llm_count)" = 0 ]
 	echo "$output" | jq -e '.status == "idle" and .reason == "triage: skip: nothing new"'
-	echo "$output" | jq -e '.triage == {"provider": "openai", "model": "cheap", "action": "skip", "reason": "nothing new", "usage": {"prompt_tokens": 50, "completion_tokens": 5}}'
-	echo "$output" | jq -e '.usage == {"prompt_tokens": 0, "completion_tokens": 0}'
+	echo "$output" | jq -e '.triage == {"provider": "openai", "model": "cheap", "action": "skip", "reason": "nothing new", "usage": {"prompt_tokens": 50, "completion_tokens": 5, "cached_tokens": 0, "cache_write_tokens": 0}, "cost": null}'
+	echo "$output" | jq -e '.usage == {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "cache_write_tokens": 0}'
 	# the triage request: system and prompt, no history, heartbeat alone, forced
 	tail -n 1 "$TRIAGE_DIR/requests.jsonl" | jq -e '.body | .model == "cheap" and (.messages | length) == 2 and .messages[0].role == "system" and (.tools | map(.function.name)) == ["heartbeat"] and .tool_choice.function.name == "heartbeat"'
 	tail -n 1 "$TRIAGE_DIR/requests.jsonl" | jq -e '.body.messages[1].content | contains("[heart] local time:") and contains("First call heartbeat")'
@@ -336,12 +336,42 @@ decide() {	# decide ACTION REASON: the triage's next answer
 	[ "$(triage_count)" = 1 ]
 	[ "$(llm_count)" = 1 ]
 	echo "$output" | jq -e '.status == "ok"'
-	echo "$output" | jq -e '.usage == {"prompt_tokens": 900, "completion_tokens": 40}'
-	echo "$output" | jq -e '.triage.action == "run" and .triage.usage == {"prompt_tokens": 50, "completion_tokens": 5}'
+	echo "$output" | jq -e '.usage == {"prompt_tokens": 900, "completion_tokens": 40, "cached_tokens": 0, "cache_write_tokens": 0}'
+	echo "$output" | jq -e '.triage.action == "run" and .triage.usage.prompt_tokens == 50 and .triage.usage.completion_tokens == 5'
 	tail -n 1 "$TRIAGE_DIR/requests.jsonl" | jq -e '.body.messages[1].content | contains("watch the bank account")'
 	llm_last | jq -e '.model == "double" and (.messages[-1].content | contains("A first look found work: a payment bounced"))'
-	# the main model's tokens alone in the day's counters
-	heart-cap status scout --json | jq -e '.tokens.prompt == 900'
+	# the day's counters: the main model's tokens and the triage's apart
+	heart-cap status scout --json | jq -e '.tokens.prompt == 900 and .tokens.completion == 40 and .triage_tokens.prompt == 50 and .triage_tokens.completion == 5'
+	jq -e '.tokens.prompt == 900 and .triage_tokens.prompt == 50' "$HEART_STATE_DIR/agents/scout/cap.json"
+	run script -qec "heart-cap status scout" /dev/null
+	assert_line --regexp '^scout .* +940 +55 +no price '
+	heart-cap status --prom scout | grep -Fx 'heart_cap_triage_tokens{agent="scout",kind="prompt"} 50'
+}
+
+@test "triage price: the triage's cost apart and in the wake's; a budget needs a price for each model" {
+	triage_start
+	printf 'name: scout\nheart:\n  daily_budget: 1.0\n  schedule: { daily_cap: 1000 }\nllm:\n  timeout: 5s\n  price: { input: 1.0, output: 4.0 }\n  triage: { base_url: "%s", model: cheap, timeout: 5s, price: { input: 2.0, output: 10.0 } }\n' "$TRIAGE_URL" > "$S"
+	decide skip "nothing new"
+	run heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.triage.cost == 0.00015 and .cost == 0.00015'
+	decide run "a payment bounced"
+	llm_script '{"replies":[{"text":"ALERT: a payment bounced.","usage":{"prompt_tokens":900,"completion_tokens":40}}]}'
+	run heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.triage.cost == 0.00015 and .cost == 0.00121'
+	heart-cap status scout --json | jq -e '.cost == 0.00136 and .triage_tokens.prompt == 100'
+	# another model without a price of its own: none, and a budget is refused
+	sed -i 's/, price: { input: 2.0, output: 10.0 }//' "$S"
+	run --separate-stderr heart-wake --soul "$S" --force
+	[ "$status" -eq 78 ]
+	[[ "$stderr" == *"heart.daily_budget: needs llm.triage.price too"* ]]
+	# the same model as llm's: llm's price is the triage's
+	sed -i 's/model: cheap, //' "$S"
+	decide skip "nothing new"
+	run heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.triage.cost == 0.00007'
 }
 
 @test "triage failure: the main model is asked in its place, and the breaker hears an LLM failure" {

@@ -247,7 +247,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	llm_script "{\"cycle\":true,\"replies\":[{\"text\":\"Let me look.\",\"tool_calls\":[$asks_quote],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":7}},{\"text\":\"ACME: 123.45\",\"usage\":{\"prompt_tokens\":150,\"completion_tokens\":9}}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field '[.status, .response, .tools, .usage]')" = '["ok","ACME: 123.45",{"calls":1,"failed":0},{"prompt_tokens":250,"completion_tokens":16}]' ]
+	[ "$(field '[.status, .response, .tools, .usage]')" = '["ok","ACME: 123.45",{"calls":1,"failed":0},{"prompt_tokens":250,"completion_tokens":16,"cached_tokens":0,"cache_write_tokens":0}]' ]
 	# in the result, the calls are in OpenAI form, for the history
 	[ "$(field '.messages[1].tool_calls[0].function')" = '{"name":"quote","arguments":"{\"symbol\":\"ACME\"}"}' ]
 	run jq -r .path "$LLM_DIR/requests.jsonl"
@@ -298,7 +298,7 @@ EOF
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote],\"usage\":{\"prompt_tokens\":30,\"completion_tokens\":3}},{\"text\":\"ACME: 123.45\",\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":4}}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field '[.status, .response, .tools, .usage]')" = '["ok","ACME: 123.45",{"calls":1,"failed":0},{"prompt_tokens":70,"completion_tokens":7}]' ]
+	[ "$(field '[.status, .response, .tools, .usage]')" = '["ok","ACME: 123.45",{"calls":1,"failed":0},{"prompt_tokens":70,"completion_tokens":7,"cached_tokens":0,"cache_write_tokens":0}]' ]
 	run jq -r .path "$LLM_DIR/requests.jsonl"
 	assert_output "$(printf 'command\ncommand')"
 	llm_last | jq -e '(has("model") | not) and .messages[0].role == "system" and .messages[-1].role == "tool" and .tools[0].function.name == "quote"'

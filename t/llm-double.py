@@ -62,7 +62,13 @@ Scripted per test through files in its directory:
       "endless"   true: a body that never ends
       "usage"     {"prompt_tokens": n, "completion_tokens": n}, in
                   either protocol (sent as input/output_tokens to
-                  Anthropic clients)
+                  Anthropic clients); with "cached_tokens": n (of
+                  prompt_tokens, read from the cache) and
+                  "cache_write_tokens": n (written to it), sent as
+                  OpenAI's usage.prompt_tokens_details.cached_tokens,
+                  and as Anthropic's cache_read_input_tokens and
+                  cache_creation_input_tokens (input_tokens being the
+                  rest); a count not given is not sent
       "exit", "stderr"   --command only: exit status and a message
     In "text", "raw" and "stderr", {{NAME}} is replaced by the request's
     header NAME (lower case: {{authorization}}, {{x-api-key}}): a
@@ -71,7 +77,8 @@ Scripted per test through files in its directory:
   DIR/script.json may also hold "max_context": N: a request body of
     more than N bytes is refused as a real server does (400, OpenAI
     code context_length_exceeded, Anthropic "prompt is too long").
-  DIR/requests.jsonl  one line per request: path, headers, body; its
+  DIR/requests.jsonl  one line per request: path, headers, body, and
+                      raw, the body's bytes as sent (a string); its
                       lines are the count of requests (emptying it
                       starts the script again)
 
@@ -223,8 +230,30 @@ def calls(r, n):
 
 def usage(r, req):
     text = r.get("text", "")
-    return r.get("usage", {"prompt_tokens": 40 + len(json.dumps(req)) // 40,
-                           "completion_tokens": max(1, len(text) // 4)})
+    u = {"prompt_tokens": 40 + len(json.dumps(req)) // 40,
+         "completion_tokens": max(1, len(text) // 4)}
+    u.update(r.get("usage", {}))
+    return u
+
+
+def openai_usage(u):
+    out = {"prompt_tokens": u["prompt_tokens"],
+           "completion_tokens": u["completion_tokens"],
+           "total_tokens": u["prompt_tokens"] + u["completion_tokens"]}
+    if "cached_tokens" in u:
+        out["prompt_tokens_details"] = {"cached_tokens": u["cached_tokens"]}
+    return out
+
+
+def anthropic_usage(u):
+    read, write = u.get("cached_tokens"), u.get("cache_write_tokens")
+    out = {"input_tokens": u["prompt_tokens"] - (read or 0) - (write or 0),
+           "output_tokens": u["completion_tokens"]}
+    if read is not None:
+        out["cache_read_input_tokens"] = read
+    if write is not None:
+        out["cache_creation_input_tokens"] = write
+    return out
 
 
 def openai_reply(r, req, n):
@@ -242,7 +271,7 @@ def openai_reply(r, req, n):
         "created": int(time.time()), "model": req.get("model", "double"),
         "choices": [{"index": 0, "message": msg,
                      "finish_reason": "tool_calls" if tc else "stop"}],
-        "usage": dict(u, total_tokens=sum(u.values())),
+        "usage": openai_usage(u),
     }
 
 
@@ -266,8 +295,7 @@ def anthropic_reply(r, req, n):
         "model": req.get("model", "double"), "content": content,
         "stop_reason": "tool_use" if tc else "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": u["prompt_tokens"],
-                  "output_tokens": u["completion_tokens"]},
+        "usage": anthropic_usage(u),
     }
 
 
@@ -310,14 +338,16 @@ def anthropic_check(req, headers):
     return None
 
 
-def log(d, path, headers, req):
+def log(d, path, headers, req, raw=b""):
     """Append the request; returns its index (0 for the first)."""
     with open(os.path.join(d, "requests.jsonl"), "a+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         f.seek(0)
         n = sum(1 for _ in f)
         f.write(json.dumps({"path": path, "headers": headers,
-                            "body": req}) + "\n")
+                            "body": req, "raw": raw.decode("utf-8",
+                                                           "replace")}) +
+                "\n")
     return n
 
 
@@ -359,7 +389,7 @@ class Handler(BaseHTTPRequestHandler):
             req = None
         headers = {k.lower(): v for k, v in self.headers.items()}
         with LOCK:
-            i = log(d, self.path, dict(self.headers), req)
+            i = log(d, self.path, dict(self.headers), req, raw)
         s = script(d)
         r = pick(s, i, req)
         time.sleep(r.get("delay", 0))
@@ -396,7 +426,7 @@ def command(d):
         req = json.loads(raw)
     except ValueError:
         req = None
-    i = log(d, "command", {"argv": sys.argv[1:]}, req)
+    i = log(d, "command", {"argv": sys.argv[1:]}, req, raw.encode())
     r = pick(script(d), i, req)
     time.sleep(r.get("delay", 0))
     if "stderr" in r:

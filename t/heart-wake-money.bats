@@ -1,0 +1,293 @@
+#!/usr/bin/env bats
+# heart-wake: prompt caching, cached tokens, and money (llm.price,
+# heart.daily_budget) counted and capped.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	heart_setup
+	llm_start
+	unset OPENAI_API_KEY ANTHROPIC_API_KEY
+	S=$BATS_TEST_TMPDIR/scout.yaml
+}
+
+teardown() {
+	llm_stop
+	heart_teardown
+}
+
+# soul [LLM-EXTRA] [HEART-EXTRA]: scout, with a tool, history kept
+soul() {
+	cat > "$S" <<EOF
+name: scout
+system: You are scout. You watch the weather for the user.
+heart: { schedule: { daily_cap: 1000 }, history: { keep: 8 } ${2:+, $2} }
+llm: { timeout: 5s ${1:+, $1} }
+tools:
+  - name: forecast
+    description: the forecast for a city
+    command: [/bin/true]
+    parameters: { type: object, properties: { city: { type: string } } }
+EOF
+}
+
+# raw N: the bytes of request N (1 is the first), as sent; with STRIP
+# set, less its cache marks (not part of what Anthropic caches)
+raw() {
+	sed -n "${1}p" "$LLM_DIR/requests.jsonl" | jq -j .raw |
+	    if [ -n "${STRIP:-}" ]; then
+		sed 's/,"cache_control":{"type":"ephemeral","ttl":"1h"}//g'
+	    else cat; fi
+}
+
+# is_prefix A B: file A, less its last CUT bytes, begins file B
+is_prefix() {
+	python3 - "$1" "$2" "${3:-2}" <<'EOF'
+import sys
+a = open(sys.argv[1], "rb").read()
+b = open(sys.argv[2], "rb").read()
+a = a[:len(a) - int(sys.argv[3])]
+n = 0
+while n < min(len(a), len(b)) and a[n] == b[n]:
+    n += 1
+if n < len(a):
+    sys.exit("first difference at byte %d of %d:\n A: %r\n B: %r"
+             % (n, len(a), a[max(0, n - 60):n + 60], b[max(0, n - 60):n + 60]))
+EOF
+}
+
+# wake: a forced wake through heart-ghost (a real answer is kept in the
+# history); its result in $BATS_TEST_TMPDIR/res
+wake() {
+	heart-wake --soul "$S" --force "$@" > "$BATS_TEST_TMPDIR/res"
+	heart-ghost < "$BATS_TEST_TMPDIR/res" > /dev/null
+}
+
+res() {
+	jq -c "$1" "$BATS_TEST_TMPDIR/res"
+}
+
+# prefix_test PROVIDER [LLM-EXTRA]: the second wake's request begins
+# with the whole first one (less its closing "]}"), and a third after
+# a ghost repeats the second's up to its own prompt
+prefix_test() {
+	export HEART_LLM_PROVIDER=$1
+	soul "$2"
+	llm_script '{"replies": [{"text": "ALERT: rain at 16:00."}, {"text": "ALERT: the rain moved to 18:00."}, {"text": "[IDLE]"}, {"text": "[IDLE]"}]}'
+	wake
+	wake
+	wake
+	wake
+	[ "$(llm_count)" -eq 4 ]
+	raw 1 > "$BATS_TEST_TMPDIR/r1"
+	raw 2 > "$BATS_TEST_TMPDIR/r2"
+	raw 3 > "$BATS_TEST_TMPDIR/r3"
+	raw 4 > "$BATS_TEST_TMPDIR/r4"
+	# a real answer is history: request 1 is the head of request 2
+	is_prefix "$BATS_TEST_TMPDIR/r1" "$BATS_TEST_TMPDIR/r2"
+	is_prefix "$BATS_TEST_TMPDIR/r2" "$BATS_TEST_TMPDIR/r3"
+	# a ghost leaves none: request 4 is request 3 up to the prompt
+	sed -n 4p "$LLM_DIR/requests.jsonl" | jq -j '.body.messages[-1] |
+	    tojson' > "$BATS_TEST_TMPDIR/p4"
+	n=$(( $(wc -c < "$BATS_TEST_TMPDIR/r4") - $(wc -c < "$BATS_TEST_TMPDIR/p4") - 2 ))
+	head -c "$n" "$BATS_TEST_TMPDIR/r4" > "$BATS_TEST_TMPDIR/h4"
+	is_prefix "$BATS_TEST_TMPDIR/h4" "$BATS_TEST_TMPDIR/r3" 0
+	grep -q '"model":"double","max_tokens":1024,"tools":' "$BATS_TEST_TMPDIR/r1"
+}
+
+@test "two consecutive wakes' requests share their prefix byte for byte (OpenAI)" {
+	prefix_test openai
+}
+
+@test "two consecutive wakes' requests share their prefix byte for byte (Anthropic)" {
+	prefix_test anthropic
+}
+
+@test "with llm.cache on, only the cache marks move from wake to wake" {
+	STRIP=1 prefix_test anthropic "cache: 1h"
+}
+
+@test "Anthropic: cache_control marks the system and the history's end when llm.cache asks" {
+	export HEART_LLM_PROVIDER=anthropic
+	soul "cache: 5m"
+	llm_script '{"replies": [{"text": "ALERT: rain at 16:00."}]}'
+	wake
+	wake
+	sed -n 2p "$LLM_DIR/requests.jsonl" | jq -e '.headers |
+	    has("anthropic-beta") | not'
+	sed -n 2p "$LLM_DIR/requests.jsonl" | jq -e '.body |
+	    .system == [{type: "text", text: "You are scout. You watch the weather for the user.", cache_control: {type: "ephemeral"}}] and
+	    ([.messages[].content[] | select(.cache_control)] | length) == 1 and
+	    .messages[-2].content[-1].cache_control == {type: "ephemeral"} and
+	    .messages[-2].role == "assistant" and
+	    (.messages[-1].content[-1] | has("cache_control") | not) and
+	    ([.tools[] | select(.cache_control)] | length) == 0'
+	soul "cache: 1h"
+	wake
+	llm_last | jq -e '.system[0].cache_control == {type: "ephemeral", ttl: "1h"} and
+	    .messages[-2].content[-1].cache_control.ttl == "1h"'
+	# the hour-long cache is a beta of Anthropic's, named in a header
+	tail -n 1 "$LLM_DIR/requests.jsonl" | jq -e '.headers["anthropic-beta"] ==
+	    "extended-cache-ttl-2025-04-11"'
+}
+
+@test "Anthropic: no cache_control when llm.cache is off or unset" {
+	export HEART_LLM_PROVIDER=anthropic
+	llm_script '{"replies": [{"text": "ALERT: rain at 16:00."}]}'
+	soul
+	wake
+	wake
+	soul "cache: off"
+	wake
+	[ "$(llm_count)" -eq 3 ]
+	run grep -c cache_control "$LLM_DIR/requests.jsonl"
+	assert_output 0
+	llm_last | jq -e '.system | type == "string"'
+}
+
+@test "Anthropic: with no system prompt the last tool ends the cached prefix" {
+	export HEART_LLM_PROVIDER=anthropic
+	soul "cache: 5m"
+	sed -i '/^system:/d' "$S"
+	wake
+	llm_last | jq -e '(has("system") | not) and
+	    .tools[-1].cache_control == {type: "ephemeral"}'
+}
+
+@test "a bad llm.cache is refused with the values it takes" {
+	soul "cache: 10m"
+	run heart-wake --soul "$S" --force
+	assert_failure 78
+	assert_output --partial "llm.cache: must be off, 5m or 1h"
+	[ "$(llm_count)" -eq 0 ]
+}
+
+@test "cached tokens are read from both protocols into the result and the day's totals" {
+	soul
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 1000, "completion_tokens": 10, "cached_tokens": 600}}]}'
+	wake
+	res .usage | jq -e '. == {prompt_tokens: 1000, completion_tokens: 10, cached_tokens: 600, cache_write_tokens: 0}'
+	export HEART_LLM_PROVIDER=anthropic
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 1000, "completion_tokens": 10, "cached_tokens": 500, "cache_write_tokens": 300}}]}'
+	wake
+	# sent as input_tokens 200 + cache_read 500 + cache_creation 300
+	res .usage | jq -e '. == {prompt_tokens: 1000, completion_tokens: 10, cached_tokens: 500, cache_write_tokens: 300}'
+	# missing fields are zero, in either protocol
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 70, "completion_tokens": 5}}]}'
+	wake
+	res .usage | jq -e '. == {prompt_tokens: 70, completion_tokens: 5, cached_tokens: 0, cache_write_tokens: 0}'
+	export HEART_LLM_PROVIDER=openai
+	wake
+	res .usage | jq -e '.cached_tokens == 0 and .cache_write_tokens == 0'
+	run heart-cap status scout --json
+	echo "$output" | jq -e '.tokens == {prompt: 2140, completion: 30, cached: 1100, cache_write: 300}'
+}
+
+@test "each wake's cost at llm.price is in its result, and the day's in heart-cap status, ghosts included" {
+	soul "price: {input: 1.0, cached_input: 0.1, cache_write: 1.25, output: 4.0}"
+	export HEART_LLM_PROVIDER=anthropic
+	# 100 plain, 600 cached, 300 written, 100 out: 100 + 60 + 375 + 400
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "cached_tokens": 600, "cache_write_tokens": 300}}, {"text": "ALERT: rain.", "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "cached_tokens": 600, "cache_write_tokens": 300}}]}'
+	wake
+	res '[.status, .cost]' | jq -e '. == ["idle", 0.000935]'
+	wake
+	res '[.status, .cost]' | jq -e '. == ["ok", 0.000935]'
+	run heart-cap status scout --json
+	echo "$output" | jq -e '.cost == 0.00187 and .budget == null and .ghosts == 1'
+	run heart-cap status --soul "$S" --json
+	echo "$output" | jq -e '.cost == 0.00187'
+	run script -qec "heart-cap status scout" /dev/null
+	assert_line --index 1 --regexp '^scout +.* \$0\.0019 +[0-9T:+-]{25}'
+	run heart-cap status --prom
+	assert_line 'heart_cap_cost_dollars{agent="scout"} 0.001870000'
+	assert_line 'heart_cap_tokens{agent="scout",kind="cached"} 1200'
+	assert_line 'heart_cap_tokens{agent="scout",kind="cache_write"} 600'
+	# a price without cached_input and cache_write charges them as input
+	soul "price: {input: 2, output: 4}"
+	wake
+	res .cost | jq -e '. == 0.0024'
+}
+
+@test "an agent with no price has no cost: null in JSON, \"no price\" on a terminal, no series" {
+	soul
+	wake
+	res 'has("cost") and .cost == null' | grep -qx true
+	run heart-cap status scout --json
+	echo "$output" | jq -e 'has("cost") and .cost == null and .budget == null'
+	run script -qec "heart-cap status scout" /dev/null
+	assert_line --index 1 --partial ' no price '
+	run heart-cap status --prom
+	assert_success
+	refute_output --partial heart_cap_cost_dollars
+	refute_output --partial heart_cap_budget_dollars
+}
+
+@test "a bad llm.price is refused, naming the field" {
+	for p in "{input: 1}" "{input: -1, output: 1}" "{input: 1, output: 1, cached: 1}" "1.5" "{input: x, output: 1}"; do
+		soul "price: $p"
+		run heart-wake --soul "$S" --force
+		assert_failure 78
+		assert_output --partial "llm.price: "
+	done
+	soul "price: {input: 1, output: 1, cached: 1}"
+	run heart-wake --soul "$S" --force
+	assert_output --partial "unknown key 'cached'"
+	[ "$(llm_count)" -eq 0 ]
+}
+
+@test "a daily_budget without a price is refused: without one it would never be reached" {
+	soul "" "daily_budget: 1.50"
+	run heart-wake --soul "$S" --force
+	assert_failure 78
+	assert_output --partial "heart.daily_budget: needs llm.price"
+	run heart-cap take --soul "$S"
+	assert_failure 78
+	[ "$(llm_count)" -eq 0 ]
+}
+
+@test "daily_budget refuses a wake once the day's spend reached it, before any traffic, until local midnight" {
+	soul "price: {input: 1.0, output: 1.0}" "daily_budget: 0.002, timezone: Asia/Tokyo"
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
+	t0="2026-11-22 10:00:00"	# 19:00 in Tokyo
+	for i in 1 2; do
+		at "$t0" heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
+		res '[.status, .cost]' | jq -e '. == ["idle", 0.001]'
+	done
+	run at "$t0" heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.status == "capped" and
+	    (.reason | startswith("daily budget reached: $0.0020 of $0.0020 spent today; resets at 2026-11-23T00:00:00+09:00")) and
+	    (has("cost") | not) and .next >= "2026-11-22T15:00:00Z" and
+	    .usage == {prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cache_write_tokens: 0}'
+	[ "$(llm_count)" -eq 2 ]
+	run at "$t0" heart-cap take --soul "$S"
+	assert_failure 1
+	run at "$t0" heart-wake --soul "$S" --explain --force
+	echo "$output" | jq -se '.[0].would == "capped" and
+	    (.[0].gates.cap.reason | startswith("daily budget reached"))'
+	run at "$t0" heart-cap status --soul "$S" --json
+	echo "$output" | jq -e '.cost == 0.002 and .budget == 0.002'
+	# Tokyo's midnight: a new day, a new budget
+	at "2026-11-22 15:00:01" heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
+	res .status | grep -qx '"idle"'
+	[ "$(llm_count)" -eq 3 ]
+	run at "2026-11-22 15:00:01" heart-cap status --soul "$S" --json
+	echo "$output" | jq -e '.cost == 0.001 and .day == "2026-11-23"'
+}
+
+@test "a failed wake that was billed counts too; one that sent nothing costs nothing" {
+	soul "price: {input: 1.0, output: 1.0}"
+	llm_script '{"replies": [{"status": 503, "text": "overloaded"}]}'
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_failure 75
+	echo "$output" | jq -e '.cost == 0'
+	# a provider that bills a failed reply (here: a wake cut short)
+	llm_script '{"replies": [{"text": "", "tool_calls": [{"name": "forecast", "arguments": {"city": "Lyon"}}], "usage": {"prompt_tokens": 1000, "completion_tokens": 0}}, {"status": 503}]}'
+	: > "$LLM_DIR/requests.jsonl"
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_failure 75
+	echo "$output" | jq -e '.status == "error" and .cost == 0.001'
+	run heart-cap status scout --json
+	echo "$output" | jq -e '.cost == 0.001'
+}
