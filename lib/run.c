@@ -41,6 +41,8 @@ struct wake {
 	json_t	*res;
 	long long t0;
 	int	 loaded;		/* w was read */
+	char	 ep[HEART_IDMAX + 1];	/* its endpoint (bucket.c), or "" */
+	time_t	 taken;			/* when its first request was */
 };
 
 static long long
@@ -52,8 +54,8 @@ mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void
-make_id(time_t now, char *buf, size_t n)
+void
+run_id(time_t now, char *buf, size_t n)
 {
 	unsigned int r = 0;
 	struct tm tm;
@@ -344,7 +346,7 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 {
 	enum chamber c = k->g.chamber;
 	struct caps caps;
-	char until[40], reset[40];
+	char until[40], reset[40], e2[HEART_ERRLEN];
 	int allowed, probe, ok;
 
 	if (brk_check(k->s->name, &k->bc, k->now, &allowed, &probe, &k->bv,
@@ -360,17 +362,26 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 		*status = status_name(ST_OPEN);
 		return 0;
 	}
-	cap_from_soul(k->s, &caps);
-	if (cap_take(k->s->name, c, &caps, -1, k->s->timezone, k->now, &ok,
-	    &k->cv, err) == -1) {
+	/* the fleet's rate limit: a throttled wake is deferred, not spent */
+	if ((ok = bucket_gate(k->ep, k->s->timezone, k->taken = time(NULL),
+	    &k->g.next, reason, rn, err)) != 1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);
-		return -1;
+		*status = status_name(ST_THROTTLED);
+		return ok;
 	}
-	if (ok)
+	cap_from_soul(k->s, &caps);
+	if (cap_take(k->s->name, c, &caps, -1, k->s->timezone, k->now, &ok,
+	    &k->cv, err) == -1)
+		ok = -1;
+	if (ok == 1)
 		return 1;
 	if (probe)
 		brk_giveback(k->s->name, k->now, NULL);
+	if (k->ep[0] != '\0')
+		bucket_give(k->ep, k->taken, time(NULL), e2);
+	if (ok == -1)
+		return -1;
 	k->g.next = cap_resets_at(&k->cv, k->now);
 	clock_iso(k->s->timezone, k->g.next, reset, sizeof reset);
 	snprintf(reason, rn, "%s: daily cap reached: %lld of %lld today; "
@@ -794,7 +805,7 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 	struct llm_reply r;
 	struct talk t;
 	json_t *body;
-	int rc, more = 1;
+	int rc, more = 1, sent = 0;
 
 	if (talk_begin(k, &t, err) == -1) {
 		set_str(k->res, "error", err);
@@ -807,9 +818,17 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 	json_array_append(json_object_get(k->res, "messages"),
 	    json_array_get(t.msgs, t.h1));
 	while (more) {
+		/* the first request's budget was taken by admit() */
+		if (sent++ > 0 && (rc = bucket_wait(k->ep,
+		    lc->timeout, err)) != 1) {
+			t.fail = LLM_TEMP;
+			break;
+		}
 		body = request(lc, &t);
 		rc = llm_send(lc, body, k->now, &r, err);
 		json_decref(body);
+		bucket_after(k->ep, r.status, r.hold, r.prompt_tokens +
+		    r.completion_tokens, time(NULL));
 		if (rc == -1) {
 			t.fail = r.fail;
 			t.hold = r.hold;
@@ -887,6 +906,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 {
 	const char *status = NULL;
 	char reason[1024], status16[16];
+	time_t until;
 	int open, r;
 
 	if (wake_load(k->dir, &k->w, err) == -1)
@@ -913,6 +933,14 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	}
 	if ((r = admit(k, reason, sizeof reason, &status, err)) == -1)
 		return fail(k, HX_IOERR, err);
+	if (r == 0 && strcmp(status, status_name(ST_THROTTLED)) == 0) {
+		/* deferred: its slot waits for the next round */
+		until = k->g.next;
+		r = skip(k, status, reason);
+		clock_utc(until, reason, sizeof reason);
+		set_str(k->res, "next", reason);
+		return r;
+	}
 	if (r == 0) {
 		/* a refused wake still uses up its slot, as a dropped timer;
 		 * it is no wake: the last one admitted stays as it was */
@@ -964,13 +992,14 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	k.now = now;
 	k.t0 = mono_ms();
 	k.events = json_array();
-	make_id(now, k.id, sizeof k.id);
+	run_id(now, k.id, sizeof k.id);
 	k.res = result_new(&k, o->chamber >= 0 ? (enum chamber)o->chamber :
 	    CH_SCHEDULE);
 	k.g.chamber = o->chamber >= 0 ? (enum chamber)o->chamber :
 	    CH_SCHEDULE;
 	brk_from_soul(s, &k.bc);
-	if (llm_conf(s, &lc, err) == -1)
+	if (llm_conf(s, &lc, err) == -1 ||
+	    bucket_endpoint(&lc, k.ep, sizeof k.ep, err) == -1)
 		rc = fail(&k, HX_CONFIG, err);
 	else if (state_agent_dir(s->name, 1, k.dir, sizeof k.dir, err) == -1)
 		rc = fail(&k, HX_IOERR, err);

@@ -26,6 +26,7 @@ static const struct {
 	[ST_TOOL_CAP] = { "tool_cap", GHOST_ROLLBACK },
 	[ST_DRY_RUN] = { "dry_run", GHOST_ROLLBACK },
 	[ST_ERROR] = { "error", GHOST_ERROR },
+	[ST_THROTTLED] = { "throttled", GHOST_ROLLBACK },
 };
 
 const char *
