@@ -331,6 +331,8 @@ int	 rds_open(const char *, char *);
 char	*prom_caps(char *const *, const struct cap_view *, size_t, time_t);
 struct outbox_count;
 char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
+struct rate_view;
+char	*prom_rates(const struct rate_view *, size_t, time_t);
 char	*prom_breakers(char *const *, const struct brk_view *, size_t,
 	    time_t);
 int	 prom_write(const char *, const char *, char *);

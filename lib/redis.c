@@ -561,9 +561,10 @@ rget(const char *agent, const char *name, char **doc, char *err)
 	if (store_owner_check(agent, err) == -1 || begin(err) == -1)
 		return -1;
 	key_of(agent, name, key, sizeof key);
-	if (get_string(key, doc, err) == -1 || *doc != NULL ||
-	    agent[0] == '@')
-		return *doc != NULL ? 0 : -1;
+	if (get_string(key, doc, err) == -1)
+		return -1;
+	if (*doc != NULL || agent[0] == '@')	/* an endpoint is no 0.x's */
+		return 0;
 	if (old_doc(agent, name, &moved, err) == -1)
 		return -1;
 	if (moved == NULL)
