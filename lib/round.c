@@ -53,6 +53,7 @@ struct round {
 	const struct run_opts *ro;
 	const struct round_hooks *h;
 	struct soulcache *cache;
+	time_t	 now;		/* the round's: a wake deferred since */
 	int	 rc;
 };
 
@@ -298,7 +299,7 @@ finish(struct round *r, struct worker *w)
 	st = json_string_value(json_object_get(res, "status"));
 	if (r->cache != NULL && st != NULL)
 		soulcache_defer(r->cache, w->c->path, strcmp(st,
-		    status_name(ST_THROTTLED)) == 0, w->now);
+		    status_name(ST_THROTTLED)) == 0, r->now);
 	hand(r, w->c->s->name, res, rc, rc != HX_OK ? err : NULL);
 	free(w->buf);
 	w->buf = NULL;
@@ -346,11 +347,11 @@ wake_all(struct round *r, struct cand *c, size_t n, int jobs, char *err)
 {
 	struct worker *w = xcalloc((size_t)jobs, sizeof *w);
 	struct pollfd *pf = xcalloc((size_t)jobs, sizeof *pf);
-	size_t next = 0;
-	int running = 0, i, k, rc = 0;
+	size_t next = 0, running = 0, i, k, max = (size_t)jobs;
+	int rc = 0;
 
 	while (next < n || running > 0) {
-		while (next < n && running < jobs) {
+		while (next < n && running < max) {
 			if (start(r, &c[next], &w[running], err) == -1) {
 				unstarted(r, c + next, n - next, err);
 				next = n;
@@ -367,7 +368,7 @@ wake_all(struct round *r, struct cand *c, size_t n, int jobs, char *err)
 			pf[i].events = POLLIN;
 			pf[i].revents = 0;
 		}
-		if (poll(pf, (nfds_t)running, -1) == -1 && errno != EINTR) {
+		if (poll(pf, running, -1) == -1 && errno != EINTR) {
 			errf(err, "poll: %s", strerror(errno));
 			rc = -1;
 			break;
@@ -409,6 +410,7 @@ round_run(char *const *paths, size_t n, const char *dir,
 	memset(&r, 0, sizeof r);
 	r.ro = ro;
 	r.h = h;
+	r.now = now;
 	if (dir != NULL && (r.cache = soulcache_open(dir, e2)) == NULL)
 		h->warn(h->arg, "soul cache", e2);
 	for (i = 0; i < n; i++)

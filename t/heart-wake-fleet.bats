@@ -186,21 +186,22 @@ most_in_a_minute() {
 	at_epoch $((T0 + 60)) heart-wake --souls "$d" --jobs 1 > "$BATS_TEST_TMPDIR/r1"
 	run statuses "$BATS_TEST_TMPDIR/r1"
 	assert_output "$(printf 's01 idle\ns02 idle\ns03 throttled\ns04 throttled\ns05 throttled')"
-	at_epoch $((T0 + 121)) heart-wake --souls "$d" --jobs 1 > "$BATS_TEST_TMPDIR/r2"
+	# rounds 70 s apart: a minute's requests have left the bucket
+	at_epoch $((T0 + 130)) heart-wake --souls "$d" --jobs 1 > "$BATS_TEST_TMPDIR/r2"
 	run statuses "$BATS_TEST_TMPDIR/r2"
 	assert_output "$(printf 's03 idle\ns04 idle\ns05 throttled\ns01 throttled\ns02 throttled')"
-	at_epoch $((T0 + 182)) heart-wake --souls "$d" --jobs 1 > "$BATS_TEST_TMPDIR/r3"
+	at_epoch $((T0 + 200)) heart-wake --souls "$d" --jobs 1 > "$BATS_TEST_TMPDIR/r3"
 	run statuses "$BATS_TEST_TMPDIR/r3"
 	assert_output "$(printf 's05 idle\ns01 idle\ns02 throttled\ns03 throttled\ns04 throttled')"
 	# --explain says which wakes wait, since when, and the bucket
-	run at_epoch $((T0 + 183)) heart-wake --explain --souls "$d" --chamber schedule
+	run at_epoch $((T0 + 201)) heart-wake --explain --souls "$d" --chamber schedule
 	assert_success
 	run jq -r 'select(.agent == "s02") | "\(.would) \(.deferred) \(.gates.rate.ok) \(.rate.requests)/\(.rate.requests_per_minute)"' <<< "$output"
-	assert_output "throttled 2026-11-22T09:02:31+00:00 false 2/2"
+	assert_output "throttled 2026-11-22T09:02:40+00:00 false 2/2"
 	# heart-cap status shows the fleet's rate use
-	run at_epoch $((T0 + 183)) heart-cap status --json
+	run at_epoch $((T0 + 201)) heart-cap status --json
 	[ "$(echo "$output" | jq -c 'select(.endpoint) | [.requests, .requests_per_minute, .throttled]')" = "[2,2,9]" ]
-	run at_epoch $((T0 + 183)) heart-cap status --prom
+	run at_epoch $((T0 + 201)) heart-cap status --prom
 	assert_line 'heart_rate_requests{endpoint="double"} 2'
 	assert_line 'heart_rate_requests_limit{endpoint="double"} 2'
 	# heart-ghost passes a throttled wake by, leaving no trace
