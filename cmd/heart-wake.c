@@ -362,7 +362,7 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct run_opts o = { -1, 0, 0, HEART_VERSION, tell };
+	struct run_opts o = { -1, 0, 0, HEART_VERSION, tell, 0 };
 	struct round_hooks hooks = { round_warn, round_line, NULL };
 	char err[HEART_ERRLEN], **souls = NULL, **found = NULL;
 	const char *touch = NULL, *store = NULL, *dir = NULL;

@@ -601,25 +601,33 @@ bucket_json(const struct rate_view *v, time_t now)
 
 /*
  * run.c's rate gate, after the breaker and before the cap: 1 when a
- * request of endpoint ep ("": none declared) is taken at now, 0 when
- * the wake is throttled (reason, in zone's time, and *next: when a
- * request will be granted), -1 with err.
+ * request of endpoint ep ("": none declared) is taken (*now: when),
+ * waiting for it while it comes by `wait' (a round's wakes wait within
+ * the round's minute; 0: no wait); 0 when the wake is throttled
+ * (reason, in zone's time, and *next: when a request will be
+ * granted); -1 with err.
  */
 int
-bucket_gate(const char *ep, const char *zone, time_t now, time_t *next,
-    char *reason, size_t rn, char *err)
+bucket_gate(const char *ep, const char *zone, time_t *now, time_t wait,
+    time_t *next, char *reason, size_t rn, char *err)
 {
 	struct rate_view v;
 	char at[40];
 
 	if (ep[0] == '\0')
 		return 1;
-	if (bucket_take(ep, now, next, &v, err) == -1)
-		return -1;
-	if (*next == 0)
-		return 1;
+	for (;;) {
+		if (bucket_take(ep, *now, next, &v, err) == -1)
+			return -1;
+		if (*next == 0)
+			return 1;
+		if (*next > wait)
+			break;
+		while ((*now = time(NULL)) < *next)
+			sleep((unsigned int)(*next - *now));
+	}
 	clock_iso(zone, *next, at, sizeof at);
-	if (v.slow_until > now)
+	if (v.slow_until > *now)
 		snprintf(reason, rn, "endpoint %s: the provider answered 429 "
 		    "(too many requests); no request before %s", ep, at);
 	else if (v.rpm > 0 && v.requests >= v.rpm)

@@ -782,8 +782,8 @@ int	 bucket_give(const char *, time_t, time_t, char *);
 int	 bucket_record(const char *, long long, time_t, char *);
 int	 bucket_slow(const char *, time_t, time_t, char *);
 int	 bucket_peek(const char *, time_t, struct rate_view *, char *);
-int	 bucket_gate(const char *, const char *, time_t, time_t *, char *,
-	    size_t, char *);
+int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
+	    char *, size_t, char *);
 int	 bucket_gate_ok(const struct rate_view *, time_t, const char *,
 	    char *, size_t);
 int	 bucket_wait(const char *, long long, char *);
@@ -798,6 +798,8 @@ struct run_opts {
 	const char *version;	/* heart's, told to MCP servers */
 	/* hears (agent, server, text): a failed MCP server's stderr */
 	void	(*tell)(const char *, const char *, const char *);
+	/* a round's: wait for the fleet's rate limit until then; 0: not */
+	time_t	 wait;
 };
 
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,

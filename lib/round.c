@@ -33,6 +33,10 @@
 
 #include "store.h"
 
+/* s: a round's wakes wait for the fleet's rate limit this long after
+ * the round began; past it they are deferred to the next round */
+#define ROUND_WAIT	50
+
 struct cand {
 	const char *path;
 	struct soul *s;
@@ -402,12 +406,17 @@ round_run(char *const *paths, size_t n, const char *dir,
     const struct round_hooks *h)
 {
 	struct round r;
+	struct run_opts ro2;
 	struct cand *c = xcalloc(n + 1, sizeof *c);
 	char e2[HEART_ERRLEN];
 	size_t i, nc = 0;
 	int rc;
 
 	memset(&r, 0, sizeof r);
+	ro2 = *ro;
+	if (ro2.wait == 0)	/* within the round's minute */
+		ro2.wait = now + ROUND_WAIT;
+	ro = &ro2;
 	r.ro = ro;
 	r.h = h;
 	r.now = now;

@@ -363,7 +363,8 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 		return 0;
 	}
 	/* the fleet's rate limit: a throttled wake is deferred, not spent */
-	if ((ok = bucket_gate(k->ep, k->s->timezone, k->taken = time(NULL),
+	k->taken = time(NULL);
+	if ((ok = bucket_gate(k->ep, k->s->timezone, &k->taken, k->o->wait,
 	    &k->g.next, reason, rn, err)) != 1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);
@@ -1176,7 +1177,7 @@ json_t *
 run_explain(const struct soul *s, const struct run_opts *ro, time_t now,
     char *err)
 {
-	struct run_opts all = { -1, 0, 0, NULL, NULL };
+	struct run_opts all = { -1, 0, 0, NULL, NULL, 0 };
 	struct wake k;
 	json_t *arr = json_array();
 	int c;

@@ -463,6 +463,8 @@ def command(d):
 def main():
     if sys.argv[1] == "--command":
         return command(sys.argv[2])
+    # a real server's backlog: a fleet's round connects 32 at once
+    ThreadingHTTPServer.request_queue_size = 256
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     srv.dir = sys.argv[1]
