@@ -361,10 +361,12 @@ bucket_step(struct bucket *b, enum bkt_op op, const struct bkt_args *a,
 		b->e[slot(b, now)].tok += a->tokens;
 		return 1;
 	case BKT_SLOW:
+		/* a second more: our clock counts whole seconds, and the
+		 * provider's Retry-After counts from its reply */
 		b->n429++;
-		if ((long long)(a->hold > now ? a->hold : now + SLOW_DEFAULT) >
-		    b->slow_until)
-			b->slow_until = a->hold > now ? a->hold : now +
+		if ((long long)(a->hold > now ? a->hold + 1 : now +
+		    SLOW_DEFAULT) > b->slow_until)
+			b->slow_until = a->hold > now ? a->hold + 1 : now +
 			    SLOW_DEFAULT;
 		return 1;
 	case BKT_PEEK:

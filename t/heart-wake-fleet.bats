@@ -234,6 +234,24 @@ most_in_a_minute() {
 	[ "${lines[1]}" = "s05 idle" ]
 }
 
+@test "a round's wake waits for the endpoint within the round's minute rather than be deferred" {
+	fleet 100
+	# the provider: one request in 5 s; its 429 says when to come back
+	llm_script '{"rate": {"requests": 1, "window": 5}}'
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 3)
+	run --separate-stderr heart-wake --souls "$d" --jobs 1 --force
+	assert_failure 75
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/r"
+	run statuses "$BATS_TEST_TMPDIR/r"
+	assert_output "$(printf 's01 idle\ns02 error\ns03 idle')"
+	run llm_count
+	assert_output 3
+	# alone, the same wake is deferred at once
+	heart-wake --soul "$d/s01.yaml" --force > /dev/null 2>&1 || :
+	run heart-wake --soul "$d/s03.yaml" --force
+	[ "$(echo "$output" | jq -r .status)" = throttled ]
+}
+
 @test "a reply's tokens count against the endpoint's tokens a minute" {
 	fleet 100 50
 	llm_script '{"replies": [{"text": "done", "usage": {"prompt_tokens": 40, "completion_tokens": 20}}]}'
