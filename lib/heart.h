@@ -527,6 +527,7 @@ struct http_resp {
 /* A Retry-After is honoured for a day at most. */
 #define HTTP_HOLDMAX	86400
 
+int	 http_preload(char *);
 int	 http_post(const struct http_req *, struct http_resp *, char *);
 int	 http_retry_after(const char *, time_t, time_t *);
 

@@ -10,7 +10,8 @@
  * a skip, never a request.  Phase two: the souls left are woken, those
  * whose wake was deferred by the fleet's rate limit first (oldest
  * first), then in soul order; each in a forked worker that runs
- * run_wake and hands its result back whole over a pipe.
+ * run_wake and hands its result back whole over a pipe (with N = 1,
+ * here, one after another).
  *
  * Invariants: every soul gives exactly one result (a worker that dies
  * gives an error naming its agent); a result is handed to the caller
@@ -329,6 +330,28 @@ drain(struct worker *w)
 	return 0;
 }
 
+/* --jobs 1: the wakes one after another, in this process (a worker
+ * of its own would only cost each wake a fork). */
+static void
+wake_here_all(struct round *r, struct cand *c, size_t n)
+{
+	char err[HEART_ERRLEN];
+	const char *st;
+	json_t *res;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		err[0] = '\0';
+		rc = run_wake(c[i].s, r->ro, time(NULL), &res, err);
+		st = json_string_value(json_object_get(res, "status"));
+		if (r->cache != NULL && st != NULL)
+			soulcache_defer(r->cache, c[i].path, strcmp(st,
+			    status_name(ST_THROTTLED)) == 0, r->now);
+		hand(r, c[i].s->name, res, rc, rc != HX_OK ? err : NULL);
+	}
+}
+
 /* The wakes that could not be started: an error result each. */
 static void
 unstarted(struct round *r, struct cand *c, size_t n, const char *why)
@@ -410,7 +433,7 @@ round_run(char *const *paths, size_t n, const char *dir,
 	struct cand *c = xcalloc(n + 1, sizeof *c);
 	char e2[HEART_ERRLEN];
 	size_t i, nc = 0;
-	int rc;
+	int rc = 0;
 
 	memset(&r, 0, sizeof r);
 	ro2 = *ro;
@@ -425,7 +448,13 @@ round_run(char *const *paths, size_t n, const char *dir,
 	for (i = 0; i < n; i++)
 		nc += gate(&r, paths[i], i, now, &c[nc]);
 	qsort(c, nc, sizeof *c, cmpcand);
-	if ((rc = wake_all(&r, c, nc, jobs < 1 ? 1 : jobs, e2)) == -1)
+	/* libcurl once, here, rather than in every worker; a wake that
+	 * then cannot load it says so itself */
+	if (nc > 0 && !ro->dry_run)
+		http_preload(e2);
+	if (jobs <= 1)
+		wake_here_all(&r, c, nc);
+	else if ((rc = wake_all(&r, c, nc, jobs, e2)) == -1)
 		h->warn(h->arg, NULL, e2);
 	for (i = 0; i < nc; i++)
 		soul_free(c[i].s);
