@@ -484,7 +484,8 @@ round_explain(json_t *arr, const struct soul *s, const char *dir,
 	size_t i;
 	int ok = 1;
 
-	if (llm_conf(s, &lc, err) == -1 || bucket_endpoint(&lc, ep,
+	ep[0] = '\0';	/* a soul with no model yet has no endpoint */
+	if (llm_conf(s, &lc, err) == 0 && bucket_endpoint(&lc, ep,
 	    sizeof ep, err) == -1)
 		return -1;
 	snprintf(why, sizeof why, "no endpoint of the fleet file matches "
