@@ -32,12 +32,12 @@ export TZ=UTC
 unset HEART_STORE HEART_FLEET
 . t/faketime.bash
 
-double() {	# double DIR SCRIPT: start an LLM double, print its URL
+double() {	# double DIR SCRIPT: start an LLM double; its URL in $url
 	mkdir -p "$1"; : > "$1/requests.jsonl"; printf '%s\n' "$2" > "$1/script.json"
 	python3 t/llm-double.py "$1" > /dev/null 2>&1 &
 	pids="$pids $!"
 	while [ ! -s "$1/port" ]; do sleep 0.05; done
-	echo "http://127.0.0.1:$(cat "$1/port")/v1"
+	url="http://127.0.0.1:$(cat "$1/port")/v1"
 }
 
 souls() {	# souls DIR N INTERVAL: N souls, the idle chamber off
@@ -57,7 +57,7 @@ out=$tmp/table
 : > "$out"
 row() { printf '%-46s %s\n' "$1" "$2" | tee -a "$out"; }
 
-url=$(double "$tmp/llm0" '{"text": "[IDLE]"}')
+double "$tmp/llm0" '{"text": "[IDLE]"}'
 export HEART_LLM_URL=$url HEART_LLM_MODEL=double HEART_LLM_PROVIDER=openai
 start=$(date -u -d '2026-11-23 00:00:00' +%s)
 
@@ -128,7 +128,8 @@ fleetfile() {	# fleetfile URL: one endpoint of 600 a minute
 }
 
 echo "== 3. a burst: $BURST agents due at once, 600 a minute, --jobs 32"
-burl=$(double "$tmp/llm-burst" "$rate")
+double "$tmp/llm-burst" "$rate"
+burl=$url
 export HEART_LLM_URL=$burl HEART_STATE_DIR=$tmp/state-burst
 fleetfile "$burl"
 souls "$tmp/burst" "$BURST" 1h
@@ -167,7 +168,8 @@ cat "$tmp/burst.txt" | tee -a "$out"
 unset HEART_FLEET
 
 echo "== 4. the steady state: $STEADY souls every 30m, 600 a minute, --jobs 32, $MINUTES real minutes"
-surl=$(double "$tmp/llm-steady" "$rate")
+double "$tmp/llm-steady" "$rate"
+surl=$url
 export HEART_LLM_URL=$surl HEART_STATE_DIR=$tmp/state-steady
 fleetfile "$surl"
 souls "$tmp/steady" "$STEADY" 30m
