@@ -52,7 +52,8 @@ LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/tool.c lib/wake.c lib/adapt.c lib/run.c lib/pulse.c lib/fleet.c \
 	lib/mqtt.c lib/watch.c lib/sdnotify.c lib/store.c lib/redis.c \
 	lib/prom.c lib/secret.c lib/text.c lib/status.c \
-	lib/outbox.c lib/mcp.c lib/gate.c lib/triage.c lib/price.c
+	lib/outbox.c lib/mcp.c lib/gate.c lib/triage.c lib/price.c \
+	lib/bucket.c lib/soulcache.c lib/round.c
 LIBHDR = lib/heart.h lib/yj.h lib/store.h
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
 	man/heart-wake.1 man/heart-pulse.1

@@ -238,7 +238,7 @@ status_one(const char *agent, time_t now, int header, struct cap_view *v)
  * be read. */
 static int
 print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
-    int rc)
+    const char *rates, int rc)
 {
 	char err[HEART_ERRLEN], *caps, *box, *text;
 	struct outbox_count *c = xcalloc(n + 1, sizeof *c);
@@ -251,7 +251,7 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 		}
 	caps = prom_caps(names, v, n, now);
 	box = prom_outbox(names, c, n);
-	if (asprintf(&text, "%s%s", caps, box) == -1)
+	if (asprintf(&text, "%s%s%s", caps, box, rates ? rates : "") == -1)
 		abort();
 	if (promfile == NULL)
 		fputs(text, stdout);
@@ -266,10 +266,66 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 	return rc;
 }
 
+/*
+ * The fleet's rate use, endpoint by endpoint (HEART_FLEET): printed
+ * first, or its --prom text into *prom.
+ */
+static int
+status_rates(time_t now, char **prom)
+{
+	char err[HEART_ERRLEN], slow[32];
+	const char **ep;
+	struct rate_view *v;
+	size_t n, i;
+	json_t *j;
+	char *line;
+	int rc = HX_OK;
+
+	if (bucket_names(&ep, &n, err) == -1) {
+		warn(NULL, err);
+		return HX_CONFIG;
+	}
+	v = xcalloc(n + 1, sizeof *v);
+	for (i = 0; i < n && rc == HX_OK; i++)
+		if (bucket_peek(ep[i], now, &v[i], err) == -1) {
+			warn(NULL, err);
+			rc = store_code(HX_IOERR);
+		}
+	if (rc == HX_OK && pflag)
+		*prom = prom_rates(v, n, now);
+	for (i = 0; rc == HX_OK && !pflag && i < n; i++) {
+		j = bucket_json(&v[i], now);
+		if (jflag) {
+			line = json_dumps(j, JSON_COMPACT);
+			puts(line);
+			free(line);
+		} else {
+			if (i == 0)
+				printf("%-20s %13s %17s %9s %5s  %s\n",
+				    "ENDPOINT", "REQUESTS/MIN", "TOKENS/MIN",
+				    "THROTTLED", "429S", "SLOWED UNTIL");
+			snprintf(slow, sizeof slow, "%s", json_is_string(
+			    json_object_get(j, "slow_until")) ?
+			    json_string_value(json_object_get(j,
+			    "slow_until")) : "-");
+			printf("%-20s %6lld/%-6lld %8lld/%-8lld %9lld %5lld  "
+			    "%s\n", v[i].endpoint, v[i].requests, v[i].rpm,
+			    v[i].tokens, v[i].tpm, v[i].throttled, v[i].n429,
+			    slow);
+		}
+		json_decref(j);
+	}
+	if (rc == HX_OK && n > 0 && !pflag && !jflag)
+		putchar('\n');
+	free(v);
+	free(ep);
+	return rc;
+}
+
 static int
 cmd_status(int argc, char **argv, time_t now)
 {
-	char err[HEART_ERRLEN];
+	char err[HEART_ERRLEN], *rates = NULL;
 	char **list, **names;
 	struct cap_view *v;
 	size_t nl, i, m, n = 0, nk = 0;
@@ -290,6 +346,8 @@ cmd_status(int argc, char **argv, time_t now)
 	for (i = 0; i < m; i++)
 		if (strlen(names[i]) > (size_t)idw)
 			idw = (int)strlen(names[i]);
+	if (argc == 0 && (r = status_rates(now, &rates)) != HX_OK)
+		rc = r;
 	v = xcalloc(m + 1, sizeof *v);
 	for (i = 0; i < m; i++)
 		if ((r = status_one(names[i], now, i == 0, &v[n])) != HX_OK)
@@ -297,12 +355,13 @@ cmd_status(int argc, char **argv, time_t now)
 		else
 			names[n++] = names[i];	/* the readable, for --prom */
 	if (pflag)
-		rc = print_prom(names, v, n, now, rc);
+		rc = print_prom(names, v, n, now, rates, rc);
 	if (ndefault > 0 && !jflag && !pflag)
 		fprintf(stderr, "heart-cap: %d agent%s shown with the default "
 		    "caps (schedule 48, idle 12): no soul given, none kept; "
 		    "give --soul\n", ndefault, ndefault > 1 ? "s" : "");
 	free(v);
+	free(rates);
 	free(names);
 	state_free_list(list, nl);
 	return rc;

@@ -16,7 +16,10 @@
 static const char *usage_text =
     "usage: heart-wake --soul FILE... [--chamber schedule|idle|auto]"
     " [--force] [--dry-run]\n"
-    "       heart-wake --explain --soul FILE... [--chamber C] [--force]\n"
+    "       heart-wake --souls DIR [--jobs N] [--chamber C] [--force]"
+    " [--dry-run]\n"
+    "       heart-wake --explain --soul FILE... | --souls DIR"
+    " [--chamber C] [--force]\n"
     "       heart-wake --list-tools --soul FILE...\n"
     "       heart-wake --touch AGENT [--soul FILE]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
@@ -200,9 +203,54 @@ list_tools(struct soul *s)
 	return nfail > 0 ? HX_UNAVAILABLE : HX_OK;
 }
 
+/* A round's result: its messages, then the line, kept first when it
+ * is a real answer. */
+static void
+round_line(void *arg, const char *agent, json_t *j, int rc, const char *err)
+{
+	char who[HEART_IDMAX + 16];
+
+	(void)arg;
+	if (json_is_string(json_object_get(j, "warning"))) {
+		snprintf(who, sizeof who, "%s: warning", agent);
+		warn(who, json_string_value(json_object_get(j, "warning")));
+	}
+	if (rc != HX_OK && err != NULL && *err != '\0')
+		warn(agent, err);
+	if (agent != NULL && rc == HX_OK)
+		rc = print_result(agent, j);
+	else if (agent != NULL)
+		print_result(agent, j);
+	else
+		print_json(j);
+}
+
+static void
+round_warn(void *arg, const char *who, const char *msg)
+{
+	(void)arg;
+	warn(who, msg);
+}
+
+/* --explain of a soul of a round: the fleet's rate limit, and the
+ * wake deferred by it, beside the gates. */
+static int
+explain_round(json_t *j, const struct soul *s, const char *dir, time_t now)
+{
+	char err[HEART_ERRLEN], sdir[4096];
+
+	if (dir == NULL)
+		soul_dir(s, sdir, sizeof sdir);
+	if (round_explain(j, s, dir != NULL ? dir : sdir, now, err) == -1) {
+		warn(s->name, err);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 one_soul(const char *path, const struct run_opts *o, int explain,
-    time_t now)
+    const char *dir, time_t now)
 {
 	char err[HEART_ERRLEN], who[HEART_IDMAX + 16];
 	struct soul *s;
@@ -231,6 +279,11 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 			warn(NULL, err);
 			soul_free(s);
 			return store_code(HX_IOERR);
+		}
+		if (explain_round(j, s, dir, now) == -1) {
+			json_decref(j);
+			soul_free(s);
+			return store_code(HX_CONFIG);
 		}
 		if (isatty(STDOUT_FILENO))
 			explain_text(j);
@@ -303,14 +356,19 @@ main(int argc, char **argv)
 		{ "list-tools", no_argument, NULL, 'L' },
 		{ "touch", required_argument, NULL, 't' },
 		{ "store", required_argument, NULL, 'S' },
+		{ "souls", required_argument, NULL, 'D' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct run_opts o = { -1, 0, 0, HEART_VERSION, tell };
-	char err[HEART_ERRLEN], **souls = NULL;
-	const char *touch = NULL, *store = NULL;
-	int c, explain = 0, rc = HX_OK, n = 0, i;
+	struct run_opts o = { -1, 0, 0, HEART_VERSION, tell, 0 };
+	struct round_hooks hooks = { round_warn, round_line, NULL };
+	char err[HEART_ERRLEN], **souls = NULL, **found = NULL;
+	const char *touch = NULL, *store = NULL, *dir = NULL;
+	int c, explain = 0, rc = HX_OK, n = 0, i, jobs = 0;
+	size_t nfound = 0, k;
+	long long x;
 	enum chamber ch;
 	time_t now;
 
@@ -354,6 +412,16 @@ main(int argc, char **argv)
 		case 'S':
 			store = optarg;
 			break;
+		case 'D':
+			if (dir != NULL)
+				die(HX_USAGE, "--souls: one directory");
+			dir = optarg;
+			break;
+		case 'j':
+			if (num_parse(optarg, 1, 1024, &x) == -1)
+				die(HX_USAGE, "--jobs: a number from 1 to 1024");
+			jobs = (int)x;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			free(souls);
@@ -380,10 +448,27 @@ main(int argc, char **argv)
 		free(souls);
 		return rc;
 	}
-	if (n == 0)
+	if (dir != NULL && fleet_souls(dir, &found, &nfound, err) == -1)
+		die(HX_USAGE, err);
+	if (dir != NULL && n > 0)
+		die(HX_USAGE, "--souls or --soul: one of them");
+	if (n == 0 && dir == NULL)
 		usage();
-	for (i = 0; i < n; i++)
-		rc = hx_worse(rc, one_soul(souls[i], &o, explain, now));
+	if (explain == 2 && dir != NULL)
+		die(HX_USAGE, "--list-tools: give the souls with --soul");
+	if (!explain && (dir != NULL || jobs > 0)) {
+		rc = dir != NULL ? round_run(found, nfound, dir, &o, jobs ?
+		    jobs : 1, now, &hooks) : round_run(souls, (size_t)n, NULL,
+		    &o, jobs, now, &hooks);
+	} else if (dir != NULL) {
+		for (k = 0; k < nfound; k++)
+			rc = hx_worse(rc, one_soul(found[k], &o, explain, dir,
+			    now));
+	} else
+		for (i = 0; i < n; i++)
+			rc = hx_worse(rc, one_soul(souls[i], &o, explain, NULL,
+			    now));
+	state_free_list(found, nfound);
 	free(souls);
 	return rc;
 }

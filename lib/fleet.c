@@ -524,18 +524,39 @@ cmpstr(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* A Markdown file is a soul only when it opens with a "---" line: a
+ * checklist such as HEARTBEAT.md beside the souls is not one. */
 static int
-soul_file(const char *name)
+soul_file(const char *dir, const char *name)
 {
 	const char *dot = strrchr(name, '.');
+	char path[4096], head[4];
+	size_t n;
+	FILE *fp;
+	int md;
 
-	return name[0] != '.' && dot != NULL && (strcmp(dot, ".yaml") == 0 ||
-	    strcmp(dot, ".yml") == 0 || strcmp(dot, ".md") == 0);
+	if (name[0] == '.' || dot == NULL || (strcmp(dot, ".yaml") != 0 &&
+	    strcmp(dot, ".yml") != 0 && strcmp(dot, ".md") != 0))
+		return 0;
+	if (!(md = strcmp(dot, ".md") == 0))
+		return 1;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 1;	/* soul_load will say why */
+	n = fread(head, 1, sizeof head, fp);
+	md = n >= 3 && memcmp(head, "---", 3) == 0 && (n == 3 ||
+	    head[3] == '\n' || head[3] == '\r');
+	fclose(fp);
+	return md;
 }
 
-/* The soul files of dir (*.yaml, *.yml, *.md), sorted. */
-static int
-scan_dir(const char *dir, char ***out, size_t *no, char *err)
+/*
+ * The soul files of dir, sorted: *.yaml, *.yml, and *.md that open
+ * with "---"; not a dot file, not a directory.  The one rule of a soul
+ * directory (heart-pulse --souls, heart-wake --souls).
+ */
+int
+fleet_souls(const char *dir, char ***out, size_t *no, char *err)
 {
 	char path[4096];
 	struct dirent *de;
@@ -549,7 +570,7 @@ scan_dir(const char *dir, char ***out, size_t *no, char *err)
 		return -1;
 	}
 	while ((de = readdir(dp)) != NULL) {
-		if (!soul_file(de->d_name))
+		if (!soul_file(dir, de->d_name))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
 		if (stat(path, &st) == -1 || !S_ISREG(st.st_mode))
@@ -738,7 +759,7 @@ fleet_load(struct fleet *f, char *const *files, size_t nfiles,
 	size_t np = 0, nn = 0, nfailed = 0, i, j;
 	struct soul *s;
 
-	if (dir != NULL && scan_dir(dir, &paths, &np, err) == -1)
+	if (dir != NULL && fleet_souls(dir, &paths, &np, err) == -1)
 		return -1;
 	paths = realloc(paths, (np + nfiles + 1) * sizeof *paths);
 	if (paths == NULL)

@@ -381,6 +381,8 @@ int	 rds_open(const char *, char *);
 char	*prom_caps(char *const *, const struct cap_view *, size_t, time_t);
 struct outbox_count;
 char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
+struct rate_view;
+char	*prom_rates(const struct rate_view *, size_t, time_t);
 char	*prom_breakers(char *const *, const struct brk_view *, size_t,
 	    time_t);
 int	 prom_write(const char *, const char *, char *);
@@ -430,6 +432,7 @@ enum wake_status {
 	ST_OK, ST_IDLE, ST_CAPPED, ST_OPEN, ST_NOT_DUE, ST_QUIET,
 	ST_NOT_IDLE, ST_BUSY, ST_EMPTY, ST_TOOL_CAP, ST_DRY_RUN, ST_ERROR,
 	ST_GATED,
+	ST_THROTTLED,
 	ST_NSTATUS
 };
 enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
@@ -577,6 +580,7 @@ struct http_resp {
 /* A Retry-After is honoured for a day at most. */
 #define HTTP_HOLDMAX	86400
 
+int	 http_preload(char *);
 int	 http_post(const struct http_req *, struct http_resp *, char *);
 int	 http_retry_after(const char *, time_t, time_t *);
 
@@ -613,6 +617,7 @@ struct llm_reply {
 	long long cache_write_tokens;	/* of prompt: written to it */
 	int	 fail;			/* failed: LLM_*; else 0 */
 	time_t	 hold;			/* failed: Retry-After, or 0 */
+	long	 status;		/* failed: the HTTP status, or 0 */
 };
 
 int	 llm_conf(const struct soul *, struct llm_conf *, char *);
@@ -855,6 +860,7 @@ struct triage {
 	json_t	*decision;	/* {"action", "reason"}, or NULL */
 	struct usage u;		/* its tokens, apart from the main model's */
 	int	 fail;		/* failed: LLM_* */
+	long	 status;	/* its HTTP status, 0: none */
 	time_t	 hold;
 };
 
@@ -867,6 +873,31 @@ json_t	*triage_json(const struct llm_conf *, const struct triage *,
 	    long long, const char *);
 void	 triage_free(struct triage *);
 
+/* bucket.c: the fleet-wide rate limit, per endpoint (HEART_FLEET) */
+/* An endpoint's rate use over the last minute. */
+struct rate_view {
+	char	 endpoint[HEART_IDMAX + 1];
+	long long rpm, tpm;		/* its limits; 0: none */
+	long long requests, tokens;	/* taken in the window */
+	time_t	 slow_until;		/* a 429 stops it until then */
+	long long n429, throttled, taken;	/* counted since it began */
+};
+int	 bucket_endpoint(const struct llm_conf *, char *, size_t, char *);
+int	 bucket_names(const char ***, size_t *, char *);
+int	 bucket_take(const char *, time_t, time_t *, struct rate_view *,
+	    char *);
+int	 bucket_give(const char *, time_t, time_t, char *);
+int	 bucket_record(const char *, long long, time_t, char *);
+int	 bucket_slow(const char *, time_t, time_t, char *);
+int	 bucket_peek(const char *, time_t, struct rate_view *, char *);
+int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
+	    char *, size_t, char *);
+int	 bucket_gate_ok(const struct rate_view *, time_t, const char *,
+	    char *, size_t);
+int	 bucket_wait(const char *, long long, char *);
+void	 bucket_after(const char *, long, time_t, long long, time_t);
+json_t	*bucket_json(const struct rate_view *, time_t);
+
 /* run.c: one wake, start to end */
 struct run_opts {
 	int	 chamber;	/* a chamber, or -1 for either */
@@ -875,11 +906,14 @@ struct run_opts {
 	const char *version;	/* heart's, told to MCP servers */
 	/* hears (agent, server, text): a failed MCP server's stderr */
 	void	(*tell)(const char *, const char *, const char *);
+	/* a round's: wait for the fleet's rate limit until then; 0: not */
+	time_t	 wait;
 };
 
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 	    json_t **, char *);
 json_t	*run_refused(int, const char *, time_t);
+void	 run_id(time_t, char *, size_t);
 json_t	*run_explain(const struct soul *, const struct run_opts *, time_t,
 	    char *);
 /* pulse.c: what a pulse says, read from state without locks; topics */
@@ -950,12 +984,41 @@ void	 pulse_node_name(const char *, long, char *, size_t);
 char	*pulse_acl(const char *, const char *, const char *const *, size_t);
 int	 pulse_rival(const struct pulse_node *, const char *, int);
 
+/* soulcache.c: what a round learnt of each soul of a directory */
+struct soulcache;
+struct stat;
+struct soulcache *soulcache_open(const char *, char *);
+void	 soulcache_free(struct soulcache *);
+json_t	*soulcache_get(struct soulcache *, const char *, const struct stat *,
+	    time_t);
+void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
+	    time_t, const json_t *);
+void	 soulcache_drop(struct soulcache *, const char *);
+time_t	 soulcache_deferred(struct soulcache *, const char *);
+void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
+int	 soulcache_save(struct soulcache *, int, char *);
+
+/* round.c: one round for a fleet, its wakes at most N at once */
+struct round_hooks {
+	/* a message: (arg, who or NULL, text) */
+	void	(*warn)(void *, const char *, const char *);
+	/* a result, whole: (arg, agent or NULL, result, exit code, the
+	 * failure's message or NULL) */
+	void	(*line)(void *, const char *, json_t *, int, const char *);
+	void	*arg;
+};
+int	 round_run(char *const *, size_t, const char *,
+	    const struct run_opts *, int, time_t, const struct round_hooks *);
+int	 round_explain(json_t *, const struct soul *, const char *, time_t,
+	    char *);
+
 /* fleet.c: the agents of one heart-pulse, their schedule and state */
 struct fleet;
 struct fleet_agent;
 
 struct fleet *fleet_new(long long, int);
 void	 fleet_free(struct fleet *);
+int	 fleet_souls(const char *, char ***, size_t *, char *);
 long long fleet_load(struct fleet *, char *const *, size_t, const char *,
 	    long long, char *);
 size_t	 fleet_size(const struct fleet *);

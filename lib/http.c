@@ -69,6 +69,17 @@ load_curl(char *err)
 	return 0;
 }
 
+/*
+ * Load libcurl now, before a round forks its workers: each then has it
+ * already, where loading it in each would cost every wake its
+ * start-up again.  0, or -1 with err.
+ */
+int
+http_preload(char *err)
+{
+	return load_curl(err);
+}
+
 struct sink {
 	char	*buf;
 	size_t	 len;

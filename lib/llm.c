@@ -760,6 +760,7 @@ http_send(const struct llm_conf *c, const struct provider *p,
 	r->fail = LLM_TEMP;
 	if (http_post(&rq, &rs, err) == 0) {
 		if (rs.status < 200 || rs.status > 299) {
+			r->status = rs.status;
 			r->fail = http_fail(c, url, rs.status, rs.body, err);
 			if (http_retry_after(rs.retry_after, now, &r->hold) ==
 			    -1 || r->hold <= now)

@@ -242,3 +242,42 @@ fail:
 	unlink(tmp);
 	return -1;
 }
+
+/* The fleet's rate use: n endpoints' buckets (bucket.c); caller frees.
+ * Endpoint names need no escaping either (the agent id rule). */
+char *
+prom_rates(const struct rate_view *v, size_t n, time_t now)
+{
+	static const char *const name[] = { "requests", "requests_limit",
+	    "tokens", "tokens_limit", "throttled", "429s", "slowed" };
+	static const char *const help[] = {
+	    "Requests taken in the last minute.",
+	    "Requests a minute allowed; 0: no limit.",
+	    "Tokens counted in the last minute.",
+	    "Tokens a minute allowed; 0: no limit.",
+	    "Wakes and requests the limit held back, ever.",
+	    "Answers 429 (too many requests) the provider gave, ever.",
+	    "1 while a 429 stops the endpoint." };
+	char *out = NULL;
+	size_t len = 0, i;
+	long long x;
+	FILE *fp;
+	int k;
+
+	if ((fp = open_memstream(&out, &len)) == NULL)
+		abort();
+	for (k = 0; n > 0 && k < 7; k++) {
+		fprintf(fp, "# HELP heart_rate_%s %s\n# TYPE heart_rate_%s "
+		    "gauge\n", name[k], help[k], name[k]);
+		for (i = 0; i < n; i++) {
+			x = k == 0 ? v[i].requests : k == 1 ? v[i].rpm :
+			    k == 2 ? v[i].tokens : k == 3 ? v[i].tpm : k == 4 ?
+			    v[i].throttled : k == 5 ? v[i].n429 :
+			    v[i].slow_until > now;
+			fprintf(fp, "heart_rate_%s{endpoint=\"%s\"} %lld\n",
+			    name[k], v[i].endpoint, x);
+		}
+	}
+	fclose(fp);
+	return out;
+}

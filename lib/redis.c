@@ -558,11 +558,13 @@ rget(const char *agent, const char *name, char **doc, char *err)
 	int n;
 
 	*doc = NULL;
-	if (id_check(agent, err) == -1 || begin(err) == -1)
+	if (store_owner_check(agent, err) == -1 || begin(err) == -1)
 		return -1;
 	key_of(agent, name, key, sizeof key);
-	if (get_string(key, doc, err) == -1 || *doc != NULL)
-		return *doc != NULL ? 0 : -1;
+	if (get_string(key, doc, err) == -1)
+		return -1;
+	if (*doc != NULL || agent[0] == '@')	/* an endpoint is no 0.x's */
+		return 0;
 	if (old_doc(agent, name, &moved, err) == -1)
 		return -1;
 	if (moved == NULL)
@@ -598,7 +600,7 @@ rcas(const char *agent, const char *name, const char *old, const char *doc,
 {
 	char key[160];
 
-	if (id_check(agent, err) == -1 || begin(err) == -1)
+	if (store_owner_check(agent, err) == -1 || begin(err) == -1)
 		return -1;
 	key_of(agent, name, key, sizeof key);
 	return guarded_set(key, old, key, doc, ttl, err);
@@ -1022,6 +1024,7 @@ rds_open(const char *flag, char *err)
 	ops.write_json = rwrite;
 	ops.agents = ragents;
 	ops.known = rknown;
+	ops.forked = disconnect;
 	if (store_ops() == NULL)
 		atexit(rclose);
 	store_use(&ops);

@@ -52,6 +52,9 @@ struct wake {
 	long long tcost;		/* and their cost, nano$; -1: none */
 	time_t	 thold;
 	char	 terr[HEART_ERRLEN];
+	char	 ep[HEART_IDMAX + 1];	/* its endpoint (bucket.c), or "" */
+	char	 tep[HEART_IDMAX + 1];	/* the triage's, or "" */
+	time_t	 taken;			/* when its first request was */
 };
 
 static long long
@@ -63,8 +66,8 @@ mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void
-make_id(time_t now, char *buf, size_t n)
+void
+run_id(time_t now, char *buf, size_t n)
 {
 	unsigned int r = 0;
 	struct tm tm;
@@ -367,7 +370,8 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 {
 	enum chamber c = k->g.chamber;
 	struct caps caps;
-	char until[40];
+	const char *ep;
+	char until[40], e2[HEART_ERRLEN];
 	int allowed, probe, ok;
 
 	if (brk_check(k->s->name, &k->bc, k->now, &allowed, &probe, &k->bv,
@@ -383,17 +387,29 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 		*status = status_name(ST_OPEN);
 		return 0;
 	}
-	cap_from_soul(k->s, &caps);
-	if (cap_take(k->s->name, c, &caps, -1, k->s->timezone, k->now, &ok,
-	    &k->cv, err) == -1) {
+	/* the fleet's rate limit: a throttled wake is deferred, not spent;
+	 * its first request goes to the triage endpoint when there is one */
+	ep = k->triage ? k->tep : k->ep;
+	k->taken = time(NULL);
+	if ((ok = bucket_gate(ep, k->s->timezone, &k->taken, k->o->wait,
+	    &k->g.next, reason, rn, err)) != 1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);
-		return -1;
+		*status = status_name(ST_THROTTLED);
+		return ok;
 	}
-	if (ok)
+	cap_from_soul(k->s, &caps);
+	if (cap_take(k->s->name, c, &caps, -1, k->s->timezone, k->now, &ok,
+	    &k->cv, err) == -1)
+		ok = -1;
+	if (ok == 1)
 		return 1;
 	if (probe)
 		brk_giveback(k->s->name, k->now, NULL);
+	if (ep[0] != '\0')
+		bucket_give(ep, k->taken, time(NULL), e2);
+	if (ok == -1)
+		return -1;
 	k->g.next = cap_resets_at(&k->cv, k->now);
 	cap_why(&k->cv, c, k->now, reason, rn);
 	*status = status_name(ST_CAPPED);
@@ -821,7 +837,7 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 	struct llm_reply r;
 	struct talk t;
 	json_t *body;
-	int rc, more = 1;
+	int rc, more = 1, sent = 0;
 
 	if (talk_begin(k, &t, err) == -1) {
 		set_str(k->res, "error", err);
@@ -834,9 +850,18 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 	json_array_append(json_object_get(k->res, "messages"),
 	    json_array_get(t.msgs, t.h1));
 	while (more) {
+		/* the first request's budget was taken by admit(), unless
+		 * it went to the triage endpoint */
+		if ((sent++ > 0 || k->triage) && (rc = bucket_wait(k->ep,
+		    lc->timeout, err)) != 1) {
+			t.fail = LLM_TEMP;
+			break;
+		}
 		body = request(lc, &t);
 		rc = llm_send(lc, body, k->now, &r, err);
 		json_decref(body);
+		bucket_after(k->ep, r.status, r.hold, r.prompt_tokens +
+		    r.completion_tokens, time(NULL));
 		if (rc == -1) {
 			t.fail = r.fail;
 			t.hold = r.hold;
@@ -1007,6 +1032,8 @@ triage_step(struct wake *k, int *rc, char *err)
 		return 1;
 	text = prompt_text(k, c, 1);
 	r = triage_ask(&k->tc, k->s->system, text, k->now, &t, err);
+	bucket_after(k->tep, t.status, t.hold, t.u.prompt + t.u.completion,
+	    time(NULL));
 	k->tu = t.u;
 	k->tcost = price_cost(soul_price(k->s, 1), &t.u);
 	json_object_set_new(k->res, "triage", triage_json(&k->tc, &t,
@@ -1056,6 +1083,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 {
 	const char *status = NULL;
 	char reason[1024], status16[16];
+	time_t until;
 	int open, r;
 
 	if (wake_load(k->dir, &k->w, err) == -1)
@@ -1084,6 +1112,14 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 		return r;
 	if ((r = admit(k, reason, sizeof reason, &status, err)) == -1)
 		return fail(k, HX_IOERR, err);
+	if (r == 0 && strcmp(status, status_name(ST_THROTTLED)) == 0) {
+		/* deferred: its slot waits for the next round */
+		until = k->g.next;
+		r = skip(k, status, reason);
+		clock_utc(until, reason, sizeof reason);
+		set_str(k->res, "next", reason);
+		return r;
+	}
 	if (r == 0) {
 		/* a refused wake still uses up its slot, as a dropped timer;
 		 * it is no wake: the last one admitted stays as it was */
@@ -1138,7 +1174,7 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	k.t0 = mono_ms();
 	k.tcost = -1;
 	k.events = json_array();
-	make_id(now, k.id, sizeof k.id);
+	run_id(now, k.id, sizeof k.id);
 	k.res = result_new(&k, o->chamber >= 0 ? (enum chamber)o->chamber :
 	    CH_SCHEDULE);
 	k.g.chamber = o->chamber >= 0 ? (enum chamber)o->chamber :
@@ -1146,7 +1182,9 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	brk_from_soul(s, &k.bc);
 	k.triage = s->triage != NULL;
 	if (llm_conf(s, &lc, err) == -1 || llm_triage_conf(s, &k.tc,
-	    err) == -1)
+	    err) == -1 || bucket_endpoint(&lc, k.ep, sizeof k.ep, err) == -1 ||
+	    (k.triage && bucket_endpoint(&k.tc, k.tep, sizeof k.tep,
+	    err) == -1))
 		rc = fail(&k, HX_CONFIG, err);
 	else if (state_agent_dir(s->name, 1, k.dir, sizeof k.dir, err) == -1)
 		rc = fail(&k, HX_IOERR, err);
@@ -1342,7 +1380,7 @@ json_t *
 run_explain(const struct soul *s, const struct run_opts *ro, time_t now,
     char *err)
 {
-	struct run_opts all = { -1, 0, 0, NULL, NULL };
+	struct run_opts all = { -1, 0, 0, NULL, NULL, 0 };
 	struct wake k;
 	json_t *arr = json_array();
 	int c;

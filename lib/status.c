@@ -27,6 +27,7 @@ static const struct {
 	[ST_DRY_RUN] = { "dry_run", GHOST_ROLLBACK },
 	[ST_ERROR] = { "error", GHOST_ERROR },
 	[ST_GATED] = { "gated", GHOST_ROLLBACK },
+	[ST_THROTTLED] = { "throttled", GHOST_ROLLBACK },
 };
 
 const char *

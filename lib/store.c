@@ -40,6 +40,15 @@ store_use(const struct store_ops *o)
 	cur = o;
 }
 
+/* In a child just forked: let go of the parent's connection, if any,
+ * so that the child makes its own at its first call. */
+void
+store_forked(void)
+{
+	if (cur != NULL && cur->forked != NULL)
+		cur->forked();
+}
+
 void
 store_fail(int code)
 {
@@ -155,6 +164,40 @@ store_status_names(char **ids, size_t nids, struct soul **souls,
 	return 0;
 }
 
+/*
+ * The directory of an owner of documents: an agent id (agents/ID), or
+ * "@" and an endpoint's name (endpoints/NAME, bucket.c), created when
+ * `create' is set.
+ */
+static int
+owner_dir(const char *owner, int create, char *dir, size_t n, char *err)
+{
+	char sub[HEART_IDMAX + 16];
+
+	if (owner[0] != '@')
+		return state_agent_dir(owner, create, dir, n, err);
+	if (store_owner_check(owner, err) == -1)
+		return -1;
+	snprintf(sub, sizeof sub, "endpoints/%s", owner + 1);
+	if (create)
+		return state_subdir(sub, dir, n, err);
+	if (state_dir(dir, n, err) == -1)
+		return -1;
+	strncat(dir, "/", n - strlen(dir) - 1);
+	strncat(dir, sub, n - strlen(dir) - 1);
+	return 0;
+}
+
+/* 0 when owner is an agent id or "@" and an endpoint name (the same
+ * rule), else -1 with err. */
+int
+store_owner_check(const char *owner, char *err)
+{
+	if (owner[0] == '@' && id_valid(owner + 1))
+		return 0;
+	return id_check(owner, err);
+}
+
 /* "DIR/NAME" or "URL: KEY" of agent's document name, in buf, for
  * messages; returns what to fix or remove by hand: "file" or "key". */
 const char *
@@ -166,7 +209,7 @@ store_where(const char *agent, const char *name, char *buf, size_t n)
 		cur->where(agent, name, buf, n);
 		return "key";
 	}
-	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1)
+	if (owner_dir(agent, 0, dir, sizeof dir, err) == -1)
 		snprintf(dir, sizeof dir, "%s", agent);
 	snprintf(buf, n, "%s/%s", dir, name);
 	return "file";
@@ -237,7 +280,7 @@ store_get(const char *agent, const char *name, json_t **out, char *err)
 	int r;
 
 	if (cur == NULL)
-		return state_agent_dir(agent, 0, dir, sizeof dir, err) == -1 ?
+		return owner_dir(agent, 0, dir, sizeof dir, err) == -1 ?
 		    -1 : state_read_json(dir, name, out, err);
 	r = server_get(agent, name, out, &raw, err);
 	free(raw);
@@ -256,7 +299,7 @@ file_update(const char *agent, const char *name, store_step_fn step,
 
 	snprintf(lock, sizeof lock, "%.*s.lock", (int)strcspn(name, "."),
 	    name);
-	if (state_agent_dir(agent, 1, dir, sizeof dir, err) == -1 ||
+	if (owner_dir(agent, 1, dir, sizeof dir, err) == -1 ||
 	    (fd = state_lock(dir, lock, LOCK_EX, err)) < 0)
 		return -1;
 	if ((r = state_read_json(dir, name, &j, err)) == 0 &&

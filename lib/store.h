@@ -69,6 +69,27 @@ struct brk_out {
 	char	 ev[BRK_MAXEV][24];
 };
 
+/* An endpoint's bucket as stored (bucket.c owns the rules): requests
+ * and tokens taken per second of the window, oldest first. */
+#define BKT_SLOTS	62
+struct bucket {
+	long long rpm, tpm;	/* the limits in force; 0: none */
+	struct {
+		long long sec, req, tok;
+	} e[BKT_SLOTS];
+	int	 n;
+	long long slow_until;	/* a 429 stops the endpoint until then */
+	long long n429, throttled, taken;	/* counted since it began */
+};
+
+enum bkt_op { BKT_TAKE, BKT_GIVE, BKT_RECORD, BKT_SLOW, BKT_PEEK };
+
+struct bkt_args {
+	long long tokens;	/* record */
+	time_t	 hold;		/* slow: Retry-After; 0: none given */
+	time_t	 at;		/* give: when the request was taken */
+};
+
 /*
  * The rules, as pure functions of (state, now, configuration): no I/O,
  * no clock.  Each changes the state it is given into the state after
@@ -79,6 +100,8 @@ int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
 int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *given,
 	    time_t now, const struct brk_rec *, const struct brk_who *,
 	    struct brk_out *);
+int	 bucket_step(struct bucket *, enum bkt_op, const struct bkt_args *,
+	    time_t now, time_t *until);
 
 /*
  * A store keeps bytes: an agent's documents (cap.json, breaker.json,
@@ -106,6 +129,8 @@ struct store_ops {
 	int	(*agents)(char ***, size_t *, char *err);
 	/* 1: agent has keys in the store, 0: none, -1: err */
 	int	(*known)(const char *agent, char *err);
+	/* in a forked child: drop the parent's connection, unused */
+	void	(*forked)(void);
 };
 
 /*
@@ -123,6 +148,8 @@ void	 cap_defaults(struct caps *);
 
 /* store.c */
 const struct store_ops *store_ops(void);	/* NULL: files */
+int	 store_owner_check(const char *, char *);	/* ID or @ENDPOINT */
+void	 store_forked(void);
 void	 store_use(const struct store_ops *);
 void	 store_fail(int);	/* the exit code the last failure asks for */
 int	 store_get(const char *agent, const char *name, json_t **,

@@ -107,6 +107,8 @@ triage_ask(const struct llm_conf *tc, const char *system, const char *prompt,
 	t->u.completion = r.completion_tokens;
 	t->u.cached = r.cached_tokens;
 	t->u.cache_write = r.cache_write_tokens;
+	t->status = r.status;
+	t->hold = r.hold;
 	if (rc == -1) {
 		t->fail = r.fail;
 		t->hold = r.hold;

@@ -44,8 +44,10 @@ souls3() {
 			export HEART_STORE=$REDIS_URL
 			t=$((t + 86400))
 		fi
-		# souls go in glob order: alpha.yaml, charlie.yml, bravo.md
-		llm_script '{"replies":[{"text":"Alpha: the 9:40 to Lyon is late."},{"text":"Charlie: gate changed to B12."},{"text":"[IDLE]"}]}'
+		# one wake at a time, in soul order: alpha.yaml, bravo.md,
+		# charlie.yml
+		export HEART_JOBS=1
+		llm_script '{"replies":[{"text":"Alpha: the 9:40 to Lyon is late."},{"text":"[IDLE]"},{"text":"Charlie: gate changed to B12."}]}'
 		# heart sees the souls for the first time: nothing is due
 		run at_epoch "$t" "$C/heart-round" "$d"
 		assert_success
@@ -76,7 +78,8 @@ souls3() {
 	d=$(souls3)
 	t=$(date -u -d "2026-11-22 09:00:30" +%s)
 	at_epoch "$t" "$C/heart-round" "$d"
-	llm_script '{"replies":[{"status":500},{"text":"Charlie: all clear."},{"text":"[IDLE]"}]}'
+	export HEART_JOBS=1
+	llm_script '{"replies":[{"status":500},{"text":"[IDLE]"},{"text":"Charlie: all clear."}]}'
 	run --separate-stderr at_epoch $((t + 60)) "$C/heart-round" "$d" \
 		--text --exec tee -a "$BATS_TEST_TMPDIR/mail"
 	assert_failure 75
@@ -299,20 +302,22 @@ units() {
 	done
 }
 
-@test "the Kubernetes example parses, runs heart-round under Forbid with a Redis store, and its soul loads" {
+@test "the Kubernetes example parses, runs heart-round under Forbid with a Redis store, and its soul and fleet file load" {
 	python3 -c 'import yaml' 2>/dev/null || skip "python3 has no yaml module"
 	run python3 - "$C/k8s/heart-cronjob.yaml" "$BATS_TEST_TMPDIR/soul.yaml" <<'EOF'
 import sys, yaml
 docs = list(yaml.safe_load_all(open(sys.argv[1])))
-assert [d["kind"] for d in docs] == ["ConfigMap", "PersistentVolumeClaim", "CronJob"]
-cj = docs[2]["spec"]
+assert [d["kind"] for d in docs] == ["ConfigMap", "ConfigMap", "PersistentVolumeClaim", "CronJob"]
+cj = docs[3]["spec"]
 assert cj["schedule"] == "* * * * *" and cj["concurrencyPolicy"] == "Forbid"
 c = cj["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
 assert c["command"][0].endswith("/contrib/heart-round")
 env = {e["name"]: e.get("value") for e in c["env"]}
 assert env["HEART_STORE"].startswith("redis://")
 assert "HEART_REDIS_PASSWORD" not in env
+assert env["HEART_FLEET"].startswith("/etc/heart/fleet/")
 open(sys.argv[2], "w").write(docs[0]["data"]["travel_rescue.yaml"])
+open(sys.argv[2] + ".fleet", "w").write(docs[1]["data"]["fleet.yaml"])
 print("ok")
 EOF
 	assert_success
@@ -320,6 +325,9 @@ EOF
 	run soul-dump "$BATS_TEST_TMPDIR/soul.yaml"
 	assert_success
 	echo "$output" | jq -e '.name == "travel_rescue" and .timezone == "Europe/Paris"'
+	HEART_FLEET=$BATS_TEST_TMPDIR/soul.yaml.fleet run heart-cap status --json
+	assert_success
+	echo "$output" | jq -e 'select(.endpoint) | .endpoint == "openai-mini" and .requests_per_minute == 600'
 }
 
 @test "the fleet's redis.conf runs a server with persistence that two hosts share through a password" {

@@ -314,6 +314,12 @@ cron_day() {
 	o=$(mk broken '')
 	for i in 1 2 3; do heart-breaker record --soul "$o" llm-fail > /dev/null; done
 	heart-wake --soul "$o" --force >> "$out"
+	# throttled: the fleet's rate limit, one request a minute
+	printf 'endpoints:\n  double:\n    model: double\n    requests_per_minute: 1\n' \
+	    > "$BATS_TEST_TMPDIR/fleet.yaml"
+	r=$(mk rated '')
+	HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml heart-wake --soul "$r" --force > /dev/null
+	HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml heart-wake --soul "$r" --force >> "$out"
 	# tool_cap, error
 	printf 'name: tooly\nheart: { schedule: { seed_tool_cap: 1 } }\ntools:\n  - name: look\n    description: Look.\n    parameters: { type: object }\n    command: [cat]\n' > tooly.yaml
 	llm_script '{"replies":[{"tool_calls":[{"name":"look","arguments":{}}]}]}'
@@ -392,7 +398,7 @@ explain() {
 	# every gate has its verdict; the next wake counts them all
 	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%T+00:00)" '
 	    .would == "not_due" and (.reason | test("^schedule: not due: last wake")) and
-	    .next == $n and ([.gates | keys_unsorted[]] == ["due", "hours", "checklist", "gate", "breaker", "cap"]) and
+	    .next == $n and ([.gates | keys_unsorted[]] == ["due", "hours", "checklist", "gate", "breaker", "cap", "rate"]) and
 	    .gates.gate == {"ok": true, "reason": "no gate program"} and
 	    .gates.due.ok == false and (.gates.due.until | length > 0) and
 	    .gates.hours == {"ok": true, "reason": "all day (no active_hours)"} and

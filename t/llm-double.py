@@ -77,8 +77,19 @@ Scripted per test through files in its directory:
   DIR/script.json may also hold "max_context": N: a request body of
     more than N bytes is refused as a real server does (400, OpenAI
     code context_length_exceeded, Anthropic "prompt is too long").
-  DIR/requests.jsonl  one line per request: path, headers, body, and
-                      raw, the body's bytes as sent (a string); its
+    "delay": S there delays every reply that sets none of its own (a
+    slow model).  "rate": {"requests": R, "window": 60, "clock": "real"}
+    is a provider's rate limit: a request that finds R requests answered
+    in the last window seconds gets 429 (OpenAI code rate_limit_exceeded,
+    Retry-After: the seconds until one leaves the window); the clock is
+    the real one, or with "clock": "meta" the faked time of heart's meta
+    line (as "windows" reads it), for tests under libfaketime.
+  DIR/requests.jsonl  one line per request: path, headers, body, raw
+                      (the body's bytes as sent, a string), "t"
+                      (when it came: the rate's clock, Unix seconds),
+                      "limited" (true: refused by the rate) and
+                      "inflight" (requests being served, this one
+                      counted, when it came); its
                       lines are the count of requests (emptying it
                       starts the script again)
 
@@ -104,6 +115,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
 COUNT = [0]
+INFLIGHT = [0]
 
 
 def script(d):
@@ -338,16 +350,41 @@ def anthropic_check(req, headers):
     return None
 
 
-def log(d, path, headers, req, raw=b""):
+RATE = []
+
+
+def clock(rt, req):
+    """Now, by the rate's clock: real, or heart's meta line's."""
+    if rt.get("clock") == "meta":
+        t = meta_time(req, "local time")
+        if t is not None:
+            return t.replace(tzinfo=datetime.timezone.utc).timestamp()
+    return time.time()
+
+
+def limited(s, req):
+    """The rate limit's verdict: None, or the seconds to wait."""
+    rt = s.get("rate")
+    if not rt:
+        return None, time.time()
+    now, w = clock(rt, req), rt.get("window", 60)
+    RATE[:] = [t for t in RATE if t > now - w]
+    if len(RATE) >= rt["requests"]:
+        return max(1, int(RATE[0] + w - now + 0.999)), now
+    RATE.append(now)
+    return None, now
+
+
+def log(d, path, headers, req, raw=b"", extra=None):
     """Append the request; returns its index (0 for the first)."""
     with open(os.path.join(d, "requests.jsonl"), "a+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         f.seek(0)
         n = sum(1 for _ in f)
-        f.write(json.dumps({"path": path, "headers": headers,
-                            "body": req, "raw": raw.decode("utf-8",
-                                                           "replace")}) +
-                "\n")
+        line = {"path": path, "headers": headers, "body": req,
+                "raw": raw.decode("utf-8", "replace")}
+        line.update(extra or {})
+        f.write(json.dumps(line) + "\n")
     return n
 
 
@@ -380,6 +417,15 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
     def do_POST(self):
+        with LOCK:
+            INFLIGHT[0] += 1
+        try:
+            self.serve()
+        finally:
+            with LOCK:
+                INFLIGHT[0] -= 1
+
+    def serve(self):
         d = self.server.dir
         n = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(n)
@@ -388,11 +434,20 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             req = None
         headers = {k.lower(): v for k, v in self.headers.items()}
-        with LOCK:
-            i = log(d, self.path, dict(self.headers), req, raw)
         s = script(d)
+        with LOCK:
+            wait, now = limited(s, req)
+            i = log(d, self.path, dict(self.headers), req, raw,
+                    {"t": now, "limited": wait is not None,
+                     "inflight": INFLIGHT[0]})
+        if wait is not None:
+            return self.send(429, json.dumps({"error": {
+                "message": "Rate limit reached: %d requests a minute" %
+                s["rate"]["requests"], "type": "requests",
+                "param": None, "code": "rate_limit_exceeded"}}),
+                {"Retry-After": wait})
         r = pick(s, i, req)
-        time.sleep(r.get("delay", 0))
+        time.sleep(r.get("delay", s.get("delay", 0)))
         extra = r.get("headers")
         if r.get("endless"):
             return self.endless()
@@ -454,6 +509,8 @@ def command(d):
 def main():
     if sys.argv[1] == "--command":
         return command(sys.argv[2])
+    # a real server's backlog: a fleet's round connects 32 at once
+    ThreadingHTTPServer.request_queue_size = 256
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     srv.dir = sys.argv[1]

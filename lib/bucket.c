@@ -1,0 +1,723 @@
+/*
+ * bucket.c - the fleet-wide rate limit: requests and tokens a minute
+ * per endpoint, across every process and host that shares the store.
+ *
+ * The endpoints are declared once, in the fleet file (HEART_FLEET,
+ * heart(7) THE FLEET FILE); a soul's endpoint is the first one whose
+ * base_url and model match its own.  Each has a bucket of requests
+ * and of tokens: what was taken returns to it 61 seconds after the
+ * second it was taken in, so no 60 seconds ever see more than the
+ * limit (a sliding window; at most BKT_SLOTS seconds are kept).  A 429
+ * from the provider stops the whole endpoint until its Retry-After (a
+ * minute without one).
+ *
+ * The rules are bucket_step's, a pure function; store_update reads,
+ * decides and writes back endpoints/NAME/bucket.json under its flock,
+ * or the key heart:{@NAME}:bucket.json by compare-and-set (store.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store.h"
+#include "yj.h"
+
+#define BKTFILE		"bucket.json"
+#define WINDOW		61	/* s: a take returns this long after */
+#define SLOW_DEFAULT	60	/* s: a 429 without Retry-After */
+#define KEEP		(2 * 86400LL)	/* a server keeps it, s */
+
+struct endpoint {
+	char	 name[HEART_IDMAX + 1];
+	char	*base_url, *model;	/* NULL: any */
+	long long rpm, tpm;		/* 0: no limit */
+};
+
+static struct {
+	int	 read;
+	struct endpoint *e;
+	size_t	 n;
+	char	 path[4096];
+} fl;
+
+static int
+ep_num(const char *file, const char *name, json_t *o, const char *key,
+    long long *v, char *err)
+{
+	json_t *j = json_object_get(o, key);
+
+	*v = 0;
+	if (j == NULL)
+		return 0;
+	if (!json_is_integer(j) || json_integer_value(j) < 0 ||
+	    json_integer_value(j) > 1000000000) {
+		errf(err, "%s: endpoints.%s.%s: not a whole number from 0 to "
+		    "1000000000", file, name, key);
+		return -1;
+	}
+	*v = json_integer_value(j);
+	return 0;
+}
+
+static int
+ep_str(const char *file, const char *name, json_t *o, const char *key,
+    char **v, char *err)
+{
+	json_t *j = json_object_get(o, key);
+
+	*v = NULL;
+	if (j == NULL)
+		return 0;
+	if (!json_is_string(j) || json_string_length(j) == 0) {
+		errf(err, "%s: endpoints.%s.%s: not a string", file, name,
+		    key);
+		return -1;
+	}
+	*v = xstrdup(json_string_value(j));
+	return 0;
+}
+
+static int
+ep_parse(const char *file, const char *name, json_t *o, struct endpoint *e,
+    char *err)
+{
+	static const char *known[] = { "base_url", "model",
+	    "requests_per_minute", "tokens_per_minute", NULL };
+	const char *k;
+	json_t *v;
+	int i;
+
+	memset(e, 0, sizeof *e);
+	if (!id_valid(name)) {
+		errf(err, "%s: endpoint name '%.64s': use 1 to 64 of A-Z a-z "
+		    "0-9 _ . -, not starting with a dot", file, name);
+		return -1;
+	}
+	snprintf(e->name, sizeof e->name, "%s", name);
+	if (!json_is_object(o)) {
+		errf(err, "%s: endpoints.%s: not a mapping", file, name);
+		return -1;
+	}
+	json_object_foreach(o, k, v) {
+		for (i = 0; known[i] != NULL && strcmp(known[i], k); i++)
+			;
+		if (known[i] == NULL) {
+			errf(err, "%s: endpoints.%s.%.64s: unknown key", file,
+			    name, k);
+			return -1;
+		}
+	}
+	return ep_str(file, name, o, "base_url", &e->base_url, err) == -1 ||
+	    ep_str(file, name, o, "model", &e->model, err) == -1 ||
+	    ep_num(file, name, o, "requests_per_minute", &e->rpm, err) ==
+	    -1 || ep_num(file, name, o, "tokens_per_minute", &e->tpm, err) ==
+	    -1 ? -1 : 0;
+}
+
+static void
+fleet_clear(void)
+{
+	size_t i;
+
+	for (i = 0; i < fl.n; i++) {
+		free(fl.e[i].base_url);
+		free(fl.e[i].model);
+	}
+	free(fl.e);
+	fl.e = NULL;
+	fl.n = 0;
+}
+
+static int
+fleet_parse(const char *file, const char *buf, size_t len, char *err)
+{
+	struct yj y;
+	json_t *eps, *o;
+	const char *name, *k;
+	int rc = -1;
+
+	if (yj_load(buf, len, 0, file, &y, err) == -1)
+		return -1;
+	eps = json_object_get(y.root, "endpoints");
+	json_object_foreach(y.root, k, o)
+		if (strcmp(k, "endpoints") != 0) {
+			errf(err, "%s: %.64s: unknown key (the fleet file has "
+			    "endpoints:)", file, k);
+			goto out;
+		}
+	if (eps != NULL && !json_is_object(eps)) {
+		errf(err, "%s: endpoints: not a mapping", file);
+		goto out;
+	}
+	fl.e = xcalloc(json_object_size(eps) + 1, sizeof *fl.e);
+	json_object_foreach(eps, name, o)
+		if (ep_parse(file, name, o, &fl.e[fl.n++], err) == -1)
+			goto out;
+	rc = 0;
+out:
+	yj_free(&y);
+	return rc;
+}
+
+/* The fleet file, read once per process: 0, or -1 with err. */
+static int
+fleet_read(char *err)
+{
+	const char *file = getenv("HEART_FLEET");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp;
+	int rc;
+
+	if (fl.read)
+		return 0;
+	if (file == NULL || *file == '\0') {
+		fl.read = 1;
+		return 0;
+	}
+	snprintf(fl.path, sizeof fl.path, "%s", file);
+	if ((fp = fopen(file, "r")) == NULL) {
+		errf(err, "HEART_FLEET: %s: %s", file, strerror(errno));
+		return -1;
+	}
+	buf = xcalloc(1, HEART_SOULMAX + 1);
+	len = fread(buf, 1, HEART_SOULMAX + 1, fp);
+	fclose(fp);
+	if (len > HEART_SOULMAX) {
+		errf(err, "%s: larger than %d bytes", file, HEART_SOULMAX);
+		rc = -1;
+	} else
+		rc = fleet_parse(file, buf, len, err);
+	free(buf);
+	if (rc == -1)
+		fleet_clear();
+	else
+		fl.read = 1;
+	return rc;
+}
+
+static const struct endpoint *
+ep_named(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < fl.n; i++)
+		if (strcmp(fl.e[i].name, name) == 0)
+			return &fl.e[i];
+	return NULL;
+}
+
+/*
+ * The endpoint of a model's settings into name (n bytes): 1 when the
+ * fleet file declares one for its base_url and model, 0 when none
+ * (name is ""), -1 with err when the fleet file is unsound.
+ */
+int
+bucket_endpoint(const struct llm_conf *lc, char *name, size_t n, char *err)
+{
+	size_t i;
+
+	name[0] = '\0';
+	if (fleet_read(err) == -1)
+		return -1;
+	for (i = 0; i < fl.n; i++)
+		if ((fl.e[i].base_url == NULL || strcmp(fl.e[i].base_url,
+		    lc->base_url) == 0) && (fl.e[i].model == NULL ||
+		    strcmp(fl.e[i].model, lc->model) == 0)) {
+			snprintf(name, n, "%s", fl.e[i].name);
+			return 1;
+		}
+	return 0;
+}
+
+/* The endpoints the fleet file declares, in its order (free *names,
+ * not the strings, which stay the process's). */
+int
+bucket_names(const char ***names, size_t *n, char *err)
+{
+	size_t i;
+
+	*names = NULL;
+	*n = 0;
+	if (fleet_read(err) == -1)
+		return -1;
+	*names = xcalloc(fl.n + 1, sizeof **names);
+	for (i = 0; i < fl.n; i++)
+		(*names)[i] = fl.e[i].name;
+	*n = fl.n;
+	return 0;
+}
+
+/* Forget what was taken before the window of now. */
+static int
+prune(struct bucket *b, time_t now)
+{
+	int i, k = 0, changed = 0;
+
+	for (i = 0; i < b->n; i++) {
+		if (b->e[i].sec > (long long)now - WINDOW &&
+		    b->e[i].sec <= (long long)now)
+			b->e[k++] = b->e[i];
+		else
+			changed = 1;
+	}
+	b->n = k;
+	return changed;
+}
+
+static void
+sums(const struct bucket *b, long long *req, long long *tok)
+{
+	int i;
+
+	*req = *tok = 0;
+	for (i = 0; i < b->n; i++) {
+		*req += b->e[i].req;
+		*tok += b->e[i].tok;
+	}
+}
+
+/* When the window's requests (tok: tokens) fall below lim again. */
+static time_t
+frees_at(const struct bucket *b, int tok, long long lim)
+{
+	long long req, toks, left;
+	int i;
+
+	sums(b, &req, &toks);
+	left = tok ? toks : req;
+	for (i = 0; i < b->n; i++) {
+		left -= tok ? b->e[i].tok : b->e[i].req;
+		if (left < lim)
+			return (time_t)(b->e[i].sec + WINDOW);
+	}
+	return 0;
+}
+
+/* The entry of second now, made if it is not there. */
+static int
+slot(struct bucket *b, time_t now)
+{
+	if (b->n > 0 && b->e[b->n - 1].sec == (long long)now)
+		return b->n - 1;
+	if (b->n == BKT_SLOTS) {	/* a clock set back: keep the last */
+		memmove(b->e, b->e + 1, (BKT_SLOTS - 1) * sizeof *b->e);
+		b->n--;
+	}
+	b->e[b->n].sec = now;
+	b->e[b->n].req = b->e[b->n].tok = 0;
+	return b->n++;
+}
+
+/*
+ * One transition of bucket b at now (its limits in b->rpm, b->tpm):
+ * take admits one request (*until 0) while the endpoint is not slowed
+ * by a 429 and both windows are below their limits, else sets *until
+ * to when one will be; give hands back a request taken at a->at;
+ * record adds a reply's tokens; slow stops the endpoint until a->hold
+ * (or a minute); peek only forgets the past.  Returns 1 when b is to
+ * be written back.
+ */
+int
+bucket_step(struct bucket *b, enum bkt_op op, const struct bkt_args *a,
+    time_t now, time_t *until)
+{
+	int changed = prune(b, now), i;
+	long long req, tok;
+
+	if (until != NULL)
+		*until = 0;
+	sums(b, &req, &tok);
+	switch (op) {
+	case BKT_TAKE:
+		if ((long long)now < b->slow_until)
+			*until = (time_t)b->slow_until;
+		else if (b->rpm > 0 && req >= b->rpm)
+			*until = frees_at(b, 0, b->rpm);
+		else if (b->tpm > 0 && tok >= b->tpm)
+			*until = frees_at(b, 1, b->tpm);
+		if (*until != 0) {
+			b->throttled++;
+			return 1;
+		}
+		b->e[slot(b, now)].req++;
+		b->taken++;
+		return 1;
+	case BKT_GIVE:
+		for (i = b->n - 1; i >= 0; i--)
+			if (b->e[i].sec == (long long)a->at &&
+			    b->e[i].req > 0) {
+				b->e[i].req--;
+				b->taken--;
+				return 1;
+			}
+		return changed;
+	case BKT_RECORD:
+		if (a->tokens <= 0)
+			return changed;
+		b->e[slot(b, now)].tok += a->tokens;
+		return 1;
+	case BKT_SLOW:
+		/* a second more: our clock counts whole seconds, and the
+		 * provider's Retry-After counts from its reply */
+		b->n429++;
+		if ((long long)(a->hold > now ? a->hold + 1 : now +
+		    SLOW_DEFAULT) > b->slow_until)
+			b->slow_until = a->hold > now ? a->hold + 1 : now +
+			    SLOW_DEFAULT;
+		return 1;
+	case BKT_PEEK:
+		break;
+	}
+	return changed;
+}
+
+static long long
+get_num(json_t *o, const char *key, int *bad)
+{
+	json_t *j = json_object_get(o, key);
+
+	if (j == NULL)
+		return 0;
+	if (!json_is_integer(j) || json_integer_value(j) < 0)
+		*bad = 1;
+	return json_integer_value(j);
+}
+
+/* b from the stored JSON (NULL: none); -1 with err if it is unsound. */
+static int
+parse_bucket(const char *owner, json_t *j, struct bucket *b, char *err)
+{
+	json_t *log, *e;
+	size_t i;
+	int bad = 0;
+
+	memset(b, 0, sizeof *b);
+	if (j == NULL)
+		return 0;
+	b->slow_until = get_num(j, "slow_until", &bad);
+	b->n429 = get_num(j, "n429", &bad);
+	b->throttled = get_num(j, "throttled", &bad);
+	b->taken = get_num(j, "taken", &bad);
+	log = json_object_get(j, "log");
+	if (bad || !json_is_array(log) || json_array_size(log) > BKT_SLOTS) {
+		store_bad_field(owner, BKTFILE, bad ? "counts" : "log", err);
+		return -1;
+	}
+	json_array_foreach(log, i, e) {
+		if (json_array_size(e) != 3 ||
+		    !json_is_integer(json_array_get(e, 0)) ||
+		    !json_is_integer(json_array_get(e, 1)) ||
+		    !json_is_integer(json_array_get(e, 2))) {
+			store_bad_field(owner, BKTFILE, "log", err);
+			return -1;
+		}
+		b->e[i].sec = json_integer_value(json_array_get(e, 0));
+		b->e[i].req = json_integer_value(json_array_get(e, 1));
+		b->e[i].tok = json_integer_value(json_array_get(e, 2));
+	}
+	b->n = (int)json_array_size(log);
+	return 0;
+}
+
+static json_t *
+bucket_doc(const char *name, const struct bucket *b, time_t now)
+{
+	json_t *log = json_array();
+	char ts[32];
+	int i;
+
+	for (i = 0; i < b->n; i++)
+		json_array_append_new(log, json_pack("[I,I,I]",
+		    (json_int_t)b->e[i].sec, (json_int_t)b->e[i].req,
+		    (json_int_t)b->e[i].tok));
+	clock_utc(now, ts, sizeof ts);
+	return json_pack("{s:i,s:s,s:I,s:I,s:o,s:I,s:I,s:I,s:I,s:s}", "v", 1,
+	    "endpoint", name, "requests_per_minute", (json_int_t)b->rpm,
+	    "tokens_per_minute", (json_int_t)b->tpm, "log", log,
+	    "slow_until", (json_int_t)b->slow_until, "n429",
+	    (json_int_t)b->n429, "throttled", (json_int_t)b->throttled,
+	    "taken", (json_int_t)b->taken, "updated", ts);
+}
+
+struct bktx {
+	char	 owner[HEART_IDMAX + 2];
+	const struct endpoint *ep;
+	enum bkt_op op;
+	const struct bkt_args *a;
+	time_t	 now, until;
+	struct bucket b;
+};
+
+static int
+bktx_step(json_t *cur, json_t **next, long long *ttl, void *ctx, char *err)
+{
+	struct bktx *x = ctx;
+
+	if (parse_bucket(x->owner, cur, &x->b, err) == -1)
+		return -1;
+	x->b.rpm = x->ep->rpm;
+	x->b.tpm = x->ep->tpm;
+	if (bucket_step(&x->b, x->op, x->a, x->now, &x->until) && x->op !=
+	    BKT_PEEK)
+		*next = bucket_doc(x->ep->name, &x->b, x->now);
+	*ttl = KEEP;
+	return 0;
+}
+
+static void
+to_view(const struct bktx *x, struct rate_view *v)
+{
+	memset(v, 0, sizeof *v);
+	snprintf(v->endpoint, sizeof v->endpoint, "%s", x->ep->name);
+	v->rpm = x->b.rpm;
+	v->tpm = x->b.tpm;
+	sums(&x->b, &v->requests, &v->tokens);
+	v->slow_until = (time_t)x->b.slow_until;
+	v->n429 = x->b.n429;
+	v->throttled = x->b.throttled;
+	v->taken = x->b.taken;
+}
+
+static int
+transition(const char *name, enum bkt_op op, const struct bkt_args *a,
+    time_t now, struct bktx *x, char *err)
+{
+	json_t *j;
+	int r;
+
+	memset(x, 0, sizeof *x);
+	if (fleet_read(err) == -1)
+		return -1;
+	if ((x->ep = ep_named(name)) == NULL) {
+		errf(err, "%s: no endpoint '%.64s'", fl.path[0] ? fl.path :
+		    "HEART_FLEET", name);
+		return -1;
+	}
+	snprintf(x->owner, sizeof x->owner, "@%s", name);
+	x->op = op;
+	x->a = a;
+	x->now = now;
+	if (op != BKT_PEEK)
+		return store_update(x->owner, BKTFILE, bktx_step, x, err);
+	if (store_get(x->owner, BKTFILE, &j, err) == -1)
+		return -1;
+	r = parse_bucket(x->owner, j, &x->b, err);
+	json_decref(j);
+	if (r == 0) {
+		x->b.rpm = x->ep->rpm;
+		x->b.tpm = x->ep->tpm;
+		bucket_step(&x->b, BKT_PEEK, a, now, NULL);
+	}
+	return r;
+}
+
+/*
+ * Take one request of endpoint name at now: *until is 0 when it is
+ * granted, else when one will be (the request is not sent); v, if
+ * not NULL, gets the bucket after.
+ */
+int
+bucket_take(const char *name, time_t now, time_t *until,
+    struct rate_view *v, char *err)
+{
+	struct bktx x;
+
+	if (transition(name, BKT_TAKE, NULL, now, &x, err) == -1)
+		return -1;
+	*until = x.until;
+	if (v != NULL)
+		to_view(&x, v);
+	return 0;
+}
+
+/* Hand back a request taken at `at' and never sent. */
+int
+bucket_give(const char *name, time_t at, time_t now, char *err)
+{
+	struct bkt_args a = { 0, 0, at };
+	struct bktx x;
+
+	return transition(name, BKT_GIVE, &a, now, &x, err);
+}
+
+/* A reply's tokens, counted against the endpoint's tokens a minute. */
+int
+bucket_record(const char *name, long long tokens, time_t now, char *err)
+{
+	struct bkt_args a = { tokens, 0, 0 };
+	struct bktx x;
+
+	if (fleet_read(err) == -1)
+		return -1;
+	if (tokens <= 0 || ep_named(name) == NULL || ep_named(name)->tpm == 0)
+		return 0;
+	return transition(name, BKT_RECORD, &a, now, &x, err);
+}
+
+/* The provider answered 429: no request to the endpoint before hold
+ * (its Retry-After; 0: none given, a minute). */
+int
+bucket_slow(const char *name, time_t hold, time_t now, char *err)
+{
+	struct bkt_args a = { 0, hold, 0 };
+	struct bktx x;
+
+	return transition(name, BKT_SLOW, &a, now, &x, err);
+}
+
+/* The bucket of endpoint name as it stands at now; nothing changes. */
+int
+bucket_peek(const char *name, time_t now, struct rate_view *v, char *err)
+{
+	struct bktx x;
+
+	if (transition(name, BKT_PEEK, NULL, now, &x, err) == -1)
+		return -1;
+	to_view(&x, v);
+	return 0;
+}
+
+/* v as JSON: what heart-cap status and heart-wake --explain show. */
+json_t *
+bucket_json(const struct rate_view *v, time_t now)
+{
+	json_t *o;
+	char iso[32];
+
+	o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "endpoint",
+	    v->endpoint, "requests", (json_int_t)v->requests,
+	    "requests_per_minute", (json_int_t)v->rpm, "tokens",
+	    (json_int_t)v->tokens, "tokens_per_minute", (json_int_t)v->tpm,
+	    "throttled", (json_int_t)v->throttled, "429s",
+	    (json_int_t)v->n429, "taken", (json_int_t)v->taken);
+	if (v->slow_until > now) {
+		clock_utc(v->slow_until, iso, sizeof iso);
+		json_object_set_new(o, "slow_until", json_string(iso));
+	}
+	return o;
+}
+
+/*
+ * run.c's rate gate, after the breaker and before the cap: 1 when a
+ * request of endpoint ep ("": none declared) is taken (*now: when),
+ * waiting for it while it comes by `wait' (a round's wakes wait within
+ * the round's minute; 0: no wait); 0 when the wake is throttled
+ * (reason, in zone's time, and *next: when a request will be
+ * granted); -1 with err.
+ */
+int
+bucket_gate(const char *ep, const char *zone, time_t *now, time_t wait,
+    time_t *next, char *reason, size_t rn, char *err)
+{
+	struct rate_view v;
+	char at[40];
+
+	if (ep[0] == '\0')
+		return 1;
+	for (;;) {
+		if (bucket_take(ep, *now, next, &v, err) == -1)
+			return -1;
+		if (*next == 0)
+			return 1;
+		if (*next > wait)
+			break;
+		while ((*now = time(NULL)) < *next)
+			sleep((unsigned int)(*next - *now));
+	}
+	clock_iso(zone, *next, at, sizeof at);
+	if (v.slow_until > *now)
+		snprintf(reason, rn, "endpoint %s: the provider answered 429 "
+		    "(too many requests); no request before %s", ep, at);
+	else if (v.rpm > 0 && v.requests >= v.rpm)
+		snprintf(reason, rn, "endpoint %s: %lld of %lld requests a "
+		    "minute used; deferred until %s", ep, v.requests, v.rpm,
+		    at);
+	else
+		snprintf(reason, rn, "endpoint %s: %lld of %lld tokens a "
+		    "minute used; deferred until %s", ep, v.tokens, v.tpm, at);
+	return 0;
+}
+
+/*
+ * Would the bucket v grant a request at now?  1, with why it does in
+ * reason; 0 with why not (in zone's time).
+ */
+int
+bucket_gate_ok(const struct rate_view *v, time_t now, const char *zone,
+    char *reason, size_t rn)
+{
+	char at[40];
+
+	if (v->slow_until > now) {
+		clock_iso(zone, v->slow_until, at, sizeof at);
+		snprintf(reason, rn, "endpoint %s: the provider answered 429 "
+		    "(too many requests); no request before %s", v->endpoint,
+		    at);
+		return 0;
+	}
+	if (v->rpm > 0 && v->requests >= v->rpm) {
+		snprintf(reason, rn, "endpoint %s: %lld of %lld requests a "
+		    "minute used", v->endpoint, v->requests, v->rpm);
+		return 0;
+	}
+	if (v->tpm > 0 && v->tokens >= v->tpm) {
+		snprintf(reason, rn, "endpoint %s: %lld of %lld tokens a "
+		    "minute used", v->endpoint, v->tokens, v->tpm);
+		return 0;
+	}
+	snprintf(reason, rn, "endpoint %s: %lld of %lld requests, %lld of "
+	    "%lld tokens a minute used", v->endpoint, v->requests, v->rpm,
+	    v->tokens, v->tpm);
+	return 1;
+}
+
+/*
+ * A request after a wake's first (a tool call's answer): wait for the
+ * endpoint's budget, at most `patience' seconds.  1 when taken, 0 when
+ * it did not come in time (err says so), -1 with err.
+ */
+int
+bucket_wait(const char *ep, long long patience, char *err)
+{
+	time_t start = time(NULL), now = start, until;
+
+	if (ep[0] == '\0')
+		return 1;
+	for (;;) {
+		if (bucket_take(ep, now, &until, NULL, err) == -1)
+			return -1;
+		if (until == 0)
+			return 1;
+		if ((long long)(until - start) > patience) {
+			errf(err, "endpoint %s: no request granted within %llds "
+			    "(the fleet's rate limit): the wake ends here", ep,
+			    patience);
+			return 0;
+		}
+		while ((now = time(NULL)) < until)
+			sleep((unsigned int)(until - now));
+	}
+}
+
+/*
+ * What a request's answer tells the endpoint's bucket: a 429 (status)
+ * stops the endpoint until hold, a reply's tokens count.  Best effort:
+ * the request went already, and the breaker and the cap still hold.
+ */
+void
+bucket_after(const char *ep, long status, time_t hold, long long tokens,
+    time_t now)
+{
+	char err[HEART_ERRLEN];
+
+	if (ep[0] == '\0')
+		return;
+	if (status == 429)
+		bucket_slow(ep, hold, now, err);
+	else if (tokens > 0)
+		bucket_record(ep, tokens, now, err);
+}

@@ -1,0 +1,324 @@
+#!/usr/bin/env bats
+# heart-wake --souls DIR --jobs N: a fleet's round in one process, the
+# fleet-wide rate limit (HEART_FLEET) and the soul cache.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+T0=$(date -u -d '2026-11-22 09:00:30' +%s)
+
+setup() {
+	heart_setup
+	llm_start
+	unset OPENAI_API_KEY HEART_FLEET
+}
+
+teardown() {
+	llm_stop
+	heart_teardown
+}
+
+# mksouls DIR PREFIX N [HEART-KEYS]: N souls PREFIX01... due every
+# minute (a 1m schedule; $IV if set), in DIR, printed
+mksouls() {
+	local d=$1 i
+	mkdir -p "$d"
+	for ((i = 1; i <= $3; i++)); do
+		printf 'name: %s%02d\nheart: { schedule: { interval: %s%s } }\n' \
+		    "$2" "$i" "${IV:-1m}" "${4:+, $4}" \
+		    > "$d/$2$(printf %02d "$i").yaml"
+	done
+	echo "$d"
+}
+
+# fleet RPM [TPM]: a fleet file whose one endpoint is the double's
+fleet() {
+	export HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml
+	printf 'endpoints:\n  double:\n    base_url: %s\n    model: double\n    requests_per_minute: %s\n    tokens_per_minute: %s\n' \
+	    "$HEART_LLM_URL" "$1" "${2:-0}" > "$HEART_FLEET"
+}
+
+# statuses FILE: "agent status" of each result line, in order
+statuses() {
+	jq -r '"\(.agent) \(.status)"' "$1"
+}
+
+# most_in_a_minute: the most requests the double saw in any 60 s
+most_in_a_minute() {
+	jq -s '[.[].t] | sort | . as $t | [range(length) | . as $i |
+	    [$t[] | select(. >= $t[$i] and . < $t[$i] + 60)] | length] |
+	    max // 0' "$LLM_DIR/requests.jsonl"
+}
+
+@test "--souls --jobs 4: four wakes at once and never more, each soul's result one whole line" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 12)
+	big=$(head -c 60000 /dev/zero | tr '\0' x)
+	llm_script "{\"delay\": 2, \"replies\": [{\"text\": \"$big\"}]}"
+	run --separate-stderr at_epoch "$T0" heart-wake --souls "$d" --jobs 4 --force
+	assert_success
+	[ "$(printf '%s\n' "$output" | wc -l)" = 12 ]
+	# every line is one whole result: JSON, each agent once, all ok
+	[ "$(printf '%s\n' "$output" | jq -r '"\(.agent) \(.status) \(.response | length)"' |
+	    sort -u | grep -c ' ok 60000$')" = 12 ]
+	[ "$(jq -s 'map(.inflight) | max' "$LLM_DIR/requests.jsonl")" = 4 ]
+	run llm_count
+	assert_output 12
+}
+
+@test "--souls follows the soul directory rule: a checklist beside the souls is no soul; a broken soul gives its error line" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 2)
+	printf -- '- [ ] feed the cat\n' > "$d/HEARTBEAT.md"
+	printf 'name: [\n' > "$d/broken.yaml"
+	run --separate-stderr at_epoch "$T0" heart-wake --souls "$d" --jobs 2
+	assert_failure 78
+	[ "$(printf '%s\n' "$output" | jq -r .status | sort | tr '\n' ' ')" = "error not_due not_due " ]
+	[[ $stderr == *broken.yaml* ]]
+	run heart-wake --souls "$d" --soul "$d/s01.yaml"
+	assert_failure 64
+	run heart-wake --souls "$d" --jobs 0
+	assert_failure 64
+}
+
+@test "--jobs 32: two rounds at once wake each agent exactly once (the wake lock and the slot)" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 32)
+	at_epoch "$T0" heart-wake --souls "$d" > /dev/null
+	llm_script '{"delay": 1}'
+	for k in 1 2; do
+		at_epoch $((T0 + 60)) heart-wake --souls "$d" --jobs 32 \
+		    > "$BATS_TEST_TMPDIR/r$k" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	run llm_count
+	assert_output 32
+	cat "$BATS_TEST_TMPDIR"/r1 "$BATS_TEST_TMPDIR"/r2 > "$BATS_TEST_TMPDIR/all"
+	[ "$(jq -r 'select(.status == "ok" or .status == "idle") | .agent' \
+	    "$BATS_TEST_TMPDIR/all" | sort -u | wc -l)" = 32 ]
+	[ "$(jq -r 'select(.status == "ok" or .status == "idle")' -c \
+	    "$BATS_TEST_TMPDIR/all" | wc -l)" = 32 ]
+	[ "$(jq -r .status "$BATS_TEST_TMPDIR/all" | sort -u | tr '\n' ' ')" != "" ]
+	jq -e -s 'map(select(.status != "idle" and .status != "busy" and
+	    .status != "not_due")) | length == 0' "$BATS_TEST_TMPDIR/all"
+}
+
+@test "--jobs 32: three rounds at once never pass a cap of 2, and a half-open breaker lets one probe through" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 32 "daily_cap: 2")
+	llm_script '{"delay": 0.5}'
+	for m in 1 2 3; do
+		pids=()
+		for k in 1 2 3; do
+			at_epoch $((T0 + 60 * m)) heart-wake --souls "$d" \
+			    --jobs 32 --force > /dev/null 2>> "$BATS_TEST_TMPDIR/err" &
+			pids+=($!)
+		done
+		wait "${pids[@]}" || { cat "$BATS_TEST_TMPDIR/err"; false; }
+	done
+	run llm_count
+	assert_output 64
+	run at_epoch $((T0 + 200)) heart-cap status --json
+	[ "$(echo "$output" | jq -s 'map(.used) | unique')" = "[
+  2
+]" ]
+	# every breaker open, then half-open; the probes fail, slowly
+	for ((i = 1; i <= 32; i++)); do
+		for k in 1 2 3; do
+			at_epoch "$T0" heart-breaker record "s$(printf %02d "$i")" \
+			    llm-fail > /dev/null
+		done
+	done
+	: > "$LLM_DIR/requests.jsonl"
+	llm_script '{"delay": 1, "replies": [{"status": 500}]}'
+	d2=$(mksouls "$BATS_TEST_TMPDIR/souls2" s 32)
+	pids=()
+	for k in 1 2 3; do
+		at_epoch $((T0 + 86400)) heart-wake --souls "$d2" --jobs 32 --force \
+		    > "$BATS_TEST_TMPDIR/p$k" 2>/dev/null &
+		pids+=($!)
+	done
+	wait "${pids[@]}" || :	# the probes fail: 75
+	run llm_count
+	assert_output 32
+	[ "$(cat "$BATS_TEST_TMPDIR"/p? | jq -r 'select(.status == "error") | .agent' |
+	    sort -u | wc -l)" = 32 ]
+}
+
+@test "a bucket of 3 a minute: the double never sees more in any minute, across two state dirs sharing one Redis" {
+	redis_store || { redis_start; export HEART_STORE=$REDIS_URL; }
+	fleet 3
+	llm_script '{"rate": {"requests": 3, "clock": "meta"}}'
+	# due once in the test, all at T0 + 1h
+	IV=1h mksouls "$BATS_TEST_TMPDIR/souls1" a 5 > /dev/null
+	IV=1h mksouls "$BATS_TEST_TMPDIR/souls2" b 5 > /dev/null
+	for s in 1 2; do
+		HEART_STATE_DIR=$BATS_TEST_TMPDIR/state$s at_epoch "$T0" \
+		    heart-wake --souls "$BATS_TEST_TMPDIR/souls$s" > /dev/null
+	done
+	for m in 1 2 3 4; do
+		t=$((T0 + 3600 + 61 * (m - 1)))
+		pids=()
+		for s in 1 2; do
+			HEART_STATE_DIR=$BATS_TEST_TMPDIR/state$s at_epoch "$t" \
+			    heart-wake --souls "$BATS_TEST_TMPDIR/souls$s" --jobs 8 \
+			    > "$BATS_TEST_TMPDIR/r$m.$s" 2> "$BATS_TEST_TMPDIR/e$m.$s" &
+			pids+=($!)
+		done
+		wait "${pids[@]}" || { cat "$BATS_TEST_TMPDIR"/e$m.?; false; }
+		n=$(cat "$BATS_TEST_TMPDIR"/r$m.? | jq -r 'select(.status == "idle")' -c | wc -l)
+		[ "$n" -le 3 ]
+		total=$((${total:-0} + n))
+	done
+	[ "$(cat "$BATS_TEST_TMPDIR"/r1.? | jq -r 'select(.status == "idle")' -c | wc -l)" = 3 ]
+	run llm_count
+	assert_output "$total"
+	run jq -s 'map(select(.limited)) | length' "$LLM_DIR/requests.jsonl"
+	assert_output 0
+	run most_in_a_minute
+	assert_output 3
+	# a throttled wake: zero requests, no error, and until when
+	run jq -r 'select(.status == "throttled") | "\(.exit) \(.reason)"' "$BATS_TEST_TMPDIR"/r1.?
+	[[ ${lines[0]} == "0 endpoint double: 3 of 3 requests a minute used; deferred until "* ]]
+	# every soul was served, late rather than never
+	[ "$(cat "$BATS_TEST_TMPDIR"/r?.? | jq -r 'select(.status == "idle") | .agent' | sort -u | wc -l)" = 10 ]
+}
+
+@test "deferred wakes go first in the next round, the oldest first" {
+	fleet 2
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 5)
+	at_epoch "$T0" heart-wake --souls "$d" > /dev/null
+	at_epoch $((T0 + 60)) heart-wake --souls "$d" --jobs 1 > "$BATS_TEST_TMPDIR/r1"
+	run statuses "$BATS_TEST_TMPDIR/r1"
+	assert_output "$(printf 's01 idle\ns02 idle\ns03 throttled\ns04 throttled\ns05 throttled')"
+	# rounds 70 s apart: a minute's requests have left the bucket
+	at_epoch $((T0 + 130)) heart-wake --souls "$d" --jobs 1 > "$BATS_TEST_TMPDIR/r2"
+	run statuses "$BATS_TEST_TMPDIR/r2"
+	assert_output "$(printf 's03 idle\ns04 idle\ns05 throttled\ns01 throttled\ns02 throttled')"
+	at_epoch $((T0 + 200)) heart-wake --souls "$d" --jobs 1 > "$BATS_TEST_TMPDIR/r3"
+	run statuses "$BATS_TEST_TMPDIR/r3"
+	assert_output "$(printf 's05 idle\ns01 idle\ns02 throttled\ns03 throttled\ns04 throttled')"
+	# --explain says which wakes wait, since when, and the bucket
+	run at_epoch $((T0 + 201)) heart-wake --explain --souls "$d" --chamber schedule
+	assert_success
+	run jq -r 'select(.agent == "s02") | "\(.would) \(.deferred) \(.gates.rate.ok) \(.rate.requests)/\(.rate.requests_per_minute)"' <<< "$output"
+	assert_output "throttled 2026-11-22T09:02:40+00:00 false 2/2"
+	# heart-cap status shows the fleet's rate use
+	run at_epoch $((T0 + 201)) heart-cap status --json
+	[ "$(echo "$output" | jq -c 'select(.endpoint) | [.requests, .requests_per_minute, .throttled]')" = "[2,2,9]" ]
+	run at_epoch $((T0 + 201)) heart-cap status --prom
+	assert_line 'heart_rate_requests{endpoint="double"} 2'
+	assert_line 'heart_rate_requests_limit{endpoint="double"} 2'
+	# heart-ghost passes a throttled wake by, leaving no trace
+	run heart-ghost --text < "$BATS_TEST_TMPDIR/r3"
+	assert_success
+	assert_output ""
+	[ ! -e "$HEART_STATE_DIR/agents/s02/history.jsonl" ]
+}
+
+@test "a 429 from the provider slows the whole endpoint, not only its agent" {
+	fleet 100
+	llm_script '{"rate": {"requests": 2, "clock": "meta"}}'
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 5)
+	at_epoch "$T0" heart-wake --souls "$d" > /dev/null
+	run --separate-stderr at_epoch $((T0 + 60)) heart-wake --souls "$d" --jobs 1
+	assert_failure 75
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/r1"
+	run statuses "$BATS_TEST_TMPDIR/r1"
+	assert_output "$(printf 's01 idle\ns02 idle\ns03 error\ns04 throttled\ns05 throttled')"
+	run llm_count
+	assert_output 3
+	run jq -r 'select(.agent == "s04") | .reason' "$BATS_TEST_TMPDIR/r1"
+	assert_output --partial "endpoint double: the provider answered 429 (too many requests); no request before 2026-11-22T09:02:"
+	run at_epoch $((T0 + 61)) heart-cap status --json
+	[ "$(echo "$output" | jq -c 'select(.endpoint) | .["429s"]')" = 1 ]
+	# once the provider's minute is over, the wakes deferred go first
+	run --separate-stderr at_epoch $((T0 + 125)) heart-wake --souls "$d" --jobs 1
+	run statuses <(printf '%s\n' "$output")
+	[ "${lines[0]}" = "s04 idle" ]
+	[ "${lines[1]}" = "s05 idle" ]
+}
+
+@test "a round's wake waits for the endpoint within the round's minute rather than be deferred" {
+	fleet 100
+	# the provider: one request in 5 s; its 429 says when to come back
+	llm_script '{"rate": {"requests": 1, "window": 5}}'
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 3)
+	run --separate-stderr heart-wake --souls "$d" --jobs 1 --force
+	assert_failure 75
+	printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/r"
+	run statuses "$BATS_TEST_TMPDIR/r"
+	assert_output "$(printf 's01 idle\ns02 error\ns03 idle')"
+	run llm_count
+	assert_output 3
+	# alone, the same wake is deferred at once
+	heart-wake --soul "$d/s01.yaml" --force > /dev/null 2>&1 || :
+	run heart-wake --soul "$d/s03.yaml" --force
+	[ "$(echo "$output" | jq -r .status)" = throttled ]
+}
+
+@test "a reply's tokens count against the endpoint's tokens a minute" {
+	fleet 100 50
+	llm_script '{"replies": [{"text": "done", "usage": {"prompt_tokens": 40, "completion_tokens": 20}}]}'
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 2)
+	run at_epoch "$T0" heart-wake --souls "$d" --jobs 1 --force
+	run statuses <(printf '%s\n' "$output")
+	assert_output "$(printf 's01 ok\ns02 throttled')"
+	run at_epoch "$T0" heart-cap status --json
+	[ "$(echo "$output" | jq -c 'select(.endpoint) | [.tokens, .tokens_per_minute]')" = "[60,50]" ]
+}
+
+@test "the soul cache: a not-due soul is not read again until its file changes: edit, touch, rename, replace-by-rename" {
+	d=$BATS_TEST_TMPDIR/souls
+	mkdir -p "$d"
+	printf 'name: scout\nheart: { schedule: { interval: 30m } }\n' > "$d/scout.yaml"
+	cached() {	# cached T: whether scout's result came from the cache
+		at_epoch "$1" heart-wake --souls "$d" | jq -r '"\(.status) \(.cached // false)"'
+	}
+	run cached "$T0"
+	assert_output "not_due false"
+	run cached $((T0 + 1))
+	assert_output "not_due true"
+	# edited
+	printf '# a comment\n' >> "$d/scout.yaml"
+	run cached $((T0 + 2))
+	assert_output "not_due false"
+	run cached $((T0 + 3))
+	assert_output "not_due true"
+	# touched
+	touch "$d/scout.yaml"
+	run cached $((T0 + 4))
+	assert_output "not_due false"
+	run cached $((T0 + 5))
+	assert_output "not_due true"
+	# renamed
+	mv "$d/scout.yaml" "$d/scout2.yaml"
+	run cached $((T0 + 6))
+	assert_output "not_due false"
+	run cached $((T0 + 7))
+	assert_output "not_due true"
+	# replaced by rename, the same bytes
+	cp -p "$d/scout2.yaml" "$BATS_TEST_TMPDIR/new.yaml"
+	mv "$BATS_TEST_TMPDIR/new.yaml" "$d/scout2.yaml"
+	run cached $((T0 + 8))
+	assert_output "not_due false"
+	# a cache that does not read is rebuilt, never trusted
+	printf 'garbage' > "$(ls "$HEART_STATE_DIR"/rounds/*.json)"
+	run cached $((T0 + 9))
+	assert_output "not_due false"
+	run cached $((T0 + 10))
+	assert_output "not_due true"
+	# its time come, the soul is read and woken
+	llm_script '{"replies": [{"text": "[IDLE]"}]}'
+	next=$(at_epoch $((T0 + 11)) heart-wake --souls "$d" | jq -r .next)
+	run cached "$(date -u -d "$next" +%s)"
+	assert_output "idle false"
+}
+
+@test "heart-round runs one heart-wake --souls for the round" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 3)
+	llm_script '{"replies": [{"text": "The 9:40 to Lyon is late."}, {"text": "[IDLE]"}]}'
+	at_epoch "$T0" "$T/../contrib/heart-round" "$d"
+	run at_epoch $((T0 + 60)) env HEART_JOBS=1 "$T/../contrib/heart-round" "$d"
+	assert_success
+	assert_output "The 9:40 to Lyon is late."
+	run llm_count
+	assert_output 3
+}
