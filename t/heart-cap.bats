@@ -398,13 +398,14 @@ corrupt() {
 	assert_line 'heart_cap_chamber_used{agent="beta",chamber="idle"} 2'
 	assert_line 'heart_cap_chamber_limit{agent="beta",chamber="idle"} 12'
 	assert_line 'heart_cap_tokens{agent="alpha",kind="prompt"} 0'
+	assert_line 'heart_cap_triage_tokens{agent="alpha",kind="completion"} 0'
 	assert_line "heart_cap_reset_timestamp_seconds{agent=\"alpha\"} $(date -u -d 'tomorrow 00:00' +%s)"
 	# each family once, its HELP and TYPE first, its samples together
 	echo "$output" | awk '
 	    /^# HELP / { if (seen[$3]++) exit 1; fam = $3; next }
 	    /^# TYPE / { if ($3 != fam || $4 != "gauge") exit 1; next }
 	    { n = $1; sub(/\{.*/, "", n); if (n != fam) exit 1 }'
-	[ "$(echo "$output" | grep -c '^# TYPE')" -eq 10 ]
+	[ "$(echo "$output" | grep -c '^# TYPE')" -eq 11 ]
 }
 
 @test "status --prom counts each agent's answers waiting in the outbox and its dead letters" {
