@@ -170,7 +170,7 @@ misbehave() {
 }
 
 @test "a server that never answers initialize: a tool failure, its tools not offered, and no process left" {
-	TO=2s misbehave silent 'mcp server bad: no answer to initialize within 2s'
+	TO=5s misbehave silent 'mcp server bad: no answer to initialize within 5s'
 	[ "$(field '[.tools, .status]')" = '[{"calls":1,"failed":1,"servers":1,"servers_failed":1},"ok"]' ]
 	head -n 1 "$LLM_DIR/requests.jsonl" | jq -e '.body.tools | map(.function.name) == ["quote"]'
 	[ "$(field '.messages[2].content')" = '"error: bad__hello: no such tool (the tools are: quote)"' ]
