@@ -133,6 +133,8 @@ echo "== spending less: the same day three ways (issue 18)"
 # one (the shipped changed-output, over a command that prints the
 # events so far); and with a triage model on a cheaper endpoint (a
 # second double, answering the heartbeat question from the same world).
+# Priced as a large main model ($2.50 in, $10 out per million tokens)
+# and a small triage model ($0.15 in, $0.60 out).
 events="02:13 05:41 08:07 09:52 11:26 13:38 15:03 16:44 19:19 22:31"
 mkdir -p "$tmp/world"
 for e in $events; do
@@ -161,7 +163,8 @@ for w in $ways; do
 		[ "$w" = gate ] && printf ', gate: [%s, %s]' \
 			"$top/share/heartbeat/gates/changed-output" "$tmp/world/world-now"
 		printf ' }\n  idle: { daily_cap: 0 }\nllm:\n  base_url: "%s"\n' "$wurl"
-		[ "$w" = triage ] && printf '  triage: { base_url: "%s", model: cheap }\n' "$turl"
+		printf '  price: { input: 2.50, cached_input: 1.25, output: 10.00 }\n'
+		[ "$w" = triage ] && printf '  triage: { base_url: "%s", model: cheap, price: { input: 0.15, cached_input: 0.075, output: 0.60 } }\n' "$turl"
 		} > "$tmp/ways/$w/agent$i.yaml"
 	done
 done
@@ -183,17 +186,22 @@ rows = {}
 for line in open(reqf):
     w, mreq, treq, t0, t1 = line.split()
     st = collections.Counter(); mtok = ttok = 0; answers = set()
+    mcost = tcost = 0.0
     for l in open("%s/%s.jsonl" % (d, w)):
         j = json.loads(l); st[j["status"]] += 1
         u = j.get("usage") or {}
         mtok += u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)
         t = (j.get("triage") or {}).get("usage") or {}
         ttok += t.get("prompt_tokens", 0) + t.get("completion_tokens", 0)
+        tc = (j.get("triage") or {}).get("cost") or 0
+        tcost += tc
+        mcost += (j.get("cost") or 0) - tc
         if j["status"] == "ok":
             for e in re.findall(r"event at (\d\d:\d\d)", j["response"]):
                 answers.add((j["agent"], e))
     rows[w] = dict(mreq=int(mreq) / n, treq=int(treq) / n, mtok=mtok / n,
-                   ttok=ttok / n, ok=st["ok"], answers=answers,
+                   ttok=ttok / n, mcost=mcost / n, tcost=tcost / n,
+                   cost=(mcost + tcost) / n, ok=st["ok"], answers=answers,
                    gated=st["gated"], idle=st["idle"], err=st["error"],
                    wall=float(t1) - float(t0))
 ways = ["today", "gate", "triage"]
@@ -201,7 +209,10 @@ print("%-40s %10s %10s %10s" % ("per agent-day (60 agents, 10 events)", "today",
 for label, k, f in (("main-model requests", "mreq", "%10.1f"),
                     ("main-model tokens", "mtok", "%10.0f"),
                     ("triage requests", "treq", "%10.1f"),
-                    ("triage tokens", "ttok", "%10.0f")):
+                    ("triage tokens", "ttok", "%10.0f"),
+                    ("main-model dollars", "mcost", "%10.5f"),
+                    ("triage dollars", "tcost", "%10.5f"),
+                    ("dollars, both models", "cost", "%10.5f")):
     print("%-40s " % label + " ".join(f % rows[w][k] for w in ways))
 print("%-40s " % "real answers (ok, fleet)" + " ".join("%10d" % rows[w]["ok"] for w in ways))
 print("%-40s " % "  events told (agent x event, fleet)" + " ".join("%10d" % len(rows[w]["answers"]) for w in ways))
@@ -210,6 +221,7 @@ print("%-40s " % "ghosts (idle, fleet)" + " ".join("%10d" % rows[w]["idle"] for 
 print("%-40s " % "gated wakes (zero requests, fleet)" + " ".join("%10d" % rows[w]["gated"] for w in ways))
 print("%-40s " % "errors (fleet)" + " ".join("%10d" % rows[w]["err"] for w in ways))
 print("%-40s " % "main-model tokens, today / this way" + " ".join("%9.1fx" % (rows["today"]["mtok"] / max(rows[w]["mtok"], 1)) for w in ways))
+print("%-40s " % "dollars, today / this way" + " ".join("%9.1fx" % (rows["today"]["cost"] / max(rows[w]["cost"], 1e-9)) for w in ways))
 print("%-40s " % "wall time of the day, / today's" + " ".join("%9.2fx" % (rows[w]["wall"] / rows["today"]["wall"]) for w in ways))
 PY
 cat "$tmp/ways.table"
