@@ -374,6 +374,35 @@ decide() {	# decide ACTION REASON: the triage's next answer
 	echo "$output" | jq -e '.triage.cost == 0.00007'
 }
 
+@test "triage and the fleet's rate limit: a wake's first request is the triage's, taken from the triage endpoint's bucket" {
+	triage_start
+	triage_soul
+	export HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml
+	printf 'endpoints:\n  cheap:\n    base_url: %s\n    model: cheap\n    requests_per_minute: 1\n' \
+	    "$TRIAGE_URL" > "$HEART_FLEET"
+	decide skip "nothing new"
+	run heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.status == "idle"'
+	# the bucket of one a minute is spent: deferred, no request to either
+	run heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.status == "throttled" and (.reason | contains("cheap"))'
+	[ "$(triage_count)" = 1 ]
+	[ "$(llm_count)" = 0 ]
+	heart-wake --soul "$S" --explain --chamber schedule | jq -e '.gates.rate.ok == false'
+	# the main endpoint has no limit: a run reaches it once the bucket refills
+	printf 'endpoints:\n  cheap:\n    base_url: %s\n    model: cheap\n    requests_per_minute: 100\n' \
+	    "$TRIAGE_URL" > "$HEART_FLEET"
+	decide run "a payment bounced"
+	llm_script '{"replies":[{"text":"ALERT: a payment bounced."}]}'
+	run heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.status == "ok"'
+	[ "$(triage_count)" = 2 ]
+	[ "$(llm_count)" = 1 ]
+}
+
 @test "triage failure: the main model is asked in its place, and the breaker hears an LLM failure" {
 	triage_start
 	triage_soul
