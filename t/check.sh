@@ -10,7 +10,10 @@
 # first; without one, the sanitized ones and the longest files.  A line
 # is printed as each job ends; its output is kept in
 # build/check/PASS/FILE.tap (fuzz: .log) and printed at the end if it
-# failed.  BATSFLAGS are handed to bats.  Exit 1 if any job failed.
+# failed; with its wall time, the job's CPU seconds (its processes'
+# user and system time), and at the end their sum: a figure that does
+# not grow when others load the machine.  BATSFLAGS are handed to
+# bats.  Exit 1 if any job failed.
 #
 # check.sh --one PASS FILE FUZZSECS: one job (what the pool runs).
 set -u
@@ -18,7 +21,7 @@ cd "$(dirname "$0")/.." || exit
 top=$PWD out=build/check
 
 one() {
-	local pass=$1 f=$2 secs=$3 log rc=0 t0 what
+	local pass=$1 f=$2 secs=$3 log rc=0 t0 what cpu
 	local plain=(HEART_BIN="$top" HEART_TBIN="$top/build/t")
 	local asan=(HEART_BIN="$top/build/asan"
 	    HEART_TBIN="$top/build/asan/t" HEART_SANITIZED=1)
@@ -43,9 +46,26 @@ one() {
 		what="$(grep -c '^ok' "$log") ok, $(grep -c '^not ok' "$log") not ok"
 	fi
 	[ $rc -eq 0 ] || echo "$log" >> "$out/failed"
-	printf '%-4s %-10s %-26s %4ss  %s\n' "$([ $rc -eq 0 ] && echo ok ||
-	    echo FAIL)" "$pass" "${f##*/}" "$(($(date +%s) - t0))" "$what"
+	times > "$log.times"	# in this shell: a subshell's would be its own
+	cpu=$(cpu_secs < "$log.times")
+	rm -f "$log.times"
+	printf '%-4s %-10s %-26s %4ss %4ss cpu  %s\n' "$([ $rc -eq 0 ] &&
+	    echo ok || echo FAIL)" "$pass" "${f##*/}" "$(($(date +%s) - t0))" \
+	    "$cpu" "$what"
 	return $rc
+}
+
+# cpu_secs < TIMES: the user and system seconds of the children in the
+# output of times (the job's processes that ended; not a daemon that
+# left the tree)
+cpu_secs() {
+	local u s
+	read -r _
+	read -r u s
+	awk -v u="$u" -v s="$s" 'function sec(t, m) {
+		m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t)
+		return m * 60 + t
+	} BEGIN { printf "%d\n", sec(u) + sec(s) + 0.5 }'
 }
 
 if [ "${1:-}" = --one ]; then
@@ -96,7 +116,9 @@ t0=$(date +%s)
 echo "check: $(echo "$order" | wc -l) jobs, $jobs at a time; output in $out/"
 rc=0
 echo "$order" | parallel --jobs "$jobs" --joblog "$out/joblog" \
-    --colsep ' ' bash t/check.sh --one '{1}' '{2}' "$secs" || rc=1
+    --colsep ' ' bash t/check.sh --one '{1}' '{2}' "$secs" |
+    tee "$out/jobs" || rc=1
+[ "${PIPESTATUS[1]}" -eq 0 ] || rc=1
 total=$(($(date +%s) - t0))
 if [ -f "$out/failed" ]; then
 	while read -r f; do
@@ -104,5 +126,7 @@ if [ -f "$out/failed" ]; then
 		cat "$f"
 	done < "$out/failed"
 fi
-echo "check: ${total}s, $([ $rc -eq 0 ] && echo ok || echo FAILED)"
+echo "check: ${total}s, $(awk '{ s += $5 } END { print s }' "$out/jobs")s cpu," \
+    "$(uptime | sed 's/.*load/load/'), $([ $rc -eq 0 ] && echo ok ||
+    echo FAILED)"
 exit $rc

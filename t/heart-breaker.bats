@@ -325,7 +325,7 @@ wake() {
 }
 
 @test "12 processes checking a half-open breaker at once: exactly one is let through, every run" {
-	for run in 1 2 3 4 5; do
+	for run in $(repeats 5); do
 		state_clear
 		rm -f "$BATS_TEST_TMPDIR"/rc.*
 		fails 3 herd
@@ -657,7 +657,7 @@ wake() {
 }
 
 @test "kill -9 of checkers and recorders in a loop leaves breaker.json whole and sound" {
-	for round in $(seq 20); do
+	for round in $(repeats 20 10); do
 		( for i in $(seq 10); do
 			heart-breaker record crash llm-fail
 			heart-breaker check crash

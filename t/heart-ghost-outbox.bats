@@ -233,7 +233,7 @@ got() {
 	o=$HEART_STATE_DIR/agents/crash/outbox
 	[ "$(ls "$o" | wc -l)" -eq 40 ]
 	killed=0
-	for r in $(seq 40); do
+	for r in $(repeats 40 10); do
 		[ -e "$o" ] || break
 		n=$(wc -l < rcv/log)
 		heart-ghost --flush --text --exec ./hook > /dev/null 2>&1 & pid=$!

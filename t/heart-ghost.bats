@@ -128,7 +128,7 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 	gen -n 40 --ok 100 --agents crash --tools --pad 30000 > all
 	f=$(hist crash)
 	killed=0
-	for r in $(seq 15); do
+	for r in $(repeats 15 5); do
 		sed "s/\"w-/\"r$r-/g" all > in
 		size=$(stat -c %s "$f" 2> /dev/null || echo 0)
 		heart-ghost in > /dev/null & pid=$!

@@ -36,7 +36,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 }
 
 @test "two hosts, 16 processes each, taking from one agent with cap 48 through one Redis: exactly 48, every run" {
-	for run in 1 2 3; do
+	for run in $(repeats 3); do
 		state_clear
 		rm -f "$BATS_TEST_TMPDIR"/ok.*
 		for h in 1 2; do
@@ -62,7 +62,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 }
 
 @test "two hosts, 16 processes each, checking a half-open breaker through one Redis: exactly one probe, every run" {
-	for run in 1 2 3 4; do
+	for run in $(repeats 4); do
 		state_clear
 		rm -f "$BATS_TEST_TMPDIR"/rc.*
 		for i in 1 2 3; do

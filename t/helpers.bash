@@ -288,6 +288,21 @@ release_lock() {
 	HOLDER=
 }
 
+# repeats N [SANITIZED]: the runs of a test that repeats a race (every
+# run, N times) or kills at random points (N rounds): 1 to N, and 1 to
+# SANITIZED (default 2) in the sanitized pass.  The sanitizers look for
+# memory errors and leaks on the paths a run takes, and every run takes
+# the same paths (a test that alternates two setups has both in its
+# first two runs); trying many interleavings is the plain and Redis
+# passes' work, whose programs start ten times faster.
+repeats() {
+	local n=$1 s=${2:-2}
+	if [ -n "${HEART_SANITIZED:-}" ] && [ "$s" -lt "$n" ]; then
+		n=$s
+	fi
+	seq "$n"
+}
+
 # wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds;
 # fail when it has not within SECONDS (times PATIENCE).
 wait_until() {
