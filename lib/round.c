@@ -60,6 +60,10 @@ struct round {
 	struct soulcache *cache;
 	time_t	 now;		/* the round's: a wake deferred since */
 	int	 rc;
+	char	*text;		/* a cached line put together */
+	size_t	 tcap;
+	char	 at[32];	/* its "at", of at_t */
+	time_t	 at_t;
 };
 
 static int
@@ -132,29 +136,50 @@ wake_here(struct round *r, const char *path, const struct stat *st,
 	hand(r, s->name, res, rc, rc != HX_OK ? err : NULL);
 }
 
+/*
+ * A kept skip given again: its line with a fresh wake_id and at, a
+ * duration_ms of 0 and cached true, put together as text (the line
+ * ends with its object's brace), never through a JSON tree.
+ */
+static void
+cached(struct round *r, const char *line, time_t now)
+{
+	char id[40], tail[160];
+	size_t n = strlen(line) - 1, k;
+
+	run_id(now, id, sizeof id);
+	if (now != r->at_t) {
+		clock_utc(now, r->at, sizeof r->at);
+		r->at_t = now;
+	}
+	k = (size_t)snprintf(tail, sizeof tail, ",\"wake_id\":\"%s\",\"at\":"
+	    "\"%s\",\"duration_ms\":0,\"cached\":true}", id, r->at);
+	if (r->tcap < n + k + 1) {
+		r->tcap = (n + k + 1) * 2;
+		if ((r->text = realloc(r->text, r->tcap)) == NULL)
+			abort();
+	}
+	memcpy(r->text, line, n);
+	memcpy(r->text + n, tail, k + 1);
+	r->h->text(r->h->arg, r->text);
+}
+
 /* Phase one for one soul: 1 with *cp filled when it is to be woken. */
 static int
 gate(struct round *r, const char *path, size_t ord, time_t now,
     struct cand *cp)
 {
-	char err[HEART_ERRLEN], id[40], at[32];
+	char err[HEART_ERRLEN];
+	const char *line;
 	struct stat st;
 	struct soul *s;
-	json_t *res;
 	time_t until;
 	size_t i;
 
 	if (stat(path, &st) == 0 && r->cache != NULL && !r->ro->force &&
-	    !r->ro->dry_run && (res = soulcache_get(r->cache, path, &st,
+	    !r->ro->dry_run && (line = soulcache_get(r->cache, path, &st,
 	    now)) != NULL) {
-		run_id(now, id, sizeof id);
-		clock_utc(now, at, sizeof at);
-		json_object_set_new(res, "wake_id", json_string(id));
-		json_object_set_new(res, "at", json_string(at));
-		json_object_set_new(res, "duration_ms", json_integer(0));
-		json_object_set_new(res, "cached", json_true());
-		hand(r, json_string_value(json_object_get(res, "agent")), res,
-		    HX_OK, NULL);
+		cached(r, line, now);
 		return 0;
 	}
 	if (soul_load(path, &s, err) == -1) {
@@ -462,6 +487,7 @@ round_run(char *const *paths, size_t n, const char *dir,
 	if (r.cache != NULL && soulcache_save(r.cache, 1, e2) == -1)
 		h->warn(h->arg, "soul cache", e2);
 	soulcache_free(r.cache);
+	free(r.text);
 	return rc == -1 ? hx_worse(r.rc, HX_TEMPFAIL) : r.rc;
 }
 

@@ -300,7 +300,7 @@ most_in_a_minute() {
 	run cached $((T0 + 8))
 	assert_output "not_due false"
 	# a cache that does not read is rebuilt, never trusted
-	printf 'garbage' > "$(ls "$HEART_STATE_DIR"/rounds/*.json)"
+	printf 'garbage' > "$(ls "$HEART_STATE_DIR"/rounds/*.jsonl)"
 	run cached $((T0 + 9))
 	assert_output "not_due false"
 	run cached $((T0 + 10))
