@@ -56,6 +56,7 @@ const char *num_why(const char *, long long, long long, char *, size_t);
 size_t	 utf8_len(const unsigned char *, size_t);
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
+int	 file_read(const char *, size_t, char **, size_t *);
 /* the worse of two exit codes: 78, then 74, 69, 75, 0 (as EXIT STATUS) */
 int	 hx_worse(int, int);
 /*

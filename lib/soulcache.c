@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,34 +222,6 @@ head_in(const struct soulcache *c, const char *p, const char *nl)
 	return ok ? 0 : -1;
 }
 
-/* The whole of file path, NUL ended, in *out; -1: none. */
-static int
-slurp(const char *path, char **out, size_t *no)
-{
-	struct stat st;
-	size_t len = 0;
-	ssize_t r;
-	char *b;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	if (fstat(fd, &st) == -1 || st.st_size < 0) {
-		close(fd);
-		return -1;
-	}
-	b = xcalloc(1, (size_t)st.st_size + 1);
-	while (len < (size_t)st.st_size && ((r = read(fd, b + len,
-	    (size_t)st.st_size - len)) > 0 || (r == -1 && errno == EINTR)))
-		if (r > 0)
-			len += (size_t)r;
-	close(fd);
-	b[len] = '\0';
-	*out = b;
-	*no = len;
-	return 0;
-}
-
 static void
 ents_free(struct soulcache *c)
 {
@@ -275,7 +248,7 @@ load(struct soulcache *c)
 	size_t len;
 
 	snprintf(path, sizeof path, "%s/%s", c->dir, c->name);
-	if (slurp(path, &c->buf, &len) == -1)
+	if (file_read(path, SIZE_MAX - 2, &c->buf, &len) == -1)
 		return;
 	end = c->buf + len;
 	if ((nl = memchr(c->buf, '\n', len)) == NULL ||
