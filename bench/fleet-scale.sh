@@ -109,7 +109,8 @@ rounds() {	# rounds DIR SOULS COUNT [UNTIL-ALL-SERVED]
 		next=$(( ($(date +%s) / 60 + 1) * 60 ))
 		while [ "$(date +%s)" -lt "$next" ]; do sleep 0.2; done
 		echo "$next" > "$1/start$(printf %02d "$m")"
-		heart-wake --souls "$2" --jobs 32 > "$1/r$(printf %02d "$m")" 2>/dev/null &
+		/usr/bin/time -f '%U %S' -o "$1/cpu$(printf %02d "$m")" \
+		    heart-wake --souls "$2" --jobs 32 > "$1/r$(printf %02d "$m")" 2>/dev/null &
 		eval "round$m=$!"
 		m=$((m + 1))
 		if [ -n "${4:-}" ] && [ "$m" -ge 2 ] &&
@@ -175,7 +176,9 @@ fleetfile "$surl"
 souls "$tmp/steady" "$STEADY" 30m
 heart-wake --souls "$tmp/steady" > /dev/null	# first sight: slots spread over 30m
 mkdir -p "$tmp/sr"
+l0=$(cut -d' ' -f1-3 /proc/loadavg)
 rounds "$tmp/sr" "$tmp/steady" "$MINUTES" > /dev/null
+l1=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 - "$tmp/sr" "$MINUTES" "$STEADY" "$tmp/llm-steady/requests.jsonl" >> "$tmp/steady.txt" <<'PY'
 import json, sys, os, datetime
 d, nr, n, req = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -222,6 +225,9 @@ with open(os.path.join(d, "per.dat"), "w") as f:
         f.write("%d %d\n" % (k, s))
 PY
 cat "$tmp/steady.txt" | tee -a "$out"
+row "steady: CPU of a round (user+sys), mean, max" "$(cat "$tmp"/sr/cpu* |
+    awk '{ c = $1 + $2; s += c; if (c > m) m = c } END { printf "%.2f s, %.2f s", s / NR, m }')"
+row "steady: load average before, after ($(nproc) cores)" "$l0; $l1"
 
 mkdir -p bench/results
 {

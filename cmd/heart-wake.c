@@ -75,11 +75,27 @@ die(int code, const char *msg)
 	exit(code);
 }
 
+/* A round's cached lines, written whole in writes of many lines: an
+ * idle round of thousands of souls is not a write(2) a soul. */
+static char	pend[65536];
+static size_t	npend;
+
+static void
+flush_pending(void)
+{
+	if (npend > 0) {
+		fflush(stdout);
+		state_write_all(STDOUT_FILENO, pend, npend);
+		npend = 0;
+	}
+}
+
 static void
 print_json(json_t *j)
 {
 	char *line = json_dumps(j, JSON_COMPACT);
 
+	flush_pending();
 	puts(line);
 	fflush(stdout);
 	free(line);
@@ -100,6 +116,7 @@ print_result(const char *name, json_t *j)
 		warn(name, m);
 		rc = HX_IOERR;
 	}
+	flush_pending();
 	puts(line);
 	fflush(stdout);
 	free(line);
@@ -223,6 +240,25 @@ round_line(void *arg, const char *agent, json_t *j, int rc, const char *err)
 		print_result(agent, j);
 	else
 		print_json(j);
+}
+
+/* A skip given again from the soul cache. */
+static void
+round_text(void *arg, const char *line)
+{
+	size_t n = strlen(line);
+
+	(void)arg;
+	if (npend + n + 1 > sizeof pend)
+		flush_pending();
+	if (n + 1 > sizeof pend) {
+		puts(line);
+		fflush(stdout);
+		return;
+	}
+	memcpy(pend + npend, line, n);
+	pend[npend + n] = '\n';
+	npend += n + 1;
 }
 
 static void
@@ -363,7 +399,8 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts o = { -1, 0, 0, HEART_VERSION, tell, 0 };
-	struct round_hooks hooks = { round_warn, round_line, NULL };
+	struct round_hooks hooks = { round_warn, round_line, round_text,
+	    NULL };
 	char err[HEART_ERRLEN], **souls = NULL, **found = NULL;
 	const char *touch = NULL, *store = NULL, *dir = NULL;
 	int c, explain = 0, rc = HX_OK, n = 0, i, jobs = 0;
@@ -460,6 +497,7 @@ main(int argc, char **argv)
 		rc = dir != NULL ? round_run(found, nfound, dir, &o, jobs ?
 		    jobs : 1, now, &hooks) : round_run(souls, (size_t)n, NULL,
 		    &o, jobs, now, &hooks);
+		flush_pending();
 	} else if (dir != NULL) {
 		for (k = 0; k < nfound; k++)
 			rc = hx_worse(rc, one_soul(found[k], &o, explain, dir,

@@ -169,7 +169,6 @@ fleet_read(char *err)
 	const char *file = getenv("HEART_FLEET");
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *fp;
 	int rc;
 
 	if (fl.read)
@@ -179,18 +178,16 @@ fleet_read(char *err)
 		return 0;
 	}
 	snprintf(fl.path, sizeof fl.path, "%s", file);
-	if ((fp = fopen(file, "r")) == NULL) {
-		errf(err, "HEART_FLEET: %s: %s", file, strerror(errno));
+	if (file_read(file, HEART_SOULMAX, &buf, &len) == -1) {
+		if (errno == EFBIG)
+			errf(err, "%s: larger than %d bytes", file,
+			    HEART_SOULMAX);
+		else
+			errf(err, "HEART_FLEET: %s: %s", file,
+			    strerror(errno));
 		return -1;
 	}
-	buf = xcalloc(1, HEART_SOULMAX + 1);
-	len = fread(buf, 1, HEART_SOULMAX + 1, fp);
-	fclose(fp);
-	if (len > HEART_SOULMAX) {
-		errf(err, "%s: larger than %d bytes", file, HEART_SOULMAX);
-		rc = -1;
-	} else
-		rc = fleet_parse(file, buf, len, err);
+	rc = fleet_parse(file, buf, len, err);
 	free(buf);
 	if (rc == -1)
 		fleet_clear();

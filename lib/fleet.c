@@ -573,7 +573,11 @@ fleet_souls(const char *dir, char ***out, size_t *no, char *err)
 		if (!soul_file(dir, de->d_name))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		if (stat(path, &st) == -1 || !S_ISREG(st.st_mode))
+		/* the directory's word for it, when it has one (a
+		 * symbolic link is followed) */
+		if (de->d_type != DT_REG && ((de->d_type != DT_UNKNOWN &&
+		    de->d_type != DT_LNK) || stat(path, &st) == -1 ||
+		    !S_ISREG(st.st_mode)))
 			continue;
 		if ((v = realloc(v, (n + 1) * sizeof *v)) == NULL)
 			abort();

@@ -56,6 +56,7 @@ const char *num_why(const char *, long long, long long, char *, size_t);
 size_t	 utf8_len(const unsigned char *, size_t);
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
+int	 file_read(const char *, size_t, char **, size_t *);
 /* the worse of two exit codes: 78, then 74, 69, 75, 0 (as EXIT STATUS) */
 int	 hx_worse(int, int);
 /*
@@ -989,8 +990,8 @@ struct soulcache;
 struct stat;
 struct soulcache *soulcache_open(const char *, char *);
 void	 soulcache_free(struct soulcache *);
-json_t	*soulcache_get(struct soulcache *, const char *, const struct stat *,
-	    time_t);
+const char *soulcache_get(struct soulcache *, const char *,
+	    const struct stat *, time_t);
 void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
 	    time_t, const json_t *);
 void	 soulcache_drop(struct soulcache *, const char *);
@@ -1005,6 +1006,9 @@ struct round_hooks {
 	/* a result, whole: (arg, agent or NULL, result, exit code, the
 	 * failure's message or NULL) */
 	void	(*line)(void *, const char *, json_t *, int, const char *);
+	/* a skip given again from the soul cache, a whole line of JSON
+	 * text (no newline): (arg, line) */
+	void	(*text)(void *, const char *);
 	void	*arg;
 };
 int	 round_run(char *const *, size_t, const char *,

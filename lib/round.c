@@ -1,7 +1,7 @@
 /*
  * round.c - one round for a fleet in one process (heart-wake --souls
  * DIR --jobs N): the gates of every soul first, with no traffic, then
- * the wakes they admit, at most N at once, each in a worker of its own.
+ * the wakes they admit, at most N at once, by N workers at most.
  *
  * Phase one, in this process and in soul order: a soul whose file is
  * as the soul cache (soulcache.c) knew it and whose time has not come
@@ -9,16 +9,19 @@
  * pass now (wake_admit, cap and breaker left out) its wake is run here:
  * a skip, never a request.  Phase two: the souls left are woken, those
  * whose wake was deferred by the fleet's rate limit first (oldest
- * first), then in soul order; each in a forked worker that runs
- * run_wake and hands its result back whole over a pipe (with N = 1,
- * here, one after another).
+ * first), then in soul order, by a pool of at most N workers forked
+ * once each for the round: a worker is given one wake at a time over
+ * a pipe, runs run_wake and hands its result back whole over another
+ * (with N = 1, here, one after another).  A fork and an exit a wake
+ * cost more CPU than the wake itself.
  *
  * Invariants: every soul gives exactly one result (a worker that dies
- * gives an error naming its agent); a result is handed to the caller
- * whole, one at a time, by this process alone; every rule of a wake
- * (its lock, the cap, the breaker's probe, the busy rule, the bucket)
- * is the store's, exact whatever N is.  A worker ends with _exit after
- * its one result; this process never exits here.
+ * gives an error naming the agent it was waking, and another is forked
+ * in its place); a result is handed to the caller whole, one at a
+ * time, by this process alone; every rule of a wake (its lock, the
+ * cap, the breaker's probe, the busy rule, the bucket) is the store's,
+ * exact whatever N is.  A worker ends with _exit when its pipe of
+ * wakes ends; this process never exits here.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -45,12 +48,20 @@ struct cand {
 	time_t	 deferred;	/* since; 0: not */
 };
 
+/* A worker of the pool: the wake it runs (NULL: idle), and what it
+ * has said of it so far. */
 struct worker {
-	pid_t	 pid;
-	int	 fd;
+	pid_t	 pid;		/* 0: none (not forked, or gone) */
+	int	 to, from;	/* its jobs, its results */
 	struct cand *c;
 	char	*buf;
 	size_t	 len, cap;
+	time_t	 now;
+};
+
+/* A wake given to a worker: the candidate's index, its "now". */
+struct job {
+	size_t	 i;
 	time_t	 now;
 };
 
@@ -60,6 +71,10 @@ struct round {
 	struct soulcache *cache;
 	time_t	 now;		/* the round's: a wake deferred since */
 	int	 rc;
+	char	*text;		/* a cached line put together */
+	size_t	 tcap;
+	char	 at[32];	/* its "at", of at_t */
+	time_t	 at_t;
 };
 
 static int
@@ -69,6 +84,14 @@ gate_skip(const char *status)
 	    strcmp(status, status_name(ST_NOT_IDLE)) == 0 ||
 	    strcmp(status, status_name(ST_QUIET)) == 0;
 }
+
+struct pool {
+	const struct round *r;
+	struct cand *c;
+	struct worker *w;
+	size_t	 n;
+	struct sigaction pipe;	/* SIGPIPE's own disposition */
+};
 
 /* Hand a result to the caller, and take its exit code into the round's. */
 static void
@@ -132,29 +155,50 @@ wake_here(struct round *r, const char *path, const struct stat *st,
 	hand(r, s->name, res, rc, rc != HX_OK ? err : NULL);
 }
 
+/*
+ * A kept skip given again: its line with a fresh wake_id and at, a
+ * duration_ms of 0 and cached true, put together as text (the line
+ * ends with its object's brace), never through a JSON tree.
+ */
+static void
+cached(struct round *r, const char *line, time_t now)
+{
+	char id[40], tail[160];
+	size_t n = strlen(line) - 1, k;
+
+	run_id(now, id, sizeof id);
+	if (now != r->at_t) {
+		clock_utc(now, r->at, sizeof r->at);
+		r->at_t = now;
+	}
+	k = (size_t)snprintf(tail, sizeof tail, ",\"wake_id\":\"%s\",\"at\":"
+	    "\"%s\",\"duration_ms\":0,\"cached\":true}", id, r->at);
+	if (r->tcap < n + k + 1) {
+		r->tcap = (n + k + 1) * 2;
+		if ((r->text = realloc(r->text, r->tcap)) == NULL)
+			abort();
+	}
+	memcpy(r->text, line, n);
+	memcpy(r->text + n, tail, k + 1);
+	r->h->text(r->h->arg, r->text);
+}
+
 /* Phase one for one soul: 1 with *cp filled when it is to be woken. */
 static int
 gate(struct round *r, const char *path, size_t ord, time_t now,
     struct cand *cp)
 {
-	char err[HEART_ERRLEN], id[40], at[32];
+	char err[HEART_ERRLEN];
+	const char *line;
 	struct stat st;
 	struct soul *s;
-	json_t *res;
 	time_t until;
 	size_t i;
 
 	if (stat(path, &st) == 0 && r->cache != NULL && !r->ro->force &&
-	    !r->ro->dry_run && (res = soulcache_get(r->cache, path, &st,
+	    !r->ro->dry_run && (line = soulcache_get(r->cache, path, &st,
 	    now)) != NULL) {
-		run_id(now, id, sizeof id);
-		clock_utc(now, at, sizeof at);
-		json_object_set_new(res, "wake_id", json_string(id));
-		json_object_set_new(res, "at", json_string(at));
-		json_object_set_new(res, "duration_ms", json_integer(0));
-		json_object_set_new(res, "cached", json_true());
-		hand(r, json_string_value(json_object_get(res, "agent")), res,
-		    HX_OK, NULL);
+		cached(r, line, now);
 		return 0;
 	}
 	if (soul_load(path, &s, err) == -1) {
@@ -198,98 +242,141 @@ cmpcand(const void *x, const void *y)
 	return a->ord < b->ord ? -1 : a->ord > b->ord;
 }
 
-/* Write all of buf to fd (a worker's pipe). */
-static void
-put_all(int fd, const char *buf, size_t len)
+/* Read all of len bytes from fd: 0, or -1 at its end. */
+static int
+get_all(int fd, void *buf, size_t len)
 {
+	char *p = buf;
 	ssize_t n;
 
 	while (len > 0) {
-		if ((n = write(fd, buf, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		buf += n;
+		if ((n = read(fd, p, len)) == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
 		len -= (size_t)n;
 	}
+	return 0;
 }
 
-/* The worker: one wake, its exit code, its message and its result. */
+/*
+ * A worker: the wakes it is given, one at a time, until its pipe in
+ * ends; for each, on its pipe out, "RC ERRLEN LEN\n", the message and
+ * the result.
+ */
 static void
-work(const struct round *r, const struct cand *c, time_t now, int fd)
+serve(const struct round *r, const struct cand *c, int in, int out)
 {
-	char err[HEART_ERRLEN], head[32], *line, *p;
+	char err[HEART_ERRLEN], head[64], *line, *p;
+	struct job j;
 	json_t *res;
+	size_t el;
 	int rc;
 
 	store_forked();
-	err[0] = '\0';
-	rc = run_wake(c->s, r->ro, now, &res, err);
-	for (p = err; *p != '\0'; p++)
-		if (*p == '\n')
-			*p = ' ';
-	snprintf(head, sizeof head, "%d\n", rc);
-	line = json_dumps(res, JSON_COMPACT);
-	put_all(fd, head, strlen(head));
-	put_all(fd, rc != HX_OK ? err : "", rc != HX_OK ? strlen(err) : 0);
-	put_all(fd, "\n", 1);
-	if (line != NULL)
-		put_all(fd, line, strlen(line));
+	while (get_all(in, &j, sizeof j) == 0) {
+		err[0] = '\0';
+		rc = run_wake(c[j.i].s, r->ro, j.now, &res, err);
+		for (p = err; *p != '\0'; p++)
+			if (*p == '\n')
+				*p = ' ';
+		el = rc != HX_OK ? strlen(err) : 0;
+		line = json_dumps(res, JSON_COMPACT);
+		json_decref(res);
+		snprintf(head, sizeof head, "%d %zu %zu\n", rc, el,
+		    line != NULL ? strlen(line) : 0);
+		if (state_write_all(out, head, strlen(head)) == -1 ||
+		    state_write_all(out, err, el) == -1 || (line != NULL &&
+		    state_write_all(out, line, strlen(line)) == -1))
+			_exit(1);
+		free(line);
+	}
 	_exit(0);
 }
 
+/* Fork worker k of the pool. */
 static int
-start(struct round *r, struct cand *c, struct worker *w, char *err)
+spawn(struct pool *pl, size_t k, char *err)
 {
-	int p[2];
+	struct worker *w = &pl->w[k];
+	int in[2], out[2];
+	size_t i;
 
-	if (pipe2(p, O_CLOEXEC) == -1) {
+	if (pipe2(in, O_CLOEXEC) == -1 || (pipe2(out, O_CLOEXEC) == -1 &&
+	    (close(in[0]), close(in[1]), 1))) {
 		errf(err, "pipe: %s", strerror(errno));
 		return -1;
 	}
 	fflush(NULL);	/* nothing buffered is written twice */
-	memset(w, 0, sizeof *w);
-	w->now = time(NULL);
 	if ((w->pid = fork()) == -1) {
 		errf(err, "fork: %s", strerror(errno));
-		close(p[0]);
-		close(p[1]);
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		w->pid = 0;
 		return -1;
 	}
 	if (w->pid == 0) {
-		close(p[0]);
-		work(r, c, w->now, p[1]);
+		sigaction(SIGPIPE, &pl->pipe, NULL);
+		for (i = 0; i < pl->n; i++)	/* the others' ends */
+			if (i != k && pl->w[i].pid != 0) {
+				close(pl->w[i].to);
+				close(pl->w[i].from);
+			}
+		close(in[1]);
+		close(out[0]);
+		serve(pl->r, pl->c, in[0], out[1]);
 	}
-	close(p[1]);
-	w->fd = p[0];
-	w->c = c;
+	close(in[0]);
+	close(out[1]);
+	w->to = in[1];
+	w->from = out[0];
+	w->len = 0;
 	return 0;
 }
 
-/* A worker's pipe ended: its result to the caller. */
-static void
-finish(struct round *r, struct worker *w)
+/* Hand wake i to worker k (forked if it is not there): -1 with err. */
+static int
+give(struct pool *pl, size_t k, size_t i, char *err)
 {
-	char err[HEART_ERRLEN], *nl, *nl2;
-	const char *st;
-	json_t *res = NULL;
-	int status, rc = HX_IOERR;
-	long code;
+	struct worker *w = &pl->w[k];
+	struct job j;
 
-	close(w->fd);
-	while (waitpid(w->pid, &status, 0) == -1 && errno == EINTR)
+	if (w->pid == 0 && spawn(pl, k, err) == -1)
+		return -1;
+	j.i = i;
+	j.now = time(NULL);
+	w->c = &pl->c[i];
+	w->now = j.now;
+	/* a worker gone says so at its end, on its pipe out */
+	(void)state_write_all(w->to, (const char *)&j, sizeof j);
+	return 0;
+}
+
+/* Worker k's end: its pipes closed, its exit status in *status. */
+static void
+reap(struct worker *w, int *status)
+{
+	close(w->to);
+	close(w->from);
+	*status = 0;
+	while (waitpid(w->pid, status, 0) == -1 && errno == EINTR)
 		;
-	if (w->len > 0)
-		w->buf[w->len] = '\0';
-	if (w->len > 0 && (nl = strchr(w->buf, '\n')) != NULL &&
-	    (nl2 = strchr(nl + 1, '\n')) != NULL) {
-		code = strtol(w->buf, NULL, 10);
-		*nl2 = '\0';
-		snprintf(err, sizeof err, "%s", nl + 1);
-		if ((res = json_loads(nl2 + 1, 0, NULL)) != NULL)
-			rc = (int)code;
-	}
+	w->pid = 0;
+}
+
+/* The result of worker k's wake to the caller; its own failure as an
+ * error result naming the agent, when it died. */
+static void
+finish(struct round *r, struct worker *w, json_t *res, int rc,
+    const char *msg, int status)
+{
+	char err[HEART_ERRLEN];
+	const char *st;
+
+	snprintf(err, sizeof err, "%s", msg);
 	if (res == NULL) {
 		if (WIFSIGNALED(status))
 			errf(err, "%s: its wake's worker was killed by signal "
@@ -298,6 +385,7 @@ finish(struct round *r, struct worker *w)
 			errf(err, "%s: its wake's worker ended without a "
 			    "result (exit %d)", w->c->s->name,
 			    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		rc = HX_IOERR;
 		res = run_refused(rc, err, w->now);
 		json_object_set_new(res, "agent", json_string(w->c->s->name));
 	}
@@ -306,26 +394,53 @@ finish(struct round *r, struct worker *w)
 		soulcache_defer(r->cache, w->c->path, strcmp(st,
 		    status_name(ST_THROTTLED)) == 0, r->now);
 	hand(r, w->c->s->name, res, rc, rc != HX_OK ? err : NULL);
-	free(w->buf);
-	w->buf = NULL;
+	w->c = NULL;
 }
 
-/* Read what is there from a worker: 0, or 1 at its end. */
+/* A whole result in w's buffer: taken out and handed on; 1 if so. */
+static int
+frame(struct round *r, struct worker *w)
+{
+	char msg[HEART_ERRLEN], *nl, *end;
+	unsigned long long el, jl;
+	json_t *res;
+	size_t used;
+	long rc;
+
+	if ((nl = memchr(w->buf, '\n', w->len)) == NULL)
+		return 0;
+	rc = strtol(w->buf, &end, 10);
+	el = strtoull(end, &end, 10);
+	jl = strtoull(end, &end, 10);
+	if (end != nl || el >= sizeof msg || (size_t)(nl + 1 - w->buf) +
+	    el + jl > w->len)
+		return 0;
+	memcpy(msg, nl + 1, el);
+	msg[el] = '\0';
+	res = json_loadb(nl + 1 + el, jl, 0, NULL);
+	used = (size_t)(nl + 1 - w->buf) + el + jl;
+	memmove(w->buf, w->buf + used, w->len - used);
+	w->len -= used;
+	finish(r, w, res, res != NULL ? (int)rc : HX_IOERR, msg, 0);
+	return 1;
+}
+
+/* Read what is there from worker w: 0, or -1 at its end. */
 static int
 drain(struct worker *w)
 {
 	ssize_t n;
 
-	if (w->cap - w->len < 65536 + 1) {
+	if (w->cap - w->len < 65536) {
 		w->cap = w->cap ? w->cap * 2 : 131072;
 		if ((w->buf = realloc(w->buf, w->cap)) == NULL)
 			abort();
 	}
-	n = read(w->fd, w->buf + w->len, w->cap - w->len - 1);
+	n = read(w->from, w->buf + w->len, w->cap - w->len);
 	if (n == -1 && (errno == EINTR || errno == EAGAIN))
 		return 0;
 	if (n <= 0)
-		return 1;
+		return -1;
 	w->len += (size_t)n;
 	return 0;
 }
@@ -366,52 +481,88 @@ unstarted(struct round *r, struct cand *c, size_t n, const char *why)
 	}
 }
 
-/* Phase two: the wakes of c[0..n), at most jobs at once; -1 (with err,
- * each wake not started given an error result) when a worker could
- * not be started. */
+/*
+ * Phase two: the wakes of c[0..n), at most jobs at once, by a pool of
+ * at most jobs workers forked once each (a fork and an exit a wake
+ * cost more than the wake itself); -1 (with err, each wake not started
+ * given an error result) when a worker could not be started.
+ */
 static int
 wake_all(struct round *r, struct cand *c, size_t n, int jobs, char *err)
 {
-	struct worker *w = xcalloc((size_t)jobs, sizeof *w);
-	struct pollfd *pf = xcalloc((size_t)jobs, sizeof *pf);
-	size_t next = 0, running = 0, i, k, max = (size_t)jobs;
-	int rc = 0;
+	struct pool pl;
+	struct pollfd *pf;
+	struct sigaction ign;
+	size_t next = 0, busy = 0, k, m, *who;
+	int rc = 0, status;
 
-	while (next < n || running > 0) {
-		while (next < n && running < max) {
-			if (start(r, &c[next], &w[running], err) == -1) {
-				unstarted(r, c + next, n - next, err);
-				next = n;
-				rc = -1;
-				break;
+	memset(&pl, 0, sizeof pl);
+	pl.r = r;
+	pl.c = c;
+	pl.n = (size_t)jobs < n ? (size_t)jobs : n;
+	pl.w = xcalloc(pl.n, sizeof *pl.w);
+	pf = xcalloc(pl.n, sizeof *pf);
+	who = xcalloc(pl.n, sizeof *who);
+	/* a worker gone while idle is an EPIPE here, not our death */
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, &pl.pipe);
+	while (next < n || busy > 0) {
+		for (k = 0; k < pl.n && next < n && rc == 0; k++)
+			if (pl.w[k].c == NULL) {
+				if (give(&pl, k, next, err) == -1) {
+					unstarted(r, c + next, n - next, err);
+					next = n;
+					rc = -1;
+					break;
+				}
+				next++;
+				busy++;
 			}
-			next++;
-			running++;
-		}
-		if (running == 0)
+		if (busy == 0)
 			break;
-		for (i = 0; i < running; i++) {
-			pf[i].fd = w[i].fd;
-			pf[i].events = POLLIN;
-			pf[i].revents = 0;
-		}
-		if (poll(pf, running, -1) == -1 && errno != EINTR) {
+		for (k = 0, m = 0; k < pl.n; k++)
+			if (pl.w[k].c != NULL) {
+				pf[m].fd = pl.w[k].from;
+				pf[m].events = POLLIN;
+				pf[m].revents = 0;
+				who[m++] = k;
+			}
+		if (poll(pf, m, -1) == -1) {
+			if (errno == EINTR)
+				continue;
 			errf(err, "poll: %s", strerror(errno));
 			rc = -1;
 			break;
 		}
-		for (i = 0, k = 0; i < running; i++) {
-			if (pf[i].revents != 0 && drain(&w[i]))
-				finish(r, &w[i]);
-			else
-				w[k++] = w[i];
+		for (k = 0; k < m; k++) {
+			struct worker *w = &pl.w[who[k]];
+
+			if (pf[k].revents == 0)
+				continue;
+			if (drain(w) == -1) {
+				reap(w, &status);
+				finish(r, w, NULL, HX_IOERR, "", status);
+				busy--;
+			} else if (frame(r, w))
+				busy--;
 		}
-		running = k;
 	}
-	for (i = 0; i < running; i++)	/* only after a failure */
-		finish(r, &w[i]);
-	free(w);
+	for (k = 0; k < pl.n; k++)
+		if (pl.w[k].pid != 0) {
+			if (pl.w[k].c != NULL)	/* only after a failure */
+				kill(pl.w[k].pid, SIGTERM);
+			reap(&pl.w[k], &status);
+			if (pl.w[k].c != NULL)
+				finish(r, &pl.w[k], NULL, HX_IOERR, "",
+				    status);
+		}
+	sigaction(SIGPIPE, &pl.pipe, NULL);
+	for (k = 0; k < pl.n; k++)
+		free(pl.w[k].buf);
+	free(pl.w);
 	free(pf);
+	free(who);
 	return rc;
 }
 
@@ -462,6 +613,7 @@ round_run(char *const *paths, size_t n, const char *dir,
 	if (r.cache != NULL && soulcache_save(r.cache, 1, e2) == -1)
 		h->warn(h->arg, "soul cache", e2);
 	soulcache_free(r.cache);
+	free(r.text);
 	return rc == -1 ? hx_worse(r.rc, HX_TEMPFAIL) : r.rc;
 }
 

@@ -69,14 +69,18 @@ mono_ms(void)
 void
 run_id(time_t now, char *buf, size_t n)
 {
+	static time_t last = -1;	/* a round asks for thousands */
+	static char t[20];
 	unsigned int r = 0;
 	struct tm tm;
-	char t[20];
 
 	if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r)
 		r = (unsigned int)getpid() ^ (unsigned int)now;
-	gmtime_r(&now, &tm);
-	strftime(t, sizeof t, "%Y%m%dT%H%M%SZ", &tm);
+	if (now != last) {
+		gmtime_r(&now, &tm);
+		strftime(t, sizeof t, "%Y%m%dT%H%M%SZ", &tm);
+		last = now;
+	}
 	snprintf(buf, n, "%s-%08x", t, r);
 }
 

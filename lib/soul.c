@@ -971,24 +971,14 @@ utf8_text(const char *path, const char *buf, size_t n, char *err)
 static int
 read_file(const char *path, char **bufo, size_t *leno, char *err)
 {
-	FILE *fp;
 	char *buf;
 	size_t n;
 
-	if ((fp = fopen(path, "re")) == NULL) {
-		errf(err, "%s: %s", path, strerror(errno));
+	if (file_read(path, HEART_SOULMAX, &buf, &n) == -1) {
+		errf(err, "%s: %s", path, errno == EFBIG ? "larger than 1 MiB" :
+		    strerror(errno));
 		return -1;
 	}
-	buf = xcalloc(1, HEART_SOULMAX + 1);
-	n = fread(buf, 1, HEART_SOULMAX + 1, fp);
-	if (ferror(fp) || n > HEART_SOULMAX) {
-		errf(err, "%s: %s", path, ferror(fp) ? strerror(errno) :
-		    "larger than 1 MiB");
-		fclose(fp);
-		free(buf);
-		return -1;
-	}
-	fclose(fp);
 	if (memchr(buf, '\0', n) != NULL) {
 		errf(err, "%s: contains a NUL byte; not a text file", path);
 		free(buf);

@@ -4,14 +4,18 @@
  * since they quote text from outside), checked number parsing, the one
  * UTF-8 check, allocation that cannot return NULL (a tool this small
  * has nothing better to do than abort when memory is gone), the order
- * of exit codes, and the environment of a child program (a tool, a
- * delivery).
+ * of exit codes, the environment of a child program (a tool, a
+ * delivery), and a whole small file read at its own size.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heart.h"
 
@@ -200,4 +204,50 @@ env_free(char **env)
 	for (i = 0; env[i] != NULL; i++)
 		free(env[i]);
 	free(env);
+}
+
+/*
+ * The whole of file path, NUL ended (len bytes before the NUL), in a
+ * buffer of its size: 0, or -1 with errno (EFBIG: more than max
+ * bytes).  The size is the file's own, never a worst case: a soul is
+ * a few hundred bytes, and a round reads hundreds of them.
+ */
+int
+file_read(const char *path, size_t max, char **out, size_t *leno)
+{
+	struct stat st;
+	size_t len = 0, cap;
+	ssize_t r;
+	char *b;
+	int fd, e;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	cap = fstat(fd, &st) == 0 && st.st_size > 0 && (size_t)st.st_size <
+	    max ? (size_t)st.st_size + 2 : 4096;
+	if ((b = malloc(cap)) == NULL)
+		abort();
+	for (;;) {
+		if (len + 1 == cap) {
+			cap = cap > max ? cap + 1 : 2 * cap;
+			if ((b = realloc(b, cap)) == NULL)
+				abort();
+		}
+		if ((r = read(fd, b + len, cap - len - 1)) == -1 &&
+		    errno == EINTR)
+			continue;
+		if (r <= 0 || (len += (size_t)r) > max)
+			break;
+	}
+	e = r == -1 ? errno : len > max ? EFBIG : 0;
+	close(fd);
+	if (e != 0) {
+		free(b);
+		errno = e;
+		return -1;
+	}
+	b[len] = '\0';
+	*out = b;
+	*leno = len;
+	return 0;
 }

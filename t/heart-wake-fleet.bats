@@ -65,6 +65,45 @@ most_in_a_minute() {
 	assert_output 12
 }
 
+@test "--jobs 2: six wakes by two workers, each forked once for the round" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 6)
+	llm_script '{"delay": 1, "replies": [{"text": "[IDLE]"}]}'
+	(at_epoch "$T0" exec heart-wake --souls "$d" --jobs 2 --force \
+	    > "$BATS_TEST_TMPDIR/out") &
+	pid=$!
+	# every worker the round forks while its wakes run (after the last
+	# result, a sanitizer's leak check may clone a child of its own)
+	lines() { wc -l < "$BATS_TEST_TMPDIR/out"; }
+	while kill -0 "$pid" 2>/dev/null && [ "$(lines)" -lt 6 ]; do
+		p=$(pgrep -P "$pid") || :
+		[ -n "$p" ] && [ "$(lines)" -lt 6 ] &&
+		    echo "$p" >> "$BATS_TEST_TMPDIR/pids"
+		sleep 0.1
+	done
+	wait "$pid"
+	[ "$(jq -r .status "$BATS_TEST_TMPDIR/out" | sort | uniq -c | tr -s ' ')" = " 6 idle" ]
+	[ "$(sort -u "$BATS_TEST_TMPDIR/pids" | wc -l)" = 2 ]
+}
+
+@test "--jobs 2: a worker killed in its wake gives an error line naming its agent; the round goes on" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 4)
+	llm_script '{"delay": 2, "replies": [{"text": "[IDLE]"}]}'
+	(at_epoch "$T0" exec heart-wake --souls "$d" --jobs 2 --force \
+	    > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err") &
+	pid=$!
+	both() { [ "$(llm_count)" -ge 2 ]; }
+	wait_until 20 both
+	kill -KILL "$(pgrep -P "$pid" | head -1)"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" = 74 ]
+	[ "$(jq -r .status "$BATS_TEST_TMPDIR/out" | sort | uniq -c | tr -s ' ' | tr '\n' ,)" = " 1 error, 3 idle," ]
+	a=$(jq -r 'select(.status == "error") | .agent' "$BATS_TEST_TMPDIR/out")
+	grep -q "$a: its wake's worker was killed by signal 9" "$BATS_TEST_TMPDIR/err"
+	run llm_count
+	assert_output 4
+}
+
 @test "--souls follows the soul directory rule: a checklist beside the souls is no soul; a broken soul gives its error line" {
 	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 2)
 	printf -- '- [ ] feed the cat\n' > "$d/HEARTBEAT.md"
@@ -300,7 +339,7 @@ most_in_a_minute() {
 	run cached $((T0 + 8))
 	assert_output "not_due false"
 	# a cache that does not read is rebuilt, never trusted
-	printf 'garbage' > "$(ls "$HEART_STATE_DIR"/rounds/*.json)"
+	printf 'garbage' > "$(ls "$HEART_STATE_DIR"/rounds/*.jsonl)"
 	run cached $((T0 + 9))
 	assert_output "not_due false"
 	run cached $((T0 + 10))
