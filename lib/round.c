@@ -598,7 +598,8 @@ round_run(char *const *paths, size_t n, const char *dir,
 		h->warn(h->arg, "soul cache", e2);
 	for (i = 0; i < n; i++)
 		nc += gate(&r, paths[i], i, now, &c[nc]);
-	qsort(c, nc, sizeof *c, cmpcand);
+	if (nc > 0)
+		qsort(c, nc, sizeof *c, cmpcand);
 	/* libcurl once, here, rather than in every worker; a wake that
 	 * then cannot load it says so itself */
 	if (nc > 0 && !ro->dry_run)

@@ -491,7 +491,8 @@ text(struct soulcache *c, struct out *o)
 	put(o, "\n", 1);
 	free(s);
 	json_decref(h);
-	qsort(c->e, c->n, sizeof *c->e, cmpent);	/* the table is stale */
+	if (c->n > 0)	/* the table is stale; none: no table (qsort wants one) */
+		qsort(c->e, c->n, sizeof *c->e, cmpent);
 	for (i = 0; i < c->n; i++) {
 		e = &c->e[i];
 		if (e->line == NULL && e->deferred == 0)
@@ -508,7 +509,8 @@ text(struct soulcache *c, struct out *o)
 			put(o, "null", 4);
 		put(o, "]\n", 2);
 	}
-	memset(c->tab, 0, c->tcap * sizeof *c->tab);
+	if (c->tcap > 0)
+		memset(c->tab, 0, c->tcap * sizeof *c->tab);
 	for (i = 0; i < c->n; i++)
 		tab_add(c, i);
 }
