@@ -246,6 +246,7 @@ void	 soul_defaults(struct soul *);
 struct soul *soul_new(const char *);
 void	 soul_free(struct soul *);
 const struct price *soul_price(const struct soul *, int);
+int	 soul_triage_same_provider(const struct soul *);
 json_t	*soul_json(const struct soul *);
 int	 tool_name_ok(const char *);
 int	 hours_parse(const char *, struct hours *);

@@ -518,8 +518,7 @@ llm_triage_conf(const struct soul *s, struct llm_conf *c, char *err)
 		return 1;
 	t = *s->triage;
 	/* another provider's URL, key and models are not this one's */
-	if (t.provider == NULL || (s->llm.provider != NULL &&
-	    strcmp(t.provider, s->llm.provider) == 0)) {
+	if (soul_triage_same_provider(s)) {
 		INHERIT(provider, NULL);
 		INHERIT(base_url, NULL);
 		INHERIT(api_key_env, NULL);

@@ -1271,6 +1271,22 @@ gate_json(const struct chamber_conf *cc)
 	    (json_int_t)cc->gate_timeout);
 }
 
+/* A key of llm.triage (t) that is left out or says what llm's (l) does. */
+static int
+as_llm(const char *t, const char *l)
+{
+	return t == NULL || (l != NULL && strcmp(t, l) == 0);
+}
+
+/* llm.triage asks llm's provider, so llm's URL, key, command and model
+ * are its own where it leaves them out (heart-soul(5)). */
+int
+soul_triage_same_provider(const struct soul *s)
+{
+	return s->triage != NULL && as_llm(s->triage->provider,
+	    s->llm.provider);
+}
+
 /*
  * The price of the main model (triage 0) or of llm.triage (1): its
  * own, else llm's when it asks llm's model (heart-soul(5)); set 0 when
@@ -1288,10 +1304,7 @@ soul_price(const struct soul *s, int triage)
 		return &none;
 	if (t->price.set)
 		return &t->price;
-	if ((t->provider == NULL || (s->llm.provider != NULL &&
-	    strcmp(t->provider, s->llm.provider) == 0)) &&
-	    (t->model == NULL || (s->llm.model != NULL &&
-	    strcmp(t->model, s->llm.model) == 0)))
+	if (soul_triage_same_provider(s) && as_llm(t->model, s->llm.model))
 		return &s->llm.price;
 	return &none;
 }
