@@ -156,7 +156,12 @@ report(unsigned ev)
 		    "", mqtt_why(q));
 		die(HX_CONFIG, m);
 	}
-	if (ev & MQTT_EV_TAKEN) {	/* two of us with one id */
+	/*
+	 * Two of us with one id.  Publishers settle it on the node's
+	 * topic (on_node_status: the younger gives way), so that a
+	 * broker that says "taken over" never stops the older one.
+	 */
+	if ((ev & MQTT_EV_TAKEN) && o.watch) {
 		snprintf(m, sizeof m, "%s: another client is connected with "
 		    "the client id %s; two processes need two ids "
 		    "(--client-id)", o.broker, o.mc.client_id);
@@ -476,6 +481,7 @@ set_identity(void)
 	node.id = o.mc.client_id;
 	node.host = host;
 	node.pid = (long)getpid();
+	node.since = time(NULL);
 }
 
 static int

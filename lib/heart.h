@@ -955,6 +955,7 @@ struct pulse_node {		/* one publishing process and connection */
 	const char *id;		/* the client id */
 	const char *host;
 	long	 pid;
+	time_t	 since;		/* when the process started */
 	long long bdseq;	/* birth sequence of this connection */
 	long long agents;	/* -1: do not say */
 };

@@ -554,14 +554,40 @@ live_pulse(json_int_t pid)
 }
 
 /*
+ * Whether rival (a node status's fields) is older than us: it started
+ * first, or in the same second with a smaller pid (one host) or host
+ * name (two).  A status without "since" (an older heart-pulse said
+ * none) is older.  Both processes apply the same order, so exactly one
+ * of them gives way.
+ */
+static int
+older(const struct pulse_node *node, json_t *j, const char *host,
+    json_int_t pid)
+{
+	const char *s;
+	time_t t;
+
+	s = json_string_value(json_object_get(j, "since"));
+	if (s == NULL || clock_parse_utc(s, &t) == -1)
+		return 1;
+	if (t != node->since)
+		return t < node->since;
+	if (strcmp(host, node->host) != 0)
+		return strcmp(host, node->host) < 0;
+	return pid < node->pid;
+}
+
+/*
  * Whether a node status (payload) read back on our own node's topic is
  * a rival's: our node name, from another process that is alive (on
- * another host, or a heart-pulse on this one), saying it is online or
- * leaving its will (the broker publishes the will of a live client
- * whose id a new connection took).  A status a dead process left
- * retained (a crash, a reboot) is no rival.  Two processes with one
- * client id push each other off the broker for ever, and only one of
- * them may carry on.
+ * another host, or a heart-pulse on this one) and older than us,
+ * saying it is online or leaving its will (the broker publishes the
+ * will of a live client whose id a new connection took).  A status a
+ * dead process left retained (a crash, a reboot) is no rival.  Two
+ * processes with one client id push each other off the broker for
+ * ever, and only one of them may carry on: the older, so that a second
+ * process started by mistake never stops the one that was working,
+ * however late the first one reads the second's birth or will.
  */
 int
 pulse_rival(const struct pulse_node *node, const char *payload, int len)
@@ -581,8 +607,9 @@ pulse_rival(const struct pulse_node *node, const char *payload, int len)
 	if (s != NULL && n != NULL && h != NULL && strcmp(n, node->id) == 0 &&
 	    (strcmp(s, "online") == 0 || (why != NULL &&
 	    strcmp(why, "will") == 0)))
-		r = strcmp(h, node->host) != 0 ? strcmp(s, "online") == 0 :
-		    pid != node->pid && live_pulse(pid);
+		r = (strcmp(h, node->host) != 0 ? strcmp(s, "online") == 0 :
+		    pid != node->pid && live_pulse(pid)) &&
+		    older(node, j, h, pid);
 	json_decref(j);
 	return r;
 }
@@ -636,6 +663,10 @@ pulse_status(const struct pulse_node *node, const struct pulse_agentinfo
 	json_object_set_new(j, "bdseq", json_integer(node->bdseq));
 	json_object_set_new(j, "host", json_string(node->host));
 	json_object_set_new(j, "pid", json_integer(node->pid));
+	if (pa == NULL && node->since > 0) {
+		clock_utc(node->since, at, sizeof at);
+		json_object_set_new(j, "since", json_string(at));
+	}
 	if (pa == NULL && node->agents >= 0)
 		json_object_set_new(j, "agents", json_integer(node->agents));
 	if (reason != NULL)

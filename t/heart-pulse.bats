@@ -658,10 +658,37 @@ broker_gap() {	# the other chambers while the broker is away: each
 	run sub -t heart/a/pulse -C 2 -W 5
 	assert_success
 	kill -0 "$first"
+	# the node's status says since when its process runs
+	run sub -t heart/node/twin/status -C 1 -W 5
+	assert_output --regexp '"since":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z"'
+	# a younger rival's birth, however late it is read (as after a
+	# reconnection, while the younger one is still exiting), stops no
+	# one: the older process carries on
+	mkdir "$BATS_TEST_TMPDIR/souls2"
+	echo 'heart: {pulse: {interval: 1s}}' > "$BATS_TEST_TMPDIR/souls2/b.yaml"
+	pulse --souls "$BATS_TEST_TMPDIR/souls2" --client-id other
+	other=$PULSE
+	rival() {
+		mosquitto_pub -p "$BROKER_PORT" -t heart/node/twin/status -r \
+		    -q 1 -m "{\"status\":\"online\",\"node\":\"twin\",\"host\":\"$(hostname)\",\"pid\":$other,\"bdseq\":9,\"since\":\"$1\"}"
+	}
+	rival 2999-01-01T00:00:00Z
+	run sub -t heart/a/pulse -C 2 -W 5
+	assert_success
+	kill -0 "$first"
+	# an older one's is a rival: the younger gives way
+	rival 2001-01-01T00:00:00Z
+	gone() { ! kill -0 "$1" 2>/dev/null; }
+	wait_until 5 gone "$first"
+	rc=0
+	wait "$first" || rc=$?
+	[ "$rc" -eq 78 ]
+	grep -q "another heart-pulse is connected with the client id twin" \
+	    "$BATS_TEST_TMPDIR/pulse.err"
 	# a birth a dead process left retained is no rival
-	kill -9 "$first"
+	kill -9 "$other"
 	mosquitto_pub -p "$BROKER_PORT" -t heart/node/twin/status -r -m \
-	    "{\"status\":\"online\",\"node\":\"twin\",\"host\":\"$(hostname)\",\"pid\":$first,\"bdseq\":1}"
+	    "{\"status\":\"online\",\"node\":\"twin\",\"host\":\"$(hostname)\",\"pid\":$other,\"bdseq\":1}"
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id twin
 	run sub -t heart/a/pulse -C 2 -W 5
 	assert_success
