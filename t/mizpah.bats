@@ -308,7 +308,15 @@ b b-3 capped
 		2>> "$BATS_TEST_TMPDIR/pulse.err" 3>&- &
 	PIDS="$PIDS $!"
 	wait_until 30 eval '[ "$(drawn .look | sort -u | tr "\n" " ")" = "online " ]'
-	# the broker stops; its retained statuses go with it (no persistence)
+	# the broker stops: going down, it sends the wills of its clients
+	# (as here, by hand, the node's own will, acknowledged) and then
+	# closes the page's link; not one message may draw an agent offline.
+	# Its retained statuses go with it (no persistence).
+	step eval 'window.willOffline = false, client.on("message", () => { if (mizpah.drawn().some((c) => c.look === "offline")) window.willOffline = true; }), true'
+	will=$(mosquitto_sub -p "$TCP" -u heart-pulse -P pulse-secret \
+	    -t "$P/node/+/status" -C 1 -W 5 | jq -c '.status = "offline" | .reason = "will" | del(.agents)')
+	mosquitto_pub -p "$TCP" -u heart-pulse -P pulse-secret -q 1 \
+	    -t "$P/node/pulse-$BATS_TEST_NUMBER/status" -m "$will"
 	kill "$(head -1 "$D/pids")"
 	wait_until 20 holds 'document.getElementById("link").textContent.includes("disconnected")'
 	wait_until 20 eval '[ "$(drawn .look | sort -u | tr "\n" " ")" = "unknown " ]'
@@ -317,6 +325,7 @@ b b-3 capped
 	sleep 8
 	run drawn .look
 	assert_output "$(printf 'unknown\nunknown')"
+	holds 'window.willOffline === false'
 	# back: from the page's subscription on, nothing is drawn offline
 	mosquitto -c "$D/mosquitto.conf" >> "$D/mosquitto.log" 2>&1 3>&- &
 	sed -i "1s/.*/$!/" "$D/pids"

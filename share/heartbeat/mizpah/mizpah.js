@@ -38,6 +38,7 @@ const groupOf = (id) => (/^(.+)[-_.]/.exec(id) || /^(.+?)\d*$/.exec(id))[1];
 function lookOf(a, now) {
   const p = a.p || {}, late = now - a.seen, iv = a.interval * 1000;
   if (!up) return 'unknown';	// the page lost the broker, not the agents
+  if (a.will && now >= a.will) [a.status, a.will] = ['offline', 0];	// its node's will, held 1 s
   if (a.status === 'offline' || late > (a.misses + 0.5) * iv) return 'offline';
   if (p.breaker === 'open' || p.breaker === 'half_open') return p.breaker;
   if (/^(error|tool_cap)$/.test(p.last_wake && p.last_wake.status)) return 'failing';
@@ -227,25 +228,26 @@ function hit(ev) {	// the agent under the mouse, or null
   return g && col < g.cols ? g.list[Math.floor((y - g.y - HEAD) / size) * g.cols + col] || null : null;
 }
 
-// A node's will takes offline the agents born of it, unless reborn since; a
-// status from another node than an agent's birth may only rebirth it (heart-pulse(1)).
+// A node's will takes offline the agents born of it, unless reborn since, 1 s later (a broker going down
+// sends every will); a status from another node than an agent's birth may only rebirth it (heart-pulse(1)).
 function message(topic, buf) {
   const t = topic.slice(prefix.length + 1).split('/'), now = Date.now();
   let m, a;
   try { m = JSON.parse(buf.toString()); } catch {	// a status cleared: the agent retired
     return void (!buf.length && t.join() === `${t[0]},status` && agents.delete(t[0]) && (full = true) && schedule()); }
   if (t.length === 3 && t[0] === 'node' && t[2] === 'status' && m.status === 'offline')
-    for (a of agents.values()) touch(Object.assign(a, a.node === t[1] && a.bdseq <= m.bdseq && { status: 'offline' }), now);
+    for (a of agents.values()) if (a.node === t[1] && a.bdseq <= m.bdseq)
+      touch(Object.assign(a, m.reason === 'will' ? { will: a.will || now + 1000 } : { status: 'offline' }), now);
   if (t.length !== 2 || !/^(status|pulse)$/.test(t[1])) return;
   if (!(a = agents.get(t[0]))) {
     agents.set(t[0], a = { id: t[0], group: groupOf(t[0]), seen: now, pseen: 0, status: 'online',
       interval: 10, misses: 3, bdseq: -1, cell: -1 });
     full = true;
   }
-  if (t[1] === 'pulse') Object.assign(a, { p: m, seen: now, pseen: now, status: 'online' });
+  if (t[1] === 'pulse') Object.assign(a, { p: m, seen: now, pseen: now, status: 'online', will: 0 });
   else if (a.node === undefined || a.node === m.node ? m.bdseq >= a.bdseq : m.status === 'online')	// its owner's, not old
     Object.assign(a, { status: m.status, node: m.node, bdseq: m.bdseq, host: m.host,
-      interval: m.interval || a.interval, misses: m.misses || a.misses }, m.status === 'online' && { seen: now });
+      interval: m.interval || a.interval, misses: m.misses || a.misses }, m.status === 'online' && { seen: now, will: 0 });
   touch(a, now);
   if (a === shown) schedule();
 }
@@ -281,8 +283,8 @@ setInterval(tick, 1000);	// time passes: missed pulses, and the panel's ages
 const client = mqtt.connect(url, { username: q.get('username') || undefined,
   password: pw, reconnectPeriod: 2000 });
 let why = '', link = (s, bad) => Object.assign($('link'), { textContent: url + s, className: bad ? 'bad' : '' });
-// Away from the broker every agent is unknown; back, misses count from then.
-const hold = (u) => { up = u; if (u) for (const a of agents.values()) a.seen = Date.now(); tick(); };
+// Away from the broker every agent is unknown (wills held then were its going); back, misses count anew.
+const hold = (u) => { up = u; for (const a of agents.values()) u ? a.seen = Date.now() : a.will > Date.now() && (a.will = 0); tick(); };
 client.on('connect', () => { why = ''; link(': subscribing');
   client.subscribe(`${prefix}/#`, (e) => { link(e ? `: ${e.message}` : ` ${prefix}/#`, e); hold(!e); }); });
 client.on('error', (e) => { why = `: ${e.message}`; link(why, true); });
