@@ -37,7 +37,7 @@ gate_runs() {
 	[ -f "$D/gate.sh.runs" ] && wc -l < "$D/gate.sh.runs" | tr -d ' ' || echo 0
 }
 
-@test "a gate that exits 1 skips the wake: gated, zero requests, its first line the reason, its slot used" {
+@test "a gate that exits 1 skips the wake, --force or not: gated, zero requests, its first line the reason, its slot used" {
 	gate_script <<'EOF2'
 echo "no new mail"
 echo "second line"
