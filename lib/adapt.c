@@ -28,14 +28,14 @@
 #include <string.h>
 #include <strings.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define ACTFILE		"activity.json"
 #define RUN_STEP	0.25	/* doublings per ghost in a row */
 #define OTHER_DAYS	6.0	/* the other days' ghosts count 1/6 */
 #define UNSEEN_MAX	1.0	/* doublings of an hour never seen */
 
-struct bucket {
+struct hour {
 	time_t	 ts;		/* when the local hour began */
 	long long ok;
 	long long g[4];		/* ghosts: plain, LOW, MEDIUM, HIGH */
@@ -43,7 +43,7 @@ struct bucket {
 };
 
 struct adapt {
-	struct bucket *b;	/* sorted by ts */
+	struct hour *b;	/* sorted by ts */
 	size_t	 n;
 	long long run;		/* ghosts in a row */
 	double	 runw;		/* their weight */
@@ -107,7 +107,7 @@ count(json_t *o, const char *key, long long *out)
 
 /* One item of "hours"; returns the name of the bad field, or NULL. */
 static const char *
-load_bucket(json_t *h, struct bucket *b)
+load_bucket(json_t *h, struct hour *b)
 {
 	json_t *ts = json_object_get(h, "ts");
 	int i;
@@ -129,7 +129,7 @@ load_bucket(json_t *h, struct bucket *b)
 static int
 by_ts(const void *x, const void *y)
 {
-	const struct bucket *a = x, *b = y;
+	const struct hour *a = x, *b = y;
 
 	return (a->ts > b->ts) - (a->ts < b->ts);
 }
@@ -251,7 +251,7 @@ gather(const struct soul *s, struct adapt *a, time_t t, struct adapt_fig *f)
 	time_t seen = 0, turned = 0;
 	long long dg[4] = { 0, 0, 0, 0 };
 	int quiet[7] = { 0, 0, 0, 0, 0, 0, 0 }, d, k;
-	const struct bucket *b;
+	const struct hour *b;
 	size_t i;
 
 	cache_hours(a, s->timezone);
@@ -408,7 +408,7 @@ level_index(const char *level)
 }
 
 /* The bucket of the hour that began at hs, made if need be. */
-static struct bucket *
+static struct hour *
 bucket_at(struct adapt *a, time_t hs, const char *zone)
 {
 	size_t i;
@@ -431,7 +431,7 @@ bucket_at(struct adapt *a, time_t hs, const char *zone)
 
 /* Count one answer in b: a real one (k -1) or a ghost of level k. */
 static void
-count_in(struct bucket *b, int k)
+count_in(struct hour *b, int k)
 {
 	if (k == -1)
 		b->ok++;

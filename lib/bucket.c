@@ -13,7 +13,7 @@
  *
  * The rules are bucket_step's, a pure function; store_update reads,
  * decides and writes back endpoints/NAME/bucket.json under its flock,
- * or the key heart:{@NAME}:bucket.json by compare-and-set (store.h).
+ * or the key heart:{@NAME}:bucket.json by compare-and-set (heartint.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,8 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store.h"
-#include "yj.h"
+#include "heartint.h"
 
 #define BKTFILE		"bucket.json"
 #define WINDOW		61	/* s: a take returns this long after */

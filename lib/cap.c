@@ -16,13 +16,13 @@
  *
  * The rules are cap_step's, a pure function; store_update reads,
  * decides with it and writes back, in whichever store is in force
- * (store.h): the file under its lock, or a server's key by
+ * (heartint.h): the file under its lock, or a server's key by
  * compare-and-set.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "store.h"
+#include "heartint.h"
 
 #define CAPFILE	"cap.json"
 #define KEEP	(30 * 86400LL)	/* a server keeps it after a change, s */

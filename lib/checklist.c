@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 static int
 blank(const char *s)

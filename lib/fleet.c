@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define PS_ALL	(PS_BREAKER | PS_WAKE | PS_CAP)
 #define BATCH_MS 200	/* slots due this soon are taken with this batch */

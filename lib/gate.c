@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 /* The agent's scratch directory, made if need be. */
 static int

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 /* the protocol versions heart speaks, the one it asks for first */
 static const char *const versions[] = { "2025-06-18", "2025-03-26",

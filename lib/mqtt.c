@@ -37,7 +37,7 @@
 #include <mosquitto.h>
 #include <mqtt_protocol.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define BACKOFF_MIN	500	/* ms */
 #define SEND_MAX	1024	/* QoS 1 publishes in flight at most: births

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 static void
 family(FILE *fp, const char *name, const char *help)

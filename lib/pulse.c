@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 /* Keep a text of a state file, made fit for a pulse, or none. */
 static void

@@ -37,7 +37,7 @@
 
 #include <hiredis.h>
 
-#include "store.h"
+#include "heartint.h"
 
 #define DAY		86400LL
 #define KEEP		(30 * DAY)	/* wake.json, after a change */

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 struct wake {
 	const struct soul *s;

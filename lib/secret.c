@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define SECRET_MIN	4
 #define SECRET_RUN	12

@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
-#include "yj.h"
+#include "heartint.h"
 
 #define DEF_INTERVAL	(30 * 60)	/* schedule.interval */
 

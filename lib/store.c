@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "heartint.h"
 
 /* Compare-and-set rounds lost to other writers before a store_update
  * gives up (heart(7) LIMITS): each round lost is another's won. */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 static const char heartbeat_tool[] =
     "{\"type\":\"function\",\"function\":{\"name\":\"heartbeat\","

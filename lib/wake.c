@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define WAKEFILE	"wake.json"
 #define CARRYFILE	"checklist.json"
