@@ -62,7 +62,7 @@ hour_of(const char *zone, time_t t, time_t *start)
 {
 	struct tm tm;
 
-	tz_use(zone);
+	clock_tz_use(zone);
 	localtime_r(&t, &tm);
 	if (start != NULL)
 		*start = t - tm.tm_min * 60 - tm.tm_sec;
@@ -304,9 +304,9 @@ adapt_interval(const struct soul *s, struct adapt *a, time_t t,
 		gather(s, a, t, f);
 	f->gweight = weighted(c, f->ghosts);
 	if (f->real > 0)
-		f->busy = BUSY_HERE;
+		f->busy = ADAPT_BUSY_HERE;
 	else if (f->dreal > 0 && (f->unseen || f->turned))
-		f->busy = BUSY_ELSEWHERE;
+		f->busy = ADAPT_BUSY_ELSEWHERE;
 	if (f->busy)
 		f->exponent = log2((double)c->min / base);
 	else {
@@ -557,7 +557,7 @@ round3(double x)
 static void
 rule_text(const struct adapt_fig *f, char *buf, size_t n)
 {
-	if (f->busy == BUSY_HERE)
+	if (f->busy == ADAPT_BUSY_HERE)
 		snprintf(buf, n, "busy: real answers came in it");
 	else if (f->busy && f->unseen)
 		snprintf(buf, n, "busy: real answers came at this hour on "
@@ -603,8 +603,8 @@ adapt_json(const struct soul *s, const struct adapt_fig *f)
 	    round3(f->gweight), "other_days", "real", (json_int_t)f->dreal,
 	    "ghosts_weighted", round3(f->dgweight), "in_a_row",
 	    (json_int_t)f->run, "in_a_row_weighted", round3(f->runweight),
-	    "busy", f->busy == BUSY_HERE ? "here" : f->busy ? "elsewhere" :
-	    "no", "seen_before", !f->unseen, "evidence", round3(f->evidence),
+	    "busy", f->busy == ADAPT_BUSY_HERE ? "here" :
+	    f->busy ? "elsewhere" : "no", "seen_before", !f->unseen, "evidence", round3(f->evidence),
 	    "exponent", round3(f->exponent), "base", (json_int_t)
 	    s->ch[CH_SCHEDULE].every, "min", (json_int_t)c->min, "max",
 	    (json_int_t)c->max, "interval", (json_int_t)f->interval, "why",

@@ -181,8 +181,8 @@ struct soul {
 	size_t	 nwarn;
 };
 
-const char *chamber_name(enum chamber);
-int	 chamber_parse(const char *, enum chamber *);
+const char *soul_chamber_name(enum chamber);
+int	 soul_chamber_parse(const char *, enum chamber *);
 int	 soul_load(const char *, struct soul **, char *);
 void	 soul_defaults(struct soul *);
 struct soul *soul_new(const char *);
@@ -291,7 +291,7 @@ json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
 /*
  * store.c: where caps, breakers, wake locks and wake.json live: in
  * files beside the agent (the default), or in a server a fleet shares
- * (rds_open), chosen once per process.  cap_* and brk_* follow it by
+ * (redis_open), chosen once per process.  cap_* and brk_* follow it by
  * themselves; these are the rest, with state.c's contracts.
  */
 int	 store_known(const char *, char *);
@@ -301,10 +301,10 @@ int	 store_status_names(char **, size_t, struct soul **, size_t,
  * reached), HX_CONFIG (refused us), else the code given (HX_IOERR) */
 int	 store_code(int);
 
-/* redis.c: the Redis store.  rds_open(flag, err) chooses the store of
+/* redis.c: the Redis store.  redis_open(flag, err) chooses the store of
  * this process from --store (flag, may be NULL), else $HEART_STORE:
  * 0, or HX_USAGE (bad flag) / HX_CONFIG (bad variable) with err. */
-int	 rds_open(const char *, char *);
+int	 redis_open(const char *, char *);
 
 /* prom.c: status figures for node_exporter's textfile collector;
  * the texts are the caller's to free */
@@ -453,8 +453,8 @@ int	 idle_detect(const struct soul *, const char *, const char **);
 int	 idle_alert(const char *);
 
 /* checklist.c: HEARTBEAT.md, its open items */
-int	 ck_open_items(const char *, char **, char *);
-int	 ck_interval(const char *, long long *);
+int	 checklist_open_items(const char *, char **, char *);
+int	 checklist_interval(const char *, long long *);
 
 /* llm.c: the model endpoint */
 
@@ -514,7 +514,7 @@ int	 wake_gates(const struct soul *, const char *, struct wake_state *,
 void	 wake_input(const struct soul *, const char *, struct wake_state *);
 time_t	 wake_admit(const struct soul *, const struct wake_state *,
 	    enum chamber, time_t, time_t, int);
-void	 gate_free(struct gate *);
+void	 wake_gate_free(struct gate *);
 
 /*
  * tool.c: programs run on the model's behalf, the soul's tools and the
@@ -589,9 +589,9 @@ json_t	*run_refused(int, const char *, time_t);
 json_t	*run_explain(const struct soul *, const struct run_opts *, time_t,
 	    char *);
 /* pulse.c: what a pulse says, read from state without locks; topics */
-#define PS_BREAKER	1
-#define PS_WAKE		2
-#define PS_CAP		4
+#define PULSE_BREAKER	1
+#define PULSE_WAKE		2
+#define PULSE_CAP		4
 
 /*
  * The texts (brk_reason, last_error) are owned by the state: NULL or

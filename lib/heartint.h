@@ -42,9 +42,9 @@ int	 secret_held(const char *);
 int	 secret_password_var(const char *);
 
 /* clock.c */
-int	 tz_valid(const char *);
-const char *tz_local(void);
-int	 tz_use(const char *);
+int	 clock_tz_valid(const char *);
+const char *clock_tz_local(void);
+int	 clock_tz_use(const char *);
 time_t	 clock_next_midnight(const char *, time_t);
 void	 clock_iso(const char *, time_t, char *, size_t);
 int	 clock_parse_utc(const char *, time_t *);
@@ -77,9 +77,6 @@ int	 state_write_json(const char *, const char *, const json_t *, char *);
  *   price_cost(&p, &u)		what usage u cost at p
  *   price_json(nano)		a cost as dollars in JSON
  */
-/* llm.cache: Anthropic's prompt cache (llm.c) */
-enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
-
 int	 price_parse(const json_t *, struct price *, char *);
 long long price_cost(const struct price *, const struct usage *);
 json_t	*price_json(long long);
@@ -87,9 +84,9 @@ json_t	*price_json(long long);
 /* soul.c */
 const struct price *soul_price(const struct soul *, int);
 int	 soul_triage_same_provider(const struct soul *);
-int	 tool_name_ok(const char *);
+int	 soul_tool_name_ok(const char *);
 int	 hours_parse(const char *, struct hours *);
-int	 hours_in(const struct hours *, int);
+int	 soul_hours_in(const struct hours *, int);
 
 /* cap.c */
 long long cap_agent_limit(const struct caps *);
@@ -170,6 +167,9 @@ int	 http_post(const struct http_req *, struct http_resp *, char *);
 int	 http_retry_after(const char *, time_t, time_t *);
 
 /* llm.c */
+/* llm.cache: Anthropic's prompt cache */
+enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
+
 struct llm_conf {
 	char	 provider[16];
 	char	 base_url[1024];
@@ -221,7 +221,7 @@ json_t	*llm_fit(const json_t *, size_t, size_t, long long);
  */
 struct adapt;
 
-enum { BUSY_HERE = 1, BUSY_ELSEWHERE };
+enum { ADAPT_BUSY_HERE = 1, ADAPT_BUSY_ELSEWHERE };
 
 struct adapt_fig {
 	int	 how;		/* hour of the week, 0: Monday 00:00 */
@@ -233,7 +233,8 @@ struct adapt_fig {
 	double	 dgweight;	/* on the other days of the week */
 	long long run;		/* ghosts in a row since the last real one */
 	double	 runweight;
-	int	 busy;		/* BUSY_HERE, BUSY_ELSEWHERE or 0 */
+	int	 busy;		/* ADAPT_BUSY_HERE, ADAPT_BUSY_ELSEWHERE,
+				   or 0 */
 	int	 unseen;	/* not seen in an earlier week */
 	int	 turned;	/* real answers at this hour on another
 				   day, quiet at it before, since then */
@@ -359,8 +360,8 @@ struct triage {
 	time_t	 hold;
 };
 
-json_t	*hb_tool(void);
-json_t	*hb_decision(const json_t *, int *);
+json_t	*triage_hb_tool(void);
+json_t	*triage_hb_decision(const json_t *, int *);
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
 int	 triage_ask(const struct llm_conf *, const char *, const char *,
 	    time_t, struct triage *, char *);

@@ -756,7 +756,7 @@ list_server(const struct server *v)
 		snprintf(full, sizeof full, "%s%s%s", v->name, MCP_SEP, tn);
 		json_array_append_new(tools, json_pack("{s:s,s:b,s:s?,s:O?}",
 		    "name", tn, "allowed", allowed(v, tn), "as",
-		    tool_name_ok(full) ? full : NULL, "description",
+		    soul_tool_name_ok(full) ? full : NULL, "description",
 		    json_object_get(t, "description")));
 	}
 	return json_pack("{s:s,s:b,s:s?,s:s?,s:o}", "server", v->name, "ok",

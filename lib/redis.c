@@ -993,7 +993,7 @@ bad:
  * flag, HX_CONFIG for a bad HEART_STORE.
  */
 int
-rds_open(const char *flag, char *err)
+redis_open(const char *flag, char *err)
 {
 	const char *u = flag, *what = "--store";
 	char why[HEART_ERRLEN];
