@@ -516,7 +516,7 @@ transition(const char *name, enum bkt_op op, const struct bkt_args *a,
  * granted, else when one will be (the request is not sent); v, if
  * not NULL, gets the bucket after.
  */
-int
+static int
 bucket_take(const char *name, time_t now, time_t *until,
     struct rate_view *v, char *err)
 {
@@ -541,7 +541,7 @@ bucket_give(const char *name, time_t at, time_t now, char *err)
 }
 
 /* A reply's tokens, counted against the endpoint's tokens a minute. */
-int
+static int
 bucket_record(const char *name, long long tokens, time_t now, char *err)
 {
 	struct bkt_args a = { tokens, 0, 0 };
@@ -556,7 +556,7 @@ bucket_record(const char *name, long long tokens, time_t now, char *err)
 
 /* The provider answered 429: no request to the endpoint before hold
  * (its Retry-After; 0: none given, a minute). */
-int
+static int
 bucket_slow(const char *name, time_t hold, time_t now, char *err)
 {
 	struct bkt_args a = { 0, hold, 0 };

@@ -85,7 +85,6 @@ json_t	*price_json(long long);
 const struct price *soul_price(const struct soul *, int);
 int	 soul_triage_same_provider(const struct soul *);
 int	 soul_tool_name_ok(const char *);
-int	 hours_parse(const char *, struct hours *);
 int	 soul_hours_in(const struct hours *, int);
 
 /* cap.c */
@@ -99,7 +98,6 @@ int	 store_lock(const char *, const char *, int, char *);
 void	 store_unlock(int);
 int	 store_read_json(const char *, const char *, json_t **, char *);
 int	 store_write_json(const char *, const char *, const json_t *, char *);
-int	 store_agents(char ***, size_t *, char *);
 
 /*
  * status.c: the statuses of a wake result and what ghost mode does with
@@ -371,11 +369,7 @@ void	 triage_free(struct triage *);
 
 /* bucket.c */
 int	 bucket_endpoint(const struct llm_conf *, char *, size_t, char *);
-int	 bucket_take(const char *, time_t, time_t *, struct rate_view *,
-	    char *);
 int	 bucket_give(const char *, time_t, time_t, char *);
-int	 bucket_record(const char *, long long, time_t, char *);
-int	 bucket_slow(const char *, time_t, time_t, char *);
 int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
 	    char *, size_t, char *);
 int	 bucket_gate_ok(const struct rate_view *, time_t, const char *,
@@ -408,9 +402,6 @@ void	 soulcache_drop(struct soulcache *, const char *);
 time_t	 soulcache_deferred(struct soulcache *, const char *);
 void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
 int	 soulcache_save(struct soulcache *, int, char *);
-
-/* mqtt.c */
-long long mqtt_backoff(int, long long, unsigned *);
 
 /*
  * yj.c: YAML read into jansson JSON, with the source position of every
@@ -591,8 +582,6 @@ int	 store_get(const char *agent, const char *name, json_t **,
 	    char *err);
 int	 store_update(const char *agent, const char *name, store_step_fn,
 	    void *ctx, char *err);
-const char *store_where(const char *agent, const char *name, char *,
-	    size_t);		/* "DIR/NAME" or "URL: KEY"; "file" or "key" */
 json_t	*store_parse(const char *where, const char *noun, const char *doc,
 	    size_t, char *err);
 void	 store_bad_field(const char *agent, const char *name,

@@ -188,7 +188,7 @@ mqtt_password(const char *file, char **out, char *err)
 }
 
 /* Delay before attempt number fails+1: doubling, capped, jittered. */
-long long
+static long long
 mqtt_backoff(int fails, long long max, unsigned *seed)
 {
 	long long d = BACKOFF_MIN;

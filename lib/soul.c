@@ -46,7 +46,7 @@ soul_chamber_parse(const char *s, enum chamber *out)
 }
 
 /* "08:00-23:00", end exclusive; wraps midnight when end <= start. */
-int
+static int
 hours_parse(const char *s, struct hours *h)
 {
 	int sh, sm, eh, em, n = 0;
