@@ -54,9 +54,9 @@ LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/prom.c lib/secret.c lib/text.c lib/status.c \
 	lib/outbox.c lib/mcp.c lib/gate.c lib/triage.c lib/price.c \
 	lib/bucket.c lib/soulcache.c lib/round.c
-# lib/heart.h is the public header, all the programs, the test drivers
-# and the fuzz targets include; lib/heartint.h, the library's own, is
-# included by lib/*.c (and t/core-step.c) and includes heart.h.
+# lib/heart.h, the public header, is what the programs, the test
+# drivers and the fuzz targets include; lib/heartint.h, the library's
+# own, includes it and is included by lib/*.c (and t/core-step.c).
 PUBHDR = lib/heart.h
 LIBHDR = lib/heart.h lib/heartint.h
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
