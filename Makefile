@@ -41,7 +41,7 @@ CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CFLAGS))
 CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE))
 PC_MQTT = libmosquitto
 MQTT_LIBS = $$($(PKG_CONFIG) --libs $(PC_MQTT))
-# only the programs that open a store (rds_open) link hiredis
+# only the programs that open a store (redis_open) link hiredis
 REDIS_LIBS = $$($(PKG_CONFIG) --libs hiredis)
 
 PROGS = heart-cap heart-breaker heart-ghost heart-wake heart-pulse
@@ -54,7 +54,11 @@ LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/prom.c lib/secret.c lib/text.c lib/status.c \
 	lib/outbox.c lib/mcp.c lib/gate.c lib/triage.c lib/price.c \
 	lib/bucket.c lib/soulcache.c lib/round.c
-LIBHDR = lib/heart.h lib/yj.h lib/store.h
+# lib/heart.h, the public header, is what the programs, the test
+# drivers and the fuzz targets include; lib/heartint.h, the library's
+# own, includes it and is included by lib/*.c (and t/core-step.c).
+PUBHDR = lib/heart.h
+LIBHDR = lib/heart.h lib/heartint.h
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
 	man/heart-wake.1 man/heart-pulse.1
 MAN5 = man/heart-soul.5
@@ -104,17 +108,18 @@ build/libheart.a: $(LIBSRC:lib/%.c=build/lib/%.o)
 # the version reaches the programs only: a new one relinks nothing else
 VFLAGS = -DHEART_VERSION='"$(VERSION)"'
 
-$(PROGS): %: cmd/%.c build/libheart.a Makefile
+$(PROGS): %: cmd/%.c $(PUBHDR) build/libheart.a Makefile
 	$(CC) $(WFLAGS) $(VFLAGS) $(CPPFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
 		build/libheart.a $($@_LIBS) $(LDFLAGS)
 
 # Test helpers (t/*.c), normal and sanitized.
-$(TPROGS:%=build/t/%): build/t/%: t/%.c build/libheart.a
+$(TPROGS:%=build/t/%): build/t/%: t/%.c $(LIBHDR) build/libheart.a
 	@mkdir -p build/t
 	$(CC) $(WFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
 		build/libheart.a $($(@F)_LIBS)
 
-$(TPROGS:%=build/asan/t/%): build/asan/t/%: t/%.c build/asan/libheart.a
+$(TPROGS:%=build/asan/t/%): build/asan/t/%: t/%.c $(LIBHDR) \
+    build/asan/libheart.a
 	@mkdir -p build/asan/t
 	$(CC) $(WFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
 		build/asan/libheart.a $($(@F)_LIBS)
@@ -128,7 +133,8 @@ build/asan/libheart.a: $(LIBSRC:lib/%.c=build/asan/lib/%.o)
 	rm -f $@
 	ar rcs $@ $^
 
-$(PROGS:%=build/asan/%): build/asan/%: cmd/%.c build/asan/libheart.a Makefile
+$(PROGS:%=build/asan/%): build/asan/%: cmd/%.c $(PUBHDR) \
+    build/asan/libheart.a Makefile
 	$(CC) $(WFLAGS) $(VFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
 		build/asan/libheart.a $($(@F)_LIBS)
 
@@ -157,7 +163,7 @@ build/fuzz/libheart.a: $(LIBSRC:lib/%.c=build/fuzz/lib/%.o)
 	ar rcs $@ $^
 
 $(FUZZ:%=build/fuzz/%): build/fuzz/%: fuzz/%.c fuzz/fuzz.c fuzz/fuzz.h \
-    build/fuzz/libheart.a
+    $(PUBHDR) build/fuzz/libheart.a
 	$(FUZZ_CC) $(WFLAGS) $(FUZZFLAGS) -fsanitize=fuzzer $(CORE_CFLAGS) \
 		-Ilib -o $@ $< fuzz/fuzz.c build/fuzz/libheart.a $(FUZZ_LIBS)
 

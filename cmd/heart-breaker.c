@@ -462,7 +462,7 @@ main(int argc, char **argv)
 	    strlen(promfile) - 5, ".prom") != 0))
 		die(HX_USAGE, "--prom: the file's name must end in .prom "
 		    "(node_exporter's textfile collector reads no other)");
-	if ((rc = rds_open(store, err)) != 0)
+	if ((rc = redis_open(store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);
 	if (strcmp(cmd, "check") == 0)

@@ -156,7 +156,7 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 		die(store_code(HX_IOERR), err);
 	if (vflag)
 		printf("%s: %s %s: %lld/%lld today (%s; %s)\n", agent,
-		    chamber_name(ch), ok ? "admitted" : "refused",
+		    soul_chamber_name(ch), ok ? "admitted" : "refused",
 		    v.total, cap_limit(&v.caps, ch), v.day,
 		    caps_from(s, &v));
 	return ok ? HX_OK : HX_NO;
@@ -428,7 +428,7 @@ main(int argc, char **argv)
 	    NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			if (chamber_parse(optarg, &ch) == -1)
+			if (soul_chamber_parse(optarg, &ch) == -1)
 				die(HX_USAGE, "--chamber: use schedule or "
 				    "idle");
 			break;
@@ -480,7 +480,7 @@ main(int argc, char **argv)
 	    strlen(promfile) - 5, ".prom") != 0))
 		die(HX_USAGE, "--prom: the file's name must end in .prom "
 		    "(node_exporter's textfile collector reads no other)");
-	if ((rc = rds_open(store, err)) != 0)
+	if ((rc = redis_open(store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);
 	if (strcmp(cmd, "take") == 0)

@@ -419,7 +419,7 @@ main(int argc, char **argv)
 		case 'c':
 			if (strcmp(optarg, "auto") == 0)
 				o.chamber = -1;
-			else if (chamber_parse(optarg, &ch) == 0)
+			else if (soul_chamber_parse(optarg, &ch) == 0)
 				o.chamber = (int)ch;
 			else
 				die(HX_USAGE, "--chamber: use schedule, idle "
@@ -477,7 +477,7 @@ main(int argc, char **argv)
 		die(HX_USAGE, explain == 1 ? "--explain changes nothing and "
 		    "sends nothing already: leave out --dry-run" :
 		    "--list-tools sends nothing already: leave out --dry-run");
-	if ((rc = rds_open(store, err)) != 0)
+	if ((rc = redis_open(store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);
 	if (touch != NULL) {

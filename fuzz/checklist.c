@@ -1,7 +1,7 @@
 /*
  * checklist.c - fuzz target: a chamber's checklist, HEARTBEAT.md, as
- * the user writes it (ck_open_items).  The open items come back one a
- * line, none of them blank; an item's own interval (ck_interval), when
+ * the user writes it (checklist_open_items).  The open items come back one a
+ * line, none of them blank; an item's own interval (checklist_interval), when
  * it names one, is a positive duration dur.c reads back the same.
  */
 #include <stdio.h>
@@ -19,7 +19,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 
 	fz_put(fz_dir(), "HEARTBEAT.md", data, n);
 	snprintf(path, sizeof path, "%s/HEARTBEAT.md", fz_dir());
-	FZ_ASSERT(ck_open_items(path, &items, err) == 0);
+	FZ_ASSERT(checklist_open_items(path, &items, err) == 0);
 	if (items == NULL)
 		return 0;
 	len = strlen(items);
@@ -27,7 +27,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 	FZ_ASSERT(strstr(items, "\n\n") == NULL);
 	for (line = strtok_r(items, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save))
-		if (ck_interval(line, &iv))
+		if (checklist_interval(line, &iv))
 			FZ_ASSERT(iv > 0 && iv <= dur_max());
 	free(items);
 	return 0;

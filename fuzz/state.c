@@ -67,7 +67,7 @@ readers(const char *dir)
 	}
 	memset(&ps, 0, sizeof ps);
 	pulse_read(FZ_AGENT, soul->timezone, &caps, NOW,
-	    PS_BREAKER | PS_WAKE | PS_CAP, &ps, err);
+	    PULSE_BREAKER | PULSE_WAKE | PULSE_CAP, &ps, err);
 	pulse_clear(&ps);
 	if (wake_load(dir, &w, err) == -1)
 		return;
@@ -75,7 +75,7 @@ readers(const char *dir)
 		for (force = 0; force < 2; force++) {
 			wake_gates(soul, dir, &w, (enum chamber)c, NOW, force,
 			    &g);
-			gate_free(&g);
+			wake_gate_free(&g);
 			if (c == CH_IDLE)
 				wake_input(soul, dir, &w);
 			wake_admit(soul, &w, (enum chamber)c, NOW, NOW, force);

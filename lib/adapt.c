@@ -28,14 +28,14 @@
 #include <string.h>
 #include <strings.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define ACTFILE		"activity.json"
 #define RUN_STEP	0.25	/* doublings per ghost in a row */
 #define OTHER_DAYS	6.0	/* the other days' ghosts count 1/6 */
 #define UNSEEN_MAX	1.0	/* doublings of an hour never seen */
 
-struct bucket {
+struct hour {
 	time_t	 ts;		/* when the local hour began */
 	long long ok;
 	long long g[4];		/* ghosts: plain, LOW, MEDIUM, HIGH */
@@ -43,7 +43,7 @@ struct bucket {
 };
 
 struct adapt {
-	struct bucket *b;	/* sorted by ts */
+	struct hour *b;	/* sorted by ts */
 	size_t	 n;
 	long long run;		/* ghosts in a row */
 	double	 runw;		/* their weight */
@@ -62,7 +62,7 @@ hour_of(const char *zone, time_t t, time_t *start)
 {
 	struct tm tm;
 
-	tz_use(zone);
+	clock_tz_use(zone);
 	localtime_r(&t, &tm);
 	if (start != NULL)
 		*start = t - tm.tm_min * 60 - tm.tm_sec;
@@ -107,7 +107,7 @@ count(json_t *o, const char *key, long long *out)
 
 /* One item of "hours"; returns the name of the bad field, or NULL. */
 static const char *
-load_bucket(json_t *h, struct bucket *b)
+load_bucket(json_t *h, struct hour *b)
 {
 	json_t *ts = json_object_get(h, "ts");
 	int i;
@@ -129,7 +129,7 @@ load_bucket(json_t *h, struct bucket *b)
 static int
 by_ts(const void *x, const void *y)
 {
-	const struct bucket *a = x, *b = y;
+	const struct hour *a = x, *b = y;
 
 	return (a->ts > b->ts) - (a->ts < b->ts);
 }
@@ -251,7 +251,7 @@ gather(const struct soul *s, struct adapt *a, time_t t, struct adapt_fig *f)
 	time_t seen = 0, turned = 0;
 	long long dg[4] = { 0, 0, 0, 0 };
 	int quiet[7] = { 0, 0, 0, 0, 0, 0, 0 }, d, k;
-	const struct bucket *b;
+	const struct hour *b;
 	size_t i;
 
 	cache_hours(a, s->timezone);
@@ -304,9 +304,9 @@ adapt_interval(const struct soul *s, struct adapt *a, time_t t,
 		gather(s, a, t, f);
 	f->gweight = weighted(c, f->ghosts);
 	if (f->real > 0)
-		f->busy = BUSY_HERE;
+		f->busy = ADAPT_BUSY_HERE;
 	else if (f->dreal > 0 && (f->unseen || f->turned))
-		f->busy = BUSY_ELSEWHERE;
+		f->busy = ADAPT_BUSY_ELSEWHERE;
 	if (f->busy)
 		f->exponent = log2((double)c->min / base);
 	else {
@@ -408,7 +408,7 @@ level_index(const char *level)
 }
 
 /* The bucket of the hour that began at hs, made if need be. */
-static struct bucket *
+static struct hour *
 bucket_at(struct adapt *a, time_t hs, const char *zone)
 {
 	size_t i;
@@ -431,7 +431,7 @@ bucket_at(struct adapt *a, time_t hs, const char *zone)
 
 /* Count one answer in b: a real one (k -1) or a ghost of level k. */
 static void
-count_in(struct bucket *b, int k)
+count_in(struct hour *b, int k)
 {
 	if (k == -1)
 		b->ok++;
@@ -557,7 +557,7 @@ round3(double x)
 static void
 rule_text(const struct adapt_fig *f, char *buf, size_t n)
 {
-	if (f->busy == BUSY_HERE)
+	if (f->busy == ADAPT_BUSY_HERE)
 		snprintf(buf, n, "busy: real answers came in it");
 	else if (f->busy && f->unseen)
 		snprintf(buf, n, "busy: real answers came at this hour on "
@@ -603,8 +603,8 @@ adapt_json(const struct soul *s, const struct adapt_fig *f)
 	    round3(f->gweight), "other_days", "real", (json_int_t)f->dreal,
 	    "ghosts_weighted", round3(f->dgweight), "in_a_row",
 	    (json_int_t)f->run, "in_a_row_weighted", round3(f->runweight),
-	    "busy", f->busy == BUSY_HERE ? "here" : f->busy ? "elsewhere" :
-	    "no", "seen_before", !f->unseen, "evidence", round3(f->evidence),
+	    "busy", f->busy == ADAPT_BUSY_HERE ? "here" :
+	    f->busy ? "elsewhere" : "no", "seen_before", !f->unseen, "evidence", round3(f->evidence),
 	    "exponent", round3(f->exponent), "base", (json_int_t)
 	    s->ch[CH_SCHEDULE].every, "min", (json_int_t)c->min, "max",
 	    (json_int_t)c->max, "interval", (json_int_t)f->interval, "why",

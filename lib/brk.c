@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "heartint.h"
 
 #define BRKFILE	"breaker.json"
 #define KEEP	(30 * 86400LL)	/* a server keeps it after its last wait */

@@ -13,7 +13,7 @@
  *
  * The rules are bucket_step's, a pure function; store_update reads,
  * decides and writes back endpoints/NAME/bucket.json under its flock,
- * or the key heart:{@NAME}:bucket.json by compare-and-set (store.h).
+ * or the key heart:{@NAME}:bucket.json by compare-and-set (heartint.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,8 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store.h"
-#include "yj.h"
+#include "heartint.h"
 
 #define BKTFILE		"bucket.json"
 #define WINDOW		61	/* s: a take returns this long after */
@@ -517,7 +516,7 @@ transition(const char *name, enum bkt_op op, const struct bkt_args *a,
  * granted, else when one will be (the request is not sent); v, if
  * not NULL, gets the bucket after.
  */
-int
+static int
 bucket_take(const char *name, time_t now, time_t *until,
     struct rate_view *v, char *err)
 {
@@ -542,7 +541,7 @@ bucket_give(const char *name, time_t at, time_t now, char *err)
 }
 
 /* A reply's tokens, counted against the endpoint's tokens a minute. */
-int
+static int
 bucket_record(const char *name, long long tokens, time_t now, char *err)
 {
 	struct bkt_args a = { tokens, 0, 0 };
@@ -557,7 +556,7 @@ bucket_record(const char *name, long long tokens, time_t now, char *err)
 
 /* The provider answered 429: no request to the endpoint before hold
  * (its Retry-After; 0: none given, a minute). */
-int
+static int
 bucket_slow(const char *name, time_t hold, time_t now, char *err)
 {
 	struct bkt_args a = { 0, hold, 0 };

@@ -16,13 +16,13 @@
  *
  * The rules are cap_step's, a pure function; store_update reads,
  * decides with it and writes back, in whichever store is in force
- * (store.h): the file under its lock, or a server's key by
+ * (heartint.h): the file under its lock, or a server's key by
  * compare-and-set.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "store.h"
+#include "heartint.h"
 
 #define CAPFILE	"cap.json"
 #define KEEP	(30 * 86400LL)	/* a server keeps it after a change, s */
@@ -136,7 +136,7 @@ parse_caps(json_t *j, struct cap_view *v)
 	if (!json_is_object(j))
 		return -1;
 	for (i = 0; i < CH_NCHAMBERS; i++)
-		if (get_count(j, chamber_name((enum chamber)i),
+		if (get_count(j, soul_chamber_name((enum chamber)i),
 		    &v->caps.chamber[i]) == -1)
 			return -1;
 	a = json_object_get(j, "agent");
@@ -192,7 +192,7 @@ parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 	else if (parse_caps(json_object_get(j, "caps"), v) == -1)
 		bad = "caps";
 	for (i = 0; bad == NULL && i < CH_NCHAMBERS; i++)
-		if (get_count(ch, chamber_name((enum chamber)i),
+		if (get_count(ch, soul_chamber_name((enum chamber)i),
 		    &v->used[i]) == -1)
 			bad = "chambers";
 	if (bad != NULL) {
@@ -217,7 +217,7 @@ roll(struct cap_view *v, const char *zone, time_t now)
 	int changed = 0;
 
 	if (zone == NULL)
-		zone = v->zone[0] ? v->zone : tz_local();
+		zone = v->zone[0] ? v->zone : clock_tz_local();
 	if (strcmp(zone, v->zone) != 0) {
 		snprintf(v->zone, sizeof v->zone, "%s", zone);
 		changed = 1;
@@ -433,7 +433,7 @@ cap_reset(const char *agent, const char *zone, time_t now, char *err)
 time_t
 cap_resets_at(const struct cap_view *v, time_t now)
 {
-	const char *zone = v->zone[0] ? v->zone : tz_local();
+	const char *zone = v->zone[0] ? v->zone : clock_tz_local();
 	time_t m = clock_next_midnight(zone, now);
 	char day[16];
 	int i;
@@ -467,8 +467,8 @@ cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
 {
 	char reset[40], spent[32], budget[32];
 
-	clock_iso(v->zone[0] ? v->zone : tz_local(), cap_resets_at(v, now),
-	    reset, sizeof reset);
+	clock_iso(v->zone[0] ? v->zone : clock_tz_local(),
+	    cap_resets_at(v, now), reset, sizeof reset);
 	if (v->total < cap_limit(&v->caps, ch) && v->caps.budget >= 0 &&
 	    v->cost >= v->caps.budget) {
 		snprintf(buf, n, "daily budget reached: %s of %s spent today; "
@@ -478,7 +478,7 @@ cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
 		return 1;
 	}
 	snprintf(buf, n, "%s: daily cap reached: %lld of %lld today; resets "
-	    "at %s", chamber_name(ch), v->total, cap_limit(&v->caps, ch),
+	    "at %s", soul_chamber_name(ch), v->total, cap_limit(&v->caps, ch),
 	    reset);
 	return 0;
 }
@@ -495,7 +495,7 @@ cap_json(const char *agent, const struct cap_view *v, time_t now)
 	clock_iso(v->zone, cap_resets_at(v, now), reset, sizeof reset);
 	ch = json_object();
 	for (i = 0; i < CH_NCHAMBERS; i++)
-		json_object_set_new(ch, chamber_name((enum chamber)i),
+		json_object_set_new(ch, soul_chamber_name((enum chamber)i),
 		    json_pack("{s:I,s:I}", "used", (json_int_t)v->used[i],
 		    "cap", (json_int_t)cap_limit(&v->caps, (enum chamber)i)));
 	j = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:o,s:o,"

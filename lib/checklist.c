@@ -4,7 +4,7 @@
  * An item is open unless it is a heading, a blank line, inside an HTML
  * comment, or a checked box ("- [x]").  A checklist with no open item
  * means the chamber has no work, and the wake costs nothing.  An item
- * may end with its own interval, "(every 6h)" (ck_interval); whether
+ * may end with its own interval, "(every 6h)" (checklist_interval); whether
  * it is due is wake.c's to say, from the last wake that carried it.
  */
 #include <ctype.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 static int
 blank(const char *s)
@@ -64,7 +64,7 @@ uncomment(char *line, int *incomment)
  * file cannot be read; a missing file sets errno ENOENT.
  */
 int
-ck_open_items(const char *path, char **items, char *err)
+checklist_open_items(const char *path, char **items, char *err)
 {
 	char line[4096], *out = NULL, *s;
 	size_t len = 0, total = 0, n;
@@ -108,7 +108,7 @@ ck_open_items(const char *path, char **items, char *err)
  * duration dur.c reads: then it is an item like any other).
  */
 int
-ck_interval(const char *item, long long *secs)
+checklist_interval(const char *item, long long *secs)
 {
 	const char *open, *p, *end;
 	char d[32];

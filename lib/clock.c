@@ -11,13 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 static char curzone[128];
 
 /* A zone name is valid when it names a TZif file in the zone database. */
 int
-tz_valid(const char *zone)
+clock_tz_valid(const char *zone)
 {
 	char path[512], magic[4];
 	const char *dir;
@@ -43,7 +43,7 @@ tz_valid(const char *zone)
 
 /* The machine's own zone name: $TZ, /etc/localtime, /etc/timezone, UTC. */
 const char *
-tz_local(void)
+clock_tz_local(void)
 {
 	static char buf[128];
 	char link[256], *p;
@@ -54,14 +54,14 @@ tz_local(void)
 	if ((tz = getenv("TZ")) != NULL && *tz != '\0') {
 		if (*tz == ':')
 			tz++;
-		if (tz_valid(tz))
+		if (clock_tz_valid(tz))
 			return tz;
 	}
 	n = readlink("/etc/localtime", link, sizeof link - 1);
 	if (n > 0) {
 		link[n] = '\0';
 		if ((p = strstr(link, "zoneinfo/")) != NULL &&
-		    tz_valid(p + 9)) {
+		    clock_tz_valid(p + 9)) {
 			snprintf(buf, sizeof buf, "%s", p + 9);
 			return buf;
 		}
@@ -70,7 +70,7 @@ tz_local(void)
 		if (fgets(buf, sizeof buf, fp) != NULL) {
 			buf[strcspn(buf, "\n")] = '\0';
 			fclose(fp);
-			if (tz_valid(buf))
+			if (clock_tz_valid(buf))
 				return buf;
 		} else
 			fclose(fp);
@@ -80,10 +80,10 @@ tz_local(void)
 
 /* Make `zone' the zone of localtime_r(3) calls that follow. */
 int
-tz_use(const char *zone)
+clock_tz_use(const char *zone)
 {
 	if (zone == NULL)
-		zone = tz_local();
+		zone = clock_tz_local();
 	if (strcmp(zone, curzone) == 0)
 		return 0;
 	snprintf(curzone, sizeof curzone, "%s", zone);
@@ -96,7 +96,7 @@ tz_use(const char *zone)
 static void
 local_tm(const char *zone, time_t t, struct tm *tm)
 {
-	tz_use(zone);
+	clock_tz_use(zone);
 	localtime_r(&t, tm);
 }
 

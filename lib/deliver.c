@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 /* What a mailer, notify-send, curl or a script needs, and no more. */
 static const char *const passed[] = {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define DUR_MAX	(366LL * 86400 * 100)
 

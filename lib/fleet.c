@@ -26,9 +26,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
-#define PS_ALL	(PS_BREAKER | PS_WAKE | PS_CAP)
+#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP)
 #define BATCH_MS 200	/* slots due this soon are taken with this batch */
 #define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | \
 	IN_MOVED_FROM | IN_ONLYDIR | IN_EXCL_UNLINK)
@@ -246,7 +246,9 @@ fleet_due(struct fleet *f, long long now, long long *lag)
 static void
 refresh(struct fleet *f, struct fleet_agent *a, unsigned parts, time_t now)
 {
-	static const unsigned bits[] = { PS_BREAKER, PS_WAKE, PS_CAP };
+	static const unsigned bits[] = {
+		PULSE_BREAKER, PULSE_WAKE, PULSE_CAP
+	};
 	char err[HEART_ERRLEN];
 	size_t i;
 
@@ -356,11 +358,11 @@ on_event(struct fleet *f, const struct inotify_event *ev, time_t now)
 	if (ev->len == 0)
 		return;
 	if (strcmp(ev->name, "breaker.json") == 0)
-		part = PS_BREAKER;
+		part = PULSE_BREAKER;
 	else if (strcmp(ev->name, "wake.json") == 0)
-		part = PS_WAKE;
+		part = PULSE_WAKE;
 	else if (strcmp(ev->name, "cap.json") == 0)
-		a->dirty |= PS_CAP;
+		a->dirty |= PULSE_CAP;
 	if (part == 0)
 		return;
 	old = a->st;
@@ -423,11 +425,11 @@ fleet_pulse(struct fleet *f, struct fleet_agent *a, int extra,
 		}
 	}
 	if (a->st.waking == 1)
-		parts |= PS_WAKE;	/* is its process still there? */
+		parts |= PULSE_WAKE;	/* is its process still there? */
 	if (wall->tv_sec >= a->st.cap_until)
-		parts |= PS_CAP;	/* a new day */
+		parts |= PULSE_CAP;	/* a new day */
 	if (a->st.brk_until > 0 && wall->tv_sec >= a->st.brk_until)
-		parts |= PS_BREAKER;	/* its cooldown has passed */
+		parts |= PULSE_BREAKER;	/* its cooldown has passed */
 	if (parts)
 		refresh(f, a, parts, wall->tv_sec);
 	if (wall->tv_sec / 60 != a->quiet_min) {	/* hours: by the minute */
@@ -647,7 +649,7 @@ update(struct fleet_agent *old, struct fleet_agent *new)
 	memcpy(old->active, new->active, sizeof old->active);
 	old->quiet_min = -1;
 	if (strcmp(old->zone, new->zone) != 0)
-		old->dirty |= PS_CAP;
+		old->dirty |= PULSE_CAP;
 	t = old->zone, old->zone = new->zone, new->zone = t;
 	t = old->path, old->path = new->path, new->path = t;
 	old->keep = 1;

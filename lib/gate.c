@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 /* The agent's scratch directory, made if need be. */
 static int
@@ -92,7 +92,7 @@ gate_run(const struct soul *s, enum chamber c, const struct tool_ctx *ctx,
 	p.timeout = s->ch[c].gate_timeout;
 	p.maxout = GATE_MAXOUT;
 	if (tool_exec(&p, &o, e2) == -1)
-		errf(err, "%s: gate: %.300s", chamber_name(c), e2);
+		errf(err, "%s: gate: %.300s", soul_chamber_name(c), e2);
 	else {
 		g->ms = o.ms;
 		if (!o.timedout && WIFEXITED(o.status))
@@ -106,7 +106,7 @@ gate_run(const struct soul *s, enum chamber c, const struct tool_ctx *ctx,
 		} else {
 			char what[64];
 			snprintf(what, sizeof what, "%s: gate",
-			    chamber_name(c));
+			    soul_chamber_name(c));
 			tool_status(what, &p, &o, err);
 		}
 	}

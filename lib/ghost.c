@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define DLVFILE	"delivered.json"
 #define DLVLOCK	"delivered.lock"

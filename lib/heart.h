@@ -1,11 +1,13 @@
 /*
- * heart.h - the one public header of libheart.
+ * heart.h - the public header of libheart: what the programs (cmd/),
+ * the test drivers (t/) and the fuzz targets (fuzz/) use.  What only
+ * the library's own files use is in heartint.h.
  *
  * Grouped by source file.  Every function that can fail returns -1 (or
  * a documented non-zero code) and writes a readable message into the
  * caller's buffer `err' of size HEART_ERRLEN (one printable line, with
- * no registered secret: see errf); the library never prints and never
- * exits.  Exit codes are the toolkit's table (heart(7), EXIT STATUS).
+ * no registered secret); the library never prints and never exits.
+ * Exit codes are the toolkit's table (heart(7), EXIT STATUS).
  */
 #ifndef HEART_H
 #define HEART_H
@@ -47,44 +49,18 @@ enum {
 	HX_CONFIG = 78
 };
 
-/* util.c; errf's message is scrubbed of secrets and made one line
- * (secret_scrub, text_line) */
-void	 errf(char *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
+/* util.c */
 int	 num_parse(const char *, long long, long long, long long *);
 const char *num_why(const char *, long long, long long, char *, size_t);
 size_t	 utf8_len(const unsigned char *, size_t);
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
-int	 file_read(const char *, size_t, char **, size_t *);
 /* the worse of two exit codes: 78, then 74, 69, 75, 0 (as EXIT STATUS) */
 int	 hx_worse(int, int);
-/*
- * A child's environment: the entries of environ that keep(entry, arg)
- * accepts (all when keep is NULL), without the names of set, then set
- * ("NAME=value" each, NULL-ended).  Free it with env_free.
- */
-char	**env_make(int (*)(const char *, const void *), const void *,
-	    char *const *);
-void	 env_free(char **);
 
-/*
- * secret.c: the secrets heart holds (the model's API key, the Redis and
- * MQTT passwords), registered where they are read; text from outside
- * is scrubbed of them before it is printed or stored: every message by
- * errf, any other text by secret_dup.
- *   secret_add(value)		register (NULL or under 4 bytes: none)
- *   secret_scrub(buf, size)	scrub a string in place, cut to fit
- *   secret_dup(s)		a scrubbed copy, to free
- *   secret_held(v)		1 if v is a secret held, in any form
- *   secret_password_var(e)	1 if e ("NAME=value") holds a password,
- *				or is a delivery's setting (HEART_DELIVER_*)
- */
-void	 secret_add(const char *);
-void	 secret_scrub(char *, size_t);
+/* secret.c: a copy of a text scrubbed of every secret heart holds (the
+ * model's API key, the Redis and MQTT passwords), to free */
 char	*secret_dup(const char *);
-int	 secret_held(const char *);
-int	 secret_password_var(const char *);
 
 /* text.c: text from outside as one printable line of UTF-8, control
  * characters and escape sequences neutralised (dst may be src) */
@@ -101,49 +77,21 @@ int	 id_valid(const char *);
 int	 id_check(const char *, char *);
 
 /* clock.c: local dates and hours in an IANA zone */
-int	 tz_valid(const char *);
-const char *tz_local(void);
-int	 tz_use(const char *);
 void	 clock_day(const char *, time_t, char *, size_t);
-time_t	 clock_next_midnight(const char *, time_t);
-void	 clock_iso(const char *, time_t, char *, size_t);
 void	 clock_utc(time_t, char *, size_t);
-int	 clock_parse_utc(const char *, time_t *);
-int	 clock_minute_of_day(const char *, time_t);
 
 /* state.c: the state directory, atomic files, locks */
-int	 state_dir(char *, size_t, char *);
 int	 state_agent_dir(const char *, int, char *, size_t, char *);
 int	 state_agents(char ***, size_t *, char *);
-int	 state_subdir(const char *, char *, size_t, char *);
 void	 state_free_list(char **, size_t);
-int	 state_lock(const char *, const char *, int, char *);
-void	 state_unlock(int);
 int	 state_write(const char *, const char *, const char *, size_t, char *);
 int	 state_write_all(int, const char *, size_t);
-int	 state_sync_dir(const char *);
-int	 state_read_json(const char *, const char *, json_t **, char *);
-int	 state_write_json(const char *, const char *, const json_t *, char *);
-
-/*
- * The documented defaults of the caps and the breaker (heart-soul(5)),
- * for a soul that leaves them out and for an agent whose soul is not
- * at hand (heart-cap take AGENT, heart-breaker check AGENT).
- */
-#define DEF_SCHEDULE_CAP	48
-#define DEF_IDLE_CAP		12
-#define DEF_BRK_THRESHOLD	3
-#define DEF_BRK_COOLDOWN	(15 * 60)
-#define DEF_BRK_MAX_COOLDOWN	(2 * 3600)
-#define GATE_TIMEOUT		10	/* a gate program's, s */
 
 /*
  * price.c: money.  A price is dollars per million tokens of each kind
  * (heart-soul(5), llm.price); a cost is in nanodollars (1e-9 $), -1
  * when there is no price (never $0).
- *   price_parse(j, &p, err)	read a price; NULL or null: p.set = 0
- *   price_cost(&p, &u)		what usage u cost at p
- *   price_json(nano), price_nano(j)	to and from dollars in JSON
+ *   price_nano(j)		a cost from dollars in JSON
  *   price_format(nano, buf, n)	"$0.0123", or "no price"
  */
 struct price {
@@ -158,12 +106,6 @@ struct usage {
 	long long cache_write;	/* of prompt: written to it */
 };
 
-/* llm.cache: Anthropic's prompt cache (llm.c) */
-enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
-
-int	 price_parse(const json_t *, struct price *, char *);
-long long price_cost(const struct price *, const struct usage *);
-json_t	*price_json(long long);
 long long price_nano(const json_t *);
 char	*price_format(long long, char *, size_t);
 
@@ -239,18 +181,13 @@ struct soul {
 	size_t	 nwarn;
 };
 
-const char *chamber_name(enum chamber);
-int	 chamber_parse(const char *, enum chamber *);
+const char *soul_chamber_name(enum chamber);
+int	 soul_chamber_parse(const char *, enum chamber *);
 int	 soul_load(const char *, struct soul **, char *);
 void	 soul_defaults(struct soul *);
 struct soul *soul_new(const char *);
 void	 soul_free(struct soul *);
-const struct price *soul_price(const struct soul *, int);
-int	 soul_triage_same_provider(const struct soul *);
 json_t	*soul_json(const struct soul *);
-int	 tool_name_ok(const char *);
-int	 hours_parse(const char *, struct hours *);
-int	 hours_in(const struct hours *, int);
 void	 soul_dir(const struct soul *, char *, size_t);
 
 /* cap.c: the daily counter shared by the chambers */
@@ -276,15 +213,11 @@ struct cap_view {
 
 void	 cap_from_soul(const struct soul *, struct caps *);
 long long cap_limit(const struct caps *, enum chamber);
-long long cap_agent_limit(const struct caps *);
 int	 cap_take(const char *, enum chamber, const struct caps *,
 	    long long, const char *, time_t, int *, struct cap_view *,
 	    char *);
 int	 cap_record(const char *, const char *, time_t, int,
 	    const struct usage *, const struct usage *, long long, char *);
-long long cap_cost(const struct cap_view *);
-int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
-	    size_t);
 int	 cap_peek(const char *, const char *, time_t, struct cap_view *,
 	    char *);
 time_t	 cap_resets_at(const struct cap_view *, time_t);
@@ -358,14 +291,9 @@ json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
 /*
  * store.c: where caps, breakers, wake locks and wake.json live: in
  * files beside the agent (the default), or in a server a fleet shares
- * (rds_open), chosen once per process.  cap_* and brk_* follow it by
+ * (redis_open), chosen once per process.  cap_* and brk_* follow it by
  * themselves; these are the rest, with state.c's contracts.
  */
-int	 store_lock(const char *, const char *, int, char *);
-void	 store_unlock(int);
-int	 store_read_json(const char *, const char *, json_t **, char *);
-int	 store_write_json(const char *, const char *, const json_t *, char *);
-int	 store_agents(char ***, size_t *, char *);
 int	 store_known(const char *, char *);
 int	 store_status_names(char **, size_t, struct soul **, size_t,
 	    char ***, size_t *, char ***, size_t *, char *);
@@ -373,10 +301,10 @@ int	 store_status_names(char **, size_t, struct soul **, size_t,
  * reached), HX_CONFIG (refused us), else the code given (HX_IOERR) */
 int	 store_code(int);
 
-/* redis.c: the Redis store.  rds_open(flag, err) chooses the store of
+/* redis.c: the Redis store.  redis_open(flag, err) chooses the store of
  * this process from --store (flag, may be NULL), else $HEART_STORE:
  * 0, or HX_USAGE (bad flag) / HX_CONFIG (bad variable) with err. */
-int	 rds_open(const char *, char *);
+int	 redis_open(const char *, char *);
 
 /* prom.c: status figures for node_exporter's textfile collector;
  * the texts are the caller's to free */
@@ -388,7 +316,6 @@ char	*prom_rates(const struct rate_view *, size_t, time_t);
 char	*prom_breakers(char *const *, const struct brk_view *, size_t,
 	    time_t);
 int	 prom_write(const char *, const char *, char *);
-
 
 /* jscan.c: a validating JSON scanner that builds no tree */
 enum {
@@ -425,23 +352,8 @@ int	 hist_last_user(const char *, time_t *, char *);
 int	 hist_touch_input(const char *, time_t, char *);
 int	 hist_user(const char *, const char *, time_t, long long, char *);
 
-/*
- * status.c: the statuses of a wake result and what ghost mode does with
- * each (roll back, commit, an error): one table for heart-wake, which
- * names statuses only through it, and heart-ghost.
- */
-enum wake_status {
-	ST_OK, ST_IDLE, ST_CAPPED, ST_OPEN, ST_NOT_DUE, ST_QUIET,
-	ST_NOT_IDLE, ST_BUSY, ST_EMPTY, ST_TOOL_CAP, ST_DRY_RUN, ST_ERROR,
-	ST_GATED,
-	ST_THROTTLED,
-	ST_NSTATUS
-};
+/* status.c: what ghost mode does with a wake's status */
 enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
-
-const char *status_name(enum wake_status);
-enum ghost_kind status_kind(enum wake_status);
-int	 status_find(const char *, enum wake_status *);
 
 /* ghost.c: ghost mode: which wake results leave a trace, which are
  * delivered, and which were delivered already */
@@ -466,32 +378,14 @@ struct ghost_opts {
 	int	 alert_only;	/* deliver only answers with an alert */
 	long long dedupe;	/* s: the same text not again within; 0 */
 	long long keep;		/* the history's last wakes kept; 0: all */
-	long long retry_for;	/* s: a failing answer is retried; 0: */
+	long long retry_for;	/* s: a failing answer is retried; 0:
+				   GHOST_RETRY_FOR, a day */
 };
-#define GHOST_RETRY_FOR	(24 * 3600)	/* ... this long */
 
 /* outbox.c: answers waiting for their delivery, and dead letters */
-struct outbox_entry {
-	char	 wake_id[HEART_IDMAX + 1];
-	char	 at[32];
-	json_t	*doc;		/* the file; NULL: it does not read (err) */
-	char	 err[HEART_ERRLEN];
-	int	 due;		/* given again: tried now */
-	int	 dirty;		/* to be written back */
-	int	 gone;		/* delivered, not wanted, or dead */
-};
-
-long long outbox_backoff(long long);
+struct outbox_entry;
 int	 outbox_keep(const json_t *, const char *, char *);
 int	 outbox_waiting(const char *);
-int	 outbox_put(const char *, const char *, const char *, const json_t *,
-	    char *);
-int	 outbox_drop(const char *, const char *, const char *, char *);
-void	 outbox_tidy(const char *);
-int	 outbox_cmp(const void *, const void *);
-int	 outbox_load(const char *, const char *, struct outbox_entry **,
-	    size_t *, char *);
-void	 outbox_free(struct outbox_entry *, size_t);
 int	 outbox_list(const char *, json_t *, char *);
 struct outbox_count {
 	long long waiting;	/* in agents/ID/outbox/ */
@@ -518,7 +412,6 @@ enum { GHOST_SENT = 1, GHOST_RETRY, GHOST_DEAD };
 
 int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
 void	 ghost_result_free(struct ghost_result *);
-void	 ghost_hash(const char *, char *);
 /*
  * One agent's deliveries, under its delivered.lock:
  *   ghost_begin(r, o, now, &t, err)	commit an "ok" result and put it
@@ -560,55 +453,10 @@ int	 idle_detect(const struct soul *, const char *, const char **);
 int	 idle_alert(const char *);
 
 /* checklist.c: HEARTBEAT.md, its open items */
-int	 ck_open_items(const char *, char **, char *);
-int	 ck_interval(const char *, long long *);
-
-/* http.c: one POST through libcurl, loaded only when needed */
-struct http_req {
-	const char *url;
-	const char *const *headers;	/* NULL-terminated */
-	const char *body;
-	long	 timeout;		/* s */
-	size_t	 maxbytes;
-};
-
-struct http_resp {
-	long	 status;
-	char	*body;
-	size_t	 len;
-	char	 retry_after[64];	/* the header's value, or "" */
-};
-
-/* A Retry-After is honoured for a day at most. */
-#define HTTP_HOLDMAX	86400
-
-int	 http_preload(char *);
-int	 http_post(const struct http_req *, struct http_resp *, char *);
-int	 http_retry_after(const char *, time_t, time_t *);
+int	 checklist_open_items(const char *, char **, char *);
+int	 checklist_interval(const char *, long long *);
 
 /* llm.c: the model endpoint */
-
-struct llm_conf {
-	char	 provider[16];
-	char	 base_url[1024];
-	char	 model[256];
-	char	 key_env[128];
-	long long timeout;
-	long long max_tokens;
-	long long budget;		/* llm.context_budget, tokens */
-	int	 cache;			/* llm.cache: LLM_CACHE_* */
-	const char *soul;		/* the soul's path, for messages */
-	const json_t *command;		/* command provider: the soul's argv */
-	char	 dir[4096];		/* where the command runs */
-};
-
-/* what a failure asks of a person (llm_reply.fail) */
-enum {
-	LLM_TEMP = 1,	/* nothing: it may pass (5xx, 429, timeout...) */
-	LLM_CONFIG,	/* fix the key, the model or the URL (401, 403,
-			   404, a 400 that names no such model) */
-	LLM_QUOTA	/* add credit: the account's quota is used up */
-};
 
 struct llm_reply {
 	char	*text;
@@ -622,71 +470,12 @@ struct llm_reply {
 	long	 status;		/* failed: the HTTP status, or 0 */
 };
 
-int	 llm_conf(const struct soul *, struct llm_conf *, char *);
-int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
-json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
-	    const char *);
-json_t	*llm_dry(const struct llm_conf *, json_t *);
-int	 llm_send(const struct llm_conf *, json_t *, time_t,
-	    struct llm_reply *, char *);
 int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
 	    char *);
 void	 llm_reply_free(struct llm_reply *);
-int	 llm_key_warning(const struct llm_conf *, char *, size_t);
-/* the bytes of a message in a request; msgs as sent within a budget of
- * tokens: system before h0, history [h0, h1), the wake's prompt at h1 */
-size_t	 llm_cost(const json_t *);
-json_t	*llm_fit(const json_t *, size_t, size_t, long long);
-
-/*
- * adapt.c: the adaptive schedule, an activity estimator kept in
- * agents/ID/activity.json (opaque; NULL is an agent with no history).
- *   adapt_load(dir, &a, err)	read it; *a = NULL when there is none
- *   adapt_interval(s, a, t, &fig)	the interval in force at t, and why
- *   adapt_next(s, a, last, first, now, &fig)  when the chamber is next
- *	due, its last wake being at last (0: none; first sight at first);
- *	a time <= now means due now
- *   adapt_offset(s, iv)	the agent's phase inside the interval iv
- *   adapt_record(dir, s, &a, status, level, now, err)	add one wake's
- *	outcome ("ok" or "idle", level "LOW" "MEDIUM" "HIGH" or NULL)
- *	and write the file; the caller holds wake.lock
- *   adapt_json(s, &fig)	the figures, for --explain and the result
- */
-struct adapt;
-
-enum { BUSY_HERE = 1, BUSY_ELSEWHERE };
-
-struct adapt_fig {
-	int	 how;		/* hour of the week, 0: Monday 00:00 */
-	time_t	 hour;		/* when that hour began */
-	long long real;		/* real answers in it over the window */
-	long long ghosts[4];	/* ghosts: plain, LOW, MEDIUM, HIGH */
-	double	 gweight;	/* the ghosts, weighted */
-	long long dreal;	/* the same, for the same hour of the day */
-	double	 dgweight;	/* on the other days of the week */
-	long long run;		/* ghosts in a row since the last real one */
-	double	 runweight;
-	int	 busy;		/* BUSY_HERE, BUSY_ELSEWHERE or 0 */
-	int	 unseen;	/* not seen in an earlier week */
-	int	 turned;	/* real answers at this hour on another
-				   day, quiet at it before, since then */
-	double	 evidence;	/* else the doublings the ghosts allow */
-	double	 exponent;	/* interval = schedule.interval * 2^exponent */
-	long long interval;	/* the rung in force */
-};
-
-int	 adapt_load(const char *, struct adapt **, char *);
-void	 adapt_free(struct adapt *);
-long long adapt_interval(const struct soul *, struct adapt *, time_t,
-	    struct adapt_fig *);
-time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
-	    time_t, struct adapt_fig *);
-long long adapt_offset(const struct soul *, long long);
-int	 adapt_record(const char *, const struct soul *, struct adapt **,
-	    const char *, const char *, time_t, char *);
-json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
 
 /* wake.c: the chambers' gates and agents/ID/wake.json */
+struct adapt;
 struct wake_state {
 	int	 exists;
 	time_t	 first_seen;
@@ -720,19 +509,12 @@ struct gate {
 
 int	 wake_load(const char *, struct wake_state *, char *);
 void	 wake_free(struct wake_state *);
-int	 wake_save(const char *, const char *, const struct wake_state *,
-	    int, time_t, char *);
-long long wake_offset(const char *, long long);
 int	 wake_gates(const struct soul *, const char *, struct wake_state *,
 	    enum chamber, time_t, int, struct gate *);
 void	 wake_input(const struct soul *, const char *, struct wake_state *);
-void	 wake_verdicts(const struct soul *, const char *,
-	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);
 time_t	 wake_admit(const struct soul *, const struct wake_state *,
 	    enum chamber, time_t, time_t, int);
-void	 gate_free(struct gate *);
-int	 wake_carry(const char *, struct wake_state *, enum chamber,
-	    const char *, time_t, char *);
+void	 wake_gate_free(struct gate *);
 
 /*
  * tool.c: programs run on the model's behalf, the soul's tools and the
@@ -740,26 +522,6 @@ int	 wake_carry(const char *, struct wake_state *, enum chamber,
  * process group killed at the timeout or when they exit, output capped.
  */
 #define TOOL_MAXOUT	(32 * 1024)	/* a tool's output read back */
-
-struct tool_proc {
-	char	*const *argv;
-	const char *dir;	/* working directory, or NULL */
-	char	*const *env;	/* NULL: heart-wake's own */
-	const char *in;		/* standard input */
-	size_t	 inlen;
-	long long timeout;	/* s */
-	size_t	 maxout;	/* stdout kept; the rest is read and dropped */
-};
-
-struct tool_out {
-	char	*out;		/* stdout, at most maxout bytes, NUL-ended */
-	size_t	 len;
-	int	 cut;		/* stdout had more than maxout */
-	char	 errout[1024];	/* the start of stderr */
-	int	 status;	/* as from wait(2) */
-	int	 timedout;	/* killed at the timeout */
-	long long ms;		/* wall time */
-};
 
 struct tool_ctx {		/* HEART_AGENT, HEART_CHAMBER, HEART_WAKE_ID */
 	const char *agent;
@@ -769,27 +531,7 @@ struct tool_ctx {		/* HEART_AGENT, HEART_CHAMBER, HEART_WAKE_ID */
 	const json_t *offer;	/* the tools offered, or NULL */
 };
 
-/* a program started by tool_spawn: its group's leader, and our ends of
- * its standard input, output and error (non-blocking) */
-struct tool_child {
-	int	 pid;
-	int	 in, out, err;
-};
-
-#define TOOL_ENVMORE	8	/* names tool_env adds for a caller */
-char	**tool_env(const struct tool_ctx *, const char *, char *const *);
-int	 tool_spawn(const struct tool_proc *, struct tool_child *, char *);
-int	 tool_gone(int);
-void	 tool_end(struct tool_child *, size_t, long long, int *);
 char	*tool_text(const char *, const char *, size_t, int);
-int	 tool_exec(const struct tool_proc *, struct tool_out *, char *);
-void	 tool_out_free(struct tool_out *);
-int	 tool_status(const char *, const struct tool_proc *,
-	    const struct tool_out *, char *);
-json_t	*tool_offer(const json_t *);
-json_t	*tool_args(const json_t *, char *);
-int	 tool_call(const struct soul *, const struct tool_ctx *,
-	    const json_t *, char **, char *);
 
 /*
  * mcp.c: tools from MCP servers (heart-soul(5), mcp_servers), spoken
@@ -797,83 +539,24 @@ int	 tool_call(const struct soul *, const struct tool_ctx *,
  *   mcp_open(s, ctx, version, all, &m, err)	start, initialize, list
  *	the servers with a tool allowed (all: every one); returns how
  *	many failed, the first one's message in err; m is always set
- *   mcp_offer(m), mcp_warnings(m)	the tools offered (OpenAI form);
- *	what opening found worth a word (strings)
- *   mcp_has(m, name), mcp_call(m, call, &text, err)	as tool_call
  *   mcp_close(m, tell, arg)	end every server started; tell(arg,
  *	server, text) hears the end of each failed one's stderr
- *   mcp_list(m), mcp_plan(s)	--list-tools; --explain and --dry-run
+ *   mcp_list(m)	--list-tools
  *   mcp_message, mcp_tools, mcp_result	the parsers of what a server
  *	sends (pure)
  */
-#define MCP_SEP		"__"
-#define MCP_NAMEMAX	32		/* a server's name */
-#define MCP_SERVERMAX	16		/* servers in a soul */
-#define MCP_LINEMAX	(4 * 1024 * 1024)	/* one message */
-#define MCP_READMAX	(16 * 1024 * 1024)	/* read for one answer */
-#define MCP_TOOLMAX	1024		/* tools a server lists */
-#define MCP_PAGEMAX	64		/* pages of tools/list */
-
 enum { MCP_RESULT, MCP_ERROR, MCP_NOTE, MCP_REQUEST, MCP_STRAY };
 
 struct mcp;
 
 int	 mcp_open(const struct soul *, const struct tool_ctx *,
 	    const char *, int, struct mcp **, char *);
-const json_t *mcp_offer(const struct mcp *);
-const json_t *mcp_warnings(const struct mcp *);
-int	 mcp_has(struct mcp *, const char *);
-int	 mcp_call(struct mcp *, const json_t *, char **, char *);
 void	 mcp_close(struct mcp *, void (*)(void *, const char *,
 	    const char *), void *);
 json_t	*mcp_list(const struct mcp *);
-json_t	*mcp_plan(const struct soul *);
 int	 mcp_message(const char *, size_t, long long, json_t **, char *);
 int	 mcp_tools(const json_t *, json_t *, const char **, char *);
 int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
-
-/*
- * gate.c: a chamber's gate program (heart-soul(5), gate), run after
- * the cheap gates and before the breaker and the cap, in the soul's
- * directory, through tool.c, with the tools' environment and
- *   HEART_LAST_WAKE	the chamber's last admitted wake, epoch seconds
- *			(0: never), and HEART_LAST_WAKE_AT, in UTC ("")
- *   HEART_GATE_DIR	agents/ID/gate/, the agent's scratch directory
- * gate_run(s, c, ctx, dir, last, &g, err): GATE_WAKE (g.text: its
- * output, at most GATE_MAXOUT bytes, for the prompt), GATE_SKIP (g.text:
- * its first line), or GATE_FAIL (err: why, a tool failure).
- */
-#define GATE_MAXOUT	(4 * 1024)
-enum { GATE_WAKE, GATE_SKIP, GATE_FAIL };
-
-struct gate_out {
-	char	*text;		/* to free */
-	int	 exit;		/* its exit status, or -1 */
-	long long ms;
-};
-
-int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
-	    const char *, time_t, struct gate_out *, char *);
-
-/* triage.c: the skip/run decision (the heartbeat tool) and the triage
- * model that asks it alone (llm.triage) */
-struct triage {
-	int	 run;		/* the decision: 1 run, 0 skip */
-	json_t	*decision;	/* {"action", "reason"}, or NULL */
-	struct usage u;		/* its tokens, apart from the main model's */
-	int	 fail;		/* failed: LLM_* */
-	long	 status;	/* its HTTP status, 0: none */
-	time_t	 hold;
-};
-
-json_t	*hb_tool(void);
-json_t	*hb_decision(const json_t *, int *);
-json_t	*triage_body(const struct llm_conf *, const char *, const char *);
-int	 triage_ask(const struct llm_conf *, const char *, const char *,
-	    time_t, struct triage *, char *);
-json_t	*triage_json(const struct llm_conf *, const struct triage *,
-	    long long, const char *);
-void	 triage_free(struct triage *);
 
 /* bucket.c: the fleet-wide rate limit, per endpoint (HEART_FLEET) */
 /* An endpoint's rate use over the last minute. */
@@ -884,20 +567,8 @@ struct rate_view {
 	time_t	 slow_until;		/* a 429 stops it until then */
 	long long n429, throttled, taken;	/* counted since it began */
 };
-int	 bucket_endpoint(const struct llm_conf *, char *, size_t, char *);
 int	 bucket_names(const char ***, size_t *, char *);
-int	 bucket_take(const char *, time_t, time_t *, struct rate_view *,
-	    char *);
-int	 bucket_give(const char *, time_t, time_t, char *);
-int	 bucket_record(const char *, long long, time_t, char *);
-int	 bucket_slow(const char *, time_t, time_t, char *);
 int	 bucket_peek(const char *, time_t, struct rate_view *, char *);
-int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
-	    char *, size_t, char *);
-int	 bucket_gate_ok(const struct rate_view *, time_t, const char *,
-	    char *, size_t);
-int	 bucket_wait(const char *, long long, char *);
-void	 bucket_after(const char *, long, time_t, long long, time_t);
 json_t	*bucket_json(const struct rate_view *, time_t);
 
 /* run.c: one wake, start to end */
@@ -915,15 +586,12 @@ struct run_opts {
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 	    json_t **, char *);
 json_t	*run_refused(int, const char *, time_t);
-void	 run_id(time_t, char *, size_t);
 json_t	*run_explain(const struct soul *, const struct run_opts *, time_t,
 	    char *);
 /* pulse.c: what a pulse says, read from state without locks; topics */
-#define PS_BREAKER	1
-#define PS_WAKE		2
-#define PS_CAP		4
-
-#define PULSE_TEXTMAX	121	/* a reason in a pulse: 120 bytes at most */
+#define PULSE_BREAKER	1
+#define PULSE_WAKE		2
+#define PULSE_CAP		4
 
 /*
  * The texts (brk_reason, last_error) are owned by the state: NULL or
@@ -968,13 +636,7 @@ struct pulse_agentinfo {
 
 int	 pulse_read(const char *, const char *, const struct caps *, time_t,
 	    unsigned, struct pulse_state *, char *);
-int	 pulse_changed(const struct pulse_state *, const struct pulse_state *);
 void	 pulse_clear(struct pulse_state *);
-int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
-	    time_t);
-int	 pulse_format(char *, size_t, const char *, unsigned long long,
-	    long long, const struct timespec *, const char *,
-	    const struct pulse_state *);
 int	 pulse_prefix_valid(const char *);
 int	 pulse_topic(char *, size_t, const char *, const char *,
 	    const char *);
@@ -986,20 +648,6 @@ int	 pulse_bdseq_save(const char *, long long, char *);
 void	 pulse_node_name(const char *, long, char *, size_t);
 char	*pulse_acl(const char *, const char *, const char *const *, size_t);
 int	 pulse_rival(const struct pulse_node *, const char *, int);
-
-/* soulcache.c: what a round learnt of each soul of a directory */
-struct soulcache;
-struct stat;
-struct soulcache *soulcache_open(const char *, char *);
-void	 soulcache_free(struct soulcache *);
-const char *soulcache_get(struct soulcache *, const char *,
-	    const struct stat *, time_t);
-void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
-	    time_t, const json_t *);
-void	 soulcache_drop(struct soulcache *, const char *);
-time_t	 soulcache_deferred(struct soulcache *, const char *);
-void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
-int	 soulcache_save(struct soulcache *, int, char *);
 
 /* round.c: one round for a fleet, its wakes at most N at once */
 struct round_hooks {
@@ -1077,7 +725,6 @@ struct mqtt;
 
 int	 mqtt_url_parse(const char *, struct mqtt_url *, char *);
 int	 mqtt_password(const char *, char **, char *);
-long long mqtt_backoff(int, long long, unsigned *);
 struct mqtt *mqtt_new(const struct mqtt_conf *, char *);
 void	 mqtt_free(struct mqtt *);
 void	 mqtt_on_message(struct mqtt *, void (*)(void *, const char *,

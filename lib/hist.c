@@ -31,7 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define HISTFILE	"history.jsonl"
 #define HISTLOCK	"history.lock"

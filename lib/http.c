@@ -15,7 +15,7 @@
 
 #include <curl/curl.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 static struct {
 	void	*dl;

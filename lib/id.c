@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 int
 id_valid(const char *id)

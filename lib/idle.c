@@ -24,7 +24,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define MAXLINES	4	/* content lines looked at; more is real */
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define JSCAN_DEPTH	2048
 

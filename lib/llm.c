@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 struct provider {
 	const char *name;

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 /* the protocol versions heart speaks, the one it asks for first */
 static const char *const versions[] = { "2025-06-18", "2025-03-26",
@@ -756,7 +756,7 @@ list_server(const struct server *v)
 		snprintf(full, sizeof full, "%s%s%s", v->name, MCP_SEP, tn);
 		json_array_append_new(tools, json_pack("{s:s,s:b,s:s?,s:O?}",
 		    "name", tn, "allowed", allowed(v, tn), "as",
-		    tool_name_ok(full) ? full : NULL, "description",
+		    soul_tool_name_ok(full) ? full : NULL, "description",
 		    json_object_get(t, "description")));
 	}
 	return json_pack("{s:s,s:b,s:s?,s:s?,s:o}", "server", v->name, "ok",

@@ -37,7 +37,7 @@
 #include <mosquitto.h>
 #include <mqtt_protocol.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define BACKOFF_MIN	500	/* ms */
 #define SEND_MAX	1024	/* QoS 1 publishes in flight at most: births
@@ -188,7 +188,7 @@ mqtt_password(const char *file, char **out, char *err)
 }
 
 /* Delay before attempt number fails+1: doubling, capped, jittered. */
-long long
+static long long
 mqtt_backoff(int fails, long long max, unsigned *seed)
 {
 	long long d = BACKOFF_MIN;

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define OBLOCK	"outbox.lock"
 

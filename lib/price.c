@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define PRICE_MAX	1e6	/* $ per million tokens: a typo past it */
 

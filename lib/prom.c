@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 static void
 family(FILE *fp, const char *name, const char *help)
@@ -105,14 +105,14 @@ prom_caps(char *const *agent, const struct cap_view *v, size_t n,
 		for (c = 0; c < CH_NCHAMBERS; c++)
 			fprintf(fp, "heart_cap_chamber_used{agent=\"%s\","
 			    "chamber=\"%s\"} %lld\n", agent[i],
-			    chamber_name((enum chamber)c), v[i].used[c]);
+			    soul_chamber_name((enum chamber)c), v[i].used[c]);
 	family(fp, "heart_cap_chamber_limit", "The shared total at which a "
 	    "chamber stops being admitted.");
 	for (i = 0; i < n; i++)
 		for (c = 0; c < CH_NCHAMBERS; c++)
 			fprintf(fp, "heart_cap_chamber_limit{agent=\"%s\","
 			    "chamber=\"%s\"} %lld\n", agent[i],
-			    chamber_name((enum chamber)c),
+			    soul_chamber_name((enum chamber)c),
 			    cap_limit(&v[i].caps, (enum chamber)c));
 	family(fp, "heart_cap_ghosts", "Idle (ghost) wakes today.");
 	for (i = 0; i < n; i++)
@@ -130,7 +130,7 @@ prom_caps(char *const *agent, const struct cap_view *v, size_t n,
 	for (i = 0; i < n; i++)
 		fprintf(fp, "heart_cap_reset_timestamp_seconds{agent=\"%s\"} "
 		    "%lld\n", agent[i], (long long)clock_next_midnight(
-		    v[i].zone[0] ? v[i].zone : tz_local(), now));
+		    v[i].zone[0] ? v[i].zone : clock_tz_local(), now));
 	fclose(fp);
 	return out;
 }

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 /* Keep a text of a state file, made fit for a pulse, or none. */
 static void
@@ -92,7 +92,7 @@ read_last(json_t *j, struct pulse_state *st)
 	set_text(&st->last_error, NULL);
 	for (i = 0; i < CH_NCHAMBERS; i++) {
 		c = json_object_get(json_object_get(j, "last"),
-		    chamber_name((enum chamber)i));
+		    soul_chamber_name((enum chamber)i));
 		s = json_string_value(json_object_get(c, "status"));
 		ts = json_integer_value(json_object_get(c, "ts"));
 		if (s == NULL || !word(s) || ts <= 0)
@@ -149,10 +149,10 @@ read_wake(const char *dir, struct pulse_state *st, char *err)
 	}
 	ch = json_object_get(r, "chamber");
 	pid = json_object_get(r, "pid");
-	if (json_is_string(ch) && chamber_parse(json_string_value(ch),
+	if (json_is_string(ch) && soul_chamber_parse(json_string_value(ch),
 	    &c) == 0)
 		snprintf(st->chamber, sizeof st->chamber, "%s",
-		    chamber_name(c));
+		    soul_chamber_name(c));
 	if (json_is_integer(pid))
 		st->pid = json_integer_value(pid);
 	st->waking = !pid_gone(st->pid);
@@ -183,9 +183,9 @@ read_cap(const char *id, const char *zone, const struct caps *caps,
 
 /*
  * Read the parts of agent id's state named by `what' (one or more of
- * PS_BREAKER, PS_WAKE, PS_CAP) into st.  On failure the failed part is
- * left unknown, the others are read all the same, and err names the
- * last file that failed.  caps are the soul's (NULL: the cap file's).
+ * PULSE_BREAKER, PULSE_WAKE, PULSE_CAP) into st.  On failure the failed
+ * part is left unknown, the others are read all the same, and err names
+ * the last file that failed.  caps are the soul's (NULL: the cap file's).
  */
 int
 pulse_read(const char *id, const char *zone, const struct caps *caps,
@@ -195,24 +195,24 @@ pulse_read(const char *id, const char *zone, const struct caps *caps,
 	int r = 0;
 
 	if (state_agent_dir(id, 0, dir, sizeof dir, err) == -1) {
-		if (what & PS_BREAKER) {
+		if (what & PULSE_BREAKER) {
 			st->breaker[0] = st->brk_trigger[0] = '\0';
 			st->brk_until = 0;
 			set_text(&st->brk_reason, NULL);
 		}
-		if (what & PS_WAKE) {
+		if (what & PULSE_WAKE) {
 			st->waking = -1;
 			read_last(NULL, st);
 		}
-		if (what & PS_CAP)
+		if (what & PULSE_CAP)
 			st->cap_used = st->cap_max = -1;
 		return -1;
 	}
-	if ((what & PS_BREAKER) && read_breaker(id, now, st, err) == -1)
+	if ((what & PULSE_BREAKER) && read_breaker(id, now, st, err) == -1)
 		r = -1;
-	if ((what & PS_WAKE) && read_wake(dir, st, err) == -1)
+	if ((what & PULSE_WAKE) && read_wake(dir, st, err) == -1)
 		r = -1;
-	if ((what & PS_CAP) && read_cap(id, zone, caps, now, st, err) == -1)
+	if ((what & PULSE_CAP) && read_cap(id, zone, caps, now, st, err) == -1)
 		r = -1;
 	return r;
 }
@@ -235,7 +235,7 @@ pulse_quiet(const char *zone, const struct caps *caps,
 			return 0;
 		if (m < 0)
 			m = clock_minute_of_day(zone, now);
-		if (hours_in(&active[c], m))
+		if (soul_hours_in(&active[c], m))
 			return 0;
 		on = 1;
 	}
@@ -392,7 +392,7 @@ put_extra(struct out *o, const struct pulse_state *st)
 	}
 	if (st->last_status[0] != '\0') {
 		PUTS(o, ",\"last_wake\":{\"chamber\":\"");
-		put_str(o, chamber_name((enum chamber)st->last_chamber));
+		put_str(o, soul_chamber_name((enum chamber)st->last_chamber));
 		PUTS(o, "\",\"status\":\"");
 		put_str(o, st->last_status);
 		PUTS(o, "\"");

@@ -37,7 +37,7 @@
 
 #include <hiredis.h>
 
-#include "store.h"
+#include "heartint.h"
 
 #define DAY		86400LL
 #define KEEP		(30 * DAY)	/* wake.json, after a change */
@@ -993,7 +993,7 @@ bad:
  * flag, HX_CONFIG for a bad HEART_STORE.
  */
 int
-rds_open(const char *flag, char *err)
+redis_open(const char *flag, char *err)
 {
 	const char *u = flag, *what = "--store";
 	char why[HEART_ERRLEN];

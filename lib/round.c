@@ -35,7 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "heartint.h"
 
 /* s: a round's wakes wait for the fleet's rate limit this long after
  * the round began; past it they are deferred to the next round */

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 struct wake {
 	const struct soul *s;
@@ -92,7 +92,7 @@ result_new(struct wake *k, enum chamber c)
 	clock_utc(k->now, at, sizeof at);
 	return json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:[],"
 	    "s:{s:i,s:i,s:i,s:i},s:n,s:s,s:{s:i,s:i},s:n,s:i,s:i}",
-	    "v", 1, "agent", k->s->name, "chamber", chamber_name(c),
+	    "v", 1, "agent", k->s->name, "chamber", soul_chamber_name(c),
 	    "wake_id", k->id, "at", at, "status", status_name(ST_ERROR),
 	    "reason", "response", "idle_level", "messages", "usage",
 	    "prompt_tokens", 0, "completion_tokens", 0, "cached_tokens", 0,
@@ -260,7 +260,7 @@ prompt_text(struct wake *k, enum chamber c, int triage)
 	fprintf(fp, "\n\n[heart] local time: %s (%s); chamber: %s; "
 	    "last %s wake: %s; wakes left today: %lld of %lld; "
 	    "consecutive failures: %lld; last error: %s.\n",
-	    now, s->timezone, chamber_name(c), chamber_name(c), last,
+	    now, s->timezone, soul_chamber_name(c), soul_chamber_name(c), last,
 	    limit > k->cv.total ? limit - k->cv.total : 0, limit,
 	    k->bv.llm_fails > k->bv.tool_fails ? k->bv.llm_fails :
 	    k->bv.tool_fails, k->prev.error[0] ? k->prev.error : "none");
@@ -344,7 +344,7 @@ pick_chamber(struct wake *k)
 		return 1;
 	if (wake_gates(k->s, k->dir, &k->w, CH_IDLE, k->now, k->o->force,
 	    &other)) {
-		gate_free(&k->g);
+		wake_gate_free(&k->g);
 		k->g = other;
 		return 1;
 	}
@@ -363,7 +363,7 @@ pick_chamber(struct wake *k)
 		memcpy(k->g.status, other.status, sizeof other.status);
 		k->g.interval = other.interval;
 	}
-	gate_free(&other);
+	wake_gate_free(&other);
 	return 0;
 }
 
@@ -454,7 +454,7 @@ offer(const struct soul *s, enum chamber c)
 	else
 		arr = json_array();
 	if (tool_mode(s))
-		json_array_insert_new(arr, 0, hb_tool());
+		json_array_insert_new(arr, 0, triage_hb_tool());
 	if (json_array_size(arr) == 0) {
 		json_decref(arr);
 		return NULL;
@@ -540,7 +540,7 @@ tool_result(struct wake *k, struct talk *t, const json_t *call,
 static int
 run_call(struct wake *k, struct talk *t, const json_t *call)
 {
-	struct tool_ctx ctx = { k->s->name, chamber_name(t->c), k->id,
+	struct tool_ctx ctx = { k->s->name, soul_chamber_name(t->c), k->id,
 	    t->hide, t->offer };
 	char e[HEART_ERRLEN], *text;
 	int rc;
@@ -597,8 +597,8 @@ decide(struct wake *k, struct talk *t, struct llm_reply *r)
 	json_t *call = json_array_get(r->tool_calls, 0);
 	int run;
 
-	json_object_set_new(k->res, "decision", hb_decision(r->tool_calls,
-	    &run));
+	json_object_set_new(k->res, "decision",
+	    triage_hb_decision(r->tool_calls, &run));
 	say(k, t, assistant(r));
 	if (run)
 		tool_result(k, t, call, "run: go on with the work, then "
@@ -810,7 +810,7 @@ tell(void *arg, const char *server, const char *text)
 static void
 mcp_begin(struct wake *k, struct talk *t)
 {
-	struct tool_ctx ctx = { k->s->name, chamber_name(t->c), k->id,
+	struct tool_ctx ctx = { k->s->name, soul_chamber_name(t->c), k->id,
 	    t->hide, NULL };
 	char e[HEART_ERRLEN];
 	const json_t *w;
@@ -968,7 +968,7 @@ slot_used(struct wake *k, enum wake_status st, char *err)
 static int
 gate_step(struct wake *k, const struct llm_conf *lc, int *rc, char *err)
 {
-	struct tool_ctx ctx = { k->s->name, chamber_name(k->g.chamber),
+	struct tool_ctx ctx = { k->s->name, soul_chamber_name(k->g.chamber),
 	    k->id, NULL, NULL };
 	struct gate_out g;
 	char reason[1024], e2[HEART_ERRLEN];
@@ -990,7 +990,7 @@ gate_step(struct wake *k, const struct llm_conf *lc, int *rc, char *err)
 	brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2);
 	if (r == GATE_SKIP) {
 		snprintf(reason, sizeof reason, "%s: gated: %s",
-		    chamber_name(k->g.chamber), g.text[0] ? g.text :
+		    soul_chamber_name(k->g.chamber), g.text[0] ? g.text :
 		    "the gate said nothing");
 		free(g.text);
 		/* a gate that works again ends a run of its failures (an
@@ -1098,7 +1098,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	k->prev = k->w;
 	open = pick_chamber(k);
 	json_object_set_new(k->res, "chamber",
-	    json_string(chamber_name(k->g.chamber)));
+	    json_string(soul_chamber_name(k->g.chamber)));
 	if (k->g.warning[0])
 		json_object_set_new(k->res, "warning",
 		    json_string(k->g.warning));
@@ -1205,7 +1205,7 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	if (rc == HX_IOERR)
 		rc = store_code(rc);	/* a store out of reach: 69 */
 	json_object_set_new(k.res, "exit", json_integer(rc));
-	gate_free(&k.g);
+	wake_gate_free(&k.g);
 	wake_free(&k.w);
 	free(k.gate_out);
 	free(k.found);
@@ -1299,7 +1299,7 @@ cap_verdict(const struct wake *k, enum chamber c, char *r, size_t n)
 	ok = v.total < lim && (v.caps.budget < 0 || v.cost < v.caps.budget);
 	if (k->s->ch[c].daily_cap == 0)
 		snprintf(r, n, "%s: the chamber is off (daily_cap: 0)",
-		    chamber_name(c));
+		    soul_chamber_name(c));
 	else if (ok)
 		snprintf(r, n, "%lld of %lld used today", v.total, lim);
 	else
@@ -1353,7 +1353,7 @@ explain_chamber(struct wake *k, enum chamber c, int force)
 	next = wake_admit(s, &k->w, c, k->now, open_at(k, c), force);
 	cap_from_soul(s, &caps);
 	o = json_pack("{s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:o,s:n,s:{s:I,s:I}}",
-	    "agent", s->name, "chamber", chamber_name(c), "would",
+	    "agent", s->name, "chamber", soul_chamber_name(c), "would",
 	    would ? would : "wake", "reason", why, "interval",
 	    (json_int_t)(g[0].interval ? g[0].interval : s->ch[c].every),
 	    "offset", (json_int_t)(c == CH_SCHEDULE ? (g[0].interval ?
@@ -1372,7 +1372,7 @@ explain_chamber(struct wake *k, enum chamber c, int force)
 	if (g[0].why != NULL)
 		json_object_set(o, "adaptive", g[0].why);
 	for (i = 0; i < 3; i++)
-		gate_free(&g[i]);
+		wake_gate_free(&g[i]);
 	return o;
 }
 

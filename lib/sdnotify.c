@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 int
 sdnotify_send(const char *state, char *err)

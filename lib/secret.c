@@ -3,7 +3,7 @@
  *
  * A secret (the model's API key, the Redis password, the MQTT
  * password) is registered with secret_add where heart reads it
- * (llm_conf, rds_open, mqtt_password).  Text that came from outside (a
+ * (llm_conf, redis_open, mqtt_password).  Text that came from outside (a
  * provider's error body, a program's standard error, a server's error
  * reply, a tool's output, a model's answer) is scrubbed before it is
  * printed or stored: errf scrubs every message the library writes,
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define SECRET_MIN	4
 #define SECRET_RUN	12

@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
-#include "yj.h"
+#include "heartint.h"
 
 #define DEF_INTERVAL	(30 * 60)	/* schedule.interval */
 
@@ -28,13 +27,13 @@ struct sv {
 static const char *chambers[] = { "schedule", "idle" };
 
 const char *
-chamber_name(enum chamber c)
+soul_chamber_name(enum chamber c)
 {
 	return c < CH_NCHAMBERS ? chambers[c] : "?";
 }
 
 int
-chamber_parse(const char *s, enum chamber *out)
+soul_chamber_parse(const char *s, enum chamber *out)
 {
 	int i;
 
@@ -47,7 +46,7 @@ chamber_parse(const char *s, enum chamber *out)
 }
 
 /* "08:00-23:00", end exclusive; wraps midnight when end <= start. */
-int
+static int
 hours_parse(const char *s, struct hours *h)
 {
 	int sh, sm, eh, em, n = 0;
@@ -63,7 +62,7 @@ hours_parse(const char *s, struct hours *h)
 }
 
 int
-hours_in(const struct hours *h, int minute)
+soul_hours_in(const struct hours *h, int minute)
 {
 	if (!h->set || h->start == h->end)
 		return 1;
@@ -378,8 +377,8 @@ load_chamber(struct sv *v, const json_t *heart, enum chamber c)
 	char path[64], p2[96];
 	json_t *m;
 
-	snprintf(path, sizeof path, "heart.%s", chamber_name(c));
-	if (need_map(v, heart, chamber_name(c), path, &m) == -1)
+	snprintf(path, sizeof path, "heart.%s", soul_chamber_name(c));
+	if (need_map(v, heart, soul_chamber_name(c), path, &m) == -1)
 		return -1;
 	if (m == NULL)
 		return 0;
@@ -533,7 +532,7 @@ load_heart(struct sv *v, const json_t *root)
 	    &v->s->timezone) || get_int(v, heart, "daily_cap",
 	    "heart.daily_cap", 0, &v->s->daily_cap) || get_budget(v, heart))
 		return -1;
-	if (v->s->timezone != NULL && !tz_valid(v->s->timezone)) {
+	if (v->s->timezone != NULL && !clock_tz_valid(v->s->timezone)) {
 		snprintf(m, sizeof m, "unknown timezone '%.60s' (use an IANA "
 		    "name such as Europe/Paris)", v->s->timezone);
 		return bad(v, heart, "timezone", "heart.timezone", m);
@@ -666,7 +665,7 @@ load_llm(struct sv *v, const json_t *root)
 
 /* A tool's name as the model APIs take it: 1 to 64 of A-Z a-z 0-9 _ - */
 int
-tool_name_ok(const char *n)
+soul_tool_name_ok(const char *n)
 {
 	size_t i;
 
@@ -686,7 +685,7 @@ load_tool(struct sv *v, json_t *t, const char *path)
 	json_t *p = json_object_get(t, "parameters");
 	long long to = 30;
 
-	if (!json_is_string(n) || !tool_name_ok(json_string_value(n)))
+	if (!json_is_string(n) || !soul_tool_name_ok(json_string_value(n)))
 		return bad(v, t, n ? "name" : "command", path, "a tool needs "
 		    "a name of letters, digits, _ and - (at most 64)");
 	if (!is_strlist(json_object_get(t, "command"), 1))
@@ -761,7 +760,7 @@ var_name_ok(const char *n)
 static int
 server_name_ok(const char *n)
 {
-	return tool_name_ok(n) && strlen(n) <= MCP_NAMEMAX &&
+	return soul_tool_name_ok(n) && strlen(n) <= MCP_NAMEMAX &&
 	    strstr(n, MCP_SEP) == NULL && n[strlen(n) - 1] != '_';
 }
 
@@ -822,8 +821,8 @@ load_server_tools(struct sv *v, json_t *m, const char *name,
 	json_array_foreach(t, i, e) {
 		snprintf(full, sizeof full, "%s%s%s", name, MCP_SEP,
 		    json_string_value(e));
-		if (!tool_name_ok(json_string_value(e)) ||
-		    !tool_name_ok(full))
+		if (!soul_tool_name_ok(json_string_value(e)) ||
+		    !soul_tool_name_ok(full))
 			return bad(v, m, "tools", path, "a tool offered is "
 			    "named SERVER__TOOL: letters, digits, _ and -, "
 			    "at most 64 in all");
@@ -1133,7 +1132,7 @@ soul_defaults(struct soul *s)
 	if (s->ghost_mode == NULL)
 		s->ghost_mode = xstrdup("token");
 	if (s->timezone == NULL)
-		s->timezone = xstrdup(tz_local());
+		s->timezone = xstrdup(clock_tz_local());
 }
 
 #undef DEF

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 int
 state_dir(char *buf, size_t n, char *err)

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 static const struct {
 	const char *name;

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "heartint.h"
 
 /* Compare-and-set rounds lost to other writers before a store_update
  * gives up (heart(7) LIMITS): each round lost is another's won. */
@@ -110,7 +110,7 @@ store_write_json(const char *dir, const char *name, const json_t *j,
 }
 
 /* Every agent the store knows, sorted (state_agents' contract). */
-int
+static int
 store_agents(char ***listo, size_t *no, char *err)
 {
 	if (cur != NULL)
@@ -200,7 +200,7 @@ store_owner_check(const char *owner, char *err)
 
 /* "DIR/NAME" or "URL: KEY" of agent's document name, in buf, for
  * messages; returns what to fix or remove by hand: "file" or "key". */
-const char *
+static const char *
 store_where(const char *agent, const char *name, char *buf, size_t n)
 {
 	char dir[4096], err[HEART_ERRLEN];

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 /* A control character: C0, DEL, or C1 (U+0080 to U+009F, which some
  * terminals take as ESC [ and the like). */

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 extern char **environ;
 

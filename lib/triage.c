@@ -8,13 +8,13 @@
  * heartbeat, which it must call: skip ends the wake as a ghost, run
  * hands it to the main model.  ghost.mode: tool asks the main model the
  * same question with the same tool, and reads its answer the same way
- * (hb_decision): one decision, one reading of it.
+ * (triage_hb_decision): one decision, one reading of it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 static const char heartbeat_tool[] =
     "{\"type\":\"function\",\"function\":{\"name\":\"heartbeat\","
@@ -28,7 +28,7 @@ static const char heartbeat_tool[] =
 
 /* The heartbeat tool, OpenAI form. */
 json_t *
-hb_tool(void)
+triage_hb_tool(void)
 {
 	return json_loads(heartbeat_tool, 0, NULL);
 }
@@ -40,7 +40,7 @@ hb_tool(void)
  * for run.
  */
 json_t *
-hb_decision(const json_t *calls, int *run)
+triage_hb_decision(const json_t *calls, int *run)
 {
 	const json_t *call = json_array_get(calls, 0), *fn;
 	const char *action = NULL, *why, *a, *name;
@@ -78,7 +78,7 @@ triage_body(const struct llm_conf *tc, const char *system, const char *prompt)
 		    "system", "content", system));
 	json_array_append_new(msgs, json_pack("{s:s,s:s}", "role", "user",
 	    "content", prompt));
-	json_array_append_new(tools, hb_tool());
+	json_array_append_new(tools, triage_hb_tool());
 	body = llm_body(tc, msgs, tools, "heartbeat");
 	json_decref(msgs);
 	json_decref(tools);
@@ -113,7 +113,7 @@ triage_ask(const struct llm_conf *tc, const char *system, const char *prompt,
 		t->fail = r.fail;
 		t->hold = r.hold;
 	} else
-		t->decision = hb_decision(r.tool_calls, &t->run);
+		t->decision = triage_hb_decision(r.tool_calls, &t->run);
 	llm_reply_free(&r);
 	return rc;
 }

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 void
 errf(char *err, const char *fmt, ...)

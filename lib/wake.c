@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define WAKEFILE	"wake.json"
 #define CARRYFILE	"checklist.json"
@@ -47,7 +47,7 @@ get_ts(json_t *o, const char *key)
 static void
 get_entry(json_t *o, enum chamber ch, time_t *t, char *status, size_t n)
 {
-	json_t *c = json_object_get(o, chamber_name(ch));
+	json_t *c = json_object_get(o, soul_chamber_name(ch));
 	const char *st = json_string_value(json_object_get(c, "status"));
 
 	*t = get_ts(c, "ts");
@@ -139,17 +139,18 @@ wake_save(const char *dir, const char *agent, const struct wake_state *w,
 	last = json_object();
 	refused = json_object();
 	for (i = 0; i < CH_NCHAMBERS; i++) {
-		json_object_set_new(last, chamber_name((enum chamber)i),
+		json_object_set_new(last, soul_chamber_name((enum chamber)i),
 		    w->last[i] ? ts_obj(w->last[i], w->last_status[i]) :
 		    json_null());
-		json_object_set_new(refused, chamber_name((enum chamber)i),
-		    w->refused[i] ? ts_obj(w->refused[i],
-		    w->refused_status[i]) : json_null());
+		json_object_set_new(refused,
+		    soul_chamber_name((enum chamber)i), w->refused[i] ?
+		    ts_obj(w->refused[i], w->refused_status[i]) :
+		    json_null());
 	}
 	if (running >= 0) {
 		clock_utc(now, iso, sizeof iso);
 		run = json_pack("{s:s,s:s,s:i}", "chamber",
-		    chamber_name((enum chamber)running), "since", iso,
+		    soul_chamber_name((enum chamber)running), "since", iso,
 		    "pid", (int)getpid());
 	}
 	clock_utc(w->first_seen, iso, sizeof iso);
@@ -384,10 +385,10 @@ hours_next(const struct soul *s, enum chamber c, time_t t)
 	const struct hours *h = &s->ch[c].active;
 	time_t m;
 
-	if (!h->set || hours_in(h, clock_minute_of_day(s->timezone, t)))
+	if (!h->set || soul_hours_in(h, clock_minute_of_day(s->timezone, t)))
 		return t;
 	for (m = t - t % 60 + 60; m < t + 2 * 86400; m += 60)
-		if (hours_in(h, clock_minute_of_day(s->timezone, m)))
+		if (soul_hours_in(h, clock_minute_of_day(s->timezone, m)))
 			return m;
 	return 0;
 }
@@ -405,7 +406,7 @@ in_hours(const struct soul *s, enum chamber c, time_t now, struct gate *g)
 	gate_status(g, ST_QUIET);
 	fmt_when(s, g->next, a, sizeof a);
 	snprintf(g->reason, sizeof g->reason, "%s: outside active hours "
-	    "%02d:%02d-%02d:%02d %s; next at %s", chamber_name(c),
+	    "%02d:%02d-%02d:%02d %s; next at %s", soul_chamber_name(c),
 	    h->start / 60, h->start % 60, h->end / 60, h->end % 60,
 	    s->timezone, a);
 	return 0;
@@ -446,7 +447,7 @@ carried(const char *dir, struct wake_state *w, enum chamber c)
 		w->carried = j;
 		w->carried_read = 1;
 	}
-	return json_object_get(w->carried, chamber_name(c));
+	return json_object_get(w->carried, soul_chamber_name(c));
 }
 
 /*
@@ -470,7 +471,7 @@ items_due(const char *dir, struct wake_state *w, enum chamber c,
 	for (line = strtok_r(all, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
 		t = 0;
-		if (ck_interval(line, &iv))
+		if (checklist_interval(line, &iv))
 			t = (time_t)json_integer_value(json_object_get(
 			    carried(dir, w, c), line));
 		if (t > 0 && now < t + iv) {
@@ -500,7 +501,7 @@ has_work(const struct soul *s, const char *dir, enum chamber c,
 	if (ck == NULL)
 		return 1;
 	checklist_path(s, ck, path, sizeof path);
-	if (ck_open_items(path, &g->items, err) == -1) {
+	if (checklist_open_items(path, &g->items, err) == -1) {
 		if (!w->checklist_warned)
 			snprintf(g->warning, sizeof g->warning, "%.400s; going "
 			    "on with the prompt alone (said once)", err);
@@ -511,7 +512,7 @@ has_work(const struct soul *s, const char *dir, enum chamber c,
 	if (g->items == NULL) {
 		gate_status(g, ST_EMPTY);
 		snprintf(g->reason, sizeof g->reason, "%s: checklist %.400s "
-		    "has no open item", chamber_name(c), path);
+		    "has no open item", soul_chamber_name(c), path);
 		return 0;
 	}
 	if (items_due(dir, w, c, now, g) > 0)
@@ -519,7 +520,7 @@ has_work(const struct soul *s, const char *dir, enum chamber c,
 	gate_status(g, ST_EMPTY);
 	fmt_when(s, g->next, a, sizeof a);
 	snprintf(g->reason, sizeof g->reason, "%s: checklist %.400s has no "
-	    "item due; the next one is at %s", chamber_name(c), path, a);
+	    "item due; the next one is at %s", soul_chamber_name(c), path, a);
 	return 0;
 }
 
@@ -540,14 +541,14 @@ wake_carry(const char *dir, struct wake_state *w, enum chamber c,
 	if (items == NULL)
 		return 0;
 	carried(dir, w, c);
-	if ((ch = json_object_get(w->carried, chamber_name(c))) == NULL) {
+	if ((ch = json_object_get(w->carried, soul_chamber_name(c))) == NULL) {
 		ch = json_object();
-		json_object_set_new(w->carried, chamber_name(c), ch);
+		json_object_set_new(w->carried, soul_chamber_name(c), ch);
 	}
 	copy = xstrdup(items);
 	for (line = strtok_r(copy, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save))
-		if (ck_interval(line, &iv)) {
+		if (checklist_interval(line, &iv)) {
 			json_object_set_new(ch, line, json_integer(now));
 			n++;
 		}
@@ -630,7 +631,7 @@ wake_verdicts(const struct soul *s, const char *dir, struct wake_state *w,
 	} else if (c == CH_SCHEDULE ? due_schedule(s, w, now, &g[0]) :
 	    due_idle(s, dir, w, now, &g[0]))
 		snprintf(g[0].reason, sizeof g[0].reason, "%s: due now",
-		    chamber_name(c));
+		    soul_chamber_name(c));
 	if (force)
 		snprintf(g[1].reason, sizeof g[1].reason, "%s", skipped);
 	else if (in_hours(s, c, now, &g[1]) && h->set)
@@ -670,7 +671,7 @@ wake_gates(const struct soul *s, const char *dir, struct wake_state *w,
 	if (s->ch[c].daily_cap == 0) {
 		gate_status(g, ST_CAPPED);
 		snprintf(g->reason, sizeof g->reason, "%s: the chamber is off "
-		    "(daily_cap: 0)", chamber_name(c));
+		    "(daily_cap: 0)", soul_chamber_name(c));
 		return 0;
 	}
 	if (!force) {
@@ -684,7 +685,7 @@ wake_gates(const struct soul *s, const char *dir, struct wake_state *w,
 }
 
 void
-gate_free(struct gate *g)
+wake_gate_free(struct gate *g)
 {
 	free(g->items);
 	g->items = NULL;

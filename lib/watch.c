@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 #define WILL_HOLD	1000	/* ms a will waits before it is told */
 

@@ -14,8 +14,7 @@
 
 #include <yaml.h>
 
-#include "heart.h"
-#include "yj.h"
+#include "heartint.h"
 
 #define YJ_MAXNODES	100000
 #define YJ_MAXDEPTH	64

@@ -1,5 +1,5 @@
 /*
- * core-step - test driver for the pure rules (lib/store.h): cap_step
+ * core-step - test driver for the pure rules (lib/heartint.h): cap_step
  * and brk_step over tables of states, times and keys, DST days
  * included, with no store, no clock and no file.  Prints "ok N name"
  * or "not ok N name: what differs" per case; exit 0 when every case
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../lib/store.h"
+#include "heartint.h"
 
 static int failed, n;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The rules as pure functions (lib/store.h: cap_step, brk_step): tables
+# The rules as pure functions (lib/heartint.h: cap_step, brk_step): tables
 # of states, times and keys run by t/core-step.c, no store, no clock.
 # The same rules are proven through the programs, on both stores, by
 # heart-cap*.bats, heart-breaker.bats and heart-redis.bats.

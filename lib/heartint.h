@@ -1,0 +1,590 @@
+/*
+ * heartint.h - private to libheart: the structs and helpers only the
+ * library's own files use, and the pure rules the stores share (and a
+ * test driver, t/core-step.c, tests).  It includes heart.h, the public
+ * header, and is grouped by source file the same way.  The programs
+ * include heart.h alone.
+ */
+#ifndef HEARTINT_H
+#define HEARTINT_H
+
+#include "heart.h"
+
+/* util.c; errf's message is scrubbed of secrets and made one line
+ * (secret_scrub, text_line) */
+void	 errf(char *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+int	 file_read(const char *, size_t, char **, size_t *);
+/*
+ * A child's environment: the entries of environ that keep(entry, arg)
+ * accepts (all when keep is NULL), without the names of set, then set
+ * ("NAME=value" each, NULL-ended).  Free it with env_free.
+ */
+char	**env_make(int (*)(const char *, const void *), const void *,
+	    char *const *);
+void	 env_free(char **);
+
+/*
+ * secret.c: the secrets heart holds (the model's API key, the Redis and
+ * MQTT passwords), registered where they are read; text from outside
+ * is scrubbed of them before it is printed or stored: every message by
+ * errf, any other text by secret_dup.
+ *   secret_add(value)		register (NULL or under 4 bytes: none)
+ *   secret_scrub(buf, size)	scrub a string in place, cut to fit
+ *   secret_dup(s)		a scrubbed copy, to free
+ *   secret_held(v)		1 if v is a secret held, in any form
+ *   secret_password_var(e)	1 if e ("NAME=value") holds a password,
+ *				or is a delivery's setting (HEART_DELIVER_*)
+ */
+void	 secret_add(const char *);
+void	 secret_scrub(char *, size_t);
+int	 secret_held(const char *);
+int	 secret_password_var(const char *);
+
+/* clock.c */
+int	 clock_tz_valid(const char *);
+const char *clock_tz_local(void);
+int	 clock_tz_use(const char *);
+time_t	 clock_next_midnight(const char *, time_t);
+void	 clock_iso(const char *, time_t, char *, size_t);
+int	 clock_parse_utc(const char *, time_t *);
+int	 clock_minute_of_day(const char *, time_t);
+
+/* state.c */
+int	 state_dir(char *, size_t, char *);
+int	 state_subdir(const char *, char *, size_t, char *);
+int	 state_lock(const char *, const char *, int, char *);
+void	 state_unlock(int);
+int	 state_sync_dir(const char *);
+int	 state_read_json(const char *, const char *, json_t **, char *);
+int	 state_write_json(const char *, const char *, const json_t *, char *);
+
+/*
+ * The documented defaults of the caps and the breaker (heart-soul(5)),
+ * for a soul that leaves them out and for an agent whose soul is not
+ * at hand (heart-cap take AGENT, heart-breaker check AGENT).
+ */
+#define DEF_SCHEDULE_CAP	48
+#define DEF_IDLE_CAP		12
+#define DEF_BRK_THRESHOLD	3
+#define DEF_BRK_COOLDOWN	(15 * 60)
+#define DEF_BRK_MAX_COOLDOWN	(2 * 3600)
+#define GATE_TIMEOUT		10	/* a gate program's, s */
+
+/*
+ * price.c
+ *   price_parse(j, &p, err)	read a price; NULL or null: p.set = 0
+ *   price_cost(&p, &u)		what usage u cost at p
+ *   price_json(nano)		a cost as dollars in JSON
+ */
+int	 price_parse(const json_t *, struct price *, char *);
+long long price_cost(const struct price *, const struct usage *);
+json_t	*price_json(long long);
+
+/* soul.c */
+const struct price *soul_price(const struct soul *, int);
+int	 soul_triage_same_provider(const struct soul *);
+int	 soul_tool_name_ok(const char *);
+int	 soul_hours_in(const struct hours *, int);
+
+/* cap.c */
+long long cap_agent_limit(const struct caps *);
+long long cap_cost(const struct cap_view *);
+int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
+	    size_t);
+
+/* store.c */
+int	 store_lock(const char *, const char *, int, char *);
+void	 store_unlock(int);
+int	 store_read_json(const char *, const char *, json_t **, char *);
+int	 store_write_json(const char *, const char *, const json_t *, char *);
+
+/*
+ * status.c: the statuses of a wake result and what ghost mode does with
+ * each (roll back, commit, an error): one table for heart-wake, which
+ * names statuses only through it, and heart-ghost.
+ */
+enum wake_status {
+	ST_OK, ST_IDLE, ST_CAPPED, ST_OPEN, ST_NOT_DUE, ST_QUIET,
+	ST_NOT_IDLE, ST_BUSY, ST_EMPTY, ST_TOOL_CAP, ST_DRY_RUN, ST_ERROR,
+	ST_GATED,
+	ST_THROTTLED,
+	ST_NSTATUS
+};
+
+const char *status_name(enum wake_status);
+enum ghost_kind status_kind(enum wake_status);
+int	 status_find(const char *, enum wake_status *);
+
+/* ghost.c */
+#define GHOST_RETRY_FOR	(24 * 3600)	/* ghost_opts.retry_for's 0 */
+void	 ghost_hash(const char *, char *);
+
+/* outbox.c */
+struct outbox_entry {
+	char	 wake_id[HEART_IDMAX + 1];
+	char	 at[32];
+	json_t	*doc;		/* the file; NULL: it does not read (err) */
+	char	 err[HEART_ERRLEN];
+	int	 due;		/* given again: tried now */
+	int	 dirty;		/* to be written back */
+	int	 gone;		/* delivered, not wanted, or dead */
+};
+
+long long outbox_backoff(long long);
+int	 outbox_put(const char *, const char *, const char *, const json_t *,
+	    char *);
+int	 outbox_drop(const char *, const char *, const char *, char *);
+void	 outbox_tidy(const char *);
+int	 outbox_cmp(const void *, const void *);
+int	 outbox_load(const char *, const char *, struct outbox_entry **,
+	    size_t *, char *);
+void	 outbox_free(struct outbox_entry *, size_t);
+
+/* http.c: one POST through libcurl, loaded only when needed */
+struct http_req {
+	const char *url;
+	const char *const *headers;	/* NULL-terminated */
+	const char *body;
+	long	 timeout;		/* s */
+	size_t	 maxbytes;
+};
+
+struct http_resp {
+	long	 status;
+	char	*body;
+	size_t	 len;
+	char	 retry_after[64];	/* the header's value, or "" */
+};
+
+/* A Retry-After is honoured for a day at most. */
+#define HTTP_HOLDMAX	86400
+
+int	 http_preload(char *);
+int	 http_post(const struct http_req *, struct http_resp *, char *);
+int	 http_retry_after(const char *, time_t, time_t *);
+
+/* llm.c */
+/* llm.cache: Anthropic's prompt cache */
+enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
+
+struct llm_conf {
+	char	 provider[16];
+	char	 base_url[1024];
+	char	 model[256];
+	char	 key_env[128];
+	long long timeout;
+	long long max_tokens;
+	long long budget;		/* llm.context_budget, tokens */
+	int	 cache;			/* llm.cache: LLM_CACHE_* */
+	const char *soul;		/* the soul's path, for messages */
+	const json_t *command;		/* command provider: the soul's argv */
+	char	 dir[4096];		/* where the command runs */
+};
+
+/* what a failure asks of a person (llm_reply.fail) */
+enum {
+	LLM_TEMP = 1,	/* nothing: it may pass (5xx, 429, timeout...) */
+	LLM_CONFIG,	/* fix the key, the model or the URL (401, 403,
+			   404, a 400 that names no such model) */
+	LLM_QUOTA	/* add credit: the account's quota is used up */
+};
+
+int	 llm_conf(const struct soul *, struct llm_conf *, char *);
+int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
+json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
+	    const char *);
+json_t	*llm_dry(const struct llm_conf *, json_t *);
+int	 llm_send(const struct llm_conf *, json_t *, time_t,
+	    struct llm_reply *, char *);
+int	 llm_key_warning(const struct llm_conf *, char *, size_t);
+/* the bytes of a message in a request; msgs as sent within a budget of
+ * tokens: system before h0, history [h0, h1), the wake's prompt at h1 */
+size_t	 llm_cost(const json_t *);
+json_t	*llm_fit(const json_t *, size_t, size_t, long long);
+
+/*
+ * adapt.c: the adaptive schedule, an activity estimator kept in
+ * agents/ID/activity.json (opaque; NULL is an agent with no history).
+ *   adapt_load(dir, &a, err)	read it; *a = NULL when there is none
+ *   adapt_interval(s, a, t, &fig)	the interval in force at t, and why
+ *   adapt_next(s, a, last, first, now, &fig)  when the chamber is next
+ *	due, its last wake being at last (0: none; first sight at first);
+ *	a time <= now means due now
+ *   adapt_offset(s, iv)	the agent's phase inside the interval iv
+ *   adapt_record(dir, s, &a, status, level, now, err)	add one wake's
+ *	outcome ("ok" or "idle", level "LOW" "MEDIUM" "HIGH" or NULL)
+ *	and write the file; the caller holds wake.lock
+ *   adapt_json(s, &fig)	the figures, for --explain and the result
+ */
+struct adapt;
+
+enum { ADAPT_BUSY_HERE = 1, ADAPT_BUSY_ELSEWHERE };
+
+struct adapt_fig {
+	int	 how;		/* hour of the week, 0: Monday 00:00 */
+	time_t	 hour;		/* when that hour began */
+	long long real;		/* real answers in it over the window */
+	long long ghosts[4];	/* ghosts: plain, LOW, MEDIUM, HIGH */
+	double	 gweight;	/* the ghosts, weighted */
+	long long dreal;	/* the same, for the same hour of the day */
+	double	 dgweight;	/* on the other days of the week */
+	long long run;		/* ghosts in a row since the last real one */
+	double	 runweight;
+	int	 busy;		/* ADAPT_BUSY_HERE, ADAPT_BUSY_ELSEWHERE,
+				   or 0 */
+	int	 unseen;	/* not seen in an earlier week */
+	int	 turned;	/* real answers at this hour on another
+				   day, quiet at it before, since then */
+	double	 evidence;	/* else the doublings the ghosts allow */
+	double	 exponent;	/* interval = schedule.interval * 2^exponent */
+	long long interval;	/* the rung in force */
+};
+
+int	 adapt_load(const char *, struct adapt **, char *);
+void	 adapt_free(struct adapt *);
+long long adapt_interval(const struct soul *, struct adapt *, time_t,
+	    struct adapt_fig *);
+time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
+	    time_t, struct adapt_fig *);
+long long adapt_offset(const struct soul *, long long);
+int	 adapt_record(const char *, const struct soul *, struct adapt **,
+	    const char *, const char *, time_t, char *);
+json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
+
+/* wake.c */
+int	 wake_save(const char *, const char *, const struct wake_state *,
+	    int, time_t, char *);
+long long wake_offset(const char *, long long);
+void	 wake_verdicts(const struct soul *, const char *,
+	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);
+int	 wake_carry(const char *, struct wake_state *, enum chamber,
+	    const char *, time_t, char *);
+
+/* tool.c */
+struct tool_proc {
+	char	*const *argv;
+	const char *dir;	/* working directory, or NULL */
+	char	*const *env;	/* NULL: heart-wake's own */
+	const char *in;		/* standard input */
+	size_t	 inlen;
+	long long timeout;	/* s */
+	size_t	 maxout;	/* stdout kept; the rest is read and dropped */
+};
+
+struct tool_out {
+	char	*out;		/* stdout, at most maxout bytes, NUL-ended */
+	size_t	 len;
+	int	 cut;		/* stdout had more than maxout */
+	char	 errout[1024];	/* the start of stderr */
+	int	 status;	/* as from wait(2) */
+	int	 timedout;	/* killed at the timeout */
+	long long ms;		/* wall time */
+};
+
+/* a program started by tool_spawn: its group's leader, and our ends of
+ * its standard input, output and error (non-blocking) */
+struct tool_child {
+	int	 pid;
+	int	 in, out, err;
+};
+
+#define TOOL_ENVMORE	8	/* names tool_env adds for a caller */
+char	**tool_env(const struct tool_ctx *, const char *, char *const *);
+int	 tool_spawn(const struct tool_proc *, struct tool_child *, char *);
+int	 tool_gone(int);
+void	 tool_end(struct tool_child *, size_t, long long, int *);
+int	 tool_exec(const struct tool_proc *, struct tool_out *, char *);
+void	 tool_out_free(struct tool_out *);
+int	 tool_status(const char *, const struct tool_proc *,
+	    const struct tool_out *, char *);
+json_t	*tool_offer(const json_t *);
+json_t	*tool_args(const json_t *, char *);
+int	 tool_call(const struct soul *, const struct tool_ctx *,
+	    const json_t *, char **, char *);
+
+/*
+ * mcp.c
+ *   mcp_offer(m), mcp_warnings(m)	the tools offered (OpenAI form);
+ *	what opening found worth a word (strings)
+ *   mcp_has(m, name), mcp_call(m, call, &text, err)	as tool_call
+ *   mcp_plan(s)	--explain and --dry-run
+ */
+#define MCP_SEP		"__"
+#define MCP_NAMEMAX	32		/* a server's name */
+#define MCP_SERVERMAX	16		/* servers in a soul */
+#define MCP_LINEMAX	(4 * 1024 * 1024)	/* one message */
+#define MCP_READMAX	(16 * 1024 * 1024)	/* read for one answer */
+#define MCP_TOOLMAX	1024		/* tools a server lists */
+#define MCP_PAGEMAX	64		/* pages of tools/list */
+
+const json_t *mcp_offer(const struct mcp *);
+const json_t *mcp_warnings(const struct mcp *);
+int	 mcp_has(struct mcp *, const char *);
+int	 mcp_call(struct mcp *, const json_t *, char **, char *);
+json_t	*mcp_plan(const struct soul *);
+
+/*
+ * gate.c: a chamber's gate program (heart-soul(5), gate), run after
+ * the cheap gates and before the breaker and the cap, in the soul's
+ * directory, through tool.c, with the tools' environment and
+ *   HEART_LAST_WAKE	the chamber's last admitted wake, epoch seconds
+ *			(0: never), and HEART_LAST_WAKE_AT, in UTC ("")
+ *   HEART_GATE_DIR	agents/ID/gate/, the agent's scratch directory
+ * gate_run(s, c, ctx, dir, last, &g, err): GATE_WAKE (g.text: its
+ * output, at most GATE_MAXOUT bytes, for the prompt), GATE_SKIP (g.text:
+ * its first line), or GATE_FAIL (err: why, a tool failure).
+ */
+#define GATE_MAXOUT	(4 * 1024)
+enum { GATE_WAKE, GATE_SKIP, GATE_FAIL };
+
+struct gate_out {
+	char	*text;		/* to free */
+	int	 exit;		/* its exit status, or -1 */
+	long long ms;
+};
+
+int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
+	    const char *, time_t, struct gate_out *, char *);
+
+/* triage.c: the skip/run decision (the heartbeat tool) and the triage
+ * model that asks it alone (llm.triage) */
+struct triage {
+	int	 run;		/* the decision: 1 run, 0 skip */
+	json_t	*decision;	/* {"action", "reason"}, or NULL */
+	struct usage u;		/* its tokens, apart from the main model's */
+	int	 fail;		/* failed: LLM_* */
+	long	 status;	/* its HTTP status, 0: none */
+	time_t	 hold;
+};
+
+json_t	*triage_hb_tool(void);
+json_t	*triage_hb_decision(const json_t *, int *);
+json_t	*triage_body(const struct llm_conf *, const char *, const char *);
+int	 triage_ask(const struct llm_conf *, const char *, const char *,
+	    time_t, struct triage *, char *);
+json_t	*triage_json(const struct llm_conf *, const struct triage *,
+	    long long, const char *);
+void	 triage_free(struct triage *);
+
+/* bucket.c */
+int	 bucket_endpoint(const struct llm_conf *, char *, size_t, char *);
+int	 bucket_give(const char *, time_t, time_t, char *);
+int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
+	    char *, size_t, char *);
+int	 bucket_gate_ok(const struct rate_view *, time_t, const char *,
+	    char *, size_t);
+int	 bucket_wait(const char *, long long, char *);
+void	 bucket_after(const char *, long, time_t, long long, time_t);
+
+/* run.c */
+void	 run_id(time_t, char *, size_t);
+
+/* pulse.c */
+#define PULSE_TEXTMAX	121	/* a reason in a pulse: 120 bytes at most */
+int	 pulse_changed(const struct pulse_state *, const struct pulse_state *);
+int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
+	    time_t);
+int	 pulse_format(char *, size_t, const char *, unsigned long long,
+	    long long, const struct timespec *, const char *,
+	    const struct pulse_state *);
+
+/* soulcache.c: what a round learnt of each soul of a directory */
+struct soulcache;
+struct stat;
+struct soulcache *soulcache_open(const char *, char *);
+void	 soulcache_free(struct soulcache *);
+const char *soulcache_get(struct soulcache *, const char *,
+	    const struct stat *, time_t);
+void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
+	    time_t, const json_t *);
+void	 soulcache_drop(struct soulcache *, const char *);
+time_t	 soulcache_deferred(struct soulcache *, const char *);
+void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
+int	 soulcache_save(struct soulcache *, int, char *);
+
+/*
+ * yj.c: YAML read into jansson JSON, with the source position of every
+ * key and value kept beside the tree so that validation can say
+ * file:line:column.
+ */
+struct yj_pos {
+	const json_t *parent;	/* object or array holding the item */
+	char	*key;		/* object key, or NULL for array items */
+	size_t	 index;
+	int	 kline, kcol;	/* where the key is */
+	int	 vline, vcol;	/* where the value starts */
+};
+
+struct yj {
+	json_t	*root;
+	struct yj_pos *pos;
+	size_t	 npos;
+};
+
+int	yj_load(const char *, size_t, int, const char *, struct yj *,
+	    char *);
+void	yj_free(struct yj *);
+const struct yj_pos *yj_key(const struct yj *, const json_t *, const char *);
+const struct yj_pos *yj_item(const struct yj *, const json_t *, size_t);
+
+/*
+ * The stores: what a server store (redis.c) plugs into store.c, and
+ * the raw breaker it hands back to brk.c.  The file store is in store.c
+ * itself: flock(2) around read-decide-write.
+ */
+
+/*
+ * A wake lock held in a server store is leased: a holder killed before
+ * it lets go blocks its agent for at most this many seconds.  Longer
+ * than any wake: the model's timeout (60s by default) times its rounds
+ * of tool calls.
+ */
+#define STORE_WAKE_LEASE	900
+
+/* The breaker as stored, whichever the store (brk.c owns the rules). */
+struct brk {
+	enum brk_state state;
+	long long llm_fails, tool_fails;
+	long long cooldown;	/* open, half_open: the current one, s */
+	long long base;		/* the base cooldown last written */
+	long long threshold, max;	/* and the threshold, max cooldown */
+	time_t	 until;		/* open: end of the cooldown */
+	time_t	 probe_at;	/* half_open: probe granted; 0 if none */
+	long long probe_pid;	/* the process it was granted to */
+	char	 probe_host[64];	/* and its host */
+	char	 trigger[8];
+	char	 reason[256];
+	int	 exists;	/* it was stored before */
+};
+
+enum cap_op { CAP_TAKE, CAP_RECORD, CAP_PEEK, CAP_RESET };
+enum brk_op { BRK_CHECK, BRK_GIVEBACK, BRK_RECORD, BRK_PEEK, BRK_RESET };
+
+struct cap_args {
+	enum chamber ch;		/* take */
+	const struct caps *caps;	/* take; NULL: those kept */
+	long long chcap;		/* take: ch's cap instead, or -1 */
+	int	 ghost;			/* record */
+	const struct usage *u;		/* record: tokens, or NULL */
+	const struct usage *tu;		/* record: the triage's, or NULL */
+	long long cost;			/* record: nanodollars, or -1 */
+};
+
+/* An outcome for BRK_RECORD: flags, a time to stay open until (0:
+ * none) and the reason kept, already one line. */
+struct brk_rec {
+	int	 flags;
+	time_t	 hold;
+	const char *reason;
+};
+
+/* Who asks: a half-open probe is granted to one process of one host. */
+struct brk_who {
+	long long pid;
+	const char *host;
+};
+
+#define BRK_MAXEV	4
+/* What a transition did: whether this caller got the half-open probe,
+ * and the transitions, in order, as "half_open", "open/FROM" or
+ * "closed/BY". */
+struct brk_out {
+	int	 probe;
+	int	 nev;
+	char	 ev[BRK_MAXEV][24];
+};
+
+/* An endpoint's bucket as stored (bucket.c owns the rules): requests
+ * and tokens taken per second of the window, oldest first. */
+#define BKT_SLOTS	62
+struct bucket {
+	long long rpm, tpm;	/* the limits in force; 0: none */
+	struct {
+		long long sec, req, tok;
+	} e[BKT_SLOTS];
+	int	 n;
+	long long slow_until;	/* a 429 stops the endpoint until then */
+	long long n429, throttled, taken;	/* counted since it began */
+};
+
+enum bkt_op { BKT_TAKE, BKT_GIVE, BKT_RECORD, BKT_SLOW, BKT_PEEK };
+
+struct bkt_args {
+	long long tokens;	/* record */
+	time_t	 hold;		/* slow: Retry-After; 0: none given */
+	time_t	 at;		/* give: when the request was taken */
+};
+
+/*
+ * The rules, as pure functions of (state, now, configuration): no I/O,
+ * no clock.  Each changes the state it is given into the state after
+ * and returns 1 when that is to be written back, 0 when not.
+ */
+int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
+	    const char *zone, time_t now, int *admitted);
+int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *given,
+	    time_t now, const struct brk_rec *, const struct brk_who *,
+	    struct brk_out *);
+int	 bucket_step(struct bucket *, enum bkt_op, const struct bkt_args *,
+	    time_t now, time_t *until);
+
+/*
+ * A store keeps bytes: an agent's documents (cap.json, breaker.json,
+ * wake.json) and its wake lock.  It knows nothing of caps and breakers.
+ */
+struct store_ops {
+	const char *name;	/* the URL, for messages */
+	/* *doc: agent's document `name' as stored (NULL: none); free it */
+	int	(*get)(const char *agent, const char *name, char **doc,
+		    char *err);
+	/* replace it with doc, kept ttl seconds, only if it still is old
+	 * (NULL: none): 1 done, 0 someone changed it meanwhile, -1 err */
+	int	(*cas)(const char *agent, const char *name, const char *old,
+		    const char *doc, long long ttl, char *err);
+	/* "URL: KEY" of a document, for messages */
+	void	(*where)(const char *agent, const char *name, char *buf,
+		    size_t n);
+	int	(*lock)(const char *dir, const char *name, int flags,
+		    char *err);
+	void	(*unlock)(int);
+	int	(*read_json)(const char *dir, const char *name, json_t **,
+		    char *err);
+	int	(*write_json)(const char *dir, const char *name,
+		    const json_t *, char *err);
+	int	(*agents)(char ***, size_t *, char *err);
+	/* 1: agent has keys in the store, 0: none, -1: err */
+	int	(*known)(const char *agent, char *err);
+	/* in a forked child: drop the parent's connection, unused */
+	void	(*forked)(void);
+};
+
+/*
+ * A read-decide-write of one document: step is given what is stored
+ * (NULL: nothing) and sets *next to what is to be written instead
+ * (NULL: nothing) and *ttl to how long a server keeps it (seconds).
+ * It may be called again, with what another writer left, and must
+ * decide afresh each time.
+ */
+typedef int (*store_step_fn)(json_t *cur, json_t **next, long long *ttl,
+    void *ctx, char *err);
+
+/* cap.c */
+void	 cap_defaults(struct caps *);
+
+/* store.c */
+const struct store_ops *store_ops(void);	/* NULL: files */
+int	 store_owner_check(const char *, char *);	/* ID or @ENDPOINT */
+void	 store_forked(void);
+void	 store_use(const struct store_ops *);
+void	 store_fail(int);	/* the exit code the last failure asks for */
+int	 store_get(const char *agent, const char *name, json_t **,
+	    char *err);
+int	 store_update(const char *agent, const char *name, store_step_fn,
+	    void *ctx, char *err);
+json_t	*store_parse(const char *where, const char *noun, const char *doc,
+	    size_t, char *err);
+void	 store_bad_field(const char *agent, const char *name,
+	    const char *field, char *err);
+
+#endif
