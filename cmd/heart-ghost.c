@@ -486,7 +486,6 @@ static int
 cmd_user(const char *agent, int argc, char **argv)
 {
 	char err[HEART_ERRLEN];
-	json_t *s;
 	char *text;
 
 	if (argc != 1 || tflag || gopts.alert_only || gopts.dedupe > 0 ||
@@ -495,11 +494,8 @@ cmd_user(const char *agent, int argc, char **argv)
 	if (id_check(agent, err) == -1)
 		die(HX_USAGE, err);
 	text = user_text(argv[0]);
-	if (text[strspn(text, " \t\r\n")] == '\0')
-		die(HX_DATA, "an empty message is not recorded");
-	if ((s = json_string(text)) == NULL)
-		die(HX_DATA, "the message is not UTF-8 text");
-	json_decref(s);
+	if (hist_user_text(text, err) == -1)
+		die(HX_DATA, err);
 	if (hist_user(agent, text, time(NULL), gopts.keep, err) == -1)
 		die(HX_IOERR, err);
 	free(text);

@@ -344,6 +344,7 @@ int	 jscan_string(const char *, size_t, char *, size_t);
  *   hist_last_user(agent, &t, err)	time of the last user message, or 0
  *   hist_touch_input(agent, now, err)	agents/ID/input's mtime = now
  *   hist_user(agent, text, now, keep, err)  record the user, touch input
+ *   hist_user_text(text, err)  whether text may be recorded as the user's
  */
 int	 hist_commit(const char *, const json_t *, const char *,
 	    const char *, const char *, long long, char *);
@@ -351,6 +352,7 @@ int	 hist_tail(const char *, size_t, json_t **, char *);
 int	 hist_last_user(const char *, time_t *, char *);
 int	 hist_touch_input(const char *, time_t, char *);
 int	 hist_user(const char *, const char *, time_t, long long, char *);
+int	 hist_user_text(const char *, char *);
 
 /* status.c: what ghost mode does with a wake's status */
 enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };

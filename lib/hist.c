@@ -838,9 +838,31 @@ hist_touch_input(const char *agent, time_t now, char *err)
 }
 
 /*
- * Record a message of the user: one wake of its own (wake_id
- * user-TIME-PID, chamber "user"), then touch the input file, which is
- * what the idle chamber watches.
+ * Whether text may be recorded as a message of the user: UTF-8, and
+ * not only white space (heart-ghost(1), user).
+ */
+int
+hist_user_text(const char *text, char *err)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t n = strlen(text), i, k;
+
+	if (text[strspn(text, " \t\r\n")] == '\0') {
+		errf(err, "an empty message is not recorded");
+		return -1;
+	}
+	for (i = 0; i < n; i += k)
+		if ((k = utf8_len(p + i, n - i)) == 0) {
+			errf(err, "the message is not UTF-8 text");
+			return -1;
+		}
+	return 0;
+}
+
+/*
+ * Record a message of the user (hist_user_text says which may be): one
+ * wake of its own (wake_id user-TIME-PID, chamber "user"), then touch
+ * the input file, which is what the idle chamber watches.
  */
 int
 hist_user(const char *agent, const char *text, time_t now, long long keep,
@@ -850,6 +872,8 @@ hist_user(const char *agent, const char *text, time_t now, long long keep,
 	json_t *msgs, *s;
 	int rc;
 
+	if (hist_user_text(text, err) == -1)
+		return -1;
 	if ((s = json_string(text)) == NULL) {
 		errf(err, "the message is not UTF-8 text");
 		return -1;

@@ -476,11 +476,19 @@ ALERT: first'
 	assert_output 0
 }
 
-@test "--user refuses a bad agent id (64), an empty message (65), a missing one (64)" {
+@test "--user refuses a bad agent id (64), an empty message or one not UTF-8 (65), a missing one (64)" {
 	run heart-ghost --user ../x hi
 	assert_failure 64
 	run heart-ghost --user scout '  '
 	assert_failure 65
+	assert_output "heart-ghost: an empty message is not recorded"
+	run heart-ghost --user scout "$(printf 'caf\351')"
+	assert_failure 65
+	assert_output "heart-ghost: the message is not UTF-8 text"
+	printf 'ok\355\240\200\n' > "$BATS_TEST_TMPDIR/surrogate"
+	run heart-ghost --user scout - < "$BATS_TEST_TMPDIR/surrogate"
+	assert_failure 65
+	assert_output "heart-ghost: the message is not UTF-8 text"
 	run heart-ghost --user scout < /dev/null
 	assert_failure 64
 	run heart-ghost --user scout - < /dev/null
