@@ -23,8 +23,7 @@ static const char *usage_text =
     "       heart-breaker reset [AGENT] [--soul FILE]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
-static struct soul **souls;
-static size_t nsouls;
+static struct soulset set;	/* the souls given */
 static int jflag, vflag, pflag;
 static int idw = 20;		/* the table's AGENT column */
 static int ndefault;		/* rows shown with the default keys */
@@ -60,17 +59,12 @@ static void
 add_soul(const char *path)
 {
 	char err[HEART_ERRLEN];
-	struct soul *s;
 	size_t i;
 
-	if (soul_load(path, &s, err) == -1)
+	if (soulset_add(&set, path, err) == -1)
 		die(HX_CONFIG, err);
-	for (i = 0; i < s->nwarn; i++)
-		warn("warning", s->warn[i]);
-	souls = realloc(souls, (nsouls + 1) * sizeof *souls);
-	if (souls == NULL)
-		abort();
-	souls[nsouls++] = s;
+	for (i = 0; i < set.s[set.n - 1]->nwarn; i++)
+		warn("warning", set.s[set.n - 1]->warn[i]);
 }
 
 /* The breaker keys of agent's soul in c, or NULL without one: then
@@ -78,14 +72,12 @@ add_soul(const char *path)
 static const struct brk_conf *
 conf_for(const char *agent, struct brk_conf *c)
 {
-	size_t i;
+	const struct soul *s;
 
-	for (i = 0; i < nsouls; i++)
-		if (strcmp(souls[i]->name, agent) == 0) {
-			brk_from_soul(souls[i], c);
-			return c;
-		}
-	return NULL;
+	if ((s = soulset_find(&set, agent)) == NULL)
+		return NULL;
+	brk_from_soul(s, c);
+	return c;
 }
 
 /* Whose keys: the soul's, those kept from its soul, or the defaults. */
@@ -116,36 +108,27 @@ static int
 unknown(const char *agent)
 {
 	char err[HEART_ERRLEN];
-	struct brk_conf c;
 	int r;
 
-	if (conf_for(agent, &c) != NULL)
+	if ((r = soulset_known(&set, agent, err)) == 1)
 		return 0;
-	if ((r = store_known(agent, err)) == -1) {
-		warn(NULL, err);
-		return store_code(HX_IOERR);
-	}
-	if (r == 0)
-		warn(agent, "no such agent (heart has no state for it: "
-		    "check the name, or give its soul with --soul)");
-	return r == 1 ? 0 : HX_USAGE;
+	warn(NULL, err);
+	return r == 0 ? HX_USAGE : store_code(HX_IOERR);
 }
 
 /* The one agent a command is about: the operand, or the soul's name. */
 static const char *
 one_agent(int argc, char **argv)
 {
-	if (argc > 1 || nsouls > 1)
+	char err[HEART_ERRLEN];
+	const char *agent;
+
+	if ((agent = soulset_agent(&set, argc, argv, err)) == NULL &&
+	    *err == '\0')
 		usage();
-	if (argc == 1) {
-		if (nsouls == 1 && strcmp(souls[0]->name, argv[0]) != 0)
-			die(HX_USAGE, "the AGENT operand and the soul's name "
-			    "differ");
-		return check_agent(argv[0]);
-	}
-	if (nsouls == 0)
-		usage();
-	return souls[0]->name;
+	if (agent == NULL)
+		die(HX_USAGE, err);
+	return agent;
 }
 
 static void
@@ -330,7 +313,7 @@ cmd_status(int argc, char **argv, time_t now)
 	}
 	if (argc > 0 && nk == 0)
 		return rc;	/* not every agent: none of those named */
-	if (store_status_names(argv, nk, souls, nsouls, &names, &m, &list,
+	if (store_status_names(argv, nk, set.s, set.n, &names, &m, &list,
 	    &nl, err) == -1)
 		die(store_code(HX_IOERR), err);
 	for (i = 0; i < m; i++)
@@ -410,7 +393,6 @@ main(int argc, char **argv)
 	const char *cmd, *reason = NULL, *store = NULL;
 	char err[HEART_ERRLEN];
 	time_t now;
-	size_t i;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "s:r:jvh", longopts,
@@ -475,8 +457,6 @@ main(int argc, char **argv)
 		rc = cmd_reset(one_agent(argc, argv));
 	else
 		usage();
-	for (i = 0; i < nsouls; i++)
-		soul_free(souls[i]);
-	free(souls);
+	soulset_free(&set);
 	return rc;
 }

@@ -19,8 +19,7 @@ static const char *usage_text =
     "       heart-cap reset [AGENT] [--soul FILE]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
-static struct soul **souls;
-static size_t nsouls;
+static struct soulset set;	/* the souls given */
 static int jflag, vflag, pflag;
 static int idw = 20;		/* the table's AGENT column */
 static int ndefault;		/* agents shown with the default caps */
@@ -56,28 +55,12 @@ static void
 add_soul(const char *path)
 {
 	char err[HEART_ERRLEN];
-	struct soul *s;
 	size_t i;
 
-	if (soul_load(path, &s, err) == -1)
+	if (soulset_add(&set, path, err) == -1)
 		die(HX_CONFIG, err);
-	for (i = 0; i < s->nwarn; i++)
-		warn("warning", s->warn[i]);
-	souls = realloc(souls, (nsouls + 1) * sizeof *souls);
-	if (souls == NULL)
-		abort();
-	souls[nsouls++] = s;
-}
-
-static struct soul *
-soul_for(const char *agent)
-{
-	size_t i;
-
-	for (i = 0; i < nsouls; i++)
-		if (strcmp(souls[i]->name, agent) == 0)
-			return souls[i];
-	return NULL;
+	for (i = 0; i < set.s[set.n - 1]->nwarn; i++)
+		warn("warning", set.s[set.n - 1]->warn[i]);
 }
 
 static const char *
@@ -100,33 +83,25 @@ unknown(const char *agent)
 	char err[HEART_ERRLEN];
 	int r;
 
-	if (soul_for(agent) != NULL)
+	if ((r = soulset_known(&set, agent, err)) == 1)
 		return 0;
-	if ((r = store_known(agent, err)) == -1) {
-		warn(NULL, err);
-		return store_code(HX_IOERR);
-	}
-	if (r == 0)
-		warn(agent, "no such agent (heart has no state for it: "
-		    "check the name, or give its soul with --soul)");
-	return r == 1 ? 0 : HX_USAGE;
+	warn(NULL, err);
+	return r == 0 ? HX_USAGE : store_code(HX_IOERR);
 }
 
 /* The one agent a take or reset is about: the operand, or the soul. */
 static const char *
 one_agent(int argc, char **argv)
 {
-	if (argc > 1 || nsouls > 1)
+	char err[HEART_ERRLEN];
+	const char *agent;
+
+	if ((agent = soulset_agent(&set, argc, argv, err)) == NULL &&
+	    *err == '\0')
 		usage();
-	if (argc == 1) {
-		if (nsouls == 1 && strcmp(souls[0]->name, argv[0]) != 0)
-			die(HX_USAGE, "the AGENT operand and the soul's name "
-			    "differ");
-		return check_agent(argv[0]);
-	}
-	if (nsouls == 0)
-		usage();
-	return souls[0]->name;
+	if (agent == NULL)
+		die(HX_USAGE, err);
+	return agent;
 }
 
 /* Whose caps a figure is judged by: the soul's, those kept, or none. */
@@ -143,7 +118,7 @@ static int
 cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 {
 	char err[HEART_ERRLEN];
-	struct soul *s = soul_for(agent);
+	struct soul *s = soulset_find(&set, agent);
 	struct cap_view v;
 	struct caps caps;
 	int ok;
@@ -207,7 +182,7 @@ static int
 status_one(const char *agent, time_t now, int header, struct cap_view *v)
 {
 	char err[HEART_ERRLEN];
-	struct soul *s = soul_for(agent);
+	struct soul *s = soulset_find(&set, agent);
 	json_t *j;
 
 	if (cap_peek(agent, s ? s->timezone : NULL, now, v, err) == -1) {
@@ -340,7 +315,7 @@ cmd_status(int argc, char **argv, time_t now)
 	}
 	if (argc > 0 && nk == 0)
 		return rc;	/* not every agent: none of those named */
-	if (store_status_names(argv, nk, souls, nsouls, &names, &m, &list,
+	if (store_status_names(argv, nk, set.s, set.n, &names, &m, &list,
 	    &nl, err) == -1)
 		die(store_code(HX_IOERR), err);
 	for (i = 0; i < m; i++)
@@ -371,7 +346,7 @@ static int
 cmd_reset(const char *agent, time_t now)
 {
 	char err[HEART_ERRLEN];
-	struct soul *s = soul_for(agent);
+	struct soul *s = soulset_find(&set, agent);
 	int r;
 
 	if ((r = unknown(agent)) != 0)
@@ -491,8 +466,6 @@ main(int argc, char **argv)
 		rc = cmd_reset(one_agent(argc, argv), now);
 	else
 		usage();
-	for (size_t i = 0; i < nsouls; i++)
-		soul_free(souls[i]);
-	free(souls);
+	soulset_free(&set);
 	return rc;
 }

@@ -289,6 +289,26 @@ int	 brk_reset(const char *agent, json_t *events, char *err);
 json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
 
 /*
+ * soulset.c: the souls a status command was given (--soul FILE...).
+ *   soulset_add(set, path, err)	load one; -1 with err
+ *   soulset_find(set, agent)	the soul named agent, or NULL
+ *   soulset_agent(set, argc, argv, err)  the one agent a command is
+ *	about: the operand, else the one soul's name; NULL with err
+ *	empty for bad usage, else err says why
+ *   soulset_known(set, agent, err)	1 a soul names it or the store
+ *	keeps state for it, 0 not (err says so), -1 store error
+ */
+struct soulset {
+	struct soul **s;
+	size_t	 n;
+};
+int	 soulset_add(struct soulset *, const char *, char *);
+struct soul *soulset_find(const struct soulset *, const char *);
+const char *soulset_agent(const struct soulset *, int, char **, char *);
+int	 soulset_known(const struct soulset *, const char *, char *);
+void	 soulset_free(struct soulset *);
+
+/*
  * store.c: where caps, breakers, wake locks and wake.json live: in
  * files beside the agent (the default), or in a server a fleet shares
  * (redis_open), chosen once per process.  cap_* and brk_* follow it by
