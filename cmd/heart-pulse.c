@@ -99,15 +99,6 @@ die(int code, const char *msg)
 }
 
 static long long
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static long long
 dur_opt(const char *name, const char *arg)
 {
 	char m[128], why[96];

@@ -656,16 +656,6 @@ update(struct fleet_agent *old, struct fleet_agent *new)
 	agent_free(new);
 }
 
-static unsigned long
-hash(const char *s)
-{
-	unsigned long h = 5381;
-
-	while (*s)
-		h = h * 33 + (unsigned char)*s++;
-	return h;
-}
-
 /* Take a out of the schedule and the watches; its offline is due. */
 static void
 drop(struct fleet *f, struct fleet_agent *a)
@@ -735,8 +725,8 @@ merge(struct fleet *f, struct fleet_agent **nv, size_t nn, char **failed,
 			a->due = now + (long long)i * a->interval * 1000 /
 			    (long long)nn;
 		else
-			a->due = now + (long long)(hash(a->id) %
-			    (unsigned long)(a->interval * 1000));
+			a->due = now + (long long)(fnv1a_str(FNV_BASIS, a->id) %
+			    (uint64_t)(a->interval * 1000));
 		v[m++] = a;
 		heap_set(f, f->hn++, a);
 		sift_up(f, a->hpos);

@@ -239,7 +239,7 @@ void
 ghost_hash(const char *text, char *out)
 {
 	const unsigned char *p = (const unsigned char *)text;
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = FNV_BASIS;
 	int gap = 0, any = 0;
 
 	for (; *p != '\0'; p++) {
@@ -248,12 +248,11 @@ ghost_hash(const char *text, char *out)
 			continue;
 		}
 		if (gap) {
-			h = (h ^ ' ') * 0x100000001b3ULL;
+			h = fnv1a(h, ' ');
 			gap = 0;
 		}
 		any = 1;
-		h = (h ^ (unsigned char)(*p >= 'A' && *p <= 'Z' ? *p + 32 :
-		    *p)) * 0x100000001b3ULL;
+		h = fnv1a(h, *p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
 	}
 	snprintf(out, 17, "%016llx", (unsigned long long)h);
 }

@@ -8,7 +8,14 @@
 #ifndef HEARTINT_H
 #define HEARTINT_H
 
+#include <stdint.h>
+
 #include "heart.h"
+
+/* util.c: FNV-1a, 64 bits (hashes that are kept or shape a schedule) */
+#define FNV_BASIS	0xcbf29ce484222325ULL
+uint64_t fnv1a(uint64_t, unsigned char);
+uint64_t fnv1a_str(uint64_t, const char *);
 
 /* util.c; errf's message is scrubbed of secrets and made one line
  * (secret_scrub, text_line) */

@@ -79,27 +79,10 @@ hex4(const char *p, const char *e, unsigned *u)
 static int
 utf8_seq(struct scan *s)
 {
-	const unsigned char *p = (const unsigned char *)s->p;
-	size_t left = (size_t)(s->e - s->p), n, i;
-	unsigned c = p[0], cp;
+	size_t n;
 
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return fail(s, "invalid UTF-8");
-	if (left < n)
-		return fail(s, "invalid UTF-8");
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return fail(s, "invalid UTF-8");
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+	if ((n = utf8_len((const unsigned char *)s->p,
+	    (size_t)(s->e - s->p))) == 0)
 		return fail(s, "invalid UTF-8");
 	s->p += n;
 	return 0;

@@ -57,15 +57,6 @@ struct wake {
 	time_t	 taken;			/* when its first request was */
 };
 
-static long long
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void
 run_id(time_t now, char *buf, size_t n)
 {

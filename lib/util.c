@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "heartint.h"
@@ -250,4 +251,30 @@ file_read(const char *path, size_t max, char **out, size_t *leno)
 	*out = b;
 	*leno = len;
 	return 0;
+}
+
+/* FNV-1a, 64 bits: h (FNV_BASIS to start) with one byte more. */
+uint64_t
+fnv1a(uint64_t h, unsigned char c)
+{
+	return (h ^ c) * 0x100000001b3ULL;
+}
+
+/* h with the bytes of s more. */
+uint64_t
+fnv1a_str(uint64_t h, const char *s)
+{
+	while (*s != '\0')
+		h = fnv1a(h, (unsigned char)*s++);
+	return h;
+}
+
+/* Milliseconds of the monotonic clock: durations, never dates. */
+long long
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -172,13 +172,10 @@ wake_save(const char *dir, const char *agent, const struct wake_state *w,
 long long
 wake_offset(const char *agent, long long interval)
 {
-	unsigned long long h = 1469598103934665603ULL;
-	const unsigned char *p;
+	/* the basis it has always had, a digit short of FNV's own: it
+	 * places every agent's slots, so it stays */
+	uint64_t h = fnv1a_str(1469598103934665603ULL, agent);
 
-	for (p = (const unsigned char *)agent; *p != '\0'; p++) {
-		h ^= *p;
-		h *= 1099511628211ULL;
-	}
 	h ^= h >> 29;
 	return interval > 0 ? (long long)(h % (unsigned long long)interval) :
 	    0;
