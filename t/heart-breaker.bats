@@ -355,10 +355,7 @@ wake() {
 	# exec'd, so that $! is the holder itself
 	( at "$t" exec brk-probe pb hold ) > "$BATS_TEST_TMPDIR/holder" &
 	holder=$!
-	for i in $(seq 100); do
-		[ -s "$BATS_TEST_TMPDIR/holder" ] && break
-		sleep 0.05
-	done
+	wait_until 5 test -s "$BATS_TEST_TMPDIR/holder"
 	run cat "$BATS_TEST_TMPDIR/holder"
 	assert_output probe
 	jq -e --argjson pid "$holder" '.state == "half_open" and .probe_pid == $pid' "$(bfile pb)"
@@ -384,10 +381,7 @@ wake() {
 	t="2026-11-21 12:15:00"
 	at "$t" sh -c 'heart-breaker check pb || exit 9
 		echo $$ > "$1"; exec sleep 60' sh "$BATS_TEST_TMPDIR/pid" &
-	for i in $(seq 100); do
-		[ -s "$BATS_TEST_TMPDIR/pid" ] && break
-		sleep 0.05
-	done
+	wait_until 5 test -s "$BATS_TEST_TMPDIR/pid"
 	kill -9 "$(cat "$BATS_TEST_TMPDIR/pid")"
 	wait || true
 	run at "$(plus "$t" 300)" heart-breaker check pb

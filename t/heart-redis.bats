@@ -187,10 +187,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	s=$(mk scout '')
 	heart-wake --soul "$s" --force > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" &
 	waker=$!
-	for _ in $(seq 100); do
-		[ "$(llm_count)" -eq 1 ] && break
-		sleep 0.05
-	done
+	wait_until 5 eval '[ "$(llm_count)" -eq 1 ]'
 	redis_kill
 	rc=0
 	wait "$waker" || rc=$?

@@ -346,10 +346,7 @@ wake() {
 	( at_epoch $((t + 300)) exec heart-wake --soul "$s" --force \
 	    --chamber schedule ) > /dev/null &
 	pid=$!
-	for _ in $(seq 100); do
-		[ "$(llm_count)" -eq 4 ] && break
-		sleep 0.05
-	done
+	wait_until 5 eval '[ "$(llm_count)" -eq 4 ]'
 	kill -KILL "$pid"
 	wait "$pid" || true
 	cmp "$f" "$BATS_TEST_TMPDIR/before"

@@ -142,10 +142,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]}]}"
 	heart-wake --soul "$S" --force > /dev/null 3>&- &
 	wpid=$!
-	for _ in $(seq 100); do
-		[ -s "$HANG_PIDS" ] && [ "$(wc -l < "$HANG_PIDS")" = 2 ] && break
-		sleep 0.05
-	done
+	wait_until 5 eval '[ -s "$HANG_PIDS" ] && [ "$(wc -l < "$HANG_PIDS")" = 2 ]'
 	kill -TERM "$wpid"
 	rc=0
 	wait "$wpid" || rc=$?
