@@ -108,9 +108,10 @@ build/libheart.a: $(LIBSRC:lib/%.c=build/lib/%.o)
 # the version reaches the programs only: a new one relinks nothing else
 VFLAGS = -DHEART_VERSION='"$(VERSION)"'
 
-$(PROGS): %: cmd/%.c $(PUBHDR) build/libheart.a Makefile
+# cmd/prog.c: what every program says the same way
+$(PROGS): %: cmd/%.c cmd/prog.c cmd/prog.h $(PUBHDR) build/libheart.a Makefile
 	$(CC) $(WFLAGS) $(VFLAGS) $(CPPFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
-		build/libheart.a $($@_LIBS) $(LDFLAGS)
+		cmd/prog.c build/libheart.a $($@_LIBS) $(LDFLAGS)
 
 # Test helpers (t/*.c), normal and sanitized.
 $(TPROGS:%=build/t/%): build/t/%: t/%.c $(LIBHDR) build/libheart.a
@@ -133,10 +134,10 @@ build/asan/libheart.a: $(LIBSRC:lib/%.c=build/asan/lib/%.o)
 	rm -f $@
 	ar rcs $@ $^
 
-$(PROGS:%=build/asan/%): build/asan/%: cmd/%.c $(PUBHDR) \
-    build/asan/libheart.a Makefile
+$(PROGS:%=build/asan/%): build/asan/%: cmd/%.c cmd/prog.c cmd/prog.h \
+    $(PUBHDR) build/asan/libheart.a Makefile
 	$(CC) $(WFLAGS) $(VFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -Ilib -o $@ $< \
-		build/asan/libheart.a $($(@F)_LIBS)
+		cmd/prog.c build/asan/libheart.a $($(@F)_LIBS)
 
 asan: $(PROGS:%=build/asan/%) $(TPROGS:%=build/asan/t/%)
 

@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include "heart.h"
+#include "prog.h"
 
-static const char *usage_text =
+const char progname[] = "heart-breaker";
+const char usage_text[] =
     "usage: heart-breaker check [AGENT] [--soul FILE] [-v]\n"
     "       heart-breaker record [AGENT] ok|llm-fail|tool-fail"
     " [--reason TEXT] [--soul FILE]\n"
@@ -29,31 +31,8 @@ static int idw = 20;		/* the table's AGENT column */
 static int ndefault;		/* rows shown with the default keys */
 static const char *promfile;
 
-static void
-usage(void)
-{
-	fputs(usage_text, stderr);
-	exit(HX_USAGE);
-}
 
-/* A message on standard error: "heart-breaker: [WHO: ]MSG", on one printable
- * line whatever the text from outside in it holds. */
-static void
-warn(const char *who, const char *msg)
-{
-	char line[2 * HEART_ERRLEN];
 
-	text_line(line, sizeof line, msg, strlen(msg));
-	fprintf(stderr, "heart-breaker: %s%s%s\n", who ? who : "",
-	    who ? ": " : "", line);
-}
-
-static void
-die(int code, const char *msg)
-{
-	warn(NULL, msg);
-	exit(code);
-}
 
 static void
 add_soul(const char *path)

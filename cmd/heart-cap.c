@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include "heart.h"
+#include "prog.h"
 
-static const char *usage_text =
+const char progname[] = "heart-cap";
+const char usage_text[] =
     "usage: heart-cap take [AGENT] [--chamber schedule|idle] [--soul FILE]"
     " [--cap N] [-v]\n"
     "       heart-cap status [AGENT...] [--soul FILE]... [--json]\n"
@@ -25,31 +27,8 @@ static int idw = 20;		/* the table's AGENT column */
 static int ndefault;		/* agents shown with the default caps */
 static const char *promfile;
 
-static void
-usage(void)
-{
-	fputs(usage_text, stderr);
-	exit(HX_USAGE);
-}
 
-/* A message on standard error: "heart-cap: [WHO: ]MSG", on one printable
- * line whatever the text from outside in it holds. */
-static void
-warn(const char *who, const char *msg)
-{
-	char line[2 * HEART_ERRLEN];
 
-	text_line(line, sizeof line, msg, strlen(msg));
-	fprintf(stderr, "heart-cap: %s%s%s\n", who ? who : "",
-	    who ? ": " : "", line);
-}
-
-static void
-die(int code, const char *msg)
-{
-	warn(NULL, msg);
-	exit(code);
-}
 
 static void
 add_soul(const char *path)

@@ -22,8 +22,10 @@
 #include <unistd.h>
 
 #include "heart.h"
+#include "prog.h"
 
-static const char *usage_text =
+const char progname[] = "heart-ghost";
+const char usage_text[] =
     "usage: heart-ghost [--text] [--alert-only] [--dedupe WINDOW]"
     " [--keep N]\n"
     "           [--retry-for TIME] [--flush] [FILE...] [--exec CMD"
@@ -38,31 +40,6 @@ static char **execargv;
 /* What went wrong on the way, for the exit status; wakerc: the worst
  * exit status heart-wake gave for the wakes read. */
 static int ioerr, baddata, undelivered, wakerc;
-
-static void
-usage(void)
-{
-	fputs(usage_text, stderr);
-	exit(HX_USAGE);
-}
-
-/* A message on standard error, on one printable line whatever the
- * text from outside in it holds. */
-static void
-warn(const char *msg)
-{
-	char line[2 * HEART_ERRLEN + 300];
-
-	text_line(line, sizeof line, msg, strlen(msg));
-	fprintf(stderr, "heart-ghost: %s\n", line);
-}
-
-static void
-die(int code, const char *msg)
-{
-	warn(msg);
-	exit(code);
-}
 
 /* Hand text to --exec or print it; 1 when delivered, else why says
  * what went wrong. */
@@ -127,7 +104,7 @@ send_one(struct ghost_txn *t, const struct ghost_result *r)
 		    r->wake_id, err);
 		ioerr = 1;
 	}
-	warn(m);
+	warn(NULL, m);
 	undelivered = 1;
 }
 
@@ -144,7 +121,7 @@ drain(struct ghost_txn *t, const char *agent, const char *given)
 
 	while ((rc = ghost_next(t, &r, err)) != 0) {
 		if (*err != '\0') {
-			warn(err);
+			warn(NULL, err);
 			ioerr = 1;
 		}
 		if (rc != 1)
@@ -155,13 +132,13 @@ drain(struct ghost_txn *t, const char *agent, const char *given)
 	}
 	waits = given != NULL && !tried && ghost_waits(t, given);
 	if (ghost_end(t, err) == -1) {
-		warn(err);
+		warn(NULL, err);
 		ioerr = 1;
 	}
 	if (waits) {
 		snprintf(m, sizeof m, "%s: wake %s waits in the outbox behind "
 		    "an earlier answer (heart-ghost --outbox)", agent, given);
-		warn(m);
+		warn(NULL, m);
 		undelivered = 1;
 	}
 }
@@ -176,12 +153,12 @@ commit(const struct ghost_result *r)
 	if ((rc = ghost_begin(r, &gopts, time(NULL), &t, err)) == -1) {
 		snprintf(m, sizeof m, "%s: wake %s not kept, not delivered: %s",
 		    r->agent, r->wake_id, err);
-		warn(m);
+		warn(NULL, m);
 		ioerr = 1;
 		return;
 	}
 	if (rc == 1) {
-		warn(err);
+		warn(NULL, err);
 		ioerr = 1;
 	}
 	drain(&t, r->agent, r->wake_id);
@@ -196,7 +173,7 @@ flush_agent(const char *agent)
 	int rc;
 
 	if ((rc = ghost_open(agent, &gopts, time(NULL), &t, err)) == -1) {
-		warn(err);
+		warn(NULL, err);
 		ioerr = 1;
 	} else if (rc == 0)
 		drain(&t, agent, NULL);
@@ -238,7 +215,7 @@ one_line(const char *line, size_t len, const char *name, unsigned long no)
 		return;			/* a blank line */
 	if (ghost_parse(line, len, &r, err) == -1) {
 		snprintf(m, sizeof m, "%s:%lu: %s", name, no, err);
-		warn(m);
+		warn(NULL, m);
 		baddata = 1;
 		return;
 	}
@@ -258,7 +235,7 @@ too_long(const char *name, unsigned long no)
 
 	snprintf(m, sizeof m, "%s:%lu: line longer than %d bytes", name, no,
 	    GHOST_LINEMAX);
-	warn(m);
+	warn(NULL, m);
 	baddata = 1;
 }
 
@@ -319,7 +296,7 @@ each_line(int fd, const char *name)
 			char m[HEART_ERRLEN];
 			snprintf(m, sizeof m, "%s: read: %s", name,
 			    strerror(errno));
-			warn(m);
+			warn(NULL, m);
 			ioerr = 1;
 			break;
 		}
@@ -348,7 +325,7 @@ read_inputs(int argc, char **argv)
 		if ((fd = open(argv[i], O_RDONLY | O_CLOEXEC)) == -1) {
 			snprintf(m, sizeof m, "%s: %s", argv[i],
 			    strerror(errno));
-			warn(m);
+			warn(NULL, m);
 			ioerr = 1;
 			continue;
 		}

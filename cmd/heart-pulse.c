@@ -24,8 +24,10 @@
 #include <unistd.h>
 
 #include "heart.h"
+#include "prog.h"
 
-static const char *usage_text =
+const char progname[] = "heart-pulse";
+const char usage_text[] =
     "usage: heart-pulse --soul FILE... | --souls DIR [--broker URL]"
     " [--prefix P]\n"
     "           [--interval DUR] [--client-id ID] [--keepalive DUR]\n"
@@ -69,34 +71,9 @@ static int said_down;	/* an outage was reported; quiet until it ends */
 static long long born;	/* the bdseq of the last connection; 0: none */
 static long long started;	/* the schedule's origin; 0 once it runs */
 
-static void usage(void) __attribute__((noreturn));
-static void die(int, const char *) __attribute__((noreturn));
 
-static void
-usage(void)
-{
-	fputs(usage_text, stderr);
-	exit(HX_USAGE);
-}
 
-/* A message on standard error: "heart-pulse: [WHO: ]MSG", on one printable
- * line whatever the text from outside in it holds. */
-static void
-warn(const char *who, const char *msg)
-{
-	char line[2 * HEART_ERRLEN];
 
-	text_line(line, sizeof line, msg, strlen(msg));
-	fprintf(stderr, "heart-pulse: %s%s%s\n", who ? who : "",
-	    who ? ": " : "", line);
-}
-
-static void
-die(int code, const char *msg)
-{
-	warn(NULL, msg);
-	exit(code);
-}
 
 static long long
 dur_opt(const char *name, const char *arg)

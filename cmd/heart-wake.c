@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include "heart.h"
+#include "prog.h"
 
-static const char *usage_text =
+const char progname[] = "heart-wake";
+const char usage_text[] =
     "usage: heart-wake --soul FILE... [--chamber schedule|idle|auto]"
     " [--force] [--dry-run]\n"
     "       heart-wake --souls DIR [--jobs N] [--chamber C] [--force]"
@@ -24,24 +26,7 @@ static const char *usage_text =
     "       heart-wake --touch AGENT [--soul FILE]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
-static void
-usage(void)
-{
-	fputs(usage_text, stderr);
-	exit(HX_USAGE);
-}
 
-/* A message on standard error: "heart-wake: [WHO: ]MSG", on one
- * printable line whatever the text from outside in it holds. */
-static void
-warn(const char *who, const char *msg)
-{
-	char line[2 * HEART_ERRLEN];
-
-	text_line(line, sizeof line, msg, strlen(msg));
-	fprintf(stderr, "heart-wake: %s%s%s\n", who ? who : "", who ? ": " :
-	    "", line);
-}
 
 /* A failed MCP server's standard error, a line at a time. */
 static void
@@ -68,12 +53,6 @@ tell_list(void *arg, const char *server, const char *text)
 	tell(arg, server, text);
 }
 
-static void
-die(int code, const char *msg)
-{
-	warn(NULL, msg);
-	exit(code);
-}
 
 /* A round's cached lines, written whole in writes of many lines: an
  * idle round of thousands of souls is not a write(2) a soul. */
