@@ -34,18 +34,6 @@ static const char *promfile;
 
 
 
-static void
-add_soul(const char *path)
-{
-	char err[HEART_ERRLEN];
-	size_t i;
-
-	if (soulset_add(&set, path, err) == -1)
-		die(HX_CONFIG, err);
-	for (i = 0; i < set.s[set.n - 1]->nwarn; i++)
-		warn("warning", set.s[set.n - 1]->warn[i]);
-}
-
 /* The breaker keys of agent's soul in c, or NULL without one: then
  * the breaker goes by the keys it kept, and keeps them. */
 static const struct brk_conf *
@@ -67,47 +55,6 @@ keys_from(const struct brk_conf *given, const struct brk_view *v)
 		return "the soul's keys";
 	return v->kept ? "the keys kept from its soul" : "the default keys: "
 	    "no soul given, none kept";
-}
-
-static const char *
-check_agent(const char *agent)
-{
-	char err[HEART_ERRLEN];
-
-	if (id_check(agent, err) == -1)
-		die(HX_USAGE, err);
-	return agent;
-}
-
-/*
- * 0 when heart knows agent (or a soul given names it); else, having
- * said so, the exit code: a misspelt name is bad usage.
- */
-static int
-unknown(const char *agent)
-{
-	char err[HEART_ERRLEN];
-	int r;
-
-	if ((r = soulset_known(&set, agent, err)) == 1)
-		return 0;
-	warn(NULL, err);
-	return r == 0 ? HX_USAGE : store_code(HX_IOERR);
-}
-
-/* The one agent a command is about: the operand, or the soul's name. */
-static const char *
-one_agent(int argc, char **argv)
-{
-	char err[HEART_ERRLEN];
-	const char *agent;
-
-	if ((agent = soulset_agent(&set, argc, argv, err)) == NULL &&
-	    *err == '\0')
-		usage();
-	if (agent == NULL)
-		die(HX_USAGE, err);
-	return agent;
 }
 
 static void
@@ -190,7 +137,7 @@ cmd_record(int argc, char **argv, const char *reason, time_t now)
 		    "llm-fail or tool-fail)", argv[argc - 1]);
 		die(HX_USAGE, m);
 	}
-	agent = one_agent(argc - 1, argv);
+	agent = prog_one_agent(&set, argc - 1, argv);
 	events = json_array();
 	r = brk_record(agent, conf_for(agent, &c), now, flags, 0, reason,
 	    events, err);
@@ -284,8 +231,8 @@ cmd_status(int argc, char **argv, time_t now)
 	int rc = HX_OK, r;
 
 	for (i = 0; i < (size_t)argc; i++) {
-		check_agent(argv[i]);
-		if ((r = unknown(argv[i])) == 0)
+		prog_check_agent(argv[i]);
+		if ((r = prog_unknown(&set, argv[i])) == 0)
 			argv[nk++] = argv[i];
 		else
 			rc = r;
@@ -323,7 +270,7 @@ cmd_reset(const char *agent)
 	json_t *events;
 	int r;
 
-	if ((r = unknown(agent)) != 0)
+	if ((r = prog_unknown(&set, agent)) != 0)
 		return r;
 	events = json_array();
 	r = brk_reset(agent, events, err);
@@ -378,7 +325,7 @@ main(int argc, char **argv)
 	    NULL)) != -1) {
 		switch (c) {
 		case 's':
-			add_soul(optarg);
+			prog_add_soul(&set, optarg);
 			break;
 		case 'r':
 			reason = optarg;
@@ -427,13 +374,13 @@ main(int argc, char **argv)
 		die(rc, err);
 	now = time(NULL);
 	if (strcmp(cmd, "check") == 0)
-		rc = cmd_check(one_agent(argc, argv), now);
+		rc = cmd_check(prog_one_agent(&set, argc, argv), now);
 	else if (strcmp(cmd, "record") == 0)
 		rc = cmd_record(argc, argv, reason, now);
 	else if (strcmp(cmd, "status") == 0)
 		rc = cmd_status(argc, argv, now);
 	else if (strcmp(cmd, "reset") == 0)
-		rc = cmd_reset(one_agent(argc, argv));
+		rc = cmd_reset(prog_one_agent(&set, argc, argv));
 	else
 		usage();
 	soulset_free(&set);

@@ -30,59 +30,6 @@ static const char *promfile;
 
 
 
-static void
-add_soul(const char *path)
-{
-	char err[HEART_ERRLEN];
-	size_t i;
-
-	if (soulset_add(&set, path, err) == -1)
-		die(HX_CONFIG, err);
-	for (i = 0; i < set.s[set.n - 1]->nwarn; i++)
-		warn("warning", set.s[set.n - 1]->warn[i]);
-}
-
-static const char *
-check_agent(const char *agent)
-{
-	char err[HEART_ERRLEN];
-
-	if (id_check(agent, err) == -1)
-		die(HX_USAGE, err);
-	return agent;
-}
-
-/*
- * 0 when heart knows agent (or a soul given names it); else, having
- * said so, the exit code: a misspelt name is bad usage.
- */
-static int
-unknown(const char *agent)
-{
-	char err[HEART_ERRLEN];
-	int r;
-
-	if ((r = soulset_known(&set, agent, err)) == 1)
-		return 0;
-	warn(NULL, err);
-	return r == 0 ? HX_USAGE : store_code(HX_IOERR);
-}
-
-/* The one agent a take or reset is about: the operand, or the soul. */
-static const char *
-one_agent(int argc, char **argv)
-{
-	char err[HEART_ERRLEN];
-	const char *agent;
-
-	if ((agent = soulset_agent(&set, argc, argv, err)) == NULL &&
-	    *err == '\0')
-		usage();
-	if (agent == NULL)
-		die(HX_USAGE, err);
-	return agent;
-}
-
 /* Whose caps a figure is judged by: the soul's, those kept, or none. */
 static const char *
 caps_from(const struct soul *s, const struct cap_view *v)
@@ -286,8 +233,8 @@ cmd_status(int argc, char **argv, time_t now)
 	int rc = HX_OK, r;
 
 	for (i = 0; i < (size_t)argc; i++) {
-		check_agent(argv[i]);
-		if ((r = unknown(argv[i])) == 0)
+		prog_check_agent(argv[i]);
+		if ((r = prog_unknown(&set, argv[i])) == 0)
 			argv[nk++] = argv[i];
 		else
 			rc = r;
@@ -328,7 +275,7 @@ cmd_reset(const char *agent, time_t now)
 	struct soul *s = soulset_find(&set, agent);
 	int r;
 
-	if ((r = unknown(agent)) != 0)
+	if ((r = prog_unknown(&set, agent)) != 0)
 		return r;
 	if (cap_reset(agent, s ? s->timezone : NULL, now, err) == -1)
 		die(store_code(HX_IOERR), err);
@@ -387,7 +334,7 @@ main(int argc, char **argv)
 				    "idle");
 			break;
 		case 's':
-			add_soul(optarg);
+			prog_add_soul(&set, optarg);
 			break;
 		case 'n':
 			if (num_parse(optarg, 0, 1000000000, &capflag) == -1) {
@@ -438,11 +385,12 @@ main(int argc, char **argv)
 		die(rc, err);
 	now = time(NULL);
 	if (strcmp(cmd, "take") == 0)
-		rc = cmd_take(one_agent(argc, argv), ch, capflag, now);
+		rc = cmd_take(prog_one_agent(&set, argc, argv), ch, capflag,
+		    now);
 	else if (strcmp(cmd, "status") == 0)
 		rc = cmd_status(argc, argv, now);
 	else if (strcmp(cmd, "reset") == 0)
-		rc = cmd_reset(one_agent(argc, argv), now);
+		rc = cmd_reset(prog_one_agent(&set, argc, argv), now);
 	else
 		usage();
 	soulset_free(&set);
