@@ -18,8 +18,9 @@ const char progname[] = "heart-wake";
 const char usage_text[] =
     "usage: heart-wake --soul FILE... [--chamber schedule|idle|auto]"
     " [--force] [--dry-run]\n"
-    "       heart-wake --souls DIR [--jobs N] [--chamber C] [--force]"
-    " [--dry-run]\n"
+    "       heart-wake --souls DIR [--jobs N] [--span DURATION]"
+    " [--chamber C]\n"
+    "                  [--force] [--dry-run]\n"
     "       heart-wake --explain --soul FILE... | --souls DIR"
     " [--chamber C] [--force]\n"
     "       heart-wake --list-tools --soul FILE...\n"
@@ -240,6 +241,14 @@ round_text(void *arg, const char *line)
 	npend += n + 1;
 }
 
+/* The round waits for a wake of its span. */
+static void
+round_flush(void *arg)
+{
+	(void)arg;
+	flush_pending();
+}
+
 static void
 round_warn(void *arg, const char *who, const char *msg)
 {
@@ -373,18 +382,19 @@ main(int argc, char **argv)
 		{ "store", required_argument, NULL, 'S' },
 		{ "souls", required_argument, NULL, 'D' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "span", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts o = { -1, 0, 0, HEART_VERSION, tell, 0 };
 	struct round_hooks hooks = { round_warn, round_line, round_text,
-	    NULL };
+	    round_flush, NULL };
 	char err[HEART_ERRLEN], **souls = NULL, **found = NULL;
 	const char *touch = NULL, *store = NULL, *dir = NULL;
 	int c, explain = 0, rc = HX_OK, n = 0, i, jobs = 0;
 	size_t nfound = 0, k;
-	long long x;
+	long long x, span = -1;
 	enum chamber ch;
 	time_t now;
 
@@ -438,6 +448,12 @@ main(int argc, char **argv)
 				die(HX_USAGE, "--jobs: a number from 1 to 1024");
 			jobs = (int)x;
 			break;
+		case 'P':
+			if (dur_parse(optarg, &span) == -1 || span < 0 ||
+			    span > 3600)
+				die(HX_USAGE, "--span: a duration from 0s to 1h, "
+				    "such as 50s");
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			free(souls);
@@ -472,10 +488,13 @@ main(int argc, char **argv)
 		usage();
 	if (explain == 2 && dir != NULL)
 		die(HX_USAGE, "--list-tools: give the souls with --soul");
-	if (!explain && (dir != NULL || jobs > 0)) {
-		rc = dir != NULL ? round_run(found, nfound, dir, &o, jobs ?
-		    jobs : 1, now, &hooks) : round_run(souls, (size_t)n, NULL,
-		    &o, jobs, now, &hooks);
+	if (explain && span >= 0)
+		die(HX_USAGE, "--span: a round's; --explain and --list-tools "
+		    "wake nothing");
+	if (!explain && (dir != NULL || jobs > 0 || span >= 0)) {
+		rc = round_run(dir != NULL ? found : souls, dir != NULL ?
+		    nfound : (size_t)n, dir, &o, jobs > 0 ? jobs : 1,
+		    span > 0 ? (time_t)span : 0, now, &hooks);
 		flush_pending();
 	} else if (dir != NULL) {
 		for (k = 0; k < nfound; k++)

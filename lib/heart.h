@@ -682,10 +682,14 @@ struct round_hooks {
 	/* a skip given again from the soul cache, a whole line of JSON
 	 * text (no newline): (arg, line) */
 	void	(*text)(void *, const char *);
+	/* the round waits for a wake of its span: out with what it has
+	 * (arg); may be NULL */
+	void	(*flush)(void *);
 	void	*arg;
 };
 int	 round_run(char *const *, size_t, const char *,
-	    const struct run_opts *, int, time_t, const struct round_hooks *);
+	    const struct run_opts *, int, time_t, time_t,
+	    const struct round_hooks *);
 int	 round_explain(json_t *, const struct soul *, const char *, time_t,
 	    char *);
 

@@ -46,6 +46,7 @@ struct cand {
 	struct soul *s;
 	size_t	 ord;		/* soul order */
 	time_t	 deferred;	/* since; 0: not */
+	time_t	 at;		/* not to be woken before then */
 };
 
 /* A worker of the pool: the wake it runs (NULL: idle), and what it
@@ -70,6 +71,7 @@ struct round {
 	const struct round_hooks *h;
 	struct soulcache *cache;
 	time_t	 now;		/* the round's: a wake deferred since */
+	time_t	 horizon;	/* wakes due by then are the round's */
 	int	 rc;
 	char	*text;		/* a cached line put together */
 	size_t	 tcap;
@@ -197,7 +199,7 @@ gate(struct round *r, const char *path, size_t ord, time_t now,
 
 	if (stat(path, &st) == 0 && r->cache != NULL && !r->ro->force &&
 	    !r->ro->dry_run && (line = soulcache_get(r->cache, path, &st,
-	    now)) != NULL) {
+	    r->horizon)) != NULL) {
 		cached(r, line, now);
 		return 0;
 	}
@@ -216,7 +218,7 @@ gate(struct round *r, const char *path, size_t ord, time_t now,
 		r->h->warn(r->h->arg, s->name, err);
 		until = now;	/* run_wake will say it again */
 	}
-	if (until != now) {
+	if (until == 0 || until > r->horizon) {
 		wake_here(r, path, &st, s, until, now);
 		soul_free(s);
 		return 0;
@@ -224,12 +226,14 @@ gate(struct round *r, const char *path, size_t ord, time_t now,
 	cp->path = path;
 	cp->s = s;
 	cp->ord = ord;
+	cp->at = until;
 	cp->deferred = r->cache != NULL ? soulcache_deferred(r->cache, path) :
 	    0;
 	return 1;
 }
 
-/* Deferred wakes first, the oldest first; then soul order. */
+/* Deferred wakes first, the oldest first; then by the time each is
+ * due, then soul order. */
 static int
 cmpcand(const void *x, const void *y)
 {
@@ -239,7 +243,62 @@ cmpcand(const void *x, const void *y)
 		return a->deferred != 0 ? -1 : 1;
 	if (a->deferred != b->deferred)
 		return a->deferred < b->deferred ? -1 : 1;
+	if (a->at != b->at)
+		return a->at < b->at ? -1 : 1;
 	return a->ord < b->ord ? -1 : a->ord > b->ord;
+}
+
+/* The wall clock in ms.  One clock for the due times of a span and
+ * the "now" a wake is given: time(2) may lag it by a tick. */
+static long long
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ms from t (wall_ms) to the second at; 0 when it has come */
+static int
+ms_to(time_t at, long long t)
+{
+	long long ms = (long long)at * 1000 - t;
+
+	return ms <= 0 ? 0 : ms > 3600000 ? 3600000 : (int)ms;
+}
+
+/* The "now" a wake of the round is given: the second of wall_ms, so
+ * that a wake begun when ms_to(at) came to 0 is at or after at. */
+static time_t
+wake_now(void)
+{
+	return (time_t)(wall_ms() / 1000);
+}
+
+/* The round is to wait for its next wake: what it has so far goes out. */
+static void
+flush(struct round *r)
+{
+	if (r->h->flush != NULL)
+		r->h->flush(r->h->arg);
+}
+
+/* Sleep until the second at (a wake of the span). */
+static void
+sleep_to(struct round *r, time_t at)
+{
+	struct timespec ts;
+	int ms;
+
+	if ((ms = ms_to(at, wall_ms())) == 0)
+		return;
+	flush(r);
+	while ((ms = ms_to(at, wall_ms())) > 0) {
+		ts.tv_sec = ms / 1000;
+		ts.tv_nsec = (long)(ms % 1000) * 1000000;
+		nanosleep(&ts, NULL);
+	}
 }
 
 /* Read all of len bytes from fd: 0, or -1 at its end. */
@@ -347,7 +406,7 @@ give(struct pool *pl, size_t k, size_t i, char *err)
 	if (w->pid == 0 && spawn(pl, k, err) == -1)
 		return -1;
 	j.i = i;
-	j.now = time(NULL);
+	j.now = wake_now();
 	w->c = &pl->c[i];
 	w->now = j.now;
 	/* a worker gone says so at its end, on its pipe out */
@@ -457,8 +516,9 @@ wake_here_all(struct round *r, struct cand *c, size_t n)
 	int rc;
 
 	for (i = 0; i < n; i++) {
+		sleep_to(r, c[i].at);
 		err[0] = '\0';
-		rc = run_wake(c[i].s, r->ro, time(NULL), &res, err);
+		rc = run_wake(c[i].s, r->ro, wake_now(), &res, err);
 		st = json_string_value(json_object_get(res, "status"));
 		if (r->cache != NULL && st != NULL)
 			soulcache_defer(r->cache, c[i].path, strcmp(st,
@@ -494,7 +554,8 @@ wake_all(struct round *r, struct cand *c, size_t n, int jobs, char *err)
 	struct pollfd *pf;
 	struct sigaction ign;
 	size_t next = 0, busy = 0, k, m, *who;
-	int rc = 0, status;
+	int rc = 0, status, wait;
+	long long t;
 
 	memset(&pl, 0, sizeof pl);
 	pl.r = r;
@@ -508,8 +569,9 @@ wake_all(struct round *r, struct cand *c, size_t n, int jobs, char *err)
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &ign, &pl.pipe);
 	while (next < n || busy > 0) {
+		t = wall_ms();
 		for (k = 0; k < pl.n && next < n && rc == 0; k++)
-			if (pl.w[k].c == NULL) {
+			if (pl.w[k].c == NULL && ms_to(c[next].at, t) == 0) {
 				if (give(&pl, k, next, err) == -1) {
 					unstarted(r, c + next, n - next, err);
 					next = n;
@@ -519,8 +581,12 @@ wake_all(struct round *r, struct cand *c, size_t n, int jobs, char *err)
 				next++;
 				busy++;
 			}
-		if (busy == 0)
+		if (busy == 0 && next == n)
 			break;
+		/* a worker free and the next wake not yet due: until then */
+		wait = busy < pl.n && next < n ? ms_to(c[next].at, t) : -1;
+		if (wait > 0 && busy == 0)
+			flush(r);
 		for (k = 0, m = 0; k < pl.n; k++)
 			if (pl.w[k].c != NULL) {
 				pf[m].fd = pl.w[k].from;
@@ -528,7 +594,7 @@ wake_all(struct round *r, struct cand *c, size_t n, int jobs, char *err)
 				pf[m].revents = 0;
 				who[m++] = k;
 			}
-		if (poll(pf, m, -1) == -1) {
+		if (poll(pf, m, wait) == -1) {
 			if (errno == EINTR)
 				continue;
 			errf(err, "poll: %s", strerror(errno));
@@ -571,12 +637,14 @@ wake_all(struct round *r, struct cand *c, size_t n, int jobs, char *err)
  * h->line, whole, one at a time (phase one's in soul order as they are
  * decided, then each wake's as it ends); messages to h->warn.  dir,
  * when not NULL, is the souls' directory: its soul cache serves the
- * round (and paths are all its souls).  Returns the worst exit code of
+ * round (and paths are all its souls).  A wake falling due within span
+ * seconds of now is the round's too, begun at its second (not with
+ * --dry-run: nothing is waited for).  Returns the worst exit code of
  * the round's results.
  */
 int
 round_run(char *const *paths, size_t n, const char *dir,
-    const struct run_opts *ro, int jobs, time_t now,
+    const struct run_opts *ro, int jobs, time_t span, time_t now,
     const struct round_hooks *h)
 {
 	struct round r;
@@ -594,6 +662,7 @@ round_run(char *const *paths, size_t n, const char *dir,
 	r.ro = ro;
 	r.h = h;
 	r.now = now;
+	r.horizon = ro->dry_run ? now : now + span;
 	if (dir != NULL && (r.cache = soulcache_open(dir, e2)) == NULL)
 		h->warn(h->arg, "soul cache", e2);
 	for (i = 0; i < n; i++)

@@ -361,3 +361,78 @@ most_in_a_minute() {
 	run llm_count
 	assert_output 3
 }
+
+@test "--span: a wake due within the span is begun at its second, never before; one due after it is a skip; a round at once wakes it once" {
+	d=$(IV=10m mksouls "$BATS_TEST_TMPDIR/souls" s 3)
+	at_epoch "$T0" heart-wake --souls "$d" > "$BATS_TEST_TMPDIR/first"
+	# the soul due soonest, and when; the others are due 20 s or more later
+	read -r who next < <(jq -rs 'sort_by(.next) | .[0] |
+	    "\(.agent) \(.next | fromdate)"' "$BATS_TEST_TMPDIR/first")
+	jq -e -s --argjson n "$next" '[.[] | select(.next | fromdate > $n)] |
+	    map(.next | fromdate - $n) | min >= 20' "$BATS_TEST_TMPDIR/first"
+	# without a span, 2 s before its slot, it is not due
+	run --separate-stderr at_epoch $((next - 2)) heart-wake --souls "$d"
+	assert_success
+	[ "$(jq -r "select(.agent == \"$who\") | .status" <<< "$output")" = not_due ]
+	llm_script '{"delay": 2, "replies": [{"text": "[IDLE]"}]}'
+	(at_epoch $((next - 2)) exec heart-wake --souls "$d" --jobs 2 \
+	    --span 5s > "$BATS_TEST_TMPDIR/span") &
+	pid=$!
+	# its skips are out before it waits for the wake
+	two_lines() { [ "$(wc -l < "$BATS_TEST_TMPDIR/span")" = 2 ]; }
+	wait_until 10 two_lines
+	# a round started during the wake, without a span: the lock keeps
+	# it to one wake of the agent
+	asked() { [ "$(llm_count)" = 1 ]; }
+	wait_until 20 asked
+	at_epoch $((next + 1)) heart-wake --souls "$d" > "$BATS_TEST_TMPDIR/other"
+	wait "$pid"
+	# one line a soul, the due one woken at or after its slot
+	[ "$(wc -l < "$BATS_TEST_TMPDIR/span")" = 3 ]
+	[ "$(jq -r .agent "$BATS_TEST_TMPDIR/span" | sort -u | wc -l)" = 3 ]
+	jq -e -s --arg a "$who" --argjson n "$next" 'map(select(.agent == $a))[0] |
+	    .status == "idle" and (.at | fromdate) >= $n' "$BATS_TEST_TMPDIR/span"
+	jq -e -s --arg a "$who" 'map(select(.agent != $a) | .status) |
+	    unique == ["not_due"]' "$BATS_TEST_TMPDIR/span"
+	[ "$(wc -l < "$BATS_TEST_TMPDIR/other")" = 3 ]
+	jq -e -s --arg a "$who" 'map(select(.agent == $a))[0].status == "busy"' \
+	    "$BATS_TEST_TMPDIR/other"
+	run llm_count
+	assert_output 1
+	# --dry-run waits for nothing; --explain wakes nothing
+	run at_epoch $((next + 60)) heart-wake --souls "$d" --span 5s --dry-run
+	assert_success
+	run -64 heart-wake --explain --souls "$d" --span 5s
+	assert_output --partial "--span: a round's"
+	run -64 heart-wake --souls "$d" --span 2h
+	assert_output --partial "--span: a duration from 0s to 1h"
+}
+
+@test "--span with --jobs 1: the round sleeps to the wake's second and wakes it in this process" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 2)
+	at_epoch "$T0" heart-wake --souls "$d" > "$BATS_TEST_TMPDIR/first"
+	read -r who next < <(jq -rs 'sort_by(.next) | .[0] |
+	    "\(.agent) \(.next | fromdate)"' "$BATS_TEST_TMPDIR/first")
+	llm_script '{"replies": [{"text": "[IDLE]"}]}'
+	run --separate-stderr at_epoch $((next - 1)) heart-wake --souls "$d" --span 3s
+	assert_success
+	jq -e -s --arg a "$who" --argjson n "$next" 'map(select(.agent == $a))[0] |
+	    .status == "idle" and (.at | fromdate) >= $n' <<< "$output"
+	[ "$(printf '%s\n' "$output" | wc -l)" = 2 ]
+	run llm_count
+	assert_output 1
+}
+
+@test "heart-round's span (HEART_SPAN, default 50s): a wake due within it is the round's" {
+	d=$(IV=10m mksouls "$BATS_TEST_TMPDIR/souls" s 1)
+	next=$(at_epoch "$T0" heart-wake --souls "$d" | jq '.next | fromdate')
+	llm_script '{"replies": [{"text": "The 9:40 to Lyon is late."}]}'
+	run at_epoch $((next - 2)) env HEART_SPAN=0s "$T/../contrib/heart-round" "$d"
+	assert_success
+	assert_output ""
+	run at_epoch $((next - 2)) "$T/../contrib/heart-round" "$d"
+	assert_success
+	assert_output "The 9:40 to Lyon is late."
+	run llm_count
+	assert_output 1
+}
