@@ -63,6 +63,8 @@ int	 state_subdir(const char *, char *, size_t, char *);
 int	 state_lock(const char *, const char *, int, char *);
 void	 state_unlock(int);
 int	 state_sync_dir(const char *);
+int	 state_replace(const char *, const char *, const char *, size_t,
+	    mode_t, char *);
 int	 state_read_json(const char *, const char *, json_t **, char *);
 int	 state_write_json(const char *, const char *, const json_t *, char *);
 

@@ -10,13 +10,9 @@
  */
 #include <sys/stat.h>
 
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "heartint.h"
 
@@ -211,9 +207,7 @@ prom_breakers(char *const *agent, const struct brk_view *v, size_t n,
 int
 prom_write(const char *path, const char *text, char *err)
 {
-	char tmp[4200], dir[4096];
 	size_t n = strlen(path);
-	int fd;
 
 	if (n < 6 || strcmp(path + n - 5, ".prom") != 0 ||
 	    path[n - 6] == '/') {
@@ -221,26 +215,8 @@ prom_write(const char *path, const char *text, char *err)
 		    "textfile collector reads no other)", path);
 		return -1;
 	}
-	snprintf(dir, sizeof dir, "%s", path);
-	snprintf(dir, sizeof dir, "%s", dirname(dir));
-	snprintf(tmp, sizeof tmp, "%s/.heart-prom.XXXXXX", dir);
-	if ((fd = mkstemp(tmp)) == -1) {
-		errf(err, "%s: cannot write: %s", path, strerror(errno));
-		return -1;
-	}
-	if (state_write_all(fd, text, strlen(text)) == -1 || fsync(fd) == -1 ||
-	    fchmod(fd, 0644) == -1) {
-		close(fd);
-		goto fail;
-	}
-	if (close(fd) == -1 || rename(tmp, path) == -1)
-		goto fail;
-	state_sync_dir(dir);
-	return 0;
-fail:
-	errf(err, "%s: cannot write: %s", path, strerror(errno));
-	unlink(tmp);
-	return -1;
+	return state_replace(path, ".heart-prom.", text, strlen(text), 0644,
+	    err);
 }
 
 /* The fleet's rate use: n endpoints' buckets (bucket.c); caller frees.

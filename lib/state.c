@@ -5,7 +5,9 @@
  * file is only ever replaced whole, by writing a temporary file beside
  * it, fsync, rename, fsync of the directory, and only by a writer that
  * holds the file's lock (so one fixed temporary name per file is safe
- * and a writer killed half-way leaves the old file intact).
+ * and a writer killed half-way leaves the old file intact).  The
+ * files heart writes outside it (heart-cap status --prom) are replaced
+ * the same way, from a temporary file of their own (state_replace).
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -215,7 +217,35 @@ state_sync_dir(const char *dir)
 	return r;
 }
 
-/* Replace dir/name with data, atomically.  Caller holds name's lock. */
+/*
+ * Write data to the temporary file tmp (fd, open), sync it, give it
+ * mode, rename it over path and sync dir: the one way a file of heart
+ * is replaced whole.  tmp is gone unless the rename was made.
+ */
+static int
+replace(int fd, const char *tmp, const char *path, const char *dir,
+    const char *data, size_t len, mode_t mode, char *err)
+{
+	if (state_write_all(fd, data, len) == -1 || fdatasync(fd) == -1 ||
+	    (mode != 0600 && fchmod(fd, mode) == -1)) {
+		close(fd);
+		goto fail;
+	}
+	if (close(fd) == -1 || rename(tmp, path) == -1)
+		goto fail;
+	if (state_sync_dir(dir) == -1) {
+		errf(err, "%s: cannot write: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+fail:
+	errf(err, "%s: cannot write: %s", path, strerror(errno));
+	unlink(tmp);
+	return -1;
+}
+
+/* Replace dir/name with data, atomically.  Caller holds name's lock:
+ * one fixed temporary name is enough. */
 int
 state_write(const char *dir, const char *name, const char *data,
     size_t len, char *err)
@@ -227,23 +257,36 @@ state_write(const char *dir, const char *name, const char *data,
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 	    0600);
-	if (fd == -1)
-		goto fail;
-	if (state_write_all(fd, data, len) == -1 || fdatasync(fd) == -1) {
-		close(fd);
-		unlink(tmp);
-		goto fail;
+	if (fd == -1) {
+		errf(err, "%s: cannot write: %s", path, strerror(errno));
+		return -1;
 	}
-	if (close(fd) == -1 || rename(tmp, path) == -1) {
-		unlink(tmp);
-		goto fail;
+	return replace(fd, tmp, path, dir, data, len, 0600, err);
+}
+
+/* Replace path, outside the state directory, with data, mode mode: no
+ * lock is held, so the temporary file (prefix, then six random
+ * characters) is one of its own. */
+int
+state_replace(const char *path, const char *prefix, const char *data,
+    size_t len, mode_t mode, char *err)
+{
+	char tmp[4200], dir[4096], *p;
+	int fd;
+
+	snprintf(dir, sizeof dir, "%s", path);
+	if ((p = strrchr(dir, '/')) == NULL)
+		snprintf(dir, sizeof dir, ".");
+	else if (p == dir)
+		p[1] = '\0';
+	else
+		*p = '\0';
+	snprintf(tmp, sizeof tmp, "%s/%sXXXXXX", dir, prefix);
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
+		errf(err, "%s: cannot write: %s", path, strerror(errno));
+		return -1;
 	}
-	if (state_sync_dir(dir) == -1)
-		goto fail;
-	return 0;
-fail:
-	errf(err, "%s: cannot write: %s", path, strerror(errno));
-	return -1;
+	return replace(fd, tmp, path, dir, data, len, mode, err);
 }
 
 /*
