@@ -57,6 +57,8 @@ void	 clock_iso(const char *, time_t, char *, size_t);
 int	 clock_parse_utc(const char *, time_t *);
 int	 clock_minute_of_day(const char *, time_t);
 
+/* util.c: the wall clock in ms (round.c: a second to the tick) */
+long long wall_ms(void);
 /* state.c */
 int	 state_dir(char *, size_t, char *);
 int	 state_subdir(const char *, char *, size_t, char *);

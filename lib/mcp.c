@@ -73,15 +73,6 @@ struct mcp {
 	int	 guarded;	/* guard(1) is in force */
 };
 
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The groups to kill if heart-wake is ended while servers run. */
 static volatile sig_atomic_t ngroups;
 static int groups[MCP_SERVERMAX];
@@ -189,10 +180,10 @@ drain_err(struct server *v)
 static void
 ended(struct server *v, char *buf, size_t n)
 {
-	long long until = now_ms() + 100;
+	long long until = mono_ms() + 100;
 	siginfo_t si;
 
-	while (!tool_gone(v->ch.pid) && now_ms() < until)
+	while (!tool_gone(v->ch.pid) && mono_ms() < until)
 		poll(NULL, 0, 5);
 	memset(&si, 0, sizeof si);
 	drain_err(v);
@@ -221,13 +212,13 @@ send_msg(struct server *v, json_t *msg, long long deadline, char *err)
 		abort();
 	line[len++] = '\n';
 	while (done < len && rc == 0) {
-		if (v->ch.in < 0 || now_ms() >= deadline) {
+		if (v->ch.in < 0 || mono_ms() >= deadline) {
 			rc = failf(v, 1, err, v->ch.in < 0 ? "its input is "
 			    "closed" : "does not read its input");
 			break;
 		}
 		pf = (struct pollfd){ v->ch.in, POLLOUT, 0 };
-		poll(&pf, 1, (int)(deadline - now_ms()));
+		poll(&pf, 1, (int)(deadline - mono_ms()));
 		if ((w = write(v->ch.in, line + done, len - done)) > 0)
 			done += (size_t)w;
 		else if (w == -1 && errno != EAGAIN && errno != EINTR) {
@@ -270,7 +261,7 @@ recv_msg(struct server *v, long long deadline, size_t *total, char **line,
 		memmove(v->buf, v->buf + v->off, v->len - v->off);
 		v->len -= v->off;
 		v->off = 0;
-		if ((left = deadline - now_ms()) <= 0)
+		if ((left = deadline - mono_ms()) <= 0)
 			return 0;
 		pf[0] = (struct pollfd){ v->ch.out, POLLIN, 0 };
 		pf[1] = (struct pollfd){ v->ch.err, POLLIN, 0 };
@@ -317,7 +308,7 @@ static int
 request(struct server *v, const char *method, json_t *params,
     json_t **result, char *err)
 {
-	long long id = ++v->next_id, deadline = now_ms() + v->timeout * 1000;
+	long long id = ++v->next_id, deadline = mono_ms() + v->timeout * 1000;
 	json_t *msg = NULL;
 	size_t total = 0;
 	char *line = NULL, e2[HEART_ERRLEN];
@@ -368,7 +359,7 @@ request(struct server *v, const char *method, json_t *params,
 		send_msg(v, json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc",
 		    "2.0", "method", "notifications/cancelled", "params",
 		    "requestId", (json_int_t)id, "reason", "timeout"),
-		    now_ms() + 1000, e2);
+		    mono_ms() + 1000, e2);
 	return failf(v, strcmp(method, "initialize") == 0, err, "no answer "
 	    "to %s within %llds%s", method, v->timeout,
 	    strcmp(method, "initialize") ? " (cancelled)" : "");
@@ -407,7 +398,7 @@ initialize(struct server *v, const char *client, char *err)
 	}
 	json_decref(res);
 	return send_msg(v, json_pack("{s:s,s:s}", "jsonrpc", "2.0",
-	    "method", "notifications/initialized"), now_ms() +
+	    "method", "notifications/initialized"), mono_ms() +
 	    v->timeout * 1000, err);
 }
 

@@ -248,17 +248,6 @@ cmpcand(const void *x, const void *y)
 	return a->ord < b->ord ? -1 : a->ord > b->ord;
 }
 
-/* The wall clock in ms.  One clock for the due times of a span and
- * the "now" a wake is given: time(2) may lag it by a tick. */
-static long long
-wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ms from t (wall_ms) to the second at; 0 when it has come */
 static int
 ms_to(time_t at, long long t)

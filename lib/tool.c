@@ -33,15 +33,6 @@
 
 extern char **environ;
 
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 close_pair(int p[2])
 {
@@ -166,7 +157,7 @@ wait_leaders(const struct tool_child *c, size_t n, long long deadline)
 		for (i = 0; i < n; i++)
 			if (c[i].pid > 0 && !tool_gone(c[i].pid))
 				break;
-		if (i == n || (left = deadline - now_ms()) <= 0)
+		if (i == n || (left = deadline - mono_ms()) <= 0)
 			return;
 		poll(NULL, 0, left < 20 ? (int)left : 20);
 	}
@@ -191,11 +182,11 @@ tool_end(struct tool_child *c, size_t n, long long grace, int *status)
 			close(c[i].in);
 			c[i].in = -1;
 		}
-	wait_leaders(c, n, now_ms() + grace);
+	wait_leaders(c, n, mono_ms() + grace);
 	for (i = 0; i < n; i++)
 		if (c[i].pid > 0 && !tool_gone(c[i].pid))
 			kill(-c[i].pid, SIGTERM);
-	wait_leaders(c, n, now_ms() + grace);
+	wait_leaders(c, n, mono_ms() + grace);
 	for (i = 0; i < n; i++) {
 		if (c[i].out >= 0)
 			close(c[i].out);
@@ -295,12 +286,12 @@ pump(struct io *x, pid_t pid, long long deadline, const sigset_t *open)
 		if (!gone && tool_gone(pid)) {
 			gone = 1;
 			kill(-pid, SIGKILL);
-			if (deadline > now_ms() + 1000)
-				deadline = now_ms() + 1000;
+			if (deadline > mono_ms() + 1000)
+				deadline = mono_ms() + 1000;
 		}
 		if (gone && x->fd[1] < 0 && x->fd[2] < 0)
 			break;
-		if ((left = deadline - now_ms()) <= 0 || caught) {
+		if ((left = deadline - mono_ms()) <= 0 || caught) {
 			if (!gone) {
 				kill(-pid, SIGKILL);
 				x->o->timedout = !caught;
@@ -381,12 +372,12 @@ tool_exec(const struct tool_proc *p, struct tool_out *o, char *err)
 
 	memset(o, 0, sizeof *o);
 	o->out = xcalloc(1, p->maxout + 1);
-	t0 = now_ms();
+	t0 = mono_ms();
 	catch_signals(1, olds, &mask);
 	if (tool_spawn(p, &c, err) == -1) {
 		catch_signals(0, olds, &mask);
 		o->status = -1;
-		o->ms = now_ms() - t0;
+		o->ms = mono_ms() - t0;
 		return -1;
 	}
 	memset(&x, 0, sizeof x);
@@ -413,7 +404,7 @@ tool_exec(const struct tool_proc *p, struct tool_out *o, char *err)
 		raise(caught);
 	o->out[o->len] = '\0';
 	o->errout[sizeof o->errout - 1] = '\0';
-	o->ms = now_ms() - t0;
+	o->ms = mono_ms() - t0;
 	return 0;
 }
 

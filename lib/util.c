@@ -269,12 +269,26 @@ fnv1a_str(uint64_t h, const char *s)
 	return h;
 }
 
+static long long
+clock_ms(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* Milliseconds of the monotonic clock: durations, never dates. */
 long long
 mono_ms(void)
 {
-	struct timespec ts;
+	return clock_ms(CLOCK_MONOTONIC);
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+/* Milliseconds of the wall clock (CLOCK_REALTIME): a date to the
+ * millisecond; time(2) may lag it by a tick. */
+long long
+wall_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME);
 }
