@@ -53,7 +53,7 @@ LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c lib/yj.c \
 	lib/mqtt.c lib/watch.c lib/sdnotify.c lib/store.c lib/redis.c \
 	lib/prom.c lib/secret.c lib/text.c lib/status.c \
 	lib/outbox.c lib/mcp.c lib/gate.c lib/triage.c lib/price.c \
-	lib/bucket.c lib/soulcache.c lib/round.c lib/soulset.c
+	lib/bucket.c lib/soulcache.c lib/round.c lib/soulset.c lib/url.c
 # lib/heart.h, the public header, is what the programs, the test
 # drivers and the fuzz targets include; lib/heartint.h, the library's
 # own, includes it and is included by lib/*.c (and t/core-step.c).
@@ -149,8 +149,8 @@ asan: $(PROGS:%=build/asan/%) $(TPROGS:%=build/asan/t/%)
 FUZZ_CC = clang
 FUZZFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
-FUZZ = soul dur jscan jdiff ghost llm state hist checklist mcp
-FUZZ_LIBS = $(CORE_LIBS) $(REDIS_LIBS) -ldl -lm
+FUZZ = soul dur jscan jdiff ghost llm state hist checklist mcp url
+FUZZ_LIBS = $(CORE_LIBS) $(REDIS_LIBS) $(MQTT_LIBS) -ldl -lm
 FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 5
 

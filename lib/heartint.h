@@ -57,6 +57,9 @@ void	 clock_iso(const char *, time_t, char *, size_t);
 int	 clock_parse_utc(const char *, time_t *);
 int	 clock_minute_of_day(const char *, time_t);
 
+/* url.c: HOST[:PORT] of a broker's or a store's URL */
+int	 url_hostport(const char *, char *, size_t, long long *,
+	    const char **, char *, size_t);
 /* util.c: the wall clock in ms (round.c: a second to the tick) */
 long long wall_ms(void);
 /* state.c */
@@ -69,6 +72,7 @@ int	 state_replace(const char *, const char *, const char *, size_t,
 	    mode_t, char *);
 int	 state_read_json(const char *, const char *, json_t **, char *);
 int	 state_write_json(const char *, const char *, const json_t *, char *);
+int	 state_count(const json_t *, const char *, long long *);
 
 /*
  * The documented defaults of the caps and the breaker (heart-soul(5)),

@@ -75,10 +75,10 @@ struct mqtt {
 int
 mqtt_url_parse(const char *s, struct mqtt_url *u, char *err)
 {
-	const char *h, *end, *p;
+	const char *h, *rest;
 	long long port;
-	char num[24], why[64];
-	size_t n;
+	char why[96];
+	int r;
 
 	memset(u, 0, sizeof *u);
 	if (strncmp(s, "mqtt://", 7) == 0)
@@ -86,55 +86,27 @@ mqtt_url_parse(const char *s, struct mqtt_url *u, char *err)
 	else if (strncmp(s, "mqtts://", 8) == 0) {
 		h = s + 8;
 		u->tls = 1;
-	} else {
-		errf(err, "%s: not a broker URL (use mqtt://HOST[:PORT] or "
-		    "mqtts://HOST[:PORT])", s);
-		return -1;
-	}
+	} else
+		goto bad;
 	if (strchr(h, '@') != NULL) {
 		errf(err, "%s: credentials do not belong in the URL, where ps "
 		    "shows them; use --username and HEART_MQTT_PASSWORD or "
 		    "--password-file", "the broker URL");
 		return -1;
 	}
-	end = h + strcspn(h, "/");
-	if (*end == '/' && end[1] != '\0') {
+	port = u->tls ? 8883 : 1883;
+	if ((r = url_hostport(h, u->host, sizeof u->host, &port, &rest, why,
+	    sizeof why)) == -2) {
+		errf(err, "%s: not a broker URL: %s", s, why);
+		return -1;
+	}
+	if (r == -1)
+		goto bad;
+	if (*rest == '/' && rest[1] != '\0') {
 		errf(err, "%s: not a broker URL (it has no path)", s);
 		return -1;
 	}
-	if (*h == '[') {		/* [v6 address] */
-		if ((p = memchr(h, ']', (size_t)(end - h))) == NULL)
-			goto bad;
-		n = (size_t)(p - h - 1);
-		if (n == 0 || n >= sizeof u->host)
-			goto bad;
-		memcpy(u->host, h + 1, n);
-		p++;
-	} else {
-		p = memchr(h, ':', (size_t)(end - h));
-		if (p == NULL)
-			p = end;
-		n = (size_t)(p - h);
-		if (n == 0 || n >= sizeof u->host)
-			goto bad;
-		memcpy(u->host, h, n);
-		if (strcspn(u->host, " \t[]") != n)
-			goto bad;
-	}
-	u->port = u->tls ? 8883 : 1883;
-	if (p < end) {
-		if (*p != ':' || end - p - 1 == 0 ||
-		    (size_t)(end - p - 1) >= sizeof num)
-			goto bad;
-		memcpy(num, p + 1, (size_t)(end - p - 1));
-		num[end - p - 1] = '\0';
-		if (num_parse(num, 1, 65535, &port) == -1) {
-			errf(err, "%s: not a broker URL: port %s: %s", s, num,
-			    num_why(num, 1, 65535, why, sizeof why));
-			return -1;
-		}
-		u->port = (int)port;
-	}
+	u->port = (int)port;
 	return 0;
 bad:
 	errf(err, "%s: not a broker URL (use mqtt://HOST[:PORT] or "

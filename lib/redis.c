@@ -918,9 +918,10 @@ rclose(void)
 static int
 parse_url(const char *u, char *err)
 {
-	const char *p, *h, *e;
+	const char *p;
 	long long port = 6379, db = 0;
-	char num[32], why[64];
+	char why[96];
+	int r;
 
 	if (strncmp(u, "rediss://", 9) == 0) {
 		errf(err, "rediss:// (TLS) needs hiredis 1.0 or later with "
@@ -942,41 +943,19 @@ parse_url(const char *u, char *err)
 		    "HEART_REDIS_PASSWORD");
 		return -1;
 	}
-	if (*p == '[') {
-		h = p + 1;
-		if ((e = strchr(h, ']')) == NULL)
-			goto bad;
-		p = e + 1;
-	} else {
-		h = p;
-		e = p + strcspn(p, ":/");
-		p = e;
+	if ((r = url_hostport(p, rs.host, sizeof rs.host, &port, &p, why,
+	    sizeof why)) == -2) {
+		errf(err, "'%.200s': not a store URL: %s", u, why);
+		return -1;
 	}
-	if (e == h || (size_t)(e - h) >= sizeof rs.host ||
-	    strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "0123456789.-_:%") < (size_t)(e - h))
+	if (r == -1)
 		goto bad;
-	snprintf(rs.host, sizeof rs.host, "%.*s", (int)(e - h), h);
-	if (*p == ':') {
-		e = p + 1 + strcspn(p + 1, "/");
-		snprintf(num, sizeof num, "%.*s", (int)(e - p - 1), p + 1);
-		if (e - p - 1 == 0 || e - p - 1 >= (long)sizeof num)
-			goto bad;
-		if (num_parse(num, 1, 65535, &port) == -1) {
-			errf(err, "'%.200s': not a store URL: port %s: %s", u,
-			    num, num_why(num, 1, 65535, why, sizeof why));
-			return -1;
-		}
-		p = e;
-	}
 	if (*p == '/' && p[1] != '\0' &&
 	    num_parse(p + 1, 0, 1 << 30, &db) == -1) {
 		errf(err, "'%.200s': not a store URL: database %.40s: %s", u,
 		    p + 1, num_why(p + 1, 0, 1 << 30, why, sizeof why));
 		return -1;
 	}
-	if (*p != '\0' && *p != '/')
-		goto bad;
 	rs.port = (int)port;
 	rs.db = db;
 	snprintf(rs.url, sizeof rs.url, "%s", u);
