@@ -90,21 +90,6 @@ adapt_free(struct adapt *a)
 	free(a);
 }
 
-static int
-count(json_t *o, const char *key, long long *out)
-{
-	json_t *j = json_object_get(o, key);
-
-	if (j == NULL) {
-		*out = 0;
-		return 0;
-	}
-	if (!json_is_integer(j) || json_integer_value(j) < 0)
-		return -1;
-	*out = json_integer_value(j);
-	return 0;
-}
-
 /* One item of "hours"; returns the name of the bad field, or NULL. */
 static const char *
 load_bucket(json_t *h, struct hour *b)
@@ -117,10 +102,10 @@ load_bucket(json_t *h, struct hour *b)
 	if (!json_is_integer(ts) || json_integer_value(ts) <= 0)
 		return ".ts";
 	b->ts = (time_t)json_integer_value(ts);
-	if (count(h, "ok", &b->ok) == -1)
+	if (state_count(h, "ok", &b->ok) == -1)
 		return ".ok";
 	for (i = 0; i < 4; i++)
-		if (count(h, levels[i], &b->g[i]) == -1)
+		if (state_count(h, levels[i], &b->g[i]) == -1)
 			return i == 0 ? ".idle" : i == 1 ? ".low" :
 			    i == 2 ? ".medium" : ".high";
 	return NULL;
@@ -149,7 +134,7 @@ from_json(json_t *j, struct adapt *a, char *what, size_t n)
 		return snprintf(what, n, "hours: must be a list"), -1;
 	run = json_object_get(j, "run");
 	w = json_object_get(run, "weight");
-	if (!json_is_object(run) || count(run, "ghosts", &a->run) == -1 ||
+	if (!json_is_object(run) || state_count(run, "ghosts", &a->run) == -1 ||
 	    !json_is_number(w) || json_number_value(w) < 0)
 		return snprintf(what, n, "run: must hold ghosts (a whole "
 		    "number) and weight (a number), both >= 0"), -1;

@@ -130,20 +130,6 @@ put_time(json_t *o, const char *key, time_t t)
 
 /* Field readers: a missing (or null) field is 0 or "", a wrong one -1. */
 static int
-get_count(json_t *o, const char *key, long long *v)
-{
-	json_t *j = json_object_get(o, key);
-
-	*v = 0;
-	if (j == NULL || json_is_null(j))
-		return 0;
-	if (!json_is_integer(j) || json_integer_value(j) < 0)
-		return -1;
-	*v = json_integer_value(j);
-	return 0;
-}
-
-static int
 get_time(json_t *o, const char *key, time_t *t)
 {
 	json_t *j = json_object_get(o, key);
@@ -201,24 +187,24 @@ parse(const char *agent, json_t *j, struct brk *b, char *err)
 	b->exists = 1;
 	if (get_state(j, &b->state) == -1)
 		bad = "state";
-	else if (get_count(j, "llm_fails", &b->llm_fails) == -1)
+	else if (state_count(j, "llm_fails", &b->llm_fails) == -1)
 		bad = "llm_fails";
-	else if (get_count(j, "tool_fails", &b->tool_fails) == -1)
+	else if (state_count(j, "tool_fails", &b->tool_fails) == -1)
 		bad = "tool_fails";
-	else if (get_count(j, "cooldown_s", &b->cooldown) == -1)
+	else if (state_count(j, "cooldown_s", &b->cooldown) == -1)
 		bad = "cooldown_s";
-	else if (get_count(j, "base_s", &b->base) == -1)
+	else if (state_count(j, "base_s", &b->base) == -1)
 		bad = "base_s";
-	else if (get_count(j, "threshold", &b->threshold) == -1)
+	else if (state_count(j, "threshold", &b->threshold) == -1)
 		bad = "threshold";
-	else if (get_count(j, "max_cooldown_s", &b->max) == -1)
+	else if (state_count(j, "max_cooldown_s", &b->max) == -1)
 		bad = "max_cooldown_s";
 	else if (get_time(j, "until", b->state == BRK_OPEN ? &b->until :
 	    &ignored) == -1 || (b->state == BRK_OPEN && b->until == 0))
 		bad = "until";
 	else if (get_time(j, "probe_at", &b->probe_at) == -1)
 		bad = "probe_at";
-	else if (get_count(j, "probe_pid", &b->probe_pid) == -1)
+	else if (state_count(j, "probe_pid", &b->probe_pid) == -1)
 		bad = "probe_pid";
 	else if (get_text(j, "probe_host", b->probe_host,
 	    sizeof b->probe_host) == -1)

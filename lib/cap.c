@@ -75,21 +75,6 @@ cap_defaults(struct caps *c)
 	c->priced = 0;
 }
 
-static int
-get_count(json_t *o, const char *key, long long *v)
-{
-	json_t *j = json_object_get(o, key);
-
-	if (j == NULL) {
-		*v = 0;
-		return 0;
-	}
-	if (!json_is_integer(j) || json_integer_value(j) < 0)
-		return -1;
-	*v = json_integer_value(j);
-	return 0;
-}
-
 /* A usage object of cap.json ({"prompt", "completion", "cached",
  * "cache_write"}; NULL: zeros) into u; -1 if it is not one. */
 static int
@@ -98,10 +83,10 @@ get_usage(json_t *o, struct usage *u)
 	memset(u, 0, sizeof *u);
 	if (o == NULL)
 		return 0;
-	return !json_is_object(o) || get_count(o, "prompt", &u->prompt) ==
-	    -1 || get_count(o, "completion", &u->completion) == -1 ||
-	    get_count(o, "cached", &u->cached) == -1 ||
-	    get_count(o, "cache_write", &u->cache_write) == -1 ? -1 : 0;
+	return !json_is_object(o) || state_count(o, "prompt", &u->prompt) ==
+	    -1 || state_count(o, "completion", &u->completion) == -1 ||
+	    state_count(o, "cached", &u->cached) == -1 ||
+	    state_count(o, "cache_write", &u->cache_write) == -1 ? -1 : 0;
 }
 
 static json_t *
@@ -136,11 +121,11 @@ parse_caps(json_t *j, struct cap_view *v)
 	if (!json_is_object(j))
 		return -1;
 	for (i = 0; i < CH_NCHAMBERS; i++)
-		if (get_count(j, soul_chamber_name((enum chamber)i),
+		if (state_count(j, soul_chamber_name((enum chamber)i),
 		    &v->caps.chamber[i]) == -1)
 			return -1;
 	a = json_object_get(j, "agent");
-	if (a != NULL && !json_is_null(a) && get_count(j, "agent",
+	if (a != NULL && !json_is_null(a) && state_count(j, "agent",
 	    &v->caps.agent) == -1)
 		return -1;
 	a = json_object_get(j, "budget");
@@ -178,9 +163,9 @@ parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 		bad = "zone";
 	else if (!json_is_object(ch))
 		bad = "chambers";
-	else if (get_count(j, "total", &v->total) == -1)
+	else if (state_count(j, "total", &v->total) == -1)
 		bad = "total";
-	else if (get_count(j, "ghosts", &v->ghosts) == -1)
+	else if (state_count(j, "ghosts", &v->ghosts) == -1)
 		bad = "ghosts";
 	else if (get_usage(json_object_get(j, "tokens"), &v->tok) == -1)
 		bad = "tokens";
@@ -192,7 +177,7 @@ parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 	else if (parse_caps(json_object_get(j, "caps"), v) == -1)
 		bad = "caps";
 	for (i = 0; bad == NULL && i < CH_NCHAMBERS; i++)
-		if (get_count(ch, soul_chamber_name((enum chamber)i),
+		if (state_count(ch, soul_chamber_name((enum chamber)i),
 		    &v->used[i]) == -1)
 			bad = "chambers";
 	if (bad != NULL) {

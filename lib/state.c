@@ -324,6 +324,22 @@ state_read_json(const char *dir, const char *name, json_t **out, char *err)
 	return 0;
 }
 
+/* A count of a state document: key missing or null is 0; -1 when it
+ * is not a whole number from 0. */
+int
+state_count(const json_t *o, const char *key, long long *v)
+{
+	const json_t *j = json_object_get(o, key);
+
+	*v = 0;
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_integer(j) || json_integer_value(j) < 0)
+		return -1;
+	*v = json_integer_value(j);
+	return 0;
+}
+
 int
 state_write_json(const char *dir, const char *name, const json_t *j,
     char *err)
