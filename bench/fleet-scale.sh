@@ -99,19 +99,20 @@ hour() {	# hour STATE CMD...: 60 rounds a minute apart, after an hour
 			at_epoch $(('"$start"' + 86400 + m * 60)) "$@" \
 			    > /dev/null 2>&1 || :
 		done' bash "${@:2}"
-	HEART_STATE_DIR=$1 /usr/bin/time -f '%U %S' bash -c '
+	r0=$(wc -l < "$tmp/llm0/requests.jsonl")
+	t=$(HEART_STATE_DIR=$1 /usr/bin/time -f '%U %S' bash -c '
 		. t/faketime.bash
 		for ((m = 0; m < 60; m++)); do
 			at_epoch $(('"$start"' + 86400 + m * 60)) "$@" \
 			    > /dev/null 2>&1 || :
-		done' bash "${@:2}" 2>&1 | tail -1 |
-	    awk -v n="$N" '{ s = $1 + $2; printf "%.1f s an hour; %.1f ms per agent-day\n", s, s * 24 / n * 1000 }'
+		done' bash "${@:2}" 2>&1 | tail -1)
+	echo "$t" | awk -v n="$N" -v r=$(($(wc -l < "$tmp/llm0/requests.jsonl") - r0)) \
+	    '{ s = $1 + $2; printf "%.1f s an hour; %.1f ms per agent-day (%d requests)\n", s, s * 24 / n * 1000, r }'
 }
 if [ -n "${BEFORE:-}" ]; then
 	row "fleet day CPU, before" "$(hour "$tmp/state-b" bash -c "exec $BEFORE/heart-wake $tmp/idle/*.yaml")"
 fi
 row "fleet day CPU, --souls (--jobs 1)" "$(hour "$tmp/state-a" heart-wake --souls "$tmp/idle")"
-row "  (LLM requests in the hour, both runs)" "$(wc -l < "$tmp/llm0/requests.jsonl")"
 
 # a round every real minute, on the minute; its lines in DIR/rNN
 rounds() {	# rounds DIR SOULS COUNT [UNTIL-ALL-SERVED]
