@@ -28,14 +28,16 @@ const char progname[] = "heart-ghost";
 const char usage_text[] =
     "usage: heart-ghost [--text] [--alert-only] [--dedupe WINDOW]"
     " [--keep N]\n"
-    "           [--retry-for TIME] [--flush] [FILE...] [--exec CMD"
-    " [ARG...]]\n"
+    "           [--retry-for TIME] [--exec-timeout TIME] [--flush]"
+    " [FILE...]\n"
+    "           [--exec CMD [ARG...]]\n"
     "       heart-ghost --outbox [AGENT...]\n"
     "       heart-ghost [--keep N] --user AGENT TEXT|-\n";
 
 static int tflag, flushflag;
 static struct ghost_opts gopts;
 static char **execargv;
+static long long exec_timeout = 60;	/* s: --exec-timeout */
 
 /* What went wrong on the way, for the exit status; wakerc: the worst
  * exit status heart-wake gave for the wakes read. */
@@ -48,7 +50,7 @@ deliver(const struct ghost_result *r, const char *text, size_t len,
     char *why)
 {
 	struct deliver_env de = { r->agent, r->chamber, r->wake_id, r->at,
-	    idle_alert(r->response) };
+	    idle_alert(r->response), exec_timeout };
 
 	if (execargv != NULL)
 		return deliver_exec(execargv, text, len, &de, why) == 0;
@@ -490,6 +492,7 @@ main(int argc, char **argv)
 		{ "user", required_argument, NULL, 'u' },
 		{ "exec", no_argument, NULL, 'e' },
 		{ "retry-for", required_argument, NULL, 'r' },
+		{ "exec-timeout", required_argument, NULL, 'T' },
 		{ "flush", no_argument, NULL, 'F' },
 		{ "outbox", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
@@ -532,6 +535,12 @@ main(int argc, char **argv)
 			    gopts.retry_for <= 0)
 				die(HX_USAGE, "--retry-for: not a duration "
 				    "such as 1h, 24h or 7d");
+			break;
+		case 'T':
+			if (dur_parse(optarg, &exec_timeout) == -1 ||
+			    exec_timeout < 1 || exec_timeout > 86400)
+				die(HX_USAGE, "--exec-timeout: a duration from "
+				    "1s to 1d, such as 30s or 5m");
 			break;
 		case 'F':
 			flushflag = 1;

@@ -5,7 +5,9 @@
  * agent, chamber, id and time in HEART_AGENT, HEART_CHAMBER,
  * HEART_WAKE_ID and HEART_AT, and HEART_ALERT (1 when the answer
  * carries an alert, else 0).  Its standard output and error are the
- * caller's.  Success is exit status 0, nothing else.
+ * caller's.  Success is exit status 0, nothing else; it runs as a tool
+ * does (tool.c), in a process group of its own, killed with it when it
+ * has not ended within its time.
  *
  * Invariant: the program's environment holds only the variables named
  * below (heart-ghost(1) lists them), never a provider key or a store
@@ -13,15 +15,9 @@
  * HEART_DELIVER_* variables are the delivery's own settings and
  * secrets (the recipes of contrib/deliver read them).
  */
-#include <sys/wait.h>
-
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "heartint.h"
 
@@ -76,97 +72,32 @@ make_env(const struct deliver_env *de)
 	return env;
 }
 
-/* Write all of text to fd; a reader that stops early is not an error. */
-static void
-feed(int fd, const char *text, size_t len)
-{
-	struct sigaction ign, old;
-	ssize_t w;
-
-	memset(&ign, 0, sizeof ign);
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &ign, &old);
-	while (len > 0) {
-		if ((w = write(fd, text, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		text += w;
-		len -= (size_t)w;
-	}
-	sigaction(SIGPIPE, &old, NULL);
-}
-
-static int
-status_error(const char *cmd, int st, char *err)
-{
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
-	if (WIFEXITED(st))
-		errf(err, "%s: exit %d", cmd, WEXITSTATUS(st));
-	else if (WIFSIGNALED(st))
-		errf(err, "%s: killed by signal %d", cmd, WTERMSIG(st));
-	else
-		errf(err, "%s: stopped", cmd);
-	return -1;
-}
-
-/* Run argv with text on its stdin; 0 when it exits 0. */
+/*
+ * Run argv with text on its stdin, as a tool runs (tool.c: its own
+ * process group, killed with it at de->timeout or when heart-ghost is
+ * ended); 0 when it exits 0, else -1 and why in err, worded as a
+ * tool's failure.
+ */
 int
 deliver_exec(char *const *argv, const char *text, size_t len,
     const struct deliver_env *de, char *err)
 {
-	int in[2], ep[2], st, e = 0;
-	char **env;
-	pid_t pid;
+	struct tool_proc p;
+	struct tool_out o;
+	char **env = make_env(de);
+	int r;
 
-	if (pipe2(in, O_CLOEXEC) == -1)
-		goto syserr;
-	if (pipe2(ep, O_CLOEXEC) == -1) {
-		close(in[0]);
-		close(in[1]);
-		goto syserr;
-	}
-	env = make_env(de);
-	if ((pid = fork()) == -1) {
-		env_free(env);
-		close(in[0]);
-		close(in[1]);
-		close(ep[0]);
-		close(ep[1]);
-		goto syserr;
-	}
-	if (pid == 0) {
-		signal(SIGPIPE, SIG_DFL);
-		if (in[0] == STDIN_FILENO)
-			fcntl(in[0], F_SETFD, 0);
-		if (in[0] == STDIN_FILENO ||
-		    dup2(in[0], STDIN_FILENO) != -1)
-			execvpe(argv[0], argv, env);
-		e = errno;
-		(void)!write(ep[1], &e, sizeof e);
-		_exit(127);
-	}
+	memset(&p, 0, sizeof p);
+	p.argv = argv;
+	p.env = env;
+	p.in = text;
+	p.inlen = len;
+	p.timeout = de->timeout;
+	p.inherit = 1;
+	r = tool_exec(&p, &o, err);
 	env_free(env);
-	close(in[0]);
-	close(ep[1]);
-	feed(in[1], text, len);
-	close(in[1]);
-	while (read(ep[0], &e, sizeof e) == -1 && errno == EINTR)
-		;
-	close(ep[0]);
-	while (waitpid(pid, &st, 0) == -1)
-		if (errno != EINTR) {
-			errf(err, "%s: wait: %s", argv[0], strerror(errno));
-			return -1;
-		}
-	if (e != 0) {
-		errf(err, "%s: %s", argv[0], strerror(e));
-		return -1;
-	}
-	return status_error(argv[0], st, err);
-syserr:
-	errf(err, "%s: cannot start: %s", argv[0], strerror(errno));
-	return -1;
+	if (r == 0)
+		r = tool_status(argv[0], &p, &o, err);
+	tool_out_free(&o);
+	return r;
 }

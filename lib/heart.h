@@ -465,6 +465,7 @@ struct deliver_env {
 	const char *wake_id;
 	const char *at;
 	int	 alert;		/* the answer carries an alert: HEART_ALERT=1 */
+	long long timeout;	/* s: then killed with its process group */
 };
 
 int	 deliver_exec(char *const *, const char *, size_t,

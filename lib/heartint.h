@@ -285,6 +285,7 @@ struct tool_proc {
 	size_t	 inlen;
 	long long timeout;	/* s */
 	size_t	 maxout;	/* stdout kept; the rest is read and dropped */
+	int	 inherit;	/* stdout and stderr are the caller's */
 };
 
 struct tool_out {

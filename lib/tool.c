@@ -64,10 +64,11 @@ child(const struct tool_proc *p, int in, int out, int eout, int ep)
 	sigaddset(&held, SIGHUP);
 	sigprocmask(SIG_UNBLOCK, &held, NULL);
 	if ((in = fcntl(in, F_DUPFD_CLOEXEC, 3)) == -1 ||
-	    (out = fcntl(out, F_DUPFD_CLOEXEC, 3)) == -1 ||
-	    (eout = fcntl(eout, F_DUPFD_CLOEXEC, 3)) == -1 ||
-	    dup2(in, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
-	    dup2(eout, STDERR_FILENO) == -1 ||
+	    (!p->inherit && ((out = fcntl(out, F_DUPFD_CLOEXEC, 3)) == -1 ||
+	    (eout = fcntl(eout, F_DUPFD_CLOEXEC, 3)) == -1)) ||
+	    dup2(in, STDIN_FILENO) == -1 || (!p->inherit &&
+	    (dup2(out, STDOUT_FILENO) == -1 ||
+	    dup2(eout, STDERR_FILENO) == -1)) ||
 	    (p->dir != NULL && chdir(p->dir) == -1))
 		goto fail;
 	execvpe(p->argv[0], p->argv, p->env ? p->env : environ);
@@ -80,7 +81,8 @@ fail:
 /*
  * Start p->argv in its own process group, its standard input, output
  * and error on pipes (c->in ours to write, c->out and c->err ours to
- * read, all non-blocking).  Returns 0 once the program is running, -1
+ * read, all non-blocking; with p->inherit, its output and error are
+ * ours, and c->out and c->err -1).  Returns 0 once the program is running, -1
  * with err when it could not be started or exec'd (nothing is left
  * running then).  The caller ends it with tool_end.
  */
@@ -94,9 +96,9 @@ tool_spawn(const struct tool_proc *p, struct tool_child *c, char *err)
 
 	c->pid = -1;
 	c->in = c->out = c->err = -1;
-	if (pipe2(in, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1 ||
-	    pipe2(eo, O_CLOEXEC) == -1 || pipe2(ep, O_CLOEXEC) == -1 ||
-	    (pid = fork()) == -1) {
+	if (pipe2(in, O_CLOEXEC) == -1 || (!p->inherit &&
+	    (pipe2(out, O_CLOEXEC) == -1 || pipe2(eo, O_CLOEXEC) == -1)) ||
+	    pipe2(ep, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
 		errf(err, "%s: cannot start: %s", p->argv[0],
 		    strerror(errno));
 		close_pair(in);
@@ -109,8 +111,11 @@ tool_spawn(const struct tool_proc *p, struct tool_child *c, char *err)
 		child(p, in[0], out[1], eo[1], ep[1]);
 	setpgid(pid, pid);
 	close(in[0]);
-	close(out[1]);
-	close(eo[1]);
+	if (!p->inherit) {
+		close(out[1]);
+		close(eo[1]);
+		out[1] = eo[1] = -1;
+	}
 	close(ep[1]);
 	/* the pipe closes at exec, or carries exec's errno */
 	while ((r = read(ep[0], &e, sizeof e)) == -1 && errno == EINTR)
@@ -120,8 +125,8 @@ tool_spawn(const struct tool_proc *p, struct tool_child *c, char *err)
 		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
 			;
 		close(in[1]);
-		close(out[0]);
-		close(eo[0]);
+		close_pair(out);
+		close_pair(eo);
 		errf(err, "%s: cannot run: %s", p->argv[0], strerror(e));
 		return -1;
 	}
@@ -130,8 +135,10 @@ tool_spawn(const struct tool_proc *p, struct tool_child *c, char *err)
 	c->out = out[0];
 	c->err = eo[0];
 	fcntl(c->in, F_SETFL, O_NONBLOCK);
-	fcntl(c->out, F_SETFL, O_NONBLOCK);
-	fcntl(c->err, F_SETFL, O_NONBLOCK);
+	if (!p->inherit) {
+		fcntl(c->out, F_SETFL, O_NONBLOCK);
+		fcntl(c->err, F_SETFL, O_NONBLOCK);
+	}
 	return 0;
 }
 

@@ -153,7 +153,7 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	    < <(result alpha n4 'x')
 	assert_failure 69
 	[[ $stderr == *"heart-deliver-ntfy: HEART_DELIVER_NTFY_TOKEN_FILE: $PWD/tok: others may read it: chmod 600 it"* ]]
-	[[ $stderr == *"heart-ghost: alpha: delivery of wake n4 failed: $D/ntfy: exit 78; it waits in the outbox"* ]]
+	[[ $stderr == *"heart-ghost: alpha: delivery of wake n4 failed: $D/ntfy: exit status 78; it waits in the outbox"* ]]
 	[ "$(wc -l < rcv/log)" -eq 3 ]
 	[ "$(heart-ghost --outbox | jq -r '"\(.wake_id) \(.state)"')" = "n4 waiting" ]
 }

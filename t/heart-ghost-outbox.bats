@@ -91,7 +91,7 @@ got() {
 	run --separate-stderr at "2026-11-21 12:06:00" heart-ghost --text --exec ./hook < in
 	assert_failure 69
 	mapfile -t stderr_lines < <(echo "$stderr" | grep '^heart-ghost: ')
-	[[ ${stderr_lines[0]} == 'heart-ghost: alpha: delivery of wake a1 failed: ./hook: exit 22; it waits in the outbox, next try from 2026-11-21T12:07:00Z' ]]
+	[[ ${stderr_lines[0]} == 'heart-ghost: alpha: delivery of wake a1 failed: ./hook: exit status 22; it waits in the outbox, next try from 2026-11-21T12:07:00Z' ]]
 	[ "${stderr_lines[1]}" = 'heart-ghost: alpha: wake a2 waits in the outbox behind an earlier answer (heart-ghost --outbox)' ]
 	[ "${#stderr_lines[@]}" -eq 5 ]
 	# the one stuck agent held up none of the other's answers
@@ -178,7 +178,7 @@ got() {
 	chmod +x not-d1
 	run --separate-stderr at "2026-11-21 13:00:00" heart-ghost --retry-for 1h --flush --text --exec ./not-d1
 	assert_failure 69
-	[ "${stderr_lines[0]}" = "heart-ghost: alpha: delivery of wake d1 failed: ./not-d1: exit 1; given up, a dead letter now: $HEART_STATE_DIR/agents/alpha/dead/d1.json" ]
+	[ "${stderr_lines[0]}" = "heart-ghost: alpha: delivery of wake d1 failed: ./not-d1: exit status 1; given up, a dead letter now: $HEART_STATE_DIR/agents/alpha/dead/d1.json" ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	assert_output "answer d2"
 	run --separate-stderr at "2026-11-21 14:00:00" heart-ghost --retry-for 1h --flush --text --exec ./not-d1
@@ -186,7 +186,7 @@ got() {
 	[ -z "$stderr" ]
 	assert_output ""
 	run heart-ghost --outbox
-	[ "$(echo "$output" | jq -r '"\(.wake_id) \(.state) \(.tries) \(.since) \(.dead) \(.error)"')" = "d1 dead 3 2026-11-21T12:00:00Z 2026-11-21T13:00:00Z ./not-d1: exit 1" ]
+	[ "$(echo "$output" | jq -r '"\(.wake_id) \(.state) \(.tries) \(.since) \(.dead) \(.error)"')" = "d1 dead 3 2026-11-21T12:00:00Z 2026-11-21T13:00:00Z ./not-d1: exit status 1" ]
 	# given again by hand, it is tried once more, now
 	run at "2026-11-21 15:00:00" heart-ghost --text < d1
 	assert_success
@@ -203,14 +203,14 @@ got() {
 	assert_success
 	[ "${#lines[@]}" -eq 2 ]
 	[ "$(echo "$output" | jq -r .wake_id | tr '\n' ' ')" = "t1 t2 " ]
-	echo "$output" | jq -se 'map(select(.wake_id == "t1"))[0] | .tries == 1 and .next == "2026-11-21T12:02:00Z" and .error == "false: exit 1"'
+	echo "$output" | jq -se 'map(select(.wake_id == "t1"))[0] | .tries == 1 and .next == "2026-11-21T12:02:00Z" and .error == "false: exit status 1"'
 	run heart-ghost --outbox bravo
 	assert_success
 	assert_output ""
 	run script -qec 'heart-ghost --outbox' /dev/null
 	assert_success
 	[[ ${lines[0]} == AGENT*WAKE_ID*STATE*TRIES*NEXT/DEAD*ERROR* ]]
-	[[ ${lines[1]} == alpha*t1*waiting*1*2026-11-21T12:02:00Z*'false: exit 1'* ]]
+	[[ ${lines[1]} == alpha*t1*waiting*1*2026-11-21T12:02:00Z*'false: exit status 1'* ]]
 	run heart-ghost --outbox ../x
 	assert_failure 64
 	# a wake id names a file: one that cannot is bad data

@@ -377,15 +377,55 @@ ALERT: first'
 	{ result ok alpha f1; result ok alpha f2; } > in
 	run --separate-stderr at "2026-11-21 12:00:00" heart-ghost --exec false < in
 	assert_failure 69
-	[ "${stderr_lines[0]}" = 'heart-ghost: alpha: delivery of wake f1 failed: false: exit 1; it waits in the outbox, next try from 2026-11-21T12:01:00Z' ]
+	[ "${stderr_lines[0]}" = 'heart-ghost: alpha: delivery of wake f1 failed: false: exit status 1; it waits in the outbox, next try from 2026-11-21T12:01:00Z' ]
 	[ "${stderr_lines[1]}" = 'heart-ghost: alpha: wake f2 waits in the outbox behind an earlier answer (heart-ghost --outbox)' ]
 	[ "${#stderr_lines[@]}" -eq 2 ]
 	diff <(printf 'f1\nf2\n') <(wakes alpha)
 	run --separate-stderr at "2026-11-21 12:02:00" heart-ghost --exec ./no/such/program < in
 	assert_failure 69
-	[[ ${stderr_lines[0]} == *'failed: ./no/such/program: No such file or directory; it waits in the outbox, next try from '* ]]
+	[[ ${stderr_lines[0]} == *'failed: ./no/such/program: cannot run: No such file or directory; it waits in the outbox, next try from '* ]]
 	run heart-ghost --exec
 	assert_failure 64
+}
+
+@test "--exec-timeout: a delivery that does not end is killed with everything it started; the answer waits in the outbox" {
+	result ok alpha s1 > in
+	# a hook that starts a child of its own and never ends
+	printf '#!/bin/sh\nsleep 300 &\necho $! > %s/child\nwait\n' \
+	    "$BATS_TEST_TMPDIR" > hang
+	chmod +x hang
+	run --separate-stderr at "2026-11-21 12:00:00" heart-ghost --exec-timeout 1s --exec ./hang < in
+	assert_failure 69
+	[ "${stderr_lines[0]}" = 'heart-ghost: alpha: delivery of wake s1 failed: ./hang: no result within 1s: killed with its process group; it waits in the outbox, next try from 2026-11-21T12:01:00Z' ]
+	child=$(cat "$BATS_TEST_TMPDIR/child")
+	gone() { ! kill -0 "$child" 2> /dev/null; }
+	wait_until 5 gone
+	run heart-ghost --outbox alpha
+	assert_output --partial s1
+	for t in 0 0s 2d x; do
+		run heart-ghost --exec-timeout "$t" --exec true
+		assert_failure 64
+		assert_output "heart-ghost: --exec-timeout: a duration from 1s to 1d, such as 30s or 5m"
+	done
+}
+
+@test "ended by SIGTERM while a delivery runs: the delivery's group is killed first, and the answer waits in the outbox" {
+	result ok alpha k1 > in
+	printf '#!/bin/sh\necho $$ > %s/hook\nexec sleep 300\n' "$BATS_TEST_TMPDIR" > slow
+	chmod +x slow
+	(exec heart-ghost --exec ./slow < in 2> "$BATS_TEST_TMPDIR/err") &
+	pid=$!
+	started() { [ -s "$BATS_TEST_TMPDIR/hook" ]; }
+	wait_until 10 started
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 143 ]
+	hook=$(cat "$BATS_TEST_TMPDIR/hook")
+	gone() { ! kill -0 "$hook" 2> /dev/null; }
+	wait_until 5 gone
+	run heart-ghost --outbox alpha
+	assert_output --partial k1
 }
 
 @test "--alert-only delivers only answers with ALERT: at the start of a line, and keeps every ok" {
