@@ -127,7 +127,7 @@ rounds() {	# rounds DIR SOULS COUNT [UNTIL-ALL-SERVED]
 		eval "round$m=$!"
 		m=$((m + 1))
 		if [ -n "${4:-}" ] && [ "$m" -ge 2 ] &&
-		    [ "$(cat "$1"/r* | jq -r 'select(.status == "idle") | .agent' | sort -u | wc -l)" -ge "$4" ]; then
+		    [ "$(cat "$1"/r* | jq -r 'select(.status == "idle" or .status == "error") | .agent' | sort -u | wc -l)" -ge "$4" ]; then
 			break
 		fi
 	done
@@ -155,7 +155,7 @@ nr=$(rounds "$tmp/br" "$tmp/burst" 30 "$BURST")
 python3 - "$tmp/br" "$nr" "$BURST" "$tmp/llm-burst/requests.jsonl" >> "$tmp/burst.txt" <<'PY'
 import json, sys, glob, os
 d, nr, n, req = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-first = {}; served = []; order_ok = True; deferred = {}
+first = {}; served = []; order_ok = True; deferred = {}; errors = set()
 t0 = float(open(os.path.join(d, "start00")).read())
 last = 0
 for k in range(nr):
@@ -167,11 +167,13 @@ for k in range(nr):
             last = max(last, __import__("datetime").datetime.strptime(j["at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=__import__("datetime").timezone.utc).timestamp())
         if j["status"] == "throttled":
             deferred.setdefault(j["agent"], k)
+        if j["status"] == "error":
+            errors.add(j["agent"])
     served.append(got)
 # deferred first: no agent deferred in round k was served after one deferred later
 late = [first[a] - deferred[a] for a in deferred if a in first]
 lim = sum(1 for l in open(req) if json.loads(l).get("limited"))
-print("burst: served %d of %d in %d rounds; drained in %.0f s (%.1f min) after the first round" % (len(first), n, nr, last - t0, (last - t0) / 60))
+print("burst: served %d of %d in %d rounds (errors: %d); drained in %.0f s (%.1f min) after the first round" % (len(first), n, nr, len(errors - set(first)), last - t0, (last - t0) / 60))
 print("burst: served per round: %s" % " ".join(map(str, served)))
 print("burst: 429s from the double: %d; rounds waited, at most: %d" % (lim, max(late) if late else 0))
 with open(os.path.join(d, "served.dat"), "w") as f:
