@@ -219,16 +219,6 @@ broker_flush(struct broker *b, long long deadline, int acked)
 	}
 }
 
-/* systemd's notification; a failure is said once. */
-void
-broker_notify(struct broker *b, const char *state)
-{
-	char err[HEART_ERRLEN];
-
-	if (sdnotify_send(state, err) == -1 && !b->told_notify++)
-		broker_say(b, NULL, "%s", err);
-}
-
 /* The failure that stopped the caller, into err: -1. */
 int
 broker_failed(const struct broker *b, char *err)

@@ -546,7 +546,6 @@ struct broker {
 	int	 watcher;
 	int	 said_down;	/* an outage was said; quiet until it ends */
 	int	 connects;
-	int	 told_notify;
 	int	 fatal;
 	char	 why[HEART_ERRLEN];
 };
@@ -563,7 +562,6 @@ void	 broker_fatal(struct broker *, const char *, ...)
 void	 broker_report(struct broker *, unsigned);
 int	 broker_timeout(const struct broker *, long long, long long);
 void	 broker_flush(struct broker *, long long, int);
-void	 broker_notify(struct broker *, const char *);
 int	 broker_failed(const struct broker *, char *);
 
 /* soulcache.c: what a round learnt of each soul of a directory */

@@ -7,15 +7,16 @@
  * agents' births, BIRTH_BATCH at a time and only while the broker keeps
  * up; each connection's will (its node offline, "will") carries the
  * birth sequence of the attempt, counted across restarts (pulse.c).
- * Pulses follow the fleet's schedule, which begins at the first
- * connection: the time spent before it is taken off every slot
- * (fleet_rebase), so that a fleet that waited for its broker does not
- * then send a whole interval's pulses at once.  Nothing here waits on
+ * Pulses follow the fleet's schedule, which starts at the first
+ * connection: every slot is moved on by the time that took
+ * (fleet_rebase), so that no agent's first slot passes unsent, however
+ * long the broker kept us waiting.  Nothing here waits on
  * the broker: while it is away, or has not written the last batch,
  * slots pass unsent (their sequence numbers are skipped).  A goodbye
  * says offline for the node and each agent within SHUTDOWN_MS, and
  * disconnects cleanly only once the broker has them all; else the will
- * says it.
+ * says it.  systemd (Type=notify) hears READY, RELOADING and STOPPING
+ * from here, and WATCHDOG every half of its watchdog time.
  */
 #include <limits.h>
 #include <poll.h>
@@ -39,6 +40,7 @@ struct publisher {
 	long long started;	/* the schedule's origin; 0 once it runs */
 	long long wd, wd_next;	/* the watchdog's period and next, ms */
 	int	 told_next, told_save;	/* a birth sequence failure, said */
+	int	 told_notify;	/* systemd's, said */
 	json_t	*refused;	/* topics the broker refused, said once */
 	struct publisher_stats st;
 };
@@ -52,6 +54,16 @@ warnings(struct publisher *p)
 		broker_say(&p->b, NULL, "%s", m);
 		free(m);
 	}
+}
+
+/* systemd's notification; a failure is said once. */
+static void
+notify(struct publisher *p, const char *state)
+{
+	char err[HEART_ERRLEN];
+
+	if (sdnotify_send(state, err) == -1 && !p->told_notify++)
+		broker_say(&p->b, NULL, "%s", err);
 }
 
 static long long
@@ -321,7 +333,7 @@ publisher_open(const struct pulse_opts *o, const struct pulse_hooks *h,
 	mqtt_subscribe(p->b.q, topic);
 	mqtt_on_message(p->b.q, on_node_status, p);
 	p->wd = sdnotify_watchdog() / 2;
-	broker_notify(&p->b, "READY=1");
+	notify(p, "READY=1");
 	return 0;
 }
 
@@ -345,7 +357,7 @@ publisher_work(struct publisher *p, long long now, char *err)
 	pulses(p, now);
 	warnings(p);
 	if (p->wd > 0 && now >= p->wd_next) {
-		broker_notify(&p->b, "WATCHDOG=1");
+		notify(p, "WATCHDOG=1");
 		p->wd_next = now + p->wd;
 	}
 	return 0;
@@ -391,9 +403,9 @@ publisher_ready(struct publisher *p, const struct pollfd *fd, long long now,
 void
 publisher_reload(struct publisher *p, long long now)
 {
-	broker_notify(&p->b, "RELOADING=1");
+	notify(p, "RELOADING=1");
 	load(p, now);
-	broker_notify(&p->b, "READY=1");
+	notify(p, "READY=1");
 }
 
 void
@@ -417,7 +429,7 @@ publisher_goodbye(struct publisher *p, char *err)
 	long long deadline = mono_ms() + SHUTDOWN_MS;
 	struct mqtt *q = p->b.q;
 
-	broker_notify(&p->b, "STOPPING=1");
+	notify(p, "STOPPING=1");
 	if (mqtt_state(q) != MQTT_UP)
 		return 0;
 	status(p, NULL, "offline", "shutdown");
