@@ -612,7 +612,7 @@ int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 json_t	*run_refused(int, const char *, time_t);
 json_t	*run_explain(const struct soul *, const struct run_opts *, time_t,
 	    char *);
-/* pulse.c: what a pulse says, read from state without locks; topics */
+/* pulse.c: what a pulse says, read from state without locks */
 #define PULSE_BREAKER	1
 #define PULSE_WAKE		2
 #define PULSE_CAP		4
@@ -643,35 +643,9 @@ struct pulse_state {		/* a fleet keeps one per agent: keep it small */
 	time_t	 answer;	/* the last real answer seen; 0: none */
 };
 
-struct pulse_node {		/* one publishing process and connection */
-	const char *id;		/* the client id */
-	const char *host;
-	long	 pid;
-	time_t	 since;		/* when the process started */
-	long long bdseq;	/* birth sequence of this connection */
-	long long agents;	/* -1: do not say */
-};
-
-struct pulse_agentinfo {
-	const char *id;
-	long long interval;	/* seconds */
-	long long misses;
-};
-
 int	 pulse_read(const char *, const char *, const struct caps *, time_t,
 	    unsigned, struct pulse_state *, char *);
 void	 pulse_clear(struct pulse_state *);
-int	 pulse_prefix_valid(const char *);
-int	 pulse_topic(char *, size_t, const char *, const char *,
-	    const char *);
-char	*pulse_status(const struct pulse_node *,
-	    const struct pulse_agentinfo *, const char *, const char *,
-	    time_t);
-int	 pulse_bdseq_next(const char *, long long, long long *, char *);
-int	 pulse_bdseq_save(const char *, long long, char *);
-void	 pulse_node_name(const char *, long, char *, size_t);
-char	*pulse_acl(const char *, const char *, const char *const *, size_t);
-int	 pulse_rival(const struct pulse_node *, const char *, int);
 
 /* round.c: one round for a fleet, its wakes at most N at once */
 struct round_hooks {
@@ -694,103 +668,89 @@ int	 round_run(char *const *, size_t, const char *,
 int	 round_explain(json_t *, const struct soul *, const char *, time_t,
 	    char *);
 
-/* fleet.c: the agents of one heart-pulse, their schedule and state */
-struct fleet;
-struct fleet_agent;
-
-struct fleet *fleet_new(long long, int);
-void	 fleet_free(struct fleet *);
+/* fleet.c: the soul files of a directory (--souls DIR), sorted */
 int	 fleet_souls(const char *, char ***, size_t *, char *);
-long long fleet_load(struct fleet *, char *const *, size_t, const char *,
-	    long long, char *);
-size_t	 fleet_size(const struct fleet *);
-char	*fleet_warning(struct fleet *);
-long long fleet_next_due(const struct fleet *);
-void	 fleet_rebase(struct fleet *, long long);
-struct fleet_agent *fleet_due(struct fleet *, long long, long long *);
-int	 fleet_pulse(struct fleet *, struct fleet_agent *, int, const char *,
-	    const char *, long long, const struct timespec *, char *, size_t,
-	    char *, size_t);
-void	 fleet_agent_info(const struct fleet_agent *,
-	    struct pulse_agentinfo *);
-int	 fleet_watch_fd(const struct fleet *);
-void	 fleet_watch_read(struct fleet *, time_t);
-struct fleet_agent *fleet_changed(struct fleet *);
-void	 fleet_unborn_all(struct fleet *);
-struct fleet_agent *fleet_unborn(struct fleet *);
-int	 fleet_unborn_pending(struct fleet *);
-struct fleet_agent *fleet_gone(struct fleet *);
-void	 fleet_agent_free(struct fleet_agent *);
 
-/* mqtt.c: one broker connection, our poll loop, our reconnect policy
-   (only heart-pulse links it, and libmosquitto with it) */
-enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
-#define MQTT_EV_UP	1	/* connected (CONNACK accepted) */
-#define MQTT_EV_DOWN	2	/* a working connection went */
-#define MQTT_EV_FAIL	4	/* an attempt failed */
-#define MQTT_EV_DENIED	8	/* it was refused our credentials */
-#define MQTT_EV_TAKEN	16	/* another client took our client id */
+/*
+ * publisher.c, watcher.c: heart-pulse's two ends (heart-pulse(1)), each
+ * over one broker connection, in the caller's poll loop: _work before
+ * each poll, _poll for what to poll and how long, _ready after it.  A
+ * -1 from _work or _ready is a failure retrying cannot mend (the broker
+ * refused our credentials, another process has our client id): the
+ * end, with err.  Messages (an outage, a refused topic, an unreadable
+ * soul) go to hooks.warn(arg, who or NULL, text) as they happen.
+ */
+struct pollfd;
 
-struct mqtt_url {
-	int	 tls;
-	char	 host[256];
-	int	 port;
-};
-
-struct mqtt_conf {
-	struct mqtt_url url;
-	const char *client_id;	/* NULL: one is made up */
+struct pulse_opts {		/* NULL, 0 or -1: the default */
+	char	*const *souls;	/* the publisher's: --soul FILE... */
+	size_t	 nsouls;
+	const char *dir;	/* --souls DIR */
+	const char *broker;	/* NULL: $HEART_BROKER, else localhost */
+	const char *prefix;	/* NULL: "heart" */
+	long long interval;	/* s; -1: the souls' (a watcher's: 10 s) */
+	long long misses;	/* the watcher's; -1: each agent's */
+	const char *client_id;	/* NULL: pulse_node_name's */
 	const char *username;
-	const char *password;
-	const char *cafile;
-	const char *certfile;
-	const char *keyfile;
-	int	 keepalive;	/* seconds */
-	long long backoff_max;	/* ms */
+	const char *pwfile;	/* NULL: $HEART_MQTT_PASSWORD */
+	const char *cafile, *certfile, *keyfile;
+	int	 keepalive;	/* s */
+	long long backoff_max;	/* s */
+	int	 noinotify, verbose, snapshot;
 };
 
-struct mqtt;
+struct pulse_hooks {
+	void	(*warn)(void *, const char *, const char *);
+	void	*arg;
+};
 
-int	 mqtt_url_parse(const char *, struct mqtt_url *, char *);
-int	 mqtt_password(const char *, char **, char *);
-struct mqtt *mqtt_new(const struct mqtt_conf *, char *);
-void	 mqtt_free(struct mqtt *);
-void	 mqtt_on_message(struct mqtt *, void (*)(void *, const char *,
-	    const void *, int, int), void *);
-void	 mqtt_subscribe(struct mqtt *, const char *);
-int	 mqtt_will(struct mqtt *, const char *, const char *, int, char *);
-void	 mqtt_dial(struct mqtt *, long long);
-int	 mqtt_state(const struct mqtt *);
-long long mqtt_retry_at(const struct mqtt *);
-int	 mqtt_fd(const struct mqtt *);
-short	 mqtt_events(const struct mqtt *);
-int	 mqtt_busy(const struct mqtt *);
-const char *mqtt_why(const struct mqtt *);
-int	 mqtt_v5(const struct mqtt *);
-int	 mqtt_unacked(const struct mqtt *);
-int	 mqtt_window(const struct mqtt *);
-unsigned mqtt_io(struct mqtt *, short, long long);
-int	 mqtt_publish(struct mqtt *, const char *, const void *, int, int,
-	    int, int);
-int	 mqtt_refused(struct mqtt *, char *, size_t, char *, size_t);
-void	 mqtt_cork(struct mqtt *, int);
-void	 mqtt_disconnect(struct mqtt *);
+/*
+ * publisher.c: publisher_open and publisher_acl return 0, or HX_USAGE
+ * or HX_CONFIG with err; *out is set either way, for publisher_free.
+ *   publisher_poll(p, now, fd[2])	fills fd, returns the timeout, ms
+ *   publisher_reload(p, now)	the souls again (SIGHUP)
+ *   publisher_goodbye(p, err)	offline said, a clean disconnect
+ *   publisher_acl(o, h, &text, err)	--acl's ACL block, to free
+ */
+struct publisher;
 
-/* sdnotify.c: READY=1 and WATCHDOG=1 to $NOTIFY_SOCKET */
-int	 sdnotify_send(const char *, char *);
-long long sdnotify_watchdog(void);
+struct publisher_stats {	/* SIGUSR1 */
+	size_t	 agents;
+	unsigned long long sent, extra, skipped, births;
+	int	 connects;
+	long long lag_max;	/* ms */
+	int	 connected;
+	int	 window;
+};
 
-/* watch.c: the liveness map of a subscriber, and its changes */
-struct watch;
+int	 publisher_open(const struct pulse_opts *, const struct pulse_hooks *,
+	    struct publisher **, char *);
+int	 publisher_work(struct publisher *, long long, char *);
+int	 publisher_poll(const struct publisher *, long long, struct pollfd *);
+int	 publisher_ready(struct publisher *, const struct pollfd *, long long,
+	    char *);
+void	 publisher_reload(struct publisher *, long long);
+void	 publisher_stats(const struct publisher *, struct publisher_stats *);
+int	 publisher_goodbye(struct publisher *, char *);
+void	 publisher_free(struct publisher *);
+int	 publisher_acl(const struct pulse_opts *, const struct pulse_hooks *,
+	    char **, char *);
 
-struct watch *watch_new(const char *, long long, long long);
-void	 watch_free(struct watch *);
-void	 watch_message(struct watch *, const char *, const char *, int,
-	    int, long long, time_t, json_t *);
-void	 watch_tick(struct watch *, long long, time_t, json_t *);
-void	 watch_link(struct watch *, int, const char *, long long, time_t,
-	    json_t *);
-int	 watch_settled(const struct watch *, long long, long long);
-json_t	*watch_snapshot(struct watch *, long long, size_t *);
+/*
+ * watcher.c: watcher_open as publisher_open; watcher_work returns 1
+ * when --snapshot's map is due: watcher_snapshot(w, &map, err) gives it
+ * (0 all online, 1 not, or none seen; -1 never connected).
+ * watcher_events(w) is the changes since, to print and empty.
+ */
+struct watcher;
+
+int	 watcher_open(const struct pulse_opts *, const struct pulse_hooks *,
+	    struct watcher **, char *);
+int	 watcher_work(struct watcher *, long long, char *);
+int	 watcher_poll(const struct watcher *, long long, struct pollfd *);
+int	 watcher_ready(struct watcher *, const struct pollfd *, char *);
+json_t	*watcher_events(struct watcher *);
+int	 watcher_snapshot(struct watcher *, json_t **, char *);
+void	 watcher_free(struct watcher *);
 
 #endif

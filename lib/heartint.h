@@ -405,6 +405,174 @@ int	 pulse_format(char *, size_t, const char *, unsigned long long,
 	    long long, const struct timespec *, const char *,
 	    const struct pulse_state *);
 
+/* topics, status messages, the birth sequence, the rival rule */
+struct pulse_node {		/* one publishing process and connection */
+	const char *id;		/* the client id */
+	const char *host;
+	long	 pid;
+	time_t	 since;		/* when the process started */
+	long long bdseq;	/* birth sequence of this connection */
+	long long agents;	/* -1: do not say */
+};
+
+struct pulse_agentinfo {
+	const char *id;
+	long long interval;	/* seconds */
+	long long misses;
+};
+
+int	 pulse_prefix_valid(const char *);
+int	 pulse_topic(char *, size_t, const char *, const char *,
+	    const char *);
+char	*pulse_status(const struct pulse_node *,
+	    const struct pulse_agentinfo *, const char *, const char *,
+	    time_t);
+int	 pulse_bdseq_next(const char *, long long, long long *, char *);
+int	 pulse_bdseq_save(const char *, long long, char *);
+void	 pulse_node_name(const char *, long, char *, size_t);
+char	*pulse_acl(const char *, const char *, const char *const *, size_t);
+int	 pulse_rival(const struct pulse_node *, const char *, int);
+
+/* fleet.c: the agents of one publisher, their schedule and state */
+struct fleet;
+struct fleet_agent;
+
+struct fleet *fleet_new(long long, int);
+void	 fleet_free(struct fleet *);
+long long fleet_load(struct fleet *, char *const *, size_t, const char *,
+	    long long, char *);
+size_t	 fleet_size(const struct fleet *);
+char	*fleet_warning(struct fleet *);
+long long fleet_next_due(const struct fleet *);
+void	 fleet_rebase(struct fleet *, long long);
+struct fleet_agent *fleet_due(struct fleet *, long long, long long *);
+int	 fleet_pulse(struct fleet *, struct fleet_agent *, int, const char *,
+	    const char *, long long, const struct timespec *, char *, size_t,
+	    char *, size_t);
+void	 fleet_agent_info(const struct fleet_agent *,
+	    struct pulse_agentinfo *);
+int	 fleet_watch_fd(const struct fleet *);
+void	 fleet_watch_read(struct fleet *, time_t);
+struct fleet_agent *fleet_changed(struct fleet *);
+void	 fleet_unborn_all(struct fleet *);
+struct fleet_agent *fleet_unborn(struct fleet *);
+int	 fleet_unborn_pending(struct fleet *);
+struct fleet_agent *fleet_gone(struct fleet *);
+void	 fleet_agent_free(struct fleet_agent *);
+
+/* mqtt.c: one broker connection, our poll loop, our reconnect policy
+   (only heart-pulse links it, and libmosquitto with it) */
+enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
+#define MQTT_EV_UP	1	/* connected (CONNACK accepted) */
+#define MQTT_EV_DOWN	2	/* a working connection went */
+#define MQTT_EV_FAIL	4	/* an attempt failed */
+#define MQTT_EV_DENIED	8	/* it was refused our credentials */
+#define MQTT_EV_TAKEN	16	/* another client took our client id */
+
+struct mqtt_url {
+	int	 tls;
+	char	 host[256];
+	int	 port;
+};
+
+struct mqtt_conf {
+	struct mqtt_url url;
+	const char *client_id;	/* NULL: one is made up */
+	const char *username;
+	const char *password;
+	const char *cafile;
+	const char *certfile;
+	const char *keyfile;
+	int	 keepalive;	/* seconds */
+	long long backoff_max;	/* ms */
+};
+
+struct mqtt;
+
+int	 mqtt_url_parse(const char *, struct mqtt_url *, char *);
+int	 mqtt_password(const char *, char **, char *);
+struct mqtt *mqtt_new(const struct mqtt_conf *, char *);
+void	 mqtt_free(struct mqtt *);
+void	 mqtt_on_message(struct mqtt *, void (*)(void *, const char *,
+	    const void *, int, int), void *);
+void	 mqtt_subscribe(struct mqtt *, const char *);
+int	 mqtt_will(struct mqtt *, const char *, const char *, int, char *);
+void	 mqtt_dial(struct mqtt *, long long);
+int	 mqtt_state(const struct mqtt *);
+long long mqtt_retry_at(const struct mqtt *);
+int	 mqtt_fd(const struct mqtt *);
+short	 mqtt_events(const struct mqtt *);
+int	 mqtt_busy(const struct mqtt *);
+const char *mqtt_why(const struct mqtt *);
+int	 mqtt_v5(const struct mqtt *);
+int	 mqtt_unacked(const struct mqtt *);
+int	 mqtt_window(const struct mqtt *);
+unsigned mqtt_io(struct mqtt *, short, long long);
+int	 mqtt_publish(struct mqtt *, const char *, const void *, int, int,
+	    int, int);
+int	 mqtt_refused(struct mqtt *, char *, size_t, char *, size_t);
+void	 mqtt_cork(struct mqtt *, int);
+void	 mqtt_disconnect(struct mqtt *);
+
+/* sdnotify.c: READY=1 and WATCHDOG=1 to $NOTIFY_SOCKET */
+int	 sdnotify_send(const char *, char *);
+long long sdnotify_watchdog(void);
+
+/* watch.c: the liveness map of a subscriber, and its changes */
+struct watch;
+
+struct watch *watch_new(const char *, long long, long long);
+void	 watch_free(struct watch *);
+void	 watch_message(struct watch *, const char *, const char *, int,
+	    int, long long, time_t, json_t *);
+void	 watch_tick(struct watch *, long long, time_t, json_t *);
+void	 watch_link(struct watch *, int, const char *, long long, time_t,
+	    json_t *);
+int	 watch_settled(const struct watch *, long long, long long);
+json_t	*watch_snapshot(struct watch *, long long, size_t *);
+
+/*
+ * broker.c: the broker connection of heart-pulse's two ends: its
+ * defaults, name, credentials, and what its events say (messages to
+ * the hooks; a failure retrying cannot mend kept in fatal and why).
+ *   broker_init(b, o, h, watcher)	the name on the broker, no I/O
+ *   broker_open(b, err)	the connection, not yet dialled: 0, or
+ *	HX_USAGE or HX_CONFIG with err
+ *   broker_report(b, ev)	mqtt_io's events said
+ *   broker_timeout(b, now, until)	a poll's timeout, ms
+ *   broker_flush(b, deadline, acked)	what is queued, written
+ *   broker_failed(b, err)	b->why into err: -1
+ */
+struct broker {
+	const struct pulse_opts *o;
+	struct pulse_hooks h;
+	struct mqtt *q;
+	struct mqtt_conf mc;
+	const char *url;	/* the broker */
+	const char *prefix;
+	char	 host[256];
+	char	 client_id[HEART_IDMAX + 1];
+	int	 watcher;
+	int	 said_down;	/* an outage was said; quiet until it ends */
+	int	 connects;
+	int	 fatal;
+	char	 why[HEART_ERRLEN];
+};
+
+void	 broker_init(struct broker *, const struct pulse_opts *,
+	    const struct pulse_hooks *, int);
+int	 broker_prefix_check(const struct broker *, char *);
+int	 broker_open(struct broker *, char *);
+void	 broker_close(struct broker *);
+void	 broker_say(struct broker *, const char *, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+void	 broker_fatal(struct broker *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	 broker_report(struct broker *, unsigned);
+int	 broker_timeout(const struct broker *, long long, long long);
+void	 broker_flush(struct broker *, long long, int);
+int	 broker_failed(const struct broker *, char *);
+
 /* soulcache.c: what a round learnt of each soul of a directory */
 struct soulcache;
 struct stat;

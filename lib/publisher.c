@@ -1,0 +1,503 @@
+/*
+ * publisher.c - heart-pulse's publishing end: its fleet (fleet.c) kept
+ * alive over one broker connection (broker.c), in the caller's poll
+ * loop: publisher_work before each poll, publisher_ready after it.
+ *
+ * A connection is announced by the node's online status, then the
+ * agents' births, BIRTH_BATCH at a time and only while the broker keeps
+ * up; each connection's will (its node offline, "will") carries the
+ * birth sequence of the attempt, counted across restarts (pulse.c).
+ * Pulses follow the fleet's schedule, which starts at the first
+ * connection: every slot is moved on by the time that took
+ * (fleet_rebase), so that no agent's first slot passes unsent, however
+ * long the broker kept us waiting.  Nothing here waits on
+ * the broker: while it is away, or has not written the last batch,
+ * slots pass unsent (their sequence numbers are skipped).  A goodbye
+ * says offline for the node and each agent within SHUTDOWN_MS, and
+ * disconnects cleanly only once the broker has them all; else the will
+ * says it.  systemd (Type=notify) hears READY, RELOADING and STOPPING
+ * from here, and WATCHDOG every half of its watchdog time.
+ */
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "heartint.h"
+
+#define SHUTDOWN_MS	5000	/* most a goodbye may take */
+#define BIRTH_BATCH	512
+
+struct publisher {
+	struct broker b;
+	struct fleet *fleet;
+	struct pulse_node node;
+	char	 host_json[300];
+	long long born;		/* the bdseq of the last connection; 0: none */
+	long long started;	/* the schedule's origin; 0 once it runs */
+	long long wd, wd_next;	/* the watchdog's period and next, ms */
+	int	 told_next, told_save;	/* a birth sequence failure, said */
+	int	 told_notify;	/* systemd's, said */
+	json_t	*refused;	/* topics the broker refused, said once */
+	struct publisher_stats st;
+};
+
+static void
+warnings(struct publisher *p)
+{
+	char *m;
+
+	while ((m = fleet_warning(p->fleet)) != NULL) {
+		broker_say(&p->b, NULL, "%s", m);
+		free(m);
+	}
+}
+
+/* systemd's notification; a failure is said once. */
+static void
+notify(struct publisher *p, const char *state)
+{
+	char err[HEART_ERRLEN];
+
+	if (sdnotify_send(state, err) == -1 && !p->told_notify++)
+		broker_say(&p->b, NULL, "%s", err);
+}
+
+static long long
+load(struct publisher *p, long long now)
+{
+	const struct pulse_opts *o = p->b.o;
+	char err[HEART_ERRLEN];
+	long long n;
+
+	n = fleet_load(p->fleet, o->souls, o->nsouls, o->dir, now, err);
+	warnings(p);
+	if (n == -1)
+		broker_say(&p->b, NULL, "%s", err);
+	return n;
+}
+
+static void
+identity(struct publisher *p)
+{
+	json_t *h;
+	char *s;
+
+	h = json_string(p->b.host);
+	s = h != NULL ? json_dumps(h, JSON_ENCODE_ANY) : NULL;
+	snprintf(p->host_json, sizeof p->host_json, "%s", s ? s : "null");
+	free(s);
+	json_decref(h);
+	p->node.id = p->b.mc.client_id;
+	p->node.host = p->b.host;
+	p->node.pid = (long)getpid();
+	p->node.since = time(NULL);
+}
+
+/*
+ * An agent whose soul went away: an offline "removed" for those who
+ * listen now, then its retained status cleared (an empty retained
+ * message), so that no snapshot or dashboard keeps it for ever.
+ */
+static void
+retire(struct publisher *p, struct fleet_agent *a)
+{
+	char topic[512], *msg;
+	struct pulse_agentinfo pa;
+
+	fleet_agent_info(a, &pa);
+	pulse_topic(topic, sizeof topic, p->b.prefix, pa.id, "status");
+	p->node.agents = (long long)fleet_size(p->fleet);
+	msg = pulse_status(&p->node, &pa, "offline", "removed", time(NULL));
+	mqtt_publish(p->b.q, topic, msg, (int)strlen(msg), 1, 0, 0);
+	mqtt_publish(p->b.q, topic, "", 0, 1, 1, 0);
+	free(msg);
+}
+
+/* A retained status of agent a, or of the node (a NULL). */
+static void
+status(struct publisher *p, struct fleet_agent *a, const char *status,
+    const char *reason)
+{
+	char topic[512], *msg;
+	struct pulse_agentinfo pa;
+
+	if (a != NULL) {
+		fleet_agent_info(a, &pa);
+		pulse_topic(topic, sizeof topic, p->b.prefix, pa.id,
+		    "status");
+	} else
+		pulse_topic(topic, sizeof topic, p->b.prefix, NULL,
+		    p->node.id);
+	p->node.agents = (long long)fleet_size(p->fleet);
+	msg = pulse_status(&p->node, a ? &pa : NULL, status, reason,
+	    time(NULL));
+	mqtt_publish(p->b.q, topic, msg, (int)strlen(msg), 1, 1, 0);
+	free(msg);
+}
+
+static void
+bdseq_failed(struct publisher *p, int *told, const char *err)
+{
+	if (!(*told)++)
+		broker_say(&p->b, NULL, "birth sequence: %s (counting in "
+		    "memory)", err);
+}
+
+/* A new attempt, its will carrying the birth sequence it would have. */
+static void
+dial(struct publisher *p, long long now)
+{
+	char err[HEART_ERRLEN], topic[512], *will;
+	long long b;
+
+	if (pulse_bdseq_next(p->node.id, p->born, &b, err) == -1)
+		bdseq_failed(p, &p->told_next, err);
+	p->node.bdseq = b;
+	p->node.agents = -1;
+	pulse_topic(topic, sizeof topic, p->b.prefix, NULL, p->node.id);
+	will = pulse_status(&p->node, NULL, "offline", "will", 0);
+	if (mqtt_will(p->b.q, topic, will, 1, err) == -1)
+		broker_say(&p->b, NULL, "%s", err);
+	free(will);
+	mqtt_dial(p->b.q, now);
+}
+
+static void
+send_pulse(struct publisher *p, struct fleet_agent *a, int extra,
+    long long now)
+{
+	char topic[512], buf[2048];
+	struct pulse_agentinfo pa;
+	struct timespec wall;
+	int n;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	n = fleet_pulse(p->fleet, a, extra, p->b.prefix, p->host_json, now,
+	    &wall, topic, sizeof topic, buf, sizeof buf);
+	fleet_agent_info(a, &pa);
+	if (n < 0 || mqtt_publish(p->b.q, topic, buf, n, 0, 0,
+	    (int)pa.interval) == -1) {
+		p->st.skipped++;
+		return;
+	}
+	if (extra)
+		p->st.extra++;
+	else
+		p->st.sent++;
+}
+
+static void
+births(struct publisher *p)
+{
+	struct fleet_agent *a;
+	int i;
+
+	for (i = 0; i < BIRTH_BATCH && !mqtt_busy(p->b.q) &&
+	    mqtt_unacked(p->b.q) < mqtt_window(p->b.q); i++) {
+		if ((a = fleet_unborn(p->fleet)) == NULL)
+			return;
+		status(p, a, "online", NULL);
+		p->st.births++;
+	}
+}
+
+static void
+pulses(struct publisher *p, long long now)
+{
+	struct fleet_agent *a;
+	long long lag;
+	/*
+	 * What the last batch wrote is not gone yet (a broker that stalls,
+	 * a slow link): this batch is skipped rather than queued behind it,
+	 * so memory stays bounded and no stale pulse is sent late.
+	 */
+	int up = mqtt_state(p->b.q) == MQTT_UP && !mqtt_busy(p->b.q);
+
+	mqtt_cork(p->b.q, 1);
+	while (p->started == 0 && (a = fleet_due(p->fleet, now, &lag)) !=
+	    NULL) {
+		if (lag > p->st.lag_max)
+			p->st.lag_max = lag;
+		if (up)
+			send_pulse(p, a, 0, now);
+		else
+			p->st.skipped++;
+	}
+	while ((a = fleet_changed(p->fleet)) != NULL)
+		if (up)
+			send_pulse(p, a, 1, now);
+	/* the gone are retired once connected, else later */
+	while (up && (a = fleet_gone(p->fleet)) != NULL) {
+		retire(p, a);
+		fleet_agent_free(a);
+	}
+	mqtt_cork(p->b.q, 0);
+}
+
+/*
+ * Publishes the broker refused (its ACL), each topic said once: the
+ * account may not write it, and nothing of it reaches a subscriber.
+ */
+static void
+refused(struct publisher *p)
+{
+	char topic[512], why[128];
+
+	while (mqtt_refused(p->b.q, topic, sizeof topic, why, sizeof why)) {
+		if (p->refused == NULL)
+			p->refused = json_object();
+		if (json_object_get(p->refused, topic) != NULL)
+			continue;
+		json_object_set_new(p->refused, topic, json_true());
+		broker_say(&p->b, topic, "the broker refused it (%s): the "
+		    "account %s may not write it; add the agent to the "
+		    "account's block in the broker's ACL (heart-pulse --acl)",
+		    why, p->b.mc.username ? p->b.mc.username :
+		    "(anonymous)");
+	}
+}
+
+/* Socket work; a new connection announces the node and its agents. */
+static void
+io(struct publisher *p, short revents, long long now)
+{
+	char err[HEART_ERRLEN];
+	unsigned ev;
+
+	ev = mqtt_io(p->b.q, revents, now);
+	if (p->b.fatal)
+		return;		/* a rival (on_node_status) */
+	refused(p);
+	if (ev == 0)
+		return;
+	broker_report(&p->b, ev);
+	if (p->b.fatal || !(ev & MQTT_EV_UP))
+		return;
+	p->born = p->node.bdseq;	/* the sequence counts a connection */
+	if (pulse_bdseq_save(p->node.id, p->born, err) == -1)
+		bdseq_failed(p, &p->told_save, err);
+	if (p->started != 0) {
+		fleet_rebase(p->fleet, now - p->started);
+		p->started = 0;
+	}
+	status(p, NULL, "online", NULL);
+	fleet_unborn_all(p->fleet);
+}
+
+/*
+ * Our node's topic, read back: a live rival with our client id (the
+ * older of two, pulse_rival) stops us; the rival carries on.
+ */
+static void
+on_node_status(void *arg, const char *topic, const void *payload, int len,
+    int retained)
+{
+	struct publisher *p = arg;
+
+	(void)topic;
+	(void)retained;
+	if (pulse_rival(&p->node, payload, len))
+		broker_fatal(&p->b, "%s: another heart-pulse is connected "
+		    "with the client id %s; two processes need two ids "
+		    "(--client-id)", p->b.url, p->node.id);
+}
+
+/*
+ * The publisher of o's souls (warnings through h), not yet connected;
+ * systemd is told it is ready.  0, or HX_USAGE or HX_CONFIG with err.
+ */
+int
+publisher_open(const struct pulse_opts *o, const struct pulse_hooks *h,
+    struct publisher **out, char *err)
+{
+	struct publisher *p = xcalloc(1, sizeof *p);
+	char topic[512];
+	int r;
+
+	*out = p;
+	broker_init(&p->b, o, h, 0);
+	identity(p);
+	p->fleet = fleet_new(o->interval, !o->noinotify);
+	p->started = mono_ms();
+	if (load(p, p->started) <= 0) {
+		errf(err, "no agent to keep alive (no soul loaded)");
+		return HX_CONFIG;
+	}
+	if ((r = broker_open(&p->b, err)) != 0)
+		return r;
+	pulse_topic(topic, sizeof topic, p->b.prefix, NULL, p->node.id);
+	mqtt_subscribe(p->b.q, topic);
+	mqtt_on_message(p->b.q, on_node_status, p);
+	p->wd = sdnotify_watchdog() / 2;
+	notify(p, "READY=1");
+	return 0;
+}
+
+/*
+ * What is due before the next poll: a dial, socket work, births,
+ * pulses, the watchdog.  0, or -1 with err: a failure that retrying
+ * cannot mend (broker.c), the process's end.
+ */
+int
+publisher_work(struct publisher *p, long long now, char *err)
+{
+	struct mqtt *q = p->b.q;
+
+	if (mqtt_state(q) == MQTT_DOWN && now >= mqtt_retry_at(q))
+		dial(p, now);
+	io(p, 0, now);
+	if (p->b.fatal)
+		return broker_failed(&p->b, err);
+	if (mqtt_state(q) == MQTT_UP)
+		births(p);
+	pulses(p, now);
+	warnings(p);
+	if (p->wd > 0 && now >= p->wd_next) {
+		notify(p, "WATCHDOG=1");
+		p->wd_next = now + p->wd;
+	}
+	return 0;
+}
+
+/*
+ * What to poll (fd[0] the broker, fd[1] the souls' changes), and for
+ * how long: the poll's timeout in ms.
+ */
+int
+publisher_poll(const struct publisher *p, long long now, struct pollfd *fd)
+{
+	struct mqtt *q = p->b.q;
+	long long until;
+
+	until = p->started ? LLONG_MAX : fleet_next_due(p->fleet);
+	if (p->wd > 0 && p->wd_next < until)
+		until = p->wd_next;
+	fd[0] = (struct pollfd){ mqtt_fd(q), mqtt_events(q), 0 };
+	fd[1] = (struct pollfd){ fleet_watch_fd(p->fleet), POLLIN, 0 };
+	if (mqtt_state(q) == MQTT_UP && mqtt_busy(q) == 0 &&
+	    mqtt_unacked(q) < mqtt_window(q) &&
+	    fleet_unborn_pending(p->fleet))
+		until = now;
+	return broker_timeout(&p->b, now, until);
+}
+
+/* What the poll saw on fd (publisher_poll's).  0, or -1 as _work. */
+int
+publisher_ready(struct publisher *p, const struct pollfd *fd, long long now,
+    char *err)
+{
+	if (fd[0].revents)
+		io(p, fd[0].revents, now);
+	if (p->b.fatal)
+		return broker_failed(&p->b, err);
+	if (fd[1].revents)
+		fleet_watch_read(p->fleet, time(NULL));
+	return 0;
+}
+
+/* The souls read again (SIGHUP), systemd told. */
+void
+publisher_reload(struct publisher *p, long long now)
+{
+	notify(p, "RELOADING=1");
+	load(p, now);
+	notify(p, "READY=1");
+}
+
+void
+publisher_stats(const struct publisher *p, struct publisher_stats *st)
+{
+	*st = p->st;
+	st->agents = fleet_size(p->fleet);
+	st->connects = p->b.connects;
+	st->connected = mqtt_state(p->b.q) == MQTT_UP;
+	st->window = mqtt_window(p->b.q);
+}
+
+/*
+ * The clean end (the head comment says how).  0, or -1 with err when a
+ * rival stopped us meanwhile.
+ */
+int
+publisher_goodbye(struct publisher *p, char *err)
+{
+	struct fleet_agent *a;
+	long long deadline = mono_ms() + SHUTDOWN_MS;
+	struct mqtt *q = p->b.q;
+
+	notify(p, "STOPPING=1");
+	if (mqtt_state(q) != MQTT_UP)
+		return 0;
+	status(p, NULL, "offline", "shutdown");
+	fleet_unborn_all(p->fleet);
+	while ((a = fleet_unborn(p->fleet)) != NULL && mono_ms() < deadline) {
+		status(p, a, "offline", "shutdown");
+		if (mqtt_busy(q))
+			broker_flush(&p->b, deadline, 0);
+		if (p->b.fatal)
+			return broker_failed(&p->b, err);
+	}
+	broker_flush(&p->b, deadline, 1);
+	if (p->b.fatal)
+		return broker_failed(&p->b, err);
+	if (mqtt_busy(q) || mqtt_unacked(q) > 0)
+		return 0;	/* no clean goodbye: the will says it */
+	mqtt_disconnect(q);
+	broker_flush(&p->b, deadline, 0);
+	return p->b.fatal ? broker_failed(&p->b, err) : 0;
+}
+
+void
+publisher_free(struct publisher *p)
+{
+	if (p != NULL) {
+		broker_close(&p->b);
+		fleet_free(p->fleet);
+		json_decref(p->refused);
+	}
+	free(p);
+}
+
+/*
+ * --acl: the broker ACL block of this host's account (--username, else
+ * its client id) for o's souls, into *out (to free).  0, or HX_CONFIG
+ * or HX_USAGE with err.
+ */
+int
+publisher_acl(const struct pulse_opts *o, const struct pulse_hooks *h,
+    char **out, char *err)
+{
+	struct publisher *p = xcalloc(1, sizeof *p);
+	struct fleet_agent *a;
+	struct pulse_agentinfo pa;
+	const char **ids = NULL;
+	size_t n = 0;
+	int r = HX_CONFIG;
+
+	*out = NULL;
+	broker_init(&p->b, o, h, 0);
+	p->fleet = fleet_new(o->interval, 0);
+	if (load(p, mono_ms()) <= 0) {
+		errf(err, "no agent to keep alive (no soul loaded)");
+		goto out;
+	}
+	if ((r = broker_prefix_check(&p->b, err)) != 0)
+		goto out;
+	fleet_unborn_all(p->fleet);
+	while ((a = fleet_unborn(p->fleet)) != NULL) {
+		if ((ids = realloc(ids, (n + 1) * sizeof *ids)) == NULL)
+			abort();
+		fleet_agent_info(a, &pa);
+		ids[n++] = pa.id;
+	}
+	*out = pulse_acl(p->b.prefix, o->username ? o->username :
+	    p->b.mc.client_id, ids, n);
+out:
+	free(ids);
+	publisher_free(p);
+	return r;
+}
