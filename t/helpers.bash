@@ -24,9 +24,13 @@ export PATH
 # a process takes seconds.
 PATIENCE=${HEART_TEST_PATIENCE:-4}
 
-# libfaketime's preload is not first in the library list of a sanitized
-# program; tell ASan that is fine.  Leaks are reported and fail a test.
-export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:abort_on_error=0
+# The sanitized programs carry their runtimes (the Makefile's
+# SANLDFLAGS).  Leaks are reported and fail a test.  The allocator never
+# hands memory back to the system (a process of a test lives a moment):
+# its clock for that would be libfaketime's, whose first call allocates,
+# and a program on a faked clock would wait forever on the allocator's
+# own lock.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_release_to_os_interval_ms=-1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # heart_setup: a private state directory; with HEART_TEST_STORE=redis
