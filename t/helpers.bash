@@ -12,6 +12,7 @@ bats_lib() {
 	local d=/usr/lib/bats/$1 line n=0
 	while IFS= read -r line; do
 		[[ $line =~ ^source\ .*\)/(src/[a-z_]+\.bash)\"$ ]] || continue
+		# shellcheck disable=SC1090
 		source "$d/${BASH_REMATCH[1]}" || return
 		n=$((n + 1))
 	done < "$d/load.bash"
