@@ -311,8 +311,9 @@ release_lock() {
 # SANITIZED (default 2) in the sanitized pass.  The sanitizers look for
 # memory errors and leaks on the paths a run takes, and every run takes
 # the same paths (a test that alternates two setups has both in its
-# first two runs); trying many interleavings is the plain and Redis
-# passes' work, whose programs start ten times faster.
+# first two runs; one whose runs are all alike says 1); trying many
+# interleavings is the plain and Redis passes' work, whose programs
+# start ten times faster.
 repeats() {
 	local n=$1 s=${2:-2}
 	if [ -n "${HEART_SANITIZED:-}" ] && [ "$s" -lt "$n" ]; then
