@@ -4,8 +4,22 @@
 # Servers (mosquitto, redis, the LLM test double) are started here on
 # free loopback ports and stopped in teardown.
 
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+# bats_lib NAME: the library /usr/lib/bats/NAME, its files sourced as
+# its load.bash sources them, but without the process that load.bash
+# starts for each ($(dirname ...)): bats loads a file's libraries again
+# for every test, and those 15 processes cost more than bats itself.
+bats_lib() {
+	local d=/usr/lib/bats/$1 line n=0
+	while IFS= read -r line; do
+		[[ $line =~ ^source\ .*\)/(src/[a-z_]+\.bash)\"$ ]] || continue
+		# shellcheck disable=SC1090
+		source "$d/${BASH_REMATCH[1]}" || return
+		n=$((n + 1))
+	done < "$d/load.bash"
+	[ "$n" -gt 0 ] || load "$d/load"	# a load.bash of another form
+}
+bats_lib bats-support
+bats_lib bats-assert
 # at TIME CMD..., at_epoch SECONDS CMD...: CMD on a faked clock
 . "$BATS_TEST_DIRNAME/faketime.bash"
 
@@ -24,9 +38,13 @@ export PATH
 # a process takes seconds.
 PATIENCE=${HEART_TEST_PATIENCE:-4}
 
-# libfaketime's preload is not first in the library list of a sanitized
-# program; tell ASan that is fine.  Leaks are reported and fail a test.
-export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:abort_on_error=0
+# The sanitized programs carry their runtimes (the Makefile's
+# SANLDFLAGS).  Leaks are reported and fail a test.  The allocator never
+# hands memory back to the system (a process of a test lives a moment):
+# its clock for that would be libfaketime's, whose first call allocates,
+# and a program on a faked clock would wait forever on the allocator's
+# own lock.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_release_to_os_interval_ms=-1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # heart_setup: a private state directory; with HEART_TEST_STORE=redis
@@ -293,8 +311,9 @@ release_lock() {
 # SANITIZED (default 2) in the sanitized pass.  The sanitizers look for
 # memory errors and leaks on the paths a run takes, and every run takes
 # the same paths (a test that alternates two setups has both in its
-# first two runs); trying many interleavings is the plain and Redis
-# passes' work, whose programs start ten times faster.
+# first two runs; one whose runs are all alike says 1); trying many
+# interleavings is the plain and Redis passes' work, whose programs
+# start ten times faster.
 repeats() {
 	local n=$1 s=${2:-2}
 	if [ -n "${HEART_SANITIZED:-}" ] && [ "$s" -lt "$n" ]; then
