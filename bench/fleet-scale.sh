@@ -22,13 +22,14 @@
 # before it, not measured, gives every agent its first sight and files.
 # Environment: N (10000), BURST (2000), STEADY (10000), MINUTES (10),
 # SPAN (heart-wake --span of the rounds of 3. and 4.; 50s; 0: none),
+# WARM (rounds before the steady state's MINUTES, shown apart; 2),
 # BEFORE (a directory with the reference heart-wake; unset: no "before").
 set -eu
 cd "$(dirname "$0")/.."
 top=$PWD
 PATH=$top:$PATH
 N=${N:-10000} BURST=${BURST:-2000} STEADY=${STEADY:-10000} MINUTES=${MINUTES:-10}
-SPAN=${SPAN:-50s}
+SPAN=${SPAN:-50s} WARM=${WARM:-2}
 tmp=$(mktemp -d)
 pids=
 trap 'kill $pids 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
@@ -189,14 +190,21 @@ surl=$url
 export HEART_LLM_URL=$surl HEART_STATE_DIR=$tmp/state-steady
 fleetfile "$surl"
 souls "$tmp/steady" "$STEADY" 30m
-heart-wake --souls "$tmp/steady" > /dev/null	# first sight: slots spread over 30m
+# first sight: slots spread over 30m from now; the slots that fall
+# while it reads the fleet, and before the first round, are a backlog
+# the first WARM rounds clear: they are run, and their figures shown,
+# apart from the steady state's
+t0=$(date +%s)
+heart-wake --souls "$tmp/steady" > /dev/null
+first=$(($(date +%s) - t0))
 mkdir -p "$tmp/sr"
 l0=$(cut -d' ' -f1-3 /proc/loadavg)
-rounds "$tmp/sr" "$tmp/steady" "$MINUTES" > /dev/null
+rounds "$tmp/sr" "$tmp/steady" $((MINUTES + WARM)) > /dev/null
 l1=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$tmp/sr" "$MINUTES" "$STEADY" "$tmp/llm-steady/requests.jsonl" >> "$tmp/steady.txt" <<'PY'
+python3 - "$tmp/sr" "$((MINUTES + WARM))" "$STEADY" "$tmp/llm-steady/requests.jsonl" "$WARM" "$first" >> "$tmp/steady.txt" <<'PY'
 import json, sys, os, datetime
 d, nr, n, req = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+warm, first = int(sys.argv[5]), int(sys.argv[6])
 IV = 1800
 def offset(name):
     h = 1469598103934665603
@@ -224,6 +232,8 @@ for k in range(nr):
         key = (j["agent"], slot)
         if key in seen: dup += 1
         seen[key] = 1
+        if k < warm:
+            continue
         lat.append(at - slot)
         # what heart adds: from the slot, or the round's start if later
         lat_round.append(at - max(slot, starts[k]))
@@ -231,12 +241,13 @@ for k in range(nr):
 lat.sort(); lat_round.sort()
 q = lambda v, p: v[min(len(v) - 1, int(p * len(v)))] if v else 0
 lim = sum(1 for l in open(req) if json.loads(l).get("limited"))
-print("steady: wakes a minute (mean of %d rounds): %.0f; per round: %s" % (nr, sum(per) / max(nr, 1), " ".join(map(str, per))))
+print("steady: first sight of the fleet %d s; the %d warm-up rounds after it served %s" % (first, warm, " ".join(map(str, per[:warm]))))
+print("steady: wakes a minute (mean of %d rounds): %.0f; per round: %s" % (nr - warm, sum(per[warm:]) / max(nr - warm, 1), " ".join(map(str, per[warm:]))))
 print("steady: lateness against the slot: p50 %.0f s, p99 %.0f s" % (q(lat, .5), q(lat, .99)))
 print("steady: against the slot or its round's start, if later: p50 %.0f s, p99 %.0f s" % (q(lat_round, .5), q(lat_round, .99)))
 print("steady: 429s from the double: %d; results lost: %d; wakes duplicated: %d" % (lim, lost, dup))
 with open(os.path.join(d, "per.dat"), "w") as f:
-    for k, s in enumerate(per):
+    for k, s in enumerate(per[warm:]):
         f.write("%d %d\n" % (k, s))
 PY
 cat "$tmp/steady.txt" | tee -a "$out"
