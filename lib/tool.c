@@ -82,9 +82,9 @@ fail:
  * Start p->argv in its own process group, its standard input, output
  * and error on pipes (c->in ours to write, c->out and c->err ours to
  * read, all non-blocking; with p->inherit, its output and error are
- * ours, and c->out and c->err -1).  Returns 0 once the program is running, -1
- * with err when it could not be started or exec'd (nothing is left
- * running then).  The caller ends it with tool_end.
+ * ours, and c->out and c->err -1).  Returns 0 once the program is
+ * running, -1 with err when it could not be started or exec'd (nothing
+ * is left running then).  The caller ends it with tool_end.
  */
 int
 tool_spawn(const struct tool_proc *p, struct tool_child *c, char *err)
