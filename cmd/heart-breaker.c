@@ -31,9 +31,6 @@ static int idw = 20;		/* the table's AGENT column */
 static int ndefault;		/* rows shown with the default keys */
 static const char *promfile;
 
-
-
-
 /* The breaker keys of agent's soul in c, or NULL without one: then
  * the breaker goes by the keys it kept, and keeps them. */
 static const struct brk_conf *

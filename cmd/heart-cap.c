@@ -27,9 +27,6 @@ static int idw = 20;		/* the table's AGENT column */
 static int ndefault;		/* agents shown with the default caps */
 static const char *promfile;
 
-
-
-
 /* Whose caps a figure is judged by: the soul's, those kept, or none. */
 static const char *
 caps_from(const struct soul *s, const struct cap_view *v)

@@ -27,8 +27,6 @@ const char usage_text[] =
     "       heart-wake --touch AGENT [--soul FILE]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
-
-
 /* A failed MCP server's standard error, a line at a time. */
 static void
 tell(const char *agent, const char *server, const char *text)
@@ -53,7 +51,6 @@ tell_list(void *arg, const char *server, const char *text)
 {
 	tell(arg, server, text);
 }
-
 
 /* A round's cached lines, written whole in writes of many lines: an
  * idle round of thousands of souls is not a write(2) a soul. */

@@ -27,7 +27,6 @@ struct watcher {
 	long long iv;		/* the interval, ms */
 	long long end;		/* a snapshot is not taken before */
 	long long up_at;	/* when it first connected; -1: never */
-	unsigned ev;		/* the connection's last events */
 };
 
 static void
@@ -52,6 +51,20 @@ report(struct watcher *w, unsigned ev, long long now)
 		    w->events);
 	if (ev & MQTT_EV_UP)
 		watch_link(w->w, 1, NULL, now, time(NULL), w->events);
+}
+
+/* The connection's events ev at now: told, and the first connection
+ * kept.  0, or -1 with err: a failure that retrying cannot mend. */
+static int
+seen(struct watcher *w, unsigned ev, long long now, char *err)
+{
+	if (ev != 0)
+		report(w, ev, now);
+	if (w->b.fatal)
+		return broker_failed(&w->b, err);
+	if (ev & MQTT_EV_UP && w->up_at < 0)
+		w->up_at = now;
+	return 0;
 }
 
 static void
@@ -105,12 +118,8 @@ watcher_work(struct watcher *w, long long now, char *err)
 	json_array_clear(w->events);	/* a snapshot's, not taken */
 	if (mqtt_state(q) == MQTT_DOWN && now >= mqtt_retry_at(q))
 		mqtt_dial(q, now);
-	if ((w->ev = mqtt_io(q, 0, now)) != 0)
-		report(w, w->ev, now);
-	if (w->b.fatal)
-		return broker_failed(&w->b, err);
-	if (w->ev & MQTT_EV_UP && w->up_at < 0)
-		w->up_at = now;
+	if (seen(w, mqtt_io(q, 0, now), now, err) == -1)
+		return -1;
 	watch_tick(w->w, now, time(NULL), w->events);
 	if (w->b.o->snapshot && now >= w->end && (w->up_at < 0 ||
 	    watch_settled(w->w, w->up_at, now)))
@@ -130,13 +139,9 @@ watcher_poll(const struct watcher *w, long long now, struct pollfd *fd)
 int
 watcher_ready(struct watcher *w, const struct pollfd *fd, char *err)
 {
-	if (fd->revents && (w->ev = mqtt_io(w->b.q, fd->revents,
-	    mono_ms())) != 0)
-		report(w, w->ev, mono_ms());
-	if (w->b.fatal)
-		return broker_failed(&w->b, err);
-	if (w->ev & MQTT_EV_UP && w->up_at < 0)
-		w->up_at = mono_ms();
+	if (fd->revents)
+		return seen(w, mqtt_io(w->b.q, fd->revents, mono_ms()),
+		    mono_ms(), err);
 	return 0;
 }
 
