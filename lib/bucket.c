@@ -5,9 +5,10 @@
  * The endpoints are declared once, in the fleet file (HEART_FLEET,
  * heart(7) THE FLEET FILE); a soul's endpoint is the first one whose
  * base_url and model match its own.  Each has a bucket of requests
- * and of tokens: what was taken returns to it 61 seconds after the
- * second it was taken in, so no 60 seconds ever see more than the
- * limit (a sliding window; at most BKT_SLOTS seconds are kept).  A 429
+ * and of tokens: a request is counted in the second it is sent (a
+ * wake's first, taken at admission, is moved there), and returns 61
+ * seconds after, so no 60 seconds ever see more than the limit (a
+ * sliding window; at most BKT_SLOTS seconds are kept).  A 429
  * from the provider stops the whole endpoint until its Retry-After (a
  * minute without one).
  *
@@ -313,7 +314,9 @@ slot(struct bucket *b, time_t now)
  * take admits one request (*until 0) while the endpoint is not slowed
  * by a 429 and both windows are below their limits, else sets *until
  * to when one will be; give hands back a request taken at a->at;
- * record adds a reply's tokens; slow stops the endpoint until a->hold
+ * move counts a request taken at a->at in second now instead (it is
+ * being sent now), or takes one as take does when that second has left
+ * the window; record adds a reply's tokens; slow stops the endpoint until a->hold
  * (or a minute); peek only forgets the past.  Returns 1 when b is to
  * be written back.
  */
@@ -328,6 +331,15 @@ bucket_step(struct bucket *b, enum bkt_op op, const struct bkt_args *a,
 		*until = 0;
 	sums(b, &req, &tok);
 	switch (op) {
+	case BKT_MOVE:
+		for (i = b->n - 1; i >= 0; i--)
+			if (b->e[i].sec == (long long)a->at &&
+			    b->e[i].req > 0) {
+				b->e[i].req--;
+				b->e[slot(b, now)].req++;
+				return 1;
+			}
+		/* FALLTHROUGH */
 	case BKT_TAKE:
 		if ((long long)now < b->slow_until)
 			*until = (time_t)b->slow_until;
@@ -672,20 +684,23 @@ bucket_gate_ok(const struct rate_view *v, time_t now, const char *zone,
 }
 
 /*
- * A request after a wake's first (a tool call's answer): wait for the
- * endpoint's budget, at most `patience' seconds.  1 when taken, 0 when
- * it did not come in time (err says so), -1 with err.
+ * Take a request of endpoint ep, as op does (at: the second of the
+ * take it moves), waiting for the budget at most `patience' seconds.
+ * 1 when taken, 0 when it did not come in time (err says so), -1 with
+ * err.
  */
-int
-bucket_wait(const char *ep, long long patience, char *err)
+static int
+wait_for(const char *ep, enum bkt_op op, time_t at, long long patience,
+    char *err)
 {
+	struct bkt_args a = { 0, 0, at };
+	struct bktx x;
 	time_t start = time(NULL), now = start, until;
 
-	if (ep[0] == '\0')
-		return 1;
 	for (;;) {
-		if (bucket_take(ep, now, &until, NULL, err) == -1)
+		if (transition(ep, op, &a, now, &x, err) == -1)
 			return -1;
+		until = x.until;
 		if (until == 0)
 			return 1;
 		if ((long long)(until - start) > patience) {
@@ -696,7 +711,37 @@ bucket_wait(const char *ep, long long patience, char *err)
 		}
 		while ((now = time(NULL)) < until)
 			sleep((unsigned int)(until - now));
+		op = BKT_TAKE;
 	}
+}
+
+/*
+ * A request after a wake's first (a tool call's answer): wait for the
+ * endpoint's budget, at most `patience' seconds.  1 when taken, 0 when
+ * it did not come in time (err says so), -1 with err.
+ */
+int
+bucket_wait(const char *ep, long long patience, char *err)
+{
+	if (ep[0] == '\0')
+		return 1;
+	return wait_for(ep, BKT_TAKE, 0, patience, err);
+}
+
+/*
+ * The wake's first request, taken by bucket_gate in second `taken', is
+ * sent now: the provider counts it when it comes, so the bucket counts
+ * it in this second, not in the one of the take (the wake's own files
+ * were written in between, seconds under load).  When the take has
+ * left the window meanwhile, a request is taken anew, as bucket_wait
+ * does.  1, 0 or -1 as bucket_wait.
+ */
+int
+bucket_send(const char *ep, time_t taken, long long patience, char *err)
+{
+	if (ep[0] == '\0' || time(NULL) == taken)
+		return 1;
+	return wait_for(ep, BKT_MOVE, taken, patience, err);
 }
 
 /*

@@ -391,6 +391,7 @@ int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
 int	 bucket_gate_ok(const struct rate_view *, time_t, const char *,
 	    char *, size_t);
 int	 bucket_wait(const char *, long long, char *);
+int	 bucket_send(const char *, time_t, long long, char *);
 void	 bucket_after(const char *, long, time_t, long long, time_t);
 
 /* run.c */
@@ -692,12 +693,12 @@ struct bucket {
 	long long n429, throttled, taken;	/* counted since it began */
 };
 
-enum bkt_op { BKT_TAKE, BKT_GIVE, BKT_RECORD, BKT_SLOW, BKT_PEEK };
+enum bkt_op { BKT_TAKE, BKT_GIVE, BKT_MOVE, BKT_RECORD, BKT_SLOW, BKT_PEEK };
 
 struct bkt_args {
 	long long tokens;	/* record */
 	time_t	 hold;		/* slow: Retry-After; 0: none given */
-	time_t	 at;		/* give: when the request was taken */
+	time_t	 at;		/* give, move: when the request was taken */
 };
 
 /*

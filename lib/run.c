@@ -874,9 +874,12 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 	    json_array_get(t.msgs, t.h1));
 	while (more) {
 		/* the first request's budget was taken by admit(), unless
-		 * it went to the triage endpoint */
-		if ((sent++ > 0 || k->triage) && (rc = bucket_wait(k->ep,
-		    lc->timeout, err)) != 1) {
+		 * it went to the triage endpoint; it counts when it is sent */
+		if (sent++ > 0 || k->triage)
+			rc = bucket_wait(k->ep, lc->timeout, err);
+		else
+			rc = bucket_send(k->ep, k->taken, lc->timeout, err);
+		if (rc != 1) {
 			t.fail = LLM_TEMP;
 			break;
 		}
@@ -1054,7 +1057,13 @@ triage_step(struct wake *k, int *rc, char *err)
 	if (!k->triage)
 		return 1;
 	text = prompt_text(k, c, 1);
-	r = triage_ask(&k->tc, k->s->system, text, k->now, &t, err);
+	memset(&t, 0, sizeof t);
+	if ((r = bucket_send(k->tep, k->taken, k->tc.timeout, err)) == 1)
+		r = triage_ask(&k->tc, k->s->system, text, k->now, &t, err);
+	else {
+		r = -1;
+		t.fail = LLM_TEMP;
+	}
 	bucket_after(k->tep, t.status, t.hold, t.u.prompt + t.u.completion,
 	    time(NULL));
 	k->tu = t.u;

@@ -293,6 +293,31 @@ most_in_a_minute() {
 	[ "$(echo "$output" | jq -r .status)" = throttled ]
 }
 
+@test "the bucket counts the wake's first request in the second it is sent, not the one it was taken in" {
+	fleet 100
+	# a tool server that takes 3 s to start: the wake's files and its
+	# tools come between the take and the request
+	cat > "$BATS_TEST_TMPDIR/slow.yaml" <<EOF
+name: slow
+heart: { schedule: { interval: 1m } }
+mcp_servers:
+  late:
+    command: $T/mcp-bad.py
+    args: [slow]
+    tools: [hello]
+    timeout: $((10 * PATIENCE))s
+EOF
+	run --separate-stderr heart-wake --soul "$BATS_TEST_TMPDIR/slow.yaml" --force
+	assert_success
+	[ "$(echo "$output" | jq -r .status)" = idle ]
+	t=$(jq -r .t "$LLM_DIR/requests.jsonl")
+	# one request in the window, in the second the double saw it come
+	run jq -c --argjson t "$t" '[.log[] | select(.[1] > 0) |
+	    .[0] <= $t and $t - .[0] < 2]' \
+	    "$HEART_STATE_DIR/endpoints/double/bucket.json"
+	assert_output '[true]'
+}
+
 @test "a reply's tokens count against the endpoint's tokens a minute" {
 	fleet 100 50
 	llm_script '{"replies": [{"text": "done", "usage": {"prompt_tokens": 40, "completion_tokens": 20}}]}'

@@ -20,11 +20,13 @@ MODE says how it misbehaves:
   flood     answers tools/call with notifications, without end
   stubborn  ignores SIGTERM, starts a child that ignores it too, and
             never answers tools/call
+  slow      answers initialize after 3 seconds (a server slow to start)
 """
 import json
 import os
 import signal
 import sys
+import time
 
 mode = sys.argv[1]
 d = sys.argv[2] if len(sys.argv) > 2 else None
@@ -75,6 +77,8 @@ for line in sys.stdin:
     if method == "initialize":
         if mode == "silent":
             continue
+        if mode == "slow":
+            time.sleep(3)
         ver = {"old": "2024-11-05", "future": "2099-01-01"}.get(
             mode, msg["params"]["protocolVersion"])
         answer(i, {"protocolVersion": ver, "capabilities": {"tools": {}},
