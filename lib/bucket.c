@@ -248,7 +248,12 @@ bucket_names(const char ***names, size_t *n, char *err)
 	return 0;
 }
 
-/* Forget what was taken before the window of now. */
+/*
+ * Forget what was taken before the window of now.  A second after now
+ * is kept: another process's, whose clock was read after ours while we
+ * waited for the store; only one more than a window ahead is forgotten
+ * (a clock set back), so that it never holds the endpoint for long.
+ */
 static int
 prune(struct bucket *b, time_t now)
 {
@@ -256,7 +261,7 @@ prune(struct bucket *b, time_t now)
 
 	for (i = 0; i < b->n; i++) {
 		if (b->e[i].sec > (long long)now - WINDOW &&
-		    b->e[i].sec <= (long long)now)
+		    b->e[i].sec <= (long long)now + WINDOW)
 			b->e[k++] = b->e[i];
 		else
 			changed = 1;
@@ -294,19 +299,28 @@ frees_at(const struct bucket *b, int tok, long long lim)
 	return 0;
 }
 
-/* The entry of second now, made if it is not there. */
+/* The entry of second now, made in its place (oldest first) if it is
+ * not there. */
 static int
 slot(struct bucket *b, time_t now)
 {
-	if (b->n > 0 && b->e[b->n - 1].sec == (long long)now)
-		return b->n - 1;
-	if (b->n == BKT_SLOTS) {	/* a clock set back: keep the last */
+	int i;
+
+	for (i = b->n; i > 0 && b->e[i - 1].sec >= (long long)now; i--)
+		if (b->e[i - 1].sec == (long long)now)
+			return i - 1;
+	if (b->n == BKT_SLOTS) {	/* full: the oldest goes */
+		if (i == 0)
+			return 0;	/* now is the oldest: count it there */
 		memmove(b->e, b->e + 1, (BKT_SLOTS - 1) * sizeof *b->e);
 		b->n--;
+		i--;
 	}
-	b->e[b->n].sec = now;
-	b->e[b->n].req = b->e[b->n].tok = 0;
-	return b->n++;
+	memmove(b->e + i + 1, b->e + i, (size_t)(b->n - i) * sizeof *b->e);
+	b->e[i].sec = now;
+	b->e[i].req = b->e[i].tok = 0;
+	b->n++;
+	return i;
 }
 
 /*

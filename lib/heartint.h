@@ -682,7 +682,7 @@ struct brk_out {
 
 /* An endpoint's bucket as stored (bucket.c owns the rules): requests
  * and tokens taken per second of the window, oldest first. */
-#define BKT_SLOTS	62
+#define BKT_SLOTS	124	/* the window on either side of now */
 struct bucket {
 	long long rpm, tpm;	/* the limits in force; 0: none */
 	struct {

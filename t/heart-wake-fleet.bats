@@ -119,11 +119,13 @@ most_in_a_minute() {
 }
 
 @test "--jobs 32: two rounds at once wake each agent exactly once (the wake lock and the slot)" {
-	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 32)
+	# every agent due once: a slot in the last 30 minutes, the next
+	# one 30 minutes away, however long the rounds take
+	d=$(IV=30m mksouls "$BATS_TEST_TMPDIR/souls" s 32)
 	at_epoch "$T0" heart-wake --souls "$d" > /dev/null
 	llm_script '{"delay": 1}'
 	for k in 1 2; do
-		at_epoch $((T0 + 60)) heart-wake --souls "$d" --jobs 32 \
+		at_epoch $((T0 + 1800)) heart-wake --souls "$d" --jobs 32 \
 		    > "$BATS_TEST_TMPDIR/r$k" &
 		pids+=($!)
 	done
@@ -250,6 +252,31 @@ most_in_a_minute() {
 	assert_success
 	assert_output ""
 	[ ! -e "$HEART_STATE_DIR/agents/s02/history.jsonl" ]
+}
+
+@test "a bucket of 2 a minute holds when a process's clock was read a second before another's" {
+	fleet 2
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 3)
+	# the second wake's "now" is older than the first's request (it
+	# read the clock, then waited for the bucket's lock): the request
+	# counted after it is still in its minute
+	at_epoch $((T0 + 61)) heart-wake --soul "$d/s01.yaml" --force > /dev/null
+	at_epoch $((T0 + 60)) heart-wake --soul "$d/s02.yaml" --force > /dev/null
+	run at_epoch $((T0 + 60)) heart-wake --soul "$d/s03.yaml" --force
+	[ "$(echo "$output" | jq -r .status)" = throttled ]
+	run llm_count
+	assert_output 2
+}
+
+@test "a clock set back an hour forgets the bucket's later minute rather than hold the endpoint" {
+	fleet 2
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 3)
+	at_epoch $((T0 + 3600)) heart-wake --soul "$d/s01.yaml" --force > /dev/null
+	at_epoch $((T0 + 3600)) heart-wake --soul "$d/s02.yaml" --force > /dev/null
+	run at_epoch "$T0" heart-wake --soul "$d/s03.yaml" --force
+	[ "$(echo "$output" | jq -r .status)" = idle ]
+	run llm_count
+	assert_output 3
 }
 
 @test "a 429 from the provider slows the whole endpoint, not only its agent" {
