@@ -15,7 +15,10 @@
  * and result is in the result's messages.
  *
  * A result's status is one of status.c's table (finish() checks), and
- * its "exit" is heart-wake's exit status for the wake.
+ * its "exit" is heart-wake's exit status for the wake.  The outcome
+ * (status, reason, idle level, warnings) is kept in the wake as it is
+ * written into the result, by one helper each, and decided from there:
+ * nothing is read back out of the result.
  */
 #include <sys/file.h>
 #include <sys/random.h>
@@ -27,6 +30,14 @@
 #include <unistd.h>
 
 #include "heartint.h"
+
+/* The wake's outcome as its result says it. */
+struct outcome {
+	enum wake_status status;	/* ST_ERROR until decided */
+	char	 reason[1024];		/* "" when none */
+	const char *idle_level;		/* idle.c's, or NULL */
+	char	 warning[2048];		/* the warnings, "; " between, or "" */
+};
 
 struct wake {
 	const struct soul *s;
@@ -42,6 +53,8 @@ struct wake {
 	struct cap_view cv;
 	json_t	*events;
 	json_t	*res;
+	json_t	*said;			/* res's messages */
+	struct outcome out;		/* what res says of the outcome */
 	long long t0;
 	int	 loaded;		/* w was read */
 	char	*gate_out;		/* the gate program's output, or NULL */
@@ -109,11 +122,12 @@ result_new(struct wake *k, enum chamber c)
 	char at[32];
 
 	clock_utc(k->now, at, sizeof at);
-	return json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:[],"
+	k->said = json_array();		/* the result holds it */
+	return json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:o,"
 	    "s:{s:i,s:i,s:i,s:i},s:n,s:s,s:{s:i,s:i},s:n,s:i,s:i}",
 	    "v", 1, "agent", k->s->name, "chamber", soul_chamber_name(c),
 	    "wake_id", k->id, "at", at, "status", status_name(ST_ERROR),
-	    "reason", "response", "idle_level", "messages", "usage",
+	    "reason", "response", "idle_level", "messages", k->said, "usage",
 	    "prompt_tokens", 0, "completion_tokens", 0, "cached_tokens", 0,
 	    "cache_write_tokens", 0, "cap", "breaker",
 	    "closed", "tools", "calls", 0, "failed", 0, "error",
@@ -124,6 +138,41 @@ static void
 set_str(json_t *o, const char *key, const char *v)
 {
 	json_object_set_new(o, key, v ? json_string(v) : json_null());
+}
+
+/* The outcome's status, into the wake and its result. */
+static void
+outcome_status(struct wake *k, enum wake_status st)
+{
+	k->out.status = st;
+	set_str(k->res, "status", status_name(st));
+}
+
+/* The outcome's reason ("" or NULL: none), into the wake and its
+ * result. */
+static void
+outcome_reason(struct wake *k, const char *reason)
+{
+	snprintf(k->out.reason, sizeof k->out.reason, "%s", reason ?
+	    reason : "");
+	set_str(k->res, "reason", reason && *reason ? reason : NULL);
+}
+
+/* One more warning, into the wake and its result. */
+static void
+outcome_warn(struct wake *k, const char *w)
+{
+	struct outcome *o = &k->out;
+	char both[sizeof o->warning];
+	json_t *v;
+
+	/* cut to fit; cut inside a character, it stays as it was */
+	if (snprintf(both, sizeof both, "%s%s%s", o->warning,
+	    o->warning[0] ? "; " : "", w) < 0 ||
+	    (v = json_string(both)) == NULL)
+		return;
+	memcpy(o->warning, both, sizeof both);
+	json_object_set_new(k->res, "warning", v);
 }
 
 /*
@@ -179,8 +228,8 @@ finish(struct wake *k, const char *status, const char *reason)
 
 	if (status_find(status, &st) == -1)
 		abort();	/* a status not in status.c's table */
-	set_str(k->res, "status", status);
-	set_str(k->res, "reason", reason && *reason ? reason : NULL);
+	outcome_status(k, st);
+	outcome_reason(k, reason);
 	if (k->cv.day[0] == '\0')
 		cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
 	if (k->cv.day[0] != '\0') {
@@ -512,7 +561,7 @@ say(struct wake *k, struct talk *t, json_t *m)
 	if (t->bytes + c > WAKE_MSGMAX)
 		t->overflow = 1;
 	if (!t->overflow) {
-		json_array_append(json_object_get(k->res, "messages"), m);
+		json_array_append(k->said, m);
 		t->bytes += c;
 	}
 	json_array_append_new(t->msgs, m);
@@ -625,13 +674,16 @@ decide(struct wake *k, struct talk *t, struct llm_reply *r)
 	return run;
 }
 
+/* The answer and its idle level (idle.c's, or NULL), into the wake
+ * and its result, with the status they decide. */
 static void
-settle_reply(struct wake *k, const char *status, const char *text,
+settle_reply(struct wake *k, enum wake_status st, const char *text,
     const char *lvl)
 {
 	set_str(k->res, "response", text && *text ? text : NULL);
+	k->out.idle_level = lvl;
 	set_str(k->res, "idle_level", lvl);
-	set_str(k->res, "status", status);
+	outcome_status(k, st);
 }
 
 /*
@@ -655,8 +707,8 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 			for (; i < json_array_size(r->tool_calls); i++)
 				tool_result(k, t, json_array_get(r->tool_calls,
 				    i), "not run: this wake was skipped");
-		settle_reply(k, status_name(idle_alert(r->text) ? ST_OK :
-		    ST_IDLE), r->text, NULL);
+		settle_reply(k, idle_alert(r->text) ? ST_OK : ST_IDLE,
+		    r->text, NULL);
 		return 0;
 	}
 	if (first)
@@ -665,15 +717,14 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 		say(k, t, assistant(r));
 		if (r->tool_calls == NULL) {
 			idle = idle_detect(k->s, r->text, &lvl);
-			settle_reply(k, status_name(idle ? ST_IDLE : ST_OK),
-			    r->text, lvl);
+			settle_reply(k, idle ? ST_IDLE : ST_OK, r->text, lvl);
 			return 0;
 		}
 	}
 	for (; i < json_array_size(r->tool_calls); i++) {
 		call = json_array_get(r->tool_calls, i);
 		if (run_call(k, t, call) == 1) {
-			set_str(k->res, "status", status_name(ST_TOOL_CAP));
+			outcome_status(k, ST_TOOL_CAP);
 			return 0;
 		}
 	}
@@ -711,12 +762,12 @@ static int
 settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 {
 	enum chamber c = t->c;
-	const char *status = json_string_value(json_object_get(k->res,
-	    "status"));
+	enum wake_status st = k->out.status;
 	char e2[HEART_ERRLEN], why[HEART_ERRLEN] = "";
 	int flags, rc = HX_OK;
 	struct usage u;
 	long long cost;
+	json_t *tools;
 
 	flags = llmerr || k->tfail ? BRK_LLM_FAIL : BRK_LLM_OK;
 	if (llmerr && (t->fail == LLM_CONFIG || t->fail == LLM_QUOTA))
@@ -732,27 +783,27 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	else if (k->tfail)
 		snprintf(why, sizeof why, "%s", k->terr);
 	else if (t->capped) {
-		status = status_name(ST_TOOL_CAP);
+		st = ST_TOOL_CAP;
 		snprintf(why, sizeof why, "the model asked for more than "
 		    "seed_tool_cap (%lld) tool calls in one wake; the wake "
 		    "is discarded", k->s->ch[c].seed_tool_cap);
-		set_str(k->res, "reason", why);
+		outcome_reason(k, why);
 	} else if (t->failed || t->sfailed)
 		snprintf(why, sizeof why, "%s", t->toolerr);
 	if (llmerr || t->capped) {
-		set_str(k->res, "status", llmerr ? status_name(ST_ERROR) :
-		    status);
+		outcome_status(k, llmerr ? ST_ERROR : st);
 		set_str(k->res, "error", why);
 	}
 	cost = spent(k, t, &u);
-	json_object_set_new(k->res, "tools", json_pack("{s:i,s:i}", "calls",
-	    t->calls, "failed", t->failed));
+	tools = json_pack("{s:i,s:i}", "calls", t->calls, "failed",
+	    t->failed);
 	if (t->servers > 0) {
-		json_object_set_new(json_object_get(k->res, "tools"),
-		    "servers", json_integer(t->servers));
-		json_object_set_new(json_object_get(k->res, "tools"),
-		    "servers_failed", json_integer(t->sfailed));
+		json_object_set_new(tools, "servers",
+		    json_integer(t->servers));
+		json_object_set_new(tools, "servers_failed",
+		    json_integer(t->sfailed));
 	}
+	json_object_set_new(k->res, "tools", tools);
 	snprintf(k->w.error, sizeof k->w.error, "%.255s", why);
 	if (why[0] != '\0') {
 		k->w.error_at = k->now;
@@ -760,13 +811,13 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 		rc = llmerr && t->fail == LLM_CONFIG ? HX_CONFIG : HX_TEMPFAIL;
 	}
 	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
-	    llmerr ? status_name(ST_ERROR) : status);
+	    status_name(llmerr ? ST_ERROR : st));
 	if (brk_record(k->s->name, &k->bc, k->now, flags, llmerr ? t->hold :
 	    k->tfail ? k->thold : 0, why[0] ? why : NULL, k->events, e2) ==
 	    -1 || ((t->ptok > 0 || t->ctok > 0 || k->tu.prompt > 0 ||
 	    k->tu.completion > 0 || !llmerr) && cap_record(k->s->name,
-	    k->s->timezone, k->now, !llmerr && strcmp(status,
-	    status_name(ST_IDLE)) == 0, &u, &k->tu, cost, e2) == -1)) {
+	    k->s->timezone, k->now, !llmerr && st == ST_IDLE, &u, &k->tu,
+	    cost, e2) == -1)) {
 		snprintf(err, HEART_ERRLEN, "%s", e2);
 		rc = HX_IOERR;
 	}
@@ -789,19 +840,6 @@ request(const struct llm_conf *lc, const struct talk *t)
 	return body;
 }
 
-/* One more warning in the result. */
-static void
-add_warning(struct wake *k, const char *w)
-{
-	const char *had = json_string_value(json_object_get(k->res,
-	    "warning"));
-	char both[2048];
-
-	snprintf(both, sizeof both, "%s%s%s", had ? had : "", had ? "; " :
-	    "", w);
-	json_object_set_new(k->res, "warning", json_string(both));
-}
-
 /* Before the first request: a warning of a missing key, if any. */
 static void
 warn_key(struct wake *k, const struct llm_conf *lc)
@@ -809,7 +847,7 @@ warn_key(struct wake *k, const struct llm_conf *lc)
 	char w[1024];
 
 	if (llm_key_warning(lc, w, sizeof w))
-		add_warning(k, w);
+		outcome_warn(k, w);
 }
 
 static void
@@ -847,7 +885,7 @@ mcp_begin(struct wake *k, struct talk *t)
 		json_array_extend(t->offer, (json_t *)mcp_offer(t->mcp));
 	}
 	json_array_foreach(mcp_warnings(t->mcp), i, w)
-		add_warning(k, json_string_value(w));
+		outcome_warn(k, json_string_value(w));
 }
 
 /*
@@ -870,8 +908,7 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 	warn_key(k, lc);
 	mcp_begin(k, &t);
 	t.bytes = llm_cost(json_array_get(t.msgs, t.h1));
-	json_array_append(json_object_get(k->res, "messages"),
-	    json_array_get(t.msgs, t.h1));
+	json_array_append(k->said, json_array_get(t.msgs, t.h1));
 	while (more) {
 		/* the first request's budget was taken by admit(), unless
 		 * it went to the triage endpoint */
@@ -1067,7 +1104,7 @@ triage_step(struct wake *k, int *rc, char *err)
 		snprintf(k->terr, sizeof k->terr, "triage: %.400s", err);
 		snprintf(w, sizeof w, "%s; the main model was asked in its "
 		    "place", k->terr);
-		add_warning(k, w);
+		outcome_warn(k, w);
 		free(text);
 		return 1;
 	}
@@ -1078,13 +1115,13 @@ triage_step(struct wake *k, int *rc, char *err)
 		free(text);
 		return 1;
 	}
-	json_array_append_new(json_object_get(k->res, "messages"),
-	    json_pack("{s:s,s:s}", "role", "user", "content", text));
+	json_array_append_new(k->said, json_pack("{s:s,s:s}", "role", "user",
+	    "content", text));
 	free(text);
-	set_str(k->res, "status", status_name(ST_IDLE));
+	outcome_status(k, ST_IDLE);
 	snprintf(w, sizeof w, "triage: skip%s%.400s", why ? ": " : "",
 	    why ? why : "");
-	set_str(k->res, "reason", w);
+	outcome_reason(k, w);
 	json_object_set_new(k->res, "cost", price_json(k->tcost));
 	triage_free(&t);
 	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
@@ -1105,7 +1142,7 @@ static int
 run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 {
 	const char *status = NULL;
-	char reason[1024], status16[16];
+	char reason[1024];
 	time_t until;
 	int open, r;
 
@@ -1119,8 +1156,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	json_object_set_new(k->res, "chamber",
 	    json_string(soul_chamber_name(k->g.chamber)));
 	if (k->g.warning[0])
-		json_object_set_new(k->res, "warning",
-		    json_string(k->g.warning));
+		outcome_warn(k, k->g.warning);
 	if (k->o->dry_run)
 		return dry_run(k, lc, open, err);
 	if (!open) {
@@ -1161,19 +1197,14 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 		r = call_model(k, lc, err);
 	/* the outcome teaches the adaptive schedule (adapt.c) */
 	if (r == HX_OK && k->g.chamber == CH_SCHEDULE && adapt_record(k->dir,
-	    k->s, &k->w.act, json_string_value(json_object_get(k->res,
-	    "status")), json_string_value(json_object_get(k->res,
-	    "idle_level")), k->now, err) == -1)
+	    k->s, &k->w.act, status_name(k->out.status), k->out.idle_level,
+	    k->now, err) == -1)
 		r = HX_IOERR;
 	if (wake_save(k->dir, k->s->name, &k->w, -1, k->now, err) == -1 &&
 	    r == HX_OK)
 		r = HX_IOERR;
-	snprintf(status16, sizeof status16, "%s", json_string_value(
-	    json_object_get(k->res, "status")));
-	snprintf(reason, sizeof reason, "%s", json_is_string(json_object_get(
-	    k->res, "reason")) ? json_string_value(json_object_get(k->res,
-	    "reason")) : "");
-	finish(k, status16, reason);
+	snprintf(reason, sizeof reason, "%s", k->out.reason);
+	finish(k, status_name(k->out.status), reason);
 	return r;
 }
 
@@ -1196,6 +1227,7 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	k.now = now;
 	k.t0 = mono_ms();
 	k.tcost = -1;
+	k.out.status = ST_ERROR;	/* as result_new says */
 	k.events = json_array();
 	run_id(now, k.id, sizeof k.id);
 	k.res = result_new(&k, o->chamber >= 0 ? (enum chamber)o->chamber :
