@@ -117,6 +117,18 @@ set_reason(struct wake *k, const char *reason)
 	set_str(k->res, "reason", reason && *reason ? reason : NULL);
 }
 
+/* The answer and its idle level (idle.c's, or NULL), into the wake
+ * and its result, with the status they decide. */
+void
+run_reply(struct wake *k, enum wake_status st, const char *text,
+    const char *lvl)
+{
+	set_str(k->res, "response", text && *text ? text : NULL);
+	k->out.idle_level = lvl;
+	set_str(k->res, "idle_level", lvl);
+	run_status(k, st);
+}
+
 /* One more warning, into the wake and its result. */
 void
 run_warn(struct wake *k, const char *w)
@@ -310,18 +322,6 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	return 0;
 }
 
-/* The answer and its idle level (idle.c's, or NULL), into the wake
- * and its result, with the status they decide. */
-void
-run_reply(struct wake *k, enum wake_status st, const char *text,
-    const char *lvl)
-{
-	set_str(k->res, "response", text && *text ? text : NULL);
-	k->out.idle_level = lvl;
-	set_str(k->res, "idle_level", lvl);
-	run_status(k, st);
-}
-
 /* The outcome to the breaker, the counters and wake.json.  Exit code. */
 static int
 settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
@@ -408,7 +408,6 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 	talk_end(&t);
 	return rc;
 }
-
 
 /* --dry-run: the exact request that would be sent, and nothing spent. */
 static int
