@@ -394,8 +394,88 @@ int	 bucket_wait(const char *, long long, char *);
 int	 bucket_send(const char *, time_t, long long, char *);
 void	 bucket_after(const char *, long, time_t, long long, time_t);
 
-/* run.c */
+/* run.c: one wake, its orchestration; the conversation is talk.c's */
+/* The wake's outcome as its result says it, set with the result by
+ * run_status, run_reply (the answer, its idle level and the status
+ * they decide) and run_warn (one more warning), and read from here:
+ * nothing reads the result back. */
+struct outcome {
+	enum wake_status status;	/* ST_ERROR until decided */
+	char	 reason[1024];		/* "" when none */
+	const char *idle_level;		/* idle.c's, or NULL */
+	char	 warning[2048];		/* the warnings, "; " between, or "" */
+};
+
+/* One wake of one agent, from its lock to its result. */
+struct wake {
+	const struct soul *s;
+	const struct run_opts *o;
+	time_t	 now;
+	char	 dir[4096];
+	char	 id[40];
+	struct wake_state w;
+	struct wake_state prev;		/* w as it was before this wake */
+	struct gate g;
+	struct brk_conf bc;
+	struct brk_view bv;
+	struct cap_view cv;
+	json_t	*events;
+	json_t	*res;
+	json_t	*said;			/* res's messages */
+	struct outcome out;		/* what res says of the outcome */
+	long long t0;
+	int	 loaded;		/* w was read */
+	char	*gate_out;		/* the gate program's output, or NULL */
+	struct llm_conf tc;		/* the triage endpoint, */
+	int	 triage;		/* when the soul names one */
+	char	*found;			/* the triage's reason to run, or NULL */
+	int	 tfail;			/* the triage failed: LLM_* */
+	struct usage tu;		/* the triage's tokens */
+	long long tcost;		/* and their cost, nano$; -1: none */
+	time_t	 thold;
+	char	 terr[HEART_ERRLEN];
+	char	 ep[HEART_IDMAX + 1];	/* its endpoint (bucket.c), or "" */
+	char	 tep[HEART_IDMAX + 1];	/* the triage's, or "" */
+	time_t	 taken;			/* when its first request was */
+};
+
 void	 run_id(time_t, char *, size_t);
+void	 run_status(struct wake *, enum wake_status);
+void	 run_reply(struct wake *, enum wake_status, const char *,
+	    const char *);
+void	 run_warn(struct wake *, const char *);
+
+/* talk.c: an admitted wake's conversation with the model and its tools */
+struct talk {
+	json_t	*msgs;		/* the request's messages, growing */
+	size_t	 h0, h1;	/* the history in msgs: [h0, h1) */
+	size_t	 bytes;		/* of the result's messages */
+	int	 overflow;	/* they would pass WAKE_MSGMAX */
+	int	 fail;		/* the model's failure: LLM_* */
+	time_t	 hold;		/* and how long it asks to be let be */
+	json_t	*offer;		/* the tools offered, or NULL */
+	const char *force;	/* the tool the next reply must call */
+	const char *hide;	/* the key's variable, kept from tools */
+	enum chamber c;
+	long long ptok, ctok;
+	long long cached, cwrite;	/* of ptok: read from, written to a
+					   provider's cache */
+	int	 calls, failed;	/* tool calls run, and failed */
+	struct mcp *mcp;	/* the MCP servers started, or NULL */
+	int	 servers, sfailed;	/* MCP servers started, and failed */
+	int	 capped;	/* the model asked for one past the cap */
+	int	 ids;		/* call ids given by heart */
+	char	 toolerr[HEART_ERRLEN];	/* the first tool failure */
+};
+
+char	*talk_prompt(struct wake *, enum chamber, int);
+int	 talk_begin(struct wake *, struct talk *, char *);
+json_t	*talk_request(const struct llm_conf *, const struct talk *);
+void	 talk_warn_key(struct wake *, const struct llm_conf *);
+int	 talk_run(struct wake *, const struct llm_conf *, struct talk *,
+	    char *);
+long long talk_spent(struct wake *, const struct talk *, struct usage *);
+void	 talk_end(struct talk *);
 
 /* pulse.c */
 #define PULSE_TEXTMAX	121	/* a reason in a pulse: 120 bytes at most */

@@ -1,21 +1,22 @@
 /*
  * run.c - one wake of one agent, start to end: the lock, the gates
  * (wake.c), the chamber's gate program (gate.c), the breaker, the cap,
- * the triage model (triage.c), the conversation with the model and
- * its tools (tool.c), the outcome told to the breaker and the
- * counters, and the wake result (heart-wake(1), THE WAKE RESULT).
+ * the triage model (triage.c), then the conversation with the model
+ * and its tools (talk.c), and after it the outcome told to the breaker
+ * and the counters, and the wake result (heart-wake(1), THE WAKE
+ * RESULT); and --explain, the same gates asked without a wake.
  *
  * Invariants: nothing is sent before every gate has passed, the gate
  * program included; the cap is taken last, so a skipped wake never
  * spends it, and a half-open probe granted to a wake that the cap then
- * refuses is handed back; the history is read, never written
- * (heart-ghost writes it); a wake runs at most seed_tool_cap tool
- * calls, so it sends at most seed_tool_cap + 2 requests to the model,
- * and one more to the triage endpoint if there is one; every tool call
- * and result is in the result's messages.
+ * refuses is handed back; a wake sends at most one request to the
+ * triage endpoint, if there is one, besides talk.c's.
  *
  * A result's status is one of status.c's table (finish() checks), and
- * its "exit" is heart-wake's exit status for the wake.
+ * its "exit" is heart-wake's exit status for the wake.  The outcome
+ * (status, reason, idle level, warnings) is kept in the wake as it is
+ * written into the result, by one helper each, and decided from there:
+ * nothing is read back out of the result.
  */
 #include <sys/file.h>
 #include <sys/random.h>
@@ -28,35 +29,6 @@
 
 #include "heartint.h"
 
-struct wake {
-	const struct soul *s;
-	const struct run_opts *o;
-	time_t	 now;
-	char	 dir[4096];
-	char	 id[40];
-	struct wake_state w;
-	struct wake_state prev;		/* w as it was before this wake */
-	struct gate g;
-	struct brk_conf bc;
-	struct brk_view bv;
-	struct cap_view cv;
-	json_t	*events;
-	json_t	*res;
-	long long t0;
-	int	 loaded;		/* w was read */
-	char	*gate_out;		/* the gate program's output, or NULL */
-	struct llm_conf tc;		/* the triage endpoint, */
-	int	 triage;		/* when the soul names one */
-	char	*found;			/* the triage's reason to run, or NULL */
-	int	 tfail;			/* the triage failed: LLM_* */
-	struct usage tu;		/* the triage's tokens */
-	long long tcost;		/* and their cost, nano$; -1: none */
-	time_t	 thold;
-	char	 terr[HEART_ERRLEN];
-	char	 ep[HEART_IDMAX + 1];	/* its endpoint (bucket.c), or "" */
-	char	 tep[HEART_IDMAX + 1];	/* the triage's, or "" */
-	time_t	 taken;			/* when its first request was */
-};
 
 /* run_id's seed, drawn again in a forked child (atfork) */
 static int	id_seeded;
@@ -109,11 +81,12 @@ result_new(struct wake *k, enum chamber c)
 	char at[32];
 
 	clock_utc(k->now, at, sizeof at);
-	return json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:[],"
+	k->said = json_array();		/* the result holds it */
+	return json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:n,s:n,s:n,s:o,"
 	    "s:{s:i,s:i,s:i,s:i},s:n,s:s,s:{s:i,s:i},s:n,s:i,s:i}",
 	    "v", 1, "agent", k->s->name, "chamber", soul_chamber_name(c),
 	    "wake_id", k->id, "at", at, "status", status_name(ST_ERROR),
-	    "reason", "response", "idle_level", "messages", "usage",
+	    "reason", "response", "idle_level", "messages", k->said, "usage",
 	    "prompt_tokens", 0, "completion_tokens", 0, "cached_tokens", 0,
 	    "cache_write_tokens", 0, "cap", "breaker",
 	    "closed", "tools", "calls", 0, "failed", 0, "error",
@@ -124,6 +97,53 @@ static void
 set_str(json_t *o, const char *key, const char *v)
 {
 	json_object_set_new(o, key, v ? json_string(v) : json_null());
+}
+
+/* The outcome's status, into the wake and its result. */
+void
+run_status(struct wake *k, enum wake_status st)
+{
+	k->out.status = st;
+	set_str(k->res, "status", status_name(st));
+}
+
+/* The outcome's reason ("" or NULL: none), into the wake and its
+ * result. */
+static void
+set_reason(struct wake *k, const char *reason)
+{
+	snprintf(k->out.reason, sizeof k->out.reason, "%s", reason ?
+	    reason : "");
+	set_str(k->res, "reason", reason && *reason ? reason : NULL);
+}
+
+/* The answer and its idle level (idle.c's, or NULL), into the wake
+ * and its result, with the status they decide. */
+void
+run_reply(struct wake *k, enum wake_status st, const char *text,
+    const char *lvl)
+{
+	set_str(k->res, "response", text && *text ? text : NULL);
+	k->out.idle_level = lvl;
+	set_str(k->res, "idle_level", lvl);
+	run_status(k, st);
+}
+
+/* One more warning, into the wake and its result. */
+void
+run_warn(struct wake *k, const char *w)
+{
+	struct outcome *o = &k->out;
+	char both[sizeof o->warning];
+	json_t *v;
+
+	/* cut to fit; cut inside a character, it stays as it was */
+	if (snprintf(both, sizeof both, "%s%s%s", o->warning,
+	    o->warning[0] ? "; " : "", w) < 0 ||
+	    (v = json_string(both)) == NULL)
+		return;
+	memcpy(o->warning, both, sizeof both);
+	json_object_set_new(k->res, "warning", v);
 }
 
 /*
@@ -179,8 +199,8 @@ finish(struct wake *k, const char *status, const char *reason)
 
 	if (status_find(status, &st) == -1)
 		abort();	/* a status not in status.c's table */
-	set_str(k->res, "status", status);
-	set_str(k->res, "reason", reason && *reason ? reason : NULL);
+	run_status(k, st);
+	set_reason(k, reason);
 	if (k->cv.day[0] == '\0')
 		cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
 	if (k->cv.day[0] != '\0') {
@@ -208,143 +228,6 @@ finish(struct wake *k, const char *status, const char *reason)
 		json_object_set(k->res, "breaker_events", k->events);
 	json_object_set_new(k->res, "duration_ms",
 	    json_integer(mono_ms() - k->t0));
-}
-
-static const char *default_prompt[CH_NCHAMBERS] = {
-	"This is a scheduled heartbeat. Review your duties and any open "
-	    "items below.",
-	"The user has been quiet for a while. Explore your domain for "
-	    "anything worth their attention."
-};
-
-static int
-tool_mode(const struct soul *s)
-{
-	return strcmp(s->ghost_mode, "tool") == 0;
-}
-
-/* The soul's MCP servers with a tool allowed: those a wake starts. */
-static int
-mcp_wanted(const struct soul *s)
-{
-	const char *name;
-	json_t *conf;
-	int n = 0;
-
-	json_object_foreach(s->mcp, name, conf)
-		n += json_array_size(json_object_get(conf, "tools")) > 0;
-	return n;
-}
-
-/*
- * The chamber prompt, the checklist's open items, the gate's output,
- * the triage's reason, and the meta block; for the triage model
- * (triage), the heartbeat question alone at its end.
- */
-static char *
-prompt_text(struct wake *k, enum chamber c, int triage)
-{
-	const struct soul *s = k->s;
-	char now[40], last[64], *out = NULL;
-	size_t n = 0;
-	FILE *fp;
-	struct caps caps;
-	long long limit;
-
-	cap_from_soul(s, &caps);
-	limit = cap_limit(&caps, c);
-	clock_iso(s->timezone, k->now, now, sizeof now);
-	if (k->prev.last[c]) {
-		clock_iso(s->timezone, k->prev.last[c], last, sizeof last);
-		strncat(last, k->prev.last_status[c][0] ? " (" : "",
-		    sizeof last - strlen(last) - 1);
-		strncat(last, k->prev.last_status[c], sizeof last -
-		    strlen(last) - 1);
-		strncat(last, k->prev.last_status[c][0] ? ")" : "",
-		    sizeof last - strlen(last) - 1);
-	} else
-		snprintf(last, sizeof last, "never");
-	if ((fp = open_memstream(&out, &n)) == NULL)
-		abort();
-	fprintf(fp, "%s", s->ch[c].prompt ? s->ch[c].prompt :
-	    default_prompt[c]);
-	if (k->g.items != NULL)
-		fprintf(fp, "\n\nOpen items of your checklist:\n%s\n",
-		    k->g.items);
-	if (k->gate_out != NULL)
-		fprintf(fp, "\n\nWhat changed since your last wake (your "
-		    "gate's output):\n%s\n", k->gate_out);
-	if (k->found != NULL && !triage)
-		fprintf(fp, "\n\nA first look found work: %s\n", k->found);
-	fprintf(fp, "\n\n[heart] local time: %s (%s); chamber: %s; "
-	    "last %s wake: %s; wakes left today: %lld of %lld; "
-	    "consecutive failures: %lld; last error: %s.\n",
-	    now, s->timezone, soul_chamber_name(c), soul_chamber_name(c), last,
-	    limit > k->cv.total ? limit - k->cv.total : 0, limit,
-	    k->bv.llm_fails > k->bv.tool_fails ? k->bv.llm_fails :
-	    k->bv.tool_fails, k->prev.error[0] ? k->prev.error : "none");
-	if (tool_mode(s) || triage)
-		fprintf(fp, "First call heartbeat: action skip if nothing "
-		    "needs doing now, run if there is work.");
-	else
-		fprintf(fp, "Answer %s alone if there is nothing to do.",
-		    s->ghost_token);
-	if ((s->tools != NULL || mcp_wanted(s)) && s->ch[c].seed_tool_cap > 0 &&
-	    !triage)
-		fprintf(fp, " At most %lld tool calls in this wake.",
-		    s->ch[c].seed_tool_cap);
-	fclose(fp);
-	return out;
-}
-
-/* Keep only what a model needs of a history line. */
-static json_t *
-context_msg(json_t *m)
-{
-	static const char *keep[] = { "role", "content", "tool_calls",
-	    "tool_call_id", "name", NULL };
-	json_t *o = json_object(), *v;
-	int i;
-
-	for (i = 0; keep[i] != NULL; i++)
-		if ((v = json_object_get(m, keep[i])) != NULL)
-			json_object_set(o, keep[i], v);
-	return o;
-}
-
-/*
- * system, the last history.keep messages, then the new user message;
- * *h0 and *h1 are where the history begins and ends (llm_fit)
- */
-static json_t *
-request_messages(struct wake *k, json_t *user, size_t *h0, size_t *h1,
-    char *err)
-{
-	json_t *msgs = json_array(), *hist = NULL, *m;
-	size_t i;
-
-	if (k->s->system != NULL)
-		json_array_append_new(msgs, json_pack("{s:s,s:s}", "role",
-		    "system", "content", k->s->system));
-	if (k->s->history_keep > 0 && hist_tail(k->s->name,
-	    (size_t)k->s->history_keep, &hist, err) == -1) {
-		json_decref(msgs);
-		return NULL;
-	}
-	json_array_foreach(hist, i, m) {
-		/* a result whose call was cut off by keep means nothing */
-		if (json_array_size(msgs) <= (k->s->system != NULL) &&
-		    json_is_string(json_object_get(m, "role")) &&
-		    strcmp(json_string_value(json_object_get(m, "role")),
-		    "tool") == 0)
-			continue;
-		json_array_append_new(msgs, context_msg(m));
-	}
-	json_decref(hist);
-	*h0 = k->s->system != NULL;
-	*h1 = json_array_size(msgs);
-	json_array_append(msgs, user);
-	return msgs;
 }
 
 /* Pick the chamber whose gates pass; 0 with k->g set to the skip. */
@@ -439,284 +322,17 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	return 0;
 }
 
-/* The conversation of one wake with the model and its tools. */
-struct talk {
-	json_t	*msgs;		/* the request's messages, growing */
-	size_t	 h0, h1;	/* the history in msgs: [h0, h1) */
-	size_t	 bytes;		/* of the result's messages */
-	int	 overflow;	/* they would pass WAKE_MSGMAX */
-	int	 fail;		/* the model's failure: LLM_* */
-	time_t	 hold;		/* and how long it asks to be let be */
-	json_t	*offer;		/* the tools offered, or NULL */
-	const char *force;	/* the tool the next reply must call */
-	const char *hide;	/* the key's variable, kept from tools */
-	enum chamber c;
-	long long ptok, ctok;
-	long long cached, cwrite;	/* of ptok: read from, written to a
-					   provider's cache */
-	int	 calls, failed;	/* tool calls run, and failed */
-	struct mcp *mcp;	/* the MCP servers started, or NULL */
-	int	 servers, sfailed;	/* MCP servers started, and failed */
-	int	 capped;	/* the model asked for one past the cap */
-	int	 ids;		/* call ids given by heart */
-	char	 toolerr[HEART_ERRLEN];	/* the first tool failure */
-};
-
-/* The tools offered in chamber c: heartbeat first in tool mode. */
-static json_t *
-offer(const struct soul *s, enum chamber c)
-{
-	json_t *arr;
-
-	if (s->tools != NULL && s->ch[c].seed_tool_cap > 0)
-		arr = tool_offer(s->tools);
-	else
-		arr = json_array();
-	if (tool_mode(s))
-		json_array_insert_new(arr, 0, triage_hb_tool());
-	if (json_array_size(arr) == 0) {
-		json_decref(arr);
-		return NULL;
-	}
-	return arr;
-}
-
-/* The first request's messages, and the prompt into the result. */
-static int
-talk_begin(struct wake *k, struct talk *t, char *err)
-{
-	json_t *user;
-	char *text;
-
-	memset(t, 0, sizeof *t);
-	t->c = k->g.chamber;
-	text = prompt_text(k, t->c, 0);
-	user = json_pack("{s:s,s:s}", "role", "user", "content", text);
-	free(text);
-	t->msgs = request_messages(k, user, &t->h0, &t->h1, err);
-	json_decref(user);
-	if (t->msgs == NULL)
-		return -1;
-	t->offer = offer(k->s, t->c);
-	t->force = tool_mode(k->s) ? "heartbeat" : NULL;
-	return 0;
-}
-
-/* m to the request and to the result's messages, while they stay
- * under WAKE_MSGMAX: past it the wake ends (call_model). */
-static void
-say(struct wake *k, struct talk *t, json_t *m)
-{
-	size_t c = llm_cost(m);
-
-	if (t->bytes + c > WAKE_MSGMAX)
-		t->overflow = 1;
-	if (!t->overflow) {
-		json_array_append(json_object_get(k->res, "messages"), m);
-		t->bytes += c;
-	}
-	json_array_append_new(t->msgs, m);
-}
-
-/*
- * Every call gets an id (unique in the wake, where the server gave
- * none) and a type, so that its result can name it.
- */
-static void
-normalize_calls(struct talk *t, json_t *calls)
-{
-	json_t *call;
-	char id[32];
-	size_t i;
-
-	json_array_foreach(calls, i, call) {
-		if (!json_is_string(json_object_get(call, "id"))) {
-			snprintf(id, sizeof id, "call_heart_%d", ++t->ids);
-			json_object_set_new(call, "id", json_string(id));
-		}
-		json_object_set_new(call, "type", json_string("function"));
-	}
-}
-
-static const char *
-call_name(const json_t *call)
-{
-	const char *n = json_string_value(json_object_get(json_object_get(
-	    call, "function"), "name"));
-
-	return n ? n : "";
-}
-
-static void
-tool_result(struct wake *k, struct talk *t, const json_t *call,
-    const char *text)
-{
-	say(k, t, json_pack("{s:s,s:O,s:s}", "role", "tool", "tool_call_id",
-	    json_object_get(call, "id"), "content", text));
-}
-
-/* Run one call, its result to the model.  0, or 1 when past the cap. */
-static int
-run_call(struct wake *k, struct talk *t, const json_t *call)
-{
-	struct tool_ctx ctx = { k->s->name, soul_chamber_name(t->c), k->id,
-	    t->hide, t->offer };
-	char e[HEART_ERRLEN], *text;
-	int rc;
-
-	if (t->calls >= k->s->ch[t->c].seed_tool_cap) {
-		t->capped = 1;
-		return 1;
-	}
-	t->calls++;
-	if (tool_mode(k->s) && strcmp(call_name(call), "heartbeat") == 0) {
-		tool_result(k, t, call, "already decided: run. Go on.");
-		return 0;
-	}
-	if (mcp_has(t->mcp, call_name(call)))
-		rc = mcp_call(t->mcp, call, &text, e);
-	else
-		rc = tool_call(k->s, &ctx, call, &text, e);
-	if (rc == -1) {
-		t->failed++;
-		if (t->toolerr[0] == '\0')
-			snprintf(t->toolerr, sizeof t->toolerr, "tool %.400s",
-			    e);
-	}
-	tool_result(k, t, call, text);
-	free(text);
-	return 0;
-}
-
-/* The reply as an assistant message, its tool calls included. */
-static json_t *
-assistant(const struct llm_reply *r)
-{
-	json_t *m = json_pack("{s:s}", "role", "assistant");
-
-	if (r->tool_calls != NULL) {
-		json_object_set_new(m, "content", r->text && *r->text ?
-		    json_string(r->text) : json_null());
-		json_object_set(m, "tool_calls", r->tool_calls);
-	} else
-		json_object_set_new(m, "content", json_string(r->text ?
-		    r->text : ""));
-	return m;
-}
-
-/*
- * Tool mode, the first reply: only a heartbeat call with action run,
- * made first, is work; skip, a reply with no call, any other first
- * call or an unreadable action is idle.  Returns 1 for run (its call
- * is answered), 0 for idle.  The decision goes into the result.
- */
-static int
-decide(struct wake *k, struct talk *t, struct llm_reply *r)
-{
-	json_t *call = json_array_get(r->tool_calls, 0);
-	int run;
-
-	json_object_set_new(k->res, "decision",
-	    triage_hb_decision(r->tool_calls, &run));
-	say(k, t, assistant(r));
-	if (run)
-		tool_result(k, t, call, "run: go on with the work, then "
-		    "answer.");
-	return run;
-}
-
-static void
-settle_reply(struct wake *k, const char *status, const char *text,
-    const char *lvl)
-{
-	set_str(k->res, "response", text && *text ? text : NULL);
-	set_str(k->res, "idle_level", lvl);
-	set_str(k->res, "status", status);
-}
-
-/*
- * One reply.  Returns 1 to send the conversation again, 0 when the
- * wake is decided (the result's status is set).
- */
-static int
-answer(struct wake *k, struct talk *t, struct llm_reply *r)
-{
-	const char *lvl = NULL;
-	json_t *call;
-	size_t i = 0;
-	int first = t->force != NULL, idle;
-
-	t->force = NULL;
-	normalize_calls(t, r->tool_calls);
-	if (first && !decide(k, t, r)) {
-		/* a skip that carries an alert is a real answer all the same;
-		 * its calls are answered so that the history stays whole */
-		if (idle_alert(r->text))
-			for (; i < json_array_size(r->tool_calls); i++)
-				tool_result(k, t, json_array_get(r->tool_calls,
-				    i), "not run: this wake was skipped");
-		settle_reply(k, status_name(idle_alert(r->text) ? ST_OK :
-		    ST_IDLE), r->text, NULL);
-		return 0;
-	}
-	if (first)
-		i = 1;		/* the heartbeat call, answered */
-	else {
-		say(k, t, assistant(r));
-		if (r->tool_calls == NULL) {
-			idle = idle_detect(k->s, r->text, &lvl);
-			settle_reply(k, status_name(idle ? ST_IDLE : ST_OK),
-			    r->text, lvl);
-			return 0;
-		}
-	}
-	for (; i < json_array_size(r->tool_calls); i++) {
-		call = json_array_get(r->tool_calls, i);
-		if (run_call(k, t, call) == 1) {
-			set_str(k->res, "status", status_name(ST_TOOL_CAP));
-			return 0;
-		}
-	}
-	return 1;
-}
-
-/*
- * The wake's tokens (*u) and what they cost at the soul's price, the
- * triage's included, into the result: "usage" (the main model's; the
- * triage's are in "triage"), and "cost" in dollars (null: no price).
- * Returns the cost in nanodollars, -1 when there is no price.
- */
-static long long
-spent(struct wake *k, const struct talk *t, struct usage *u)
-{
-	long long cost;
-
-	u->prompt = t->ptok;
-	u->completion = t->ctok;
-	u->cached = t->cached;
-	u->cache_write = t->cwrite;
-	cost = price_cost(&k->s->llm.price, u);
-	if (k->tcost >= 0)	/* the triage's too: the wake's cost */
-		cost = (cost < 0 ? 0 : cost) + k->tcost;
-	json_object_set_new(k->res, "usage", json_pack("{s:I,s:I,s:I,s:I}",
-	    "prompt_tokens", (json_int_t)u->prompt, "completion_tokens",
-	    (json_int_t)u->completion, "cached_tokens", (json_int_t)u->cached,
-	    "cache_write_tokens", (json_int_t)u->cache_write));
-	json_object_set_new(k->res, "cost", price_json(cost));
-	return cost;
-}
-
 /* The outcome to the breaker, the counters and wake.json.  Exit code. */
 static int
 settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 {
 	enum chamber c = t->c;
-	const char *status = json_string_value(json_object_get(k->res,
-	    "status"));
+	enum wake_status st = k->out.status;
 	char e2[HEART_ERRLEN], why[HEART_ERRLEN] = "";
 	int flags, rc = HX_OK;
 	struct usage u;
 	long long cost;
+	json_t *tools;
 
 	flags = llmerr || k->tfail ? BRK_LLM_FAIL : BRK_LLM_OK;
 	if (llmerr && (t->fail == LLM_CONFIG || t->fail == LLM_QUOTA))
@@ -732,27 +348,27 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	else if (k->tfail)
 		snprintf(why, sizeof why, "%s", k->terr);
 	else if (t->capped) {
-		status = status_name(ST_TOOL_CAP);
+		st = ST_TOOL_CAP;
 		snprintf(why, sizeof why, "the model asked for more than "
 		    "seed_tool_cap (%lld) tool calls in one wake; the wake "
 		    "is discarded", k->s->ch[c].seed_tool_cap);
-		set_str(k->res, "reason", why);
+		set_reason(k, why);
 	} else if (t->failed || t->sfailed)
 		snprintf(why, sizeof why, "%s", t->toolerr);
 	if (llmerr || t->capped) {
-		set_str(k->res, "status", llmerr ? status_name(ST_ERROR) :
-		    status);
+		run_status(k, llmerr ? ST_ERROR : st);
 		set_str(k->res, "error", why);
 	}
-	cost = spent(k, t, &u);
-	json_object_set_new(k->res, "tools", json_pack("{s:i,s:i}", "calls",
-	    t->calls, "failed", t->failed));
+	cost = talk_spent(k, t, &u);
+	tools = json_pack("{s:i,s:i}", "calls", t->calls, "failed",
+	    t->failed);
 	if (t->servers > 0) {
-		json_object_set_new(json_object_get(k->res, "tools"),
-		    "servers", json_integer(t->servers));
-		json_object_set_new(json_object_get(k->res, "tools"),
-		    "servers_failed", json_integer(t->sfailed));
+		json_object_set_new(tools, "servers",
+		    json_integer(t->servers));
+		json_object_set_new(tools, "servers_failed",
+		    json_integer(t->sfailed));
 	}
+	json_object_set_new(k->res, "tools", tools);
 	snprintf(k->w.error, sizeof k->w.error, "%.255s", why);
 	if (why[0] != '\0') {
 		k->w.error_at = k->now;
@@ -760,13 +376,13 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 		rc = llmerr && t->fail == LLM_CONFIG ? HX_CONFIG : HX_TEMPFAIL;
 	}
 	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
-	    llmerr ? status_name(ST_ERROR) : status);
+	    status_name(llmerr ? ST_ERROR : st));
 	if (brk_record(k->s->name, &k->bc, k->now, flags, llmerr ? t->hold :
 	    k->tfail ? k->thold : 0, why[0] ? why : NULL, k->events, e2) ==
 	    -1 || ((t->ptok > 0 || t->ctok > 0 || k->tu.prompt > 0 ||
 	    k->tu.completion > 0 || !llmerr) && cap_record(k->s->name,
-	    k->s->timezone, k->now, !llmerr && strcmp(status,
-	    status_name(ST_IDLE)) == 0, &u, &k->tu, cost, e2) == -1)) {
+	    k->s->timezone, k->now, !llmerr && st == ST_IDLE, &u, &k->tu,
+	    cost, e2) == -1)) {
 		snprintf(err, HEART_ERRLEN, "%s", e2);
 		rc = HX_IOERR;
 	}
@@ -777,141 +393,19 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	return rc;
 }
 
-/* The next request's body: the conversation within the budget. */
-static json_t *
-request(const struct llm_conf *lc, const struct talk *t)
-{
-	json_t *ctx, *body;
-
-	ctx = llm_fit(t->msgs, t->h0, t->h1, lc->budget);
-	body = llm_body(lc, ctx, t->offer, t->force);
-	json_decref(ctx);
-	return body;
-}
-
-/* One more warning in the result. */
-static void
-add_warning(struct wake *k, const char *w)
-{
-	const char *had = json_string_value(json_object_get(k->res,
-	    "warning"));
-	char both[2048];
-
-	snprintf(both, sizeof both, "%s%s%s", had ? had : "", had ? "; " :
-	    "", w);
-	json_object_set_new(k->res, "warning", json_string(both));
-}
-
-/* Before the first request: a warning of a missing key, if any. */
-static void
-warn_key(struct wake *k, const struct llm_conf *lc)
-{
-	char w[1024];
-
-	if (llm_key_warning(lc, w, sizeof w))
-		add_warning(k, w);
-}
-
-static void
-tell(void *arg, const char *server, const char *text)
-{
-	const struct wake *k = arg;
-
-	if (k->o->tell != NULL)
-		k->o->tell(k->s->name, server, text);
-}
-
-/*
- * The soul's MCP servers, started now that the wake is admitted, when
- * the chamber allows tool calls: their allowed tools join the offer; a
- * server that fails is a tool failure, and its tools are not offered.
- */
-static void
-mcp_begin(struct wake *k, struct talk *t)
-{
-	struct tool_ctx ctx = { k->s->name, soul_chamber_name(t->c), k->id,
-	    t->hide, NULL };
-	char e[HEART_ERRLEN];
-	const json_t *w;
-	size_t i;
-
-	if (!mcp_wanted(k->s) || k->s->ch[t->c].seed_tool_cap <= 0)
-		return;
-	t->sfailed = mcp_open(k->s, &ctx, k->o->version, 0, &t->mcp, e);
-	t->servers = mcp_wanted(k->s);
-	if (t->sfailed > 0 && t->toolerr[0] == '\0')
-		snprintf(t->toolerr, sizeof t->toolerr, "tool %.400s", e);
-	if (json_array_size(mcp_offer(t->mcp)) > 0) {
-		if (t->offer == NULL)
-			t->offer = json_array();
-		json_array_extend(t->offer, (json_t *)mcp_offer(t->mcp));
-	}
-	json_array_foreach(mcp_warnings(t->mcp), i, w)
-		add_warning(k, json_string_value(w));
-}
-
-/*
- * The model call, and the tool calls it asks for, until a final
- * answer, an error or the seed tool cap.  Returns an exit code.
- */
+/* The conversation (talk.c), and its outcome settled.  Exit code. */
 static int
 call_model(struct wake *k, const struct llm_conf *lc, char *err)
 {
-	struct llm_reply r;
 	struct talk t;
-	json_t *body;
-	int rc, more = 1, sent = 0;
+	int rc;
 
 	if (talk_begin(k, &t, err) == -1) {
 		set_str(k->res, "error", err);
 		return HX_IOERR;
 	}
-	t.hide = lc->key_env;
-	warn_key(k, lc);
-	mcp_begin(k, &t);
-	t.bytes = llm_cost(json_array_get(t.msgs, t.h1));
-	json_array_append(json_object_get(k->res, "messages"),
-	    json_array_get(t.msgs, t.h1));
-	while (more) {
-		/* the first request's budget was taken by admit(), unless
-		 * it went to the triage endpoint; it counts when it is sent */
-		if (sent++ > 0 || k->triage)
-			rc = bucket_wait(k->ep, lc->timeout, err);
-		else
-			rc = bucket_send(k->ep, k->taken, lc->timeout, err);
-		if (rc != 1) {
-			t.fail = LLM_TEMP;
-			break;
-		}
-		body = request(lc, &t);
-		rc = llm_send(lc, body, k->now, &r, err);
-		json_decref(body);
-		bucket_after(k->ep, r.status, r.hold, r.prompt_tokens +
-		    r.completion_tokens, time(NULL));
-		if (rc == -1) {
-			t.fail = r.fail;
-			t.hold = r.hold;
-			break;
-		}
-		t.ptok += r.prompt_tokens;
-		t.ctok += r.completion_tokens;
-		t.cached += r.cached_tokens;
-		t.cwrite += r.cache_write_tokens;
-		more = answer(k, &t, &r);
-		llm_reply_free(&r);
-		if (t.overflow) {
-			errf(err, "the wake's messages passed %d bytes, half "
-			    "the longest result line heart-ghost reads: the "
-			    "wake ends here", WAKE_MSGMAX);
-			t.fail = LLM_TEMP;
-			more = 1;
-			break;
-		}
-	}
-	mcp_close(t.mcp, tell, k);
-	rc = settle(k, &t, more ? err : NULL, err);
-	json_decref(t.msgs);
-	json_decref(t.offer);
+	rc = settle(k, &t, talk_run(k, lc, &t, err) ? err : NULL, err);
+	talk_end(&t);
 	return rc;
 }
 
@@ -929,17 +423,16 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 		finish(k, status_name(ST_ERROR), NULL);
 		return HX_IOERR;
 	}
-	warn_key(k, lc);
-	body = request(lc, &t);
-	json_decref(t.msgs);
-	json_decref(t.offer);
+	talk_warn_key(k, lc);
+	body = talk_request(lc, &t);
+	talk_end(&t);
 	json_object_set_new(k->res, "dry_run", json_true());
 	if (k->s->mcp != NULL)
 		json_object_set_new(k->res, "mcp", mcp_plan(k->s));
 	json_object_set_new(k->res, "request", llm_dry(lc, body));
 	json_decref(body);
 	if (k->triage) {
-		char *text = prompt_text(k, k->g.chamber, 1);
+		char *text = talk_prompt(k, k->g.chamber, 1);
 		body = triage_body(&k->tc, k->s->system, text);
 		json_object_set_new(k->res, "triage_request", llm_dry(&k->tc,
 		    body));
@@ -1056,7 +549,7 @@ triage_step(struct wake *k, int *rc, char *err)
 
 	if (!k->triage)
 		return 1;
-	text = prompt_text(k, c, 1);
+	text = talk_prompt(k, c, 1);
 	memset(&t, 0, sizeof t);
 	if ((r = bucket_send(k->tep, k->taken, k->tc.timeout, err)) == 1)
 		r = triage_ask(&k->tc, k->s->system, text, k->now, &t, err);
@@ -1076,7 +569,7 @@ triage_step(struct wake *k, int *rc, char *err)
 		snprintf(k->terr, sizeof k->terr, "triage: %.400s", err);
 		snprintf(w, sizeof w, "%s; the main model was asked in its "
 		    "place", k->terr);
-		add_warning(k, w);
+		run_warn(k, w);
 		free(text);
 		return 1;
 	}
@@ -1087,13 +580,13 @@ triage_step(struct wake *k, int *rc, char *err)
 		free(text);
 		return 1;
 	}
-	json_array_append_new(json_object_get(k->res, "messages"),
-	    json_pack("{s:s,s:s}", "role", "user", "content", text));
+	json_array_append_new(k->said, json_pack("{s:s,s:s}", "role", "user",
+	    "content", text));
 	free(text);
-	set_str(k->res, "status", status_name(ST_IDLE));
+	run_status(k, ST_IDLE);
 	snprintf(w, sizeof w, "triage: skip%s%.400s", why ? ": " : "",
 	    why ? why : "");
-	set_str(k->res, "reason", w);
+	set_reason(k, w);
 	json_object_set_new(k->res, "cost", price_json(k->tcost));
 	triage_free(&t);
 	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
@@ -1114,7 +607,7 @@ static int
 run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 {
 	const char *status = NULL;
-	char reason[1024], status16[16];
+	char reason[1024];
 	time_t until;
 	int open, r;
 
@@ -1128,8 +621,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	json_object_set_new(k->res, "chamber",
 	    json_string(soul_chamber_name(k->g.chamber)));
 	if (k->g.warning[0])
-		json_object_set_new(k->res, "warning",
-		    json_string(k->g.warning));
+		run_warn(k, k->g.warning);
 	if (k->o->dry_run)
 		return dry_run(k, lc, open, err);
 	if (!open) {
@@ -1170,19 +662,14 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 		r = call_model(k, lc, err);
 	/* the outcome teaches the adaptive schedule (adapt.c) */
 	if (r == HX_OK && k->g.chamber == CH_SCHEDULE && adapt_record(k->dir,
-	    k->s, &k->w.act, json_string_value(json_object_get(k->res,
-	    "status")), json_string_value(json_object_get(k->res,
-	    "idle_level")), k->now, err) == -1)
+	    k->s, &k->w.act, status_name(k->out.status), k->out.idle_level,
+	    k->now, err) == -1)
 		r = HX_IOERR;
 	if (wake_save(k->dir, k->s->name, &k->w, -1, k->now, err) == -1 &&
 	    r == HX_OK)
 		r = HX_IOERR;
-	snprintf(status16, sizeof status16, "%s", json_string_value(
-	    json_object_get(k->res, "status")));
-	snprintf(reason, sizeof reason, "%s", json_is_string(json_object_get(
-	    k->res, "reason")) ? json_string_value(json_object_get(k->res,
-	    "reason")) : "");
-	finish(k, status16, reason);
+	snprintf(reason, sizeof reason, "%s", k->out.reason);
+	finish(k, status_name(k->out.status), reason);
 	return r;
 }
 
@@ -1205,6 +692,7 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	k.now = now;
 	k.t0 = mono_ms();
 	k.tcost = -1;
+	k.out.status = ST_ERROR;	/* as result_new says */
 	k.events = json_array();
 	run_id(now, k.id, sizeof k.id);
 	k.res = result_new(&k, o->chamber >= 0 ? (enum chamber)o->chamber :

@@ -1,0 +1,518 @@
+/*
+ * talk.c - the conversation of one admitted wake with the model and
+ * its tools: the prompt and the request (the history's tail, the
+ * checklist's open items, the gate's output, the triage's finding),
+ * the calls to the model, the tool calls it asks for (tool.c, mcp.c),
+ * its replies read as idle or not (idle.c), and the tokens it spent.
+ * run.c admits the wake before, and settles its outcome after.
+ *
+ * Invariants: the history is read, never written (heart-ghost writes
+ * it); a wake runs at most seed_tool_cap tool calls, so it sends at
+ * most seed_tool_cap + 2 requests to the model; every tool call and
+ * result is in the result's messages, up to WAKE_MSGMAX bytes, past
+ * which the wake ends; the outcome goes into the wake through run.c's
+ * run_status, run_reply and run_warn, never straight into the result.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heartint.h"
+
+static const char *default_prompt[CH_NCHAMBERS] = {
+	"This is a scheduled heartbeat. Review your duties and any open "
+	    "items below.",
+	"The user has been quiet for a while. Explore your domain for "
+	    "anything worth their attention."
+};
+
+static int
+tool_mode(const struct soul *s)
+{
+	return strcmp(s->ghost_mode, "tool") == 0;
+}
+
+/* The soul's MCP servers with a tool allowed: those a wake starts. */
+static int
+mcp_wanted(const struct soul *s)
+{
+	const char *name;
+	json_t *conf;
+	int n = 0;
+
+	json_object_foreach(s->mcp, name, conf)
+		n += json_array_size(json_object_get(conf, "tools")) > 0;
+	return n;
+}
+
+/*
+ * The chamber prompt, the checklist's open items, the gate's output,
+ * the triage's reason, and the meta block; for the triage model
+ * (triage), the heartbeat question alone at its end.
+ */
+char *
+talk_prompt(struct wake *k, enum chamber c, int triage)
+{
+	const struct soul *s = k->s;
+	char now[40], last[64], *out = NULL;
+	size_t n = 0;
+	FILE *fp;
+	struct caps caps;
+	long long limit;
+
+	cap_from_soul(s, &caps);
+	limit = cap_limit(&caps, c);
+	clock_iso(s->timezone, k->now, now, sizeof now);
+	if (k->prev.last[c]) {
+		clock_iso(s->timezone, k->prev.last[c], last, sizeof last);
+		strncat(last, k->prev.last_status[c][0] ? " (" : "",
+		    sizeof last - strlen(last) - 1);
+		strncat(last, k->prev.last_status[c], sizeof last -
+		    strlen(last) - 1);
+		strncat(last, k->prev.last_status[c][0] ? ")" : "",
+		    sizeof last - strlen(last) - 1);
+	} else
+		snprintf(last, sizeof last, "never");
+	if ((fp = open_memstream(&out, &n)) == NULL)
+		abort();
+	fprintf(fp, "%s", s->ch[c].prompt ? s->ch[c].prompt :
+	    default_prompt[c]);
+	if (k->g.items != NULL)
+		fprintf(fp, "\n\nOpen items of your checklist:\n%s\n",
+		    k->g.items);
+	if (k->gate_out != NULL)
+		fprintf(fp, "\n\nWhat changed since your last wake (your "
+		    "gate's output):\n%s\n", k->gate_out);
+	if (k->found != NULL && !triage)
+		fprintf(fp, "\n\nA first look found work: %s\n", k->found);
+	fprintf(fp, "\n\n[heart] local time: %s (%s); chamber: %s; "
+	    "last %s wake: %s; wakes left today: %lld of %lld; "
+	    "consecutive failures: %lld; last error: %s.\n",
+	    now, s->timezone, soul_chamber_name(c), soul_chamber_name(c), last,
+	    limit > k->cv.total ? limit - k->cv.total : 0, limit,
+	    k->bv.llm_fails > k->bv.tool_fails ? k->bv.llm_fails :
+	    k->bv.tool_fails, k->prev.error[0] ? k->prev.error : "none");
+	if (tool_mode(s) || triage)
+		fprintf(fp, "First call heartbeat: action skip if nothing "
+		    "needs doing now, run if there is work.");
+	else
+		fprintf(fp, "Answer %s alone if there is nothing to do.",
+		    s->ghost_token);
+	if ((s->tools != NULL || mcp_wanted(s)) && s->ch[c].seed_tool_cap > 0 &&
+	    !triage)
+		fprintf(fp, " At most %lld tool calls in this wake.",
+		    s->ch[c].seed_tool_cap);
+	fclose(fp);
+	return out;
+}
+
+/* Keep only what a model needs of a history line. */
+static json_t *
+context_msg(json_t *m)
+{
+	static const char *keep[] = { "role", "content", "tool_calls",
+	    "tool_call_id", "name", NULL };
+	json_t *o = json_object(), *v;
+	int i;
+
+	for (i = 0; keep[i] != NULL; i++)
+		if ((v = json_object_get(m, keep[i])) != NULL)
+			json_object_set(o, keep[i], v);
+	return o;
+}
+
+/*
+ * system, the last history.keep messages, then the new user message;
+ * *h0 and *h1 are where the history begins and ends (llm_fit)
+ */
+static json_t *
+request_messages(struct wake *k, json_t *user, size_t *h0, size_t *h1,
+    char *err)
+{
+	json_t *msgs = json_array(), *hist = NULL, *m;
+	size_t i;
+
+	if (k->s->system != NULL)
+		json_array_append_new(msgs, json_pack("{s:s,s:s}", "role",
+		    "system", "content", k->s->system));
+	if (k->s->history_keep > 0 && hist_tail(k->s->name,
+	    (size_t)k->s->history_keep, &hist, err) == -1) {
+		json_decref(msgs);
+		return NULL;
+	}
+	json_array_foreach(hist, i, m) {
+		/* a result whose call was cut off by keep means nothing */
+		if (json_array_size(msgs) <= (k->s->system != NULL) &&
+		    json_is_string(json_object_get(m, "role")) &&
+		    strcmp(json_string_value(json_object_get(m, "role")),
+		    "tool") == 0)
+			continue;
+		json_array_append_new(msgs, context_msg(m));
+	}
+	json_decref(hist);
+	*h0 = k->s->system != NULL;
+	*h1 = json_array_size(msgs);
+	json_array_append(msgs, user);
+	return msgs;
+}
+
+/* The tools offered in chamber c: heartbeat first in tool mode. */
+static json_t *
+offer(const struct soul *s, enum chamber c)
+{
+	json_t *arr;
+
+	if (s->tools != NULL && s->ch[c].seed_tool_cap > 0)
+		arr = tool_offer(s->tools);
+	else
+		arr = json_array();
+	if (tool_mode(s))
+		json_array_insert_new(arr, 0, triage_hb_tool());
+	if (json_array_size(arr) == 0) {
+		json_decref(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+/* The first request's messages, and the prompt into the result. */
+int
+talk_begin(struct wake *k, struct talk *t, char *err)
+{
+	json_t *user;
+	char *text;
+
+	memset(t, 0, sizeof *t);
+	t->c = k->g.chamber;
+	text = talk_prompt(k, t->c, 0);
+	user = json_pack("{s:s,s:s}", "role", "user", "content", text);
+	free(text);
+	t->msgs = request_messages(k, user, &t->h0, &t->h1, err);
+	json_decref(user);
+	if (t->msgs == NULL)
+		return -1;
+	t->offer = offer(k->s, t->c);
+	t->force = tool_mode(k->s) ? "heartbeat" : NULL;
+	return 0;
+}
+
+/* m to the request and to the result's messages, while they stay
+ * under WAKE_MSGMAX: past it the wake ends (call_model). */
+static void
+say(struct wake *k, struct talk *t, json_t *m)
+{
+	size_t c = llm_cost(m);
+
+	if (t->bytes + c > WAKE_MSGMAX)
+		t->overflow = 1;
+	if (!t->overflow) {
+		json_array_append(k->said, m);
+		t->bytes += c;
+	}
+	json_array_append_new(t->msgs, m);
+}
+
+/*
+ * Every call gets an id (unique in the wake, where the server gave
+ * none) and a type, so that its result can name it.
+ */
+static void
+normalize_calls(struct talk *t, json_t *calls)
+{
+	json_t *call;
+	char id[32];
+	size_t i;
+
+	json_array_foreach(calls, i, call) {
+		if (!json_is_string(json_object_get(call, "id"))) {
+			snprintf(id, sizeof id, "call_heart_%d", ++t->ids);
+			json_object_set_new(call, "id", json_string(id));
+		}
+		json_object_set_new(call, "type", json_string("function"));
+	}
+}
+
+static const char *
+call_name(const json_t *call)
+{
+	const char *n = json_string_value(json_object_get(json_object_get(
+	    call, "function"), "name"));
+
+	return n ? n : "";
+}
+
+static void
+tool_result(struct wake *k, struct talk *t, const json_t *call,
+    const char *text)
+{
+	say(k, t, json_pack("{s:s,s:O,s:s}", "role", "tool", "tool_call_id",
+	    json_object_get(call, "id"), "content", text));
+}
+
+/* Run one call, its result to the model.  0, or 1 when past the cap. */
+static int
+run_call(struct wake *k, struct talk *t, const json_t *call)
+{
+	struct tool_ctx ctx = { k->s->name, soul_chamber_name(t->c), k->id,
+	    t->hide, t->offer };
+	char e[HEART_ERRLEN], *text;
+	int rc;
+
+	if (t->calls >= k->s->ch[t->c].seed_tool_cap) {
+		t->capped = 1;
+		return 1;
+	}
+	t->calls++;
+	if (tool_mode(k->s) && strcmp(call_name(call), "heartbeat") == 0) {
+		tool_result(k, t, call, "already decided: run. Go on.");
+		return 0;
+	}
+	if (mcp_has(t->mcp, call_name(call)))
+		rc = mcp_call(t->mcp, call, &text, e);
+	else
+		rc = tool_call(k->s, &ctx, call, &text, e);
+	if (rc == -1) {
+		t->failed++;
+		if (t->toolerr[0] == '\0')
+			snprintf(t->toolerr, sizeof t->toolerr, "tool %.400s",
+			    e);
+	}
+	tool_result(k, t, call, text);
+	free(text);
+	return 0;
+}
+
+/* The reply as an assistant message, its tool calls included. */
+static json_t *
+assistant(const struct llm_reply *r)
+{
+	json_t *m = json_pack("{s:s}", "role", "assistant");
+
+	if (r->tool_calls != NULL) {
+		json_object_set_new(m, "content", r->text && *r->text ?
+		    json_string(r->text) : json_null());
+		json_object_set(m, "tool_calls", r->tool_calls);
+	} else
+		json_object_set_new(m, "content", json_string(r->text ?
+		    r->text : ""));
+	return m;
+}
+
+/*
+ * Tool mode, the first reply: only a heartbeat call with action run,
+ * made first, is work; skip, a reply with no call, any other first
+ * call or an unreadable action is idle.  Returns 1 for run (its call
+ * is answered), 0 for idle.  The decision goes into the result.
+ */
+static int
+decide(struct wake *k, struct talk *t, struct llm_reply *r)
+{
+	json_t *call = json_array_get(r->tool_calls, 0);
+	int run;
+
+	json_object_set_new(k->res, "decision",
+	    triage_hb_decision(r->tool_calls, &run));
+	say(k, t, assistant(r));
+	if (run)
+		tool_result(k, t, call, "run: go on with the work, then "
+		    "answer.");
+	return run;
+}
+
+
+/*
+ * One reply.  Returns 1 to send the conversation again, 0 when the
+ * wake is decided (the result's status is set).
+ */
+static int
+answer(struct wake *k, struct talk *t, struct llm_reply *r)
+{
+	const char *lvl = NULL;
+	json_t *call;
+	size_t i = 0;
+	int first = t->force != NULL, idle;
+
+	t->force = NULL;
+	normalize_calls(t, r->tool_calls);
+	if (first && !decide(k, t, r)) {
+		/* a skip that carries an alert is a real answer all the same;
+		 * its calls are answered so that the history stays whole */
+		if (idle_alert(r->text))
+			for (; i < json_array_size(r->tool_calls); i++)
+				tool_result(k, t, json_array_get(r->tool_calls,
+				    i), "not run: this wake was skipped");
+		run_reply(k, idle_alert(r->text) ? ST_OK : ST_IDLE,
+		    r->text, NULL);
+		return 0;
+	}
+	if (first)
+		i = 1;		/* the heartbeat call, answered */
+	else {
+		say(k, t, assistant(r));
+		if (r->tool_calls == NULL) {
+			idle = idle_detect(k->s, r->text, &lvl);
+			run_reply(k, idle ? ST_IDLE : ST_OK, r->text, lvl);
+			return 0;
+		}
+	}
+	for (; i < json_array_size(r->tool_calls); i++) {
+		call = json_array_get(r->tool_calls, i);
+		if (run_call(k, t, call) == 1) {
+			run_status(k, ST_TOOL_CAP);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * The wake's tokens (*u) and what they cost at the soul's price, the
+ * triage's included, into the result: "usage" (the main model's; the
+ * triage's are in "triage"), and "cost" in dollars (null: no price).
+ * Returns the cost in nanodollars, -1 when there is no price.
+ */
+long long
+talk_spent(struct wake *k, const struct talk *t, struct usage *u)
+{
+	long long cost;
+
+	u->prompt = t->ptok;
+	u->completion = t->ctok;
+	u->cached = t->cached;
+	u->cache_write = t->cwrite;
+	cost = price_cost(&k->s->llm.price, u);
+	if (k->tcost >= 0)	/* the triage's too: the wake's cost */
+		cost = (cost < 0 ? 0 : cost) + k->tcost;
+	json_object_set_new(k->res, "usage", json_pack("{s:I,s:I,s:I,s:I}",
+	    "prompt_tokens", (json_int_t)u->prompt, "completion_tokens",
+	    (json_int_t)u->completion, "cached_tokens", (json_int_t)u->cached,
+	    "cache_write_tokens", (json_int_t)u->cache_write));
+	json_object_set_new(k->res, "cost", price_json(cost));
+	return cost;
+}
+
+/* The next request's body: the conversation within the budget. */
+json_t *
+talk_request(const struct llm_conf *lc, const struct talk *t)
+{
+	json_t *ctx, *body;
+
+	ctx = llm_fit(t->msgs, t->h0, t->h1, lc->budget);
+	body = llm_body(lc, ctx, t->offer, t->force);
+	json_decref(ctx);
+	return body;
+}
+
+/* Before the first request: a warning of a missing key, if any. */
+void
+talk_warn_key(struct wake *k, const struct llm_conf *lc)
+{
+	char w[1024];
+
+	if (llm_key_warning(lc, w, sizeof w))
+		run_warn(k, w);
+}
+
+static void
+tell(void *arg, const char *server, const char *text)
+{
+	const struct wake *k = arg;
+
+	if (k->o->tell != NULL)
+		k->o->tell(k->s->name, server, text);
+}
+
+/*
+ * The soul's MCP servers, started now that the wake is admitted, when
+ * the chamber allows tool calls: their allowed tools join the offer; a
+ * server that fails is a tool failure, and its tools are not offered.
+ */
+static void
+mcp_begin(struct wake *k, struct talk *t)
+{
+	struct tool_ctx ctx = { k->s->name, soul_chamber_name(t->c), k->id,
+	    t->hide, NULL };
+	char e[HEART_ERRLEN];
+	const json_t *w;
+	size_t i;
+
+	if (!mcp_wanted(k->s) || k->s->ch[t->c].seed_tool_cap <= 0)
+		return;
+	t->sfailed = mcp_open(k->s, &ctx, k->o->version, 0, &t->mcp, e);
+	t->servers = mcp_wanted(k->s);
+	if (t->sfailed > 0 && t->toolerr[0] == '\0')
+		snprintf(t->toolerr, sizeof t->toolerr, "tool %.400s", e);
+	if (json_array_size(mcp_offer(t->mcp)) > 0) {
+		if (t->offer == NULL)
+			t->offer = json_array();
+		json_array_extend(t->offer, (json_t *)mcp_offer(t->mcp));
+	}
+	json_array_foreach(mcp_warnings(t->mcp), i, w)
+		run_warn(k, json_string_value(w));
+}
+/*
+ * The model call, and the tool calls it asks for, until a final
+ * answer, an error or the seed tool cap.  Returns 0, or 1 when the
+ * model failed (err says why, t->fail and t->hold how); the outcome
+ * is for run.c to settle.
+ */
+int
+talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
+    char *err)
+{
+	struct llm_reply r;
+	json_t *body;
+	int rc, more = 1, sent = 0;
+
+	t->hide = lc->key_env;
+	talk_warn_key(k, lc);
+	mcp_begin(k, t);
+	t->bytes = llm_cost(json_array_get(t->msgs, t->h1));
+	json_array_append(k->said, json_array_get(t->msgs, t->h1));
+	while (more) {
+		/* the first request's budget was taken by admit(), unless
+		 * it went to the triage endpoint; it counts when it is sent */
+		if (sent++ > 0 || k->triage)
+			rc = bucket_wait(k->ep, lc->timeout, err);
+		else
+			rc = bucket_send(k->ep, k->taken, lc->timeout, err);
+		if (rc != 1) {
+			t->fail = LLM_TEMP;
+			break;
+		}
+		body = talk_request(lc, t);
+		rc = llm_send(lc, body, k->now, &r, err);
+		json_decref(body);
+		bucket_after(k->ep, r.status, r.hold, r.prompt_tokens +
+		    r.completion_tokens, time(NULL));
+		if (rc == -1) {
+			t->fail = r.fail;
+			t->hold = r.hold;
+			break;
+		}
+		t->ptok += r.prompt_tokens;
+		t->ctok += r.completion_tokens;
+		t->cached += r.cached_tokens;
+		t->cwrite += r.cache_write_tokens;
+		more = answer(k, t, &r);
+		llm_reply_free(&r);
+		if (t->overflow) {
+			errf(err, "the wake's messages passed %d bytes, half "
+			    "the longest result line heart-ghost reads: the "
+			    "wake ends here", WAKE_MSGMAX);
+			t->fail = LLM_TEMP;
+			more = 1;
+			break;
+		}
+	}
+	mcp_close(t->mcp, tell, k);
+	return more;
+}
+
+/* What talk_begin holds. */
+void
+talk_end(struct talk *t)
+{
+	json_decref(t->msgs);
+	json_decref(t->offer);
+}
