@@ -16,9 +16,10 @@ fi
 # at_epoch SECONDS CMD...: run CMD with the clock at that Unix time
 # (CMD may be exec, to replace a subshell: `(at_epoch T exec cmd) &')
 at_epoch() {
-	local t=$1
+	local t
+	TZ=UTC printf -v t '%(%Y-%m-%d %H:%M:%S)T' "$1"	# no subshell
 	shift
-	FAKETIME="@$(TZ=UTC printf '%(%Y-%m-%d %H:%M:%S)T' "$t")" \
+	FAKETIME="@$t" \
 	FAKETIME_DONT_FAKE_MONOTONIC=1 NO_FAKE_STAT=1 \
 	LD_PRELOAD=$FAKETIME_LIB TZ=UTC "$@"
 }
