@@ -32,3 +32,18 @@ at() {
 	shift
 	at_epoch "$t" "$@"
 }
+
+# epoch_of VAR TIME: the Unix seconds of TIME, a UTC time as heart
+# prints it (2026-11-22T08:00:30Z), into VAR, without a date(1) process
+# (the loops that drive the clock read one from every run).
+epoch_of() {
+	[[ $2 =~ ^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z$ ]] ||
+		return 1
+	local y=$((10#${BASH_REMATCH[1]})) m=$((10#${BASH_REMATCH[2]}))
+	local d=$((10#${BASH_REMATCH[3]})) days
+	((m > 2)) || y=$((y - 1))	# days from 1 March of year 0
+	days=$((365 * y + y / 4 - y / 100 + y / 400 +
+	    (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1 - 719468))
+	printf -v "$1" '%d' $((days * 86400 + 10#${BASH_REMATCH[4]} * 3600 +
+	    10#${BASH_REMATCH[5]} * 60 + 10#${BASH_REMATCH[6]}))
+}
