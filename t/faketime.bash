@@ -28,7 +28,11 @@ at_epoch() {
 # offset ("2026-03-08 01:59:00 America/New_York" is not understood)
 at() {
 	local t
-	t=$(date -u -d "$1" +%s) || return
+	if [[ $1 =~ ^([0-9]{4}-[0-9]{2}-[0-9]{2})\ ([0-9]{2}:[0-9]{2}:[0-9]{2})$ ]]; then
+		epoch_of t "${BASH_REMATCH[1]}T${BASH_REMATCH[2]}Z"	# no date(1)
+	else
+		t=$(date -u -d "$1" +%s) || return
+	fi
 	shift
 	at_epoch "$t" "$@"
 }
