@@ -23,7 +23,7 @@ while [ "$t" -lt "$end" ]; do
 	}
 	printf '%s\n' "$line"
 	if [[ $line =~ \"next\":\"([-0-9T:]+Z)\" ]]; then
-		n=$(date -u -d "${BASH_REMATCH[1]}" +%s)
+		epoch_of n "${BASH_REMATCH[1]}"
 		[ "$n" -gt "$t" ] && t=$n || t=$((t + 1))
 	else
 		t=$((t + 1))

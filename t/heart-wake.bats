@@ -37,14 +37,14 @@ cron_day() {
 	: > "$BATS_TEST_TMPDIR/results.jsonl"
 	while [ "$t" -lt "$end" ]; do
 		at_epoch "$t" heart-wake "$@" > "$BATS_TEST_TMPDIR/run.jsonl"
-		cat "$BATS_TEST_TMPDIR/run.jsonl" >> "$BATS_TEST_TMPDIR/results.jsonl"
 		runs=$((runs + 1))
 		next=$end
 		while IFS= read -r line; do
+			printf '%s\n' "$line" >> "$BATS_TEST_TMPDIR/results.jsonl"
 			n=$((t + 60))
 			if [[ $line =~ \"status\":\"(not_due|ok|idle)\" &&
 			    $line =~ \"next\":\"([-0-9T:]+Z)\" ]]; then
-				n=$(date -u -d "${BASH_REMATCH[1]}" +%s)
+				epoch_of n "${BASH_REMATCH[1]}"
 				n=$((n <= t ? t + 60 : t + (n - t + 59) / 60 * 60))
 			fi
 			if ((n < next)); then next=$n; fi

@@ -23,6 +23,13 @@ bats_lib bats-assert
 # at TIME CMD..., at_epoch SECONDS CMD...: CMD on a faked clock
 . "$BATS_TEST_DIRNAME/faketime.bash"
 
+# sleep as a builtin (bash's loadable, package bash-builtins): the
+# waits for a condition poll every tenth of a second or less, and a
+# fork and exec of /bin/sleep from a shell the size of a bats test's
+# costs more CPU than most of what they wait for.  Without the
+# package, /bin/sleep.
+enable -f sleep sleep 2>/dev/null || :
+
 T=$BATS_TEST_DIRNAME
 HEART_BIN=${HEART_BIN:-$T/..}
 HEART_TBIN=${HEART_TBIN:-$T/../build/t}
@@ -153,28 +160,38 @@ redis_up() {
 		--pidfile "$REDIS_DIR/redis.pid" >/dev/null 3>&- || return 1
 	export REDIS_PORT REDIS_DIR
 	export REDIS_URL=redis://127.0.0.1:$REDIS_PORT
-	for _ in $(seq $((100 * PATIENCE))); do
-		REDIS_PID=$(cat "$REDIS_DIR/redis.pid" 2>/dev/null) || REDIS_PID=
+	local i info
+	for ((i = 0; i < 100 * PATIENCE; i++)); do
+		REDIS_PID=
+		read -r REDIS_PID 2>/dev/null < "$REDIS_DIR/redis.pid" || :
 		# ours, not some other server on that port
-		[ -n "$REDIS_PID" ] && rcli INFO server 2>/dev/null |
-			grep -q "^process_id:$REDIS_PID" && export REDIS_PID &&
+		if [ -n "$REDIS_PID" ] &&
+		    info=$(rcli INFO server 2>/dev/null) &&
+		    [[ $info == *"process_id:$REDIS_PID"[[:space:]]* ]]; then
+			export REDIS_PID
 			return 0
+		fi
 		sleep 0.05
 	done
 	redis_stop
 	return 1
 }
 
-# alive PID: the process runs (a zombie waiting for init is gone)
+# alive PID: the process runs (a zombie waiting for init is gone).
+# Its state is the field after the name in /proc/PID/stat, read without
+# a process of its own: ps(1) costs as much as the waits it is polled in.
 alive() {
 	local st
-	st=$(ps -o stat= -p "$1" 2>/dev/null) && [ "${st#Z}" = "$st" ]
+	read -r st 2>/dev/null < "/proc/$1/stat" || return 1
+	st=${st##*) }
+	[ "${st%% *}" != Z ]
 }
 
 # redis_stop: stop it by its pid, and wait until it is gone.
 redis_stop() {
+	local i
 	if [ -n "${REDIS_PID:-}" ] && kill "$REDIS_PID" 2>/dev/null; then
-		for _ in $(seq $((200 * PATIENCE))); do
+		for ((i = 0; i < 200 * PATIENCE; i++)); do
 			alive "$REDIS_PID" || break
 			sleep 0.02
 		done
@@ -208,13 +225,15 @@ llm_start() {
 	: > "$LLM_DIR/requests.jsonl"
 	python3 "$T/llm-double.py" "$LLM_DIR" 3>&- &
 	LLM_PID=$!
-	for _ in $(seq $((100 * PATIENCE))); do
+	local i port=
+	for ((i = 0; i < 100 * PATIENCE; i++)); do
 		[ -s "$LLM_DIR/port" ] && break
 		sleep 0.05
 	done
 	[ -s "$LLM_DIR/port" ] || { echo "llm double did not start" >&2; return 1; }
+	read -r port < "$LLM_DIR/port" || :	# no newline after it: status 1
 	export LLM_DIR LLM_PID
-	export HEART_LLM_URL="http://127.0.0.1:$(cat "$LLM_DIR/port")/v1"
+	export HEART_LLM_URL="http://127.0.0.1:$port/v1"
 	export HEART_LLM_MODEL=double
 	export HEART_LLM_PROVIDER=openai
 }
@@ -262,7 +281,7 @@ broker_start() {
 		mosquitto -c "$BATS_TEST_TMPDIR/mosquitto.conf" \
 		    >> "$BATS_TEST_TMPDIR/mosquitto.log" 2>&1 &
 		BROKER_PID=$!
-		for i in $(seq $((50 * PATIENCE))); do
+		for ((i = 0; i < 50 * PATIENCE; i++)); do
 			if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 				export BROKER_PORT=$port BROKER_PID
 				export BROKER_URL=mqtt://127.0.0.1:$port
