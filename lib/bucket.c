@@ -330,9 +330,9 @@ slot(struct bucket *b, time_t now)
  * to when one will be; give hands back a request taken at a->at;
  * move counts a request taken at a->at in second now instead (it is
  * being sent now), or takes one as take does when that second has left
- * the window; record adds a reply's tokens; slow stops the endpoint until a->hold
- * (or a minute); peek only forgets the past.  Returns 1 when b is to
- * be written back.
+ * the window; record adds a reply's tokens; slow stops the endpoint
+ * until a->hold (or a minute); peek only forgets the past.  Returns 1
+ * when b is to be written back.
  */
 int
 bucket_step(struct bucket *b, enum bkt_op op, const struct bkt_args *a,
