@@ -595,8 +595,8 @@ triage_step(struct wake *k, int *rc, char *err)
 	*rc = HX_OK;
 	if (brk_record(k->s->name, &k->bc, k->now, BRK_LLM_OK, 0, NULL,
 	    k->events, e2) == -1 || cap_record(k->s->name, k->s->timezone,
-	    k->now, 1, NULL, &k->tu, k->tcost, e2) == -1 || brk_peek(k->s->name, &k->bc,
-	    k->now, &k->bv, e2) == -1) {
+	    k->now, 1, NULL, &k->tu, k->tcost, e2) == -1 ||
+	    brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2) == -1) {
 		snprintf(err, HEART_ERRLEN, "%s", e2);
 		*rc = HX_IOERR;
 	}
