@@ -296,7 +296,7 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 		return rc;
 	}
 	if (explain) {
-		if ((j = run_explain(s, o, now, err)) == NULL) {
+		if ((j = explain_soul(s, o, now, err)) == NULL) {
 			warn(NULL, err);
 			soul_free(s);
 			return store_code(HX_IOERR);

@@ -610,8 +610,10 @@ struct run_opts {
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 	    json_t **, char *);
 json_t	*run_refused(int, const char *, time_t);
-json_t	*run_explain(const struct soul *, const struct run_opts *, time_t,
+/* explain.c: --explain, each chamber's gates, changing nothing */
+json_t	*explain_soul(const struct soul *, const struct run_opts *, time_t,
 	    char *);
+
 /* pulse.c: what a pulse says, read from state without locks */
 #define PULSE_BREAKER	1
 #define PULSE_WAKE		2

@@ -444,6 +444,8 @@ void	 run_status(struct wake *, enum wake_status);
 void	 run_reply(struct wake *, enum wake_status, const char *,
 	    const char *);
 void	 run_warn(struct wake *, const char *);
+/* from when the breaker and the cap both admit a wake of a chamber */
+time_t	 run_open_at(const struct wake *, enum chamber);
 
 /* talk.c: an admitted wake's conversation with the model and its tools */
 struct talk {

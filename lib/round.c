@@ -677,7 +677,7 @@ round_run(char *const *paths, size_t n, const char *dir,
 }
 
 /*
- * --explain: to each chamber's verdict of s in arr (run_explain's),
+ * --explain: to each chamber's verdict of s in arr (explain_soul's),
  * the fleet's rate limit as a gate ("rate", with its bucket) and,
  * when the wake is deferred, since when.  dir is the souls' directory,
  * whose soul cache knows the deferred wakes.

@@ -4,7 +4,8 @@
  * the triage model (triage.c), then the conversation with the model
  * and its tools (talk.c), and after it the outcome told to the breaker
  * and the counters, and the wake result (heart-wake(1), THE WAKE
- * RESULT); and --explain, the same gates asked without a wake.
+ * RESULT).  --explain, the same gates asked without a wake, is
+ * explain.c's.
  *
  * Invariants: nothing is sent before every gate has passed, the gate
  * program included; the cap is taken last, so a skipped wake never
@@ -28,7 +29,6 @@
 #include <unistd.h>
 
 #include "heartint.h"
-
 
 /* run_id's seed, drawn again in a forked child (atfork) */
 static int	id_seeded;
@@ -150,8 +150,8 @@ run_warn(struct wake *k, const char *w)
  * From when the breaker and the cap both admit a wake of chamber c, as
  * they stand (k->bv, k->cv): 0 when the cap never does.
  */
-static time_t
-open_at(const struct wake *k, enum chamber c)
+time_t
+run_open_at(const struct wake *k, enum chamber c)
 {
 	struct caps caps;
 	long long lim;
@@ -182,7 +182,7 @@ next_wake(struct wake *k)
 		if (c == CH_IDLE)
 			wake_input(k->s, k->dir, &k->w);
 		t = wake_admit(k->s, &k->w, (enum chamber)c, k->now,
-		    open_at(k, (enum chamber)c), 0);
+		    run_open_at(k, (enum chamber)c), 0);
 		if (t > 0 && (best == 0 || t < best))
 			best = t;
 	}
@@ -744,187 +744,4 @@ run_refused(int code, const char *err, time_t now)
 	return json_pack("{s:i,s:n,s:n,s:n,s:s,s:s,s:s,s:i}", "v", 1,
 	    "agent", "chamber", "wake_id", "at", at, "status",
 	    status_name(ST_ERROR), "error", err, "exit", code);
-}
-
-/* One gate's verdict, for --explain. */
-static json_t *
-verdict(const struct soul *s, int ok, const char *reason, time_t until)
-{
-	json_t *o = json_pack("{s:b,s:s}", "ok", ok, "reason", reason);
-	char iso[40];
-
-	if (!ok && until > 0) {
-		clock_iso(s->timezone, until, iso, sizeof iso);
-		json_object_set_new(o, "until", json_string(iso));
-	}
-	return o;
-}
-
-/* The gate program's verdict: named, never run (it may keep state). */
-static json_t *
-gate_verdict(const struct soul *s, enum chamber c)
-{
-	const json_t *g = s->ch[c].gate;
-	char *argv, r[1024];
-
-	if (g == NULL)
-		return verdict(s, 1, "no gate program", 0);
-	argv = json_dumps(g, JSON_COMPACT);
-	snprintf(r, sizeof r, "runs once the gates above pass, before the "
-	    "breaker and the cap: %.800s (timeout %llds); --explain does "
-	    "not run it", argv, s->ch[c].gate_timeout);
-	free(argv);
-	return verdict(s, 1, r, 0);
-}
-
-/* The breaker's verdict: 1 when it lets a wake go now. */
-static int
-brk_verdict(const struct wake *k, char *r, size_t n)
-{
-	const struct brk_view *v = &k->bv;
-	char at[40];
-
-	clock_iso(k->s->timezone, v->until, at, sizeof at);
-	if (v->state == BRK_CLOSED)
-		snprintf(r, n, "closed (llm %lld/%lld, tool %lld/%lld "
-		    "failures)", v->llm_fails, k->bc.threshold,
-		    v->tool_fails, k->bc.threshold);
-	else if (v->state == BRK_OPEN)
-		snprintf(r, n, "open (%s trigger: %s); next probe at %s",
-		    v->trigger[0] ? v->trigger : "?", v->reason, at);
-	else if (v->until == 0)
-		snprintf(r, n, "half_open: the next wake is its probe");
-	else
-		snprintf(r, n, "half_open: another wake holds the probe; free "
-		    "at %s", at);
-	return v->state == BRK_CLOSED || (v->state == BRK_HALF_OPEN &&
-	    v->until == 0);
-}
-
-/* The cap's verdict for chamber c: 1 when it admits a wake now. */
-static int
-cap_verdict(const struct wake *k, enum chamber c, char *r, size_t n)
-{
-	long long lim;
-	int ok;
-
-	struct cap_view v = k->cv;
-
-	cap_from_soul(k->s, &v.caps);
-	lim = cap_limit(&v.caps, c);
-	ok = v.total < lim && (v.caps.budget < 0 || v.cost < v.caps.budget);
-	if (k->s->ch[c].daily_cap == 0)
-		snprintf(r, n, "%s: the chamber is off (daily_cap: 0)",
-		    soul_chamber_name(c));
-	else if (ok)
-		snprintf(r, n, "%lld of %lld used today", v.total, lim);
-	else
-		cap_why(&v, c, k->now, r, n);
-	return ok;
-}
-
-/*
- * --explain of chamber c: every gate's verdict, each whatever the
- * others say; the first that holds (what a wake now would report);
- * and when a wake will next be admitted, every gate counted.
- */
-static json_t *
-explain_chamber(struct wake *k, enum chamber c, int force)
-{
-	static const char *const names[] = { "due", "hours", "checklist" };
-	const struct soul *s = k->s;
-	const char *would = NULL, *why = NULL;
-	char br[400], cr[300], iso[40];
-	struct caps caps;
-	struct gate g[3];
-	json_t *o, *gates;
-	time_t next;
-	int i, bok, cok;
-
-	wake_verdicts(s, k->dir, &k->w, c, k->now, force, g);
-	bok = brk_verdict(k, br, sizeof br);
-	cok = cap_verdict(k, c, cr, sizeof cr);
-	gates = json_object();
-	for (i = 0; i < 3; i++) {
-		json_object_set_new(gates, names[i], verdict(s,
-		    g[i].status[0] == '\0', g[i].reason, g[i].next));
-		if (would == NULL && g[i].status[0] != '\0') {
-			would = g[i].status;
-			why = g[i].reason;
-		}
-	}
-	json_object_set_new(gates, "gate", gate_verdict(s, c));
-	json_object_set_new(gates, "breaker", verdict(s, bok, br,
-	    bok ? 0 : k->bv.until));
-	json_object_set_new(gates, "cap", verdict(s, cok, cr,
-	    cok || s->ch[c].daily_cap == 0 ? 0 : cap_resets_at(&k->cv,
-	    k->now)));
-	if (s->ch[c].daily_cap == 0 || (would == NULL && bok && !cok)) {
-		would = "capped";	/* off, like a wake would say */
-		why = cr;
-	} else if (would == NULL && !bok) {
-		would = "open";
-		why = br;
-	}
-	next = wake_admit(s, &k->w, c, k->now, open_at(k, c), force);
-	cap_from_soul(s, &caps);
-	o = json_pack("{s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:o,s:n,s:{s:I,s:I}}",
-	    "agent", s->name, "chamber", soul_chamber_name(c), "would",
-	    would ? would : "wake", "reason", why, "interval",
-	    (json_int_t)(g[0].interval ? g[0].interval : s->ch[c].every),
-	    "offset", (json_int_t)(c == CH_SCHEDULE ? (g[0].interval ?
-	    g[0].offset : wake_offset(s->name, s->ch[c].every)) : 0),
-	    "breaker", brk_state_name(k->bv.state), "gates", gates, "next",
-	    "cap", "used", (json_int_t)k->cv.total, "cap",
-	    (json_int_t)cap_limit(&caps, c));
-	if (next > 0) {
-		clock_iso(s->timezone, next, iso, sizeof iso);
-		json_object_set_new(o, "next", json_string(iso));
-	}
-	if (force)
-		json_object_set_new(o, "force", json_true());
-	if (s->mcp != NULL)
-		json_object_set_new(o, "mcp", mcp_plan(s));
-	if (g[0].why != NULL)
-		json_object_set(o, "adaptive", g[0].why);
-	for (i = 0; i < 3; i++)
-		wake_gate_free(&g[i]);
-	return o;
-}
-
-/*
- * --explain: the gates of each chamber (or of the one asked for) now,
- * as a wake with these options would meet them, changing nothing.
- */
-json_t *
-run_explain(const struct soul *s, const struct run_opts *ro, time_t now,
-    char *err)
-{
-	struct run_opts all = { -1, 0, 0, NULL, NULL, 0 };
-	struct wake k;
-	json_t *arr = json_array();
-	int c;
-
-	memset(&k, 0, sizeof k);
-	k.s = s;
-	k.o = ro != NULL ? ro : &all;
-	k.now = now;
-	brk_from_soul(s, &k.bc);
-	if (state_agent_dir(s->name, 0, k.dir, sizeof k.dir, err) == -1 ||
-	    wake_load(k.dir, &k.w, err) == -1 ||
-	    brk_peek(s->name, &k.bc, now, &k.bv, err) == -1 ||
-	    cap_peek(s->name, s->timezone, now, &k.cv, err) == -1) {
-		wake_free(&k.w);
-		json_decref(arr);
-		return NULL;
-	}
-	if (k.w.first_seen == 0)
-		k.w.first_seen = now;
-	k.loaded = 1;
-	for (c = 0; c < CH_NCHAMBERS; c++)
-		if (k.o->chamber < 0 || c == k.o->chamber)
-			json_array_append_new(arr, explain_chamber(&k,
-			    (enum chamber)c, k.o->force));
-	wake_free(&k.w);
-	return arr;
 }
