@@ -436,7 +436,7 @@ struct wake {
 	char	 terr[HEART_ERRLEN];
 	char	 ep[HEART_IDMAX + 1];	/* its endpoint (bucket.c), or "" */
 	char	 tep[HEART_IDMAX + 1];	/* the triage's, or "" */
-	time_t	 taken;			/* when its first request was */
+	time_t	 taken;			/* when its first request was admitted */
 };
 
 void	 run_id(time_t, char *, size_t);
