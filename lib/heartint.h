@@ -762,6 +762,26 @@ struct brk_out {
 	char	 ev[BRK_MAXEV][24];
 };
 
+/* brk.c: when the breaker next lets a wake go (0: now, closed or a
+ * half-open probe free) */
+time_t	 brk_next_go(const struct brk *);
+
+/*
+ * brkdoc.c: the breaker's document, agents/ID/BRKFILE, and the events
+ * of a transition done (brk.c does the transitions)
+ *   brkdoc_parse(agent, j, &b, err)	b from the document (NULL: none)
+ *   brkdoc_to_json(agent, &b, now)	the document to write
+ *   brkdoc_events_of(agent, &b, &o, events, now)
+ *					o's transitions as events
+ *   brkdoc_put_time(o, key, t)		a time in UTC (0: null)
+ */
+#define BRKFILE	"breaker.json"
+int	 brkdoc_parse(const char *, json_t *, struct brk *, char *);
+json_t	*brkdoc_to_json(const char *, const struct brk *, time_t);
+void	 brkdoc_events_of(const char *, const struct brk *,
+	    const struct brk_out *, json_t *, time_t);
+void	 brkdoc_put_time(json_t *, const char *, time_t);
+
 /* An endpoint's bucket as stored (bucket.c owns the rules): requests
  * and tokens taken per second of the window, oldest first. */
 #define BKT_SLOTS	124	/* the window on either side of now */

@@ -1,0 +1,225 @@
+/*
+ * brkdoc.c - the breaker's codec: agents/ID/breaker.json read into a
+ * struct brk and written from one, and the events of a transition made
+ * from the names brk_step gave it (brk.c does the transitions).
+ *
+ * Invariants: a document is read whole or refused (a field of the
+ * wrong type, an unknown state or trigger, an open breaker without its
+ * until: store_bad_field names it), never half taken; a probe is read
+ * only from a half-open breaker; what is written is a whole document,
+ * its times in UTC.  An event's time is its last field.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "heartint.h"
+
+static int
+parse_utc(const char *s, time_t *t)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof tm);
+	if ((end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) == NULL ||
+	    *end != '\0')
+		return -1;
+	*t = timegm(&tm);
+	return *t > 0 ? 0 : -1;
+}
+
+void
+brkdoc_put_time(json_t *o, const char *key, time_t t)
+{
+	char buf[32];
+
+	if (t <= 0) {
+		json_object_set_new(o, key, json_null());
+		return;
+	}
+	clock_utc(t, buf, sizeof buf);
+	json_object_set_new(o, key, json_string(buf));
+}
+
+/* Field readers: a missing (or null) field is 0 or "", a wrong one -1. */
+static int
+get_time(json_t *o, const char *key, time_t *t)
+{
+	json_t *j = json_object_get(o, key);
+
+	*t = 0;
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_string(j))
+		return -1;
+	return parse_utc(json_string_value(j), t);
+}
+
+static int
+get_text(json_t *o, const char *key, char *buf, size_t n)
+{
+	json_t *j = json_object_get(o, key);
+
+	buf[0] = '\0';
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_string(j))
+		return -1;
+	text_line(buf, n, json_string_value(j),
+	    strlen(json_string_value(j)));
+	return 0;
+}
+
+static int
+get_state(json_t *o, enum brk_state *st)
+{
+	json_t *j = json_object_get(o, "state");
+	int i;
+
+	if (!json_is_string(j))
+		return -1;
+	for (i = 0; i <= BRK_HALF_OPEN; i++)
+		if (strcmp(json_string_value(j), brk_state_name(i)) == 0) {
+			*st = (enum brk_state)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* Fill b from the stored JSON (NULL: none); -1 if it is not sound. */
+int
+brkdoc_parse(const char *agent, json_t *j, struct brk *b, char *err)
+{
+	const char *bad = NULL;
+	time_t ignored;
+
+	memset(b, 0, sizeof *b);
+	b->state = BRK_CLOSED;
+	if (j == NULL)
+		return 0;
+	b->exists = 1;
+	if (get_state(j, &b->state) == -1)
+		bad = "state";
+	else if (state_count(j, "llm_fails", &b->llm_fails) == -1)
+		bad = "llm_fails";
+	else if (state_count(j, "tool_fails", &b->tool_fails) == -1)
+		bad = "tool_fails";
+	else if (state_count(j, "cooldown_s", &b->cooldown) == -1)
+		bad = "cooldown_s";
+	else if (state_count(j, "base_s", &b->base) == -1)
+		bad = "base_s";
+	else if (state_count(j, "threshold", &b->threshold) == -1)
+		bad = "threshold";
+	else if (state_count(j, "max_cooldown_s", &b->max) == -1)
+		bad = "max_cooldown_s";
+	else if (get_time(j, "until", b->state == BRK_OPEN ? &b->until :
+	    &ignored) == -1 || (b->state == BRK_OPEN && b->until == 0))
+		bad = "until";
+	else if (get_time(j, "probe_at", &b->probe_at) == -1)
+		bad = "probe_at";
+	else if (state_count(j, "probe_pid", &b->probe_pid) == -1)
+		bad = "probe_pid";
+	else if (get_text(j, "probe_host", b->probe_host,
+	    sizeof b->probe_host) == -1)
+		bad = "probe_host";
+	else if (get_text(j, "trigger", b->trigger, sizeof b->trigger) ==
+	    -1 || (b->trigger[0] != '\0' && strcmp(b->trigger, "llm") != 0 &&
+	    strcmp(b->trigger, "tool") != 0))
+		bad = "trigger";
+	else if (get_text(j, "reason", b->reason, sizeof b->reason) == -1)
+		bad = "reason";
+	if (bad != NULL) {
+		store_bad_field(agent, BRKFILE, bad, err);
+		return -1;
+	}
+	if (b->state != BRK_HALF_OPEN) {
+		b->probe_at = b->probe_pid = 0;
+		b->probe_host[0] = '\0';
+	}
+	return 0;
+}
+
+json_t *
+brkdoc_to_json(const char *agent, const struct brk *b, time_t now)
+{
+	json_t *j;
+
+	j = json_pack("{s:i,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "v", 1,
+	    "agent", agent, "state", brk_state_name(b->state),
+	    "llm_fails", (json_int_t)b->llm_fails,
+	    "tool_fails", (json_int_t)b->tool_fails,
+	    "cooldown_s", (json_int_t)b->cooldown,
+	    "base_s", (json_int_t)b->base,
+	    "threshold", (json_int_t)b->threshold,
+	    "max_cooldown_s", (json_int_t)b->max);
+	brkdoc_put_time(j, "until", brk_next_go(b));
+	brkdoc_put_time(j, "probe_at", b->probe_at);
+	json_object_set_new(j, "probe_pid", b->probe_pid > 0 ?
+	    json_integer(b->probe_pid) : json_null());
+	json_object_set_new(j, "probe_host", b->probe_pid > 0 ?
+	    json_string(b->probe_host) : json_null());
+	json_object_set_new(j, "trigger", json_string(b->trigger));
+	json_object_set_new(j, "reason", json_string(b->reason));
+	brkdoc_put_time(j, "updated", now);
+	return j;
+}
+
+static json_t *
+event(const char *name, const char *agent)
+{
+	return json_pack("{s:s,s:s}", "event", name, "agent", agent);
+}
+
+/* Append e to events, with the time as its last field; e is stolen. */
+static void
+emit(json_t *events, json_t *e, time_t now)
+{
+	brkdoc_put_time(e, "at", now);
+	if (events != NULL)
+		json_array_append(events, e);
+	json_decref(e);
+}
+
+/* The "open" event of b, just opened from state `from'. */
+static void
+open_event(const char *agent, const struct brk *b, const char *from,
+    json_t *events, time_t now)
+{
+	char until[32];
+	json_t *e;
+
+	clock_utc(b->until, until, sizeof until);
+	e = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:I,s:I}",
+	    "event", "open", "agent", agent, "trigger", b->trigger,
+	    "cooldown_s", (json_int_t)b->cooldown, "until", until,
+	    "reason", b->reason, "from", from,
+	    "llm_fails", (json_int_t)b->llm_fails,
+	    "tool_fails", (json_int_t)b->tool_fails);
+	emit(events, e, now);
+}
+
+/* The events of a transition done, in order, from the names in o;
+ * b is the breaker after it. */
+void
+brkdoc_events_of(const char *agent, const struct brk *b,
+    const struct brk_out *o, json_t *events, time_t now)
+{
+	char name[24], *by;
+	json_t *e;
+	int i;
+
+	for (i = 0; i < o->nev && i < BRK_MAXEV; i++) {
+		snprintf(name, sizeof name, "%s", o->ev[i]);
+		if ((by = strchr(name, '/')) != NULL)
+			*by++ = '\0';
+		if (strcmp(name, "open") == 0) {
+			open_event(agent, b, by != NULL ? by : "?", events,
+			    now);
+			continue;
+		}
+		e = event(name, agent);
+		if (by != NULL)
+			json_object_set_new(e, "by", json_string(by));
+		emit(events, e, now);
+	}
+}
