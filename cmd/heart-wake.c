@@ -477,7 +477,7 @@ main(int argc, char **argv)
 		free(souls);
 		return rc;
 	}
-	if (dir != NULL && fleet_souls(dir, &found, &nfound, err) == -1)
+	if (dir != NULL && fleetsouls_list(dir, &found, &nfound, err) == -1)
 		die(HX_USAGE, err);
 	if (dir != NULL && n > 0)
 		die(HX_USAGE, "--souls or --soul: one of them");

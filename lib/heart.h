@@ -670,8 +670,8 @@ int	 round_run(char *const *, size_t, const char *,
 int	 round_explain(json_t *, const struct soul *, const char *, time_t,
 	    char *);
 
-/* fleet.c: the soul files of a directory (--souls DIR), sorted */
-int	 fleet_souls(const char *, char ***, size_t *, char *);
+/* fleetsouls.c: the soul files of a directory (--souls DIR), sorted */
+int	 fleetsouls_list(const char *, char ***, size_t *, char *);
 
 /*
  * publisher.c, watcher.c: heart-pulse's two ends (heart-pulse(1)), each

@@ -516,32 +516,86 @@ void	 pulse_node_name(const char *, long, char *, size_t);
 char	*pulse_acl(const char *, const char *, const char *const *, size_t);
 int	 pulse_rival(const struct pulse_node *, const char *, int);
 
-/* fleet.c: the agents of one publisher, their schedule and state */
-struct fleet;
-struct fleet_agent;
+/*
+ * fleet.c: the agents of one publisher and their schedule (a binary
+ * min-heap on `due'); fleetwatch.c keeps the state their pulses carry,
+ * fleetsouls.c loads them from their souls
+ */
+#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP)
+
+struct fleet_agent {
+	char	 id[HEART_IDMAX + 1];
+	char	*zone;
+	char	*path;		/* the soul file */
+	struct caps caps;
+	struct hours active[CH_NCHAMBERS];
+	long long quiet_min;	/* the minute `st.quiet' was found for */
+	long long interval;	/* seconds */
+	long long misses;
+	long long due;		/* monotonic ms of the next slot */
+	unsigned long long seq;
+	size_t	 hpos;
+	int	 wd;		/* inotify watch; -1: polled */
+	unsigned dirty;		/* PS_* parts to read again */
+	unsigned reported;	/* PS_* parts whose failure was told */
+	int	 born;		/* birth sent on this connection */
+	int	 queued;	/* in the changed queue */
+	int	 keep;		/* reload: still wanted */
+	int	 rewatch;	/* its directory went away: watch again */
+	size_t	 ord;		/* reload: order of its soul */
+	struct pulse_state st;
+};
+
+struct fleet {
+	struct fleet_agent **a;	/* sorted by id */
+	size_t	 n;
+	struct fleet_agent **heap;
+	size_t	 hn;		/* agents in the heap (== n between calls) */
+	struct fleet_agent **wdmap;
+	size_t	 nwd;
+	int	 ifd;
+	int	 watchfull;	/* watch limit reported */
+	char	**warn;
+	size_t	 nwarn, warnhead;
+	struct fleet_agent **gone, **chg;
+	size_t	 ngone, nchg;
+	size_t	 cursor;	/* births */
+	long long interval;	/* override, s; -1: the souls' */
+};
 
 struct fleet *fleet_new(long long, int);
 void	 fleet_free(struct fleet *);
-long long fleet_load(struct fleet *, char *const *, size_t, const char *,
-	    long long, char *);
 size_t	 fleet_size(const struct fleet *);
+void	 fleet_warnf(struct fleet *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
 char	*fleet_warning(struct fleet *);
 long long fleet_next_due(const struct fleet *);
 void	 fleet_rebase(struct fleet *, long long);
 struct fleet_agent *fleet_due(struct fleet *, long long, long long *);
-int	 fleet_pulse(struct fleet *, struct fleet_agent *, int, const char *,
-	    const char *, long long, const struct timespec *, char *, size_t,
-	    char *, size_t);
+void	 fleet_heap_set(struct fleet *, size_t, struct fleet_agent *);
+void	 fleet_sift_up(struct fleet *, size_t);
+void	 fleet_sift_down(struct fleet *, size_t, size_t);
 void	 fleet_agent_info(const struct fleet_agent *,
 	    struct pulse_agentinfo *);
-int	 fleet_watch_fd(const struct fleet *);
-void	 fleet_watch_read(struct fleet *, time_t);
-struct fleet_agent *fleet_changed(struct fleet *);
 void	 fleet_unborn_all(struct fleet *);
 struct fleet_agent *fleet_unborn(struct fleet *);
 int	 fleet_unborn_pending(struct fleet *);
 struct fleet_agent *fleet_gone(struct fleet *);
 void	 fleet_agent_free(struct fleet_agent *);
+
+/* fleetwatch.c: the state of a fleet's pulses, kept fresh (inotify) */
+void	 fleetwatch_start(struct fleet *, struct fleet_agent *, int);
+void	 fleetwatch_stop(struct fleet *, struct fleet_agent *);
+int	 fleetwatch_fd(const struct fleet *);
+void	 fleetwatch_read(struct fleet *, time_t);
+struct fleet_agent *fleetwatch_changed(struct fleet *);
+int	 fleetwatch_pulse(struct fleet *, struct fleet_agent *, int,
+	    const char *, const char *, long long, const struct timespec *,
+	    char *, size_t, char *, size_t);
+
+/* fleetsouls.c: a fleet's agents loaded, and loaded again, from souls */
+long long fleetsouls_load(struct fleet *, char *const *, size_t,
+	    const char *, long long, char *);
 
 /* mqtt.c: one broker connection, our poll loop, our reconnect policy
    (only heart-pulse links it, and libmosquitto with it) */

@@ -73,7 +73,7 @@ load(struct publisher *p, long long now)
 	char err[HEART_ERRLEN];
 	long long n;
 
-	n = fleet_load(p->fleet, o->souls, o->nsouls, o->dir, now, err);
+	n = fleetsouls_load(p->fleet, o->souls, o->nsouls, o->dir, now, err);
 	warnings(p);
 	if (n == -1)
 		broker_say(&p->b, NULL, "%s", err);
@@ -176,7 +176,7 @@ send_pulse(struct publisher *p, struct fleet_agent *a, int extra,
 	int n;
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	n = fleet_pulse(p->fleet, a, extra, p->b.prefix, p->host_json, now,
+	n = fleetwatch_pulse(p->fleet, a, extra, p->b.prefix, p->host_json, now,
 	    &wall, topic, sizeof topic, buf, sizeof buf);
 	fleet_agent_info(a, &pa);
 	if (n < 0 || mqtt_publish(p->b.q, topic, buf, n, 0, 0,
@@ -227,7 +227,7 @@ pulses(struct publisher *p, long long now)
 		else
 			p->st.skipped++;
 	}
-	while ((a = fleet_changed(p->fleet)) != NULL)
+	while ((a = fleetwatch_changed(p->fleet)) != NULL)
 		if (up)
 			send_pulse(p, a, 1, now);
 	/* the gone are retired once connected, else later */
@@ -377,7 +377,7 @@ publisher_poll(const struct publisher *p, long long now, struct pollfd *fd)
 	if (p->wd > 0 && p->wd_next < until)
 		until = p->wd_next;
 	fd[0] = (struct pollfd){ mqtt_fd(q), mqtt_events(q), 0 };
-	fd[1] = (struct pollfd){ fleet_watch_fd(p->fleet), POLLIN, 0 };
+	fd[1] = (struct pollfd){ fleetwatch_fd(p->fleet), POLLIN, 0 };
 	if (mqtt_state(q) == MQTT_UP && mqtt_busy(q) == 0 &&
 	    mqtt_unacked(q) < mqtt_window(q) &&
 	    fleet_unborn_pending(p->fleet))
@@ -395,7 +395,7 @@ publisher_ready(struct publisher *p, const struct pollfd *fd, long long now,
 	if (p->b.fatal)
 		return broker_failed(&p->b, err);
 	if (fd[1].revents)
-		fleet_watch_read(p->fleet, time(NULL));
+		fleetwatch_read(p->fleet, time(NULL));
 	return 0;
 }
 

@@ -1,0 +1,227 @@
+/*
+ * fleetwatch.c - the state a fleet's pulses carry (fleet.c keeps the
+ * agents), cached and kept fresh without reading every agent's files
+ * on every pulse: inotify on each agent directory marks what changed
+ * (a change of breaker or wake is read at once and queued for an extra
+ * pulse; a change of the counter is read at the next pulse); an agent
+ * that has no watch is read in full at each of its pulses (the polling
+ * fallback).
+ *
+ * Invariants: an agent is in wdmap at its wd, or its wd is -1 and it
+ * is polled; it is in the changed queue at most once (queued); a part
+ * of its state that cannot be read is told once until it reads again,
+ * and its pulses carry null meanwhile.
+ */
+#include <sys/inotify.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heartint.h"
+
+#define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | \
+	IN_MOVED_FROM | IN_ONLYDIR | IN_EXCL_UNLINK)
+
+static void
+refresh(struct fleet *f, struct fleet_agent *a, unsigned parts, time_t now)
+{
+	static const unsigned bits[] = {
+		PULSE_BREAKER, PULSE_WAKE, PULSE_CAP
+	};
+	char err[HEART_ERRLEN];
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		if (!(parts & bits[i]))
+			continue;
+		if (pulse_read(a->id, a->zone, &a->caps, now, bits[i], &a->st,
+		    err) == 0)
+			a->reported &= ~bits[i];
+		else if (!(a->reported & bits[i])) {
+			a->reported |= bits[i];
+			fleet_warnf(f, "%s: %s (its pulses carry null until "
+			    "it is readable)", a->id, err);
+		}
+	}
+	a->dirty &= ~parts;
+}
+
+void
+fleetwatch_start(struct fleet *f, struct fleet_agent *a, int quiet)
+{
+	char dir[4096], err[HEART_ERRLEN];
+	int wd;
+
+	a->wd = -1;
+	if (f->ifd < 0)
+		return;
+	if (state_agent_dir(a->id, 1, dir, sizeof dir, err) == -1) {
+		if (!quiet)
+			fleet_warnf(f, "%s: %s; its state is read once per "
+			    "interval", a->id, err);
+		return;
+	}
+	if ((wd = inotify_add_watch(f->ifd, dir, WATCH_MASK)) == -1) {
+		if (errno == ENOSPC && f->watchfull++ == 0)
+			fleet_warnf(f, "inotify: no more watches (see "
+			    "fs.inotify.max_user_watches); agents from %s on "
+			    "are read once per interval", a->id);
+		else if (errno != ENOSPC && !quiet)
+			fleet_warnf(f, "%s: inotify: %s; its state is read "
+			    "once per interval", dir, strerror(errno));
+		return;
+	}
+	if ((size_t)wd >= f->nwd) {
+		size_t n = (size_t)wd * 2 + 16;
+		f->wdmap = realloc(f->wdmap, n * sizeof *f->wdmap);
+		if (f->wdmap == NULL)
+			abort();
+		memset(f->wdmap + f->nwd, 0, (n - f->nwd) * sizeof *f->wdmap);
+		f->nwd = n;
+	}
+	f->wdmap[wd] = a;
+	a->wd = wd;
+}
+
+void
+fleetwatch_stop(struct fleet *f, struct fleet_agent *a)
+{
+	if (a->wd < 0)
+		return;
+	if ((size_t)a->wd < f->nwd && f->wdmap[a->wd] == a)
+		f->wdmap[a->wd] = NULL;
+	inotify_rm_watch(f->ifd, a->wd);
+	a->wd = -1;
+}
+
+int
+fleetwatch_fd(const struct fleet *f)
+{
+	return f->ifd;
+}
+
+static void
+queue_changed(struct fleet *f, struct fleet_agent *a)
+{
+	if (a->queued)
+		return;
+	f->chg = realloc(f->chg, (f->nchg + 1) * sizeof *f->chg);
+	if (f->chg == NULL)
+		abort();
+	f->chg[f->nchg++] = a;
+	a->queued = 1;
+}
+
+static void
+on_event(struct fleet *f, const struct inotify_event *ev, time_t now)
+{
+	struct fleet_agent *a;
+	struct pulse_state old;
+	unsigned part = 0;
+
+	if (ev->mask & IN_Q_OVERFLOW) {
+		for (size_t i = 0; i < f->n; i++)
+			f->a[i]->dirty = PS_ALL;
+		return;
+	}
+	if (ev->wd < 0 || (size_t)ev->wd >= f->nwd ||
+	    (a = f->wdmap[ev->wd]) == NULL)
+		return;
+	if (ev->mask & IN_IGNORED) {	/* the directory is gone */
+		f->wdmap[ev->wd] = NULL;
+		a->wd = -1;
+		a->dirty = PS_ALL;
+		a->rewatch = 1;
+		return;
+	}
+	if (ev->len == 0)
+		return;
+	if (strcmp(ev->name, "breaker.json") == 0)
+		part = PULSE_BREAKER;
+	else if (strcmp(ev->name, "wake.json") == 0)
+		part = PULSE_WAKE;
+	else if (strcmp(ev->name, "cap.json") == 0)
+		a->dirty |= PULSE_CAP;
+	if (part == 0)
+		return;
+	old = a->st;
+	refresh(f, a, part, now);
+	if (pulse_changed(&old, &a->st))
+		queue_changed(f, a);
+}
+
+/* Read what inotify has; agents whose drawn state changed are queued. */
+void
+fleetwatch_read(struct fleet *f, time_t now)
+{
+	char buf[65536] __attribute__((aligned(__alignof__(struct
+	    inotify_event))));
+	const struct inotify_event *ev;
+	ssize_t n;
+	char *p;
+
+	if (f->ifd < 0)
+		return;
+	while ((n = read(f->ifd, buf, sizeof buf)) > 0)
+		for (p = buf; p < buf + n; p += sizeof *ev + ev->len) {
+			ev = (const struct inotify_event *)p;
+			on_event(f, ev, now);
+		}
+}
+
+/* The next agent whose breaker or wake changed, for an extra pulse. */
+struct fleet_agent *
+fleetwatch_changed(struct fleet *f)
+{
+	struct fleet_agent *a;
+
+	if (f->nchg == 0)
+		return NULL;
+	a = f->chg[--f->nchg];
+	a->queued = 0;
+	return a;
+}
+
+/*
+ * Topic and payload of a's pulse, with its state brought up to date.
+ * An extra pulse (a change) takes a sequence number of its own; a
+ * scheduled one uses the slot fleet_due took.  Returns the payload's
+ * length, or -1 if a buffer is too small.
+ */
+int
+fleetwatch_pulse(struct fleet *f, struct fleet_agent *a, int extra,
+    const char *prefix, const char *host_json, long long mono,
+    const struct timespec *wall, char *topic, size_t tn, char *buf,
+    size_t n)
+{
+	unsigned parts = a->dirty;
+
+	if (a->wd < 0 && !extra) {
+		parts = PS_ALL;
+		if (a->rewatch && f->watchfull == 0) {
+			a->rewatch = 0;
+			fleetwatch_start(f, a, 1);
+		}
+	}
+	if (a->st.waking == 1)
+		parts |= PULSE_WAKE;	/* is its process still there? */
+	if (wall->tv_sec >= a->st.cap_until)
+		parts |= PULSE_CAP;	/* a new day */
+	if (a->st.brk_until > 0 && wall->tv_sec >= a->st.brk_until)
+		parts |= PULSE_BREAKER;	/* its cooldown has passed */
+	if (parts)
+		refresh(f, a, parts, wall->tv_sec);
+	if (wall->tv_sec / 60 != a->quiet_min) {	/* hours: by the minute */
+		a->quiet_min = wall->tv_sec / 60;
+		a->st.quiet = pulse_quiet(a->zone, &a->caps, a->active,
+		    wall->tv_sec);
+	}
+	if (extra)
+		a->seq++;
+	if (pulse_topic(topic, tn, prefix, a->id, "pulse") == -1)
+		return -1;
+	return pulse_format(buf, n, a->id, a->seq, mono, wall, host_json,
+	    &a->st);
+}
