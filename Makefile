@@ -79,7 +79,8 @@ DEB_BUILD = gcc make pkg-config libyaml-dev libjansson-dev \
 DEB_TEST = chromium bats bats-support bats-assert parallel jq faketime \
 	libfaketime mandoc hyperfine python3 python3-yaml procps mosquitto \
 	mosquitto-clients openssl time redis-server redis-tools shellcheck \
-	clang libclang-rt-dev curl msmtp python3-aiosmtpd bash-builtins
+	clang libclang-rt-dev curl msmtp python3-aiosmtpd bash-builtins \
+	strace
 # and the benchmarks (make bench-deps): charts under bench/results/
 DEB_BENCH = gnuplot-nox
 # and the Debian package (make deb, and t/deb.bats, which also wants

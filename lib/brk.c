@@ -476,7 +476,8 @@ transition(const char *agent, enum brk_op op, const struct brk_conf *given,
 	x->now = now;
 	x->rec = rec != NULL ? rec : &none;
 	whoami(&x->me);
-	if (store_update(agent, BRKFILE, brkx_step, x, err) == -1) {
+	if (store_update(agent, BRKFILE, STATE_SYNC, brkx_step, x,
+	    err) == -1) {
 		x->o.probe = 0;
 		return -1;
 	}

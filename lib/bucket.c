@@ -524,7 +524,8 @@ transition(const char *name, enum bkt_op op, const struct bkt_args *a,
 	x->a = a;
 	x->now = now;
 	if (op != BKT_PEEK)
-		return store_update(x->owner, BKTFILE, bktx_step, x, err);
+		return store_update(x->owner, BKTFILE, STATE_WHOLE, bktx_step,
+		    x, err);
 	if (store_get(x->owner, BKTFILE, &j, err) == -1)
 		return -1;
 	r = parse_bucket(x->owner, j, &x->b, err);

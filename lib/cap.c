@@ -344,7 +344,8 @@ transition(const char *agent, enum cap_op op, const struct cap_args *a,
 	x->now = now;
 	x->op = op;
 	x->a = a;
-	return store_update(agent, CAPFILE, capx_step, x, err);
+	return store_update(agent, CAPFILE, op == CAP_RECORD ? STATE_WHOLE :
+	    STATE_SYNC, capx_step, x, err);
 }
 
 /*

@@ -72,6 +72,20 @@ int	 state_replace(const char *, const char *, const char *, size_t,
 	    mode_t, char *);
 int	 state_read_json(const char *, const char *, json_t **, char *);
 int	 state_write_json(const char *, const char *, const json_t *, char *);
+/*
+ * How a replaced file is kept (heart(7), State).  Every one is whole
+ * whenever a process is killed and, but a STATE_CACHE, after a power
+ * cut too; they differ in when the new version is also durable.
+ */
+enum state_keep {
+	STATE_SYNC,	/* at once: fdatasync, rename, fsync of the dir */
+	STATE_WHOLE,	/* at the next sync of its directory */
+	STATE_CACHE	/* never synced: rebuilt when it does not read */
+};
+int	 state_put(const char *, const char *, const char *, size_t,
+	    enum state_keep, char *);
+int	 state_put_json(const char *, const char *, const json_t *,
+	    enum state_keep, char *);
 int	 state_count(const json_t *, const char *, long long *);
 
 /*
@@ -113,6 +127,8 @@ int	 store_lock(const char *, const char *, int, char *);
 void	 store_unlock(int);
 int	 store_read_json(const char *, const char *, json_t **, char *);
 int	 store_write_json(const char *, const char *, const json_t *, char *);
+int	 store_put_json(const char *, const char *, const json_t *,
+	    enum state_keep, char *);
 
 /*
  * status.c: the statuses of a wake result and what ghost mode does with
@@ -921,8 +937,8 @@ void	 store_use(const struct store_ops *);
 void	 store_fail(int);	/* the exit code the last failure asks for */
 int	 store_get(const char *agent, const char *name, json_t **,
 	    char *err);
-int	 store_update(const char *agent, const char *name, store_step_fn,
-	    void *ctx, char *err);
+int	 store_update(const char *agent, const char *name, enum state_keep,
+	    store_step_fn, void *ctx, char *err);
 json_t	*store_parse(const char *where, const char *noun, const char *doc,
 	    size_t, char *err);
 void	 store_bad_field(const char *agent, const char *name,

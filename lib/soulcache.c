@@ -552,7 +552,7 @@ soulcache_save(struct soulcache *c, int whole, char *err)
 	if ((fd = state_lock(c->dir, lock, LOCK_EX, err)) < 0)
 		return -1;
 	text(c, &o);
-	r = state_write(c->dir, c->name, o.p, o.len, err);
+	r = state_put(c->dir, c->name, o.p, o.len, STATE_CACHE, err);
 	state_unlock(fd);
 	free(o.p);
 	if (r == 0)

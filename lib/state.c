@@ -3,11 +3,15 @@
  *
  * Invariants: directories are created 0700 and files 0600; a state
  * file is only ever replaced whole, by writing a temporary file beside
- * it, fsync, rename, fsync of the directory, and only by a writer that
- * holds the file's lock (so one fixed temporary name per file is safe
- * and a writer killed half-way leaves the old file intact).  The
- * files heart writes outside it (heart-cap status --prom) are replaced
- * the same way, from a temporary file of their own (state_replace).
+ * it, fdatasync, rename, and only by a writer that holds the file's
+ * lock (so one fixed temporary name per file is safe and a writer
+ * killed half-way leaves the old file intact).  The rename is made
+ * durable by an fsync of the directory where a promise needs it now
+ * (STATE_SYNC); a STATE_WHOLE file's rename waits for the next sync of
+ * its directory; a STATE_CACHE file, rebuilt when it does not read, is
+ * not synced at all (heart(7), State).  The files heart writes outside
+ * it (heart-cap status --prom) are replaced the same way, from a
+ * temporary file of their own (state_replace).
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -218,22 +222,25 @@ state_sync_dir(const char *dir)
 }
 
 /*
- * Write data to the temporary file tmp (fd, open), sync it, give it
- * mode, rename it over path and sync dir: the one way a file of heart
- * is replaced whole.  tmp is gone unless the rename was made.
+ * Write data to the temporary file tmp (fd, open), sync it as `keep'
+ * says, give it mode, rename it over path and, for STATE_SYNC, sync
+ * dir: the one way a file of heart is replaced whole.  tmp is gone
+ * unless the rename was made.
  */
 static int
 replace(int fd, const char *tmp, const char *path, const char *dir,
-    const char *data, size_t len, mode_t mode, char *err)
+    const char *data, size_t len, mode_t mode, enum state_keep keep,
+    char *err)
 {
-	if (state_write_all(fd, data, len) == -1 || fdatasync(fd) == -1 ||
-	    (mode != 0600 && fchmod(fd, mode) == -1)) {
+	if (state_write_all(fd, data, len) == -1 || (keep != STATE_CACHE &&
+	    fdatasync(fd) == -1) || (mode != 0600 &&
+	    fchmod(fd, mode) == -1)) {
 		close(fd);
 		goto fail;
 	}
 	if (close(fd) == -1 || rename(tmp, path) == -1)
 		goto fail;
-	if (state_sync_dir(dir) == -1) {
+	if (keep == STATE_SYNC && state_sync_dir(dir) == -1) {
 		errf(err, "%s: cannot write: %s", path, strerror(errno));
 		return -1;
 	}
@@ -244,11 +251,11 @@ fail:
 	return -1;
 }
 
-/* Replace dir/name with data, atomically.  Caller holds name's lock:
- * one fixed temporary name is enough. */
+/* Replace dir/name with data, atomically, kept as `keep' says.
+ * Caller holds name's lock: one fixed temporary name is enough. */
 int
-state_write(const char *dir, const char *name, const char *data,
-    size_t len, char *err)
+state_put(const char *dir, const char *name, const char *data,
+    size_t len, enum state_keep keep, char *err)
 {
 	char tmp[4096], path[4096];
 	int fd;
@@ -261,7 +268,16 @@ state_write(const char *dir, const char *name, const char *data,
 		errf(err, "%s: cannot write: %s", path, strerror(errno));
 		return -1;
 	}
-	return replace(fd, tmp, path, dir, data, len, 0600, err);
+	return replace(fd, tmp, path, dir, data, len, 0600, keep, err);
+}
+
+/* state_put, durable at once: the way of every file no promise
+ * relaxes. */
+int
+state_write(const char *dir, const char *name, const char *data,
+    size_t len, char *err)
+{
+	return state_put(dir, name, data, len, STATE_SYNC, err);
 }
 
 /* Replace path, outside the state directory, with data, mode mode: no
@@ -286,7 +302,8 @@ state_replace(const char *path, const char *prefix, const char *data,
 		errf(err, "%s: cannot write: %s", path, strerror(errno));
 		return -1;
 	}
-	return replace(fd, tmp, path, dir, data, len, mode, err);
+	return replace(fd, tmp, path, dir, data, len, mode, STATE_SYNC,
+	    err);
 }
 
 /*
@@ -341,8 +358,8 @@ state_count(const json_t *o, const char *key, long long *v)
 }
 
 int
-state_write_json(const char *dir, const char *name, const json_t *j,
-    char *err)
+state_put_json(const char *dir, const char *name, const json_t *j,
+    enum state_keep keep, char *err)
 {
 	char *s;
 	int r;
@@ -357,9 +374,16 @@ state_write_json(const char *dir, const char *name, const json_t *j,
 		abort();
 	s[len] = '\n';
 	s[len + 1] = '\0';
-	r = state_write(dir, name, s, len + 1, err);
+	r = state_put(dir, name, s, len + 1, keep, err);
 	free(s);
 	return r;
+}
+
+int
+state_write_json(const char *dir, const char *name, const json_t *j,
+    char *err)
+{
+	return state_put_json(dir, name, j, STATE_SYNC, err);
 }
 
 /* The directory STATE/name (one level, e.g. "pulse"), created 0700. */

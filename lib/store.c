@@ -98,15 +98,23 @@ store_read_json(const char *dir, const char *name, json_t **out, char *err)
 	return state_read_json(dir, name, out, err);
 }
 
-/* state_write_json's; a server store writes only while the caller
- * still holds the agent's wake lock, if it holds one. */
+/* state_put_json's; a server store writes only while the caller
+ * still holds the agent's wake lock, if it holds one, and keeps it as
+ * the server keeps everything. */
+int
+store_put_json(const char *dir, const char *name, const json_t *j,
+    enum state_keep keep, char *err)
+{
+	if (cur != NULL)
+		return cur->write_json(dir, name, j, err);
+	return state_put_json(dir, name, j, keep, err);
+}
+
 int
 store_write_json(const char *dir, const char *name, const json_t *j,
     char *err)
 {
-	if (cur != NULL)
-		return cur->write_json(dir, name, j, err);
-	return state_write_json(dir, name, j, err);
+	return store_put_json(dir, name, j, STATE_SYNC, err);
 }
 
 /* Every agent the store knows, sorted (state_agents' contract). */
@@ -289,8 +297,8 @@ store_get(const char *agent, const char *name, json_t **out, char *err)
 
 /* The file store's read-decide-write: under NAME.lock (for x.json). */
 static int
-file_update(const char *agent, const char *name, store_step_fn step,
-    void *ctx, char *err)
+file_update(const char *agent, const char *name, enum state_keep keep,
+    store_step_fn step, void *ctx, char *err)
 {
 	char dir[4096], lock[64];
 	json_t *j, *next = NULL;
@@ -304,7 +312,7 @@ file_update(const char *agent, const char *name, store_step_fn step,
 		return -1;
 	if ((r = state_read_json(dir, name, &j, err)) == 0 &&
 	    (r = step(j, &next, &ttl, ctx, err)) == 0 && next != NULL)
-		r = state_write_json(dir, name, next, err);
+		r = state_put_json(dir, name, next, keep, err);
 	json_decref(j);
 	json_decref(next);
 	state_unlock(fd);
@@ -312,8 +320,8 @@ file_update(const char *agent, const char *name, store_step_fn step,
 }
 
 int
-store_update(const char *agent, const char *name, store_step_fn step,
-    void *ctx, char *err)
+store_update(const char *agent, const char *name, enum state_keep keep,
+    store_step_fn step, void *ctx, char *err)
 {
 	char where[4200], *old, *doc;
 	json_t *j, *next;
@@ -321,7 +329,7 @@ store_update(const char *agent, const char *name, store_step_fn step,
 	int round, r;
 
 	if (cur == NULL)
-		return file_update(agent, name, step, ctx, err);
+		return file_update(agent, name, keep, step, ctx, err);
 	for (round = 0; round < STORE_ROUNDS; round++) {
 		next = NULL;
 		ttl = 0;

@@ -163,7 +163,8 @@ wake_save(const char *dir, const char *agent, const struct wake_state *w,
 	if (w->error[0])
 		json_object_set_new(json_object_get(j, "last_error"),
 		    "message", json_string(w->error));
-	r = store_write_json(dir, WAKEFILE, j, err);
+	r = store_put_json(dir, WAKEFILE, j, running >= 0 ? STATE_WHOLE :
+	    STATE_SYNC, err);
 	json_decref(j);
 	return r;
 }

@@ -100,6 +100,34 @@ cron_day() {
 	assert_output 1
 }
 
+@test "a wake syncs its take before the request and its directory at its end, no more; the soul cache never" {
+	file_only
+	d=$BATS_TEST_TMPDIR/souls
+	mkdir "$d"
+	printf 'name: scout\nheart: { schedule: { interval: 30m } }\n' > "$d/scout.yaml"
+	llm_script '{"replies":[{"text":"[IDLE]"},{"text":"[IDLE]"}]}'
+	# LeakSanitizer cannot run under ptrace; other tests look for leaks
+	syncs() {
+		ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 strace -qq -y \
+		    -o "$BATS_TEST_TMPDIR/sys" -e trace=fsync,fdatasync,sendto \
+		    heart-wake --souls "$d" "$@" > /dev/null
+		sed -nE -e 's/^(fdatasync|fsync)\([0-9]+<.*\/(agents|rounds)\/(.*)>\).*/\1 \2\/\3/p' \
+		    -e 's/^sendto\(.*POST .*/request/p' "$BATS_TEST_TMPDIR/sys"
+	}
+	# the first round writes the soul cache, unsynced, and not_due
+	run syncs
+	[ -s "$HEART_STATE_DIR"/rounds/*.jsonl ]
+	refute_output --partial rounds/
+	syncs --force > /dev/null	# the agent's first wake makes its files
+	run syncs --force		# and this is every day's
+	assert_output "$(printf '%s\n' 'fdatasync agents/scout/.cap.json.tmp' \
+	    'fsync agents/scout' 'fdatasync agents/scout/.wake.json.tmp' request \
+	    'fdatasync agents/scout/.cap.json.tmp' \
+	    'fdatasync agents/scout/.wake.json.tmp' 'fsync agents/scout')"
+	jq -e '.total == 2 and .tokens.prompt > 0' "$HEART_STATE_DIR/agents/scout/cap.json"
+	jq -e '.last.schedule.status == "idle" and .running == null' "$HEART_STATE_DIR/agents/scout/wake.json"
+}
+
 @test "busy: a held wake lock skips the wake at once and sends nothing" {
 	s=$(mk scout '')
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
