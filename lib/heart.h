@@ -213,6 +213,7 @@ struct cap_view {
 };
 
 void	 cap_from_soul(const struct soul *, struct caps *);
+void	 cap_defaults(struct caps *);	/* no soul at hand */
 long long cap_limit(const struct caps *, enum chamber);
 int	 cap_take(const char *, enum chamber, const struct caps *,
 	    long long, const char *, time_t, int *, struct cap_view *,
@@ -336,6 +337,7 @@ struct rate_view;
 char	*prom_rates(const struct rate_view *, size_t, time_t);
 char	*prom_breakers(char *const *, const struct brk_view *, size_t,
 	    time_t);
+int	 prom_named(const char *);	/* a name the collector reads */
 int	 prom_write(const char *, const char *, char *);
 
 /* jscan.c: a validating JSON scanner that builds no tree */

@@ -926,9 +926,6 @@ struct store_ops {
 typedef int (*store_step_fn)(json_t *cur, json_t **next, long long *ttl,
     void *ctx, char *err);
 
-/* cap.c */
-void	 cap_defaults(struct caps *);
-
 /* store.c */
 const struct store_ops *store_ops(void);	/* NULL: files */
 int	 store_owner_check(const char *, char *);	/* ID or @ENDPOINT */

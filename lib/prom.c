@@ -198,19 +198,26 @@ prom_breakers(char *const *agent, const struct brk_view *v, size_t n,
 	return out;
 }
 
+/* Does path end in .prom, after one character at least: a name the
+ * collector reads (it reads no other)? */
+int
+prom_named(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 6 && strcmp(path + n - 5, ".prom") == 0;
+}
+
 /*
  * Replace path with text, whole: a temporary file beside it (a name
  * the collector skips), fsync, mode 0644 (the collector runs as
- * another user), rename, fsync of the directory.  The name must end in
- * .prom: the collector reads no other.
+ * another user), rename, fsync of the directory.  The file's own name
+ * must end in .prom: the collector reads no other.
  */
 int
 prom_write(const char *path, const char *text, char *err)
 {
-	size_t n = strlen(path);
-
-	if (n < 6 || strcmp(path + n - 5, ".prom") != 0 ||
-	    path[n - 6] == '/') {
+	if (!prom_named(path) || path[strlen(path) - 6] == '/') {
 		errf(err, "%s: the name must end in .prom (node_exporter's "
 		    "textfile collector reads no other)", path);
 		return -1;
