@@ -27,7 +27,8 @@ const char usage_text[] =
 
 static struct soulset set;	/* the souls given */
 static int jflag, vflag, pflag;
-static int idw = 20;		/* the table's AGENT column */
+static struct prog_status st;	/* the agents status shows */
+static struct brk_view *views;	/* theirs, as read */
 static int ndefault;		/* rows shown with the default keys */
 static const char *promfile;
 
@@ -153,8 +154,8 @@ print_row(const char *agent, const struct brk_view *v, time_t now,
 
 	if (header)
 		printf("%-*s %-9s %4s %4s %8s  %-20s %8s  %-7s %s\n",
-		    idw, "AGENT", "STATE", "LLM", "TOOL", "COOLDOWN", "UNTIL",
-		    "LEFT", "TRIGGER", "REASON");
+		    st.idw, "AGENT", "STATE", "LLM", "TOOL", "COOLDOWN",
+		    "UNTIL", "LEFT", "TRIGGER", "REASON");
 	dur_format(v->cooldown, cool, sizeof cool);
 	snprintf(until, sizeof until, "-");
 	snprintf(left, sizeof left, "-");
@@ -162,18 +163,20 @@ print_row(const char *agent, const struct brk_view *v, time_t now,
 		clock_utc(v->until, until, sizeof until);
 		dur_format(v->until - now, left, sizeof left);
 	}
-	printf("%-*s %-9s %4lld %4lld %8s  %-20s %8s  %-7s %s\n", idw, agent,
-	    brk_state_name(v->state), v->llm_fails, v->tool_fails, cool,
-	    until, left, v->trigger[0] ? v->trigger : "-",
+	printf("%-*s %-9s %4lld %4lld %8s  %-20s %8s  %-7s %s\n", st.idw,
+	    agent, brk_state_name(v->state), v->llm_fails, v->tool_fails,
+	    cool, until, left, v->trigger[0] ? v->trigger : "-",
 	    v->reason[0] ? v->reason : "-");
 }
 
+/* An agent's row or line, read into views[k] (prog_status_each). */
 static int
-status_one(const char *agent, time_t now, int header, struct brk_view *v)
+status_one(const char *agent, size_t k, int header, time_t now)
 {
 	char err[HEART_ERRLEN], *line;
 	const struct brk_conf *given;
 	struct brk_conf c;
+	struct brk_view *v = &views[k];
 	json_t *j;
 
 	given = conf_for(agent, &c);
@@ -199,64 +202,38 @@ status_one(const char *agent, time_t now, int header, struct brk_view *v)
 	return HX_OK;
 }
 
-/* --prom: the figures on stdout, or in the file, replaced whole only
- * when every agent could be read. */
-static int
-print_prom(char **names, const struct brk_view *v, size_t n, time_t now,
-    int rc)
+/* The default keys, as the note after a table says them. */
+static void
+default_keys(char *buf, size_t n)
 {
-	char err[HEART_ERRLEN], *text;
+	struct brk_conf c;
+	char cool[32], max[32];
 
-	text = prom_breakers(names, v, n, now);
-	if (promfile == NULL)
-		fputs(text, stdout);
-	else if (rc == HX_OK && prom_write(promfile, text, err) == -1) {
-		warn(NULL, err);
-		rc = HX_IOERR;
-	}
-	free(text);
-	return rc;
+	brk_from_soul(NULL, &c);
+	snprintf(buf, n, "%lld failures, %s, %s", c.threshold,
+	    dur_format(c.cooldown, cool, sizeof cool),
+	    dur_format(c.max_cooldown, max, sizeof max));
 }
 
 static int
 cmd_status(int argc, char **argv, time_t now)
 {
-	char err[HEART_ERRLEN];
-	char **list, **names;
-	struct brk_view *v;
-	size_t nl, i, m, n = 0, nk = 0;
-	int rc = HX_OK, r;
+	char *text, def[128];
+	int rc;
 
-	for (i = 0; i < (size_t)argc; i++) {
-		prog_check_agent(argv[i]);
-		if ((r = prog_unknown(&set, argv[i])) == 0)
-			argv[nk++] = argv[i];
-		else
-			rc = r;
+	if (prog_status_names(&set, argc, argv, &st, &rc) == -1)
+		return rc;
+	views = xcalloc(st.n + 1, sizeof *views);
+	rc = prog_status_each(&st, status_one, now, rc);
+	if (pflag) {	/* the figures of the agents read */
+		text = prom_breakers(st.names, views, st.nread, now);
+		rc = prog_prom_put(promfile, text, rc);
+		free(text);
 	}
-	if (argc > 0 && nk == 0)
-		return rc;	/* not every agent: none of those named */
-	if (store_status_names(argv, nk, set.s, set.n, &names, &m, &list,
-	    &nl, err) == -1)
-		die(store_code(HX_IOERR), err);
-	for (i = 0; i < m; i++)
-		if (strlen(names[i]) > (size_t)idw)
-			idw = (int)strlen(names[i]);
-	v = xcalloc(m + 1, sizeof *v);
-	for (i = 0; i < m; i++)
-		if ((r = status_one(names[i], now, i == 0, &v[n])) != HX_OK)
-			rc = r;
-		else
-			names[n++] = names[i];	/* the readable, for --prom */
-	if (pflag)
-		rc = print_prom(names, v, n, now, rc);
-	if (ndefault > 0)
-		fprintf(stderr, "heart-breaker: %d agent%s shown with the "
-		    "default keys (3 failures, 15m, 2h): no soul given, none "
-		    "kept; give --soul\n", ndefault, ndefault > 1 ? "s" : "");
-	free(v);
-	free(names);
-	state_free_list(list, nl);
+	default_keys(def, sizeof def);
+	prog_defaults_note(ndefault, "keys", def);
+	free(views);
+	prog_status_free(&st);
 	return rc;
 }
 
@@ -276,27 +253,6 @@ cmd_reset(const char *agent)
 	if (r == -1)
 		die(store_code(HX_IOERR), err);
 	return HX_OK;
-}
-
-/*
- * `--prom FILE': getopt takes an optional argument only as --prom=FILE,
- * so the next word is the file when it ends in .prom (the only files
- * node_exporter reads), taken as an option's argument is.
- */
-static const char *
-prom_operand(int argc, char **argv)
-{
-	const char *f;
-	size_t n;
-
-	if (optind >= argc)
-		return NULL;
-	f = argv[optind];
-	n = strlen(f);
-	if (n < 5 || strcmp(f + n - 5, ".prom") != 0)
-		return NULL;
-	optind++;
-	return f;
 }
 
 int
@@ -339,7 +295,7 @@ main(int argc, char **argv)
 		case 'P':
 			pflag = 1;
 			promfile = optarg != NULL ? optarg :
-			    prom_operand(argc, argv);
+			    prog_prom_operand(argc, argv);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -361,12 +317,7 @@ main(int argc, char **argv)
 		jflag = 1;
 	if (reason != NULL && strcmp(cmd, "record") != 0)
 		die(HX_USAGE, "--reason goes with record only");
-	if (pflag && strcmp(cmd, "status") != 0)
-		die(HX_USAGE, "--prom goes with status only");
-	if (promfile != NULL && (strlen(promfile) < 6 || strcmp(promfile +
-	    strlen(promfile) - 5, ".prom") != 0))
-		die(HX_USAGE, "--prom: the file's name must end in .prom "
-		    "(node_exporter's textfile collector reads no other)");
+	prog_prom_check(cmd, pflag, promfile);
 	if ((rc = redis_open(store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);

@@ -23,7 +23,8 @@ const char usage_text[] =
 
 static struct soulset set;	/* the souls given */
 static int jflag, vflag, pflag;
-static int idw = 20;		/* the table's AGENT column */
+static struct prog_status st;	/* the agents status shows */
+static struct cap_view *views;	/* theirs, as read */
 static int ndefault;		/* agents shown with the default caps */
 static const char *promfile;
 
@@ -78,9 +79,9 @@ print_row(json_t *j, int header)
 
 	if (header)
 		printf("%-*s %-10s %-20s %5s %5s %5s %9s %9s %6s %8s %8s %9s  "
-		    "%s\n", idw, "AGENT", "DAY", "ZONE", "USED", "CAP", "LEFT",
-		    "SCHEDULE", "IDLE", "GHOSTS", "TOKENS", "TRIAGE", "COST",
-		    "RESETS");
+		    "%s\n", st.idw, "AGENT", "DAY", "ZONE", "USED", "CAP",
+		    "LEFT", "SCHEDULE", "IDLE", "GHOSTS", "TOKENS", "TRIAGE",
+		    "COST", "RESETS");
 #define CH(n) json_integer_value(json_object_get(json_object_get(ch, n), \
 	"used")), json_integer_value(json_object_get(json_object_get(ch, n), \
 	"cap"))
@@ -92,7 +93,7 @@ print_row(json_t *j, int header)
 	    price_nano(json_object_get(j, "cost")) : -1, cost, sizeof cost);
 	printf("%-*s %-10s %-20s %5lld %5lld %5lld %9s %9s %6lld %8lld %8lld "
 	    "%9s  %s\n",
-	    idw, json_string_value(json_object_get(j, "agent")),
+	    st.idw, json_string_value(json_object_get(j, "agent")),
 	    json_string_value(json_object_get(j, "day")),
 	    json_string_value(json_object_get(j, "zone")),
 	    I("used"), I("cap"), I("remaining"), sched, idle, I("ghosts"),
@@ -101,11 +102,13 @@ print_row(json_t *j, int header)
 #undef I
 }
 
+/* An agent's row or line, read into views[k] (prog_status_each). */
 static int
-status_one(const char *agent, time_t now, int header, struct cap_view *v)
+status_one(const char *agent, size_t k, int header, time_t now)
 {
 	char err[HEART_ERRLEN];
 	struct soul *s = soulset_find(&set, agent);
+	struct cap_view *v = &views[k];
 	json_t *j;
 
 	if (cap_peek(agent, s ? s->timezone : NULL, now, v, err) == -1) {
@@ -151,12 +154,7 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 	box = prom_outbox(names, c, n);
 	if (asprintf(&text, "%s%s%s", caps, box, rates ? rates : "") == -1)
 		abort();
-	if (promfile == NULL)
-		fputs(text, stdout);
-	else if (rc == HX_OK && prom_write(promfile, text, err) == -1) {
-		warn(NULL, err);
-		rc = HX_IOERR;
-	}
+	rc = prog_prom_put(promfile, text, rc);
 	free(caps);
 	free(box);
 	free(text);
@@ -223,45 +221,26 @@ status_rates(time_t now, char **prom)
 static int
 cmd_status(int argc, char **argv, time_t now)
 {
-	char err[HEART_ERRLEN], *rates = NULL;
-	char **list, **names;
-	struct cap_view *v;
-	size_t nl, i, m, n = 0, nk = 0;
-	int rc = HX_OK, r;
+	char *rates = NULL, def[64];
+	struct caps c;
+	int rc, r;
 
-	for (i = 0; i < (size_t)argc; i++) {
-		prog_check_agent(argv[i]);
-		if ((r = prog_unknown(&set, argv[i])) == 0)
-			argv[nk++] = argv[i];
-		else
-			rc = r;
-	}
-	if (argc > 0 && nk == 0)
-		return rc;	/* not every agent: none of those named */
-	if (store_status_names(argv, nk, set.s, set.n, &names, &m, &list,
-	    &nl, err) == -1)
-		die(store_code(HX_IOERR), err);
-	for (i = 0; i < m; i++)
-		if (strlen(names[i]) > (size_t)idw)
-			idw = (int)strlen(names[i]);
+	if (prog_status_names(&set, argc, argv, &st, &rc) == -1)
+		return rc;
 	if (argc == 0 && (r = status_rates(now, &rates)) != HX_OK)
 		rc = r;
-	v = xcalloc(m + 1, sizeof *v);
-	for (i = 0; i < m; i++)
-		if ((r = status_one(names[i], now, i == 0, &v[n])) != HX_OK)
-			rc = r;
-		else
-			names[n++] = names[i];	/* the readable, for --prom */
+	views = xcalloc(st.n + 1, sizeof *views);
+	rc = prog_status_each(&st, status_one, now, rc);
 	if (pflag)
-		rc = print_prom(names, v, n, now, rates, rc);
-	if (ndefault > 0 && !jflag && !pflag)
-		fprintf(stderr, "heart-cap: %d agent%s shown with the default "
-		    "caps (schedule 48, idle 12): no soul given, none kept; "
-		    "give --soul\n", ndefault, ndefault > 1 ? "s" : "");
-	free(v);
+		rc = print_prom(st.names, views, st.nread, now, rates, rc);
+	cap_defaults(&c);
+	snprintf(def, sizeof def, "schedule %lld, idle %lld",
+	    c.chamber[CH_SCHEDULE], c.chamber[CH_IDLE]);
+	if (!jflag && !pflag)
+		prog_defaults_note(ndefault, "caps", def);
+	free(views);
 	free(rates);
-	free(names);
-	state_free_list(list, nl);
+	prog_status_free(&st);
 	return rc;
 }
 
@@ -277,27 +256,6 @@ cmd_reset(const char *agent, time_t now)
 	if (cap_reset(agent, s ? s->timezone : NULL, now, err) == -1)
 		die(store_code(HX_IOERR), err);
 	return HX_OK;
-}
-
-/*
- * `--prom FILE': getopt takes an optional argument only as --prom=FILE,
- * so the next word is the file when it ends in .prom (the only files
- * node_exporter reads), taken as an option's argument is.
- */
-static const char *
-prom_operand(int argc, char **argv)
-{
-	const char *f;
-	size_t n;
-
-	if (optind >= argc)
-		return NULL;
-	f = argv[optind];
-	n = strlen(f);
-	if (n < 5 || strcmp(f + n - 5, ".prom") != 0)
-		return NULL;
-	optind++;
-	return f;
 }
 
 int
@@ -352,7 +310,7 @@ main(int argc, char **argv)
 		case 'P':
 			pflag = 1;
 			promfile = optarg != NULL ? optarg :
-			    prom_operand(argc, argv);
+			    prog_prom_operand(argc, argv);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -372,12 +330,7 @@ main(int argc, char **argv)
 	argc--;
 	if (!isatty(STDOUT_FILENO))
 		jflag = 1;
-	if (pflag && strcmp(cmd, "status") != 0)
-		die(HX_USAGE, "--prom goes with status only");
-	if (promfile != NULL && (strlen(promfile) < 6 || strcmp(promfile +
-	    strlen(promfile) - 5, ".prom") != 0))
-		die(HX_USAGE, "--prom: the file's name must end in .prom "
-		    "(node_exporter's textfile collector reads no other)");
+	prog_prom_check(cmd, pflag, promfile);
 	if ((rc = redis_open(store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);

@@ -1,11 +1,14 @@
 /*
  * prog.c - what every program of heart says the same way (prog.h), and
  * how the status commands (heart-cap, heart-breaker) answer for the
- * souls and agent operands they are given (soulset.c decides).
+ * souls and agent operands they are given (soulset.c and store.c
+ * decide), go through the agents they show and hand over --prom's
+ * text (prom.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heart.h"
 #include "prog.h"
@@ -87,4 +90,126 @@ prog_one_agent(const struct soulset *set, int argc, char **argv)
 	if (agent == NULL)
 		die(HX_USAGE, err);
 	return agent;
+}
+
+/*
+ * The agents a status command shows, into st (prog_status_free): the
+ * operands heart knows, each other said and *rc its exit code; with
+ * none named, the souls' and every agent the store keeps.  -1 when
+ * agents were named and heart knows none of them: show nothing.
+ */
+int
+prog_status_names(const struct soulset *set, int argc, char **argv,
+    struct prog_status *st, int *rc)
+{
+	char err[HEART_ERRLEN];
+	size_t i, nk = 0;
+	int r;
+
+	*rc = HX_OK;
+	for (i = 0; i < (size_t)argc; i++) {
+		prog_check_agent(argv[i]);
+		if ((r = prog_unknown(set, argv[i])) == 0)
+			argv[nk++] = argv[i];
+		else
+			*rc = r;
+	}
+	if (argc > 0 && nk == 0)
+		return -1;	/* not every agent: none of those named */
+	if (store_status_names(argv, nk, set->s, set->n, &st->names,
+	    &st->n, &st->list, &st->nl, err) == -1)
+		die(store_code(HX_IOERR), err);
+	st->nread = 0;
+	st->idw = 20;
+	for (i = 0; i < st->n; i++)
+		if (strlen(st->names[i]) > (size_t)st->idw)
+			st->idw = (int)strlen(st->names[i]);
+	return 0;
+}
+
+/*
+ * Show each agent of st: one(agent, k, header, now) is the exit code
+ * of the agent it reads into its k-th view.  The agents read stay, in
+ * order, the first st->nread names (for --prom); the exit code is
+ * rc, or the last agent's that failed.
+ */
+int
+prog_status_each(struct prog_status *st, int (*one)(const char *, size_t,
+    int, time_t), time_t now, int rc)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < st->n; i++)
+		if ((r = one(st->names[i], st->nread, i == 0, now)) != HX_OK)
+			rc = r;
+		else
+			st->names[st->nread++] = st->names[i];
+	return rc;
+}
+
+void
+prog_status_free(struct prog_status *st)
+{
+	free(st->names);
+	state_free_list(st->list, st->nl);
+}
+
+/* After a status table: n agents were shown with the default `what'
+ * (values, such as "schedule 48, idle 12"), for want of a soul. */
+void
+prog_defaults_note(int n, const char *what, const char *values)
+{
+	if (n > 0)
+		fprintf(stderr, "%s: %d agent%s shown with the default %s "
+		    "(%s): no soul given, none kept; give --soul\n",
+		    progname, n, n > 1 ? "s" : "", what, values);
+}
+
+/*
+ * `--prom FILE': getopt takes an optional argument only as --prom=FILE,
+ * so the next word is the file when it ends in .prom (the only files
+ * node_exporter reads), taken as an option's argument is; a bare
+ * ".prom" too, for prog_prom_check to refuse.
+ */
+const char *
+prog_prom_operand(int argc, char **argv)
+{
+	const char *f;
+
+	if (optind >= argc)
+		return NULL;
+	f = argv[optind];
+	if (!prom_named(f) && strcmp(f, ".prom") != 0)
+		return NULL;
+	optind++;
+	return f;
+}
+
+/* Exit 64 unless --prom (pflag) goes with status, and its file, if
+ * one is given, has a name the collector reads. */
+void
+prog_prom_check(const char *cmd, int pflag, const char *promfile)
+{
+	if (pflag && strcmp(cmd, "status") != 0)
+		die(HX_USAGE, "--prom goes with status only");
+	if (promfile != NULL && !prom_named(promfile))
+		die(HX_USAGE, "--prom: the file's name must end in .prom "
+		    "(node_exporter's textfile collector reads no other)");
+}
+
+/* --prom's text on stdout, or in promfile (NULL: none), replaced whole
+ * only when rc says every agent could be read; the exit code. */
+int
+prog_prom_put(const char *promfile, const char *text, int rc)
+{
+	char err[HEART_ERRLEN];
+
+	if (promfile == NULL)
+		fputs(text, stdout);
+	else if (rc == HX_OK && prom_write(promfile, text, err) == -1) {
+		warn(NULL, err);
+		rc = HX_IOERR;
+	}
+	return rc;
 }
