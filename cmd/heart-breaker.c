@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "heart.h"
 #include "prog.h"
@@ -25,12 +24,10 @@ const char usage_text[] =
     "       heart-breaker reset [AGENT] [--soul FILE]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
-static struct soulset set;	/* the souls given */
-static int jflag, vflag, pflag;
+static struct prog_opts o;	/* the souls given, the flags */
 static struct prog_status st;	/* the agents status shows */
 static struct brk_view *views;	/* theirs, as read */
 static int ndefault;		/* rows shown with the default keys */
-static const char *promfile;
 
 /* The breaker keys of agent's soul in c, or NULL without one: then
  * the breaker goes by the keys it kept, and keeps them. */
@@ -39,7 +36,7 @@ conf_for(const char *agent, struct brk_conf *c)
 {
 	const struct soul *s;
 
-	if ((s = soulset_find(&set, agent)) == NULL)
+	if ((s = soulset_find(&o.set, agent)) == NULL)
 		return NULL;
 	brk_from_soul(s, c);
 	return c;
@@ -114,7 +111,7 @@ cmd_check(const char *agent, time_t now)
 	json_decref(events);
 	if (r == -1)
 		die(store_code(HX_IOERR), err);
-	if (vflag)
+	if (o.vflag)
 		explain(agent, &v, allowed, probe, given, now);
 	return allowed ? HX_OK : HX_NO;
 }
@@ -135,7 +132,7 @@ cmd_record(int argc, char **argv, const char *reason, time_t now)
 		    "llm-fail or tool-fail)", argv[argc - 1]);
 		die(HX_USAGE, m);
 	}
-	agent = prog_one_agent(&set, argc - 1, argv);
+	agent = prog_one_agent(&o.set, argc - 1, argv);
 	events = json_array();
 	r = brk_record(agent, conf_for(agent, &c), now, flags, 0, reason,
 	    events, err);
@@ -184,9 +181,9 @@ status_one(const char *agent, size_t k, int header, time_t now)
 		warn(NULL, err);
 		return store_code(HX_IOERR);
 	}
-	if (pflag)
+	if (o.pflag)
 		return HX_OK;
-	if (!jflag) {
+	if (!o.jflag) {
 		print_row(agent, v, now, header);
 		if (given == NULL && !v->kept)
 			ndefault++;
@@ -221,13 +218,13 @@ cmd_status(int argc, char **argv, time_t now)
 	char *text, def[128];
 	int rc;
 
-	if (prog_status_names(&set, argc, argv, &st, &rc) == -1)
+	if (prog_status_names(&o.set, argc, argv, &st, &rc) == -1)
 		return rc;
 	views = xcalloc(st.n + 1, sizeof *views);
 	rc = prog_status_each(&st, status_one, now, rc);
-	if (pflag) {	/* the figures of the agents read */
+	if (o.pflag) {	/* the figures of the agents read */
 		text = prom_breakers(st.names, views, st.nread, now);
-		rc = prog_prom_put(promfile, text, rc);
+		rc = prog_prom_put(o.promfile, text, rc);
 		free(text);
 	}
 	default_keys(def, sizeof def);
@@ -244,7 +241,7 @@ cmd_reset(const char *agent)
 	json_t *events;
 	int r;
 
-	if ((r = prog_unknown(&set, agent)) != 0)
+	if ((r = prog_unknown(&o.set, agent)) != 0)
 		return r;
 	events = json_array();
 	r = brk_reset(agent, events, err);
@@ -259,78 +256,38 @@ int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "soul", required_argument, NULL, 's' },
 		{ "reason", required_argument, NULL, 'r' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "store", required_argument, NULL, 'S' },
-		{ "prom", optional_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
+		PROG_STATUS_LONGOPTS
 	};
-	const char *cmd, *reason = NULL, *store = NULL;
+	const char *cmd, *reason = NULL;
 	char err[HEART_ERRLEN];
 	time_t now;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "s:r:jvh", longopts,
-	    NULL)) != -1) {
-		switch (c) {
-		case 's':
-			prog_add_soul(&set, optarg);
-			break;
-		case 'r':
+	while ((c = getopt_long(argc, argv, "r:" PROG_STATUS_SHORTOPTS,
+	    longopts, NULL)) != -1) {
+		if (c == 'r')
 			reason = optarg;
-			break;
-		case 'j':
-			jflag = 1;
-			break;
-		case 'v':
-			vflag = 1;
-			break;
-		case 'S':
-			store = optarg;
-			break;
-		case 'P':
-			pflag = 1;
-			promfile = optarg != NULL ? optarg :
-			    prog_prom_operand(argc, argv);
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return HX_OK;
-		case 'V':
-			puts("heart-breaker " HEART_VERSION);
-			return HX_OK;
-		default:
-			usage();
-		}
+		else
+			prog_status_opt(c, argc, argv, &o);
 	}
-	argc -= optind;
-	argv += optind;
-	if (argc < 1)
-		usage();
-	cmd = *argv++;
-	argc--;
-	if (!isatty(STDOUT_FILENO))
-		jflag = 1;
+	cmd = prog_status_cmd(&argc, &argv, &o);
 	if (reason != NULL && strcmp(cmd, "record") != 0)
 		die(HX_USAGE, "--reason goes with record only");
-	prog_prom_check(cmd, pflag, promfile);
-	if ((rc = redis_open(store, err)) != 0)
+	prog_prom_check(cmd, &o);
+	if ((rc = redis_open(o.store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);
 	if (strcmp(cmd, "check") == 0)
-		rc = cmd_check(prog_one_agent(&set, argc, argv), now);
+		rc = cmd_check(prog_one_agent(&o.set, argc, argv), now);
 	else if (strcmp(cmd, "record") == 0)
 		rc = cmd_record(argc, argv, reason, now);
 	else if (strcmp(cmd, "status") == 0)
 		rc = cmd_status(argc, argv, now);
 	else if (strcmp(cmd, "reset") == 0)
-		rc = cmd_reset(prog_one_agent(&set, argc, argv));
+		rc = cmd_reset(prog_one_agent(&o.set, argc, argv));
 	else
 		usage();
-	soulset_free(&set);
+	soulset_free(&o.set);
 	return rc;
 }

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "heart.h"
 #include "prog.h"
@@ -21,12 +20,10 @@ const char usage_text[] =
     "       heart-cap reset [AGENT] [--soul FILE]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
-static struct soulset set;	/* the souls given */
-static int jflag, vflag, pflag;
+static struct prog_opts o;	/* the souls given, the flags */
 static struct prog_status st;	/* the agents status shows */
 static struct cap_view *views;	/* theirs, as read */
 static int ndefault;		/* agents shown with the default caps */
-static const char *promfile;
 
 /* Whose caps a figure is judged by: the soul's, those kept, or none. */
 static const char *
@@ -42,7 +39,7 @@ static int
 cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 {
 	char err[HEART_ERRLEN];
-	struct soul *s = soulset_find(&set, agent);
+	struct soul *s = soulset_find(&o.set, agent);
 	struct cap_view v;
 	struct caps caps;
 	int ok;
@@ -53,7 +50,7 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 	if (cap_take(agent, ch, s != NULL ? &caps : NULL, capflag,
 	    s ? s->timezone : NULL, now, &ok, &v, err) == -1)
 		die(store_code(HX_IOERR), err);
-	if (vflag)
+	if (o.vflag)
 		printf("%s: %s %s: %lld/%lld today (%s; %s)\n", agent,
 		    soul_chamber_name(ch), ok ? "admitted" : "refused",
 		    v.total, cap_limit(&v.caps, ch), v.day,
@@ -107,7 +104,7 @@ static int
 status_one(const char *agent, size_t k, int header, time_t now)
 {
 	char err[HEART_ERRLEN];
-	struct soul *s = soulset_find(&set, agent);
+	struct soul *s = soulset_find(&o.set, agent);
 	struct cap_view *v = &views[k];
 	json_t *j;
 
@@ -117,14 +114,14 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	}
 	if (s != NULL)
 		cap_from_soul(s, &v->caps);
-	if (pflag)
+	if (o.pflag)
 		return HX_OK;
 	j = cap_json(agent, v, now);
 	json_object_set_new(j, "caps_from", json_string(s != NULL ? "soul" :
 	    v->have_caps ? "kept" : "default"));
 	if (s == NULL && !v->have_caps)
 		ndefault++;
-	if (jflag) {
+	if (o.jflag) {
 		char *line = json_dumps(j, JSON_COMPACT);
 		puts(line);
 		free(line);
@@ -154,7 +151,7 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 	box = prom_outbox(names, c, n);
 	if (asprintf(&text, "%s%s%s", caps, box, rates ? rates : "") == -1)
 		abort();
-	rc = prog_prom_put(promfile, text, rc);
+	rc = prog_prom_put(o.promfile, text, rc);
 	free(caps);
 	free(box);
 	free(text);
@@ -187,11 +184,11 @@ status_rates(time_t now, char **prom)
 			warn(NULL, err);
 			rc = store_code(HX_IOERR);
 		}
-	if (rc == HX_OK && pflag)
+	if (rc == HX_OK && o.pflag)
 		*prom = prom_rates(v, n, now);
-	for (i = 0; rc == HX_OK && !pflag && i < n; i++) {
+	for (i = 0; rc == HX_OK && !o.pflag && i < n; i++) {
 		j = bucket_json(&v[i], now);
-		if (jflag) {
+		if (o.jflag) {
 			line = json_dumps(j, JSON_COMPACT);
 			puts(line);
 			free(line);
@@ -211,7 +208,7 @@ status_rates(time_t now, char **prom)
 		}
 		json_decref(j);
 	}
-	if (rc == HX_OK && n > 0 && !pflag && !jflag)
+	if (rc == HX_OK && n > 0 && !o.pflag && !o.jflag)
 		putchar('\n');
 	free(v);
 	free(ep);
@@ -225,18 +222,18 @@ cmd_status(int argc, char **argv, time_t now)
 	struct caps c;
 	int rc, r;
 
-	if (prog_status_names(&set, argc, argv, &st, &rc) == -1)
+	if (prog_status_names(&o.set, argc, argv, &st, &rc) == -1)
 		return rc;
 	if (argc == 0 && (r = status_rates(now, &rates)) != HX_OK)
 		rc = r;
 	views = xcalloc(st.n + 1, sizeof *views);
 	rc = prog_status_each(&st, status_one, now, rc);
-	if (pflag)
+	if (o.pflag)
 		rc = print_prom(st.names, views, st.nread, now, rates, rc);
 	cap_defaults(&c);
 	snprintf(def, sizeof def, "schedule %lld, idle %lld",
 	    c.chamber[CH_SCHEDULE], c.chamber[CH_IDLE]);
-	if (!jflag && !pflag)
+	if (!o.jflag && !o.pflag)
 		prog_defaults_note(ndefault, "caps", def);
 	free(views);
 	free(rates);
@@ -248,10 +245,10 @@ static int
 cmd_reset(const char *agent, time_t now)
 {
 	char err[HEART_ERRLEN];
-	struct soul *s = soulset_find(&set, agent);
+	struct soul *s = soulset_find(&o.set, agent);
 	int r;
 
-	if ((r = prog_unknown(&set, agent)) != 0)
+	if ((r = prog_unknown(&o.set, agent)) != 0)
 		return r;
 	if (cap_reset(agent, s ? s->timezone : NULL, now, err) == -1)
 		die(store_code(HX_IOERR), err);
@@ -263,33 +260,23 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "chamber", required_argument, NULL, 'c' },
-		{ "soul", required_argument, NULL, 's' },
 		{ "cap", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "store", required_argument, NULL, 'S' },
-		{ "prom", optional_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
+		PROG_STATUS_LONGOPTS
 	};
 	enum chamber ch = CH_SCHEDULE;
 	long long capflag = -1;
-	const char *cmd, *store = NULL;
+	const char *cmd;
 	char err[HEART_ERRLEN], why[64];
 	time_t now;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "c:s:n:jvh", longopts,
-	    NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:n:" PROG_STATUS_SHORTOPTS,
+	    longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (soul_chamber_parse(optarg, &ch) == -1)
 				die(HX_USAGE, "--chamber: use schedule or "
 				    "idle");
-			break;
-		case 's':
-			prog_add_soul(&set, optarg);
 			break;
 		case 'n':
 			if (num_parse(optarg, 0, 1000000000, &capflag) == -1) {
@@ -298,51 +285,24 @@ main(int argc, char **argv)
 				die(HX_USAGE, err);
 			}
 			break;
-		case 'j':
-			jflag = 1;
-			break;
-		case 'v':
-			vflag = 1;
-			break;
-		case 'S':
-			store = optarg;
-			break;
-		case 'P':
-			pflag = 1;
-			promfile = optarg != NULL ? optarg :
-			    prog_prom_operand(argc, argv);
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return HX_OK;
-		case 'V':
-			puts("heart-cap " HEART_VERSION);
-			return HX_OK;
 		default:
-			usage();
+			prog_status_opt(c, argc, argv, &o);
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	if (argc < 1)
-		usage();
-	cmd = *argv++;
-	argc--;
-	if (!isatty(STDOUT_FILENO))
-		jflag = 1;
-	prog_prom_check(cmd, pflag, promfile);
-	if ((rc = redis_open(store, err)) != 0)
+	cmd = prog_status_cmd(&argc, &argv, &o);
+	prog_prom_check(cmd, &o);
+	if ((rc = redis_open(o.store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);
 	if (strcmp(cmd, "take") == 0)
-		rc = cmd_take(prog_one_agent(&set, argc, argv), ch, capflag,
+		rc = cmd_take(prog_one_agent(&o.set, argc, argv), ch, capflag,
 		    now);
 	else if (strcmp(cmd, "status") == 0)
 		rc = cmd_status(argc, argv, now);
 	else if (strcmp(cmd, "reset") == 0)
-		rc = cmd_reset(prog_one_agent(&set, argc, argv), now);
+		rc = cmd_reset(prog_one_agent(&o.set, argc, argv), now);
 	else
 		usage();
-	soulset_free(&set);
+	soulset_free(&o.set);
 	return rc;
 }

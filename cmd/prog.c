@@ -1,9 +1,9 @@
 /*
  * prog.c - what every program of heart says the same way (prog.h), and
  * how the status commands (heart-cap, heart-breaker) answer for the
- * souls and agent operands they are given (soulset.c and store.c
- * decide), go through the agents they show and hand over --prom's
- * text (prom.c).
+ * options they share, the souls and agent operands they are given
+ * (soulset.c and store.c decide), go through the agents they show
+ * and hand over --prom's text (prom.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +90,60 @@ prog_one_agent(const struct soulset *set, int argc, char **argv)
 	if (agent == NULL)
 		die(HX_USAGE, err);
 	return agent;
+}
+
+/*
+ * An option of those every status command takes (PROG_STATUS_LONGOPTS),
+ * c as getopt_long returned it, into o: --help and --version end the
+ * program, and an option not of those is bad usage.
+ */
+void
+prog_status_opt(int c, int argc, char **argv, struct prog_opts *o)
+{
+	switch (c) {
+	case 's':
+		prog_add_soul(&o->set, optarg);
+		break;
+	case 'j':
+		o->jflag = 1;
+		break;
+	case 'v':
+		o->vflag = 1;
+		break;
+	case 'S':
+		o->store = optarg;
+		break;
+	case 'P':
+		o->pflag = 1;
+		o->promfile = optarg != NULL ? optarg :
+		    prog_prom_operand(argc, argv);
+		break;
+	case 'h':
+		fputs(usage_text, stdout);
+		exit(HX_OK);
+	case 'V':
+		printf("%s %s\n", progname, HEART_VERSION);
+		exit(HX_OK);
+	default:
+		usage();
+	}
+}
+
+/*
+ * The command word after the options, argc and argv moved past it;
+ * exit 64 without one.  Off a terminal, status speaks JSON lines.
+ */
+const char *
+prog_status_cmd(int *argc, char ***argv, struct prog_opts *o)
+{
+	*argc -= optind;
+	*argv += optind;
+	if (*argc < 1)
+		usage();
+	(*argc)--;
+	if (!isatty(STDOUT_FILENO))
+		o->jflag = 1;
+	return *(*argv)++;
 }
 
 /*
@@ -186,14 +240,14 @@ prog_prom_operand(int argc, char **argv)
 	return f;
 }
 
-/* Exit 64 unless --prom (pflag) goes with status, and its file, if
- * one is given, has a name the collector reads. */
+/* Exit 64 unless --prom goes with status, and its file, if one is
+ * given, has a name the collector reads. */
 void
-prog_prom_check(const char *cmd, int pflag, const char *promfile)
+prog_prom_check(const char *cmd, const struct prog_opts *o)
 {
-	if (pflag && strcmp(cmd, "status") != 0)
+	if (o->pflag && strcmp(cmd, "status") != 0)
 		die(HX_USAGE, "--prom goes with status only");
-	if (promfile != NULL && !prom_named(promfile))
+	if (o->promfile != NULL && !prom_named(o->promfile))
 		die(HX_USAGE, "--prom: the file's name must end in .prom "
 		    "(node_exporter's textfile collector reads no other)");
 }

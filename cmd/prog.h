@@ -17,6 +17,31 @@ const char *prog_check_agent(const char *);
 int	 prog_unknown(const struct soulset *, const char *);
 const char *prog_one_agent(const struct soulset *, int, char **);
 
+/*
+ * The options every status command takes, after its own: its
+ * optstring ends in PROG_STATUS_SHORTOPTS, its table in
+ * PROG_STATUS_LONGOPTS, and what its own cases do not take goes to
+ * prog_status_opt.
+ */
+#define PROG_STATUS_SHORTOPTS	"s:jvh"
+#define PROG_STATUS_LONGOPTS \
+	{ "soul", required_argument, NULL, 's' }, \
+	{ "json", no_argument, NULL, 'j' }, \
+	{ "verbose", no_argument, NULL, 'v' }, \
+	{ "store", required_argument, NULL, 'S' }, \
+	{ "prom", optional_argument, NULL, 'P' }, \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ "version", no_argument, NULL, 'V' }, \
+	{ NULL, 0, NULL, 0 }
+struct prog_opts {
+	struct soulset set;	/* the souls given */
+	int	 jflag, vflag, pflag;
+	const char *promfile;	/* --prom's; NULL: stdout */
+	const char *store;	/* --store's, for redis_open */
+};
+void	 prog_status_opt(int, int, char **, struct prog_opts *);
+const char *prog_status_cmd(int *, char ***, struct prog_opts *);
+
 /* what a status command shows, agent by agent */
 struct prog_status {
 	char	**names;	/* the agents to show; then those read */
@@ -35,5 +60,5 @@ void	 prog_defaults_note(int, const char *, const char *);
 
 /* --prom (prom.c) */
 const char *prog_prom_operand(int, char **);
-void	 prog_prom_check(const char *, int, const char *);
+void	 prog_prom_check(const char *, const struct prog_opts *);
 int	 prog_prom_put(const char *, const char *, int);
