@@ -27,7 +27,6 @@ const char usage_text[] =
 static struct prog_opts o;	/* the souls given, the flags */
 static struct prog_status st;	/* the agents status shows */
 static struct brk_view *views;	/* theirs, as read */
-static int ndefault;		/* rows shown with the default keys */
 
 /* The breaker keys of agent's soul in c, or NULL without one: then
  * the breaker goes by the keys it kept, and keeps them. */
@@ -40,16 +39,6 @@ conf_for(const char *agent, struct brk_conf *c)
 		return NULL;
 	brk_from_soul(s, c);
 	return c;
-}
-
-/* Whose keys: the soul's, those kept from its soul, or the defaults. */
-static const char *
-keys_from(const struct brk_conf *given, const struct brk_view *v)
-{
-	if (given != NULL)
-		return "the soul's keys";
-	return v->kept ? "the keys kept from its soul" : "the default keys: "
-	    "no soul given, none kept";
 }
 
 static void
@@ -73,7 +62,7 @@ explain(const char *agent, const struct brk_view *v, int allowed,
     int probe, const struct brk_conf *given, time_t now)
 {
 	const struct brk_conf *c = &v->conf;
-	char until[32], left[32], lease[32];
+	char until[32], left[32], lease[32], whose[64];
 
 	clock_utc(v->until, until, sizeof until);
 	dur_format(v->until - now, left, sizeof left);
@@ -85,7 +74,8 @@ explain(const char *agent, const struct brk_view *v, int allowed,
 		fprintf(stderr, "%s: closed: a wake may go (llm %lld/%lld, "
 		    "tool %lld/%lld failures; %s)\n", agent, v->llm_fails,
 		    c->threshold, v->tool_fails, c->threshold,
-		    keys_from(given, v));
+		    prog_whose_text(given != NULL, v->kept, "keys", whose,
+		    sizeof whose));
 	else if (v->state == BRK_OPEN)
 		fprintf(stderr, "%s: open (%s: %s): no wake until %s (%s)\n",
 		    agent, v->trigger, v->reason, until, left);
@@ -186,12 +176,12 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	if (!o.jflag) {
 		print_row(agent, v, now, header);
 		if (given == NULL && !v->kept)
-			ndefault++;
+			st.ndefault++;
 		return HX_OK;
 	}
 	j = brk_json(agent, v, now);
-	json_object_set_new(j, "keys_from", json_string(given != NULL ?
-	    "soul" : v->kept ? "kept" : "default"));
+	json_object_set_new(j, "keys_from", json_string(prog_whose(given !=
+	    NULL, v->kept)));
 	line = json_dumps(j, JSON_COMPACT);
 	puts(line);
 	free(line);
@@ -228,7 +218,7 @@ cmd_status(int argc, char **argv, time_t now)
 		free(text);
 	}
 	default_keys(def, sizeof def);
-	prog_defaults_note(ndefault, "keys", def);
+	prog_defaults_note(&st, "keys", def);
 	free(views);
 	prog_status_free(&st);
 	return rc;

@@ -23,22 +23,11 @@ const char usage_text[] =
 static struct prog_opts o;	/* the souls given, the flags */
 static struct prog_status st;	/* the agents status shows */
 static struct cap_view *views;	/* theirs, as read */
-static int ndefault;		/* agents shown with the default caps */
-
-/* Whose caps a figure is judged by: the soul's, those kept, or none. */
-static const char *
-caps_from(const struct soul *s, const struct cap_view *v)
-{
-	if (s != NULL)
-		return "the soul's caps";
-	return v->have_caps ? "the caps kept from its soul" : "the default "
-	    "caps: no soul given, none kept";
-}
 
 static int
 cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 {
-	char err[HEART_ERRLEN];
+	char err[HEART_ERRLEN], whose[64];
 	struct soul *s = soulset_find(&o.set, agent);
 	struct cap_view v;
 	struct caps caps;
@@ -54,7 +43,8 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 		printf("%s: %s %s: %lld/%lld today (%s; %s)\n", agent,
 		    soul_chamber_name(ch), ok ? "admitted" : "refused",
 		    v.total, cap_limit(&v.caps, ch), v.day,
-		    caps_from(s, &v));
+		    prog_whose_text(s != NULL, v.have_caps, "caps", whose,
+		    sizeof whose));
 	return ok ? HX_OK : HX_NO;
 }
 
@@ -117,10 +107,10 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	if (o.pflag)
 		return HX_OK;
 	j = cap_json(agent, v, now);
-	json_object_set_new(j, "caps_from", json_string(s != NULL ? "soul" :
-	    v->have_caps ? "kept" : "default"));
+	json_object_set_new(j, "caps_from", json_string(prog_whose(s != NULL,
+	    v->have_caps)));
 	if (s == NULL && !v->have_caps)
-		ndefault++;
+		st.ndefault++;
 	if (o.jflag) {
 		char *line = json_dumps(j, JSON_COMPACT);
 		puts(line);
@@ -234,7 +224,7 @@ cmd_status(int argc, char **argv, time_t now)
 	snprintf(def, sizeof def, "schedule %lld, idle %lld",
 	    c.chamber[CH_SCHEDULE], c.chamber[CH_IDLE]);
 	if (!o.jflag && !o.pflag)
-		prog_defaults_note(ndefault, "caps", def);
+		prog_defaults_note(&st, "caps", def);
 	free(views);
 	free(rates);
 	prog_status_free(&st);

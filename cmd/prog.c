@@ -174,6 +174,7 @@ prog_status_names(const struct soulset *set, int argc, char **argv,
 	    &st->n, &st->list, &st->nl, err) == -1)
 		die(store_code(HX_IOERR), err);
 	st->nread = 0;
+	st->ndefault = 0;
 	st->idw = 20;
 	for (i = 0; i < st->n; i++)
 		if (strlen(st->names[i]) > (size_t)st->idw)
@@ -209,11 +210,40 @@ prog_status_free(struct prog_status *st)
 	state_free_list(st->list, st->nl);
 }
 
-/* After a status table: n agents were shown with the default `what'
+/*
+ * Whose settings an agent goes by: its soul's (one was given), else
+ * those kept from its soul, else the defaults.  prog_whose says it in
+ * a word for the status JSON; prog_whose_text as -v says it, `what'
+ * being "caps" or "keys".
+ */
+const char *
+prog_whose(int soul, int kept)
+{
+	return soul ? "soul" : kept ? "kept" : "default";
+}
+
+char *
+prog_whose_text(int soul, int kept, const char *what, char *buf,
+    size_t n)
+{
+	if (soul)
+		snprintf(buf, n, "the soul's %s", what);
+	else if (kept)
+		snprintf(buf, n, "the %s kept from its soul", what);
+	else
+		snprintf(buf, n, "the default %s: no soul given, none kept",
+		    what);
+	return buf;
+}
+
+/* After a status table: the rows shown with the default `what'
  * (values, such as "schedule 48, idle 12"), for want of a soul. */
 void
-prog_defaults_note(int n, const char *what, const char *values)
+prog_defaults_note(const struct prog_status *st, const char *what,
+    const char *values)
 {
+	int n = st->ndefault;
+
 	if (n > 0)
 		fprintf(stderr, "%s: %d agent%s shown with the default %s "
 		    "(%s): no soul given, none kept; give --soul\n",

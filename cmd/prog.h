@@ -50,13 +50,17 @@ struct prog_status {
 	char	**list;		/* the store's agents, behind names */
 	size_t	  nl;
 	int	  idw;		/* the table's AGENT column */
+	int	  ndefault;	/* rows shown with the defaults */
 };
 int	 prog_status_names(const struct soulset *, int, char **,
 	    struct prog_status *, int *);
 int	 prog_status_each(struct prog_status *,
 	    int (*)(const char *, size_t, int, time_t), time_t, int);
 void	 prog_status_free(struct prog_status *);
-void	 prog_defaults_note(int, const char *, const char *);
+void	 prog_defaults_note(const struct prog_status *, const char *,
+	    const char *);
+const char *prog_whose(int, int);
+char	*prog_whose_text(int, int, const char *, char *, size_t);
 
 /* --prom (prom.c) */
 const char *prog_prom_operand(int, char **);
