@@ -22,12 +22,37 @@ family(FILE *fp, const char *name, const char *help)
 	fprintf(fp, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
+/* One sample: name{agent="AGENT"} x, with label="value" after the
+ * agent's when label is not NULL. */
+static void
+sample(FILE *fp, const char *name, const char *agent, const char *label,
+    const char *value, long long x)
+{
+	fprintf(fp, "%s{agent=\"%s\"", name, agent);
+	if (label != NULL)
+		fprintf(fp, ",%s=\"%s\"", label, value);
+	fprintf(fp, "} %lld\n", x);
+}
+
 /* A dollar figure, exact to the nanodollar. */
 static void
 dollars(FILE *fp, const char *name, const char *agent, long long nano)
 {
 	fprintf(fp, "%s{agent=\"%s\"} %lld.%09lld\n", name, agent,
 	    nano / 1000000000, nano % 1000000000);
+}
+
+/* A text written to fp, into *out when fp is closed. */
+static FILE *
+text_open(char **out, size_t *len)
+{
+	FILE *fp;
+
+	*out = NULL;
+	*len = 0;
+	if ((fp = open_memstream(out, len)) == NULL)
+		abort();
+	return fp;
 }
 
 /* The cached tokens, and the day's spend and budget of the agents that
@@ -37,18 +62,20 @@ money(FILE *fp, char *const *agent, const struct cap_view *v, size_t n)
 {
 	size_t i, nc = 0, nb = 0;
 
-	for (i = 0; i < n; i++)
-		fprintf(fp, "heart_cap_tokens{agent=\"%s\",kind=\"cached\"} "
-		    "%lld\nheart_cap_tokens{agent=\"%s\",kind=\"cache_write\"}"
-		    " %lld\n", agent[i], v[i].tok.cached, agent[i],
+	for (i = 0; i < n; i++) {
+		sample(fp, "heart_cap_tokens", agent[i], "kind", "cached",
+		    v[i].tok.cached);
+		sample(fp, "heart_cap_tokens", agent[i], "kind", "cache_write",
 		    v[i].tok.cache_write);
+	}
 	family(fp, "heart_cap_triage_tokens", "Tokens spent today by the "
 	    "triage model (llm.triage), apart from heart_cap_tokens.");
-	for (i = 0; i < n; i++)
-		fprintf(fp, "heart_cap_triage_tokens{agent=\"%s\",kind=\"prompt\"}"
-		    " %lld\nheart_cap_triage_tokens{agent=\"%s\","
-		    "kind=\"completion\"} %lld\n", agent[i], v[i].triage.prompt,
-		    agent[i], v[i].triage.completion);
+	for (i = 0; i < n; i++) {
+		sample(fp, "heart_cap_triage_tokens", agent[i], "kind",
+		    "prompt", v[i].triage.prompt);
+		sample(fp, "heart_cap_triage_tokens", agent[i], "kind",
+		    "completion", v[i].triage.completion);
+	}
 	for (i = 0; i < n; i++) {
 		nc += cap_cost(&v[i]) >= 0;
 		nb += v[i].caps.budget >= 0;
@@ -69,64 +96,72 @@ money(FILE *fp, char *const *agent, const struct cap_view *v, size_t n)
 			    v[i].caps.budget);
 }
 
+/* Each chamber's figures: used, and the total that stops it. */
+static void
+chambers(FILE *fp, char *const *agent, const struct cap_view *v,
+    size_t n)
+{
+	static const char *const name[] = { "heart_cap_chamber_used",
+	    "heart_cap_chamber_limit" };
+	static const char *const help[] = {
+	    "Wakes admitted today, by chamber.",
+	    "The shared total at which a chamber stops being admitted." };
+	enum chamber c;
+	size_t i;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		family(fp, name[k], help[k]);
+		for (i = 0; i < n; i++)
+			for (c = 0; c < CH_NCHAMBERS; c++)
+				sample(fp, name[k], agent[i], "chamber",
+				    soul_chamber_name(c), k == 0 ?
+				    v[i].used[c] : cap_limit(&v[i].caps, c));
+	}
+}
+
 /* The caps text of n agents; caller frees. */
 char *
 prom_caps(char *const *agent, const struct cap_view *v, size_t n,
     time_t now)
 {
-	char *out = NULL;
-	size_t len = 0, i;
-	FILE *fp;
-	int c;
+	char *out;
+	size_t len, i;
+	long long l;
+	FILE *fp = text_open(&out, &len);
 
-	if ((fp = open_memstream(&out, &len)) == NULL)
-		abort();
 	family(fp, "heart_cap_used", "Wakes admitted today, all chambers.");
 	for (i = 0; i < n; i++)
-		fprintf(fp, "heart_cap_used{agent=\"%s\"} %lld\n", agent[i],
-		    v[i].total);
+		sample(fp, "heart_cap_used", agent[i], NULL, NULL, v[i].total);
 	family(fp, "heart_cap_limit", "The most wakes today can admit.");
 	for (i = 0; i < n; i++)
-		fprintf(fp, "heart_cap_limit{agent=\"%s\"} %lld\n", agent[i],
+		sample(fp, "heart_cap_limit", agent[i], NULL, NULL,
 		    cap_agent_limit(&v[i].caps));
 	family(fp, "heart_cap_remaining", "Wakes left today.");
 	for (i = 0; i < n; i++) {
-		long long l = cap_agent_limit(&v[i].caps);
-		fprintf(fp, "heart_cap_remaining{agent=\"%s\"} %lld\n",
-		    agent[i], l > v[i].total ? l - v[i].total : 0);
+		l = cap_agent_limit(&v[i].caps);
+		sample(fp, "heart_cap_remaining", agent[i], NULL, NULL,
+		    l > v[i].total ? l - v[i].total : 0);
 	}
-	family(fp, "heart_cap_chamber_used", "Wakes admitted today, by "
-	    "chamber.");
-	for (i = 0; i < n; i++)
-		for (c = 0; c < CH_NCHAMBERS; c++)
-			fprintf(fp, "heart_cap_chamber_used{agent=\"%s\","
-			    "chamber=\"%s\"} %lld\n", agent[i],
-			    soul_chamber_name((enum chamber)c), v[i].used[c]);
-	family(fp, "heart_cap_chamber_limit", "The shared total at which a "
-	    "chamber stops being admitted.");
-	for (i = 0; i < n; i++)
-		for (c = 0; c < CH_NCHAMBERS; c++)
-			fprintf(fp, "heart_cap_chamber_limit{agent=\"%s\","
-			    "chamber=\"%s\"} %lld\n", agent[i],
-			    soul_chamber_name((enum chamber)c),
-			    cap_limit(&v[i].caps, (enum chamber)c));
+	chambers(fp, agent, v, n);
 	family(fp, "heart_cap_ghosts", "Idle (ghost) wakes today.");
 	for (i = 0; i < n; i++)
-		fprintf(fp, "heart_cap_ghosts{agent=\"%s\"} %lld\n", agent[i],
+		sample(fp, "heart_cap_ghosts", agent[i], NULL, NULL,
 		    v[i].ghosts);
 	family(fp, "heart_cap_tokens", "Tokens spent today.");
-	for (i = 0; i < n; i++)
-		fprintf(fp, "heart_cap_tokens{agent=\"%s\",kind=\"prompt\"} "
-		    "%lld\nheart_cap_tokens{agent=\"%s\",kind=\"completion\"} "
-		    "%lld\n", agent[i], v[i].tok.prompt, agent[i],
+	for (i = 0; i < n; i++) {
+		sample(fp, "heart_cap_tokens", agent[i], "kind", "prompt",
+		    v[i].tok.prompt);
+		sample(fp, "heart_cap_tokens", agent[i], "kind", "completion",
 		    v[i].tok.completion);
+	}
 	money(fp, agent, v, n);
 	family(fp, "heart_cap_reset_timestamp_seconds", "When the counter "
 	    "starts afresh: the next local midnight.");
 	for (i = 0; i < n; i++)
-		fprintf(fp, "heart_cap_reset_timestamp_seconds{agent=\"%s\"} "
-		    "%lld\n", agent[i], (long long)clock_next_midnight(
-		    v[i].zone[0] ? v[i].zone : clock_tz_local(), now));
+		sample(fp, "heart_cap_reset_timestamp_seconds", agent[i], NULL,
+		    NULL, (long long)clock_next_midnight(v[i].zone[0] ?
+		    v[i].zone : clock_tz_local(), now));
 	fclose(fp);
 	return out;
 }
@@ -136,22 +171,20 @@ prom_caps(char *const *agent, const struct cap_view *v, size_t n,
 char *
 prom_outbox(char *const *agent, const struct outbox_count *c, size_t n)
 {
-	char *out = NULL;
-	size_t len = 0, i;
-	FILE *fp;
+	char *out;
+	size_t len, i;
+	FILE *fp = text_open(&out, &len);
 
-	if ((fp = open_memstream(&out, &len)) == NULL)
-		abort();
 	family(fp, "heart_outbox_waiting", "Answers waiting in the outbox "
 	    "for their delivery.");
 	for (i = 0; i < n; i++)
-		fprintf(fp, "heart_outbox_waiting{agent=\"%s\"} %lld\n",
-		    agent[i], c[i].waiting);
+		sample(fp, "heart_outbox_waiting", agent[i], NULL, NULL,
+		    c[i].waiting);
 	family(fp, "heart_outbox_dead", "Dead letters: answers given up, "
 	    "kept in dead/.");
 	for (i = 0; i < n; i++)
-		fprintf(fp, "heart_outbox_dead{agent=\"%s\"} %lld\n",
-		    agent[i], c[i].dead);
+		sample(fp, "heart_outbox_dead", agent[i], NULL, NULL,
+		    c[i].dead);
 	fclose(fp);
 	return out;
 }
@@ -161,39 +194,37 @@ char *
 prom_breakers(char *const *agent, const struct brk_view *v, size_t n,
     time_t now)
 {
-	char *out = NULL;
-	size_t len = 0, i;
-	FILE *fp;
+	char *out;
+	size_t len, i;
+	FILE *fp = text_open(&out, &len);
 	int s;
 
 	(void)now;
-	if ((fp = open_memstream(&out, &len)) == NULL)
-		abort();
 	family(fp, "heart_breaker_state", "1 for the state the breaker is "
 	    "in.");
 	for (i = 0; i < n; i++)
 		for (s = BRK_CLOSED; s <= BRK_HALF_OPEN; s++)
-			fprintf(fp, "heart_breaker_state{agent=\"%s\","
-			    "state=\"%s\"} %d\n", agent[i],
+			sample(fp, "heart_breaker_state", agent[i], "state",
 			    brk_state_name((enum brk_state)s),
 			    v[i].state == (enum brk_state)s);
 	family(fp, "heart_breaker_failures", "Consecutive failures, by "
 	    "trigger.");
-	for (i = 0; i < n; i++)
-		fprintf(fp, "heart_breaker_failures{agent=\"%s\",trigger="
-		    "\"llm\"} %lld\nheart_breaker_failures{agent=\"%s\","
-		    "trigger=\"tool\"} %lld\n", agent[i], v[i].llm_fails,
-		    agent[i], v[i].tool_fails);
+	for (i = 0; i < n; i++) {
+		sample(fp, "heart_breaker_failures", agent[i], "trigger",
+		    "llm", v[i].llm_fails);
+		sample(fp, "heart_breaker_failures", agent[i], "trigger",
+		    "tool", v[i].tool_fails);
+	}
 	family(fp, "heart_breaker_cooldown_seconds", "The cooldown in "
 	    "force.");
 	for (i = 0; i < n; i++)
-		fprintf(fp, "heart_breaker_cooldown_seconds{agent=\"%s\"} "
-		    "%lld\n", agent[i], v[i].cooldown);
+		sample(fp, "heart_breaker_cooldown_seconds", agent[i], NULL,
+		    NULL, v[i].cooldown);
 	family(fp, "heart_breaker_next_probe_timestamp_seconds", "When the "
 	    "next wake may go; 0 when it may go now.");
 	for (i = 0; i < n; i++)
-		fprintf(fp, "heart_breaker_next_probe_timestamp_seconds{agent="
-		    "\"%s\"} %lld\n", agent[i], (long long)v[i].until);
+		sample(fp, "heart_breaker_next_probe_timestamp_seconds",
+		    agent[i], NULL, NULL, (long long)v[i].until);
 	fclose(fp);
 	return out;
 }
@@ -241,24 +272,22 @@ prom_rates(const struct rate_view *v, size_t n, time_t now)
 	    "Wakes and requests the limit held back, ever.",
 	    "Answers 429 (too many requests) the provider gave, ever.",
 	    "1 while a 429 stops the endpoint." };
-	char *out = NULL;
-	size_t len = 0, i;
+	char *out, full[64];
+	size_t len, i;
 	long long x;
-	FILE *fp;
+	FILE *fp = text_open(&out, &len);
 	int k;
 
-	if ((fp = open_memstream(&out, &len)) == NULL)
-		abort();
 	for (k = 0; n > 0 && k < 7; k++) {
-		fprintf(fp, "# HELP heart_rate_%s %s\n# TYPE heart_rate_%s "
-		    "gauge\n", name[k], help[k], name[k]);
+		snprintf(full, sizeof full, "heart_rate_%s", name[k]);
+		family(fp, full, help[k]);
 		for (i = 0; i < n; i++) {
 			x = k == 0 ? v[i].requests : k == 1 ? v[i].rpm :
 			    k == 2 ? v[i].tokens : k == 3 ? v[i].tpm : k == 4 ?
 			    v[i].throttled : k == 5 ? v[i].n429 :
 			    v[i].slow_until > now;
-			fprintf(fp, "heart_rate_%s{endpoint=\"%s\"} %lld\n",
-			    name[k], v[i].endpoint, x);
+			fprintf(fp, "%s{endpoint=\"%s\"} %lld\n", full,
+			    v[i].endpoint, x);
 		}
 	}
 	fclose(fp);
