@@ -188,30 +188,57 @@ literal(struct scan *s, const char *word)
 static int value(struct scan *, int *);
 static int object(struct scan *, struct jscan_member *, size_t);
 
+/* Past the opening [ or { of an array or object that `close' ends: 1
+ * when it is empty (the close passed too), else 0. */
+static int
+open_items(struct scan *s, char close)
+{
+	s->p++;
+	skip_ws(s);
+	if (s->p < s->e && *s->p == close) {
+		s->p++;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * After an item of an array or object that `close' ends: 1 at the
+ * close, 0 at a comma (both passed), -1 with the error at anything
+ * else.
+ */
+static int
+next_item(struct scan *s, char close)
+{
+	int arr = close == ']';
+
+	skip_ws(s);
+	if (s->p >= s->e)
+		return fail(s, arr ? "unterminated array" :
+		    "unterminated object");
+	if (*s->p == close) {
+		s->p++;
+		return 1;
+	}
+	if (*s->p++ != ',')
+		return s->p--, fail(s, arr ? "expected , or ]" :
+		    "expected , or }");
+	skip_ws(s);
+	return 0;
+}
+
 static int
 array(struct scan *s)
 {
-	int type;
+	int type, r;
 
-	s->p++;
-	skip_ws(s);
-	if (s->p < s->e && *s->p == ']') {
-		s->p++;
+	if (open_items(s, ']'))
 		return 0;
-	}
 	for (;;) {
 		if (value(s, &type) == -1)
 			return -1;
-		skip_ws(s);
-		if (s->p >= s->e)
-			return fail(s, "unterminated array");
-		if (*s->p == ']') {
-			s->p++;
-			return 0;
-		}
-		if (*s->p++ != ',')
-			return s->p--, fail(s, "expected , or ]");
-		skip_ws(s);
+		if ((r = next_item(s, ']')) != 0)
+			return r == 1 ? 0 : -1;
 	}
 }
 
@@ -312,25 +339,15 @@ member(struct scan *s, struct jscan_member *m, size_t nm)
 static int
 object(struct scan *s, struct jscan_member *m, size_t nm)
 {
-	s->p++;
-	skip_ws(s);
-	if (s->p < s->e && *s->p == '}') {
-		s->p++;
+	int r;
+
+	if (open_items(s, '}'))
 		return 0;
-	}
 	for (;;) {
 		if (member(s, m, nm) == -1)
 			return -1;
-		skip_ws(s);
-		if (s->p >= s->e)
-			return fail(s, "unterminated object");
-		if (*s->p == '}') {
-			s->p++;
-			return 0;
-		}
-		if (*s->p++ != ',')
-			return s->p--, fail(s, "expected , or }");
-		skip_ws(s);
+		if ((r = next_item(s, '}')) != 0)
+			return r == 1 ? 0 : -1;
 	}
 }
 
