@@ -86,28 +86,29 @@ warn(struct sv *v, int line, int col, const char *fmt, const char *a,
 	s->warn[s->nwarn++] = xstrdup(full);
 }
 
-/* Fail with "file:line:col: key: what" at the value of obj[key]. */
+/* Fail with "file:line:col: path: what" at obj[key]: at the key
+ * itself when atkey is set, else at its value. */
+static int
+bad_at(struct sv *v, const json_t *obj, const char *key, const char *path,
+    const char *what, int atkey)
+{
+	const struct yj_pos *p = yj_key(v->y, obj, key);
+	int line = 1, col = 1;
+
+	if (p != NULL) {
+		line = atkey ? p->kline : p->vline;
+		col = atkey ? p->kcol : p->vcol;
+	}
+	errf(v->err, "%s:%d:%d: %s: %s", v->file, line, col, path, what);
+	return -1;
+}
+
+/* The same at the value, as most checks point. */
 static int
 bad(struct sv *v, const json_t *obj, const char *key, const char *path,
     const char *what)
 {
-	const struct yj_pos *p = yj_key(v->y, obj, key);
-
-	errf(v->err, "%s:%d:%d: %s: %s", v->file, p ? p->vline : 1,
-	    p ? p->vcol : 1, path, what);
-	return -1;
-}
-
-/* The same, pointing at the key itself. */
-static int
-bad_key(struct sv *v, const json_t *obj, const char *key, const char *path,
-    const char *what)
-{
-	const struct yj_pos *p = yj_key(v->y, obj, key);
-
-	errf(v->err, "%s:%d:%d: %s: %s", v->file, p ? p->kline : 1,
-	    p ? p->kcol : 1, path, what);
-	return -1;
+	return bad_at(v, obj, key, path, what, 0);
 }
 
 static int
@@ -402,8 +403,8 @@ load_chamber(struct sv *v, const json_t *heart, enum chamber c)
 	    load_adaptive(v, m) == -1))
 		return -1;
 	if (c == CH_IDLE && json_object_get(m, "adaptive") != NULL)
-		return bad_key(v, m, "adaptive", P("adaptive"), "only the "
-		    "schedule chamber adapts its interval");
+		return bad_at(v, m, "adaptive", P("adaptive"), "only the "
+		    "schedule chamber adapts its interval", 1);
 	if (c == CH_IDLE && json_object_get(m, "interval") != NULL)
 		return bad(v, m, "interval", P("interval"), "the idle chamber "
 		    "fires 'after' a quiet stretch; write after: instead");
@@ -525,7 +526,7 @@ load_heart(struct sv *v, const json_t *root)
 		if (known[c] == NULL && json_is_object(val)) {
 			snprintf(m, sizeof m, "unknown chamber '%.40s' (the "
 			    "chambers are pulse, schedule and idle)", key);
-			return bad_key(v, heart, key, "heart", m);
+			return bad_at(v, heart, key, "heart", m, 1);
 		}
 	}
 	if (get_str(v, heart, "timezone", "heart.timezone",
@@ -843,8 +844,8 @@ load_server(struct sv *v, const char *name, json_t *m, const char *path)
 		return bad(v, m, "type", path, "only stdio servers are "
 		    "supported: a command heart-wake starts");
 	if (json_object_get(m, "url") != NULL)
-		return bad_key(v, m, "url", path, "only stdio servers are "
-		    "supported: give a command, not a url");
+		return bad_at(v, m, "url", path, "only stdio servers are "
+		    "supported: give a command, not a url", 1);
 	if (!json_is_string(json_object_get(m, "command")) ||
 	    *json_string_value(json_object_get(m, "command")) == '\0')
 		return bad(v, m, json_object_get(m, "command") ? "command" :
@@ -887,9 +888,9 @@ load_mcp(struct sv *v, const json_t *root)
 	json_object_foreach(m, name, srv) {
 		snprintf(path, sizeof path, "mcp_servers.%.64s", name);
 		if (!server_name_ok(name))
-			return bad_key(v, m, name, path, "a server's name is "
+			return bad_at(v, m, name, path, "a server's name is "
 			    "letters, digits, - and _ (not __, not ending in "
-			    "_), at most 32");
+			    "_), at most 32", 1);
 		if (!json_is_object(srv))
 			return bad(v, m, name, path, "must be a mapping");
 		if (load_server(v, name, srv, path) == -1)
@@ -899,9 +900,9 @@ load_mcp(struct sv *v, const json_t *root)
 			if (strncmp(tn, name, strlen(name)) == 0 &&
 			    strncmp(tn + strlen(name), MCP_SEP,
 			    strlen(MCP_SEP)) == 0)
-				return bad_key(v, m, name, path, "the soul's "
+				return bad_at(v, m, name, path, "the soul's "
 				    "tool names NAME__... are this server's: "
-				    "rename the tool or the server");
+				    "rename the tool or the server", 1);
 		}
 	}
 	v->s->mcp = json_incref(m);
@@ -929,17 +930,17 @@ load_top(struct sv *v, const json_t *root)
 		return -1;
 	/* a budget counts dollars: without a price there are none */
 	if (s->daily_budget >= 0 && !s->llm.price.set)
-		return bad_key(v, json_object_get(root, "heart"),
+		return bad_at(v, json_object_get(root, "heart"),
 		    "daily_budget", "heart.daily_budget", "needs llm.price: "
 		    "heart counts dollars from the model's price per million "
 		    "tokens (heart-soul(5)); without one a budget would "
-		    "never be reached");
+		    "never be reached", 1);
 	if (s->daily_budget >= 0 && s->triage != NULL &&
 	    !soul_price(s, 1)->set)
-		return bad_key(v, json_object_get(root, "heart"),
+		return bad_at(v, json_object_get(root, "heart"),
 		    "daily_budget", "heart.daily_budget", "needs "
 		    "llm.triage.price too: the triage model is not llm's, "
-		    "so llm.price is not its price");
+		    "so llm.price is not its price", 1);
 	unknown_keys(v, root, "the soul", known);
 	return 0;
 }
