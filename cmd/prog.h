@@ -1,8 +1,10 @@
 /*
  * prog.h - what every program of heart says the same way (prog.c):
  * its usage, and its messages on standard error, "PROG: [WHO: ]MSG" on
- * one printable line whatever the text from outside in them holds.
- * Each program defines progname and usage_text.
+ * one printable line whatever the text from outside in them holds;
+ * and what the status commands (heart-cap, heart-breaker) share: their
+ * common options, the agents they show, --prom.  Each program defines
+ * progname and usage_text.
  */
 extern const char progname[];
 extern const char usage_text[];
