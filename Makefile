@@ -61,13 +61,19 @@ LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c \
 	lib/secret.c lib/text.c lib/status.c lib/outbox.c lib/mcp.c \
 	lib/gate.c lib/triage.c lib/price.c lib/bucket.c lib/soulcache.c \
 	lib/round.c lib/soulset.c lib/url.c lib/talk.c lib/explain.c \
-	lib/brkdoc.c lib/fleetwatch.c lib/fleetsouls.c
+	lib/brkdoc.c lib/fleetwatch.c lib/fleetsouls.c lib/rds.c \
+	lib/redisold.c
 # lib/heart.h, the public header, is what the programs, the test
 # drivers and the fuzz targets include; lib/heartint.h, the library's
 # own, includes it and is included by lib/*.c (and t/core-step.c and
 # fuzz/url.c, which test the library's own parsers).
 PUBHDR = lib/heart.h
 LIBHDR = lib/heart.h lib/heartint.h
+# lib/rds.h, the Redis store's own header (it includes hiredis), is
+# included by its three files alone (RDSOBJ); a program's link takes
+# their objects from libheart.a, and needs hiredis, only when it calls
+# redis_open.
+RDSOBJ = rds redis redisold
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
 	man/heart-wake.1 man/heart-pulse.1
 MAN5 = man/heart-soul.5
@@ -111,6 +117,8 @@ build/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/lib
 	$(CC) $(WFLAGS) $(CPPFLAGS) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
 
+$(RDSOBJ:%=build/lib/%.o): lib/rds.h
+
 build/libheart.a: $(LIBSRC:lib/%.c=build/lib/%.o)
 	rm -f $@
 	ar rcs $@ $^
@@ -140,6 +148,8 @@ build/asan/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/asan/lib
 	$(CC) $(WFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -c -o $@ $<
 
+$(RDSOBJ:%=build/asan/lib/%.o): lib/rds.h
+
 build/asan/libheart.a: $(LIBSRC:lib/%.c=build/asan/lib/%.o)
 	rm -f $@
 	ar rcs $@ $^
@@ -168,6 +178,8 @@ build/fuzz/lib/%.o: lib/%.c $(LIBHDR) | deps
 	@mkdir -p build/fuzz/lib
 	$(FUZZ_CC) $(WFLAGS) $(FUZZFLAGS) -fsanitize=fuzzer-no-link \
 		$(CORE_CFLAGS) -c -o $@ $<
+
+$(RDSOBJ:%=build/fuzz/lib/%.o): lib/rds.h
 
 build/fuzz/libheart.a: $(LIBSRC:lib/%.c=build/fuzz/lib/%.o)
 	rm -f $@

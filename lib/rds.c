@@ -1,0 +1,314 @@
+/*
+ * rds.c - the Redis store's connection and protocol (hiredis), for
+ * redis.c and redisold.c (rds.h): the store's URL, the connection with
+ * its AUTH and SELECT, commands sent one at a time or pipelined, their
+ * replies, and a reply's error as a message and an exit code.
+ *
+ * Invariants: one connection a process (rds), made at the first call
+ * (rds_begin) and again at the next after one is lost; a connection
+ * lost, or refused at AUTH or SELECT, is dropped at once.  A server
+ * that cannot be reached fails the call (store_fail: HX_UNAVAILABLE):
+ * the caller fails closed.  The URL never holds a password: it is read
+ * from HEART_REDIS_PASSWORD at each connect.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heartint.h"
+#include "rds.h"
+
+#define TIMEOUT		3		/* s, to connect and per command */
+
+struct rds_conn rds;
+
+void
+rds_aput(struct rds_args *a, const char *s)
+{
+	a->len[a->n] = strlen(s);
+	a->v[a->n++] = s;
+}
+
+void
+rds_anum(struct rds_args *a, long long x)
+{
+	snprintf(a->buf[a->n], sizeof a->buf[a->n], "%lld", x);
+	rds_aput(a, a->buf[a->n]);
+}
+
+void
+rds_disconnect(void)
+{
+	if (rds.c != NULL)
+		redisFree(rds.c);
+	rds.c = NULL;
+}
+
+/*
+ * An error reply, as a message and an exit code: a server that is
+ * there but will not serve now is unreachable; one that refuses us
+ * is misconfigured; anything else is a state error.
+ */
+void
+rds_reply_error(const redisReply *r, const char *what, char *err)
+{
+	static const char *down[] = { "LOADING", "BUSY", "MASTERDOWN",
+	    "MISCONF", "READONLY", "TRYAGAIN", "CLUSTERDOWN", NULL };
+	int i;
+
+	/* Redis 7 answers a long command before AUTH with a protocol error */
+	if (strncmp(r->str, "NOAUTH", 6) == 0 ||
+	    strstr(r->str, "unauthenticated") != NULL) {
+		errf(err, "%s: the server wants a password: set "
+		    "HEART_REDIS_PASSWORD", rds.url);
+		store_fail(HX_CONFIG);
+		return;
+	}
+	if (strncmp(r->str, "WRONGPASS", 9) == 0 ||
+	    strstr(r->str, "invalid password") != NULL ||
+	    strstr(r->str, "no password is set") != NULL) {
+		errf(err, "%s: the password was refused: %.200s", rds.url,
+		    r->str);
+		store_fail(HX_CONFIG);
+		return;
+	}
+	if (strncmp(r->str, "heart:{", 7) == 0)	/* a script's: it names
+						   the key */
+		errf(err, "%s: %.400s", rds.url, r->str);
+	else
+		errf(err, "%s: %s: %.300s", rds.url, what, r->str);
+	for (i = 0; down[i] != NULL; i++)
+		if (strncmp(r->str, down[i], strlen(down[i])) == 0)
+			store_fail(HX_UNAVAILABLE);
+}
+
+/* A command's reply, or NULL with err: the connection is then gone. */
+redisReply *
+rds_command(struct rds_args *a, const char *what, char *err)
+{
+	redisReply *r;
+
+	r = redisCommandArgv(rds.c, a->n, a->v, a->len);
+	if (r == NULL) {
+		errf(err, "%s: %s: connection lost: %s", rds.url, what,
+		    rds.c->errstr[0] ? rds.c->errstr : strerror(errno));
+		store_fail(HX_UNAVAILABLE);
+		rds_disconnect();
+	}
+	return r;
+}
+
+/* A command whose reply must be OK (AUTH, SELECT); -1 with err. */
+static int
+command_ok(struct rds_args *a, const char *what, char *err)
+{
+	redisReply *r;
+	int ok;
+
+	if ((r = rds_command(a, what, err)) == NULL)
+		return -1;
+	ok = r->type != REDIS_REPLY_ERROR;
+	if (!ok) {
+		rds_reply_error(r, what, err);
+		if (strcmp(what, "SELECT") == 0)
+			store_fail(HX_CONFIG);
+	}
+	freeReplyObject(r);
+	if (!ok)
+		rds_disconnect();
+	return ok ? 0 : -1;
+}
+
+static int
+connect_now(char *err)
+{
+	struct timeval tv = { TIMEOUT, 0 };
+	const char *pw = getenv("HEART_REDIS_PASSWORD");
+	struct rds_args a;
+
+	if (rds.c != NULL && rds.c->err == 0)
+		return 0;
+	rds_disconnect();
+	rds.c = redisConnectWithTimeout(rds.host, rds.port, tv);
+	if (rds.c == NULL || rds.c->err) {
+		errf(err, "%s: cannot connect: %s", rds.url, rds.c != NULL ?
+		    rds.c->errstr : "out of memory");
+		store_fail(HX_UNAVAILABLE);
+		rds_disconnect();
+		return -1;
+	}
+	redisSetTimeout(rds.c, tv);
+	if (pw != NULL && *pw != '\0') {
+		a.n = 0;
+		rds_aput(&a, "AUTH");
+		rds_aput(&a, pw);
+		if (command_ok(&a, "AUTH", err) == -1)
+			return -1;
+	}
+	if (rds.db != 0) {
+		a.n = 0;
+		rds_aput(&a, "SELECT");
+		rds_anum(&a, rds.db);
+		if (command_ok(&a, "SELECT", err) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Each call starts clean: a failure says what it asks for. */
+int
+rds_begin(char *err)
+{
+	store_fail(0);
+	return connect_now(err);
+}
+
+/*
+ * Send n commands at once and read their n replies into r (a pipeline:
+ * one round trip).  -1 with err, the replies freed, when the
+ * connection failed; an error reply is left for the caller.
+ */
+int
+rds_pipeline(struct rds_args *cmd, int n, redisReply **r, const char *what,
+    char *err)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++)
+		redisAppendCommandArgv(rds.c, cmd[i].n, cmd[i].v, cmd[i].len);
+	for (i = 0; i < n; i++) {
+		if (redisGetReply(rds.c, (void **)&r[i]) != REDIS_OK ||
+		    r[i] == NULL) {
+			errf(err, "%s: %s: connection lost: %s", rds.url, what,
+			    rds.c->errstr[0] ? rds.c->errstr : strerror(errno));
+			store_fail(HX_UNAVAILABLE);
+			for (j = 0; j < i; j++)
+				freeReplyObject(r[j]);
+			rds_disconnect();
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+rds_free_replies(redisReply **r, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		freeReplyObject(r[i]);
+}
+
+/* The first error among n replies, as err; 1 if there was one. */
+int
+rds_any_error(redisReply **r, int n, const char *what, char *err)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (r[i]->type == REDIS_REPLY_ERROR) {
+			rds_reply_error(r[i], what, err);
+			return 1;
+		}
+	return 0;
+}
+
+const char *
+rds_str(const redisReply *r)
+{
+	if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS)
+		return r->str;
+	return NULL;
+}
+
+void
+rds_key(const char *agent, const char *name, char *buf, size_t n)
+{
+	snprintf(buf, n, "heart:{%s}:%s", agent, name);
+}
+
+/* A string key (NULL: none) in *out; -1 with err. */
+int
+rds_get(const char *key, char **out, char *err)
+{
+	struct rds_args a;
+	redisReply *r;
+	int rc = -1;
+
+	*out = NULL;
+	a.n = 0;
+	rds_aput(&a, "GET");
+	rds_aput(&a, key);
+	if ((r = rds_command(&a, key, err)) == NULL)
+		return -1;
+	if (r->type == REDIS_REPLY_ERROR)
+		rds_reply_error(r, key, err);
+	else if (r->type == REDIS_REPLY_STRING) {
+		*out = xstrdup(r->str);
+		if (strlen(*out) != r->len)
+			errf(err, "%s: %s: holds a NUL byte; fix or delete "
+			    "the key by hand", rds.url, key);
+		else
+			rc = 0;
+		if (rc == -1) {
+			free(*out);
+			*out = NULL;
+		}
+	} else
+		rc = 0;
+	freeReplyObject(r);
+	return rc;
+}
+
+/* redis://HOST[:PORT][/DB], HOST a name, an IPv4 or an [IPv6] address */
+int
+rds_parse_url(const char *u, char *err)
+{
+	const char *p;
+	long long port = 6379, db = 0;
+	char why[96];
+	int r;
+
+	if (strncmp(u, "rediss://", 9) == 0) {
+		errf(err, "rediss:// (TLS) needs hiredis 1.0 or later with "
+		    "hiredis_ssl, and this build has hiredis %d.%d (Debian "
+		    "12) without it: reach Redis through a tunnel (stunnel, "
+		    "spiped, WireGuard) on a local port, with redis://",
+		    HIREDIS_MAJOR, HIREDIS_MINOR);
+		return -1;
+	}
+	if (strncmp(u, "redis://", 8) != 0) {
+		errf(err, "'%.200s' is not a store: use redis://host:port[/db]"
+		    ", or file", u);
+		return -1;
+	}
+	p = u + 8;
+	if (strchr(p, '@') != NULL) {
+		errf(err, "a user or password does not belong in the store's "
+		    "URL (it would show in ps(1) and in logs): set "
+		    "HEART_REDIS_PASSWORD");
+		return -1;
+	}
+	if ((r = url_hostport(p, rds.host, sizeof rds.host, &port, &p, why,
+	    sizeof why)) == -2) {
+		errf(err, "'%.200s': not a store URL: %s", u, why);
+		return -1;
+	}
+	if (r == -1)
+		goto bad;
+	if (*p == '/' && p[1] != '\0' &&
+	    num_parse(p + 1, 0, 1 << 30, &db) == -1) {
+		errf(err, "'%.200s': not a store URL: database %.40s: %s", u,
+		    p + 1, num_why(p + 1, 0, 1 << 30, why, sizeof why));
+		return -1;
+	}
+	rds.port = (int)port;
+	rds.db = db;
+	snprintf(rds.url, sizeof rds.url, "%s", u);
+	return 0;
+bad:
+	errf(err, "'%.200s': not a store URL: use redis://host:port[/db]", u);
+	return -1;
+}
