@@ -86,6 +86,8 @@ int	 state_put(const char *, const char *, const char *, size_t,
 	    enum state_keep, char *);
 int	 state_put_json(const char *, const char *, const json_t *,
 	    enum state_keep, char *);
+int	 state_swap_json(const char *, const char *, const json_t *,
+	    enum state_keep, char *);
 int	 state_count(const json_t *, const char *, long long *);
 
 /*

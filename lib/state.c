@@ -5,7 +5,11 @@
  * file is only ever replaced whole, by writing a temporary file beside
  * it, fdatasync, rename, and only by a writer that holds the file's
  * lock (so one fixed temporary name per file is safe and a writer
- * killed half-way leaves the old file intact).  The rename is made
+ * killed half-way leaves the old file intact).  A document rewritten
+ * for ever (state_swap_json) is swapped with its temporary file
+ * instead of renamed over, so that the file system allocates it no
+ * new inode: its previous version stays behind as .NAME.tmp, and is
+ * written over at the next change.  The rename is made
  * durable by an fsync of the directory where a promise needs it now
  * (STATE_SYNC); a STATE_WHOLE file's rename waits for the next sync of
  * its directory; a STATE_CACHE file, rebuilt when it does not read, is
@@ -223,14 +227,15 @@ state_sync_dir(const char *dir)
 
 /*
  * Write data to the temporary file tmp (fd, open), sync it as `keep'
- * says, give it mode, rename it over path and, for STATE_SYNC, sync
- * dir: the one way a file of heart is replaced whole.  tmp is gone
- * unless the rename was made.
+ * says, give it mode, rename it over path (with `swap', swap the two
+ * where the file system can and path exists) and, for STATE_SYNC,
+ * sync dir: the one way a file of heart is replaced whole.  tmp is
+ * gone unless the rename was made, or holds what path held.
  */
 static int
 replace(int fd, const char *tmp, const char *path, const char *dir,
     const char *data, size_t len, mode_t mode, enum state_keep keep,
-    char *err)
+    int swap, char *err)
 {
 	if (state_write_all(fd, data, len) == -1 || (keep != STATE_CACHE &&
 	    fdatasync(fd) == -1) || (mode != 0600 &&
@@ -238,7 +243,12 @@ replace(int fd, const char *tmp, const char *path, const char *dir,
 		close(fd);
 		goto fail;
 	}
-	if (close(fd) == -1 || rename(tmp, path) == -1)
+	if (close(fd) == -1)
+		goto fail;
+	/* an exchange fails, changing nothing, when path is not there yet
+	 * or the file system cannot (EINVAL): then a rename */
+	if ((!swap || renameat2(AT_FDCWD, tmp, AT_FDCWD, path,
+	    RENAME_EXCHANGE) == -1) && rename(tmp, path) == -1)
 		goto fail;
 	if (keep == STATE_SYNC && state_sync_dir(dir) == -1) {
 		errf(err, "%s: cannot write: %s", path, strerror(errno));
@@ -251,11 +261,12 @@ fail:
 	return -1;
 }
 
-/* Replace dir/name with data, atomically, kept as `keep' says.
- * Caller holds name's lock: one fixed temporary name is enough. */
-int
-state_put(const char *dir, const char *name, const char *data,
-    size_t len, enum state_keep keep, char *err)
+/* Replace dir/name with data, atomically, kept as `keep' says; with
+ * `swap', swapped with its temporary file.  Caller holds name's lock:
+ * one fixed temporary name is enough. */
+static int
+put(const char *dir, const char *name, const char *data, size_t len,
+    enum state_keep keep, int swap, char *err)
 {
 	char tmp[4096], path[4096];
 	int fd;
@@ -268,7 +279,15 @@ state_put(const char *dir, const char *name, const char *data,
 		errf(err, "%s: cannot write: %s", path, strerror(errno));
 		return -1;
 	}
-	return replace(fd, tmp, path, dir, data, len, 0600, keep, err);
+	return replace(fd, tmp, path, dir, data, len, 0600, keep, swap,
+	    err);
+}
+
+int
+state_put(const char *dir, const char *name, const char *data,
+    size_t len, enum state_keep keep, char *err)
+{
+	return put(dir, name, data, len, keep, 0, err);
 }
 
 /* state_put, durable at once: the way of every file no promise
@@ -302,7 +321,7 @@ state_replace(const char *path, const char *prefix, const char *data,
 		errf(err, "%s: cannot write: %s", path, strerror(errno));
 		return -1;
 	}
-	return replace(fd, tmp, path, dir, data, len, mode, STATE_SYNC,
+	return replace(fd, tmp, path, dir, data, len, mode, STATE_SYNC, 0,
 	    err);
 }
 
@@ -357,10 +376,11 @@ state_count(const json_t *o, const char *key, long long *v)
 	return 0;
 }
 
-int
-state_put_json(const char *dir, const char *name, const json_t *j,
-    enum state_keep keep, char *err)
+static int
+put_json(const char *dir, const char *name, const json_t *j,
+    enum state_keep keep, int swap, char *err)
 {
+	size_t len;
 	char *s;
 	int r;
 
@@ -368,15 +388,36 @@ state_put_json(const char *dir, const char *name, const json_t *j,
 		errf(err, "%s/%s: cannot encode JSON", dir, name);
 		return -1;
 	}
-	size_t len = strlen(s);
-	s = realloc(s, len + 2);
-	if (s == NULL)
+	len = strlen(s);
+	if ((s = realloc(s, len + 2)) == NULL)
 		abort();
 	s[len] = '\n';
 	s[len + 1] = '\0';
-	r = state_put(dir, name, s, len + 1, keep, err);
+	r = put(dir, name, s, len + 1, keep, swap, err);
 	free(s);
 	return r;
+}
+
+int
+state_put_json(const char *dir, const char *name, const json_t *j,
+    enum state_keep keep, char *err)
+{
+	return put_json(dir, name, j, keep, 0, err);
+}
+
+/*
+ * state_put_json for a document that is rewritten for ever and never
+ * removed (an agent's cap, wake, breaker; an endpoint's bucket): its
+ * previous version stays as .NAME.tmp, and the file system allocates
+ * it no new inode after its first write.  A new inode is what a wake
+ * paid for most on ext4 without a journal, which looks through the
+ * inodes freed in the last minutes for each one (heart(7), State).
+ */
+int
+state_swap_json(const char *dir, const char *name, const json_t *j,
+    enum state_keep keep, char *err)
+{
+	return put_json(dir, name, j, keep, 1, err);
 }
 
 int

@@ -98,7 +98,7 @@ store_read_json(const char *dir, const char *name, json_t **out, char *err)
 	return state_read_json(dir, name, out, err);
 }
 
-/* state_put_json's; a server store writes only while the caller
+/* state_swap_json's; a server store writes only while the caller
  * still holds the agent's wake lock, if it holds one, and keeps it as
  * the server keeps everything. */
 int
@@ -107,7 +107,7 @@ store_put_json(const char *dir, const char *name, const json_t *j,
 {
 	if (cur != NULL)
 		return cur->write_json(dir, name, j, err);
-	return state_put_json(dir, name, j, keep, err);
+	return state_swap_json(dir, name, j, keep, err);
 }
 
 int
@@ -312,7 +312,7 @@ file_update(const char *agent, const char *name, enum state_keep keep,
 		return -1;
 	if ((r = state_read_json(dir, name, &j, err)) == 0 &&
 	    (r = step(j, &next, &ttl, ctx, err)) == 0 && next != NULL)
-		r = state_put_json(dir, name, next, keep, err);
+		r = state_swap_json(dir, name, next, keep, err);
 	json_decref(j);
 	json_decref(next);
 	state_unlock(fd);

@@ -128,6 +128,24 @@ cron_day() {
 	jq -e '.last.schedule.status == "idle" and .running == null' "$HEART_STATE_DIR/agents/scout/wake.json"
 }
 
+@test "an agent's documents are swapped with their version before: no new inode after their first write" {
+	file_only
+	s=$(mk scout 'heart: { schedule: { interval: 30m } }')
+	llm_script '{"replies":[{"text":"[IDLE]"},{"text":"[IDLE]"},{"text":"[IDLE]"}]}'
+	a=$HEART_STATE_DIR/agents/scout
+	inodes() { stat -c %i "$a/cap.json" "$a/.cap.json.tmp" "$a/wake.json" "$a/.wake.json.tmp" | sort; }
+	heart-wake --soul "$s" --force > /dev/null
+	heart-wake --soul "$s" --force > /dev/null
+	before=$(inodes)
+	heart-wake --soul "$s" --force > /dev/null
+	[ "$(inodes)" = "$before" ]
+	# the version before the record: the take's, its tokens not yet in
+	jq -e '.total == 3 and .tokens.prompt > 0' "$a/cap.json"
+	jq -e --slurpfile c "$a/cap.json" '.total == 3 and .tokens.prompt < $c[0].tokens.prompt' "$a/.cap.json.tmp"
+	jq -e '.running == null and .last.schedule.status == "idle"' "$a/wake.json"
+	jq -e '.running.chamber == "schedule"' "$a/.wake.json.tmp"
+}
+
 @test "busy: a held wake lock skips the wake at once and sends nothing" {
 	s=$(mk scout '')
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
