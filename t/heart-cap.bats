@@ -412,12 +412,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 		pid=$!
 		heart-cap take crash || true
 		sleep 0.0$((RANDOM % 9 + 1))
-		# the taker running now (the subshell's one child), without
-		# a pkill: its pid from /proc, read by the shell
-		kids=()
-		read -r -a kids < "/proc/$pid/task/$pid/children" 2>/dev/null || :
-		kill -9 "${kids[@]}" 2>/dev/null || true
-		kill -9 "$pid" 2>/dev/null || true
+		kill_running "$pid"
 		wait "$pid" 2>/dev/null || true
 		jq -e '.total <= 48 and .total == .chambers.schedule' \
 		    "$(capfile crash)" >/dev/null

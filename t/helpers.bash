@@ -187,6 +187,22 @@ alive() {
 	[ "${st%% *}" != Z ]
 }
 
+# kill_running PID: kill -9 the child PID runs now, then PID (a shell
+# looping over a program, in the kill -9 tests).  The child is read
+# from /proc by the shell, no ps or pkill process; a PID between two
+# children, or not yet at its first, is given half a second to
+# fork the next, so that a round kills a running program whenever
+# there is one, not the loop alone.
+kill_running() {
+	local kids=() i
+	for ((i = 0; i < 500; i++)); do
+		read -r -a kids < "/proc/$1/task/$1/children" 2>/dev/null || :
+		[ ${#kids[@]} -eq 0 ] && alive "$1" || break
+		sleep 0.001
+	done
+	kill -9 "${kids[@]}" "$1" 2>/dev/null || :
+}
+
 # redis_stop: stop it by its pid, and wait until it is gone.
 redis_stop() {
 	local i
