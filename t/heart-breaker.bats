@@ -652,14 +652,14 @@ wake() {
 
 @test "kill -9 of checkers and recorders in a loop leaves breaker.json whole and sound" {
 	for round in $(repeats 20 10); do
-		( for i in $(seq 10); do
+		( for ((i = 0; i < 10; i++)); do
 			heart-breaker record crash llm-fail
 			heart-breaker check crash
 			heart-breaker reset crash
 		  done ) >/dev/null &
 		pid=$!
 		sleep 0.0$((RANDOM % 9 + 1))
-		kill -9 "$pid" $(ps -o pid= --ppid "$pid") 2>/dev/null || true
+		kill_running "$pid"
 		wait "$pid" 2>/dev/null || true
 		f=$(bfile crash)
 		[ ! -e "$f" ] || jq -e '.state | IN("closed", "open", "half_open")' "$f" >/dev/null
