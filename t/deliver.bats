@@ -163,7 +163,8 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	secret_file url "$RCV/services/T000/B000/XXXXsecret"
 	export HEART_DELIVER_SLACK_URL_FILE=$PWD/url
 	export HEART_DELIVER_SLACK_MENTION='<!here>'
-	long=$(for i in $(seq 900); do printf 'x%.0s' $(seq 49); echo; done)
+	printf -v row '%49s' ''	# 49 x's, made once, not a seq a line
+	long=$(for ((i = 0; i < 900; i++)); do echo "${row// /x}"; done)
 	{ result alpha s1 'ALERT: gate change'; result alpha s2 'A note.'
 	  result alpha s3 "$long"; } > in
 	run --separate-stderr heart-ghost --text --exec "$D/slack" < in
