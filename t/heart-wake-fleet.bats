@@ -73,11 +73,20 @@ most_in_a_minute() {
 	pid=$!
 	# every worker the round forks while its wakes run (after the last
 	# result, a sanitizer's leak check may clone a child of its own)
-	lines() { wc -l < "$BATS_TEST_TMPDIR/out"; }
-	while kill -0 "$pid" 2>/dev/null && [ "$(lines)" -lt 6 ]; do
-		p=$(pgrep -P "$pid") || :
-		[ -n "$p" ] && [ "$(lines)" -lt 6 ] &&
-		    echo "$p" >> "$BATS_TEST_TMPDIR/pids"
+	# (out's lines and the round's children read by the shell, not a
+	# wc and a pgrep ten times a second)
+	lines() {	# n: how many lines out has now
+		local s=
+		IFS= read -r -d '' s < "$BATS_TEST_TMPDIR/out" 2>/dev/null || :
+		s=${s//[!$'\n']/}
+		n=${#s}
+	}
+	while kill -0 "$pid" 2>/dev/null && lines && [ "$n" -lt 6 ]; do
+		kids=()
+		read -r -a kids < "/proc/$pid/task/$pid/children" 2>/dev/null || :
+		lines
+		[ ${#kids[@]} -gt 0 ] && [ "$n" -lt 6 ] &&
+		    printf '%s\n' "${kids[@]}" >> "$BATS_TEST_TMPDIR/pids"
 		sleep 0.1
 	done
 	wait "$pid"
