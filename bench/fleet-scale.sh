@@ -23,7 +23,8 @@
 # Environment: N (10000), BURST (2000), STEADY (10000), MINUTES (10),
 # SPAN (heart-wake --span of the rounds of 3. and 4.; 50s; 0: none),
 # WARM (rounds before the steady state's MINUTES, shown apart; 2),
-# BEFORE (a directory with the reference heart-wake; unset: no "before").
+# BEFORE (a directory with the reference heart-wake; unset: no "before"),
+# DAY_ONLY (set: stop after 2., bench/results left as they are).
 set -eu
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -114,6 +115,7 @@ if [ -n "${BEFORE:-}" ]; then
 	row "fleet day CPU, before" "$(hour "$tmp/state-b" bash -c "exec $BEFORE/heart-wake $tmp/idle/*.yaml")"
 fi
 row "fleet day CPU, --souls (--jobs 1)" "$(hour "$tmp/state-a" heart-wake --souls "$tmp/idle")"
+[ -z "${DAY_ONLY:-}" ] || exit 0
 
 # a round every real minute, on the minute; its lines in DIR/rNN
 rounds() {	# rounds DIR SOULS COUNT [UNTIL-ALL-SERVED]
