@@ -409,9 +409,9 @@ state_put_json(const char *dir, const char *name, const json_t *j,
  * state_put_json for a document that is rewritten for ever and never
  * removed (an agent's cap, wake, breaker; an endpoint's bucket): its
  * previous version stays as .NAME.tmp, and the file system allocates
- * it no new inode after its first write.  A new inode is what a wake
- * paid for most on ext4 without a journal, which looks through the
- * inodes freed in the last minutes for each one (heart(7), State).
+ * it no new inode after its first write.  New inodes were a wake's
+ * largest single cost on ext4 without a journal, which looks through
+ * the inodes freed in the last minutes for each one (heart(7), State).
  */
 int
 state_swap_json(const char *dir, const char *name, const json_t *j,
