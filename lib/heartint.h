@@ -84,8 +84,6 @@ enum state_keep {
 };
 int	 state_put(const char *, const char *, const char *, size_t,
 	    enum state_keep, char *);
-int	 state_put_json(const char *, const char *, const json_t *,
-	    enum state_keep, char *);
 int	 state_swap_json(const char *, const char *, const json_t *,
 	    enum state_keep, char *);
 int	 state_count(const json_t *, const char *, long long *);
@@ -128,7 +126,6 @@ int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
 int	 store_lock(const char *, const char *, int, char *);
 void	 store_unlock(int);
 int	 store_read_json(const char *, const char *, json_t **, char *);
-int	 store_write_json(const char *, const char *, const json_t *, char *);
 int	 store_put_json(const char *, const char *, const json_t *,
 	    enum state_keep, char *);
 

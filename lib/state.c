@@ -9,13 +9,13 @@
  * for ever (state_swap_json) is swapped with its temporary file
  * instead of renamed over, so that the file system allocates it no
  * new inode: its previous version stays behind as .NAME.tmp, and is
- * written over at the next change.  The rename is made
- * durable by an fsync of the directory where a promise needs it now
- * (STATE_SYNC); a STATE_WHOLE file's rename waits for the next sync of
- * its directory; a STATE_CACHE file, rebuilt when it does not read, is
- * not synced at all (heart(7), State).  The files heart writes outside
- * it (heart-cap status --prom) are replaced the same way, from a
- * temporary file of their own (state_replace).
+ * written over at the next change.  The rename is made durable by an
+ * fsync of the directory where a promise needs it now (STATE_SYNC); a
+ * STATE_WHOLE file's rename waits for the next sync of its directory;
+ * a STATE_CACHE file, rebuilt when it does not read, is not synced at
+ * all (heart(7), State).  The files heart writes outside it (heart-cap
+ * status --prom) are replaced the same way, from a temporary file of
+ * their own (state_replace).
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -398,20 +398,14 @@ put_json(const char *dir, const char *name, const json_t *j,
 	return r;
 }
 
-int
-state_put_json(const char *dir, const char *name, const json_t *j,
-    enum state_keep keep, char *err)
-{
-	return put_json(dir, name, j, keep, 0, err);
-}
-
 /*
- * state_put_json for a document that is rewritten for ever and never
- * removed (an agent's cap, wake, breaker; an endpoint's bucket): its
- * previous version stays as .NAME.tmp, and the file system allocates
- * it no new inode after its first write.  New inodes were a wake's
- * largest single cost on ext4 without a journal, which looks through
- * the inodes freed in the last minutes for each one (heart(7), State).
+ * state_write_json, kept as `keep' says, for a document that is
+ * rewritten for ever and never removed (an agent's cap, wake, breaker;
+ * an endpoint's bucket): its previous version stays as .NAME.tmp, and
+ * the file system allocates it no new inode after its first write.
+ * New inodes were a wake's largest single cost on ext4 without a
+ * journal, which looks through the inodes freed in the last minutes
+ * for each one (heart(7), State).
  */
 int
 state_swap_json(const char *dir, const char *name, const json_t *j,
@@ -424,7 +418,7 @@ int
 state_write_json(const char *dir, const char *name, const json_t *j,
     char *err)
 {
-	return state_put_json(dir, name, j, STATE_SYNC, err);
+	return put_json(dir, name, j, STATE_SYNC, 0, err);
 }
 
 /* The directory STATE/name (one level, e.g. "pulse"), created 0700. */

@@ -110,13 +110,6 @@ store_put_json(const char *dir, const char *name, const json_t *j,
 	return state_swap_json(dir, name, j, keep, err);
 }
 
-int
-store_write_json(const char *dir, const char *name, const json_t *j,
-    char *err)
-{
-	return store_put_json(dir, name, j, STATE_SYNC, err);
-}
-
 /* Every agent the store knows, sorted (state_agents' contract). */
 static int
 store_agents(char ***listo, size_t *no, char *err)

@@ -554,7 +554,7 @@ wake_carry(const char *dir, struct wake_state *w, enum chamber c,
 	if (n == 0)
 		return 0;
 	json_object_set_new(w->carried, "v", json_integer(1));
-	return store_write_json(dir, CARRYFILE, w->carried, err);
+	return store_put_json(dir, CARRYFILE, w->carried, STATE_SYNC, err);
 }
 
 /* --force: no due gate, but the interval in force all the same. */
