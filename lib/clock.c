@@ -41,7 +41,12 @@ clock_tz_valid(const char *zone)
 	return n == 4 && memcmp(magic, "TZif", 4) == 0;
 }
 
-/* The machine's own zone name: $TZ, /etc/localtime, /etc/timezone, UTC. */
+/*
+ * The machine's own zone name: $TZ, /etc/localtime, /etc/timezone, UTC.
+ * Found once, at the first call, and kept: clock_tz_use puts an agent's
+ * zone in TZ, after which TZ no longer says the machine's (and the zone
+ * files are not opened again for every local time).
+ */
 const char *
 clock_tz_local(void)
 {
@@ -51,11 +56,15 @@ clock_tz_local(void)
 	ssize_t n;
 	FILE *fp;
 
+	if (buf[0] != '\0')
+		return buf;
 	if ((tz = getenv("TZ")) != NULL && *tz != '\0') {
 		if (*tz == ':')
 			tz++;
-		if (clock_tz_valid(tz))
-			return tz;
+		if (clock_tz_valid(tz) && strlen(tz) < sizeof buf) {
+			snprintf(buf, sizeof buf, "%s", tz);
+			return buf;
+		}
 	}
 	n = readlink("/etc/localtime", link, sizeof link - 1);
 	if (n > 0) {
@@ -75,15 +84,21 @@ clock_tz_local(void)
 		} else
 			fclose(fp);
 	}
-	return "UTC";
+	snprintf(buf, sizeof buf, "UTC");	/* (and not a bad line read) */
+	return buf;
 }
 
-/* Make `zone' the zone of localtime_r(3) calls that follow. */
+/*
+ * Make `zone' (NULL: the machine's) the zone of localtime_r(3) calls
+ * that follow.  The machine's is found first, while TZ still says it.
+ */
 int
 clock_tz_use(const char *zone)
 {
+	const char *local = clock_tz_local();
+
 	if (zone == NULL)
-		zone = clock_tz_local();
+		zone = local;
 	if (strcmp(zone, curzone) == 0)
 		return 0;
 	snprintf(curzone, sizeof curzone, "%s", zone);

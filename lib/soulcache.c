@@ -4,7 +4,7 @@
  * not-due agent costs a stat and a comparison.
  *
  * STATE/rounds/HASH.jsonl (HASH of the directory's real path) is JSON
- * Lines: a head {"v":2,"dir":REAL}, then per soul file, in name order,
+ * Lines: a head {"v":3,"dir":REAL}, then per soul file, in name order,
  *
  *	[NAME,[DEV,INO,SIZE,MSEC,MNSEC,CSEC,CNSEC],UNTIL,DEFERRED,LINE]
  *
@@ -41,6 +41,12 @@
 #include "heartint.h"
 
 #define NID	7
+/*
+ * The version written.  A version 2 cache still reads, its skips
+ * dropped and their souls read again: before 3, a soul without a
+ * timezone was judged in the zone of the soul before it in the round.
+ */
+#define VERSION	3
 
 struct ent {
 	char	*name;		/* the file's name in the directory */
@@ -178,9 +184,10 @@ num_in(char *p, long long *v, char sep)
 	return p + 1;
 }
 
-/* One entry line [p, nl), taken apart in place; -1: not one. */
+/* One entry line [p, nl), taken apart in place; -1: not one.  An
+ * entry of an older version keeps no skip. */
 static int
-ent_in(struct soulcache *c, char *p, char *nl)
+ent_in(struct soulcache *c, char *p, char *nl, int old)
 {
 	struct ent e;
 	int i;
@@ -202,24 +209,29 @@ ent_in(struct soulcache *c, char *p, char *nl)
 			return -1;
 		e.line = p;
 	}
+	if (old) {
+		e.line = NULL;
+		e.until = 0;
+	}
 	grow(c);
 	c->e[c->n] = e;
 	tab_add(c, c->n++);
 	return 0;
 }
 
-/* The head line [p, nl): this directory's cache, of this version. */
+/* The head line [p, nl): this directory's cache; its version (2 or
+ * VERSION), or -1. */
 static int
 head_in(const struct soulcache *c, const char *p, const char *nl)
 {
 	json_t *j = json_loadb(p, (size_t)(nl - p), 0, NULL);
 	const char *d = json_string_value(json_object_get(j, "dir"));
+	json_int_t v = json_integer_value(json_object_get(j, "v"));
 	int ok;
 
-	ok = json_integer_value(json_object_get(j, "v")) == 2 && d != NULL &&
-	    strcmp(d, c->real) == 0;
+	ok = (v == 2 || v == VERSION) && d != NULL && strcmp(d, c->real) == 0;
 	json_decref(j);
-	return ok ? 0 : -1;
+	return ok ? (int)v : -1;
 }
 
 static void
@@ -246,19 +258,20 @@ load(struct soulcache *c)
 {
 	char path[4200], *p, *nl, *end;
 	size_t len;
+	int v;
 
 	snprintf(path, sizeof path, "%s/%s", c->dir, c->name);
 	if (file_read(path, SIZE_MAX - 2, &c->buf, &len) == -1)
 		return;
 	end = c->buf + len;
 	if ((nl = memchr(c->buf, '\n', len)) == NULL ||
-	    head_in(c, c->buf, nl) == -1)
+	    (v = head_in(c, c->buf, nl)) == -1)
 		goto bad;
 	for (p = nl + 1; p < end; p = nl + 1)
 		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL ||
-		    ent_in(c, p, nl) == -1)
+		    ent_in(c, p, nl, v < VERSION) == -1)
 			goto bad;
-	c->dirty = 0;
+	c->dirty = v < VERSION;
 	return;
 bad:
 	ents_free(c);
@@ -482,7 +495,7 @@ cmpent(const void *a, const void *b)
 static void
 text(struct soulcache *c, struct out *o)
 {
-	json_t *h = json_pack("{s:i,s:s}", "v", 2, "dir", c->real);
+	json_t *h = json_pack("{s:i,s:s}", "v", VERSION, "dir", c->real);
 	char *s = json_dumps(h, JSON_COMPACT);
 	struct ent *e;
 	size_t i, k;

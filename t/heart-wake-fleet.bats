@@ -412,6 +412,41 @@ EOF
 	assert_output "idle false"
 }
 
+@test "a soul without a timezone is judged in the machine's zone, whatever zone the soul before it in the round names" {
+	d=$BATS_TEST_TMPDIR/souls
+	mkdir -p "$d"
+	printf 'name: a\nheart: { timezone: Asia/Tokyo, schedule: { interval: 30m } }\n' > "$d/a.yaml"
+	printf 'name: b\nheart: { schedule: { interval: 30m } }\n' > "$d/b.yaml"
+	run env TZ=Europe/Paris heart-wake --explain --souls "$d"
+	[ "$status" -eq 0 ]
+	run jq -r 'select(.chamber == "schedule") | "\(.agent) \(.next[19:])"' <<< "$output"
+	assert_output $'a +09:00\nb +01:00'
+	run env TZ=Europe/Paris heart-wake --explain --soul "$d/a.yaml" --soul "$d/b.yaml"
+	run jq -r 'select(.chamber == "schedule") | "\(.agent) \(.next[19:])"' <<< "$output"
+	assert_output $'a +09:00\nb +01:00'
+}
+
+@test "a soul cache of version 2 still reads: its skips are dropped and their souls read again, once" {
+	d=$BATS_TEST_TMPDIR/souls
+	mkdir -p "$d"
+	printf 'name: scout\nheart: { schedule: { interval: 30m } }\n' > "$d/scout.yaml"
+	cached() {	# cached T: whether scout's result came from the cache
+		at_epoch "$1" heart-wake --souls "$d" | jq -r '"\(.status) \(.cached // false)"'
+	}
+	run cached "$T0"
+	assert_output "not_due false"
+	f=$(ls "$HEART_STATE_DIR"/rounds/*.jsonl)
+	run head -n 1 "$f"
+	assert_output --partial '{"v":3,'
+	sed -i '1s/"v":3/"v":2/' "$f"
+	run cached $((T0 + 1))
+	assert_output "not_due false"
+	run head -n 1 "$f"
+	assert_output --partial '{"v":3,'
+	run cached $((T0 + 2))
+	assert_output "not_due true"
+}
+
 @test "heart-round runs one heart-wake --souls for the round" {
 	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 3)
 	llm_script '{"replies": [{"text": "The 9:40 to Lyon is late."}, {"text": "[IDLE]"}]}'
