@@ -327,18 +327,29 @@ state_replace(const char *path, const char *prefix, const char *data,
 
 /*
  * Read dir/name as a JSON object.  A missing file is not an error
- * (*out is NULL); a file that does not parse is, and is named.
+ * (*out is NULL); a file that does not parse is, and is named.  Read
+ * whole with one read(2) and parsed from the buffer: jansson's own
+ * file reader takes a byte at a time through stdio, and a wake reads
+ * a dozen of these.  A file that cannot be read whole goes to that
+ * reader, for its message.
  */
 int
 state_read_json(const char *dir, const char *name, json_t **out, char *err)
 {
-	char path[4096];
+	char path[4096], *buf;
 	json_error_t je;
+	size_t len;
 	json_t *j;
 
 	*out = NULL;
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (file_read(path, SIZE_MAX - 2, &buf, &len) == 0) {
+		j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+		free(buf);
+	} else if (errno == ENOENT)
+		return 0;
+	else
+		j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 	if (j == NULL) {
 		if (access(path, F_OK) == -1 && errno == ENOENT)
 			return 0;
