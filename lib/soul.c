@@ -1508,24 +1508,42 @@ cache_json(int cache)
 	    "1h" : cache == LLM_CACHE_5M ? "5m" : "off");
 }
 
+/* The string and number keys of map from its struct base, in the
+ * table's order; an unset one (NULL, < 0) is null. */
+static json_t *
+map_json(unsigned map, const void *base)
+{
+	json_t *j = json_object();
+	const struct key *k;
+	const char *at;
+	long long n;
+
+	for (k = keys; k < keys + NKEYS; k++) {
+		if (!(k->in & map))
+			continue;
+		at = (const char *)base + k->off;
+		if (k->kind == K_STR)
+			json_object_set_new(j, k->name,
+			    str_or_null(*(char *const *)at));
+		else if (k->kind == K_INT || k->kind == K_DUR) {
+			n = *(const long long *)at;
+			json_object_set_new(j, k->name, n < 0 ? json_null() :
+			    json_integer(n));
+		}
+	}
+	return j;
+}
+
 /* llm.triage as written: its unset keys are null (llm's hold) */
 static json_t *
 endpoint_json(const struct soul_llm *e)
 {
-	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:O?,s:o,s:o}",
-	    "provider", str_or_null(e->provider),
-	    "base_url", str_or_null(e->base_url),
-	    "model", str_or_null(e->model),
-	    "api_key_env", str_or_null(e->api_key_env),
-	    "timeout", e->timeout < 0 ? json_null() :
-	    json_integer(e->timeout),
-	    "max_tokens", e->max_tokens < 0 ? json_null() :
-	    json_integer(e->max_tokens),
-	    "context_budget", e->context_budget < 0 ? json_null() :
-	    json_integer(e->context_budget),
-	    "command", e->command,
-	    "price", price_conf_json(&e->price),
-	    "cache", cache_json(e->cache));
+	json_t *j = map_json(M_TRIAGE, e);
+
+	json_object_set(j, "command", e->command ? e->command : json_null());
+	json_object_set_new(j, "price", price_conf_json(&e->price));
+	json_object_set_new(j, "cache", cache_json(e->cache));
+	return j;
 }
 
 /* The effective soul, defaults filled in, durations in seconds. */
@@ -1536,15 +1554,13 @@ soul_json(const struct soul *s)
 	const struct chamber_conf *ic = &s->ch[CH_IDLE];
 	json_t *j;
 
-	j = json_pack("{s:s,s:o,s:s,s:o,s:{s:I,s:I},"
+	j = json_pack("{s:s,s:o,s:s,s:o,s:o,"
 	    "s:{s:I,s:o,s:I,s:I,s:o,s:o},s:{s:I,s:o,s:I,s:o,s:o},"
-	    "s:{s:I,s:I,s:I},s:{s:s,s:O,s:s,s:I},s:I,"
-	    "s:{s:o,s:o,s:o,s:o,s:I,s:I,s:I},s:O}",
+	    "s:o,s:{s:s,s:O,s:s,s:I},s:I,s:o,s:O}",
 	    "name", s->name, "system", str_or_null(s->system),
 	    "timezone", s->timezone, "daily_cap", s->daily_cap < 0 ?
 	    json_null() : json_integer(s->daily_cap),
-	    "pulse", "interval", (json_int_t)s->pulse_interval,
-	    "misses", (json_int_t)s->pulse_misses,
+	    "pulse", map_json(M_PULSE, s),
 	    "schedule", "interval", (json_int_t)sc->every,
 	    "prompt", str_or_null(sc->prompt),
 	    "daily_cap", (json_int_t)sc->daily_cap,
@@ -1556,20 +1572,12 @@ soul_json(const struct soul *s)
 	    "daily_cap", (json_int_t)ic->daily_cap,
 	    "active_hours", hours_json(&ic->active),
 	    "checklist", str_or_null(ic->checklist),
-	    "breaker", "threshold", (json_int_t)s->brk_threshold,
-	    "cooldown", (json_int_t)s->brk_cooldown,
-	    "max_cooldown", (json_int_t)s->brk_max_cooldown,
+	    "breaker", map_json(M_BRK, s),
 	    "ghost", "token", s->ghost_token, "also", s->ghost_also,
 	    "mode", s->ghost_mode, "ack_max_chars",
 	    (json_int_t)s->ghost_ack_max,
 	    "history_keep", (json_int_t)s->history_keep,
-	    "llm", "provider", str_or_null(s->llm.provider),
-	    "base_url", str_or_null(s->llm.base_url),
-	    "model", str_or_null(s->llm.model),
-	    "api_key_env", str_or_null(s->llm.api_key_env),
-	    "timeout", (json_int_t)s->llm.timeout,
-	    "max_tokens", (json_int_t)s->llm.max_tokens,
-	    "context_budget", (json_int_t)s->llm.context_budget,
+	    "llm", map_json(M_LLM, &s->llm),
 	    "tools", s->tools ? s->tools : json_null());
 	json_object_set_new(json_object_get(j, "schedule"), "adaptive",
 	    adapt_conf_json(&s->adapt));
