@@ -1306,6 +1306,7 @@ soul_defaults(struct soul *s)
 	unsigned map;
 	size_t i;
 
+	/* not llm.triage's (llm's hold), nor a tool's or a server's */
 	for (i = 0; i < NKEYS; i++)
 		for (map = M_TOP; map < M_TRIAGE; map <<= 1)
 			if (keys[i].in & map)
