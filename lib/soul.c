@@ -318,8 +318,8 @@ enum kind {
 	K_DAYS,		/* whole days, 1 to 365: long long */
 	K_WEIGHT,	/* a number from 0 to 1: double */
 	K_FN,		/* fn checks it and reads it, in its turn */
-	K_OWN,		/* a mapping or list its map's loader reads */
-	K_NONE		/* accepted and ignored */
+	K_OWN,		/* read after the walk, by its map's own code */
+	K_NONE		/* accepted and ignored (as it always was) */
 };
 
 typedef int keyfn(struct sv *, const json_t *, const char *, void *);
@@ -350,6 +350,9 @@ static keyfn get_budget, get_gate, load_adaptive, no_adaptive, no_interval;
 #define CO(f)	offsetof(struct chamber_conf, f)
 #define AO(f)	offsetof(struct adapt_conf, f)
 #define EO(f)	offsetof(struct soul_llm, f)
+/* The rows by kind: STR(maps, name, offset, default string),
+ * INT(maps, name, offset, least, default), DUR(maps, name, offset,
+ * default), OF(kind, maps, name, offset), FN(maps, name, fn). */
 #define STR(in, name, off, sdef) { in, name, K_STR, off, 0, 0, sdef, NULL }
 #define INT(in, name, off, lo, def) { in, name, K_INT, off, lo, def, NULL, \
 	NULL }
