@@ -2,9 +2,11 @@
  * soul.c - soul files: YAML, or Markdown whose YAML frontmatter sits
  * between "---" lines and whose body is the system prompt.  The text
  * is read into JSON (yj.c), then every key is checked into struct
- * soul.  Errors name file:line:column; unknown keys become warnings
- * the program prints.  After soul_load every field holds a value:
- * caps are never unbounded.
+ * soul.  Each key is spelt once, in the table keys[] below: what the
+ * loader reads, in what order, and what soul_defaults fills in.
+ * Errors name file:line:column; unknown keys become warnings the
+ * program prints.  After soul_load every field holds a value: caps are
+ * never unbounded.
  */
 #include <errno.h>
 #include <limits.h>
@@ -228,28 +230,6 @@ is_strlist(const json_t *j, int nonempty)
 	return 1;
 }
 
-/* Warn about keys of obj that are not in known[]. */
-static void
-unknown_keys(struct sv *v, const json_t *obj, const char *path,
-    const char *const known[])
-{
-	const char *key;
-	const struct yj_pos *p;
-	json_t *val;
-	size_t i;
-
-	json_object_foreach((json_t *)obj, key, val) {
-		for (i = 0; known[i] != NULL; i++)
-			if (strcmp(key, known[i]) == 0)
-				break;
-		if (known[i] != NULL)
-			continue;
-		p = yj_key(v->y, obj, key);
-		warn(v, p ? p->kline : 1, p ? p->kcol : 1,
-		    "unknown key '%.64s' in %s (ignored)", key, path);
-	}
-}
-
 static int
 need_map(struct sv *v, const json_t *obj, const char *key, const char *path,
     json_t **out)
@@ -304,22 +284,309 @@ get_days(struct sv *v, const json_t *obj, const char *key, const char *path,
 	return 0;
 }
 
+/* The mappings of a soul whose keys the table below holds. */
+enum map {
+	M_TOP = 1 << 0,		/* the soul itself: struct soul */
+	M_HEART = 1 << 1,	/* heart: struct soul */
+	M_SCHED = 1 << 2,	/* heart.schedule: struct chamber_conf */
+	M_IDLE = 1 << 3,	/* heart.idle: struct chamber_conf */
+	M_ADAPT = 1 << 4,	/* heart.schedule.adaptive: adapt_conf */
+	M_LEVELS = 1 << 5,	/* its levels: struct adapt_conf */
+	M_PULSE = 1 << 6,	/* heart.pulse: struct soul */
+	M_BRK = 1 << 7,		/* heart.breaker: struct soul */
+	M_HIST = 1 << 8,	/* heart.history: struct soul */
+	M_GHOST = 1 << 9,	/* heart.ghost: struct soul */
+	M_LLM = 1 << 10,	/* llm: struct soul_llm */
+	M_TRIAGE = 1 << 11,	/* llm.triage: struct soul_llm */
+	M_TOOL = 1 << 12,	/* an item of tools (its own code) */
+	M_SERVER = 1 << 13	/* a server of mcp_servers (its own code) */
+};
+#define M_CH	(M_SCHED | M_IDLE)
+#define M_EP	(M_LLM | M_TRIAGE)
+
+/* Each map's path in messages, in the order of its bit. */
+static const char *const mappath[] = { "", "heart", "heart.schedule",
+    "heart.idle", "heart.schedule.adaptive",
+    "heart.schedule.adaptive.levels", "heart.pulse", "heart.breaker",
+    "heart.history", "heart.ghost", "llm", "llm.triage" };
+
+enum kind {
+	K_STR,		/* a string: char * */
+	K_INT,		/* a whole number, at least lo: long long */
+	K_DUR,		/* a duration, longer than 0s: long long, s */
+	K_HOURS,	/* "08:00-23:00": struct hours */
+	K_DAYS,		/* whole days, 1 to 365: long long */
+	K_WEIGHT,	/* a number from 0 to 1: double */
+	K_FN,		/* fn checks it and reads it, in its turn */
+	K_OWN,		/* read after the walk, by its map's own code */
+	K_NONE		/* accepted and ignored (as it always was) */
+};
+
+typedef int keyfn(struct sv *, const json_t *, const char *, void *);
+
+/*
+ * A key of a soul: in, the maps it is a key of (M_*); name; kind, how
+ * it is read and checked; off, where it goes in its map's struct; lo,
+ * a K_INT's least value; def, the number soul_defaults fills in where
+ * it is unset (< 0), 0: none; sdef, the same for a string; fn, the
+ * reader of a K_FN key, called with the map, the key's path and the
+ * map's struct.  A map's keys are read in the table's order: which of
+ * several faults a soul reports is the first met in that order.
+ */
+struct key {
+	unsigned in;
+	const char *name;
+	enum kind kind;
+	size_t	 off;
+	long long lo;
+	long long def;
+	const char *sdef;
+	keyfn	*fn;
+};
+
+static keyfn get_budget, get_gate, load_adaptive, no_adaptive, no_interval;
+
+#define SO(f)	offsetof(struct soul, f)
+#define CO(f)	offsetof(struct chamber_conf, f)
+#define AO(f)	offsetof(struct adapt_conf, f)
+#define EO(f)	offsetof(struct soul_llm, f)
+/* The rows by kind: STR(maps, name, offset, default string),
+ * INT(maps, name, offset, least, default), DUR(maps, name, offset,
+ * default), OF(kind, maps, name, offset), FN(maps, name, fn). */
+#define STR(in, name, off, sdef) { in, name, K_STR, off, 0, 0, sdef, NULL }
+#define INT(in, name, off, lo, def) { in, name, K_INT, off, lo, def, NULL, \
+	NULL }
+#define DUR(in, name, off, def)	{ in, name, K_DUR, off, 0, def, NULL, NULL }
+#define OF(kind, in, name, off)	{ in, name, kind, off, 0, 0, NULL, NULL }
+#define FN(in, name, fn)	{ in, name, K_FN, 0, 0, 0, NULL, fn }
+
+static const struct key keys[] = {
+	STR(M_TOP, "name", SO(name), NULL),
+	STR(M_TOP, "system", SO(system), NULL),
+	OF(K_OWN, M_TOP, "heart", 0),
+	OF(K_OWN, M_TOP, "llm", 0),
+	OF(K_OWN, M_TOP, "tools", 0),
+	OF(K_OWN, M_TOP, "mcp_servers", 0),
+
+	STR(M_HEART, "timezone", SO(timezone), NULL),
+	INT(M_HEART, "daily_cap", SO(daily_cap), 0, 0),
+	FN(M_HEART, "daily_budget", get_budget),
+	OF(K_OWN, M_HEART, "pulse", 0),
+	OF(K_OWN, M_HEART, "schedule", 0),
+	OF(K_OWN, M_HEART, "idle", 0),
+	OF(K_OWN, M_HEART, "breaker", 0),
+	OF(K_OWN, M_HEART, "ghost", 0),
+	OF(K_OWN, M_HEART, "history", 0),
+
+	DUR(M_SCHED, "interval", CO(every), DEF_INTERVAL),
+	DUR(M_IDLE, "after", CO(every), 2 * 3600),
+	STR(M_CH, "prompt", CO(prompt), NULL),
+	INT(M_SCHED, "daily_cap", CO(daily_cap), 0, DEF_SCHEDULE_CAP),
+	INT(M_IDLE, "daily_cap", CO(daily_cap), 0, DEF_IDLE_CAP),
+	OF(K_HOURS, M_CH, "active_hours", CO(active)),
+	STR(M_CH, "checklist", CO(checklist), NULL),
+	DUR(M_CH, "gate_timeout", CO(gate_timeout), GATE_TIMEOUT),
+	FN(M_CH, "gate", get_gate),
+	INT(M_SCHED, "seed_tool_cap", CO(seed_tool_cap), 0, 5),
+	FN(M_SCHED, "adaptive", load_adaptive),
+	FN(M_IDLE, "adaptive", no_adaptive),
+	FN(M_IDLE, "interval", no_interval),
+	OF(K_NONE, M_SCHED, "after", 0),
+	OF(K_NONE, M_IDLE, "seed_tool_cap", 0),
+
+	DUR(M_ADAPT, "min", AO(min), 0),
+	DUR(M_ADAPT, "max", AO(max), 0),
+	OF(K_DAYS, M_ADAPT, "window", AO(window)),
+	OF(K_OWN, M_ADAPT, "levels", 0),
+	OF(K_WEIGHT, M_LEVELS, "low", AO(weight[0])),
+	OF(K_WEIGHT, M_LEVELS, "medium", AO(weight[1])),
+	OF(K_WEIGHT, M_LEVELS, "high", AO(weight[2])),
+
+	DUR(M_PULSE, "interval", SO(pulse_interval), 10),
+	INT(M_PULSE, "misses", SO(pulse_misses), 1, 3),
+	INT(M_BRK, "threshold", SO(brk_threshold), 1, DEF_BRK_THRESHOLD),
+	DUR(M_BRK, "cooldown", SO(brk_cooldown), DEF_BRK_COOLDOWN),
+	DUR(M_BRK, "max_cooldown", SO(brk_max_cooldown),
+	    DEF_BRK_MAX_COOLDOWN),
+	INT(M_HIST, "keep", SO(history_keep), 0, 8),
+	STR(M_GHOST, "token", SO(ghost_token), "[IDLE]"),
+	STR(M_GHOST, "mode", SO(ghost_mode), "token"),
+	INT(M_GHOST, "ack_max_chars", SO(ghost_ack_max), 0, 300),
+	OF(K_OWN, M_GHOST, "also", 0),
+
+	/* llm.triage's unset keys are llm's: soul_defaults leaves them */
+	STR(M_EP, "provider", EO(provider), NULL),
+	STR(M_EP, "base_url", EO(base_url), NULL),
+	STR(M_EP, "model", EO(model), NULL),
+	STR(M_EP, "api_key_env", EO(api_key_env), NULL),
+	DUR(M_EP, "timeout", EO(timeout), 60),
+	INT(M_EP, "max_tokens", EO(max_tokens), 1, 1024),
+	INT(M_EP, "context_budget", EO(context_budget), HEART_BUDGET_MIN,
+	    HEART_BUDGET),
+	OF(K_OWN, M_EP, "command", 0),
+	OF(K_OWN, M_LLM, "triage", 0),
+	OF(K_OWN, M_EP, "price", 0),
+	OF(K_OWN, M_EP, "cache", 0),
+
+	OF(K_OWN, M_TOOL, "name", 0),
+	OF(K_OWN, M_TOOL, "description", 0),
+	OF(K_OWN, M_TOOL, "parameters", 0),
+	OF(K_OWN, M_TOOL, "command", 0),
+	OF(K_OWN, M_TOOL, "timeout", 0),
+	OF(K_OWN, M_SERVER, "command", 0),
+	OF(K_OWN, M_SERVER, "args", 0),
+	OF(K_OWN, M_SERVER, "env", 0),
+	OF(K_OWN, M_SERVER, "pass_env", 0),
+	OF(K_OWN, M_SERVER, "tools", 0),
+	OF(K_OWN, M_SERVER, "timeout", 0),
+	OF(K_OWN, M_SERVER, "type", 0)
+};
+#define NKEYS	(sizeof keys / sizeof keys[0])
+#undef STR
+#undef INT
+#undef DUR
+#undef OF
+#undef FN
+
+static const char *
+map_path(unsigned map)
+{
+	size_t i;
+
+	for (i = 0; (1u << i) != map; i++)
+		;
+	return mappath[i];
+}
+
+/* The struct the keys of map go in; NULL for llm.triage when none. */
+static void *
+map_base(struct soul *s, unsigned map)
+{
+	switch (map) {
+	case M_SCHED:
+		return &s->ch[CH_SCHEDULE];
+	case M_IDLE:
+		return &s->ch[CH_IDLE];
+	case M_ADAPT:
+	case M_LEVELS:
+		return &s->adapt;
+	case M_LLM:
+		return &s->llm;
+	case M_TRIAGE:
+		return s->triage;
+	default:
+		return s;
+	}
+}
+
+/* path.key into buf; at the top (path ""), the key alone. */
+static const char *
+key_path(char *buf, size_t n, const char *path, const char *key)
+{
+	snprintf(buf, n, "%s%s%s", path, *path ? "." : "", key);
+	return buf;
+}
+
+static int
+known(unsigned map, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		if ((keys[i].in & map) && strcmp(keys[i].name, key) == 0)
+			return 1;
+	return 0;
+}
+
+/* Warn about the keys of obj (at path) that are not keys of map. */
+static void
+unknown_keys(struct sv *v, const json_t *obj, unsigned map,
+    const char *path)
+{
+	const char *key;
+	const struct yj_pos *p;
+	json_t *val;
+
+	json_object_foreach((json_t *)obj, key, val) {
+		if (known(map, key))
+			continue;
+		p = yj_key(v->y, obj, key);
+		warn(v, p ? p->kline : 1, p ? p->kcol : 1,
+		    "unknown key '%.64s' in %s (ignored)", key, path);
+	}
+}
+
+static int
+get_key(struct sv *v, const json_t *m, const struct key *k,
+    const char *path, void *base)
+{
+	void *dst = (char *)base + k->off;
+
+	switch (k->kind) {
+	case K_STR:
+		return get_str(v, m, k->name, path, dst);
+	case K_INT:
+		return get_int(v, m, k->name, path, k->lo, dst);
+	case K_DUR:
+		return get_dur(v, m, k->name, path, dst);
+	case K_HOURS:
+		return get_hours(v, m, k->name, path, dst);
+	case K_DAYS:
+		return get_days(v, m, k->name, path, dst);
+	case K_WEIGHT:
+		return get_weight(v, m, k->name, path, dst);
+	case K_FN:
+		return k->fn(v, m, path, base);
+	default:
+		return 0;
+	}
+}
+
+/* Read the keys of map from m into its struct, in the table's order. */
+static int
+walk(struct sv *v, const json_t *m, unsigned map)
+{
+	void *base = map_base(v->s, map);
+	char path[128];
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		if ((keys[i].in & map) && get_key(v, m, &keys[i],
+		    key_path(path, sizeof path, map_path(map), keys[i].name),
+		    base) == -1)
+			return -1;
+	return 0;
+}
+
+/* The map of heart named by map: read, then its unknown keys warned
+ * about; *out is it, or NULL when the soul leaves it out. */
+static int
+load_map(struct sv *v, const json_t *heart, unsigned map, json_t **out)
+{
+	const char *path = map_path(map);
+
+	if (need_map(v, heart, strrchr(path, '.') + 1, path, out) == -1)
+		return -1;
+	if (*out == NULL)
+		return 0;
+	if (walk(v, *out, map) == -1)
+		return -1;
+	unknown_keys(v, *out, map, path);
+	return 0;
+}
+
 /*
  * schedule.adaptive: true (the defaults), false, or a mapping of min,
  * max, window and levels.  The bounds must hold schedule.interval.
  */
 static int
-load_adaptive(struct sv *v, const json_t *sched)
+load_adaptive(struct sv *v, const json_t *sched, const char *path,
+    void *base)
 {
-	static const char *const known[] = { "min", "max", "window",
-	    "levels", NULL };
-	static const char *const kl[] = { "low", "medium", "high", NULL };
 	struct adapt_conf *a = &v->s->adapt;
-	long long iv = v->s->ch[CH_SCHEDULE].every;
-	const char *path = "heart.schedule.adaptive";
+	long long iv = ((struct chamber_conf *)base)->every;
 	json_t *j = json_object_get(sched, "adaptive"), *lv;
-	char m[160], d[32];
-	int i;
+	char m[160], d[32], p[128];
 
 	if (j == NULL || json_is_null(j) || json_is_false(j))
 		return 0;
@@ -337,213 +604,153 @@ load_adaptive(struct sv *v, const json_t *sched)
 	a->weight[2] = 0.25;
 	if (json_is_true(j))
 		return 0;
-	if (get_dur(v, j, "min", "heart.schedule.adaptive.min", &a->min) ||
-	    get_dur(v, j, "max", "heart.schedule.adaptive.max", &a->max) ||
-	    get_days(v, j, "window", "heart.schedule.adaptive.window",
-	    &a->window) || need_map(v, j, "levels",
-	    "heart.schedule.adaptive.levels", &lv) == -1)
+	if (walk(v, j, M_ADAPT) == -1 || need_map(v, j, "levels",
+	    map_path(M_LEVELS), &lv) == -1)
 		return -1;
 	dur_format(iv, d, sizeof d);
 	if (a->min > iv) {
 		snprintf(m, sizeof m, "must not be longer than "
 		    "schedule.interval (%s)", d);
-		return bad(v, j, "min", "heart.schedule.adaptive.min", m);
+		return bad(v, j, "min", key_path(p, sizeof p, path, "min"), m);
 	}
 	if (a->max < iv) {
 		snprintf(m, sizeof m, "must not be shorter than "
 		    "schedule.interval (%s)", d);
-		return bad(v, j, "max", "heart.schedule.adaptive.max", m);
+		return bad(v, j, "max", key_path(p, sizeof p, path, "max"), m);
 	}
-	for (i = 0; lv != NULL && kl[i] != NULL; i++) {
-		snprintf(m, sizeof m, "%s.levels.%s", path, kl[i]);
-		if (get_weight(v, lv, kl[i], m, &a->weight[i]) == -1)
-			return -1;
-	}
-	if (lv != NULL) {
-		snprintf(m, sizeof m, "%s.levels", path);
-		unknown_keys(v, lv, m, kl);
-	}
-	unknown_keys(v, j, path, known);
+	if (lv != NULL && walk(v, lv, M_LEVELS) == -1)
+		return -1;
+	if (lv != NULL)
+		unknown_keys(v, lv, M_LEVELS, map_path(M_LEVELS));
+	unknown_keys(v, j, M_ADAPT, path);
 	return 0;
 }
 
 static int
-load_chamber(struct sv *v, const json_t *heart, enum chamber c)
+no_adaptive(struct sv *v, const json_t *m, const char *path, void *base)
 {
-	static const char *const known[] = { "interval", "after", "prompt",
-	    "daily_cap", "seed_tool_cap", "active_hours", "checklist",
-	    "adaptive", "gate", "gate_timeout", NULL };
-	struct chamber_conf *cc = &v->s->ch[c];
-	const char *every = c == CH_SCHEDULE ? "interval" : "after";
-	char path[64], p2[96];
-	json_t *m;
+	(void)base;
+	if (json_object_get(m, "adaptive") != NULL)
+		return bad_at(v, m, "adaptive", path, "only the schedule "
+		    "chamber adapts its interval", 1);
+	return 0;
+}
 
-	snprintf(path, sizeof path, "heart.%s", soul_chamber_name(c));
-	if (need_map(v, heart, soul_chamber_name(c), path, &m) == -1)
-		return -1;
-	if (m == NULL)
+static int
+no_interval(struct sv *v, const json_t *m, const char *path, void *base)
+{
+	(void)base;
+	if (json_object_get(m, "interval") != NULL)
+		return bad(v, m, "interval", path, "the idle chamber fires "
+		    "'after' a quiet stretch; write after: instead");
+	return 0;
+}
+
+static int
+get_gate(struct sv *v, const json_t *m, const char *path, void *base)
+{
+	struct chamber_conf *cc = base;
+	json_t *gate = json_object_get(m, "gate");
+
+	if (gate == NULL)
 		return 0;
-#define P(k) (snprintf(p2, sizeof p2, "%s.%s", path, k), p2)
-	if (get_dur(v, m, every, P(every), &cc->every) == -1 ||
-	    get_str(v, m, "prompt", P("prompt"), &cc->prompt) == -1 ||
-	    get_int(v, m, "daily_cap", P("daily_cap"), 0, &cc->daily_cap) ||
-	    get_hours(v, m, "active_hours", P("active_hours"), &cc->active) ||
-	    get_str(v, m, "checklist", P("checklist"), &cc->checklist) == -1 ||
-	    get_dur(v, m, "gate_timeout", P("gate_timeout"),
-	    &cc->gate_timeout) == -1)
-		return -1;
-	if (json_object_get(m, "gate") != NULL) {
-		if (!is_strlist(json_object_get(m, "gate"), 1))
-			return bad(v, m, "gate", P("gate"), "must be a list "
-			    "of strings: the program and its arguments");
-		cc->gate = json_incref(json_object_get(m, "gate"));
-	}
-	if (c == CH_SCHEDULE && (get_int(v, m, "seed_tool_cap",
-	    P("seed_tool_cap"), 0, &cc->seed_tool_cap) == -1 ||
-	    load_adaptive(v, m) == -1))
-		return -1;
-	if (c == CH_IDLE && json_object_get(m, "adaptive") != NULL)
-		return bad_at(v, m, "adaptive", P("adaptive"), "only the "
-		    "schedule chamber adapts its interval", 1);
-	if (c == CH_IDLE && json_object_get(m, "interval") != NULL)
-		return bad(v, m, "interval", P("interval"), "the idle chamber "
-		    "fires 'after' a quiet stretch; write after: instead");
-#undef P
-	unknown_keys(v, m, path, known);
-	return 0;
-}
-
-static int
-load_small(struct sv *v, const json_t *heart)
-{
-	static const char *const kp[] = { "interval", "misses", NULL };
-	static const char *const kb[] = { "threshold", "cooldown",
-	    "max_cooldown", NULL };
-	static const char *const kh[] = { "keep", NULL };
-	struct soul *s = v->s;
-	json_t *m;
-
-	if (need_map(v, heart, "pulse", "heart.pulse", &m) == -1)
-		return -1;
-	if (m && (get_dur(v, m, "interval", "heart.pulse.interval",
-	    &s->pulse_interval) || get_int(v, m, "misses",
-	    "heart.pulse.misses", 1, &s->pulse_misses)))
-		return -1;
-	if (m)
-		unknown_keys(v, m, "heart.pulse", kp);
-	if (need_map(v, heart, "breaker", "heart.breaker", &m) == -1)
-		return -1;
-	if (m && (get_int(v, m, "threshold", "heart.breaker.threshold", 1,
-	    &s->brk_threshold) || get_dur(v, m, "cooldown",
-	    "heart.breaker.cooldown", &s->brk_cooldown) || get_dur(v, m,
-	    "max_cooldown", "heart.breaker.max_cooldown",
-	    &s->brk_max_cooldown)))
-		return -1;
-	if (m)
-		unknown_keys(v, m, "heart.breaker", kb);
-	if (need_map(v, heart, "history", "heart.history", &m) == -1)
-		return -1;
-	if (m && get_int(v, m, "keep", "heart.history.keep", 0,
-	    &s->history_keep))
-		return -1;
-	if (m)
-		unknown_keys(v, m, "heart.history", kh);
+	if (!is_strlist(gate, 1))
+		return bad(v, m, "gate", path, "must be a list of strings: "
+		    "the program and its arguments");
+	cc->gate = json_incref(gate);
 	return 0;
 }
 
 static int
 load_ghost(struct sv *v, const json_t *heart)
 {
-	static const char *const known[] = { "token", "also", "mode",
-	    "ack_max_chars", NULL };
 	struct soul *s = v->s;
+	const char *path = map_path(M_GHOST);
 	json_t *m, *also;
+	char p[64];
 
-	if (need_map(v, heart, "ghost", "heart.ghost", &m) == -1)
+	if (load_map(v, heart, M_GHOST, &m) == -1)
 		return -1;
 	if (m == NULL)
 		return 0;
-	if (get_str(v, m, "token", "heart.ghost.token", &s->ghost_token) ||
-	    get_str(v, m, "mode", "heart.ghost.mode", &s->ghost_mode) ||
-	    get_int(v, m, "ack_max_chars", "heart.ghost.ack_max_chars", 0,
-	    &s->ghost_ack_max))
-		return -1;
 	if (s->ghost_token != NULL && s->ghost_token[0] == '\0')
-		return bad(v, m, "token", "heart.ghost.token",
+		return bad(v, m, "token", key_path(p, sizeof p, path, "token"),
 		    "must not be empty");
 	if (s->ghost_mode != NULL && strcmp(s->ghost_mode, "token") != 0 &&
 	    strcmp(s->ghost_mode, "tool") != 0)
-		return bad(v, m, "mode", "heart.ghost.mode",
+		return bad(v, m, "mode", key_path(p, sizeof p, path, "mode"),
 		    "must be 'token' or 'tool'");
-	if ((also = json_object_get(m, "also")) != NULL) {
-		if (json_is_string(also)) {
-			json_decref(s->ghost_also);
-			s->ghost_also = json_pack("[O]", also);
-		} else if (is_strlist(also, 0)) {
-			json_decref(s->ghost_also);
-			s->ghost_also = json_incref(also);
-		} else
-			return bad(v, m, "also", "heart.ghost.also",
-			    "must be a string or a list of strings");
-	}
-	unknown_keys(v, m, "heart.ghost", known);
+	if ((also = json_object_get(m, "also")) == NULL)
+		return 0;
+	if (!json_is_string(also) && !is_strlist(also, 0))
+		return bad(v, m, "also", key_path(p, sizeof p, path, "also"),
+		    "must be a string or a list of strings");
+	json_decref(s->ghost_also);
+	s->ghost_also = json_is_string(also) ? json_pack("[O]", also) :
+	    json_incref(also);
 	return 0;
 }
 
 /* heart.daily_budget: dollars a day, as nanodollars. */
 static int
-get_budget(struct sv *v, const json_t *heart)
+get_budget(struct sv *v, const json_t *heart, const char *path, void *base)
 {
+	struct soul *s = base;
 	json_t *j = json_object_get(heart, "daily_budget");
 
 	if (j == NULL || json_is_null(j))
 		return 0;
-	if ((v->s->daily_budget = price_nano(j)) < 0)
-		return bad(v, heart, "daily_budget", "heart.daily_budget",
-		    "must be a number of dollars, 0 or more, such as 1.50");
+	if ((s->daily_budget = price_nano(j)) < 0)
+		return bad(v, heart, "daily_budget", path, "must be a number "
+		    "of dollars, 0 or more, such as 1.50");
+	return 0;
+}
+
+/* A key of heart that is a mapping and no key of heart: a chamber
+ * mistyped, or one heart does not have. */
+static int
+no_chamber(struct sv *v, const json_t *heart)
+{
+	const char *key;
+	json_t *val;
+	char m[200];
+
+	json_object_foreach((json_t *)heart, key, val)
+		if (!known(M_HEART, key) && json_is_object(val)) {
+			snprintf(m, sizeof m, "unknown chamber '%.40s' (the "
+			    "chambers are pulse, schedule and idle)", key);
+			return bad_at(v, heart, key, "heart", m, 1);
+		}
 	return 0;
 }
 
 static int
 load_heart(struct sv *v, const json_t *root)
 {
-	static const char *const known[] = { "timezone", "daily_cap",
-	    "daily_budget", "pulse", "schedule", "idle", "breaker", "ghost",
-	    "history", NULL };
-	const char *key;
-	json_t *heart, *val;
-	char m[200];
-	int c;
+	static const unsigned maps[] = { M_SCHED, M_IDLE, M_PULSE, M_BRK,
+	    M_HIST };
+	json_t *heart, *m;
+	char msg[200], p[64];
+	size_t i;
 
 	if (need_map(v, root, "heart", "heart", &heart) == -1)
 		return -1;
 	if (heart == NULL)
 		return 0;
-	json_object_foreach(heart, key, val) {
-		for (c = 0; known[c] != NULL; c++)
-			if (strcmp(key, known[c]) == 0)
-				break;
-		if (known[c] == NULL && json_is_object(val)) {
-			snprintf(m, sizeof m, "unknown chamber '%.40s' (the "
-			    "chambers are pulse, schedule and idle)", key);
-			return bad_at(v, heart, key, "heart", m, 1);
-		}
-	}
-	if (get_str(v, heart, "timezone", "heart.timezone",
-	    &v->s->timezone) || get_int(v, heart, "daily_cap",
-	    "heart.daily_cap", 0, &v->s->daily_cap) || get_budget(v, heart))
+	if (no_chamber(v, heart) == -1 || walk(v, heart, M_HEART) == -1)
 		return -1;
 	if (v->s->timezone != NULL && !clock_tz_valid(v->s->timezone)) {
-		snprintf(m, sizeof m, "unknown timezone '%.60s' (use an IANA "
-		    "name such as Europe/Paris)", v->s->timezone);
-		return bad(v, heart, "timezone", "heart.timezone", m);
+		snprintf(msg, sizeof msg, "unknown timezone '%.60s' (use an "
+		    "IANA name such as Europe/Paris)", v->s->timezone);
+		return bad(v, heart, "timezone", key_path(p, sizeof p,
+		    "heart", "timezone"), msg);
 	}
-	for (c = 0; c < CH_NCHAMBERS; c++)
-		if (load_chamber(v, heart, (enum chamber)c) == -1)
+	for (i = 0; i < sizeof maps / sizeof maps[0]; i++)
+		if (load_map(v, heart, maps[i], &m) == -1)
 			return -1;
-	if (load_small(v, heart) == -1 || load_ghost(v, heart) == -1)
+	if (load_ghost(v, heart) == -1)
 		return -1;
-	unknown_keys(v, heart, "heart", known);
+	unknown_keys(v, heart, M_HEART, "heart");
 	return 0;
 }
 
@@ -557,10 +764,10 @@ load_money(struct sv *v, const json_t *m, const char *path,
 	char *cache = NULL;
 	int i;
 
-	snprintf(p2, sizeof p2, "%s.price", path);
 	if (price_parse(json_object_get(m, "price"), &e->price, err) == -1)
-		return bad(v, m, "price", p2, err);
-	snprintf(p2, sizeof p2, "%s.cache", path);
+		return bad(v, m, "price", key_path(p2, sizeof p2, path,
+		    "price"), err);
+	key_path(p2, sizeof p2, path, "cache");
 	if (get_str(v, m, "cache", p2, &cache) == -1)
 		return -1;
 	if (cache == NULL)
@@ -576,26 +783,19 @@ load_money(struct sv *v, const json_t *m, const char *path,
 }
 
 /*
- * The keys of one endpoint, llm or llm.triage (path), from the map m
- * into e: one parser for both.
+ * The keys of one endpoint, llm or llm.triage (map), from the map m
+ * into its struct: one parser for both.
  */
 static int
-load_endpoint(struct sv *v, json_t *m, const char *path, struct soul_llm *e)
+load_endpoint(struct sv *v, json_t *m, unsigned map)
 {
+	struct soul_llm *e = map_base(v->s, map);
+	const char *path = map_path(map);
 	char p2[64];
 	json_t *cmd;
 
-#define P(k) (snprintf(p2, sizeof p2, "%s.%s", path, k), p2)
-	if (get_str(v, m, "provider", P("provider"), &e->provider) ||
-	    get_str(v, m, "base_url", P("base_url"), &e->base_url) ||
-	    get_str(v, m, "model", P("model"), &e->model) ||
-	    get_str(v, m, "api_key_env", P("api_key_env"),
-	    &e->api_key_env) ||
-	    get_dur(v, m, "timeout", P("timeout"), &e->timeout) ||
-	    get_int(v, m, "max_tokens", P("max_tokens"), 1,
-	    &e->max_tokens) ||
-	    get_int(v, m, "context_budget", P("context_budget"),
-	    HEART_BUDGET_MIN, &e->context_budget))
+#define P(k) key_path(p2, sizeof p2, path, k)
+	if (walk(v, m, map) == -1)
 		return -1;
 	if (e->context_budget > HEART_BUDGET_MAX)
 		return bad(v, m, "context_budget", P("context_budget"),
@@ -636,12 +836,6 @@ endpoint_free(struct soul_llm *e)
 static int
 load_llm(struct sv *v, const json_t *root)
 {
-	static const char *const known[] = { "provider", "base_url", "model",
-	    "api_key_env", "timeout", "max_tokens", "context_budget",
-	    "command", "triage", "price", "cache", NULL };
-	static const char *const tknown[] = { "provider", "base_url",
-	    "model", "api_key_env", "timeout", "max_tokens",
-	    "context_budget", "command", "price", "cache", NULL };
 	struct soul *s = v->s;
 	json_t *m, *t;
 
@@ -649,18 +843,18 @@ load_llm(struct sv *v, const json_t *root)
 		return -1;
 	if (m == NULL)
 		return 0;
-	if (load_endpoint(v, m, "llm", &s->llm) == -1)
+	if (load_endpoint(v, m, M_LLM) == -1)
 		return -1;
-	if (need_map(v, m, "triage", "llm.triage", &t) == -1)
+	if (need_map(v, m, "triage", map_path(M_TRIAGE), &t) == -1)
 		return -1;
 	if (t != NULL) {
 		s->triage = xcalloc(1, sizeof *s->triage);
 		endpoint_init(s->triage);
-		if (load_endpoint(v, t, "llm.triage", s->triage) == -1)
+		if (load_endpoint(v, t, M_TRIAGE) == -1)
 			return -1;
-		unknown_keys(v, t, "llm.triage", tknown);
+		unknown_keys(v, t, M_TRIAGE, map_path(M_TRIAGE));
 	}
-	unknown_keys(v, m, "llm", known);
+	unknown_keys(v, m, M_LLM, map_path(M_LLM));
 	return 0;
 }
 
@@ -680,8 +874,6 @@ soul_tool_name_ok(const char *n)
 static int
 load_tool(struct sv *v, json_t *t, const char *path)
 {
-	static const char *const known[] = { "name", "description",
-	    "parameters", "command", "timeout", NULL };
 	json_t *n = json_object_get(t, "name");
 	json_t *p = json_object_get(t, "parameters");
 	long long to = 30;
@@ -709,7 +901,7 @@ load_tool(struct sv *v, json_t *t, const char *path)
 	if (p == NULL)
 		json_object_set_new(t, "parameters", json_pack("{s:s,s:{}}",
 		    "type", "object", "properties"));
-	unknown_keys(v, t, path, known);
+	unknown_keys(v, t, M_TOOL, path);
 	return 0;
 }
 
@@ -834,8 +1026,6 @@ load_server_tools(struct sv *v, json_t *m, const char *name,
 static int
 load_server(struct sv *v, const char *name, json_t *m, const char *path)
 {
-	static const char *const known[] = { "command", "args", "env",
-	    "pass_env", "tools", "timeout", "type", NULL };
 	json_t *type = json_object_get(m, "type");
 	long long to = 30;
 
@@ -861,7 +1051,7 @@ load_server(struct sv *v, const char *name, json_t *m, const char *path)
 	    get_dur(v, m, "timeout", path, &to) == -1)
 		return -1;
 	json_object_set_new(m, "timeout", json_integer(to));
-	unknown_keys(v, m, path, known);
+	unknown_keys(v, m, M_SERVER, path);
 	return 0;
 }
 
@@ -912,13 +1102,11 @@ load_mcp(struct sv *v, const json_t *root)
 static int
 load_top(struct sv *v, const json_t *root)
 {
-	static const char *const known[] = { "name", "system", "heart",
-	    "llm", "tools", "mcp_servers", NULL };
 	struct soul *s = v->s;
-	char m[200];
+	json_t *heart = json_object_get(root, "heart");
+	char m[200], p[64];
 
-	if (get_str(v, root, "name", "name", &s->name) == -1 ||
-	    get_str(v, root, "system", "system", &s->system) == -1)
+	if (walk(v, root, M_TOP) == -1)
 		return -1;
 	if (s->name != NULL && !id_valid(s->name)) {
 		snprintf(m, sizeof m, "bad agent id '%.70s' (use 1 to 64 of "
@@ -929,19 +1117,18 @@ load_top(struct sv *v, const json_t *root)
 	    load_tools(v, root) == -1 || load_mcp(v, root) == -1)
 		return -1;
 	/* a budget counts dollars: without a price there are none */
+	key_path(p, sizeof p, map_path(M_HEART), "daily_budget");
 	if (s->daily_budget >= 0 && !s->llm.price.set)
-		return bad_at(v, json_object_get(root, "heart"),
-		    "daily_budget", "heart.daily_budget", "needs llm.price: "
+		return bad_at(v, heart, "daily_budget", p, "needs llm.price: "
 		    "heart counts dollars from the model's price per million "
 		    "tokens (heart-soul(5)); without one a budget would "
 		    "never be reached", 1);
 	if (s->daily_budget >= 0 && s->triage != NULL &&
 	    !soul_price(s, 1)->set)
-		return bad_at(v, json_object_get(root, "heart"),
-		    "daily_budget", "heart.daily_budget", "needs "
+		return bad_at(v, heart, "daily_budget", p, "needs "
 		    "llm.triage.price too: the triage model is not llm's, "
 		    "so llm.price is not its price", 1);
-	unknown_keys(v, root, "the soul", known);
+	unknown_keys(v, root, M_TOP, "the soul");
 	return 0;
 }
 
@@ -1100,43 +1287,42 @@ soul_dir(const struct soul *s, char *buf, size_t n)
 		snprintf(buf, n, "%.*s", (int)(slash - s->path), s->path);
 }
 
-#define DEF(f, v) do { if ((f) < 0) (f) = (v); } while (0)
+/* The default of key k into base where the soul left it unset. */
+static void
+key_default(const struct key *k, void *base)
+{
+	char **str = (char **)((char *)base + k->off);
+	long long *num = (long long *)((char *)base + k->off);
+
+	if (k->kind == K_STR && k->sdef != NULL && *str == NULL)
+		*str = xstrdup(k->sdef);
+	else if ((k->kind == K_INT || k->kind == K_DUR) && k->def != 0 &&
+	    *num < 0)
+		*num = k->def;
+}
 
 /* Fill every unset field with its documented default. */
 void
 soul_defaults(struct soul *s)
 {
-	DEF(s->pulse_interval, 10);
-	DEF(s->pulse_misses, 3);
-	DEF(s->ch[CH_SCHEDULE].every, DEF_INTERVAL);
-	DEF(s->ch[CH_SCHEDULE].daily_cap, DEF_SCHEDULE_CAP);
-	DEF(s->ch[CH_SCHEDULE].seed_tool_cap, 5);
-	DEF(s->ch[CH_IDLE].every, 2 * 3600);
-	DEF(s->ch[CH_IDLE].daily_cap, DEF_IDLE_CAP);
-	DEF(s->ch[CH_IDLE].seed_tool_cap, s->ch[CH_SCHEDULE].seed_tool_cap);
-	DEF(s->ch[CH_SCHEDULE].gate_timeout, GATE_TIMEOUT);
-	DEF(s->ch[CH_IDLE].gate_timeout, GATE_TIMEOUT);
-	DEF(s->brk_threshold, DEF_BRK_THRESHOLD);
-	DEF(s->brk_cooldown, DEF_BRK_COOLDOWN);
-	DEF(s->brk_max_cooldown, DEF_BRK_MAX_COOLDOWN);
+	struct chamber_conf *idle = &s->ch[CH_IDLE];
+	unsigned map;
+	size_t i;
+
+	/* not llm.triage's (llm's hold), nor a tool's or a server's */
+	for (i = 0; i < NKEYS; i++)
+		for (map = M_TOP; map < M_TRIAGE; map <<= 1)
+			if (keys[i].in & map)
+				key_default(&keys[i], map_base(s, map));
+	if (idle->seed_tool_cap < 0)
+		idle->seed_tool_cap = s->ch[CH_SCHEDULE].seed_tool_cap;
 	if (s->brk_max_cooldown < s->brk_cooldown)
 		s->brk_max_cooldown = s->brk_cooldown;
-	DEF(s->ghost_ack_max, 300);
-	DEF(s->history_keep, 8);
-	DEF(s->llm.timeout, 60);
-	DEF(s->llm.max_tokens, 1024);
-	DEF(s->llm.context_budget, HEART_BUDGET);
-	if (s->ghost_token == NULL)
-		s->ghost_token = xstrdup("[IDLE]");
 	if (s->ghost_also == NULL)
 		s->ghost_also = json_pack("[s]", "HEARTBEAT_OK");
-	if (s->ghost_mode == NULL)
-		s->ghost_mode = xstrdup("token");
 	if (s->timezone == NULL)
 		s->timezone = xstrdup(clock_tz_local());
 }
-
-#undef DEF
 
 static int
 parse_soul(struct soul *s, char *buf, size_t len, char *err)
@@ -1326,24 +1512,42 @@ cache_json(int cache)
 	    "1h" : cache == LLM_CACHE_5M ? "5m" : "off");
 }
 
+/* The string and number keys of map from its struct base, in the
+ * table's order; an unset one (NULL, < 0) is null. */
+static json_t *
+map_json(unsigned map, const void *base)
+{
+	json_t *j = json_object();
+	const struct key *k;
+	const char *at;
+	long long n;
+
+	for (k = keys; k < keys + NKEYS; k++) {
+		if (!(k->in & map))
+			continue;
+		at = (const char *)base + k->off;
+		if (k->kind == K_STR)
+			json_object_set_new(j, k->name,
+			    str_or_null(*(char *const *)at));
+		else if (k->kind == K_INT || k->kind == K_DUR) {
+			n = *(const long long *)at;
+			json_object_set_new(j, k->name, n < 0 ? json_null() :
+			    json_integer(n));
+		}
+	}
+	return j;
+}
+
 /* llm.triage as written: its unset keys are null (llm's hold) */
 static json_t *
 endpoint_json(const struct soul_llm *e)
 {
-	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:O?,s:o,s:o}",
-	    "provider", str_or_null(e->provider),
-	    "base_url", str_or_null(e->base_url),
-	    "model", str_or_null(e->model),
-	    "api_key_env", str_or_null(e->api_key_env),
-	    "timeout", e->timeout < 0 ? json_null() :
-	    json_integer(e->timeout),
-	    "max_tokens", e->max_tokens < 0 ? json_null() :
-	    json_integer(e->max_tokens),
-	    "context_budget", e->context_budget < 0 ? json_null() :
-	    json_integer(e->context_budget),
-	    "command", e->command,
-	    "price", price_conf_json(&e->price),
-	    "cache", cache_json(e->cache));
+	json_t *j = map_json(M_TRIAGE, e);
+
+	json_object_set(j, "command", e->command ? e->command : json_null());
+	json_object_set_new(j, "price", price_conf_json(&e->price));
+	json_object_set_new(j, "cache", cache_json(e->cache));
+	return j;
 }
 
 /* The effective soul, defaults filled in, durations in seconds. */
@@ -1354,15 +1558,13 @@ soul_json(const struct soul *s)
 	const struct chamber_conf *ic = &s->ch[CH_IDLE];
 	json_t *j;
 
-	j = json_pack("{s:s,s:o,s:s,s:o,s:{s:I,s:I},"
+	j = json_pack("{s:s,s:o,s:s,s:o,s:o,"
 	    "s:{s:I,s:o,s:I,s:I,s:o,s:o},s:{s:I,s:o,s:I,s:o,s:o},"
-	    "s:{s:I,s:I,s:I},s:{s:s,s:O,s:s,s:I},s:I,"
-	    "s:{s:o,s:o,s:o,s:o,s:I,s:I,s:I},s:O}",
+	    "s:o,s:{s:s,s:O,s:s,s:I},s:I,s:o,s:O}",
 	    "name", s->name, "system", str_or_null(s->system),
 	    "timezone", s->timezone, "daily_cap", s->daily_cap < 0 ?
 	    json_null() : json_integer(s->daily_cap),
-	    "pulse", "interval", (json_int_t)s->pulse_interval,
-	    "misses", (json_int_t)s->pulse_misses,
+	    "pulse", map_json(M_PULSE, s),
 	    "schedule", "interval", (json_int_t)sc->every,
 	    "prompt", str_or_null(sc->prompt),
 	    "daily_cap", (json_int_t)sc->daily_cap,
@@ -1374,20 +1576,12 @@ soul_json(const struct soul *s)
 	    "daily_cap", (json_int_t)ic->daily_cap,
 	    "active_hours", hours_json(&ic->active),
 	    "checklist", str_or_null(ic->checklist),
-	    "breaker", "threshold", (json_int_t)s->brk_threshold,
-	    "cooldown", (json_int_t)s->brk_cooldown,
-	    "max_cooldown", (json_int_t)s->brk_max_cooldown,
+	    "breaker", map_json(M_BRK, s),
 	    "ghost", "token", s->ghost_token, "also", s->ghost_also,
 	    "mode", s->ghost_mode, "ack_max_chars",
 	    (json_int_t)s->ghost_ack_max,
 	    "history_keep", (json_int_t)s->history_keep,
-	    "llm", "provider", str_or_null(s->llm.provider),
-	    "base_url", str_or_null(s->llm.base_url),
-	    "model", str_or_null(s->llm.model),
-	    "api_key_env", str_or_null(s->llm.api_key_env),
-	    "timeout", (json_int_t)s->llm.timeout,
-	    "max_tokens", (json_int_t)s->llm.max_tokens,
-	    "context_budget", (json_int_t)s->llm.context_budget,
+	    "llm", map_json(M_LLM, &s->llm),
 	    "tools", s->tools ? s->tools : json_null());
 	json_object_set_new(json_object_get(j, "schedule"), "adaptive",
 	    adapt_conf_json(&s->adapt));
