@@ -43,6 +43,12 @@ statuses() {
 	jq -r '"\(.agent) \(.status)"' "$1"
 }
 
+# cached T: scout's status in a round of $d at T, and whether it came
+# from the soul cache
+cached() {
+	at_epoch "$1" heart-wake --souls "$d" | jq -r '"\(.status) \(.cached // false)"'
+}
+
 # most_in_a_minute: the most requests the double saw in any 60 s
 most_in_a_minute() {
 	jq -s '[.[].t] | sort | . as $t | [range(length) | . as $i |
@@ -369,9 +375,6 @@ EOF
 	d=$BATS_TEST_TMPDIR/souls
 	mkdir -p "$d"
 	printf 'name: scout\nheart: { schedule: { interval: 30m } }\n' > "$d/scout.yaml"
-	cached() {	# cached T: whether scout's result came from the cache
-		at_epoch "$1" heart-wake --souls "$d" | jq -r '"\(.status) \(.cached // false)"'
-	}
 	run cached "$T0"
 	assert_output "not_due false"
 	run cached $((T0 + 1))
@@ -430,9 +433,6 @@ EOF
 	d=$BATS_TEST_TMPDIR/souls
 	mkdir -p "$d"
 	printf 'name: scout\nheart: { schedule: { interval: 30m } }\n' > "$d/scout.yaml"
-	cached() {	# cached T: whether scout's result came from the cache
-		at_epoch "$1" heart-wake --souls "$d" | jq -r '"\(.status) \(.cached // false)"'
-	}
 	run cached "$T0"
 	assert_output "not_due false"
 	f=$(ls "$HEART_STATE_DIR"/rounds/*.jsonl)
