@@ -137,26 +137,27 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "16 processes taking 200 times at once admit exactly 48, every run" {
-	# every run alike: the sanitized pass runs one (helpers.bash, repeats)
-	for run in $(repeats 3 1); do
-		state_clear
-		for ((p = 1; p <= 16; p++)); do
-			( n=0
-			  for ((i = 0; i < (p <= 8 ? 13 : 12); i++)); do
-				heart-cap take herd && n=$((n + 1))
-			  done
-			  echo $n > "$BATS_TEST_TMPDIR/ok.$p" ) &
-		done
-		wait
-		total=0
-		for f in "$BATS_TEST_TMPDIR"/ok.*; do
-			read -r n < "$f"
-			total=$((total + n))
-		done
-		[ "$total" -eq 48 ]
-		run heart-cap status herd --json
-		assert_output --partial '"used":48,"cap":48'
+	# One run a pass, as the sanitized pass always had: the 200 takes
+	# are race enough.  With the lock broken (a shared flock in
+	# file_update, lib/store.c; no WATCH in guarded_set, lib/redis.c)
+	# one run admitted 182 to 194 (files) and 59 to 67 (Redis), 5 runs
+	# of 5 each.
+	for ((p = 1; p <= 16; p++)); do
+		( n=0
+		  for ((i = 0; i < (p <= 8 ? 13 : 12); i++)); do
+			heart-cap take herd && n=$((n + 1))
+		  done
+		  echo $n > "$BATS_TEST_TMPDIR/ok.$p" ) &
 	done
+	wait
+	total=0
+	for f in "$BATS_TEST_TMPDIR"/ok.*; do
+		read -r n < "$f"
+		total=$((total + n))
+	done
+	[ "$total" -eq 48 ]
+	run heart-cap status herd --json
+	assert_output --partial '"used":48,"cap":48'
 }
 
 # wake_statuses OUTPUT: each line of heart-wake's OUTPUT, its "status"
@@ -196,46 +197,45 @@ heart: {daily_budget: 0.0045, schedule: {daily_cap: 1000}}
 llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	# every wake costs 1000 tokens at \$1 a million: \$0.001
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
-	# every run alike: the sanitized pass runs one
-	for run in $(repeats 3 1); do
-		state_clear
-		: > "$LLM_DIR/requests.jsonl"
-		pids=()
-		for ((p = 1; p <= 16; p++)); do
-			( for ((i = 0; i < 300; i++)); do
-				wake_statuses "$(heart-wake --soul "$s" --force)"
-				[ "$st" != capped ] || break
-				# busy: another holds the wake lock; a pause (the
-				# builtin sleep) before trying again, not a spin
-				[ "$st" != busy ] || sleep 0.01
-			  done > "$BATS_TEST_TMPDIR/st.$p" ) &
-			pids+=($!)
-		done
-		wait "${pids[@]}"	# not the double
-		count_statuses "$BATS_TEST_TMPDIR"/st.*
-		# admitted below the budget: 0, 1, 2, 3 and 4 thousandths
-		[ "${n[idle]}" -eq 5 ]
-		[ "$(llm_count)" -eq 5 ]
-		[ "${n[capped]}" -eq 16 ]
-		[ "${n[other]}" -eq 0 ]
-		run heart-cap status --soul "$s" --json
-		echo "$output" | jq -e '.cost == 0.005 and .budget == 0.0045 and
-		    .cost <= .budget + 0.001 and .used == 5'
-		# and a script's take is refused too, by all 16 at once
-		pids=()
-		for ((p = 1; p <= 16; p++)); do
-			( rc=0; heart-cap take --soul "$s" || rc=$?
-			  echo $rc > "$BATS_TEST_TMPDIR/take.$p" ) &
-			pids+=($!)
-		done
-		wait "${pids[@]}"
-		codes=
-		for f in "$BATS_TEST_TMPDIR"/take.*; do
-			read -r rc < "$f"
-			codes+=$rc
-		done
-		[ "$codes" = 1111111111111111 ]
+	# One run a pass, as the sanitized pass always had: with the wake
+	# lock broken (a shared flock in run.c, no NX in redis.c's
+	# lock_take) one run admitted 7 to 13 wakes, 5 runs of 5 in each
+	# store.
+	pids=()
+	for ((p = 1; p <= 16; p++)); do
+		( for ((i = 0; i < 300; i++)); do
+			wake_statuses "$(heart-wake --soul "$s" --force)"
+			[ "$st" != capped ] || break
+			# busy: another holds the wake lock; a pause (the
+			# builtin sleep) before trying again, not a spin
+			[ "$st" != busy ] || sleep 0.01
+		  done > "$BATS_TEST_TMPDIR/st.$p" ) &
+		pids+=($!)
 	done
+	wait "${pids[@]}"	# not the double
+	count_statuses "$BATS_TEST_TMPDIR"/st.*
+	# admitted below the budget: 0, 1, 2, 3 and 4 thousandths
+	[ "${n[idle]}" -eq 5 ]
+	[ "$(llm_count)" -eq 5 ]
+	[ "${n[capped]}" -eq 16 ]
+	[ "${n[other]}" -eq 0 ]
+	run heart-cap status --soul "$s" --json
+	echo "$output" | jq -e '.cost == 0.005 and .budget == 0.0045 and
+	    .cost <= .budget + 0.001 and .used == 5'
+	# and a script's take is refused too, by all 16 at once
+	pids=()
+	for ((p = 1; p <= 16; p++)); do
+		( rc=0; heart-cap take --soul "$s" || rc=$?
+		  echo $rc > "$BATS_TEST_TMPDIR/take.$p" ) &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	codes=
+	for f in "$BATS_TEST_TMPDIR"/take.*; do
+		read -r rc < "$f"
+		codes+=$rc
+	done
+	[ "$codes" = 1111111111111111 ]
 }
 
 @test "status prints one JSON object per agent when stdout is not a terminal" {
@@ -407,6 +407,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 }
 
 @test "kill -9 of takers in a loop leaves cap.json valid and never above the cap" {
+	snaps=()
 	for round in $(repeats 30 10); do
 		( for ((i = 0; i < 20; i++)); do heart-cap take crash; done ) &
 		pid=$!
@@ -414,9 +415,16 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 		sleep 0.0$((RANDOM % 9 + 1))
 		kill_running "$pid"
 		wait "$pid" 2>/dev/null || true
-		jq -e '.total <= 48 and .total == .chambers.schedule' \
-		    "$(capfile crash)" >/dev/null
+		# the document as this round's kill left it, read by the
+		# shell; one jq reads every round's at the end (an empty or
+		# torn one is a count short or not JSON there)
+		snap=
+		IFS= read -r -d '' snap < "$(capfile crash)" || :
+		snaps+=("$snap")
 	done
+	printf '%s\n' "${snaps[@]}" | jq -se --argjson n ${#snaps[@]} \
+	    'length == $n and
+	    all(.[]; .total <= 48 and .total == .chambers.schedule)' >/dev/null
 	run heart-cap status crash --json
 	assert_success
 	run take_n 50 crash

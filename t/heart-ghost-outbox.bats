@@ -233,20 +233,29 @@ got() {
 	o=$HEART_STATE_DIR/agents/crash/outbox
 	[ "$(ls "$o" | wc -l)" -eq 40 ]
 	killed=0
+	# the receiver took a post more than the $posts it had, or the
+	# flush ended (not $n: wait_until has an n of its own)
+	posted_or_gone() {
+		[ "$(wc -l < rcv/log)" -gt "$posts" ] ||
+			! kill -0 "$pid" 2> /dev/null
+	}
 	for r in $(repeats 40 10); do
 		[ -e "$o" ] || break
-		n=$(wc -l < rcv/log)
+		posts=$(wc -l < rcv/log)
 		heart-ghost --flush --text --exec ./hook > /dev/null 2>&1 & pid=$!
-		wait_until 20 bash -c "[ \$(wc -l < rcv/log) -gt $n ] || ! kill -0 $pid 2> /dev/null"
+		wait_until 20 posted_or_gone
 		sleep 0.00$((RANDOM % 9 + 1))
 		kill -9 "$pid" 2> /dev/null || true
 		st=0
 		wait "$pid" || st=$?
 		[ "$st" -eq 137 ] && killed=$((killed + 1))
-		for f in "$o"/*.json; do
-			[ -e "$f" ] || continue
-			jq -e '.line | fromjson | .status == "ok"' "$f" > /dev/null
-		done
+		# each answer left is whole: one jq reads them all (an
+		# empty file would be no value: the count says so)
+		left=("$o"/*.json)
+		[ -e "${left[0]}" ] || continue
+		jq -se --argjson n ${#left[@]} 'length == $n and
+		    all(.[]; .line | fromjson | .status == "ok")' \
+		    "${left[@]}" > /dev/null
 	done
 	[ "$killed" -gt 0 ]
 	heart-ghost --flush --text --exec ./hook

@@ -55,8 +55,12 @@ wakes() {
 
 @test "idle and every skip status roll back: nothing written, nothing printed, no disk touched" {
 	export HEART_STATE_DIR=$BATS_TEST_TMPDIR/never
+	# 20 idle results, then the same with each other status (all that
+	# gen's --status changes), in the shell: not a python a status
+	idle=$(gen -n 20 --ok 0 --status idle)
+	[ "$(grep -c '"status":"idle"' <<< "$idle")" -eq 20 ]
 	for s in idle capped open not_due quiet not_idle busy empty gated tool_cap; do
-		gen -n 20 --ok 0 --status "$s" > in
+		printf '%s\n' "${idle//\"status\":\"idle\"/\"status\":\"$s\"}" > in
 		run --separate-stderr heart-ghost in
 		assert_success
 		assert_output ""

@@ -36,27 +36,25 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 }
 
 @test "two hosts, 16 processes each, taking from one agent with cap 48 through one Redis: exactly 48, every run" {
-	# every run alike: the sanitized pass runs one (helpers.bash, repeats)
-	for run in $(repeats 3 1); do
-		state_clear
-		rm -f "$BATS_TEST_TMPDIR"/ok.*
-		for h in 1 2; do
-			for p in $(seq 16); do
-				( n=0
-				  for i in 1 2 3; do
-					host "$h" heart-cap take herd && n=$((n + 1))
-				  done
-				  echo $n > "$BATS_TEST_TMPDIR/ok.$h.$p" ) &
-			done
+	# One run a pass, as the sanitized pass always had: with no WATCH
+	# in guarded_set (lib/redis.c) one run admitted 55 to 60, 5 runs
+	# of 5.
+	for h in 1 2; do
+		for p in $(seq 16); do
+			( n=0
+			  for i in 1 2 3; do
+				host "$h" heart-cap take herd && n=$((n + 1))
+			  done
+			  echo $n > "$BATS_TEST_TMPDIR/ok.$h.$p" ) &
 		done
-		wait
-		total=$(cat "$BATS_TEST_TMPDIR"/ok.* | awk '{ s += $1 } END { print s }')
-		[ "$total" -eq 48 ]
-		run host 1 heart-cap status herd --json
-		assert_output --partial '"used":48,"cap":48,"remaining":0'
-		run host 2 heart-cap status herd --json
-		assert_output --partial '"used":48,"cap":48,"remaining":0'
 	done
+	wait
+	total=$(cat "$BATS_TEST_TMPDIR"/ok.* | awk '{ s += $1 } END { print s }')
+	[ "$total" -eq 48 ]
+	run host 1 heart-cap status herd --json
+	assert_output --partial '"used":48,"cap":48,"remaining":0'
+	run host 2 heart-cap status herd --json
+	assert_output --partial '"used":48,"cap":48,"remaining":0'
 	# and no host wrote a cap.json of its own
 	[ ! -e "$BATS_TEST_TMPDIR/host1/agents/herd/cap.json" ]
 	[ ! -e "$BATS_TEST_TMPDIR/host2/agents/herd/cap.json" ]

@@ -16,19 +16,50 @@ teardown() {
 	llm_stop
 }
 
-reply() {	# reply TEXT: the next answer; run a forced wake
-	jq -nc --arg t "$1" '{replies: [{text: $t}]}' > "$LLM_DIR/script.json"
+# replies TEXT...: the double's answers to the next wakes, in order:
+# a test's whole list in one script (reply i to request i), one jq for
+# it, not one a wake
+replies() {
+	jq -nc '{replies: [$ARGS.positional[] | {text: .}]}' --args "$@" \
+	    > "$LLM_DIR/script.json"
+	: > "$LLM_DIR/requests.jsonl"	# from the first of them
+	rm -f "$BATS_TEST_TMPDIR/results"
+}
+
+# wake: a forced wake (run); its output is added to the results
+wake() {
 	run heart-wake --soul "$S" --force
+	printf '%s\n' "$output" >> "$BATS_TEST_TMPDIR/results"
+}
+
+# statuses WANT...: the results, in order, are results of those
+# statuses (one jq reads them all); each that is not is named, with
+# the reply it had ($vs, the texts given to replies)
+statuses() {
+	local got i=0 bad=0 want
+	mapfile -t got < <(jq -r .status "$BATS_TEST_TMPDIR/results")
+	[ "${#got[@]}" -eq $# ] || { echo "$# results wanted, ${#got[@]} read"; return 1; }
+	for want; do
+		if [ "${got[i]}" != "$want" ]; then
+			echo "not $want but ${got[i]}: ${vs[i]}"
+			bad=1
+		fi
+		i=$((i + 1))
+	done
+	return $bad
+}
+
+# responses: the results' responses are the texts of $vs, in order
+responses() {
+	diff <(jq -nc '$ARGS.positional[]' --args "${vs[@]}") \
+	    <(jq -c .response "$BATS_TEST_TMPDIR/results")
 }
 
 @test "idle token variants are idle" {
 	long=$(printf 'x%.0s' $(seq 250))
+	vs=()
 	while IFS= read -r v; do
-		v=${v//LONG250/$long}
-		reply "$(printf '%b' "$v")"
-		assert_success
-		echo "$output" | jq -e '.status == "idle"' >/dev/null ||
-			{ echo "not idle: $v"; return 1; }
+		vs+=("$(printf '%b' "${v//LONG250/$long}")")
 	done <<'EOF'
 [IDLE]
   [IDLE]  \n
@@ -48,40 +79,48 @@ Nothing new since the last check. [IDLE]
 All quiet on the travel front today.\n\n**[IDLE]**
 [IDLE] LONG250
 EOF
+	replies "${vs[@]}"
+	for v in "${vs[@]}"; do
+		wake
+		assert_success
+	done
+	statuses $(printf 'idle %.0s' "${vs[@]}")
 }
 
 @test "graduated idle levels are idle with idle_level set" {
-	for l in LOW MEDIUM HIGH; do
-		reply "[IDLE:$l]"
-		[ "$(echo "$output" | jq -r '.status + " " + .idle_level')" = "idle $l" ]
+	replies "[IDLE:LOW]" "[IDLE:MEDIUM]" "[IDLE:HIGH]" \
+	    "**[IDLE:HIGH]** watching the storm closely." "[IDLE]"
+	for i in 1 2 3 4 5; do
+		wake
 	done
-	reply "**[IDLE:HIGH]** watching the storm closely."
-	[ "$(echo "$output" | jq -r .idle_level)" = HIGH ]
-	reply "[IDLE]"
-	[ "$(echo "$output" | jq -r .idle_level)" = null ]
+	run jq -r '"\(.status) \(.idle_level)"' "$BATS_TEST_TMPDIR/results"
+	assert_output "idle LOW
+idle MEDIUM
+idle HIGH
+idle HIGH
+idle null"
 }
 
 @test "a real answer that mentions the token, or a long remark, is not idle" {
 	long=$(printf 'word %.0s' $(seq 80))
-	for v in "Flight LH123 is cancelled; rebook now." \
-		"I would normally say [IDLE] but the strike starts tomorrow at 6." \
-		"[IDLE] $long" \
-		"$long [IDLE]" \
-		"IDLENESS is not an option: the storm is here." \
-		"[IDLE:SOON] maybe"; do
-		reply "$v"
-		[ "$(echo "$output" | jq -r .status)" = ok ] || { echo "idle: $v"; return 1; }
-		[ "$(echo "$output" | jq -r .response)" = "$v" ]
+	vs=("Flight LH123 is cancelled; rebook now."
+		"I would normally say [IDLE] but the strike starts tomorrow at 6."
+		"[IDLE] $long"
+		"$long [IDLE]"
+		"IDLENESS is not an option: the storm is here."
+		"[IDLE:SOON] maybe")
+	replies "${vs[@]}"
+	for v in "${vs[@]}"; do
+		wake
 	done
+	statuses ok ok ok ok ok ok
+	responses
 }
 
 @test "a reply that carries an alert is never idle, whatever else it says" {
+	vs=()
 	while IFS= read -r v; do
-		v=$(printf '%b' "$v")
-		reply "$v"
-		assert_success
-		echo "$output" | jq -e --arg v "$v" '.status == "ok" and .response == $v' >/dev/null ||
-			{ echo "idle: $v"; return 1; }
+		vs+=("$(printf '%b' "$v")")
 	done <<'EOF'
 ALERT: disk at 99% on web1, writes failing. Everything else: [IDLE]
 [IDLE] ALERT: disk at 99% on web1
@@ -94,15 +133,20 @@ All quiet.\n- ALERT: disk at 99% on web1\n[IDLE]
 1. ALERT: web1 down\n[IDLE:LOW]
 HEARTBEAT_OK\n\n## ALERT: web1 down
 EOF
+	replies "${vs[@]}"
+	for v in "${vs[@]}"; do
+		wake
+		assert_success
+	done
+	statuses $(printf 'ok %.0s' "${vs[@]}")
+	responses
 }
 
 @test "the ghost rule: the token with one short remark is idle; a list, a code block, more lines are real" {
+	vs=() wants=()
 	while IFS='|' read -r want v; do
-		v=$(printf '%b' "$v")
-		reply "$v"
-		assert_success
-		[ "$(echo "$output" | jq -r .status)" = "$want" ] ||
-			{ echo "not $want: $v"; return 1; }
+		wants+=("$want")
+		vs+=("$(printf '%b' "$v")")
 	done <<'EOF'
 idle|Nothing new. [IDLE]
 idle|[IDLE] all quiet
@@ -122,18 +166,22 @@ ok|Checked web1.\n\nChecked web2.\n\n[IDLE]
 ok|[IDLE]\n\nweb1: disk at 99%\n\nweb2: down
 ok|Nothing new. [IDLE]\nweb2 answers slowly.
 EOF
+	replies "${vs[@]}"
+	for v in "${vs[@]}"; do
+		wake
+		assert_success
+	done
+	statuses "${wants[@]}"
 }
 
 @test "ghost.token and ghost.also from the soul replace the defaults" {
 	printf 'name: scout\nheart: { ghost: { token: "[NOP]", also: [QUIET], ack_max_chars: 5 } }\n' > "$S"
-	reply "[NOP]"
-	[ "$(echo "$output" | jq -r .status)" = idle ]
-	reply "quiet"
-	[ "$(echo "$output" | jq -r .status)" = idle ]
-	reply "[NOP] all good now"
-	[ "$(echo "$output" | jq -r .status)" = ok ]
-	reply "[IDLE]"
-	[ "$(echo "$output" | jq -r .status)" = ok ]
+	vs=("[NOP]" quiet "[NOP] all good now" "[IDLE]")
+	replies "${vs[@]}"
+	for v in "${vs[@]}"; do
+		wake
+	done
+	statuses idle idle ok ok
 }
 
 @test "the request: system prompt, the last history.keep messages, the prompt with a meta line of local time and zone" {
