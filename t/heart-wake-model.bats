@@ -32,6 +32,18 @@ wake() {
 	printf '%s\n' "$output" >> "$BATS_TEST_TMPDIR/results"
 }
 
+# wake_each [-s]: the texts $vs as the model's replies, and a forced
+# wake for each (-s: each wake must succeed)
+wake_each() {
+	local v
+
+	replies "${vs[@]}"
+	for v in "${vs[@]}"; do
+		wake
+		[ "${1:-}" != -s ] || assert_success || return
+	done
+}
+
 # statuses WANT...: the results, in order, are results of those
 # statuses (one jq reads them all); each that is not is named, with
 # the reply it had ($vs, the texts given to replies)
@@ -79,11 +91,7 @@ Nothing new since the last check. [IDLE]
 All quiet on the travel front today.\n\n**[IDLE]**
 [IDLE] LONG250
 EOF
-	replies "${vs[@]}"
-	for v in "${vs[@]}"; do
-		wake
-		assert_success
-	done
+	wake_each -s
 	statuses $(printf 'idle %.0s' "${vs[@]}")
 }
 
@@ -109,10 +117,7 @@ idle null"
 		"$long [IDLE]"
 		"IDLENESS is not an option: the storm is here."
 		"[IDLE:SOON] maybe")
-	replies "${vs[@]}"
-	for v in "${vs[@]}"; do
-		wake
-	done
+	wake_each
 	statuses ok ok ok ok ok ok
 	responses
 }
@@ -133,11 +138,7 @@ All quiet.\n- ALERT: disk at 99% on web1\n[IDLE]
 1. ALERT: web1 down\n[IDLE:LOW]
 HEARTBEAT_OK\n\n## ALERT: web1 down
 EOF
-	replies "${vs[@]}"
-	for v in "${vs[@]}"; do
-		wake
-		assert_success
-	done
+	wake_each -s
 	statuses $(printf 'ok %.0s' "${vs[@]}")
 	responses
 }
@@ -166,21 +167,14 @@ ok|Checked web1.\n\nChecked web2.\n\n[IDLE]
 ok|[IDLE]\n\nweb1: disk at 99%\n\nweb2: down
 ok|Nothing new. [IDLE]\nweb2 answers slowly.
 EOF
-	replies "${vs[@]}"
-	for v in "${vs[@]}"; do
-		wake
-		assert_success
-	done
+	wake_each -s
 	statuses "${wants[@]}"
 }
 
 @test "ghost.token and ghost.also from the soul replace the defaults" {
 	printf 'name: scout\nheart: { ghost: { token: "[NOP]", also: [QUIET], ack_max_chars: 5 } }\n' > "$S"
 	vs=("[NOP]" quiet "[NOP] all good now" "[IDLE]")
-	replies "${vs[@]}"
-	for v in "${vs[@]}"; do
-		wake
-	done
+	wake_each
 	statuses idle idle ok ok
 }
 
