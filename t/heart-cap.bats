@@ -407,7 +407,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 }
 
 @test "kill -9 of takers in a loop leaves cap.json valid and never above the cap" {
-	snaps=()
+	kept=()
 	for round in $(repeats 30 10); do
 		( for ((i = 0; i < 20; i++)); do heart-cap take crash; done ) &
 		pid=$!
@@ -415,16 +415,9 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 		sleep 0.0$((RANDOM % 9 + 1))
 		kill_running "$pid"
 		wait "$pid" 2>/dev/null || true
-		# the document as this round's kill left it, read by the
-		# shell; one jq reads every round's at the end (an empty or
-		# torn one is a count short or not JSON there)
-		snap=
-		IFS= read -r -d '' snap < "$(capfile crash)" || :
-		snaps+=("$snap")
+		keep "$(capfile crash)"	# as this round's kill left it
 	done
-	printf '%s\n' "${snaps[@]}" | jq -se --argjson n ${#snaps[@]} \
-	    'length == $n and
-	    all(.[]; .total <= 48 and .total == .chambers.schedule)' >/dev/null
+	all_kept '.total <= 48 and .total == .chambers.schedule'
 	run heart-cap status crash --json
 	assert_success
 	run take_n 50 crash

@@ -203,6 +203,22 @@ kill_running() {
 	kill -9 "${kids[@]}" "$1" 2>/dev/null || :
 }
 
+# keep FILE: FILE's bytes as they are now, kept in the array kept (a
+# kill -9 loop keeps each round's document so, and checks them all
+# with one jq at the end, all_kept); a file not there is kept empty.
+keep() {
+	local doc=
+	IFS= read -r -d '' doc < "$1" || :
+	kept+=("$doc")
+}
+
+# all_kept JQ-CONDITION: every document kept is whole JSON (an empty
+# or torn one makes the count short or does not parse) and meets it
+all_kept() {
+	printf '%s\n' "${kept[@]}" | jq -se --argjson n ${#kept[@]} \
+	    "length == \$n and all(.[]; $1)" > /dev/null
+}
+
 # redis_stop: stop it by its pid, and wait until it is gone.
 redis_stop() {
 	local i
