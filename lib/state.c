@@ -9,7 +9,10 @@
  * for ever (state_swap_json) is swapped with its temporary file
  * instead of renamed over, so that the file system allocates it no
  * new inode: its previous version stays behind as .NAME.tmp, and is
- * written over at the next change.  The rename is made durable by an
+ * written over in place at the next change, then cut to its new
+ * length (never truncated first: that frees its blocks, to be
+ * allocated again at once, each freed one a discard on a file system
+ * mounted with it).  The rename is made durable by an
  * fsync of the directory where a promise needs it now (STATE_SYNC); a
  * STATE_WHOLE file's rename waits for the next sync of its directory;
  * a STATE_CACHE file, rebuilt when it does not read, is not synced at
@@ -226,18 +229,20 @@ state_sync_dir(const char *dir)
 }
 
 /*
- * Write data to the temporary file tmp (fd, open), sync it as `keep'
- * says, give it mode, rename it over path (with `swap', swap the two
- * where the file system can and path exists) and, for STATE_SYNC,
- * sync dir: the one way a file of heart is replaced whole.  tmp is
- * gone unless the rename was made, or holds what path held.
+ * Write data over the temporary file tmp (fd, open at its start; what
+ * it held past len cut off), sync it as `keep' says, give it mode,
+ * rename it over path (with `swap', swap the two where the file system
+ * can and path exists) and, for STATE_SYNC, sync dir: the one way a
+ * file of heart is replaced whole.  tmp is gone unless the rename was
+ * made, or holds what path held.
  */
 static int
 replace(int fd, const char *tmp, const char *path, const char *dir,
     const char *data, size_t len, mode_t mode, enum state_keep keep,
     int swap, char *err)
 {
-	if (state_write_all(fd, data, len) == -1 || (keep != STATE_CACHE &&
+	if (state_write_all(fd, data, len) == -1 ||
+	    ftruncate(fd, (off_t)len) == -1 || (keep != STATE_CACHE &&
 	    fdatasync(fd) == -1) || (mode != 0600 &&
 	    fchmod(fd, mode) == -1)) {
 		close(fd);
@@ -273,8 +278,7 @@ put(const char *dir, const char *name, const char *data, size_t len,
 
 	snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-	    0600);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd == -1) {
 		errf(err, "%s: cannot write: %s", path, strerror(errno));
 		return -1;

@@ -320,6 +320,23 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	assert_output 1
 }
 
+@test "a document written over its longer version before holds its own bytes and no more" {
+	file_only
+	# cap.json is swapped with .cap.json.tmp, which is written over in
+	# place: after 11 takes it holds the 10th, two bytes longer than a
+	# reset's document (heart(7), State)
+	run take_n 11 scout --cap 20
+	assert_output 11
+	a=$HEART_STATE_DIR/agents/scout
+	jq -e '.total == 10' "$a/.cap.json.tmp"
+	heart-cap reset scout
+	jq -se 'length == 1 and .[0].total == 0' "$a/cap.json"
+	[ "$(wc -l < "$a/cap.json")" -eq 1 ]
+	jq -e '.total == 11' "$a/.cap.json.tmp"
+	run heart-cap take scout
+	assert_success
+}
+
 @test "the state directory and files are private: 0700 and 0600" {
 	file_only
 	heart-cap take scout
