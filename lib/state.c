@@ -241,9 +241,12 @@ replace(int fd, const char *tmp, const char *path, const char *dir,
     const char *data, size_t len, mode_t mode, enum state_keep keep,
     int swap, char *err)
 {
-	if (state_write_all(fd, data, len) == -1 ||
-	    ftruncate(fd, (off_t)len) == -1 || (keep != STATE_CACHE &&
-	    fdatasync(fd) == -1) || (mode != 0600 &&
+	struct stat st;
+
+	/* cut only a longer file: ext4 truncates even to the same length */
+	if (fstat(fd, &st) == -1 || state_write_all(fd, data, len) == -1 ||
+	    (st.st_size > (off_t)len && ftruncate(fd, (off_t)len) == -1) ||
+	    (keep != STATE_CACHE && fdatasync(fd) == -1) || (mode != 0600 &&
 	    fchmod(fd, mode) == -1)) {
 		close(fd);
 		goto fail;
