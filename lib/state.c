@@ -10,9 +10,9 @@
  * instead of renamed over, so that the file system allocates it no
  * new inode: its previous version stays behind as .NAME.tmp, and is
  * written over in place at the next change, then cut to its new
- * length (never truncated first: that frees its blocks, to be
- * allocated again at once, each freed one a discard on a file system
- * mounted with it).  The rename is made durable by an
+ * length if it was longer (never truncated first: that frees its
+ * blocks, to be allocated again at once, each freed one a discard on a
+ * file system mounted with it).  The rename is made durable by an
  * fsync of the directory where a promise needs it now (STATE_SYNC); a
  * STATE_WHOLE file's rename waits for the next sync of its directory;
  * a STATE_CACHE file, rebuilt when it does not read, is not synced at
