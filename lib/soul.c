@@ -319,7 +319,7 @@ enum kind {
 	K_WEIGHT,	/* a number from 0 to 1: double */
 	K_FN,		/* fn checks it and reads it, in its turn */
 	K_OWN,		/* read after the walk, by its map's own code */
-	K_NONE		/* accepted and ignored (as it always was) */
+	K_NONE		/* the other chamber's: warned about, never read */
 };
 
 typedef int keyfn(struct sv *, const json_t *, const char *, void *);
@@ -516,6 +516,30 @@ unknown_keys(struct sv *v, const json_t *obj, unsigned map,
 	}
 }
 
+/*
+ * A key of the other chamber only (K_NONE) written in this one: said
+ * on standard error, as an unknown key is, and never read (it has no
+ * effect here; heart-soul(5)).  path is the key's.
+ */
+static int
+other_chamber(struct sv *v, const json_t *m, const char *key,
+    const char *path)
+{
+	const struct yj_pos *p;
+	const char *dot = strrchr(path, '.');
+	char map[128], msg[400];
+
+	if (json_object_get(m, key) == NULL)
+		return 0;
+	snprintf(map, sizeof map, "%.*s", dot ? (int)(dot - path) : 0, path);
+	snprintf(msg, sizeof msg, "key '%s' in %s has no effect: it is %s's "
+	    "(ignored)", key, map, strcmp(map, "heart.idle") == 0 ?
+	    "heart.schedule" : "heart.idle");
+	p = yj_key(v->y, m, key);
+	warn(v, p ? p->kline : 1, p ? p->kcol : 1, "%s%s", msg, "");
+	return 0;
+}
+
 static int
 get_key(struct sv *v, const json_t *m, const struct key *k,
     const char *path, void *base)
@@ -537,6 +561,8 @@ get_key(struct sv *v, const json_t *m, const struct key *k,
 		return get_weight(v, m, k->name, path, dst);
 	case K_FN:
 		return k->fn(v, m, path, base);
+	case K_NONE:
+		return other_chamber(v, m, k->name, path);
 	default:
 		return 0;
 	}

@@ -230,6 +230,18 @@ heart:
 	assert_line "soul-dump: warning: $s:5:5: unknown key 'intervall' in heart.schedule (ignored)"
 }
 
+@test "a key of the other chamber warns with its position and has no effect" {
+	s=$(mk other.yaml 'heart:
+  schedule: { interval: 30m, after: 1h }
+  idle:
+    seed_tool_cap: 2')
+	run soul-dump "$s"
+	assert_success
+	assert_line "soul-dump: warning: $s:2:30: key 'after' in heart.schedule has no effect: it is heart.idle's (ignored)"
+	assert_line "soul-dump: warning: $s:4:5: key 'seed_tool_cap' in heart.idle has no effect: it is heart.schedule's (ignored)"
+	[ "$(soul-dump "$s" 2>/dev/null | jq -c '[.idle.after, .schedule.seed_tool_cap]')" = '[7200,5]' ]
+}
+
 @test "YAML syntax errors and unclosed frontmatter give a position" {
 	s=$(mk bad.yaml 'heart:
   schedule: [1')
