@@ -517,25 +517,21 @@ unknown_keys(struct sv *v, const json_t *obj, unsigned map,
 }
 
 /*
- * A key of the other chamber only (K_NONE) written in this one: said
- * on standard error, as an unknown key is, and never read (it has no
- * effect here; heart-soul(5)).  path is the key's.
+ * A key of the other chamber only (K_NONE, in the chamber where it is
+ * misplaced) written in this one: said on standard error, as an
+ * unknown key is, and never read (it has no effect; heart-soul(5)).
  */
 static int
-other_chamber(struct sv *v, const json_t *m, const char *key,
-    const char *path)
+other_chamber(struct sv *v, const json_t *m, const struct key *k)
 {
 	const struct yj_pos *p;
-	const char *dot = strrchr(path, '.');
-	char map[128], msg[400];
+	char msg[400];
 
-	if (json_object_get(m, key) == NULL)
+	if (json_object_get(m, k->name) == NULL)
 		return 0;
-	snprintf(map, sizeof map, "%.*s", dot ? (int)(dot - path) : 0, path);
 	snprintf(msg, sizeof msg, "key '%s' in %s has no effect: it is %s's "
-	    "(ignored)", key, map, strcmp(map, "heart.idle") == 0 ?
-	    "heart.schedule" : "heart.idle");
-	p = yj_key(v->y, m, key);
+	    "(ignored)", k->name, map_path(k->in), map_path(M_CH & ~k->in));
+	p = yj_key(v->y, m, k->name);
 	warn(v, p ? p->kline : 1, p ? p->kcol : 1, "%s%s", msg, "");
 	return 0;
 }
@@ -562,7 +558,7 @@ get_key(struct sv *v, const json_t *m, const struct key *k,
 	case K_FN:
 		return k->fn(v, m, path, base);
 	case K_NONE:
-		return other_chamber(v, m, k->name, path);
+		return other_chamber(v, m, k);
 	default:
 		return 0;
 	}
