@@ -5,6 +5,16 @@
  * on; every request has a timeout and a cap on the reply size.  Of
  * the reply's headers only Retry-After is kept (http_retry_after reads
  * it); a transport failure names the URL it tried.
+ *
+ * One curl handle serves every request of a process (reset between
+ * them, so no option of one request reaches the next): its open
+ * connections, TLS sessions and CA store are kept, so that the turns
+ * of a conversation and the wakes a round's worker runs one after
+ * another to one endpoint pay for one connection and one handshake,
+ * not one each (heart-wake(1), ROUNDS).  A program run on the model's
+ * behalf never inherits a connection of it (tool.c closes every
+ * descriptor but the standard three at exec).  A process forked after
+ * a request leaves the handle to its parent.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -12,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -24,10 +35,13 @@ static struct {
 	CURLcode (*setopt)(CURL *, CURLoption, ...);
 	CURLcode (*perform)(CURL *);
 	CURLcode (*getinfo)(CURL *, CURLINFO, ...);
-	void	 (*cleanup)(CURL *);
+	void	 (*reset)(CURL *);
 	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
 	void	 (*slist_free_all)(struct curl_slist *);
 	const char *(*strerror)(CURLcode);
+	CURL	*c;		/* the handle, kept from request to request */
+	pid_t	 pid;		/* the process that made it */
+	CURL	*parents;	/* a forked process's copy of its parent's */
 } cu;
 
 static int
@@ -52,13 +66,13 @@ load_curl(char *err)
 	SYM(setopt, "curl_easy_setopt");
 	SYM(perform, "curl_easy_perform");
 	SYM(getinfo, "curl_easy_getinfo");
-	SYM(cleanup, "curl_easy_cleanup");
+	SYM(reset, "curl_easy_reset");
 	SYM(slist_append, "curl_slist_append");
 	SYM(slist_free_all, "curl_slist_free_all");
 	SYM(strerror, "curl_easy_strerror");
 #undef SYM
 	if (!cu.global_init || !cu.init || !cu.setopt || !cu.perform ||
-	    !cu.getinfo || !cu.cleanup || !cu.slist_append ||
+	    !cu.getinfo || !cu.reset || !cu.slist_append ||
 	    !cu.slist_free_all || !cu.strerror) {
 		errf(err, "libcurl lacks a needed function");
 		dlclose(cu.dl);
@@ -122,6 +136,25 @@ header_line(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/*
+ * The process's handle, reset: made at its first request; one copied
+ * by fork(2) is its parent's (its connections are shared with it) and
+ * is never used here.
+ */
+static CURL *
+handle(void)
+{
+	if (cu.c != NULL && cu.pid != getpid()) {
+		cu.parents = cu.c;
+		cu.c = NULL;
+	}
+	if (cu.c != NULL)
+		cu.reset(cu.c);
+	else if ((cu.c = cu.init()) != NULL)
+		cu.pid = getpid();
+	return cu.c;
+}
+
 static void
 transport_err(CURLcode rc, const struct http_req *rq, const struct sink *s,
     char *err)
@@ -153,7 +186,7 @@ http_post(const struct http_req *rq, struct http_resp *rs, char *err)
 	memset(rs, 0, sizeof *rs);
 	if (load_curl(err) == -1)
 		return -1;
-	if ((c = cu.init()) == NULL) {
+	if ((c = handle()) == NULL) {
 		errf(err, "curl_easy_init failed");
 		return -1;
 	}
@@ -182,7 +215,7 @@ http_post(const struct http_req *rq, struct http_resp *rs, char *err)
 		transport_err(rc, rq, &s, err);
 		free(s.buf);
 	}
-	cu.cleanup(c);
+	cu.setopt(c, CURLOPT_HTTPHEADER, NULL);
 	cu.slist_free_all(h);
 	return rc == CURLE_OK ? 0 : -1;
 }

@@ -2,8 +2,10 @@
  * tool.c - programs run on the model's behalf: the soul's tools, and
  * the command provider's program (llm.c).  No shell: the argv is the
  * soul's, exactly; the model's text reaches a program only on its
- * standard input, as JSON.  Each run has its own process group, in the
- * soul's directory, with a timeout, and a cap on the output kept.
+ * standard input, as JSON, and a program is handed no descriptor but
+ * its standard input, output and error.  Each run has its own process
+ * group, in the soul's directory, with a timeout, and a cap on the
+ * output kept.
  *
  * Invariants: when the program exits, or its time is up, its whole
  * process group is killed, so nothing it started outlives the call;
@@ -32,6 +34,26 @@
 #include "heartint.h"
 
 extern char **environ;
+
+/*
+ * In the child: every descriptor above standard error is closed at
+ * exec, whoever opened it (a library's socket to the model or to Redis,
+ * a pipe the caller of heart was given): a program gets its standard
+ * input, output and error, nothing else.
+ */
+static void
+only_std(void)
+{
+	int fd, max;
+
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+	max = (int)sysconf(_SC_OPEN_MAX);
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (fd = 3; fd < max; fd++)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
 
 static void
 close_pair(int p[2])
@@ -71,6 +93,7 @@ child(const struct tool_proc *p, int in, int out, int eout, int ep)
 	    dup2(eout, STDERR_FILENO) == -1)) ||
 	    (p->dir != NULL && chdir(p->dir) == -1))
 		goto fail;
+	only_std();
 	execvpe(p->argv[0], p->argv, p->env ? p->env : environ);
 fail:
 	e = errno;

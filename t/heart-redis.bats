@@ -346,6 +346,21 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	refute_output --partial battery
 }
 
+@test "a tool is handed no socket of heart-wake's: not its session with Redis, authenticated by the password" {
+	redis_stop
+	export REDIS_TEST_PASSWORD=correct-horse-battery-staple
+	redis_start "requirepass $REDIS_TEST_PASSWORD"
+	export HEART_STORE=$REDIS_URL HEART_REDIS_PASSWORD=$REDIS_TEST_PASSWORD
+	llm_start
+	s=$(mk scout "llm: { timeout: 10s }
+tools:
+  - { name: probe, description: sockets held, command: [$T/tools/sockets] }")
+	llm_script '{"replies":[{"tool_calls":[{"name":"probe","arguments":{}}]},{"text":"done"}]}'
+	run heart-wake --soul "$s" --force
+	assert_success
+	llm_last | jq -e '.messages[-1] | .role == "tool" and (.content | fromjson) == {"sockets": 0}'
+}
+
 @test "hand-edited keys with a wrong field are refused with exit 74 and named, never reset" {
 	heart-cap take scout
 	k='heart:{scout}:cap.json'

@@ -71,7 +71,7 @@ most_in_a_minute() {
 	assert_output 12
 }
 
-@test "--jobs 2: six wakes by two workers, each forked once for the round" {
+@test "--jobs 2: six wakes by two workers, each forked once for the round, each over one connection to the model" {
 	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 6)
 	llm_script '{"delay": 1, "replies": [{"text": "[IDLE]"}]}'
 	(at_epoch "$T0" exec heart-wake --souls "$d" --jobs 2 --force \
@@ -98,6 +98,8 @@ most_in_a_minute() {
 	wait "$pid"
 	[ "$(jq -r .status "$BATS_TEST_TMPDIR/out" | sort | uniq -c | tr -s ' ')" = " 6 idle" ]
 	[ "$(sort -u "$BATS_TEST_TMPDIR/pids" | wc -l)" = 2 ]
+	# a worker's wakes, one after another, reuse its connection
+	[ "$(jq -s '[.[].peer] | unique | length' "$LLM_DIR/requests.jsonl")" = 2 ]
 }
 
 @test "--jobs 2: a worker killed in its wake gives an error line naming its agent; the round goes on" {

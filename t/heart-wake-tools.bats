@@ -119,6 +119,18 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	llm_last | jq -e '[.messages[1:5][] | .role] == ["user","assistant","tool","assistant"]'
 }
 
+@test "the turns of a conversation share one connection to the model, and a tool is handed none of heart-wake's sockets" {
+	soul sockets
+	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]},{\"tool_calls\":[$asks_quote]},{\"text\":\"done\"}]}"
+	run heart-wake --soul "$S" --force
+	assert_success
+	[ "$(field .status)" = '"ok"' ]
+	[ "$(llm_count)" -eq 3 ]
+	# the tool ran with the connection open, and saw no socket of it
+	llm_last | jq -e '[.messages[] | select(.role == "tool") | .content | fromjson | .sockets] == [0, 0]'
+	[ "$(jq -s '[.[].peer] | unique | length' "$LLM_DIR/requests.jsonl")" -eq 1 ]
+}
+
 @test "a tool that hangs is killed at its timeout, with its children" {
 	soul hang
 	sed -i 's/^    timeout: 5s$/    timeout: 1s/' "$S"

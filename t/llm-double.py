@@ -87,9 +87,10 @@ Scripted per test through files in its directory:
   DIR/requests.jsonl  one line per request: path, headers, body, raw
                       (the body's bytes as sent, a string), "t"
                       (when it came: the rate's clock, Unix seconds),
-                      "limited" (true: refused by the rate) and
+                      "limited" (true: refused by the rate),
                       "inflight" (requests being served, this one
-                      counted, when it came); its
+                      counted, when it came) and "peer" (the client's
+                      port: one per connection); its
                       lines are the count of requests (emptying it
                       starts the script again)
 
@@ -439,7 +440,8 @@ class Handler(BaseHTTPRequestHandler):
             wait, now = limited(s, req)
             i = log(d, self.path, dict(self.headers), req, raw,
                     {"t": now, "limited": wait is not None,
-                     "inflight": INFLIGHT[0]})
+                     "inflight": INFLIGHT[0],
+                     "peer": self.client_address[1]})
         if wait is not None:
             return self.send(429, json.dumps({"error": {
                 "message": "Rate limit reached: %d requests a minute" %
