@@ -249,14 +249,17 @@ rcli() {
 }
 
 # llm_start: start the LLM test double (t/llm-double.py) on a free
-# loopback port; point heart-wake at it through the environment.
+# loopback port; point heart-wake at it through the environment.  The
+# double is forked by the bats run's zygote (llm-double.py --zygote,
+# started at a file's first llm_start and stopped by teardown_suite):
+# a new Python for every test costs ten times the CPU.  What the double
+# prints goes to $LLM_DIR/double.log, shown by llm_stop.
 llm_start() {
 	LLM_DIR=$BATS_TEST_TMPDIR/llm
 	mkdir -p "$LLM_DIR"
 	rm -f "$LLM_DIR/port"	# a double started before in this test
 	: > "$LLM_DIR/requests.jsonl"
-	python3 "$T/llm-double.py" "$LLM_DIR" 3>&- &
-	LLM_PID=$!
+	LLM_PID=$(zygote_fork "$LLM_DIR") || return 1
 	local i port=
 	for ((i = 0; i < 100 * PATIENCE; i++)); do
 		[ -s "$LLM_DIR/port" ] && break
@@ -270,9 +273,46 @@ llm_start() {
 	export HEART_LLM_PROVIDER=openai
 }
 
+# zygote_fork DIR: the pid of a new double serving DIR, forked by the
+# zygote of this bats run (started here the first time)
+zygote_fork() {
+	local z=$BATS_SUITE_TMPDIR/zygote port= fd pid= i
+	if [ ! -s "$z/zygote.port" ]; then
+		mkdir -p "$z"
+		# (in a subshell: not a child of the test's shell, for a
+		# bare `wait' there)
+		(TZ=UTC python3 "$T/llm-double.py" --zygote "$z" \
+		    > "$z/zygote.log" 2>&1 3>&- &
+		echo $! > "$z/zygote.pid")
+		for ((i = 0; i < 100 * PATIENCE; i++)); do
+			[ -s "$z/zygote.port" ] && break
+			sleep 0.05
+		done
+	fi
+	read -r port < "$z/zygote.port" 2>/dev/null || :
+	if [ -z "$port" ] || ! exec {fd}<> "/dev/tcp/127.0.0.1/$port"; then
+		echo "llm double: no zygote: $(cat "$z/zygote.log" 2>/dev/null)" >&2
+		return 1
+	fi
+	printf '%s\n' "$1" >&"$fd"
+	read -r pid <&"$fd" || :
+	exec {fd}>&-
+	[[ $pid =~ ^[0-9]+$ ]] || { echo "llm double: zygote: $pid" >&2; return 1; }
+	echo "$pid"
+}
+
+# llm_stop: stop the double and wait until it is gone; what it printed
+# (a traceback) to standard error, which bats shows if the test failed
 llm_stop() {
-	[ -n "${LLM_PID:-}" ] && kill "$LLM_PID" 2>/dev/null && wait "$LLM_PID" 2>/dev/null
+	local i
+	if [ -n "${LLM_PID:-}" ] && kill "$LLM_PID" 2>/dev/null; then
+		for ((i = 0; i < 200 * PATIENCE; i++)); do
+			alive "$LLM_PID" || break
+			sleep 0.01
+		done
+	fi
 	LLM_PID=
+	[ ! -s "${LLM_DIR:-/nonexistent}/double.log" ] || cat "$LLM_DIR/double.log" >&2
 	return 0
 }
 

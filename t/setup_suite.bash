@@ -5,6 +5,15 @@ setup_suite() {
 	debian_python
 }
 
+# teardown_suite: stop the LLM double's zygote, if a test started one
+# (helpers.bash, zygote_fork)
+teardown_suite() {
+	local pid
+	read -r pid 2>/dev/null < "$BATS_SUITE_TMPDIR/zygote/zygote.pid" &&
+		kill "$pid" 2>/dev/null
+	return 0
+}
+
 # debian_python: the tests' python3 (the LLM double, the receivers,
 # free_port, the command providers of souls) is Debian's, the one
 # python3-aiosmtpd and the other test dependencies are installed for,
