@@ -7,7 +7,9 @@
 # asan-redis), and each fuzz target FUZZSECS seconds after its seeds
 # (fuzz).  A job is one file of one pass; a file's tests run in order.
 # The jobs that took longest in the last run (build/check/joblog) start
-# first; without one, the sanitized ones and the longest files.  A line
+# first; without one (a clean clone), by the wall times of a run kept in
+# t/check.times ("PASS FILE SECONDS", longest first: `check.sh --times`
+# writes it from the last run); a job in neither, by its file's length.  A line
 # is printed as each job ends; its output is kept in
 # build/check/PASS/FILE.tap (fuzz: .log) and printed at the end if it
 # failed; with its wall time, the job's CPU seconds (its processes'
@@ -72,6 +74,13 @@ if [ "${1:-}" = --one ]; then
 	one "$2" "$3" "$4"
 	exit
 fi
+if [ "${1:-}" = --times ]; then	# t/check.times from the last run
+	[ -f "$out/joblog" ] || { echo "check.sh: no $out/joblog" >&2; exit 1; }
+	awk -F '\t' 'NR > 1 { split($9, a, " "); rt = $4 + 0.5
+		printf "%s %s %d\n", a[4], a[5], rt }' "$out/joblog" |
+	    sort -k 3,3rn -k 1,2 > t/check.times
+	exit
+fi
 
 jobs=$1 secs=$2
 shift 2
@@ -85,6 +94,10 @@ if [ -f "$out/joblog" ]; then
 		rt=${rt//[[:space:]]/}	# parallel pads it
 		last[${cmd#* --one }]=${rt%.*}
 	done < <(tail -n +2 "$out/joblog")
+elif [ -f t/check.times ]; then
+	while read -r p f rt; do
+		last["$p $f $secs"]=$rt
+	done < t/check.times
 fi
 list=()
 for f in t/*.bats; do list+=("plain $f" "asan $f"); done
@@ -95,10 +108,10 @@ weighed() {
 	for j in "${list[@]}"; do
 		w=${last["$j $secs"]:-}
 		if [ -z "$w" ]; then
-			case $j in
+			case $j in	# (a line is about a tenth of a second)
 			fuzz*)	w=$secs ;;
-			asan*)	w=$((2 * $(wc -l < "${j#* }"))) ;;
-			*)	w=$(wc -l < "${j#* }") ;;
+			asan*)	w=$((2 * $(wc -l < "${j#* }") / 10)) ;;
+			*)	w=$(($(wc -l < "${j#* }") / 10)) ;;
 			esac
 		fi
 		echo "$w $j"
