@@ -257,11 +257,11 @@ tree-check:
 	@sh t/tree-check.sh
 
 # make check runs the passes as one pool of jobs (t/check.sh): a bats
-# file of one pass, or a fuzz target, is a job; CHECK_JOBS at a time,
-# three a CPU: a job keeps about half a CPU busy (its tests wait for
-# servers, timers and children), and at two a CPU the CPUs were idle a
-# sixth of the time.  BATSFLAGS go to bats.
-CHECK_JOBS ?= $(shell echo $$((3 * $$(nproc 2>/dev/null || echo 1))))
+# file of one pass, or a fuzz target, is a job; CHECK_JOBS at a time
+# (two a CPU: a job keeps about half a CPU busy, its tests waiting for
+# servers, timers and children; three a CPU was no faster, its
+# processes slower for the load).  BATSFLAGS go to bats.
+CHECK_JOBS ?= $(shell echo $$((2 * $$(nproc 2>/dev/null || echo 1))))
 
 check: tree-check
 	@$(MAKE) --no-print-directory deps

@@ -6,11 +6,12 @@
 # breaker suites STORE_SUITE again with a Redis store (redis,
 # asan-redis), and each fuzz target FUZZSECS seconds after its seeds
 # (fuzz).  A job is one file of one pass; a file's tests run in order.
-# The jobs that took longest in the last run (build/check/joblog) start
-# first; without one (a clean clone), by the wall times of a run kept in
-# t/check.times ("PASS FILE SECONDS", longest first: `check.sh --times`
-# writes it from the last run); a job in neither, by its file's length.  A line
-# is printed as each job ends; its output is kept in
+# The jobs that took the most CPU in the last run (build/check/jobs)
+# start first, so that the CPUs are kept busy from the start and the
+# last jobs to run are short; a job not in it, by the CPU seconds of a
+# whole run kept in t/check.times ("PASS FILE SECONDS", the most first:
+# `check.sh --times` writes it from the last run), else by its file's
+# length.  A line is printed as each job ends; its output is kept in
 # build/check/PASS/FILE.tap (fuzz: .log) and printed at the end if it
 # failed; with its wall time, the job's CPU seconds (its processes'
 # user and system time), and at the end their sum: a figure that does
@@ -74,11 +75,15 @@ if [ "${1:-}" = --one ]; then
 	one "$2" "$3" "$4"
 	exit
 fi
+# jobs_cpu < JOBS: "PASS FILE SECONDS" for each job line check.sh printed
+jobs_cpu() {
+	awk '$1 == "ok" || $1 == "FAIL" { c = $5; sub(/s$/, "", c)
+		printf "%s %s %d\n", $2, ($2 == "fuzz" ? "" : "t/") $3, c }'
+}
+
 if [ "${1:-}" = --times ]; then	# t/check.times from the last run
-	[ -f "$out/joblog" ] || { echo "check.sh: no $out/joblog" >&2; exit 1; }
-	awk -F '\t' 'NR > 1 { split($9, a, " "); rt = $4 + 0.5
-		printf "%s %s %d\n", a[4], a[5], rt }' "$out/joblog" |
-	    sort -k 3,3rn -k 1,2 > t/check.times
+	[ -f "$out/jobs" ] || { echo "check.sh: no $out/jobs" >&2; exit 1; }
+	jobs_cpu < "$out/jobs" | sort -k 3,3rn -k 1,2 > t/check.times
 	exit
 fi
 
@@ -87,18 +92,12 @@ shift 2
 store=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do store+=("$1"); shift; done
 shift
-# the weight of a job: its time in the last run, else a guess
+# the weight of a job: its CPU seconds in the last run, else a guess
 declare -A last=()
-if [ -f "$out/joblog" ]; then
-	while IFS=$'\t' read -r _ _ _ rt _ _ _ _ cmd; do
-		rt=${rt//[[:space:]]/}	# parallel pads it
-		last[${cmd#* --one }]=${rt%.*}
-	done < <(tail -n +2 "$out/joblog")
-elif [ -f t/check.times ]; then
-	while read -r p f rt; do
-		last["$p $f $secs"]=$rt
-	done < t/check.times
-fi
+while read -r p f c; do
+	last["$p $f $secs"]=$c
+done < <(cat t/check.times 2>/dev/null
+    [ ! -f "$out/jobs" ] || jobs_cpu < "$out/jobs")
 list=()
 for f in t/*.bats; do list+=("plain $f" "asan $f"); done
 for f in "${store[@]}"; do list+=("redis $f" "asan-redis $f"); done
@@ -108,10 +107,10 @@ weighed() {
 	for j in "${list[@]}"; do
 		w=${last["$j $secs"]:-}
 		if [ -z "$w" ]; then
-			case $j in	# (a line is about a tenth of a second)
+			case $j in	# (a line is some 30 ms of CPU)
 			fuzz*)	w=$secs ;;
-			asan*)	w=$((2 * $(wc -l < "${j#* }") / 10)) ;;
-			*)	w=$(($(wc -l < "${j#* }") / 10)) ;;
+			asan*)	w=$(($(wc -l < "${j#* }") / 20)) ;;
+			*)	w=$(($(wc -l < "${j#* }") / 30)) ;;
 			esac
 		fi
 		echo "$w $j"
@@ -121,6 +120,7 @@ order=$(weighed)
 rm -rf "$out.new"
 mkdir -p "$out.new"
 [ -f "$out/joblog" ] && mv "$out/joblog" "$out.new/joblog.last"
+[ -f "$out/jobs" ] && mv "$out/jobs" "$out.new/jobs.last"
 rm -rf "$out"
 mv "$out.new" "$out"
 # shellcheck source=t/faketime.bash
