@@ -219,15 +219,20 @@ all_kept() {
 	    "length == \$n and all(.[]; $1)" > /dev/null
 }
 
+# stop_pid [PID]: kill PID (a server of the test's, not always its
+# child) and wait until it is gone, 4 s times PATIENCE at most
+stop_pid() {
+	local i
+	[ -n "${1:-}" ] && kill "$1" 2>/dev/null || return 0
+	for ((i = 0; i < 400 * PATIENCE; i++)); do
+		alive "$1" || return 0
+		sleep 0.01
+	done
+}
+
 # redis_stop: stop it by its pid, and wait until it is gone.
 redis_stop() {
-	local i
-	if [ -n "${REDIS_PID:-}" ] && kill "$REDIS_PID" 2>/dev/null; then
-		for ((i = 0; i < 200 * PATIENCE; i++)); do
-			alive "$REDIS_PID" || break
-			sleep 0.02
-		done
-	fi
+	stop_pid "${REDIS_PID:-}"
 	REDIS_PID=
 	return 0
 }
@@ -304,13 +309,7 @@ zygote_fork() {
 # llm_stop: stop the double and wait until it is gone; what it printed
 # (a traceback) to standard error, which bats shows if the test failed
 llm_stop() {
-	local i
-	if [ -n "${LLM_PID:-}" ] && kill "$LLM_PID" 2>/dev/null; then
-		for ((i = 0; i < 200 * PATIENCE; i++)); do
-			alive "$LLM_PID" || break
-			sleep 0.01
-		done
-	fi
+	stop_pid "${LLM_PID:-}"
 	LLM_PID=
 	[ ! -s "${LLM_DIR:-/nonexistent}/double.log" ] || cat "$LLM_DIR/double.log" >&2
 	return 0
