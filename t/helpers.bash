@@ -257,7 +257,7 @@ rcli() {
 # loopback port; point heart-wake at it through the environment.  The
 # double is forked by the bats run's zygote (llm-double.py --zygote,
 # started at a file's first llm_start and stopped by teardown_suite):
-# a new Python for every test costs ten times the CPU.  What the double
+# a new Python for every test costs twice the CPU.  What the double
 # prints goes to $LLM_DIR/double.log, shown by llm_stop.
 llm_start() {
 	LLM_DIR=$BATS_TEST_TMPDIR/llm

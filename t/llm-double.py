@@ -107,8 +107,8 @@ With --zygote it starts no double but listens on a loopback port,
 written to DIR/zygote.port, for lines naming a double's DIR: for each it
 forks a double serving that DIR (its output in DIR/double.log) and
 answers with the double's pid.  A test's double is then a fork of a
-Python that has already loaded this file, not a new interpreter: a
-tenth of the CPU (t/helpers.bash, llm_start).
+Python that has already loaded this file, not a new interpreter: less
+than half the CPU (t/helpers.bash, llm_start).
 """
 import datetime
 import fcntl
