@@ -95,7 +95,7 @@ shift
 # the weight of a job: its CPU seconds in the last run, else a guess
 declare -A last=()
 while read -r p f c; do
-	last["$p $f $secs"]=$c
+	last["$p $f"]=$c
 done < <(cat t/check.times 2>/dev/null
     [ ! -f "$out/jobs" ] || jobs_cpu < "$out/jobs")
 list=()
@@ -105,7 +105,7 @@ for t in "$@"; do list+=("fuzz $t"); done
 weighed() {
 	local j w
 	for j in "${list[@]}"; do
-		w=${last["$j $secs"]:-}
+		w=${last[$j]:-}
 		if [ -z "$w" ]; then
 			case $j in	# (a line is some 30 ms of CPU)
 			fuzz*)	w=$secs ;;
