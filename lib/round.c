@@ -108,23 +108,27 @@ hand(struct round *r, const char *agent, json_t *res, int rc,
 /*
  * The first time at or after now when a gate of s may pass, the cap
  * and the breaker left out (they only hold a wake back longer): now
- * when it is due, 0 when no chamber ever is.  Read without the lock: a
- * wake elsewhere only moves it later.
+ * when it is due, 0 when no chamber ever is; *unseen is 1 when heart
+ * has never seen the agent.  Read without the lock: a wake elsewhere
+ * only moves it later.
  */
 static time_t
 due_from(const struct soul *s, const struct run_opts *ro, time_t now,
-    char *err)
+    int *unseen, char *err)
 {
 	struct wake_state w;
 	char dir[4096];
 	time_t t, best = 0;
 	int c;
 
+	*unseen = 0;
 	if (state_agent_dir(s->name, 0, dir, sizeof dir, err) == -1 ||
 	    wake_load(dir, &w, err) == -1)
 		return -1;
-	if (w.first_seen == 0)
+	if (w.first_seen == 0) {
 		w.first_seen = now;
+		*unseen = 1;
+	}
 	for (c = 0; c < CH_NCHAMBERS; c++) {
 		if (ro->chamber >= 0 && c != ro->chamber)
 			continue;
@@ -196,6 +200,7 @@ gate(struct round *r, const char *path, size_t ord, time_t now,
 	struct soul *s;
 	time_t until;
 	size_t i;
+	int unseen;
 
 	if (stat(path, &st) == 0 && r->cache != NULL && !r->ro->force &&
 	    !r->ro->dry_run && (line = soulcache_get(r->cache, path, &st,
@@ -214,11 +219,16 @@ gate(struct round *r, const char *path, size_t ord, time_t now,
 		r->h->warn(r->h->arg, "warning", s->warn[i]);
 	if (r->cache != NULL)
 		soulcache_drop(r->cache, path);
-	if ((until = due_from(s, r->ro, now, err)) == -1) {
+	if ((until = due_from(s, r->ro, now, &unseen, err)) == -1) {
 		r->h->warn(r->h->arg, s->name, err);
 		until = now;	/* run_wake will say it again */
 	}
-	if (until == 0 || until > r->horizon) {
+	/*
+	 * An agent never seen, not due at once, is seen now, by its skip:
+	 * a wake begun later in the span would see it first then, and
+	 * find its first slot one after (heart-wake(1), ROUNDS).
+	 */
+	if (until == 0 || until > r->horizon || (unseen && until > now)) {
 		wake_here(r, path, &st, s, until, now);
 		soul_free(s);
 		return 0;

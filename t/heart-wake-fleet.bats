@@ -460,6 +460,26 @@ EOF
 	assert_output 3
 }
 
+@test "a round sees a new agent at its start: its skip then, its first slot the one after, and no wait for it in the span" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 3)
+	run --separate-stderr at_epoch "$T0" heart-wake --souls "$d" --jobs 2 --span 50s
+	assert_success
+	# each a skip of the round's start naming its first slot within
+	# the minute after it (a wake begun at that slot would have seen
+	# the agent first then, and found its first slot a minute on)
+	[ "$(wc -l <<< "$output")" = 3 ]
+	jq -e -s --argjson t "$T0" 'map(select(.status == "not_due" and
+	    (.at | fromdate) == $t and (.next | fromdate) > $t and
+	    (.next | fromdate) <= $t + 60 and
+	    (.reason | test("first slot")))) | length == 3' <<< "$output"
+	# the next round, a minute on, wakes the three at its start
+	run --separate-stderr at_epoch $((T0 + 60)) heart-wake --souls "$d" --jobs 2 --span 50s
+	jq -e -s --argjson t $((T0 + 60)) 'map(select(.status == "idle" and
+	    (.at | fromdate) == $t)) | length == 3' <<< "$output"
+	run llm_count
+	assert_output 3
+}
+
 @test "--span: a wake due within the span is begun at its second, never before; one due after it is a skip; a round at once wakes it once" {
 	d=$(IV=10m mksouls "$BATS_TEST_TMPDIR/souls" s 3)
 	at_epoch "$T0" heart-wake --souls "$d" > "$BATS_TEST_TMPDIR/first"
