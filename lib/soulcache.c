@@ -4,7 +4,8 @@
  * not-due agent costs a stat and a comparison.
  *
  * STATE/rounds/HASH.jsonl (HASH of the directory's real path) is JSON
- * Lines: a head {"v":3,"dir":REAL}, then per soul file, in name order,
+ * Lines: a head {"v":4,"dir":REAL,"gen":GEN}, then per soul file, in
+ * name order,
  *
  *	[NAME,[DEV,INO,SIZE,MSEC,MNSEC,CSEC,CNSEC],UNTIL,DEFERRED,LINE]
  *
@@ -19,15 +20,27 @@
  * and is written back as it was read.  That is what makes a round of
  * ten thousand souls, none due, cost a stat each and little else.
  *
+ * A round appends the entries it changed to STATE/rounds/HASH.delta,
+ * the same head then entries, a later entry of a name standing for an
+ * earlier one (one of id zero, until 0, not deferred and no skip: the
+ * entry is gone); it writes the base again whole, with a new GEN, and
+ * removes the delta only when the delta would pass half the base (or
+ * 64 KiB): a steady fleet, whose every round wakes a few agents,
+ * writes what changed rather than the whole cache every minute.
+ *
  * Invariants: an entry serves only while the file's identity is the
  * one kept (an edit, a touch, a rename or a replace-by-rename misses)
  * and its time has not come; an entry of a file gone is dropped at the
- * next save; the cache is replaced whole (state_write under
- * rounds/HASH.lock), only when something in it changed, and a cache
- * that does not read is rebuilt: it is never trusted over the file.
+ * next save; the cache is written (under rounds/HASH.lock) only when
+ * something in it changed; a delta extends only the base of its GEN,
+ * and one of another is ignored (its base was written again after
+ * it); a base or a delta that does not read is rebuilt: the cache is
+ * never trusted over the file.
  */
 #include <sys/file.h>
 #include <sys/stat.h>
+
+#include <sys/random.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,8 +58,12 @@
  * The version written.  A version 2 cache still reads, its skips
  * dropped and their souls read again: before 3, a soul without a
  * timezone was judged in the zone of the soul before it in the round.
+ * Version 3 had no GEN and no delta; it reads, and is written again.
  */
-#define VERSION	3
+#define VERSION	4
+/* The delta is appended to while it stays within half the base or
+ * this, whichever is more. */
+#define DELTA_MIN	65536
 
 struct ent {
 	char	*name;		/* the file's name in the directory */
@@ -56,18 +73,24 @@ struct ent {
 	char	*line;		/* the kept skip; NULL: none */
 	int	 own;		/* 1: line is malloc'd, 2: name too */
 	int	 seen;		/* met in this round */
+	int	 chg;		/* changed since it was read */
 };
 
 struct soulcache {
 	char	 dir[4096];	/* STATE/rounds */
 	char	 name[40];	/* HASH.jsonl */
 	char	 real[PATH_MAX];	/* the souls' directory */
-	char	*buf;		/* the file as read: names and lines */
+	char	*buf;		/* the base as read: names and lines */
+	char	*dbuf;		/* the delta as read */
 	struct ent *e;
 	size_t	 n, cap;
 	size_t	*tab;		/* open addressing: index + 1; 0 empty */
 	size_t	 tcap;
+	size_t	 blen;		/* the base's length */
+	long long gen;		/* the base's GEN; 0: none read */
+	long long bid[NID];	/* the base's identity before it was read */
 	int	 dirty;
+	int	 whole;		/* write the base again at the next save */
 };
 
 static void
@@ -136,6 +159,8 @@ find(const struct soulcache *c, const char *name)
 	return NULL;
 }
 
+static void line_drop(struct ent *);
+
 /* A name in its JSON string, decoded in place; p after the opening
  * quote; the byte after the closing quote, or NULL. */
 static char *
@@ -185,11 +210,12 @@ num_in(char *p, long long *v, char sep)
 }
 
 /* One entry line [p, nl), taken apart in place; -1: not one.  An
- * entry of an older version keeps no skip. */
+ * entry of an older version keeps no skip; one of the delta (`over')
+ * stands for the entry of its name read before. */
 static int
-ent_in(struct soulcache *c, char *p, char *nl, int old)
+ent_in(struct soulcache *c, char *p, char *nl, int old, int over)
 {
-	struct ent e;
+	struct ent e, *f;
 	int i;
 
 	memset(&e, 0, sizeof e);
@@ -201,7 +227,7 @@ ent_in(struct soulcache *c, char *p, char *nl, int old)
 	if (p == NULL || *p++ != ',' || (p = num_in(p, &e.until, ',')) ==
 	    NULL || (p = num_in(p, &e.deferred, ',')) == NULL ||
 	    nl - p < 5 || nl[-1] != ']' || *e.name == '\0' ||
-	    find(c, e.name) != NULL)
+	    ((f = find(c, e.name)) != NULL && !over))
 		return -1;
 	nl[-1] = '\0';
 	if (strcmp(p, "null") != 0) {
@@ -213,23 +239,35 @@ ent_in(struct soulcache *c, char *p, char *nl, int old)
 		e.line = NULL;
 		e.until = 0;
 	}
+	if (f != NULL) {
+		line_drop(f);
+		memcpy(f->id, e.id, sizeof f->id);
+		f->until = e.until;
+		f->deferred = e.deferred;
+		f->line = e.line;
+		return 0;
+	}
 	grow(c);
 	c->e[c->n] = e;
 	tab_add(c, c->n++);
 	return 0;
 }
 
-/* The head line [p, nl): this directory's cache; its version (2 or
- * VERSION), or -1. */
+/* The head line [p, nl): this directory's cache; its version (2 to
+ * VERSION) and its GEN in *gen (0: none), or -1. */
 static int
-head_in(const struct soulcache *c, const char *p, const char *nl)
+head_in(const struct soulcache *c, const char *p, const char *nl,
+    long long *gen)
 {
 	json_t *j = json_loadb(p, (size_t)(nl - p), 0, NULL);
 	const char *d = json_string_value(json_object_get(j, "dir"));
 	json_int_t v = json_integer_value(json_object_get(j, "v"));
 	int ok;
 
-	ok = (v == 2 || v == VERSION) && d != NULL && strcmp(d, c->real) == 0;
+	*gen = v == VERSION ? json_integer_value(json_object_get(j, "gen")) :
+	    0;
+	ok = v >= 2 && v <= VERSION && d != NULL && strcmp(d, c->real) == 0 &&
+	    (v < VERSION || *gen != 0);
 	json_decref(j);
 	return ok ? (int)v : -1;
 }
@@ -252,31 +290,82 @@ ents_free(struct soulcache *c)
 	c->n = c->cap = c->tcap = 0;
 }
 
-/* Read the cache file; one that does not read leaves the cache empty. */
+static void
+path_of(const struct soulcache *c, const char *ext, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/%.*s%s", c->dir, (int)strcspn(c->name, "."),
+	    c->name, ext);
+}
+
+/* The entries of buf (len bytes, its head's version v); -1: one does
+ * not read, or the text does not end a line. */
+static int
+ents_in(struct soulcache *c, char *p, char *end, int v, int over)
+{
+	char *nl;
+
+	for (; p < end; p = nl + 1)
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL ||
+		    ent_in(c, p, nl, v < 3, over) == -1)
+			return -1;
+	return 0;
+}
+
+/* The delta over the base just read; none, or one of another GEN, is
+ * nothing to add (the base is then written again); -1: it does not
+ * read. */
+static int
+load_delta(struct soulcache *c)
+{
+	char path[4200], *nl;
+	long long gen;
+	size_t len;
+
+	path_of(c, ".delta", path, sizeof path);
+	if (file_read(path, SIZE_MAX - 2, &c->dbuf, &len) == -1)
+		return errno == ENOENT ? 0 : -1;
+	if ((nl = memchr(c->dbuf, '\n', len)) == NULL ||
+	    head_in(c, c->dbuf, nl, &gen) != VERSION || gen != c->gen) {
+		c->whole = 1;
+		return 0;
+	}
+	return ents_in(c, nl + 1, c->dbuf + len, VERSION, 1);
+}
+
+/* Read the cache; one that does not read leaves the cache empty. */
 static void
 load(struct soulcache *c)
 {
-	char path[4200], *p, *nl, *end;
+	char path[4200], *nl;
+	struct stat st;
 	size_t len;
 	int v;
 
-	snprintf(path, sizeof path, "%s/%s", c->dir, c->name);
+	path_of(c, ".jsonl", path, sizeof path);
+	if (stat(path, &st) == -1)
+		return;
+	identity(&st, c->bid);
 	if (file_read(path, SIZE_MAX - 2, &c->buf, &len) == -1)
 		return;
-	end = c->buf + len;
+	c->blen = len;
 	if ((nl = memchr(c->buf, '\n', len)) == NULL ||
-	    (v = head_in(c, c->buf, nl)) == -1)
+	    (v = head_in(c, c->buf, nl, &c->gen)) == -1 ||
+	    ents_in(c, nl + 1, c->buf + len, v, 0) == -1)
 		goto bad;
-	for (p = nl + 1; p < end; p = nl + 1)
-		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL ||
-		    ent_in(c, p, nl, v < VERSION) == -1)
-			goto bad;
-	c->dirty = v < VERSION;
+	if (v < VERSION)
+		return;		/* written again whole */
+	c->whole = 0;
+	if (load_delta(c) == -1)
+		goto bad;
+	c->dirty = c->whole;
 	return;
 bad:
 	ents_free(c);
 	free(c->buf);
-	c->buf = NULL;
+	free(c->dbuf);
+	c->buf = c->dbuf = NULL;
+	c->gen = 0;
+	c->whole = 1;
 }
 
 /*
@@ -299,7 +388,7 @@ soulcache_open(const char *dir, char *err)
 		return NULL;
 	}
 	strncat(c->dir, "/rounds", sizeof c->dir - strlen(c->dir) - 1);
-	c->dirty = 1;	/* until it reads */
+	c->dirty = c->whole = 1;	/* until it reads */
 	load(c);
 	return c;
 }
@@ -311,6 +400,7 @@ soulcache_free(struct soulcache *c)
 		return;
 	ents_free(c);
 	free(c->buf);
+	free(c->dbuf);
 	free(c);
 }
 
@@ -389,7 +479,7 @@ soulcache_put(struct soulcache *c, const char *path, const struct stat *st,
 	json_decref(line);
 	identity(st, e->id);
 	e->until = (long long)until;
-	c->dirty = 1;
+	c->dirty = e->chg = 1;
 }
 
 /* Forget the skip kept for path (its soul was read afresh). */
@@ -402,7 +492,7 @@ soulcache_drop(struct soulcache *c, const char *path)
 		line_drop(e);
 		memset(e->id, 0, sizeof e->id);
 		e->until = 0;
-		c->dirty = 1;
+		c->dirty = e->chg = 1;
 	}
 }
 
@@ -424,10 +514,10 @@ soulcache_defer(struct soulcache *c, const char *path, int throttled,
 
 	if (throttled && e->deferred == 0) {
 		e->deferred = (long long)now;
-		c->dirty = 1;
+		c->dirty = e->chg = 1;
 	} else if (!throttled && e->deferred != 0) {
 		e->deferred = 0;
-		c->dirty = 1;
+		c->dirty = e->chg = 1;
 	}
 }
 
@@ -492,36 +582,61 @@ cmpent(const void *a, const void *b)
 	    ((const struct ent *)b)->name);
 }
 
+/* Entry e as a line; `gone': its name with nothing kept. */
 static void
-text(struct soulcache *c, struct out *o)
+ent_text(struct out *o, const struct ent *e, int gone)
 {
-	json_t *h = json_pack("{s:i,s:s}", "v", VERSION, "dir", c->real);
+	size_t k;
+
+	put_name(o, e->name);
+	for (k = 0; k < NID; k++)
+		put_num(o, gone ? 0 : e->id[k], k < NID - 1 ? ',' : ']');
+	put(o, ",", 1);
+	put_num(o, gone ? 0 : e->until, ',');
+	put_num(o, gone ? 0 : e->deferred, ',');
+	if (!gone && e->line != NULL)
+		put(o, e->line, strlen(e->line));
+	else
+		put(o, "null", 4);
+	put(o, "]\n", 2);
+}
+
+static int
+kept(const struct ent *e)
+{
+	return e->line != NULL || e->deferred != 0;
+}
+
+static void
+head_text(const struct soulcache *c, struct out *o)
+{
+	json_t *h = json_pack("{s:i,s:s,s:I}", "v", VERSION, "dir", c->real,
+	    "gen", (json_int_t)c->gen);
 	char *s = json_dumps(h, JSON_COMPACT);
-	struct ent *e;
-	size_t i, k;
 
 	put(o, s, strlen(s));
 	put(o, "\n", 1);
 	free(s);
 	json_decref(h);
+}
+
+/* The base, whole, of a new GEN. */
+static void
+text(struct soulcache *c, struct out *o)
+{
+	long long g = 0;
+	size_t i;
+
+	if (getrandom(&g, sizeof g, GRND_NONBLOCK) != sizeof g)
+		g = (long long)time(NULL) ^ (long long)getpid() << 32;
+	c->gen = (g & LLONG_MAX) != 0 && (g & LLONG_MAX) != c->gen ?
+	    g & LLONG_MAX : c->gen + 1;
+	head_text(c, o);
 	if (c->n > 0)	/* the table is stale; none: no table (qsort wants one) */
 		qsort(c->e, c->n, sizeof *c->e, cmpent);
-	for (i = 0; i < c->n; i++) {
-		e = &c->e[i];
-		if (e->line == NULL && e->deferred == 0)
-			continue;
-		put_name(o, e->name);
-		for (k = 0; k < NID; k++)
-			put_num(o, e->id[k], k < NID - 1 ? ',' : ']');
-		put(o, ",", 1);
-		put_num(o, e->until, ',');
-		put_num(o, e->deferred, ',');
-		if (e->line != NULL)
-			put(o, e->line, strlen(e->line));
-		else
-			put(o, "null", 4);
-		put(o, "]\n", 2);
-	}
+	for (i = 0; i < c->n; i++)
+		if (kept(&c->e[i]))
+			ent_text(o, &c->e[i], 0);
 	if (c->tcap > 0)
 		memset(c->tab, 0, c->tcap * sizeof *c->tab);
 	for (i = 0; i < c->n; i++)
@@ -529,25 +644,102 @@ text(struct soulcache *c, struct out *o)
 }
 
 /*
- * Write the cache back if it changed; with `whole' (a round that met
- * every soul of the directory) the entries of files not met go.
+ * Append d (the changed entries) to the delta, its head first when it
+ * is new: 1 done, 0 when the base is to be written whole instead (it
+ * is not the one read, or the delta would grow past its bound), -1.
+ * The caller holds the cache's lock.
+ */
+static int
+append(struct soulcache *c, const struct out *d, char *err)
+{
+	char path[4200];
+	struct out h = { NULL, 0, 0 };
+	struct stat st;
+	long long id[NID];
+	size_t bound = c->blen / 2 > DELTA_MIN ? c->blen / 2 : DELTA_MIN;
+	int fd, r;
+
+	path_of(c, ".jsonl", path, sizeof path);
+	if (c->whole || stat(path, &st) == -1)
+		return 0;
+	identity(&st, id);
+	if (memcmp(id, c->bid, sizeof id) != 0)
+		return 0;
+	path_of(c, ".delta", path, sizeof path);
+	if (stat(path, &st) == -1)
+		st.st_size = 0;
+	if ((size_t)st.st_size + d->len > bound)
+		return 0;
+	if (st.st_size == 0)
+		head_text(c, &h);
+	if (h.len > 0)
+		put(&h, d->p, d->len);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+	    O_NOFOLLOW, 0600);
+	r = fd == -1 || state_write_all(fd, h.len > 0 ? h.p : d->p,
+	    h.len > 0 ? h.len : d->len) == -1 ? -1 : 1;
+	if (fd != -1 && close(fd) == -1)
+		r = -1;
+	if (r == -1)
+		errf(err, "%s: cannot write: %s", path, strerror(errno));
+	free(h.p);
+	return r;
+}
+
+/* Write the base whole, of a new GEN, and remove the delta. */
+static int
+rewrite(struct soulcache *c, char *err)
+{
+	struct out o = { NULL, 0, 0 };
+	char path[4200];
+	struct stat st;
+	int r;
+
+	text(c, &o);
+	r = state_put(c->dir, c->name, o.p, o.len, STATE_CACHE, err);
+	free(o.p);
+	if (r == -1)
+		return -1;
+	path_of(c, ".delta", path, sizeof path);
+	if (unlink(path) == -1 && errno != ENOENT) {
+		errf(err, "%s: cannot remove: %s", path, strerror(errno));
+		return -1;
+	}
+	path_of(c, ".jsonl", path, sizeof path);
+	if (stat(path, &st) == 0)
+		identity(&st, c->bid);
+	c->blen = o.len;
+	c->whole = 0;
+	return 0;
+}
+
+/*
+ * Write the cache back if it changed: what changed appended to the
+ * delta, or the base whole (see the head of this file); with `whole'
+ * (a round that met every soul of the directory) the entries of files
+ * not met go.
  */
 int
 soulcache_save(struct soulcache *c, int whole, char *err)
 {
-	struct out o = { NULL, 0, 0 };
+	struct out d = { NULL, 0, 0 };
 	char lock[40];
 	size_t i, k;
 	int fd, r;
 
 	for (i = 0, k = 0; i < c->n; i++) {
 		if (whole && !c->e[i].seen) {
-			c->dirty = 1;
+			if (kept(&c->e[i])) {
+				c->dirty = 1;
+				ent_text(&d, &c->e[i], 1);
+			}
 			line_drop(&c->e[i]);
 			if (c->e[i].own == 2)
 				free(c->e[i].name);
 			continue;
 		}
+		if (c->e[i].chg)
+			ent_text(&d, &c->e[i], !kept(&c->e[i]));
 		c->e[k++] = c->e[i];
 	}
 	if (k != c->n) {
@@ -556,19 +748,26 @@ soulcache_save(struct soulcache *c, int whole, char *err)
 		for (i = 0; i < c->n; i++)
 			tab_add(c, i);
 	}
+	r = 0;
 	if (!c->dirty)
-		return 0;
+		goto out;
+	r = -1;
 	if (state_subdir("rounds", c->dir, sizeof c->dir, err) == -1)
-		return -1;
+		goto out;
 	snprintf(lock, sizeof lock, "%.*s.lock", (int)strcspn(c->name, "."),
 	    c->name);
 	if ((fd = state_lock(c->dir, lock, LOCK_EX, err)) < 0)
-		return -1;
-	text(c, &o);
-	r = state_put(c->dir, c->name, o.p, o.len, STATE_CACHE, err);
+		goto out;
+	if ((r = c->whole ? 0 : d.len > 0 ? append(c, &d, err) : 1) == 0)
+		r = rewrite(c, err);
 	state_unlock(fd);
-	free(o.p);
-	if (r == 0)
+	if (r != -1) {
+		r = 0;
 		c->dirty = 0;
+		for (i = 0; i < c->n; i++)
+			c->e[i].chg = 0;
+	}
+out:
+	free(d.p);
 	return r;
 }

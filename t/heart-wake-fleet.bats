@@ -431,7 +431,7 @@ EOF
 	assert_output $'a +09:00\nb +01:00'
 }
 
-@test "a soul cache of version 2 still reads: its skips are dropped and their souls read again, once" {
+@test "a soul cache of version 2 or 3 still reads: a 2's skips are dropped and their souls read again, a 3's kept; either is written again as 4" {
 	d=$BATS_TEST_TMPDIR/souls
 	mkdir -p "$d"
 	printf 'name: scout\nheart: { schedule: { interval: 30m } }\n' > "$d/scout.yaml"
@@ -439,14 +439,99 @@ EOF
 	assert_output "not_due false"
 	f=$(ls "$HEART_STATE_DIR"/rounds/*.jsonl)
 	run head -n 1 "$f"
-	assert_output --partial '{"v":3,'
-	sed -i '1s/"v":3/"v":2/' "$f"
+	assert_output --regexp '^\{"v":4,.*"gen":[1-9][0-9]*\}$'
+	sed -i '1s/"v":4/"v":2/' "$f"
 	run cached $((T0 + 1))
 	assert_output "not_due false"
 	run head -n 1 "$f"
-	assert_output --partial '{"v":3,'
+	assert_output --partial '{"v":4,'
 	run cached $((T0 + 2))
 	assert_output "not_due true"
+	sed -i -E '1s/"v":4(.*),"gen":[0-9]+/"v":3\1/' "$f"
+	run head -n 1 "$f"
+	refute_output --partial gen
+	run cached $((T0 + 3))
+	assert_output "not_due true"
+	run head -n 1 "$f"
+	assert_output --partial '{"v":4,'
+}
+
+# gen_of FILE: the GEN of a soul cache's head (as text: jq 1.6 would
+# round a number past 2^53)
+gen_of() {
+	head -n 1 "$1" | sed -nE 's/.*"gen":([0-9]+)[,}].*/\1/p'
+}
+
+@test "a round appends what changed to the soul cache's delta, and writes the base again, of a new gen, only past the delta's bound" {
+	d=$BATS_TEST_TMPDIR/souls
+	IV=1d mksouls "$d" s 99 > /dev/null
+	IV=1d mksouls "$d" t 60 > /dev/null
+	at_epoch "$T0" heart-wake --souls "$d" > /dev/null
+	f=$(ls "$HEART_STATE_DIR"/rounds/*.jsonl)
+	[ ! -e "${f%.jsonl}.delta" ]
+	base=$(stat -c '%i %s %Y' "$f") gen=$(gen_of "$f")
+	touch "$d"/s0[1-5].yaml
+	run at_epoch $((T0 + 60)) heart-wake --souls "$d"
+	run jq -r 'select(.cached != true) | .agent' <<< "$output"
+	assert_output $'s01\ns02\ns03\ns04\ns05'
+	# the base as it was; the five in the delta, after its head
+	[ "$(stat -c '%i %s %Y' "$f")" = "$base" ]
+	[ "$(gen_of "${f%.jsonl}.delta")" = "$gen" ]
+	run jq -r 'if type == "object" then "head" else .[0] end' "${f%.jsonl}.delta"
+	assert_output $'head\ns01.yaml\ns02.yaml\ns03.yaml\ns04.yaml\ns05.yaml'
+	# the next round serves all from the base and the delta
+	run at_epoch $((T0 + 120)) heart-wake --souls "$d"
+	run jq -r 'select(.cached != true) | .agent' <<< "$output"
+	assert_output ""
+	[ "$(wc -l <<< "$output")" = 1 ]
+	# a soul gone: a line in the delta that forgets it
+	rm "$d/t60.yaml"
+	at_epoch $((T0 + 180)) heart-wake --souls "$d" > /dev/null
+	run tail -n 1 "${f%.jsonl}.delta"
+	assert_output '["t60.yaml",[0,0,0,0,0,0,0],0,0,null]'
+	# 158 skips kept again are more than the delta's 64 KiB: the base
+	# is written whole, of a new gen, and the delta goes
+	touch "$d"/*.yaml
+	at_epoch $((T0 + 240)) heart-wake --souls "$d" > /dev/null
+	[ ! -e "${f%.jsonl}.delta" ]
+	[ "$(gen_of "$f")" != "$gen" ]
+	[ "$(grep -c '^\["' "$f")" = 158 ]
+	run at_epoch $((T0 + 300)) heart-wake --souls "$d"
+	[ "$(jq -r 'select(.cached == true) | .agent' <<< "$output" | wc -l)" = 158 ]
+}
+
+@test "a soul cache's delta extends only the base of its gen, and one that does not read is never trusted" {
+	d=$BATS_TEST_TMPDIR/souls
+	IV=1d mksouls "$d" s 3 > /dev/null
+	at_epoch "$T0" heart-wake --souls "$d" > /dev/null
+	f=$(ls "$HEART_STATE_DIR"/rounds/*.jsonl) gen=$(gen_of "$f")
+	delta=${f%.jsonl}.delta
+	# a delta line standing for s02's, its skip's reason changed: what
+	# a round gives when it trusts the delta
+	{ head -n 1 "$f"; grep '^\["s02.yaml"' "$f" |
+	    sed 's/"reason":"[^"]*"/"reason":"from the delta"/'; } > "$delta"
+	run at_epoch $((T0 + 60)) heart-wake --souls "$d"
+	run jq -r 'select(.agent == "s02") | .reason' <<< "$output"
+	assert_output "from the delta"
+	# of another gen: ignored, and the base written again without it
+	sed -i "1s/\"gen\":$gen/\"gen\":$((gen ^ 1))/" "$delta"
+	run at_epoch $((T0 + 120)) heart-wake --souls "$d"
+	run jq -r 'select(.agent == "s02") | .reason' <<< "$output"
+	refute_output "from the delta"
+	[ ! -e "$delta" ]
+	[ "$(gen_of "$f")" != "$gen" ]
+	# a delta cut in the middle of a line: the cache is built again
+	touch "$d/s01.yaml"
+	at_epoch $((T0 + 180)) heart-wake --souls "$d" > /dev/null
+	[ -s "$delta" ]
+	printf '["s03.yaml",[1,2' >> "$delta"
+	run at_epoch $((T0 + 240)) heart-wake --souls "$d"
+	run jq -r '"\(.agent) \(.status) \(.cached // false)"' <<< "$output"
+	assert_output $'s01 not_due false\ns02 not_due false\ns03 not_due false'
+	[ ! -e "$delta" ]
+	run at_epoch $((T0 + 300)) heart-wake --souls "$d"
+	run jq -r '"\(.agent) \(.status) \(.cached // false)"' <<< "$output"
+	assert_output $'s01 not_due true\ns02 not_due true\ns03 not_due true'
 }
 
 @test "heart-round runs one heart-wake --souls for the round" {
