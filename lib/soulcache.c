@@ -34,8 +34,11 @@
  * next save; the cache is written (under rounds/HASH.lock) only when
  * something in it changed; a delta extends only the base of its GEN,
  * and one of another is ignored (its base was written again after
- * it); a base or a delta that does not read is rebuilt: the cache is
- * never trusted over the file.
+ * it), as is a last line not ended (its writer killed, or still
+ * appending: an entry lost is a hint lost, never a wrong skip, since
+ * every entry it stood for had expired or no longer matched its file);
+ * a base or a delta with a line that does not read is rebuilt: the
+ * cache is never trusted over the file.
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -311,13 +314,16 @@ ents_in(struct soulcache *c, char *p, char *end, int v, int over)
 	return 0;
 }
 
-/* The delta over the base just read; none, or one of another GEN, is
- * nothing to add (the base is then written again); -1: it does not
- * read. */
+/*
+ * The delta over the base just read; none, or one of another GEN, is
+ * nothing to add; a last line not ended (its writer killed, or still
+ * appending) is left out.  Either way the base is then written again.
+ * -1: a line does not read.
+ */
 static int
 load_delta(struct soulcache *c)
 {
-	char path[4200], *nl;
+	char path[4200], *nl, *end;
 	long long gen;
 	size_t len;
 
@@ -329,7 +335,10 @@ load_delta(struct soulcache *c)
 		c->whole = 1;
 		return 0;
 	}
-	return ents_in(c, nl + 1, c->dbuf + len, VERSION, 1);
+	end = memrchr(c->dbuf, '\n', len) + 1;
+	if (end != c->dbuf + len)
+		c->whole = 1;
+	return ents_in(c, nl + 1, end, VERSION, 1);
 }
 
 /* Read the cache; one that does not read leaves the cache empty. */
@@ -657,6 +666,7 @@ append(struct soulcache *c, const struct out *d, char *err)
 	struct stat st;
 	long long id[NID];
 	size_t bound = c->blen / 2 > DELTA_MIN ? c->blen / 2 : DELTA_MIN;
+	char last;
 	int fd, r;
 
 	path_of(c, ".jsonl", path, sizeof path);
@@ -666,19 +676,27 @@ append(struct soulcache *c, const struct out *d, char *err)
 	if (memcmp(id, c->bid, sizeof id) != 0)
 		return 0;
 	path_of(c, ".delta", path, sizeof path);
-	if (stat(path, &st) == -1)
-		st.st_size = 0;
-	if ((size_t)st.st_size + d->len > bound)
+	fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+	    0600);
+	if (fd == -1 || fstat(fd, &st) == -1) {
+		errf(err, "%s: cannot write: %s", path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	/* past its bound, or its last line cut by a writer killed */
+	if ((size_t)st.st_size + d->len > bound || (st.st_size > 0 &&
+	    (pread(fd, &last, 1, st.st_size - 1) != 1 || last != '\n'))) {
+		close(fd);
 		return 0;
+	}
 	if (st.st_size == 0)
 		head_text(c, &h);
 	if (h.len > 0)
 		put(&h, d->p, d->len);
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
-	    O_NOFOLLOW, 0600);
-	r = fd == -1 || state_write_all(fd, h.len > 0 ? h.p : d->p,
+	r = state_write_all(fd, h.len > 0 ? h.p : d->p,
 	    h.len > 0 ? h.len : d->len) == -1 ? -1 : 1;
-	if (fd != -1 && close(fd) == -1)
+	if (close(fd) == -1)
 		r = -1;
 	if (r == -1)
 		errf(err, "%s: cannot write: %s", path, strerror(errno));

@@ -500,7 +500,7 @@ gen_of() {
 	[ "$(jq -r 'select(.cached == true) | .agent' <<< "$output" | wc -l)" = 158 ]
 }
 
-@test "a soul cache's delta extends only the base of its gen, and one that does not read is never trusted" {
+@test "a soul cache's delta extends only the base of its gen, a last line cut is left out, and one that does not read is never trusted" {
 	d=$BATS_TEST_TMPDIR/souls
 	IV=1d mksouls "$d" s 3 > /dev/null
 	at_epoch "$T0" heart-wake --souls "$d" > /dev/null
@@ -520,16 +520,27 @@ gen_of() {
 	refute_output "from the delta"
 	[ ! -e "$delta" ]
 	[ "$(gen_of "$f")" != "$gen" ]
-	# a delta cut in the middle of a line: the cache is built again
+	# a delta whose last line was cut (its writer killed, or still
+	# appending): read without it, and the base written again whole
 	touch "$d/s01.yaml"
 	at_epoch $((T0 + 180)) heart-wake --souls "$d" > /dev/null
 	[ -s "$delta" ]
+	gen=$(gen_of "$f")
 	printf '["s03.yaml",[1,2' >> "$delta"
 	run at_epoch $((T0 + 240)) heart-wake --souls "$d"
 	run jq -r '"\(.agent) \(.status) \(.cached // false)"' <<< "$output"
+	assert_output $'s01 not_due true\ns02 not_due true\ns03 not_due true'
+	[ ! -e "$delta" ]
+	[ "$(gen_of "$f")" != "$gen" ]
+	# a line that does not read: the cache is built again
+	touch "$d/s01.yaml"
+	at_epoch $((T0 + 300)) heart-wake --souls "$d" > /dev/null
+	printf '["s03.yaml",[1,2]]\n' >> "$delta"
+	run at_epoch $((T0 + 360)) heart-wake --souls "$d"
+	run jq -r '"\(.agent) \(.status) \(.cached // false)"' <<< "$output"
 	assert_output $'s01 not_due false\ns02 not_due false\ns03 not_due false'
 	[ ! -e "$delta" ]
-	run at_epoch $((T0 + 300)) heart-wake --souls "$d"
+	run at_epoch $((T0 + 420)) heart-wake --souls "$d"
 	run jq -r '"\(.agent) \(.status) \(.cached // false)"' <<< "$output"
 	assert_output $'s01 not_due true\ns02 not_due true\ns03 not_due true'
 }
