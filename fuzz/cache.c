@@ -45,7 +45,8 @@ setup(void)
 	snprintf(base, sizeof base, "%s", hash);
 }
 
-/* dir/name: head (unless v is 0) then n bytes of p */
+/* rounds/name: the head of version v (of GEN gen when 4), then n
+ * bytes of p */
 static void
 put_file(const char *name, int v, long long gen, const uint8_t *p,
     size_t n)

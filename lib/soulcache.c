@@ -41,9 +41,8 @@
  * cache is never trusted over the file.
  */
 #include <sys/file.h>
-#include <sys/stat.h>
-
 #include <sys/random.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -745,18 +744,20 @@ soulcache_save(struct soulcache *c, int whole, char *err)
 	size_t i, k;
 	int fd, r;
 
+	/* the delta's lines, unless the base is to be written whole */
 	for (i = 0, k = 0; i < c->n; i++) {
 		if (whole && !c->e[i].seen) {
 			if (kept(&c->e[i])) {
 				c->dirty = 1;
-				ent_text(&d, &c->e[i], 1);
+				if (!c->whole)
+					ent_text(&d, &c->e[i], 1);
 			}
 			line_drop(&c->e[i]);
 			if (c->e[i].own == 2)
 				free(c->e[i].name);
 			continue;
 		}
-		if (c->e[i].chg)
+		if (c->e[i].chg && !c->whole)
 			ent_text(&d, &c->e[i], !kept(&c->e[i]));
 		c->e[k++] = c->e[i];
 	}

@@ -28,6 +28,7 @@ bats_lib bats-assert
 # lines; a failure is still reported at the line of the test that
 # failed (a helper failing is named by the test's line that called it).
 set +T
+
 # at TIME CMD..., at_epoch SECONDS CMD...: CMD on a faked clock
 . "$BATS_TEST_DIRNAME/faketime.bash"
 
