@@ -108,6 +108,7 @@ souls3() {
 }
 
 @test "heart-round is a POSIX sh script that shellcheck finds clean" {
+	plain_only
 	run head -n 1 "$C/heart-round"
 	assert_output "#!/bin/sh"
 	[ -x "$C/heart-round" ]
@@ -133,6 +134,7 @@ units() {
 }
 
 @test "the systemd units pass systemd-analyze verify, and a broken one does not" {
+	plain_only
 	command -v systemd-analyze >/dev/null ||
 		skip "no systemd-analyze on this machine"
 	u=$BATS_TEST_TMPDIR/units
@@ -159,6 +161,7 @@ units() {
 }
 
 @test "every unit runs as the system user heart in /var/lib/heart: no DynamicUser beside a static User" {
+	plain_only
 	for u in heart-pulse.service heart-wake.service heart-wake@.service; do
 		f=$C/systemd/$u
 		grep -qx 'User=heart' "$f"
@@ -173,6 +176,7 @@ units() {
 }
 
 @test "systemd-analyze security scores every service 1.5 or better, where the old pulse unit scored 8.5" {
+	plain_only
 	command -v systemd-analyze >/dev/null ||
 		skip "no systemd-analyze on this machine"
 	u=$BATS_TEST_TMPDIR/units
@@ -210,6 +214,7 @@ units() {
 }
 
 @test "the wake units keep the pulse's broker password from the wakes, their tools and deliveries" {
+	plain_only
 	for u in heart-wake.service heart-wake@.service; do
 		grep -qx 'UnsetEnvironment=HEART_MQTT_PASSWORD' "$C/systemd/$u"
 	done
@@ -259,6 +264,7 @@ units() {
 }
 
 @test "the crontab's lines are well formed: a round a minute and metrics, no secret in the file" {
+	plain_only
 	f=$C/cron/heart.cron
 	run awk '!/^#/ && !/^$/ && !/^[A-Z_]+=/ {
 	    for (i = 1; i <= 5; i++) if ($i !~ /^[0-9*\/,-]+$/) { print "bad time: " $0; exit 1 }
@@ -274,6 +280,7 @@ units() {
 }
 
 @test "the crontab's round sees heart.env's settings: set -a exports its NAME=value lines" {
+	plain_only
 	printf '# a comment\nHEART_LLM_MODEL=from-the-env-file\n' > "$BATS_TEST_TMPDIR/heart.env"
 	printf '#!/bin/sh\necho "model=${HEART_LLM_MODEL:-unset} souls=$1"\n' \
 		> "$BATS_TEST_TMPDIR/heart-round"
@@ -291,6 +298,7 @@ units() {
 }
 
 @test "heart.env ships every setting commented, as NAME=value lines, each a variable the man pages document" {
+	plain_only
 	f=$C/heart.env
 	run grep -v -e '^#' -e '^$' "$f"
 	assert_failure

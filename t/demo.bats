@@ -5,6 +5,9 @@
 load helpers
 
 setup() {
+	# (contrib/demo.sh puts the tree first in PATH: make demo runs the
+	# programs as built, never the sanitized ones)
+	plain_only "make demo runs the tree's own programs: the plain pass runs it"
 	heart_setup
 	unset HEART_LLM_URL HEART_LLM_MODEL OPENAI_API_KEY ANTHROPIC_API_KEY
 	[ -f "$T/../build/mizpah/mqtt.min.js" ] || skip "build/mizpah missing: run make mizpah"

@@ -140,6 +140,7 @@ events() {	# events EVENT [AGENT]: how many such lines the watcher printed
 }
 
 @test "the shipped unit logs in with the account the shipped broker config and ACL name" {
+	plain_only
 	u=$T/../contrib/systemd/heart-pulse.service
 	grep -q -- '--username heart-pulse-%H$' "$u"
 	grep -q 'heart-pulse-HOST' "$T/../contrib/mosquitto/heart.conf"

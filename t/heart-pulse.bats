@@ -828,12 +828,14 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 }
 
 @test "the man page heart-pulse.1 is lint-clean" {
+	plain_only
 	run mandoc -Tlint -Wwarning "$T/../man/heart-pulse.1"
 	assert_success
 	assert_output ""
 }
 
 @test "the systemd unit in contrib/ is Type=notify with a watchdog, and verifies" {
+	plain_only
 	u=$T/../contrib/systemd/heart-pulse.service
 	grep -q '^Type=notify$' "$u"
 	grep -q '^WatchdogSec=' "$u"
@@ -901,6 +903,7 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 }
 
 @test "EXIT STATUS in heart-pulse.1 lists the codes heart-pulse can exit with, and only those" {
+	plain_only
 	man=$(sed -n '/^\.Sh EXIT STATUS/,/^\.Sh /p' "$T/../man/heart-pulse.1" |
 	    sed -n 's/^\.It \([0-9]*\)$/\1/p' | sort -n | tr '\n' ' ')
 	code=$(for x in $(grep -o 'HX_[A-Z]*' "$T/../cmd/heart-pulse.c" | sort -u); do

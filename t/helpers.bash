@@ -405,6 +405,15 @@ release_lock() {
 	HOLDER=
 }
 
+# plain_only [WHY]: skip, in the sanitized pass, a test that runs no
+# program of heart's build (it checks a script, a unit, a man page, the
+# tree or a page in a browser): there it would check the same bytes
+# with the same tools as in the plain pass, which runs it.
+plain_only() {
+	local why="runs no program of heart's build: the plain pass runs it"
+	[ -z "${HEART_SANITIZED:-}" ] || skip "${1:-$why}"
+}
+
 # repeats N [SANITIZED]: the runs of a test that repeats a race (every
 # run, N times) or kills at random points (N rounds): 1 to N, and 1 to
 # SANITIZED (default 2) in the sanitized pass.  The sanitizers look for

@@ -171,6 +171,7 @@ born() {	# born AGENT...: online for an hour, as a birth says
 }
 
 @test "problems sort first in their group and are counted; search and the legend narrow the view" {
+	plain_only
 	page
 	born a-1 a-2 a-3 a-4 b-1 b-2 b-3 solo
 	pulse_of() {	# pulse_of AGENT [JSON]: a pulse, with JSON's fields
@@ -280,6 +281,7 @@ b b-3 capped
 }
 
 @test "ten thousand agents on a 1400x900 screen: every one drawn, none over another" {
+	plain_only
 	page
 	node "$T/mizpah-fleet.mjs" "mqtt://127.0.0.1:$TCP" "$P" 10000
 	wait_until 60 holds 'mizpah.drawn().length === 10000'
@@ -337,11 +339,13 @@ b b-3 capped
 }
 
 @test "a wrong password: the dashboard says why it is not connected" {
+	plain_only
 	step goto "?broker=ws://127.0.0.1:$WS&username=mizpah&prefix=$P#password=wrong"
 	wait_until 20 holds 'document.getElementById("link").textContent.includes("Not authorized")'
 }
 
 @test "the password comes in the URL's fragment, never sent, and is gone from the address and history at once" {
+	plain_only
 	page
 	wait_until 20 holds 'document.getElementById("link").textContent.includes("/#")'
 	holds '!location.href.includes("look-only") && !location.hash'
@@ -355,6 +359,7 @@ b b-3 capped
 }
 
 @test "a status from another node than the agent's birth does not take it offline" {
+	plain_only
 	born own
 	page
 	wait_until 20 eval '[ "$(drawn "select(.id == \"own\") | .look")" = online ]'
@@ -371,6 +376,7 @@ b b-3 capped
 }
 
 @test "the shipped broker config refuses an anonymous publisher, and the dashboard's user cannot write" {
+	plain_only
 	run mosquitto_pub -h 127.0.0.1 -p "$TCP" -t "$P/x/pulse" -m forged
 	assert_failure
 	assert_output --partial 'not authorised'
@@ -383,6 +389,7 @@ b b-3 capped
 }
 
 @test "the page's own HTML, CSS and JavaScript stay within the paper's 344 lines" {
+	plain_only
 	n=$(cat "$T"/../share/heartbeat/mizpah/*.html "$T"/../share/heartbeat/mizpah/*.css \
 		"$T"/../share/heartbeat/mizpah/*.js | wc -l)
 	echo "mizpah: $n lines" >&3

@@ -26,6 +26,7 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 }
 
 @test "the fixtures are the paper's own code blocks, byte for byte" {
+	plain_only
 	paper=$T/../../shared/seeds/000_heart_paper_en_zh.txt
 	[ -f "$paper" ] || skip "no ../shared beside the project"
 	for f in "$FIX"/paper/*.yaml; do

@@ -42,6 +42,7 @@ repo() {
 }
 
 @test "the tree check refuses a tracked symlink out of the tree and a tracked file .gitignore keeps out" {
+	plain_only
 	r=$BATS_TEST_TMPDIR/r
 	repo "$r"
 	mkdir "$r/sub"
@@ -68,6 +69,7 @@ repo() {
 }
 
 @test "the project's own tree passes its tree check, and make check runs it first" {
+	plain_only
 	git -C "$T/.." rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
 		skip "not a git work tree"
 	run sh "$T/tree-check.sh" "$T/.."
@@ -78,6 +80,7 @@ repo() {
 }
 
 @test "the code cites the project's own docs, never a file outside the tree" {
+	plain_only
 	cd "$T/.."
 	run grep -rnI --exclude=toolkit.bats -e 'DESIGN\.md' -e '/work/' \
 	    lib cmd t bench contrib share Makefile README man
