@@ -430,6 +430,17 @@ repeats() {
 	seq "$n"
 }
 
+# in_pass N S: N, and S in the sanitized pass: the rule of repeats for
+# the size of one run (how many takes a herd makes), where a smaller run
+# takes the same paths.
+in_pass() {
+	if [ -n "${HEART_SANITIZED:-}" ]; then
+		echo "$2"
+	else
+		echo "$1"
+	fi
+}
+
 # wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds;
 # fail when it has not within SECONDS (times PATIENCE).
 wait_until() {
