@@ -2,7 +2,8 @@
 # check.sh JOBS FUZZSECS STORE_SUITE... -- FUZZ_TARGET... - make check's
 # passes as one pool of jobs, JOBS at a time (GNU parallel): every bats
 # file with the programs as built (pass plain) and again built with
-# AddressSanitizer and UndefinedBehaviorSanitizer (asan), the cap and
+# AddressSanitizer and UndefinedBehaviorSanitizer (asan; a test that
+# runs none of them skips itself there: plain_only), the cap and
 # breaker suites STORE_SUITE again with a Redis store (redis,
 # asan-redis), and each fuzz target FUZZSECS seconds after its seeds
 # (fuzz).  A job is one file of one pass; a file's tests run in order.
