@@ -3,6 +3,14 @@
 
 load helpers
 
+setup_file() {
+	heart_setup_file
+}
+
+teardown_file() {
+	heart_teardown_file
+}
+
 setup() {
 	heart_setup
 }

@@ -64,21 +64,47 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_release_to_os_inte
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # heart_setup: a private state directory; with HEART_TEST_STORE=redis
-# (make check's second pass over the cap and breaker suites) also a
-# private redis-server, in force through HEART_STORE.  A file that
-# calls it has teardown() { heart_teardown; }.
+# (make check's Redis passes over the cap and breaker suites) also a
+# private Redis store, in force through HEART_STORE: the file's server
+# (heart_setup_file), emptied with FLUSHALL, else a redis-server of the
+# test's own.  A file that calls it has teardown() { heart_teardown; }.
 heart_setup() {
 	export HEART_STATE_DIR=$BATS_TEST_TMPDIR/state
 	export TZ=UTC
 	unset XDG_STATE_HOME HEART_STORE HEART_REDIS_PASSWORD
-	if [ "${HEART_TEST_STORE:-}" = redis ]; then
+	[ "${HEART_TEST_STORE:-}" = redis ] || return 0
+	if [ -n "${FILE_REDIS_PID:-}" ]; then
+		REDIS_PID=$FILE_REDIS_PID REDIS_PORT=$FILE_REDIS_PORT
+		REDIS_DIR=$FILE_REDIS_DIR REDIS_URL=$FILE_REDIS_URL
+		rcli FLUSHALL > /dev/null || return 1
+	else
 		redis_start || return 1
-		export HEART_STORE=$REDIS_URL
+	fi
+	export HEART_STORE=$REDIS_URL
+}
+
+heart_teardown() {	# the file's server stays for the next test
+	if [ "${REDIS_PID:-}" != "${FILE_REDIS_PID:-}" ]; then
+		redis_stop
 	fi
 }
 
-heart_teardown() {
-	redis_stop
+# heart_setup_file: with HEART_TEST_STORE=redis, one redis-server for
+# the file's tests (each a tenth of a second of CPU less than a server
+# of its own).  Its tests only read and write keys: a test that stops,
+# kills or reconfigures its server starts one of its own (redis_start).
+# A file that calls it has teardown_file() { heart_teardown_file; }.
+heart_setup_file() {
+	[ "${HEART_TEST_STORE:-}" = redis ] || return 0
+	local BATS_TEST_TMPDIR=$BATS_FILE_TMPDIR
+	redis_start || return 1
+	export FILE_REDIS_PID=$REDIS_PID FILE_REDIS_PORT=$REDIS_PORT \
+	    FILE_REDIS_DIR=$REDIS_DIR FILE_REDIS_URL=$REDIS_URL
+	unset REDIS_PID REDIS_PORT REDIS_DIR REDIS_URL
+}
+
+heart_teardown_file() {
+	stop_pid "${FILE_REDIS_PID:-}"
 }
 
 # file_only: skip a test that looks at the state files themselves.
@@ -143,7 +169,9 @@ redis_start() {
 	REDIS_DIR=$BATS_TEST_TMPDIR/redis
 	mkdir -p "$REDIS_DIR"
 	for try in 1 2 3 4 5 6 7 8; do
-		REDIS_PORT=$((20000 + (RANDOM * 7 + try) % 40000))
+		# below the kernel's ephemeral ports (32768 on), where any
+		# client's connection may hold the port a while
+		REDIS_PORT=$((20000 + (RANDOM * 7 + try) % 12768))
 		{
 			[ -z "${REDIS_INCLUDE:-}" ] || echo "include $REDIS_INCLUDE"
 			echo "bind 127.0.0.1"
@@ -180,6 +208,8 @@ redis_up() {
 			export REDIS_PID
 			return 0
 		fi
+		# it wrote its pid and exited: the port was taken
+		[ -z "$REDIS_PID" ] || alive "$REDIS_PID" || break
 		sleep 0.05
 	done
 	redis_stop
