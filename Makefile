@@ -47,7 +47,9 @@ PC_CORE = yaml-0.1 jansson
 # libcurl: headers only; http.c loads the library with dlopen(3)
 PC_CFLAGS = $(PC_CORE) libcurl hiredis
 CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CFLAGS))
-CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE))
+# and libm: the library rounds (floor in soul.c, log2 in adapt.c), which
+# an optimising build may inline and CFLAGS=-O0 does not
+CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE)) -lm
 PC_MQTT = libmosquitto
 MQTT_LIBS = $$($(PKG_CONFIG) --libs $(PC_MQTT))
 # only the programs that open a store (redis_open) link hiredis
@@ -97,7 +99,7 @@ DEB_BENCH = gnuplot-nox
 DEB_PKG = build-essential dpkg-dev debhelper lintian devscripts
 
 # The suites run a second time against a Redis store (t/helpers.bash
-# starts a redis-server per test when HEART_TEST_STORE=redis).
+# starts a redis-server per file when HEART_TEST_STORE=redis).
 STORE_SUITES = t/heart-cap.bats t/heart-cap-days.bats t/heart-breaker.bats
 
 all: $(PROGS)
@@ -107,7 +109,7 @@ all: $(PROGS)
 heart-cap_LIBS = $(CORE_LIBS) $(REDIS_LIBS)
 heart-breaker_LIBS = $(CORE_LIBS) $(REDIS_LIBS)
 heart-ghost_LIBS = $(CORE_LIBS)
-heart-wake_LIBS = $(CORE_LIBS) $(REDIS_LIBS) -ldl -lm
+heart-wake_LIBS = $(CORE_LIBS) $(REDIS_LIBS) -ldl
 heart-pulse_LIBS = $(CORE_LIBS) $(MQTT_LIBS)
 soul-dump_LIBS = $(CORE_LIBS)
 brk-probe_LIBS = $(CORE_LIBS) $(REDIS_LIBS)
@@ -178,7 +180,7 @@ FUZZ_CC = clang
 FUZZFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 FUZZ = soul dur jscan jdiff ghost llm state hist checklist mcp url cache
-FUZZ_LIBS = $(CORE_LIBS) $(REDIS_LIBS) $(MQTT_LIBS) -ldl -lm
+FUZZ_LIBS = $(CORE_LIBS) $(REDIS_LIBS) $(MQTT_LIBS) -ldl
 FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 5
 
