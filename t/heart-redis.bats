@@ -361,7 +361,7 @@ tools:
 	llm_last | jq -e '.messages[-1] | .role == "tool" and (.content | fromjson) == {"sockets": 0}'
 }
 
-@test "hand-edited keys with a wrong field are refused with exit 74 and named, never reset" {
+@test "hand-edited keys, with a wrong field or not JSON at all, are refused with exit 74 and named, never reset" {
 	heart-cap take scout
 	k='heart:{scout}:cap.json'
 	rcli SET "$k" "$(rcli GET "$k" | jq -c '.total = "many"')" >/dev/null
@@ -379,6 +379,14 @@ tools:
 	run heart-wake --soul "$(mk scout '')" --explain
 	assert_failure 74
 	assert_output --partial "heart:{scout}:wake.json: not valid JSON"
+	# a key that is not JSON at all: named, and never replaced
+	rcli SET 'heart:{cut}:cap.json' '{"day":"2026-11-2' >/dev/null
+	run heart-cap take cut
+	assert_failure 74
+	assert_output "heart-cap: $REDIS_URL: heart:{cut}:cap.json: not valid JSON: premature end of input near '\"2026-11-2'; fix or delete the key by hand"
+	run heart-cap status cut
+	assert_failure 74
+	[ "$(rcli GET 'heart:{cut}:cap.json')" = '{"day":"2026-11-2' ]
 }
 
 @test "the store runs no script: a write is WATCH, GET, MULTI, SET, EXEC, and a write that lost the race is decided again" {
@@ -399,10 +407,11 @@ tools:
 	[ "$(calls exec)" -ge 18 ]
 }
 
-@test "status of every agent lists the agents the store knows, sorted" {
+@test "status of every agent lists the agents the store knows, sorted, each once" {
 	heart-cap take beta
 	heart-cap take alpha
 	at "$T0" heart-breaker record gamma llm-fail
+	at "$T0" heart-breaker record alpha llm-fail	# a second key
 	run heart-cap status
 	assert_success
 	[ "${#lines[@]}" -eq 3 ]
