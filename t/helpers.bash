@@ -104,7 +104,8 @@ heart_setup_file() {
 }
 
 heart_teardown_file() {
-	stop_pid "${FILE_REDIS_PID:-}"
+	REDIS_PID=${FILE_REDIS_PID:-}
+	redis_stop
 }
 
 # file_only: skip a test that looks at the state files themselves.
@@ -453,11 +454,9 @@ plain_only() {
 # interleavings is the plain and Redis passes' work, whose programs
 # start ten times faster.
 repeats() {
-	local n=$1 s=${2:-2}
-	if [ -n "${HEART_SANITIZED:-}" ] && [ "$s" -lt "$n" ]; then
-		n=$s
-	fi
-	seq "$n"
+	local s=${2:-2}
+	[ "$s" -lt "$1" ] || s=$1
+	seq "$(in_pass "$1" "$s")"
 }
 
 # in_pass N S: N, and S in the sanitized pass: the rule of repeats for
