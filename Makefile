@@ -275,9 +275,15 @@ check: tree-check
 
 # the lines the store suites reach over Redis and not over files or in
 # heart-redis.bats: none, or the sanitized pass would miss them
-# (t/cover-redis.sh; t/check.sh runs no sanitized Redis pass)
+# (t/check.sh runs no sanitized Redis pass); and the lines the long
+# simulations reach and the sanitized pass's tests do not: none, or
+# that pass would miss them (it skips those, t/helpers.bash plain_long).
+# t/cover.sh.
 cover-redis: deps
-	@bash t/cover-redis.sh $(STORE_SUITES)
+	@bash t/cover.sh redis $(STORE_SUITES)
+
+cover-asan: deps
+	@bash t/cover.sh asan
 
 bench: bench-deps all node_modules/.package-lock.json
 	@for b in bench/*.sh; do bash "$$b" || exit 1; done
@@ -367,6 +373,6 @@ deb: deb-deps
 clean:
 	rm -rf build $(PROGS)
 
-.PHONY: demo mizpah dashboard all tprogs asan fuzz-build fuzz cover-redis \
+.PHONY: demo mizpah dashboard all tprogs asan fuzz-build fuzz cover-redis cover-asan \
 	$(FUZZ:%=fuzz-%) deps bench-deps lint check tree-check \
 	bench install deb deb-deps clean

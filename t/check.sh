@@ -8,9 +8,11 @@
 # fuzz target FUZZSECS seconds after its seeds (fuzz).  A job is one
 # file of one pass; a file's tests run in order.  The sanitized pass
 # runs heart-redis.bats, the Redis store's own suite, which reaches
-# every line the redis pass reaches (t/cover-redis.sh shows it), so the
+# every line the redis pass reaches (t/cover.sh redis shows it), so the
 # store suites do not run a fourth time, sanitized over Redis; `check.sh
-# --one asan-redis FILE 0` runs one so, by hand.
+# --one asan-redis FILE 0` runs one so, by hand.  Nor does it run the
+# long simulations (plain_long in t/helpers.bash), whose every line its
+# other tests reach (t/cover.sh asan shows it).
 # The jobs that took the most CPU in the last run (build/check/jobs)
 # start first, so that the CPUs are kept busy from the start and the
 # last jobs to run are short; a job not in it, by the CPU seconds of a

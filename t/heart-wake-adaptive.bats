@@ -124,6 +124,7 @@ goal() {
 }
 
 @test "one morning a week (Tokyo): after week one, half the fixed requests and no later alerts" {
+	plain_long
 	week morning Asia/Tokyo '[{"weekday":[2],"from":"08:00","to":"11:00","text":"The weekly report is in."}]' 2 12:00 \
 	    '2026-12-02 07:00|2026-12-02 12:00'
 	goal
@@ -132,6 +133,7 @@ goal() {
 }
 
 @test "a night window across midnight (Sydney): after week one, half the fixed requests and no later alerts" {
+	plain_long
 	week night Australia/Sydney '[{"from":"22:00","to":"02:00","text":"The batch job logged an error."}]' 1 21:00 \
 	    '2026-11-30 00:00|2026-11-30 03:00' '2026-11-30 21:00|2026-12-01 03:00'
 	goal

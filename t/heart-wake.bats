@@ -54,6 +54,7 @@ cron_day() {
 }
 
 @test "the paper's travel_rescue day: 5m with no cap sends 48 requests, not 288; 30m cap 48 sends exactly 48" {
+	plain_long
 	llm_script '{"idle_ratio": 0.9, "seed": 7}'
 	storm=$(mk storm "$(cat "$FIX/paper/s7.2-storm.yaml")")
 	fixed=$(mk travel_rescue "$(cat "$FIX/paper/s7.2-fixed.yaml")")

@@ -445,6 +445,17 @@ plain_only() {
 	[ -z "${HEART_SANITIZED:-}" ] || skip "${1:-$why}"
 }
 
+# plain_long: skip, in the sanitized pass, a long simulation (seconds
+# of CPU there: hundreds of sanitized runs, each some 50 ms) whose lines
+# of heart's C the sanitized pass's other tests reach, so that the
+# sanitizers would look at no line more; the plain pass runs it.  make
+# cover-asan (t/cover.sh asan) checks that they do.
+plain_long() {
+	local why="a long simulation whose lines the sanitized pass's other"
+	why+=" tests reach (make cover-asan): the plain pass runs it"
+	[ -z "${HEART_SANITIZED:-}" ] || skip "$why"
+}
+
 # repeats N [SANITIZED]: the runs of a test that repeats a race (every
 # run, N times) or kills at random points (N rounds): 1 to N, and 1 to
 # SANITIZED (default 2) in the sanitized pass.  The sanitizers look for
