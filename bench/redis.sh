@@ -26,7 +26,9 @@ unset HEART_STORE HEART_REDIS_PASSWORD
 
 port=
 for try in 1 2 3 4 5 6 7 8; do
-	p=$(awk -v s="$$$try" 'BEGIN { srand(s); print 20000 + int(rand() * 40000) }')
+	# below the kernel's ephemeral ports (32768 on), where a client's
+	# connection may hold the port a while
+	p=$(awk -v s="$$$try" 'BEGIN { srand(s); print 20000 + int(rand() * 12768) }')
 	if redis-server --port "$p" --bind 127.0.0.1 --dir "$tmp" \
 	    --appendonly yes --appendfsync always --save '' \
 	    --daemonize yes --pidfile "$tmp/redis.pid" \
