@@ -373,6 +373,6 @@ deb: deb-deps
 clean:
 	rm -rf build $(PROGS)
 
-.PHONY: demo mizpah dashboard all tprogs asan fuzz-build fuzz cover-redis cover-asan \
-	$(FUZZ:%=fuzz-%) deps bench-deps lint check tree-check \
+.PHONY: demo mizpah dashboard all tprogs asan fuzz-build fuzz cover-redis \
+	cover-asan $(FUZZ:%=fuzz-%) deps bench-deps lint check tree-check \
 	bench install deb deb-deps clean
