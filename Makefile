@@ -279,10 +279,10 @@ check: tree-check
 # simulations reach and the sanitized pass's tests do not: none, or
 # that pass would miss them (it skips those, t/helpers.bash plain_long).
 # t/cover.sh.
-cover-redis: deps
+cover-redis: deps node_modules/.package-lock.json
 	@bash t/cover.sh redis $(STORE_SUITES)
 
-cover-asan: deps
+cover-asan: deps node_modules/.package-lock.json
 	@bash t/cover.sh asan
 
 bench: bench-deps all node_modules/.package-lock.json

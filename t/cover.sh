@@ -35,6 +35,7 @@ mkdir -p "$b/tree"
 tar -cf - --exclude=./build --exclude=./node_modules --exclude=./.git . |
     tar -xf - -C "$b/tree"
 # the dashboard's tests need build/mizpah, made from npm's packages
+# (installed in the tree by make cover-redis and cover-asan)
 ln -s "$top/node_modules" "$b/tree/node_modules"
 make -s -C "$b/tree" CFLAGS='-O0 -g --coverage' LDFLAGS=--coverage \
     all tprogs mizpah > "$b/build.log" 2>&1 || {
