@@ -452,8 +452,7 @@ plain_only() {
 # cover-asan (t/cover.sh asan) checks that they do.
 plain_long() {
 	local why="a long simulation whose lines the sanitized pass's other"
-	why+=" tests reach (make cover-asan): the plain pass runs it"
-	[ -z "${HEART_SANITIZED:-}" ] || skip "$why"
+	plain_only "$why tests reach (make cover-asan): the plain pass runs it"
 }
 
 # repeats N [SANITIZED]: the runs of a test that repeats a race (every
