@@ -70,9 +70,9 @@ reach() {
 		}' | sort -u > "$b/$label"
 }
 
-# shellcheck disable=SC2016
 # long FILE: the names of FILE's tests that call plain_long, as one
 # regular expression for bats's --filter
+# shellcheck disable=SC2016
 long() {
 	awk '/^@test "/ { name = $0; sub(/^@test "/, "", name)
 		sub(/" \{$/, "", name); next }
