@@ -401,6 +401,10 @@ def log(d, path, headers, req, raw=b"", extra=None):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # a reply is two writes, head and body: without TCP_NODELAY the
+    # body waits for the client's delayed ACK of the head, 40 ms a
+    # request, which no real provider's server makes a client wait
+    disable_nagle_algorithm = True
 
     def log_message(self, *a):
         pass
