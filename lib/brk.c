@@ -540,6 +540,17 @@ brk_record(const char *agent, const struct brk_conf *conf, time_t now,
 	text_line(why, sizeof why, scrubbed, strlen(scrubbed));
 	free(scrubbed);
 	rec.reason = why;
+	/*
+	 * The common case, a success on a closed breaker with no failure
+	 * counted: a read, no lock, no write.  brk_step is a function of
+	 * what it is given, so an outcome that changes nothing in what
+	 * was read is the transition at the moment of the read.
+	 */
+	if (peek(agent, &x.b, err) == -1)
+		return -1;
+	whoami(&x.me);
+	if (!brk_step(&x.b, BRK_RECORD, conf, now, &rec, &x.me, &x.o))
+		return 0;
 	return transition(agent, BRK_RECORD, conf, now, &rec, events, &x,
 	    err);
 }

@@ -88,6 +88,29 @@ until_of() {
 	assert_output --partial '"event":"open"'
 }
 
+@test "a success that changes nothing is read, not written: a process stuck holding the lock never stalls it" {
+	file_only
+	fails 1 scout
+	at "$T0" heart-breaker record scout ok	# the count reset: written
+	local f lk
+	f=$(bfile scout) lk=$HEART_STATE_DIR/agents/scout/breaker.lock
+	cp "$f" "$BATS_TEST_TMPDIR/before"
+	flock "$lk" sleep 600 3>&- &
+	holder=$!
+	wait_until 10 eval '! flock -n "$lk" true'
+	run timeout 30 heart-breaker record scout ok
+	assert_success
+	assert_output ""
+	cmp "$f" "$BATS_TEST_TMPDIR/before"
+	# an outcome that changes it waits for the lock as ever
+	run timeout 2 heart-breaker record scout llm-fail
+	assert_failure 124
+	kill "$holder"
+	wait "$holder" || :
+	run jq .llm_fails "$f"
+	assert_output 0
+}
+
 @test "the tool trigger counts apart from the LLM trigger and opens on its own" {
 	fails 2 scout tool-fail
 	fails 2 scout llm-fail
