@@ -121,6 +121,22 @@ most_in_a_minute() {
 	assert_output 4
 }
 
+@test "a round reads no history of an agent whose idle chamber is off, not even to see whether it is due" {
+	d=$BATS_TEST_TMPDIR/souls
+	mkdir "$d"
+	printf 'name: quiet01\nheart: { schedule: { interval: 1h }, idle: { daily_cap: 0 } }\n' > "$d/quiet01.yaml"
+	run at_epoch "$T0" heart-wake --souls "$d"	# first sight
+	assert_success
+	touch "$d/quiet01.yaml"	# read again, not the kept skip
+	# a history held by its writer would hold up any reader of it
+	exec {lk}>"$HEART_STATE_DIR/agents/quiet01/history.lock"
+	flock -x "$lk"
+	run at_epoch $((T0 + 60)) timeout 10 heart-wake --souls "$d"
+	exec {lk}>&-
+	assert_success
+	[ "$(jq -r '.status, .cached // false' <<< "$output" | tr '\n' ' ')" = "not_due false " ]
+}
+
 @test "--souls follows the soul directory rule: a checklist beside the souls is no soul; a broken soul gives its error line" {
 	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 2)
 	printf -- '- [ ] feed the cat\n' > "$d/HEARTBEAT.md"
