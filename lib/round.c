@@ -132,8 +132,8 @@ due_from(const struct soul *s, const struct run_opts *ro, time_t now,
 	for (c = 0; c < CH_NCHAMBERS; c++) {
 		if (ro->chamber >= 0 && c != ro->chamber)
 			continue;
-		/* an idle chamber that is off reads no history (wake_admit
-		 * never looks), as heart-wake --soul's skip does not */
+		/* an idle chamber that is off has no clock to read (as in
+		 * run.c's next_wake): wake_admit never looks at it */
 		if (c == CH_IDLE && s->ch[c].daily_cap != 0)
 			wake_input(s, dir, &w);
 		t = ro->force ? now : wake_admit(s, &w, (enum chamber)c, now,

@@ -92,21 +92,19 @@ until_of() {
 	file_only
 	fails 1 scout
 	at "$T0" heart-breaker record scout ok	# the count reset: written
-	local f lk
-	f=$(bfile scout) lk=$HEART_STATE_DIR/agents/scout/breaker.lock
+	local f
+	f=$(bfile scout)
 	cp "$f" "$BATS_TEST_TMPDIR/before"
-	flock "$lk" sleep 600 3>&- &
-	holder=$!
-	wait_until 10 eval '! flock -n "$lk" true'
+	exec {lk}>"$HEART_STATE_DIR/agents/scout/breaker.lock"
+	flock -x "$lk"
 	run timeout 30 heart-breaker record scout ok
 	assert_success
 	assert_output ""
 	cmp "$f" "$BATS_TEST_TMPDIR/before"
 	# an outcome that changes it waits for the lock as ever
 	run timeout 2 heart-breaker record scout llm-fail
+	exec {lk}>&-
 	assert_failure 124
-	kill "$holder"
-	wait "$holder" || :
 	run jq .llm_fails "$f"
 	assert_output 0
 }

@@ -134,7 +134,8 @@ most_in_a_minute() {
 	run at_epoch $((T0 + 60)) timeout 10 heart-wake --souls "$d"
 	exec {lk}>&-
 	assert_success
-	[ "$(jq -r '.status, .cached // false' <<< "$output" | tr '\n' ' ')" = "not_due false " ]
+	assert_equal "$(jq -c '[.status, .cached // false]' <<< "$output")" \
+	    '["not_due",false]'
 }
 
 @test "--souls follows the soul directory rule: a checklist beside the souls is no soul; a broken soul gives its error line" {
