@@ -71,6 +71,7 @@ int	 state_sync_dir(const char *);
 int	 state_replace(const char *, const char *, const char *, size_t,
 	    mode_t, char *);
 int	 state_read_json(const char *, const char *, json_t **, char *);
+int	 state_read_doc(const char *, const char *, json_t **, char *);
 int	 state_write_json(const char *, const char *, const json_t *, char *);
 /*
  * How a replaced file is kept (heart(7), State).  Every one is whole

@@ -130,7 +130,7 @@ read_wake(const char *dir, struct pulse_state *st, char *err)
 	st->waking = -1;
 	st->chamber[0] = '\0';
 	st->pid = 0;
-	if (state_read_json(dir, "wake.json", &j, err) == -1) {
+	if (state_read_doc(dir, "wake.json", &j, err) == -1) {
 		read_last(NULL, st);
 		return -1;
 	}

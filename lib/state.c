@@ -333,15 +333,15 @@ state_replace(const char *path, const char *prefix, const char *data,
 }
 
 /*
- * Read dir/name as a JSON object.  A missing file is not an error
- * (*out is NULL); a file that does not parse is, and is named.  Read
- * whole with one read(2) and parsed from the buffer: jansson's own
- * file reader takes a byte at a time through stdio, and a wake reads
- * a dozen of these.  A file that cannot be read whole goes to that
- * reader, for its message.
+ * Read dir/name as a JSON object: 0 (a missing file is not an error:
+ * *out is NULL), -1 with err when it cannot be read, -2 with err when
+ * it does not parse or is not an object.  Read whole with one read(2)
+ * and parsed from the buffer: jansson's own file reader takes a byte
+ * at a time through stdio, and a wake reads a dozen of these.  A file
+ * that cannot be read whole goes to that reader, for its message.
  */
-int
-state_read_json(const char *dir, const char *name, json_t **out, char *err)
+static int
+read_obj(const char *dir, const char *name, json_t **out, char *err)
 {
 	char path[4096], *buf;
 	json_error_t je;
@@ -364,17 +364,71 @@ state_read_json(const char *dir, const char *name, json_t **out, char *err)
 			errf(err, "%s: %s", path, strerror(errno));
 			return -1;
 		}
-		errf(err, "%s: not valid JSON at line %d: %s; fix or remove "
-		    "it by hand", path, je.line, je.text);
-		return -1;
+		errf(err, "%s: not valid JSON at line %d: %s", path, je.line,
+		    je.text);
+		return -2;
 	}
 	if (!json_is_object(j)) {
-		errf(err, "%s: not a JSON object; fix or remove it by hand",
-		    path);
+		errf(err, "%s: not a JSON object", path);
 		json_decref(j);
-		return -1;
+		return -2;
 	}
 	*out = j;
+	return 0;
+}
+
+int
+state_read_json(const char *dir, const char *name, json_t **out, char *err)
+{
+	int r;
+
+	if ((r = read_obj(dir, name, out, err)) == -2)
+		strncat(err, "; fix or remove it by hand", HEART_ERRLEN -
+		    strlen(err) - 1);
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * state_read_json for a document replaced by swapping it with its
+ * temporary file (state_swap_json), whose partner .NAME.tmp holds the
+ * version before it.  A swap not followed by a sync of the directory
+ * may not be on the disk when the next change writes over the partner
+ * in place: a power cut in that moment can leave the document the disk
+ * names torn, never both (each was synced before it was swapped in).
+ * So a document that does not read is read from its partner, and the
+ * reader says so on standard error, once per document; the next change
+ * writes it whole again (heart(7), State).
+ */
+int
+state_read_doc(const char *dir, const char *name, json_t **out, char *err)
+{
+	static uint64_t told[16];
+	char tmp[4096], e2[HEART_ERRLEN];
+	uint64_t h;
+	size_t i;
+	int r;
+
+	if ((r = read_obj(dir, name, out, err)) != -2)
+		return r;
+	snprintf(tmp, sizeof tmp, ".%s.tmp", name);
+	if (read_obj(dir, tmp, out, e2) != 0 || *out == NULL) {
+		json_decref(*out);
+		*out = NULL;
+		strncat(err, "; fix or remove it by hand", HEART_ERRLEN -
+		    strlen(err) - 1);
+		return -1;
+	}
+	h = fnv1a_str(fnv1a_str(FNV_BASIS, dir), name);
+	for (i = 0; i < 16 && told[i] != 0 && told[i] != h; i++)
+		;
+	if (i == 16 || told[i] == 0) {
+		fprintf(stderr, "%s: warning: %s; read %s/%s, the version "
+		    "before it (a power cut can leave one torn: heart(7), "
+		    "State)\n", program_invocation_short_name, err, dir, tmp);
+		if (i < 16)
+			told[i] = h;
+	}
+	err[0] = '\0';
 	return 0;
 }
 

@@ -89,13 +89,14 @@ store_unlock(int fd)
 		state_unlock(fd);
 }
 
-/* state_read_json's contract, for dir/name in whichever store. */
+/* state_read_doc's contract (a document of the store is swapped), for
+ * dir/name in whichever store. */
 int
 store_read_json(const char *dir, const char *name, json_t **out, char *err)
 {
 	if (cur != NULL)
 		return cur->read_json(dir, name, out, err);
-	return state_read_json(dir, name, out, err);
+	return state_read_doc(dir, name, out, err);
 }
 
 /* state_swap_json's; a server store writes only while the caller
@@ -282,7 +283,7 @@ store_get(const char *agent, const char *name, json_t **out, char *err)
 
 	if (cur == NULL)
 		return owner_dir(agent, 0, dir, sizeof dir, err) == -1 ?
-		    -1 : state_read_json(dir, name, out, err);
+		    -1 : state_read_doc(dir, name, out, err);
 	r = server_get(agent, name, out, &raw, err);
 	free(raw);
 	return r;
@@ -303,7 +304,7 @@ file_update(const char *agent, const char *name, enum state_keep keep,
 	if (owner_dir(agent, 1, dir, sizeof dir, err) == -1 ||
 	    (fd = state_lock(dir, lock, LOCK_EX, err)) < 0)
 		return -1;
-	if ((r = state_read_json(dir, name, &j, err)) == 0 &&
+	if ((r = state_read_doc(dir, name, &j, err)) == 0 &&
 	    (r = step(j, &next, &ttl, ctx, err)) == 0 && next != NULL)
 		r = state_swap_json(dir, name, next, keep, err);
 	json_decref(j);

@@ -614,11 +614,12 @@ wake() {
 	[ ! -e "$HEART_STATE_DIR" ]
 }
 
-@test "a corrupt breaker.json is named, exit 74 everywhere, and never replaced" {
+@test "a corrupt breaker.json, its version before too, is named, exit 74 everywhere, and never replaced" {
 	file_only
 	fails 3 scout
 	f=$(bfile scout)
 	printf '{"state":"op' > "$f"
+	printf '{"state":"cl' > "${f%/*}/.breaker.json.tmp"
 	cp "$f" "$BATS_TEST_TMPDIR/before"
 	for cmd in "check scout" "record scout ok" "record scout llm-fail" \
 	    "status scout" "reset scout"; do

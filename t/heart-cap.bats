@@ -410,7 +410,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	assert_output --partial "differ"
 }
 
-@test "a corrupt cap.json is named, exit 74, and never replaced" {
+@test "a corrupt cap.json with no version before it is named, exit 74, and never replaced" {
 	file_only
 	heart-cap take scout
 	f=$(capfile scout)
@@ -422,6 +422,24 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	run heart-cap status scout
 	assert_failure 74
 	cmp "$f" "$BATS_TEST_TMPDIR/before"
+}
+
+@test "a torn cap.json is read from the version before it, said once, and written whole again" {
+	file_only
+	heart-cap take scout
+	heart-cap take scout
+	f=$(capfile scout)
+	# a power cut as the swap partner was written over in place, its
+	# swap not yet on the disk: the document the disk names is torn
+	head -c 20 "$f" > "$f.torn" && cat "$f.torn" > "$f"
+	run heart-cap status scout --json
+	assert_success
+	assert_equal "$(echo "$output" | grep -c 'cap.json: not valid JSON')" 1
+	assert_output --partial ".cap.json.tmp, the version before it"
+	assert_equal "$(echo "$output" | grep -v '^heart-cap:' | jq -r .used)" 1
+	run heart-cap take scout
+	assert_success
+	assert_equal "$(jq -r .total "$f")" 2
 }
 
 @test "a hand-edited cap.json with a wrong field is refused, not reset" {

@@ -147,6 +147,23 @@ cron_day() {
 	jq -e '.running.chamber == "schedule"' "$a/.wake.json.tmp"
 }
 
+@test "a torn wake.json is read from the version before it, and the wake goes on" {
+	file_only
+	s=$(mk scout 'heart: { schedule: { interval: 30m } }')
+	llm_script '{"replies":[{"text":"[IDLE]"},{"text":"[IDLE]"},{"text":"[IDLE]"}]}'
+	a=$HEART_STATE_DIR/agents/scout
+	heart-wake --soul "$s" --force > /dev/null
+	heart-wake --soul "$s" --force > /dev/null
+	# torn as a power cut can leave it: the release written over the
+	# claim's partner in place before the claim's swap was on the disk
+	head -c 40 "$a/wake.json" > "$a/torn" && cat "$a/torn" > "$a/wake.json"
+	run heart-wake --soul "$s" --force
+	assert_success
+	assert_output --regexp "^heart-wake: warning: .*/agents/scout/wake.json: not valid JSON at line 1: .*; read .*/agents/scout/.wake.json.tmp, the version before it"
+	[ "$(echo "$output" | grep -v '^heart-wake:' | jq -r .status)" = idle ]
+	jq -e '.running == null and .last.schedule.status == "idle"' "$a/wake.json"
+}
+
 @test "busy: a held wake lock skips the wake at once and sends nothing" {
 	s=$(mk scout '')
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
