@@ -282,6 +282,24 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	echo "${lines[1]}" | jq -e '.breaker == "half_open"'
 }
 
+@test "a torn wake.json is read from its version before, said once, and pulses go on" {
+	broker_start
+	s=$(soul scout)
+	d=$HEART_STATE_DIR/agents/scout
+	# the version before: the claim of a wake still running (this shell)
+	state scout .wake.json.tmp "{\"v\":1,\"agent\":\"scout\",\"last\":{\"schedule\":{\"at\":\"2026-11-22T10:00:00Z\",\"ts\":1795341600,\"status\":\"running\"},\"idle\":null},\"running\":{\"chamber\":\"schedule\",\"since\":\"2026-11-22T10:00:00Z\",\"pid\":$$}}"
+	# the document as a power cut can leave it, torn
+	printf '{"v":1,"agent":"scout","la' > "$d/wake.json"
+	pulse --soul "$s"
+	run sub -t heart/scout/pulse -C 2 -W 6
+	assert_success
+	for l in "${lines[@]}"; do
+		echo "$l" | jq -e '.waking == "schedule" and .last_wake.status == "running"'
+	done
+	run grep -c 'wake.json: not valid JSON at line 1: .*; read .*/.wake.json.tmp, the version before it' "$BATS_TEST_TMPDIR/pulse.err"
+	assert_output 1
+}
+
 @test "an unreadable state file makes its field null, says so once, and pulses go on" {
 	broker_start
 	s=$(soul scout)
