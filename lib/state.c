@@ -377,15 +377,23 @@ read_obj(const char *dir, const char *name, json_t **out, char *err)
 	return 0;
 }
 
+/* read_obj's -2 as the -1 of a file only a person can mend. */
+static int
+by_hand(char *err)
+{
+	strncat(err, "; fix or remove it by hand", HEART_ERRLEN -
+	    strlen(err) - 1);
+	return -1;
+}
+
 int
 state_read_json(const char *dir, const char *name, json_t **out, char *err)
 {
 	int r;
 
 	if ((r = read_obj(dir, name, out, err)) == -2)
-		strncat(err, "; fix or remove it by hand", HEART_ERRLEN -
-		    strlen(err) - 1);
-	return r < 0 ? -1 : 0;
+		return by_hand(err);
+	return r;
 }
 
 /*
@@ -411,13 +419,8 @@ state_read_doc(const char *dir, const char *name, json_t **out, char *err)
 	if ((r = read_obj(dir, name, out, err)) != -2)
 		return r;
 	snprintf(tmp, sizeof tmp, ".%s.tmp", name);
-	if (read_obj(dir, tmp, out, e2) != 0 || *out == NULL) {
-		json_decref(*out);
-		*out = NULL;
-		strncat(err, "; fix or remove it by hand", HEART_ERRLEN -
-		    strlen(err) - 1);
-		return -1;
-	}
+	if (read_obj(dir, tmp, out, e2) != 0 || *out == NULL)
+		return by_hand(err);	/* *out NULL: read_obj's first step */
 	h = fnv1a_str(fnv1a_str(FNV_BASIS, dir), name);
 	for (i = 0; i < 16 && told[i] != 0 && told[i] != h; i++)
 		;
