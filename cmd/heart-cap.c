@@ -37,7 +37,7 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 	if (s != NULL)
 		cap_from_soul(s, &caps);
 	if (cap_take(agent, ch, s != NULL ? &caps : NULL, capflag,
-	    s ? s->timezone : NULL, now, &ok, &v, err) == -1)
+	    s ? s->timezone : NULL, now, 1, &ok, &v, err) == -1)
 		die(store_code(HX_IOERR), err);
 	if (o.vflag)
 		printf("%s: %s %s: %lld/%lld today (%s; %s)\n", agent,

@@ -97,7 +97,7 @@ transitions(void)
 
 	cap_from_soul(soul, &caps);
 	brk_from_soul(soul, &bc);
-	cap_take(FZ_AGENT, CH_SCHEDULE, &caps, -1, soul->timezone, NOW, &ok,
+	cap_take(FZ_AGENT, CH_SCHEDULE, &caps, -1, soul->timezone, NOW, 1, &ok,
 	    &cv, err);
 	cap_record(FZ_AGENT, soul->timezone, NOW, 1, &u, &u, 1234, err);
 	brk_check(FZ_AGENT, &bc, NOW, &ok, &probe, &bv, ev, err);

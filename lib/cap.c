@@ -336,7 +336,8 @@ capx_step(json_t *cur, json_t **next, long long *ttl, void *ctx, char *err)
 
 static int
 transition(const char *agent, enum cap_op op, const struct cap_args *a,
-    const char *zone, time_t now, struct capx *x, char *err)
+    const char *zone, time_t now, enum state_keep keep, struct capx *x,
+    char *err)
 {
 	memset(x, 0, sizeof *x);
 	x->agent = agent;
@@ -344,8 +345,7 @@ transition(const char *agent, enum cap_op op, const struct cap_args *a,
 	x->now = now;
 	x->op = op;
 	x->a = a;
-	return store_update(agent, CAPFILE, op == CAP_RECORD ? STATE_WHOLE :
-	    STATE_SYNC, capx_step, x, err);
+	return store_update(agent, CAPFILE, keep, capx_step, x, err);
 }
 
 /*
@@ -354,18 +354,21 @@ transition(const char *agent, enum cap_op op, const struct cap_args *a,
  * caps: the soul's, kept with the counts; NULL: judge by the caps kept
  * (else the defaults) and leave them.  chcap >= 0 is this take's cap
  * of chamber ch instead, never kept.  vo->caps are the caps it was
- * judged by.
+ * judged by.  sync: durable before it returns; 0 only for a wake's,
+ * whose claim's sync of the same directory follows before any request
+ * (heart(7), State).
  */
 int
 cap_take(const char *agent, enum chamber ch, const struct caps *caps,
-    long long chcap, const char *zone, time_t now, int *admitted,
+    long long chcap, const char *zone, time_t now, int sync, int *admitted,
     struct cap_view *vo, char *err)
 {
 	struct cap_args a = { ch, caps, chcap, 0, NULL, NULL, -1 };
 	struct capx x;
 
 	*admitted = 0;
-	if (transition(agent, CAP_TAKE, &a, zone, now, &x, err) == -1)
+	if (transition(agent, CAP_TAKE, &a, zone, now, sync ? STATE_SYNC :
+	    STATE_WHOLE, &x, err) == -1)
 		return -1;
 	*admitted = x.admitted;
 	if (chcap >= 0)
@@ -386,7 +389,8 @@ cap_record(const char *agent, const char *zone, time_t now, int ghost,
 	struct cap_args a = { CH_SCHEDULE, NULL, -1, ghost, u, tu, cost };
 	struct capx x;
 
-	return transition(agent, CAP_RECORD, &a, zone, now, &x, err);
+	return transition(agent, CAP_RECORD, &a, zone, now, STATE_WHOLE, &x,
+	    err);
 }
 
 /* Today's figures, without changing anything. */
@@ -412,7 +416,8 @@ cap_reset(const char *agent, const char *zone, time_t now, char *err)
 {
 	struct capx x;
 
-	return transition(agent, CAP_RESET, NULL, zone, now, &x, err);
+	return transition(agent, CAP_RESET, NULL, zone, now, STATE_SYNC, &x,
+	    err);
 }
 
 /* When v's day ends: the local midnight after it, in its zone. */

@@ -216,7 +216,7 @@ void	 cap_from_soul(const struct soul *, struct caps *);
 void	 cap_defaults(struct caps *);	/* no soul at hand */
 long long cap_limit(const struct caps *, enum chamber);
 int	 cap_take(const char *, enum chamber, const struct caps *,
-	    long long, const char *, time_t, int *, struct cap_view *,
+	    long long, const char *, time_t, int, int *, struct cap_view *,
 	    char *);
 int	 cap_record(const char *, const char *, time_t, int,
 	    const struct usage *, const struct usage *, long long, char *);

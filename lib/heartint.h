@@ -80,7 +80,8 @@ int	 state_write_json(const char *, const char *, const json_t *, char *);
  */
 enum state_keep {
 	STATE_SYNC,	/* at once: fdatasync, rename, fsync of the dir */
-	STATE_WHOLE,	/* at the next sync of its directory */
+	STATE_WHOLE,	/* at the next sync of its directory, or the
+			 * kernel's writeback */
 	STATE_CACHE	/* never synced: rebuilt when it does not read */
 };
 int	 state_put(const char *, const char *, const char *, size_t,
@@ -285,7 +286,7 @@ json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
 
 /* wake.c */
 int	 wake_save(const char *, const char *, const struct wake_state *,
-	    int, time_t, char *);
+	    int, enum state_keep, time_t, char *);
 long long wake_offset(const char *, long long);
 void	 wake_verdicts(const struct soul *, const char *,
 	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);

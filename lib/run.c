@@ -305,8 +305,10 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 		return ok;
 	}
 	cap_from_soul(k->s, &caps);
-	if (cap_take(k->s->name, c, &caps, -1, k->s->timezone, k->now, &ok,
-	    &k->cv, err) == -1)
+	/* durable with the claim, or the refused slot, that follows it:
+	 * one sync of the agent's directory for both (heart(7), State) */
+	if (cap_take(k->s->name, c, &caps, -1, k->s->timezone, k->now, 0,
+	    &ok, &k->cv, err) == -1)
 		ok = -1;
 	if (ok == 1)
 		return 1;
@@ -470,7 +472,8 @@ slot_used(struct wake *k, enum wake_status st, char *err)
 	k->w.refused[k->g.chamber] = k->now;
 	snprintf(k->w.refused_status[k->g.chamber], 16, "%s",
 	    status_name(st));
-	return wake_save(k->dir, k->s->name, &k->w, -1, k->now, err);
+	return wake_save(k->dir, k->s->name, &k->w, -1, STATE_SYNC, k->now,
+	    err);
 }
 
 /*
@@ -628,7 +631,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 		/* a skip writes only what it learnt: first sight, a warning */
 		if ((!k->w.exists || k->w.checklist_warned !=
 		    k->prev.checklist_warned) && wake_save(k->dir,
-		    k->s->name, &k->w, -1, k->now, err) == -1)
+		    k->s->name, &k->w, -1, STATE_SYNC, k->now, err) == -1)
 			return fail(k, HX_IOERR, err);
 		return skip(k, k->g.status, k->g.reason);
 	}
@@ -649,13 +652,16 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 		 * it is no wake: the last one admitted stays as it was */
 		k->w.refused[k->g.chamber] = k->now;
 		snprintf(k->w.refused_status[k->g.chamber], 16, "%s", status);
-		wake_save(k->dir, k->s->name, &k->w, -1, k->now, err);
+		wake_save(k->dir, k->s->name, &k->w, -1, STATE_SYNC, k->now,
+		    err);
 		return skip(k, status, reason);
 	}
 	k->w.last[k->g.chamber] = k->now;
 	snprintf(k->w.last_status[k->g.chamber], 16, "running");
-	if (wake_save(k->dir, k->s->name, &k->w, k->g.chamber, k->now,
-	    err) == -1 || wake_carry(k->dir, &k->w, k->g.chamber,
+	/* the claim, durable with the take before it: a power cut from
+	 * here on finds the slot used, the wake as if killed mid-way */
+	if (wake_save(k->dir, k->s->name, &k->w, k->g.chamber, STATE_SYNC,
+	    k->now, err) == -1 || wake_carry(k->dir, &k->w, k->g.chamber,
 	    k->g.items, k->now, err) == -1)
 		return fail(k, HX_IOERR, err);
 	if (triage_step(k, &r, err))
@@ -665,8 +671,10 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	    k->s, &k->w.act, status_name(k->out.status), k->out.idle_level,
 	    k->now, err) == -1)
 		r = HX_IOERR;
-	if (wake_save(k->dir, k->s->name, &k->w, -1, k->now, err) == -1 &&
-	    r == HX_OK)
+	/* the outcome: whole, durable with the next sync of the directory
+	 * or the kernel's writeback (heart(7), State) */
+	if (wake_save(k->dir, k->s->name, &k->w, -1, STATE_WHOLE, k->now,
+	    err) == -1 && r == HX_OK)
 		r = HX_IOERR;
 	snprintf(reason, sizeof reason, "%s", k->out.reason);
 	finish(k, status_name(k->out.status), reason);

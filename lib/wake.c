@@ -125,12 +125,12 @@ ts_obj(time_t t, const char *status)
 }
 
 /*
- * Write w; running is the chamber of the wake in progress, or -1.
- * The caller holds wake.lock.
+ * Write w, kept as keep says; running is the chamber of the wake in
+ * progress, or -1.  The caller holds wake.lock.
  */
 int
 wake_save(const char *dir, const char *agent, const struct wake_state *w,
-    int running, time_t now, char *err)
+    int running, enum state_keep keep, time_t now, char *err)
 {
 	json_t *j, *last, *refused, *run = json_null();
 	char iso[32];
@@ -163,8 +163,7 @@ wake_save(const char *dir, const char *agent, const struct wake_state *w,
 	if (w->error[0])
 		json_object_set_new(json_object_get(j, "last_error"),
 		    "message", json_string(w->error));
-	r = store_put_json(dir, WAKEFILE, j, running >= 0 ? STATE_WHOLE :
-	    STATE_SYNC, err);
+	r = store_put_json(dir, WAKEFILE, j, keep, err);
 	json_decref(j);
 	return r;
 }

@@ -101,7 +101,7 @@ cron_day() {
 	assert_output 1
 }
 
-@test "a wake syncs its take before the request and its directory at its end, no more; the soul cache never" {
+@test "a wake syncs its take and its claim before the request, once, and nothing after; the soul cache never" {
 	file_only
 	d=$BATS_TEST_TMPDIR/souls
 	mkdir "$d"
@@ -122,9 +122,9 @@ cron_day() {
 	syncs --force > /dev/null	# the agent's first wake makes its files
 	run syncs --force		# and this is every day's
 	assert_output "$(printf '%s\n' 'fdatasync agents/scout/.cap.json.tmp' \
-	    'fsync agents/scout' 'fdatasync agents/scout/.wake.json.tmp' request \
-	    'fdatasync agents/scout/.cap.json.tmp' \
-	    'fdatasync agents/scout/.wake.json.tmp' 'fsync agents/scout')"
+	    'fdatasync agents/scout/.wake.json.tmp' 'fsync agents/scout' \
+	    request 'fdatasync agents/scout/.cap.json.tmp' \
+	    'fdatasync agents/scout/.wake.json.tmp')"
 	jq -e '.total == 2 and .tokens.prompt > 0' "$HEART_STATE_DIR/agents/scout/cap.json"
 	jq -e '.last.schedule.status == "idle" and .running == null' "$HEART_STATE_DIR/agents/scout/wake.json"
 }
