@@ -44,6 +44,8 @@
 struct cand {
 	const char *path;
 	struct soul *s;
+	struct stat st;		/* the soul file's, before it was read */
+	int	 stat_ok;
 	size_t	 ord;		/* soul order */
 	time_t	 deferred;	/* since; 0: not */
 	time_t	 at;		/* not to be woken before then */
@@ -78,6 +80,8 @@ struct round {
 	char	 at[32];	/* its "at", of at_t */
 	time_t	 at_t;
 };
+
+static time_t wake_now(void);
 
 static int
 gate_skip(const char *status)
@@ -145,6 +149,18 @@ due_from(const struct soul *s, const struct run_opts *ro, time_t now,
 	return best;
 }
 
+/* Keep res, the skip of the soul at path (st) at now, until its gates
+ * may next pass, if it is a skip of the gates and says nothing new. */
+static void
+keep(struct round *r, const char *path, const struct stat *st,
+    time_t until, time_t now, const json_t *res, int rc)
+{
+	if (r->cache != NULL && rc == HX_OK && until > now && gate_skip(
+	    json_string_value(json_object_get(res, "status"))) &&
+	    !json_is_string(json_object_get(res, "warning")))
+		soulcache_put(r->cache, path, st, until, res);
+}
+
 /* A soul's wake run here: it is sure to be a skip. */
 static void
 wake_here(struct round *r, const char *path, const struct stat *st,
@@ -156,11 +172,33 @@ wake_here(struct round *r, const char *path, const struct stat *st,
 
 	err[0] = '\0';
 	rc = run_wake(s, r->ro, now, &res, err);
-	if (r->cache != NULL && rc == HX_OK && until > now && gate_skip(
-	    json_string_value(json_object_get(res, "status"))) &&
-	    !json_is_string(json_object_get(res, "warning")))
-		soulcache_put(r->cache, path, st, until, res);
+	keep(r, path, st, until, now, res, rc);
 	hand(r, s->name, res, rc, rc != HX_OK ? err : NULL);
+}
+
+/*
+ * After the wake of c, its skip until it is next due, kept at once
+ * (its soul is read, its files are fresh): the next round gives it from
+ * the cache, as every soul not due, rather than reading the soul again
+ * (heart-wake(1), ROUNDS).  Given to no one.
+ */
+static void
+keep_next(struct round *r, const struct cand *c)
+{
+	char err[HEART_ERRLEN];
+	json_t *res;
+	time_t now, until;
+	int rc, unseen;
+
+	if (r->cache == NULL || r->ro->force || r->ro->dry_run || !c->stat_ok)
+		return;
+	now = wake_now();
+	if ((until = due_from(c->s, r->ro, now, &unseen, err)) <= now)
+		return;		/* due again, or never; or unread */
+	err[0] = '\0';
+	rc = run_wake(c->s, r->ro, now, &res, err);
+	keep(r, c->path, &c->st, until, now, res, rc);
+	json_decref(res);
 }
 
 /*
@@ -202,9 +240,10 @@ gate(struct round *r, const char *path, size_t ord, time_t now,
 	struct soul *s;
 	time_t until;
 	size_t i;
-	int unseen;
+	int stat_ok, unseen;
 
-	if (stat(path, &st) == 0 && r->cache != NULL && !r->ro->force &&
+	stat_ok = stat(path, &st) == 0;
+	if (stat_ok && r->cache != NULL && !r->ro->force &&
 	    !r->ro->dry_run && (line = soulcache_get(r->cache, path, &st,
 	    r->horizon)) != NULL) {
 		cached(r, line, now);
@@ -237,6 +276,8 @@ gate(struct round *r, const char *path, size_t ord, time_t now,
 	}
 	cp->path = path;
 	cp->s = s;
+	cp->st = st;
+	cp->stat_ok = stat_ok;
 	cp->ord = ord;
 	cp->at = until;
 	cp->deferred = r->cache != NULL ? soulcache_deferred(r->cache, path) :
@@ -454,6 +495,7 @@ finish(struct round *r, struct worker *w, json_t *res, int rc,
 		soulcache_defer(r->cache, w->c->path, strcmp(st,
 		    status_name(ST_THROTTLED)) == 0, r->now);
 	hand(r, w->c->s->name, res, rc, rc != HX_OK ? err : NULL);
+	keep_next(r, w->c);
 	w->c = NULL;
 }
 
@@ -525,6 +567,7 @@ wake_here_all(struct round *r, struct cand *c, size_t n)
 			soulcache_defer(r->cache, c[i].path, strcmp(st,
 			    status_name(ST_THROTTLED)) == 0, r->now);
 		hand(r, c[i].s->name, res, rc, rc != HX_OK ? err : NULL);
+		keep_next(r, &c[i]);
 	}
 }
 

@@ -438,6 +438,30 @@ EOF
 	assert_output "idle false"
 }
 
+@test "after a wake the round keeps the agent's next skip: the next round gives it from the cache, as a fresh decision would give it" {
+	d=$BATS_TEST_TMPDIR/souls
+	mkdir -p "$d"
+	# the idle chamber off: its reason would say how long it has been
+	# quiet as of when it was decided, the wake's end (THE SOUL CACHE)
+	printf 'name: scout\nheart: { schedule: { interval: 30m }, idle: { daily_cap: 0 } }\n' > "$d/scout.yaml"
+	llm_script '{"replies": [{"text": "[IDLE]"}, {"text": "[IDLE]"}]}'
+	for jobs in 1 2; do	# in this process, and by a worker
+		export HEART_STATE_DIR=$BATS_TEST_TMPDIR/state$jobs
+		next=$(at_epoch "$T0" heart-wake --souls "$d" | jq -r .next)
+		t=$(date -u -d "$next" +%s)
+		at_epoch "$t" heart-wake --souls "$d" --jobs $jobs > "$BATS_TEST_TMPDIR/woken"
+		jq -e '.status == "idle"' "$BATS_TEST_TMPDIR/woken"
+		at_epoch $((t + 60)) heart-wake --souls "$d" > "$BATS_TEST_TMPDIR/kept"
+		at_epoch $((t + 60)) heart-wake --soul "$d/scout.yaml" > "$BATS_TEST_TMPDIR/fresh"
+		jq -e '.status == "not_due" and .cached == true' "$BATS_TEST_TMPDIR/kept"
+		run diff <(jq -S 'del(.wake_id, .at, .duration_ms, .cached)' "$BATS_TEST_TMPDIR/kept") \
+		    <(jq -S 'del(.wake_id, .at, .duration_ms)' "$BATS_TEST_TMPDIR/fresh")
+		assert_success
+	done
+	run llm_count
+	assert_output 2
+}
+
 @test "a soul without a timezone is judged in the machine's zone, whatever zone the soul before it in the round names" {
 	d=$BATS_TEST_TMPDIR/souls
 	mkdir -p "$d"
