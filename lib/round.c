@@ -180,7 +180,7 @@ wake_here(struct round *r, const char *path, const struct stat *st,
  * After the wake of c, its skip until it is next due, kept at once
  * (its soul is read, its files are fresh): the next round gives it from
  * the cache, as every soul not due, rather than reading the soul again
- * (heart-wake(1), ROUNDS).  Given to no one.
+ * (heart-wake(1), ROUNDS, The soul cache).  Given to no one.
  */
 static void
 keep_next(struct round *r, const struct cand *c)
