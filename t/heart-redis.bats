@@ -407,11 +407,13 @@ tools:
 	[ "$(calls exec)" -ge 18 ]
 }
 
-@test "status of every agent lists the agents the store knows, sorted, each once" {
+@test "status of every agent lists the agents the store knows, sorted, each once; an endpoint's bucket or a key of no valid id is no agent" {
 	heart-cap take beta
 	heart-cap take alpha
 	at "$T0" heart-breaker record gamma llm-fail
 	at "$T0" heart-breaker record alpha llm-fail	# a second key
+	rcli SET 'heart:{@double}:bucket.json' '{}' > /dev/null
+	rcli SET "heart:{$(printf 'x%.0s' {1..65})}:cap.json" '{}' > /dev/null
 	run heart-cap status
 	assert_success
 	[ "${#lines[@]}" -eq 3 ]

@@ -379,7 +379,7 @@ EOF
 	# one request in the window, in the second the double saw it come
 	run jq -c --argjson t "$t" '[.log[] | select(.[1] > 0) |
 	    .[0] <= $t and $t - .[0] < 2]' \
-	    "$HEART_STATE_DIR/endpoints/double/bucket.json"
+	    "$(store_doc @double bucket.json)"
 	assert_output '[true]'
 }
 

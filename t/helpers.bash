@@ -146,10 +146,15 @@ bfile() {
 	store_doc "$1" breaker.json
 }
 
-store_doc() {	# store_doc AGENT NAME
+# store_doc OWNER NAME: the same for any document of the store; OWNER
+# is an agent, or @NAME for the endpoint NAME (its bucket.json).
+store_doc() {
 	local f=$BATS_TEST_TMPDIR/redis-$1-$2
 	if ! redis_store; then
-		echo "$HEART_STATE_DIR/agents/$1/$2"
+		case $1 in
+		@*)	echo "$HEART_STATE_DIR/endpoints/${1#@}/$2" ;;
+		*)	echo "$HEART_STATE_DIR/agents/$1/$2" ;;
+		esac
 		return
 	fi
 	rm -f "$f"
