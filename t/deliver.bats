@@ -331,8 +331,9 @@ secret_seen() {
 @test "no secret is ever on a command line: not while curl waits for the service, not in any program a recipe runs" {
 	rcv_start
 	# the secrets' mark, this run's own: the same test run beside this
-	# one (the plain and the sanitized pass of make check) has its own,
-	# and its checks below put theirs on jq's and grep's command lines
+	# one (the plain and the sanitized pass of make check) has another;
+	# the checks below keep it off command lines too (jq takes it from
+	# the environment, grep from a file)
 	export S=XYZZY$$x
 	wrap "$PWD/bin" curl awk sed od tr cut sha256sum cat mktemp rm mv cp \
 	    ls date base64
