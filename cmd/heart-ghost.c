@@ -194,20 +194,19 @@ drain(struct ghost_txn *t, const char *agent, const char *given)
 			tried = 1;
 		send_one(t, r);
 	}
-	waits = given != NULL && !tried ? ghost_waits(t, given) : 0;
+	waits = given != NULL && !tried && ghost_waits(t, given);
 	tell_others(t, agent);
 	if ((left = ghost_end(t, err)) == -1) {
 		warn(NULL, err);
 		ioerr = 1;
 		left = 1;
 	}
-	if (waits == 1) {
+	if (waits) {
 		snprintf(m, sizeof m, "%s: wake %s waits in the outbox behind "
 		    "an earlier answer (heart-ghost --outbox)", agent, given);
 		warn(NULL, m);
-	}
-	if (waits != 0)
 		undelivered = 1;
+	}
 	return left;
 }
 

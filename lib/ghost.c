@@ -20,12 +20,12 @@
  * never the text).  So two processes given the same result commit it
  * once and deliver it once.
  *
- * An answer belongs to the pipeline that took it: the first run that
- * tries it writes "via", a hash of its delivery options (ghost_via),
- * into the entry with the failed try, and a run with other options
- * leaves it, unless it is given the answer's own line (then it takes
- * it) or that pipeline has not come back for it for retry_for (then it
- * is a dead letter).  A failing answer holds up the ones after it for
+ * An answer belongs to the pipeline that took it: the run given its
+ * line, or else the first that tries it, writes "via", a hash of its
+ * delivery options (ghost_via), into the entry, and a run with other
+ * options leaves it, unless it is given the answer's own line (then it
+ * takes it over) or that pipeline has not come back for it for
+ * retry_for (then it is a dead letter).  A failing answer holds up the ones after it for
  * GHOST_HOLD from its first failed try, then they go around it.
  */
 #include <sys/file.h>
@@ -661,7 +661,6 @@ leave(struct ghost_txn *t, struct outbox_entry *e, char *err)
 	if (t->now - next < retry_for(t)) {
 		if (t->others++ == 0)
 			snprintf(t->other, sizeof t->other, "%s", e->wake_id);
-		e->other = 1;
 		return 0;
 	}
 	snprintf(at, sizeof at, "%s", json_string_value(json_object_get(
@@ -771,8 +770,7 @@ ghost_done(struct ghost_txn *t, int delivered, const char *why, char *err)
 	return GHOST_SENT;
 }
 
-/* Does the answer of wake_id still wait in the outbox?  2: left to
- * other delivery options. */
+/* Does the answer of wake_id still wait in the outbox? */
 int
 ghost_waits(const struct ghost_txn *t, const char *wake_id)
 {
@@ -780,7 +778,7 @@ ghost_waits(const struct ghost_txn *t, const char *wake_id)
 
 	for (i = 0; i < t->nbox; i++)
 		if (strcmp(t->box[i].wake_id, wake_id) == 0)
-			return t->box[i].gone ? 0 : t->box[i].other ? 2 : 1;
+			return !t->box[i].gone;
 	return 0;
 }
 

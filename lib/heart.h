@@ -458,8 +458,7 @@ void	 ghost_result_free(struct ghost_result *);
  *	an answer left to other options was given up (err), call again
  *   ghost_done(&t, delivered, why, err)	GHOST_SENT; GHOST_RETRY (err:
  *	the next try's time); GHOST_DEAD (err: the dead letter); -1
- *   ghost_waits(&t, wake_id)	does that wake's answer still wait?  1,
- *	or 2 when it is left to other delivery options
+ *   ghost_waits(&t, wake_id)	does that wake's answer still wait?
  *   ghost_others(&t, &wake_id)	how many answers were left to other
  *	delivery options, and the first of them
  *   ghost_end(&t, err)	the number of answers still waiting, or -1

@@ -165,7 +165,6 @@ struct outbox_entry {
 	int	 due;		/* given again: tried now */
 	int	 dirty;		/* to be written back */
 	int	 gone;		/* delivered, not wanted, or dead */
-	int	 other;		/* left to other delivery options */
 };
 
 long long outbox_backoff(long long);
