@@ -7,8 +7,10 @@
  * reported by heart-wake: it is not repeated, but its exit status
  * becomes ours.  Each answer goes out through its agent's outbox, in
  * wake order, and waits there while its delivery fails (--flush and
- * --outbox).  The rules live in lib/ghost.c, lib/outbox.c and
- * lib/hist.c; this file reads lines and wires options to them.
+ * --outbox); only a line of a wake that ran, or --flush, takes an
+ * outbox, and an answer is delivered only with the delivery options of
+ * the run that took it.  The rules live in lib/ghost.c, lib/outbox.c
+ * and lib/hist.c; this file reads lines and wires options to them.
  * Invariant: nothing is delivered that was not committed first.
  */
 #include <errno.h>
@@ -28,9 +30,9 @@ const char progname[] = "heart-ghost";
 const char usage_text[] =
     "usage: heart-ghost [--text] [--alert-only] [--dedupe WINDOW]"
     " [--keep N]\n"
-    "           [--retry-for TIME] [--exec-timeout TIME] [--flush]"
-    " [FILE...]\n"
-    "           [--exec CMD [ARG...]]\n"
+    "           [--retry-for TIME] [--exec-timeout TIME]"
+    " [--flush [--now]]\n"
+    "           [FILE...] [--exec CMD [ARG...]]\n"
     "       heart-ghost --outbox [AGENT...]\n"
     "       heart-ghost [--keep N] --user AGENT TEXT|-\n";
 
@@ -39,9 +41,36 @@ static struct ghost_opts gopts;
 static char **execargv;
 static long long exec_timeout = 60;	/* s: --exec-timeout */
 
-/* What went wrong on the way, for the exit status; wakerc: the worst
- * exit status heart-wake gave for the wakes read. */
-static int ioerr, baddata, undelivered, wakerc;
+/* What went wrong on the way, for the exit status: buried, an answer
+ * given up; wakerc: the worst exit status heart-wake gave for the
+ * wakes read; waiting: the answers left in the outboxes --flush took. */
+static int ioerr, baddata, undelivered, buried, wakerc;
+static long long waiting;
+
+/* The agents whose outbox a line that rolls back looked at, and those
+ * told of answers left to other options, once per run each: a replayed
+ * log of a million lines costs and says no more for it. */
+static void *looked, *told;
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* Is agent new to the set? */
+static int
+first_in(void **set, const char *agent)
+{
+	char *k = xstrdup(agent), **p = tsearch(k, set, cmp_str);
+
+	if (p == NULL)
+		abort();
+	if (*p == k)
+		return 1;
+	free(k);
+	return 0;
+}
 
 /* Hand text to --exec or print it; 1 when delivered, else why says
  * what went wrong. */
@@ -100,6 +129,7 @@ send_one(struct ghost_txn *t, const struct ghost_result *r)
 		snprintf(m, sizeof m, "%s: delivery of wake %s failed: %s; "
 		    "given up, a dead letter now: %s", r->agent, r->wake_id,
 		    why, err);
+		buried = 1;
 		break;
 	default:
 		snprintf(m, sizeof m, "%s: wake %s: %s", r->agent,
@@ -110,18 +140,50 @@ send_one(struct ghost_txn *t, const struct ghost_result *r)
 	undelivered = 1;
 }
 
+/* Say, once a run per agent, that answers were left to the runs that
+ * took them. */
+static void
+tell_others(struct ghost_txn *t, const char *agent)
+{
+	char m[HEART_ERRLEN];
+	const char *first;
+	size_t n = ghost_others(t, &first);
+
+	if (n == 0 || !first_in(&told, agent))
+		return;
+	if (n == 1)
+		snprintf(m, sizeof m, "%s: wake %s waits for the heart-ghost "
+		    "that took it, with other delivery options (--exec, "
+		    "--text, --alert-only, --dedupe) than this run's; left to "
+		    "it (heart-ghost --outbox)", agent, first);
+	else
+		snprintf(m, sizeof m, "%s: wake %s and %zu more wait for the "
+		    "heart-ghost that took them, with other delivery options "
+		    "(--exec, --text, --alert-only, --dedupe) than this "
+		    "run's; left to it (heart-ghost --outbox)", agent, first,
+		    n - 1);
+	warn(NULL, m);
+}
+
 /*
  * Deliver what is due in the agent's outbox, in wake order.  given:
  * the wake of the line read, which is reported when it must wait.
+ * The number of answers left waiting.
  */
-static void
+static int
 drain(struct ghost_txn *t, const char *agent, const char *given)
 {
 	char err[HEART_ERRLEN], m[HEART_ERRLEN + 200];
 	const struct ghost_result *r;
-	int rc, tried = 0, waits;
+	int rc, tried = 0, waits, left;
 
 	while ((rc = ghost_next(t, &r, err)) != 0) {
+		if (rc == GHOST_DEAD) {
+			snprintf(m, sizeof m, "%s: %s", agent, err);
+			warn(NULL, m);
+			buried = undelivered = 1;
+			continue;
+		}
 		if (*err != '\0') {
 			warn(NULL, err);
 			ioerr = 1;
@@ -133,9 +195,11 @@ drain(struct ghost_txn *t, const char *agent, const char *given)
 		send_one(t, r);
 	}
 	waits = given != NULL && !tried && ghost_waits(t, given);
-	if (ghost_end(t, err) == -1) {
+	tell_others(t, agent);
+	if ((left = ghost_end(t, err)) == -1) {
 		warn(NULL, err);
 		ioerr = 1;
+		left = 1;
 	}
 	if (waits) {
 		snprintf(m, sizeof m, "%s: wake %s waits in the outbox behind "
@@ -143,6 +207,7 @@ drain(struct ghost_txn *t, const char *agent, const char *given)
 		warn(NULL, m);
 		undelivered = 1;
 	}
+	return left;
 }
 
 static void
@@ -178,30 +243,7 @@ flush_agent(const char *agent)
 		warn(NULL, err);
 		ioerr = 1;
 	} else if (rc == 0)
-		drain(&t, agent, NULL);
-}
-
-/* The agents whose outbox a line that rolls back looked at, once per
- * run: a replayed log of a million idle lines costs no more for it. */
-static void *looked;
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
-static int
-first_look(const char *agent)
-{
-	char *k = xstrdup(agent), **p = tsearch(k, &looked, cmp_str);
-
-	if (p == NULL)
-		abort();
-	if (*p == k)
-		return 1;
-	free(k);
-	return 0;
+		waiting += drain(&t, agent, NULL);
 }
 
 static void
@@ -223,8 +265,8 @@ one_line(const char *line, size_t len, const char *name, unsigned long no)
 	}
 	if (r.kind == GHOST_COMMIT)
 		commit(&r);
-	else if (r.agent[0] != '\0' && first_look(r.agent) &&
-	    outbox_waiting(r.agent))
+	else if (r.ran && r.agent[0] != '\0' && first_in(&looked,
+	    r.agent) && outbox_waiting(r.agent))
 		flush_agent(r.agent);
 	wakerc = hx_worse(wakerc, r.exit);
 	ghost_result_free(&r);
@@ -335,6 +377,7 @@ read_inputs(int argc, char **argv)
 		close(fd);
 	}
 	tdestroy(looked, free);
+	tdestroy(told, free);
 	return status();
 }
 
@@ -350,6 +393,7 @@ flush_all(void)
 	for (i = 0; i < n; i++)
 		flush_agent(ids[i]);
 	state_free_list(ids, n);
+	tdestroy(told, free);
 	return status();
 }
 
@@ -403,6 +447,8 @@ cmd_outbox(int argc, char **argv)
 	return HX_OK;
 }
 
+/* The exit status; --flush: 69 for an answer given up, else 75 while
+ * answers wait. */
 static int
 status(void)
 {
@@ -410,6 +456,9 @@ status(void)
 		return HX_IOERR;
 	if (baddata)
 		return HX_DATA;
+	if (flushflag)
+		return buried ? HX_UNAVAILABLE : waiting > 0 ? HX_TEMPFAIL :
+		    HX_OK;
 	if (undelivered)
 		return HX_UNAVAILABLE;
 	return wakerc;
@@ -494,6 +543,7 @@ main(int argc, char **argv)
 		{ "retry-for", required_argument, NULL, 'r' },
 		{ "exec-timeout", required_argument, NULL, 'T' },
 		{ "flush", no_argument, NULL, 'F' },
+		{ "now", no_argument, NULL, 'N' },
 		{ "outbox", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -545,6 +595,9 @@ main(int argc, char **argv)
 		case 'F':
 			flushflag = 1;
 			break;
+		case 'N':
+			gopts.try_now = 1;
+			break;
 		case 'O':
 			oflag = 1;
 			break;
@@ -565,6 +618,8 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (gopts.try_now && !flushflag)
+		usage();
 	if (user != NULL)
 		return cmd_user(user, argc, argv);
 	if (oflag) {
@@ -574,6 +629,8 @@ main(int argc, char **argv)
 	}
 	if (flushflag && argc > 0 && execargv == NULL)
 		usage();
+	gopts.text = tflag;
+	gopts.exec = execargv;
 	if (execargv != NULL)
 		argc = 0;
 	signal(SIGPIPE, SIG_IGN);

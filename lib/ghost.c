@@ -19,6 +19,14 @@
  * the lock, remembers for --dedupe the texts delivered (hash and time,
  * never the text).  So two processes given the same result commit it
  * once and deliver it once.
+ *
+ * An answer belongs to the pipeline that took it: the run given its
+ * line, or else the first that tries it, writes "via", a hash of its
+ * delivery options (ghost_via), into the entry, and a run with other
+ * options leaves it, unless it is given the answer's own line (then it
+ * takes it over) or that pipeline has not come back for it for
+ * retry_for (then it is a dead letter).  A failing answer holds up the ones after it for
+ * GHOST_HOLD from its first failed try, then they go around it.
  */
 #include <sys/file.h>
 
@@ -75,6 +83,7 @@ check_status(const struct jscan_member *st, struct ghost_result *r,
 	    jscan_string(st->val, st->len, r->status, sizeof r->status) == 0 &&
 	    status_find(r->status, &ws) == 0) {
 		r->kind = status_kind(ws);
+		r->ran = status_ran(ws);
 		return 0;
 	}
 	member_text(st, t, sizeof t);
@@ -254,6 +263,35 @@ ghost_hash(const char *text, char *out)
 		any = 1;
 		h = fnv1a(h, *p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
 	}
+	snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+static uint64_t
+hash_bytes(uint64_t h, const char *s, size_t n)
+{
+	while (n-- > 0)
+		h = fnv1a(h, (unsigned char)*s++);
+	return h;
+}
+
+/*
+ * The fingerprint of how o delivers (FNV-1a, 64 bits, 16 hex digits):
+ * --text, --alert-only, --dedupe's window and the --exec program's
+ * words, each ended by a NUL; never the words themselves, which may
+ * hold a secret.
+ */
+void
+ghost_via(const struct ghost_opts *o, char *out)
+{
+	char head[64];
+	uint64_t h;
+	size_t i;
+
+	snprintf(head, sizeof head, "text=%d alert_only=%d dedupe=%lld "
+	    "exec=%d", o->text, o->alert_only, o->dedupe, o->exec != NULL);
+	h = hash_bytes(FNV_BASIS, head, strlen(head) + 1);
+	for (i = 0; o->exec != NULL && o->exec[i] != NULL; i++)
+		h = hash_bytes(h, o->exec[i], strlen(o->exec[i]) + 1);
 	snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
@@ -447,6 +485,7 @@ txn_open(const char *agent, int flags, const struct ghost_opts *o,
 	memset(t, 0, sizeof *t);
 	t->o = o;
 	t->now = now;
+	ghost_via(o, t->via);
 	if (state_agent_dir(agent, 1, t->dir, sizeof t->dir, err) == -1 ||
 	    (t->lockfd = state_lock(t->dir, DLVLOCK, flags, err)) < 0) {
 		int rc = t->lockfd == -2 ? -2 : -1;
@@ -461,7 +500,7 @@ txn_open(const char *agent, int flags, const struct ghost_opts *o,
 	return 0;
 }
 
-/* Add a new entry for r to the outbox, on disk first. */
+/* Add a new entry for r to the outbox, this run's, on disk first. */
 static int
 box_add(struct ghost_txn *t, const struct ghost_result *r, json_t *doc,
     char *err)
@@ -469,6 +508,7 @@ box_add(struct ghost_txn *t, const struct ghost_result *r, json_t *doc,
 	struct outbox_entry *e;
 	int rc;
 
+	json_object_set_new(doc, "via", json_string(t->via));
 	rc = outbox_put(t->dir, "outbox", r->wake_id, doc, err);
 	t->box = realloc(t->box, (t->nbox + 1) * sizeof *t->box);
 	if (t->box == NULL)
@@ -512,6 +552,11 @@ ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
 		return -1;
 	if ((e = find(t, r->wake_id)) != NULL) {
 		e->due = 1;
+		if (e->doc != NULL) {	/* given: this run's to deliver */
+			json_object_set_new(e->doc, "via",
+			    json_string(t->via));
+			e->dirty = 1;
+		}
 		return 0;
 	}
 	if ((rc = hist_commit(r->agent, r->messages, r->wake_id, r->chamber,
@@ -544,6 +589,92 @@ ghost_open(const char *agent, const struct ghost_opts *o, time_t now,
 	return rc;
 }
 
+/* Is e taken by a run with other delivery options than t's? */
+static int
+other_via(const struct ghost_txn *t, const struct outbox_entry *e)
+{
+	const char *v = json_string_value(json_object_get(e->doc, "via"));
+
+	return v != NULL && strcmp(v, t->via) != 0;
+}
+
+/* Is e to be tried now? */
+static int
+due(const struct ghost_txn *t, const struct outbox_entry *e)
+{
+	return e->due || t->o->try_now || entry_time(e->doc, "next") <= t->now;
+}
+
+/* Does e, failing, hold up the answers after it?  For GHOST_HOLD from
+ * its first failed try. */
+static int
+holds(const struct ghost_txn *t, const struct outbox_entry *e)
+{
+	return t->now - entry_time(e->doc, "since") < GHOST_HOLD;
+}
+
+static long long
+retry_for(const struct ghost_txn *t)
+{
+	return t->o->retry_for > 0 ? t->o->retry_for : GHOST_RETRY_FOR;
+}
+
+/* e, given up, to dead/ (why: its last error, if not NULL); GHOST_DEAD
+ * (err: the dead letter) or -1. */
+static int
+bury(struct ghost_txn *t, struct outbox_entry *e, const char *why, char *err)
+{
+	char at[32];
+
+	clock_utc(t->now, at, sizeof at);
+	json_object_del(e->doc, "next");
+	json_object_set_new(e->doc, "dead", json_string(at));
+	if (why != NULL)
+		json_object_set_new(e->doc, "error", json_string(why));
+	e->gone = 1;
+	if (outbox_put(t->dir, "dead", e->wake_id, e->doc, err) == -1 ||
+	    outbox_drop(t->dir, "outbox", e->wake_id, err) == -1)
+		return -1;
+	errf(err, "%s/dead/%s.json", t->dir, e->wake_id);
+	return GHOST_DEAD;
+}
+
+/* When e is due: its "next", or when not tried yet, its wake's "at". */
+static const char *
+next_key(const struct outbox_entry *e)
+{
+	return json_object_get(e->doc, "next") != NULL ? "next" : "at";
+}
+
+/*
+ * An answer another run took: left to it, unless it has been due for
+ * retry_for (that run no longer comes): then a dead letter.  0, or as
+ * bury with err the whole report.
+ */
+static int
+leave(struct ghost_txn *t, struct outbox_entry *e, char *err)
+{
+	time_t next = entry_time(e->doc, next_key(e));
+	char d[HEART_ERRLEN], at[32];
+	int rc;
+
+	if (t->now - next < retry_for(t)) {
+		if (t->others++ == 0)
+			snprintf(t->other, sizeof t->other, "%s", e->wake_id);
+		return 0;
+	}
+	snprintf(at, sizeof at, "%s", json_string_value(json_object_get(
+	    e->doc, next_key(e))));
+	if ((rc = bury(t, e, NULL, d)) == -1) {
+		errf(err, "%s", d);
+		return -1;
+	}
+	errf(err, "wake %s: taken by other delivery options than this "
+	    "run's, and due since %s without a try; given up, a dead letter "
+	    "now: %s", e->wake_id, at, d);
+	return rc;
+}
+
 int
 ghost_next(struct ghost_txn *t, const struct ghost_result **r, char *err)
 {
@@ -560,8 +691,18 @@ ghost_next(struct ghost_txn *t, const struct ghost_result **r, char *err)
 			t->cur++;
 			return -1;
 		}
-		if (!e->due && entry_time(e->doc, "next") > t->now)
-			break;
+		if (other_via(t, e)) {
+			if ((w = leave(t, e, err)) != 0) {
+				t->cur++;
+				return w;
+			}
+			continue;
+		}
+		if (!due(t, e)) {
+			if (holds(t, e))
+				break;
+			continue;
+		}
 		if (entry_result(t, e, err) == -1) {
 			t->cur++;
 			return -1;
@@ -575,6 +716,7 @@ ghost_next(struct ghost_txn *t, const struct ghost_result **r, char *err)
 			}
 			continue;
 		}
+		json_object_set_new(e->doc, "via", json_string(t->via));
 		*r = &t->r;
 		return 1;
 	}
@@ -583,15 +725,13 @@ ghost_next(struct ghost_txn *t, const struct ghost_result **r, char *err)
 }
 
 /* A failed try of e: retry later, or a dead letter when it has
- * failed for o->retry_for. */
+ * failed for retry_for.  While it holds, the answers after it wait. */
 static int
 failed(struct ghost_txn *t, struct outbox_entry *e, const char *why,
     char *err)
 {
 	long long tries = json_integer_value(json_object_get(e->doc,
 	    "tries")) + 1;
-	long long life = t->o->retry_for > 0 ? t->o->retry_for :
-	    GHOST_RETRY_FOR;
 	time_t since = entry_time(e->doc, "since");
 	char at[32];
 
@@ -603,20 +743,12 @@ failed(struct ghost_txn *t, struct outbox_entry *e, const char *why,
 	json_object_set_new(e->doc, "tries", json_integer(tries));
 	json_object_set_new(e->doc, "error", json_string(why));
 	e->dirty = 0;
-	if (t->now - since >= life) {
-		clock_utc(t->now, at, sizeof at);
-		json_object_del(e->doc, "next");
-		json_object_set_new(e->doc, "dead", json_string(at));
-		e->gone = 1;
-		if (outbox_put(t->dir, "dead", e->wake_id, e->doc, err) == -1 ||
-		    outbox_drop(t->dir, "outbox", e->wake_id, err) == -1)
-			return -1;
-		errf(err, "%s/dead/%s.json", t->dir, e->wake_id);
-		return GHOST_DEAD;
-	}
+	if (t->now - since >= retry_for(t))
+		return bury(t, e, why, err);
 	clock_utc(t->now + outbox_backoff(tries), at, sizeof at);
 	json_object_set_new(e->doc, "next", json_string(at));
-	t->stop = 1;
+	if (holds(t, e))
+		t->stop = 1;
 	if (outbox_put(t->dir, "outbox", e->wake_id, e->doc, err) == -1)
 		return -1;
 	errf(err, "%s", at);
@@ -648,6 +780,15 @@ ghost_waits(const struct ghost_txn *t, const char *wake_id)
 		if (strcmp(t->box[i].wake_id, wake_id) == 0)
 			return !t->box[i].gone;
 	return 0;
+}
+
+/* How many answers were left to other delivery options; *first: the
+ * wake id of the first. */
+size_t
+ghost_others(const struct ghost_txn *t, const char **first)
+{
+	*first = t->other;
+	return t->others;
 }
 
 /*

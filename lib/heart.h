@@ -386,6 +386,7 @@ enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
 
 struct ghost_result {
 	enum ghost_kind kind;
+	int	 ran;		/* the model answered: ok, idle, tool_cap */
 	char	 status[16];
 	char	 agent[HEART_IDMAX + 1];	/* "" if an error names none */
 	int	 exit;		/* heart-wake's exit status for this wake */
@@ -405,6 +406,11 @@ struct ghost_opts {
 	long long keep;		/* the history's last wakes kept; 0: all */
 	long long retry_for;	/* s: a failing answer is retried; 0:
 				   GHOST_RETRY_FOR, a day */
+	int	 text;		/* the answer alone is delivered */
+	char *const *exec;	/* the delivery program's argv; NULL:
+				   standard output */
+	int	 try_now;	/* each answer is due now, whatever its
+				   "next" */
 };
 
 /* outbox.c: answers waiting for their delivery, and dead letters */
@@ -431,6 +437,9 @@ struct ghost_txn {		/* from _begin or _open to _end; private */
 	int	 stop;		/* the rest wait */
 	struct ghost_result r;	/* what ghost_next handed out */
 	char	 hash[17];
+	char	 via[17];	/* the fingerprint of o's delivery */
+	size_t	 others;	/* answers left to other options */
+	char	 other[HEART_IDMAX + 1];	/* the first of them */
 };
 
 enum { GHOST_SENT = 1, GHOST_RETRY, GHOST_DEAD };
@@ -445,10 +454,13 @@ void	 ghost_result_free(struct ghost_result *);
  *   ghost_open(agent, o, now, &t, err)	the outbox alone (--flush): 0;
  *	1 when nothing waits or another process has the agent; -1 (err)
  *   ghost_next(&t, &r, err)	1: deliver *r now (err may warn); 0: no
- *	more now; -1: an entry is skipped (err), call again
+ *	more now; -1: an entry is skipped (err), call again; GHOST_DEAD:
+ *	an answer left to other options was given up (err), call again
  *   ghost_done(&t, delivered, why, err)	GHOST_SENT; GHOST_RETRY (err:
  *	the next try's time); GHOST_DEAD (err: the dead letter); -1
  *   ghost_waits(&t, wake_id)	does that wake's answer still wait?
+ *   ghost_others(&t, &wake_id)	how many answers were left to other
+ *	delivery options, and the first of them
  *   ghost_end(&t, err)	the number of answers still waiting, or -1
  */
 int	 ghost_begin(const struct ghost_result *, const struct ghost_opts *,
@@ -458,6 +470,7 @@ int	 ghost_open(const char *, const struct ghost_opts *, time_t,
 int	 ghost_next(struct ghost_txn *, const struct ghost_result **, char *);
 int	 ghost_done(struct ghost_txn *, int, const char *, char *);
 int	 ghost_waits(const struct ghost_txn *, const char *);
+size_t	 ghost_others(const struct ghost_txn *, const char **);
 int	 ghost_end(struct ghost_txn *, char *);
 
 /* deliver.c: hand a deliverable to a program, no shell */

@@ -146,11 +146,15 @@ enum wake_status {
 
 const char *status_name(enum wake_status);
 enum ghost_kind status_kind(enum wake_status);
+int	 status_ran(enum wake_status);
 int	 status_find(const char *, enum wake_status *);
 
 /* ghost.c */
 #define GHOST_RETRY_FOR	(24 * 3600)	/* ghost_opts.retry_for's 0 */
+#define GHOST_HOLD	(10 * 60)	/* a failing answer holds up the
+					   later ones for this long */
 void	 ghost_hash(const char *, char *);
+void	 ghost_via(const struct ghost_opts *, char *);
 
 /* outbox.c */
 struct outbox_entry {

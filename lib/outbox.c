@@ -2,8 +2,9 @@
  * outbox.c - real answers on their way to a person: agents/ID/outbox/,
  * one file per wake, WAKE_ID.json, {"line": the wake result as
  * heart-wake printed it, "at": the wake's time, and once heart-ghost
- * has had it "committed", "tries", "since", "next", "error"}; and the
- * dead letters, agents/ID/dead/WAKE_ID.json, the same with "dead".
+ * has had it "committed", "tries", "since", "next", "error", "via"};
+ * and the dead letters, agents/ID/dead/WAKE_ID.json, the same with
+ * "dead".
  * heart-ghost(1) says what each field means; ghost.c decides.
  *
  * Invariants: heart-wake creates an entry (a new wake id, known to no
@@ -265,7 +266,7 @@ row(const char *agent, const char *state, const struct outbox_entry *e)
 	json_t *r = json_pack("{s:s,s:s,s:s}", "agent", agent, "wake_id",
 	    e->wake_id, "state", state);
 	const char *keys[] = { "at", "tries", "since", "next", "dead",
-	    "error", NULL };
+	    "error", "via", NULL };
 	json_t *v;
 	int i;
 

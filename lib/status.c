@@ -4,7 +4,9 @@
  * wake.c name a status only through it) and by the reader (heart-ghost:
  * ghost.c), so that heart-wake cannot print a status heart-ghost does
  * not know.  heart-wake(1) says what each means, heart-ghost(1) what
- * is done with it.
+ * is done with it.  "ran": the model answered (the wake was not
+ * skipped, nor only rehearsed), so the line comes from a pipeline that
+ * wakes the agent: only such a line takes its agent's outbox.
  */
 #include <string.h>
 
@@ -13,21 +15,22 @@
 static const struct {
 	const char *name;
 	enum ghost_kind kind;
+	int ran;
 } table[ST_NSTATUS] = {
-	[ST_OK] = { "ok", GHOST_COMMIT },
-	[ST_IDLE] = { "idle", GHOST_ROLLBACK },
-	[ST_CAPPED] = { "capped", GHOST_ROLLBACK },
-	[ST_OPEN] = { "open", GHOST_ROLLBACK },
-	[ST_NOT_DUE] = { "not_due", GHOST_ROLLBACK },
-	[ST_QUIET] = { "quiet", GHOST_ROLLBACK },
-	[ST_NOT_IDLE] = { "not_idle", GHOST_ROLLBACK },
-	[ST_BUSY] = { "busy", GHOST_ROLLBACK },
-	[ST_EMPTY] = { "empty", GHOST_ROLLBACK },
-	[ST_TOOL_CAP] = { "tool_cap", GHOST_ROLLBACK },
-	[ST_DRY_RUN] = { "dry_run", GHOST_ROLLBACK },
-	[ST_ERROR] = { "error", GHOST_ERROR },
-	[ST_GATED] = { "gated", GHOST_ROLLBACK },
-	[ST_THROTTLED] = { "throttled", GHOST_ROLLBACK },
+	[ST_OK] = { "ok", GHOST_COMMIT, 1 },
+	[ST_IDLE] = { "idle", GHOST_ROLLBACK, 1 },
+	[ST_CAPPED] = { "capped", GHOST_ROLLBACK, 0 },
+	[ST_OPEN] = { "open", GHOST_ROLLBACK, 0 },
+	[ST_NOT_DUE] = { "not_due", GHOST_ROLLBACK, 0 },
+	[ST_QUIET] = { "quiet", GHOST_ROLLBACK, 0 },
+	[ST_NOT_IDLE] = { "not_idle", GHOST_ROLLBACK, 0 },
+	[ST_BUSY] = { "busy", GHOST_ROLLBACK, 0 },
+	[ST_EMPTY] = { "empty", GHOST_ROLLBACK, 0 },
+	[ST_TOOL_CAP] = { "tool_cap", GHOST_ROLLBACK, 1 },
+	[ST_DRY_RUN] = { "dry_run", GHOST_ROLLBACK, 0 },
+	[ST_ERROR] = { "error", GHOST_ERROR, 0 },
+	[ST_GATED] = { "gated", GHOST_ROLLBACK, 0 },
+	[ST_THROTTLED] = { "throttled", GHOST_ROLLBACK, 0 },
 };
 
 const char *
@@ -40,6 +43,13 @@ enum ghost_kind
 status_kind(enum wake_status st)
 {
 	return table[st].kind;
+}
+
+/* Did the model answer in a wake of this status? */
+int
+status_ran(enum wake_status st)
+{
+	return table[st].ran;
 }
 
 /* The status called name: 0, or -1 when there is none. */

@@ -94,6 +94,32 @@ souls3() {
 	assert_output 3
 }
 
+@test "heart-round delivers what waits in any agent's outbox, with its own options, and exits 75 while an answer waits" {
+	llm_start
+	d=$(souls3)
+	t=$(date -u -d "2026-11-22 09:00:30" +%s)
+	at_epoch "$t" "$C/heart-round" "$d"
+	# hook: prints the answer, or fails while there is a hook.down
+	printf '#!/bin/sh\n[ ! -e "$0.down" ] && cat\n' > "$BATS_TEST_TMPDIR/hook"
+	chmod +x "$BATS_TEST_TMPDIR/hook"
+	touch "$BATS_TEST_TMPDIR/hook.down"
+	# an answer of an agent with no soul here, whose delivery failed
+	jq -cn '{v: 1, agent: "delta", chamber: "schedule", wake_id: "d1",
+	    at: "2026-11-22T09:00:30Z", status: "ok", response: "Delta: late.",
+	    messages: [{role: "assistant", content: "Delta: late."}]}' > "$BATS_TEST_TMPDIR/d1"
+	run -69 at_epoch "$t" heart-ghost --text --exec "$BATS_TEST_TMPDIR/hook" \
+	    < "$BATS_TEST_TMPDIR/d1"
+	# nothing due, not even the answer (its next try is a minute on)
+	run -75 at_epoch $((t + 1)) "$C/heart-round" "$d" --text --exec "$BATS_TEST_TMPDIR/hook"
+	assert_output ""
+	rm "$BATS_TEST_TMPDIR/hook.down"
+	export HEART_JOBS=1
+	llm_script '{"replies":[{"text":"[IDLE]"},{"text":"[IDLE]"},{"text":"[IDLE]"}]}'
+	run -0 at_epoch $((t + 60)) "$C/heart-round" "$d" --text --exec "$BATS_TEST_TMPDIR/hook"
+	assert_output "Delta: late."
+	[ ! -e "$HEART_STATE_DIR/agents/delta/outbox" ]
+}
+
 @test "heart-round refuses bad usage with 64" {
 	run "$C/heart-round"
 	assert_failure 64

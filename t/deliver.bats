@@ -391,12 +391,11 @@ secret_seen() {
 	# slow: the receiver takes a1 but answers after the recipe gave up
 	rm rcv/down
 	echo 3 > rcv/slow
-	run at "2026-11-21 12:07:00" heart-ghost --flush --text --exec "$D/webhook"
-	assert_failure 69
+	run -75 at "2026-11-21 12:07:00" heart-ghost --flush --text --exec "$D/webhook"
 	[ "$(jq -r .tries "$HEART_STATE_DIR/agents/alpha/outbox/a1.json")" -eq 2 ]
 	# back: nothing before its time, then everything, in order
 	rm rcv/slow
-	at "2026-11-21 12:08:59" heart-ghost --flush --text --exec "$D/webhook"
+	run -75 at "2026-11-21 12:08:59" heart-ghost --flush --text --exec "$D/webhook"
 	[ "$(wc -l < rcv/log)" -eq 2 ]
 	run --separate-stderr at "2026-11-21 12:09:00" heart-ghost --flush \
 	    --text --exec "$D/webhook"

@@ -34,8 +34,9 @@ wakes() {
 }
 
 # receiver_start: an HTTP server on a free loopback port that answers
-# a POST to /AGENT with 503 while rcv/down-AGENT exists, else 200, and
-# logs "CODE WAKE_ID BODY" to rcv/log; hook posts stdin to it.
+# a POST to /AGENT with 503 while rcv/down-AGENT or rcv/reject-WAKE_ID
+# exists, else 200, and logs "CODE WAKE_ID BODY" to rcv/log; hook
+# posts stdin to it (its arguments are not used).
 receiver_start() {
 	mkdir -p rcv
 	: > rcv/log
@@ -45,7 +46,8 @@ receiver_start() {
 	class H(http.server.BaseHTTPRequestHandler):
 	    def do_POST(self):
 	        body = self.rfile.read(int(self.headers["Content-Length"]))
-	        down = os.path.exists(d + "/down-" + self.path[1:])
+	        down = os.path.exists(d + "/down-" + self.path[1:]) or \
+	            os.path.exists(d + "/reject-" + self.headers["X-Heart-Wake"])
 	        code = 503 if down else 200
 	        with open(d + "/log", "a") as f:
 	            f.write("%d %s %s\n" % (code, self.headers["X-Heart-Wake"],
@@ -76,6 +78,11 @@ tries_a() {
 	awk '$2 ~ /^a/' rcv/log | wc -l
 }
 
+# tries WAKE_ID: how many requests the receiver had for that wake
+tries() {
+	awk -v w="$1" '$2 == w' rcv/log | wc -l
+}
+
 # got: the wake ids the receiver took (200), first time each, in order
 got() {
 	awk '$1 == 200 && !seen[$2]++ { print $2 }' rcv/log
@@ -99,16 +106,15 @@ got() {
 	[ "$(tries_a)" -eq 1 ]
 	# every wake is in the history whatever its delivery
 	[ "$(wakes alpha | tr '\n' ' ')" = "a1 a2 a3 a4 a5 " ]
-	# backoff: not before a minute, then two, then four
-	at "2026-11-21 12:06:59" heart-ghost --flush --text --exec ./hook
+	# backoff: not before a minute, then two, then four; a flush
+	# exits 75 while answers wait
+	run -75 at "2026-11-21 12:06:59" heart-ghost --flush --text --exec ./hook
 	[ "$(tries_a)" -eq 1 ]
-	run at "2026-11-21 12:07:00" heart-ghost --flush --text --exec ./hook
-	assert_failure 69
+	run -75 at "2026-11-21 12:07:00" heart-ghost --flush --text --exec ./hook
 	[ "$(tries_a)" -eq 2 ]
-	at "2026-11-21 12:08:59" heart-ghost --flush --text --exec ./hook
+	run -75 at "2026-11-21 12:08:59" heart-ghost --flush --text --exec ./hook
 	[ "$(tries_a)" -eq 2 ]
-	run at "2026-11-21 12:09:00" heart-ghost --flush --text --exec ./hook
-	assert_failure 69
+	run -75 at "2026-11-21 12:09:00" heart-ghost --flush --text --exec ./hook
 	[ "$(jq -r '"\(.tries) \(.next)"' "$HEART_STATE_DIR/agents/alpha/outbox/a1.json")" = "3 2026-11-21T12:13:00Z" ]
 	[ "$(tries_a)" -eq 3 ]
 	rm rcv/down-alpha
@@ -171,22 +177,25 @@ got() {
 @test "a dead letter: failing for --retry-for, it is kept, listed, reported once; later answers go on; given again it is tried" {
 	result alpha d1 2026-11-21T12:00:00Z > d1
 	result alpha d2 2026-11-21T12:30:00Z > d2
-	run at "2026-11-21 12:00:00" heart-ghost --retry-for 1h --text --exec false < d1
+	# hook: never takes d1, the others while there is no file down
+	printf '#!/bin/sh\n[ "$HEART_WAKE_ID" != d1 ] && [ ! -e down ] && cat\n' > hook
+	chmod +x hook
+	touch down
+	run at "2026-11-21 12:00:00" heart-ghost --retry-for 1h --text --exec ./hook < d1
 	assert_failure 69
-	at "2026-11-21 12:30:00" heart-ghost --retry-for 1h --text --exec false < d2 2> /dev/null || true
-	printf '#!/bin/sh\n[ "$HEART_WAKE_ID" != d1 ] && cat\n' > not-d1
-	chmod +x not-d1
-	run --separate-stderr at "2026-11-21 13:00:00" heart-ghost --retry-for 1h --flush --text --exec ./not-d1
+	run -69 at "2026-11-21 12:30:00" heart-ghost --retry-for 1h --text --exec ./hook < d2
+	rm down
+	run --separate-stderr at "2026-11-21 13:00:00" heart-ghost --retry-for 1h --flush --text --exec ./hook
 	assert_failure 69
-	[ "${stderr_lines[0]}" = "heart-ghost: alpha: delivery of wake d1 failed: ./not-d1: exit status 1; given up, a dead letter now: $HEART_STATE_DIR/agents/alpha/dead/d1.json" ]
+	[ "${stderr_lines[0]}" = "heart-ghost: alpha: delivery of wake d1 failed: ./hook: exit status 1; given up, a dead letter now: $HEART_STATE_DIR/agents/alpha/dead/d1.json" ]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	assert_output "answer d2"
-	run --separate-stderr at "2026-11-21 14:00:00" heart-ghost --retry-for 1h --flush --text --exec ./not-d1
+	run --separate-stderr at "2026-11-21 14:00:00" heart-ghost --retry-for 1h --flush --text --exec ./hook
 	assert_success
 	[ -z "$stderr" ]
 	assert_output ""
 	run heart-ghost --outbox
-	[ "$(echo "$output" | jq -r '"\(.wake_id) \(.state) \(.tries) \(.since) \(.dead) \(.error)"')" = "d1 dead 3 2026-11-21T12:00:00Z 2026-11-21T13:00:00Z ./not-d1: exit status 1" ]
+	[ "$(echo "$output" | jq -r '"\(.wake_id) \(.state) \(.tries) \(.since) \(.dead) \(.error)"')" = "d1 dead 3 2026-11-21T12:00:00Z 2026-11-21T13:00:00Z ./hook: exit status 1" ]
 	# given again by hand, it is tried once more, now
 	run at "2026-11-21 15:00:00" heart-ghost --text < d1
 	assert_success
@@ -263,4 +272,174 @@ got() {
 	diff <(seq -w 1 40 | sed 's/^/k/') <(got)
 	[ "$(awk '$1 == 200' rcv/log | wc -l)" -ge 40 ]
 	diff <(seq -w 1 40 | sed 's/^/k/') <(wakes crash)
+}
+
+# snap AGENT: every file of the agent's outbox and dead letters, whole
+snap() {
+	(cd "$HEART_STATE_DIR/agents/$1" && find outbox dead -type f \
+	    2> /dev/null | sort | xargs -r tail -n +1)
+}
+
+@test "a heart-ghost given only skipped or dry-run lines touches no outbox: heart-wake --dry-run | heart-ghost leaves an answer that waits for a webhook" {
+	llm_start
+	receiver_start
+	printf '%s\n' 'heart: { schedule: { prompt: "Anything?", interval: 1h } }' > scout.yaml
+	llm_script '{"replies":[{"text":"ALERT: one."},{"text":"ALERT: two."}]}'
+	touch rcv/down-scout
+	# one answer taken by the webhook's pipeline, whose delivery failed
+	run -69 at "2026-11-21 12:00:00" bash -c 'heart-wake --soul scout.yaml \
+	    --force --chamber schedule | heart-ghost --text --exec ./hook'
+	# one kept by heart-wake that no heart-ghost has taken yet
+	at "2026-11-21 12:00:10" heart-wake --soul scout.yaml --force \
+	    --chamber schedule > /dev/null
+	[ "$(ls "$HEART_STATE_DIR/agents/scout/outbox" | wc -l)" -eq 2 ]
+	snap scout > before
+	# a rehearsal and a skip, both due for the outbox by its clock
+	run -0 at "2026-11-21 12:05:00" bash -c 'heart-wake --soul scout.yaml \
+	    --dry-run --force --chamber schedule | tee lines | heart-ghost'
+	assert_output ""
+	[ "$(jq -r .status lines)" = dry_run ]
+	run -0 at "2026-11-21 12:05:00" bash -c 'heart-wake --soul scout.yaml |
+	    tee lines | heart-ghost'
+	assert_output ""
+	[ "$(jq -r .status lines)" = not_due ]
+	snap scout | diff before -
+	[ "$(llm_count)" -eq 2 ]
+	[ "$(tries_a)" -eq 0 ]
+	[ "$(wc -l < rcv/log)" -eq 1 ]
+	# the webhook's own flush delivers both, in order
+	rm rcv/down-scout
+	run -0 at "2026-11-21 12:05:00" heart-ghost --flush --text --exec ./hook
+	[ "$(awk '$1 == 200 { $1 = $2 = ""; print }' rcv/log | tr -s ' ')" = " ALERT: one.
+ ALERT: two." ]
+}
+
+@test "an answer remembers its delivery options: a heart-ghost with others leaves it and says so once, and no argument is kept" {
+	receiver_start
+	touch rcv/down-alpha
+	result alpha a1 2026-11-21T12:01:00Z > in
+	result alpha a2 2026-11-21T12:02:00Z >> in
+	run -69 at "2026-11-21 12:02:00" heart-ghost --text --exec ./hook \
+	    --token=s3cret-in-argv < in
+	snap alpha > before
+	# its fingerprint, a hash; never an argument
+	[ "$(jq -r .via "$HEART_STATE_DIR"/agents/alpha/outbox/*.json | sort -u | grep -cE '^[0-9a-f]{16}$')" -eq 1 ]
+	run grep -r s3cret "$HEART_STATE_DIR"
+	assert_failure 1
+	left='heart-ghost: alpha: wake a1 and 1 more wait for the heart-ghost that took them, with other delivery options (--exec, --text, --alert-only, --dedupe) than this run'"'"'s; left to it (heart-ghost --outbox)'
+	# none, --alert-only, another --exec, another argument: all due by
+	# the clock, none delivered, one line said, 75 as answers wait
+	printf '#!/bin/sh\ncat >> elsewhere.got\n' > elsewhere
+	chmod +x elsewhere
+	for opts in "--text" "--text --alert-only --exec ./hook --token=s3cret-in-argv" \
+	    "--text --exec ./elsewhere" "--text --exec ./hook --token=another" \
+	    "--exec ./hook --token=s3cret-in-argv"; do
+		# shellcheck disable=SC2086
+		run -75 --separate-stderr at "2026-11-21 12:10:00" heart-ghost --flush $opts
+		assert_output ""
+		[ "$stderr" = "$left" ]
+	done
+	# a pipe with other options delivers its own answers, and says so
+	# once for three lines
+	for i in 3 4 5; do
+		result alpha "a$i" "2026-11-21T12:0$i:00Z"
+	done > more
+	run -0 --separate-stderr at "2026-11-21 12:10:00" heart-ghost --text < more
+	assert_output $'answer a3\nanswer a4\nanswer a5'
+	[ "$stderr" = "$left" ]
+	snap alpha | diff before -
+	[ ! -e elsewhere.got ]
+	[ "$(tries_a)" -eq 1 ]
+	# the options that took them, once the receiver is back
+	rm rcv/down-alpha
+	run -0 at "2026-11-21 12:10:00" heart-ghost --flush --text --exec ./hook \
+	    --token=s3cret-in-argv
+	[ "$(got | tr '\n' ' ')" = "a1 a2 " ]
+	[ ! -e "$HEART_STATE_DIR/agents/alpha/outbox" ]
+}
+
+@test "an answer whose heart-ghost never comes back is a dead letter after --retry-for, and given again goes the giver's way" {
+	result alpha g1 2026-11-21T12:00:00Z > in
+	result alpha g2 2026-11-21T12:00:30Z >> in
+	run -69 at "2026-11-21 12:00:30" heart-ghost --text --exec false < in
+	# g1 was due from 12:01:30, g2 (never tried: behind g1) from its
+	# wake; another heart-ghost's --retry-for after that, each is dead
+	left='heart-ghost: alpha: wake g1 and 1 more wait for the heart-ghost that took them, with other delivery options (--exec, --text, --alert-only, --dedupe) than this run'"'"'s; left to it (heart-ghost --outbox)'
+	run -75 --separate-stderr at "2026-11-21 13:00:29" heart-ghost --retry-for 1h --flush --text
+	assert_output ""
+	[ "$stderr" = "$left" ]
+	run -69 --separate-stderr at "2026-11-21 13:00:30" heart-ghost --retry-for 1h --flush --text
+	assert_output ""
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ "${stderr_lines[0]}" = "heart-ghost: alpha: wake g2: taken by other delivery options than this run's, and due since 2026-11-21T12:00:30Z without a try; given up, a dead letter now: $HEART_STATE_DIR/agents/alpha/dead/g2.json" ]
+	[[ ${stderr_lines[1]} == "heart-ghost: alpha: wake g1 waits for the heart-ghost that took it, "* ]]
+	run -69 --separate-stderr at "2026-11-21 13:01:30" heart-ghost --retry-for 1h --flush --text
+	assert_output ""
+	[[ $stderr == "heart-ghost: alpha: wake g1: "*"due since 2026-11-21T12:01:30Z without a try; given up"* ]]
+	[ ! -e "$HEART_STATE_DIR/agents/alpha/outbox" ]
+	[ "$(jq -r .error "$HEART_STATE_DIR/agents/alpha/dead/g1.json")" = "false: exit status 1" ]
+	run -0 bash -c "jq -r .line '$HEART_STATE_DIR/agents/alpha/dead/g1.json' | heart-ghost --text"
+	assert_output "answer g1"
+}
+
+@test "one answer the receiver always rejects holds up the later ones for 10 minutes, then they go around it, in order, while it is retried until dead" {
+	receiver_start
+	touch rcv/reject-r1
+	result alpha r1 2026-11-21T12:00:00Z > r1
+	result alpha r2 2026-11-21T12:01:00Z 'ALERT: r2' > r2
+	result alpha r3 2026-11-21T12:05:00Z > r3
+	result alpha r4 2026-11-21T12:20:00Z 'ALERT: r4' > r4
+	ghost() {	# ghost TIME ARG...: the pipe's heart-ghost at TIME
+		local t=$1
+		shift
+		at "2026-11-21 $t" heart-ghost --retry-for 1h "$@" --text \
+		    --exec ./hook
+	}
+	run -69 ghost 12:00:00 < r1
+	run -69 --separate-stderr ghost 12:01:00 < r2
+	[ "$(echo "$stderr" | grep '^heart-ghost: ' | tail -n 1)" = 'heart-ghost: alpha: wake r2 waits in the outbox behind an earlier answer (heart-ghost --outbox)' ]
+	run -69 ghost 12:05:00 < r3
+	# tried at 12:09:59, the fourth time: it still holds the others
+	run -75 ghost 12:09:59 --flush
+	[ -z "$(got)" ]
+	[ "$(jq .tries "$HEART_STATE_DIR/agents/alpha/outbox/r1.json")" -eq 4 ]
+	# failing for 10 minutes: the others go around it, in order
+	run -75 ghost 12:10:00 --flush
+	[ "$(got | tr '\n' ' ')" = "r2 r3 " ]
+	# and a later answer goes at once, as it is tried again
+	run -69 ghost 12:20:00 < r4
+	[ "$(got | tr '\n' ' ')" = "r2 r3 r4 " ]
+	[ "$(jq .tries "$HEART_STATE_DIR/agents/alpha/outbox/r1.json")" -eq 5 ]
+	run -69 ghost 13:00:00 --flush
+	[ -e "$HEART_STATE_DIR/agents/alpha/dead/r1.json" ]
+	[ ! -e "$HEART_STATE_DIR/agents/alpha/outbox" ]
+	[ "$(awk '$2 == "r1"' rcv/log | wc -l)" -eq 6 ]
+	[ "$(awk '$1 == 200' rcv/log | wc -l)" -eq 3 ]
+}
+
+@test "--flush exits 75 while answers wait, 0 when none do; --now tries them at once, whatever their next try" {
+	receiver_start
+	touch rcv/down-alpha
+	result alpha n1 2026-11-21T12:00:00Z > in
+	run -69 at "2026-11-21 12:00:00" heart-ghost --text --exec ./hook < in
+	# not due: nothing tried, and 75 says it waits
+	run -75 --separate-stderr at "2026-11-21 12:00:30" heart-ghost --flush --text --exec ./hook
+	assert_output ""
+	[ -z "$stderr" ]
+	[ "$(tries n1)" -eq 1 ]
+	# tried now, and failed: it still waits
+	run -75 at "2026-11-21 12:00:30" heart-ghost --flush --now --text --exec ./hook
+	[ "$(tries n1)" -eq 2 ]
+	[ "$(jq -r .next "$HEART_STATE_DIR/agents/alpha/outbox/n1.json")" = 2026-11-21T12:02:30Z ]
+	# the receiver fixed: it goes now, not at its next try
+	rm rcv/down-alpha
+	run -0 --separate-stderr at "2026-11-21 12:00:40" heart-ghost --flush --now --text --exec ./hook
+	[ -z "$stderr" ]
+	[ "$(got)" = n1 ]
+	[ ! -e "$HEART_STATE_DIR/agents/alpha/outbox" ]
+	run -0 at "2026-11-21 12:00:40" heart-ghost --flush --text --exec ./hook
+	# --now is for --flush only
+	run -64 heart-ghost --now
+	run -64 heart-ghost --now --text --exec ./hook
+	run -64 heart-ghost --outbox --now
 }
