@@ -112,7 +112,7 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	if (s == NULL && !v->have_caps)
 		st.ndefault++;
 	if (o.jflag) {
-		char *line = json_dumps(j, JSON_COMPACT);
+		char *line = json_line(j);
 		puts(line);
 		free(line);
 	} else
@@ -179,7 +179,7 @@ status_rates(time_t now, char **prom)
 	for (i = 0; rc == HX_OK && !o.pflag && i < n; i++) {
 		j = bucket_json(&v[i], now);
 		if (o.jflag) {
-			line = json_dumps(j, JSON_COMPACT);
+			line = json_line(j);
 			puts(line);
 			free(line);
 		} else {

@@ -34,12 +34,14 @@ sample(FILE *fp, const char *name, const char *agent, const char *label,
 	fprintf(fp, "} %lld\n", x);
 }
 
-/* A dollar figure, exact to the nanodollar. */
+/* A dollar figure, the decimal it is (price_text). */
 static void
 dollars(FILE *fp, const char *name, const char *agent, long long nano)
 {
-	fprintf(fp, "%s{agent=\"%s\"} %lld.%09lld\n", name, agent,
-	    nano / 1000000000, nano % 1000000000);
+	char d[32];
+
+	fprintf(fp, "%s{agent=\"%s\"} %s\n", name, agent,
+	    price_text(nano, 0, d, sizeof d));
 }
 
 /* A text written to fp, into *out when fp is closed. */

@@ -383,7 +383,7 @@ serve(const struct round *r, const struct cand *c, int in, int out)
 			if (*p == '\n')
 				*p = ' ';
 		el = rc != HX_OK ? strlen(err) : 0;
-		line = json_dumps(res, JSON_COMPACT);
+		line = json_line(res);
 		json_decref(res);
 		snprintf(head, sizeof head, "%d %zu %zu\n", rc, el,
 		    line != NULL ? strlen(line) : 0);

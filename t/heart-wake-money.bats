@@ -198,9 +198,9 @@ prefix_test() {
 	run heart-cap status --soul "$S" --json
 	echo "$output" | jq -e '.cost == 0.00187'
 	run script -qec "heart-cap status scout" /dev/null
-	assert_line --index 1 --regexp '^scout +.* \$0\.0019 +[0-9T:+-]{25}'
+	assert_line --index 1 --regexp '^scout +.* \$0\.00187 +[0-9T:+-]{25}'
 	run heart-cap status --prom
-	assert_line 'heart_cap_cost_dollars{agent="scout"} 0.001870000'
+	assert_line 'heart_cap_cost_dollars{agent="scout"} 0.00187'
 	assert_line 'heart_cap_tokens{agent="scout",kind="cached"} 1200'
 	assert_line 'heart_cap_tokens{agent="scout",kind="cache_write"} 600'
 	# a price without cached_input and cache_write charges them as input
@@ -257,7 +257,7 @@ prefix_test() {
 	run at "$t0" heart-wake --soul "$S" --force
 	assert_success
 	echo "$output" | jq -e '.status == "capped" and
-	    (.reason | startswith("daily budget reached: $0.0020 of $0.0020 spent today; resets at 2026-11-23T00:00:00+09:00")) and
+	    (.reason | startswith("daily budget reached: $0.002 of $0.002 spent today; resets at 2026-11-23T00:00:00+09:00")) and
 	    (has("cost") | not) and .next >= "2026-11-22T15:00:00Z" and
 	    .usage == {prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cache_write_tokens: 0}'
 	[ "$(llm_count)" -eq 2 ]
@@ -290,4 +290,36 @@ prefix_test() {
 	echo "$output" | jq -e '.status == "error" and .cost == 0.001'
 	run heart-cap status scout --json
 	echo "$output" | jq -e '.cost == 0.001'
+}
+
+@test "a cost prints as the decimal it is, byte for byte: the result, the outbox, heart-cap status, its table and its metrics" {
+	soul "price: {input: 2.50, cached_input: 1.25, output: 10.00}" "daily_budget: 0.0106"
+	# 176 plain, 1024 cached, 40 out: 440 + 1280 + 400 = 2120 microdollars
+	llm_script '{"replies": [{"text": "ALERT: rain at 16:00.", "usage": {"prompt_tokens": 1200, "completion_tokens": 40, "cached_tokens": 1024}}]}'
+	heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
+	# the double nearest 0.00212, at jansson's 17 digits, would be
+	# 0.0021199999999999999; 0.0106 would be 0.010600000000000001
+	grep -qF '"cost":0.00212,' "$BATS_TEST_TMPDIR/res"
+	id=$(jq -r .wake_id "$BATS_TEST_TMPDIR/res")
+	grep -qF '\"cost\":0.00212,' "$HEART_STATE_DIR/agents/scout/outbox/$id.json"
+	heart-cap status scout --json > "$BATS_TEST_TMPDIR/status"
+	grep -qF '"cost":0.00212,' "$BATS_TEST_TMPDIR/status"
+	grep -qF '"budget":0.0106,' "$BATS_TEST_TMPDIR/status"
+	run script -qec "heart-cap status scout" /dev/null
+	assert_line --index 1 --regexp '^scout +.* \$0\.00212 +[0-9T:+-]{25}'
+	run heart-cap status --prom
+	assert_line 'heart_cap_cost_dollars{agent="scout"} 0.00212'
+	assert_line 'heart_cap_budget_dollars{agent="scout"} 0.0106'
+	# five wakes: 0.0106 spent, the budget reached, said exactly
+	for i in 2 3 4 5; do
+		heart-wake --soul "$S" --force > /dev/null
+	done
+	run heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.status == "capped"'
+	assert_output --partial 'daily budget reached: $0.0106 of $0.0106 spent today'
+	run heart-cap status scout --json
+	assert_output --partial '"cost":0.0106,'
+	cat "$BATS_TEST_TMPDIR"/res "$BATS_TEST_TMPDIR"/status "$HEART_STATE_DIR"/agents/scout/outbox/*.json > "$BATS_TEST_TMPDIR/all"
+	run -1 grep -E '0\.00211999|0\.010599|0\.01060000' "$BATS_TEST_TMPDIR/all"
 }
