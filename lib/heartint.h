@@ -394,8 +394,9 @@ struct triage {
 json_t	*triage_hb_tool(void);
 json_t	*triage_hb_decision(const json_t *, int *);
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
-int	 triage_ask(const struct llm_conf *, const char *, const char *,
-	    time_t, struct triage *, char *);
+struct ask;
+int	 triage_ask(struct ask *, const char *, const char *, time_t,
+	    struct triage *, char *);
 json_t	*triage_json(const struct llm_conf *, const struct triage *,
 	    long long, const char *);
 void	 triage_free(struct triage *);
@@ -410,6 +411,30 @@ int	 bucket_gate_ok(const struct rate_view *, time_t, const char *,
 int	 bucket_wait(const char *, long long, char *);
 int	 bucket_send(const char *, time_t, long long, char *);
 void	 bucket_after(const char *, long, time_t, long long, time_t);
+
+/*
+ * ask.c: one request to a model, every one heart sends: its turn in
+ * the endpoint's bucket, the request, the bucket told, the usage read
+ * within what the request could produce (USAGE_SLACK tokens more than
+ * its bytes, or than max_tokens or the reply's bytes), and its cost.
+ */
+#define USAGE_SLACK	4096	/* tokens a provider may add on its side */
+
+struct ask {
+	const struct llm_conf *lc;	/* the endpoint's settings */
+	const char *ep;		/* its bucket (bucket.c), or "" */
+	time_t	 taken;		/* the wake's first request, taken by
+				   bucket_gate then; 0: wait for a turn */
+	const struct price *price;	/* NULL or unset: no price */
+	struct usage u;		/* its tokens, as counted */
+	long long cost;		/* and their cost, nano$; -1: no price */
+	char	 note[384];	/* what of the usage was mended, or "" */
+};
+
+int	 ask_send(struct ask *, json_t *, time_t, struct llm_reply *,
+	    char *);
+void	 ask_usage_bound(struct usage *, long long, long long, long long,
+	    char *, size_t);
 
 /* run.c: one wake, its orchestration; the conversation is talk.c's */
 /* The wake's outcome as its result says it, set with the result by
@@ -479,6 +504,7 @@ struct talk {
 	long long ptok, ctok;
 	long long cached, cwrite;	/* of ptok: read from, written to a
 					   provider's cache */
+	long long cost;		/* its requests', nano$; -1: no price */
 	int	 calls, failed;	/* tool calls run, and failed */
 	struct mcp *mcp;	/* the MCP servers started, or NULL */
 	int	 servers, sfailed;	/* MCP servers started, and failed */

@@ -16,7 +16,9 @@
  * key, the model or the URL is wrong (LLM_CONFIG), the account's
  * quota is used up (LLM_QUOTA), or it may pass by itself (LLM_TEMP),
  * with the time the provider asked to be left alone until, if it did.
- * The context a request carries is bounded by llm_fit.
+ * The context a request carries is bounded by llm_fit.  Every request
+ * is sent through ask.c (its bucket, its usage, its cost), llm_send
+ * by no one else.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -83,13 +85,17 @@ content_text(json_t *content)
 	return NULL;
 }
 
-/* A count of tokens in a usage object; missing (or not a count): 0. */
+/*
+ * A count of tokens in a usage object; missing (or not a count): 0.
+ * One past 2^50 is past any request (ask.c bounds it to the request's)
+ * and is read as 2^50, so that three of them add up.
+ */
 static long long
 tokens(json_t *usage, const char *key)
 {
 	json_int_t n = json_integer_value(json_object_get(usage, key));
 
-	return n > 0 ? n : 0;
+	return n <= 0 ? 0 : n > 1LL << 50 ? 1LL << 50 : n;
 }
 
 static int
