@@ -597,9 +597,12 @@ struct rate_view {
 	long long requests, tokens;	/* taken in the window */
 	time_t	 slow_until;		/* a 429 stops it until then */
 	long long n429, throttled, taken;	/* counted since it began */
+	long long waiting;		/* wakes deferred, in line */
+	long long ahead;		/* of them before the agent asked of */
 };
 int	 bucket_names(const char ***, size_t *, char *);
-int	 bucket_peek(const char *, time_t, struct rate_view *, char *);
+int	 bucket_peek(const char *, const char *, time_t, struct rate_view *,
+	    char *);
 json_t	*bucket_json(const struct rate_view *, time_t);
 
 /* run.c: one wake, start to end */

@@ -404,8 +404,8 @@ void	 triage_free(struct triage *);
 /* bucket.c */
 int	 bucket_endpoint(const struct llm_conf *, char *, size_t, char *);
 int	 bucket_give(const char *, time_t, time_t, char *);
-int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
-	    char *, size_t, char *);
+int	 bucket_gate(const char *, const char *, const char *, time_t *,
+	    time_t, time_t *, char *, size_t, char *);
 int	 bucket_gate_ok(const struct rate_view *, time_t, const char *,
 	    char *, size_t);
 int	 bucket_wait(const char *, long long, char *);
@@ -880,16 +880,24 @@ void	 brkdoc_events_of(const char *, const struct brk *,
 void	 brkdoc_put_time(json_t *, const char *, time_t);
 
 /* An endpoint's bucket as stored (bucket.c owns the rules): requests
- * and tokens taken per second of the window, oldest first. */
+ * and tokens taken per second of the window, oldest first, and the
+ * wakes it deferred, in line in the order they were first deferred. */
 #define BKT_SLOTS	124	/* the window on either side of now */
+#define BKT_LINE	512	/* wakes kept in line */
 struct bucket {
 	long long rpm, tpm;	/* the limits in force; 0: none */
 	struct {
 		long long sec, req, tok;
 	} e[BKT_SLOTS];
 	int	 n;
+	struct {
+		char	 who[HEART_IDMAX + 1];	/* the agent */
+		long long since, seen;	/* first deferred, last asked */
+	} q[BKT_LINE];
+	int	 nq;
 	long long slow_until;	/* a 429 stops the endpoint until then */
 	long long n429, throttled, taken;	/* counted since it began */
+	long long ahead;	/* the last take's: wakes in line before it */
 };
 
 enum bkt_op { BKT_TAKE, BKT_GIVE, BKT_MOVE, BKT_RECORD, BKT_SLOW, BKT_PEEK };
@@ -898,6 +906,8 @@ struct bkt_args {
 	long long tokens;	/* record */
 	time_t	 hold;		/* slow: Retry-After; 0: none given */
 	time_t	 at;		/* give, move: when the request was taken */
+	const char *who;	/* take: the agent whose wake asks, in line;
+				   NULL: a later request of a wake admitted */
 };
 
 /*

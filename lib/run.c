@@ -297,8 +297,8 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	 * its first request goes to the triage endpoint when there is one */
 	ep = k->triage ? k->tep : k->ep;
 	k->taken = time(NULL);
-	if ((ok = bucket_gate(ep, k->s->timezone, &k->taken, k->o->wait,
-	    &k->g.next, reason, rn, err)) != 1) {
+	if ((ok = bucket_gate(ep, k->s->name, k->s->timezone, &k->taken,
+	    k->o->wait, &k->g.next, reason, rn, err)) != 1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);
 		*status = status_name(ST_THROTTLED);
