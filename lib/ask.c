@@ -31,9 +31,10 @@ bound(long long *v, long long max, const char *what, const char *why,
 
 	if (*v <= max)
 		return;
-	snprintf(note + len, n - len, "%s%s %lld counted as %lld (%s)",
+	snprintf(note + len, n - len, "%s%s %s%lld counted as %lld (%s)",
 	    len ? "; " : "usage past what the request could produce "
-	    "(heart-soul(5), MONEY): ", what, *v, max, why);
+	    "(heart-soul(5), MONEY): ", what, *v >= LLM_TOKENS_MAX ?
+	    "at least " : "", *v, max, why);
 	*v = max;
 }
 

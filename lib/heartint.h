@@ -197,6 +197,7 @@ int	 http_post(const struct http_req *, struct http_resp *, char *);
 int	 http_retry_after(const char *, time_t, time_t *);
 
 /* llm.c */
+#define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */
 /* llm.cache: Anthropic's prompt cache */
 enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
 

@@ -378,3 +378,18 @@ sent() {
 	echo "$output" | jq -e --argjson p $((n + 4096)) '.status == "idle" and
 	    .usage == {prompt_tokens: $p, completion_tokens: 5120, cached_tokens: $p, cache_write_tokens: 0} and .cost < 0.1'
 }
+
+@test "a usage count written as a real is read; one past 2^64 is bounded, never the answer beside it lost" {
+	soul "price: {input: 2.50, output: 10.00}"
+	llm_script '{"replies": [{"raw": "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"[IDLE]\"}}],\"usage\":{\"prompt_tokens\":1200.0,\"completion_tokens\":4e1}}"}]}'
+	wake
+	res '[.status, .usage.prompt_tokens, .usage.completion_tokens, .cost]' | jq -e '. == ["idle", 1200, 40, 0.0034]'
+	llm_script '{"replies": [{"raw": "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"ALERT: the river is rising.\"}}],\"usage\":{\"prompt_tokens\":18446744073709551616,\"completion_tokens\":12}}"}]}'
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_success
+	n=$(sed -n '$p' "$LLM_DIR/requests.jsonl" | jq -r '.raw | utf8bytelength')
+	echo "$output" | jq -e --argjson p $((n + 4096)) '.status == "ok" and
+	    .response == "ALERT: the river is rising." and
+	    .usage.prompt_tokens == $p and .usage.completion_tokens == 12'
+	echo "$output" | jq -e '.warning | contains("prompt_tokens at least 1125899906842624 counted as")'
+}
