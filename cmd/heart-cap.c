@@ -112,7 +112,7 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	if (s == NULL && !v->have_caps)
 		st.ndefault++;
 	if (o.jflag) {
-		char *line = json_dumps(j, JSON_COMPACT);
+		char *line = json_line(j);
 		puts(line);
 		free(line);
 	} else
@@ -170,7 +170,7 @@ status_rates(time_t now, char **prom)
 	}
 	v = xcalloc(n + 1, sizeof *v);
 	for (i = 0; i < n && rc == HX_OK; i++)
-		if (bucket_peek(ep[i], now, &v[i], err) == -1) {
+		if (bucket_peek(ep[i], NULL, now, &v[i], err) == -1) {
 			warn(NULL, err);
 			rc = store_code(HX_IOERR);
 		}
@@ -179,22 +179,23 @@ status_rates(time_t now, char **prom)
 	for (i = 0; rc == HX_OK && !o.pflag && i < n; i++) {
 		j = bucket_json(&v[i], now);
 		if (o.jflag) {
-			line = json_dumps(j, JSON_COMPACT);
+			line = json_line(j);
 			puts(line);
 			free(line);
 		} else {
 			if (i == 0)
-				printf("%-20s %13s %17s %9s %5s  %s\n",
+				printf("%-20s %13s %17s %9s %7s %5s  %s\n",
 				    "ENDPOINT", "REQUESTS/MIN", "TOKENS/MIN",
-				    "THROTTLED", "429S", "SLOWED UNTIL");
+				    "THROTTLED", "WAITING", "429S",
+				    "SLOWED UNTIL");
 			snprintf(slow, sizeof slow, "%s", json_is_string(
 			    json_object_get(j, "slow_until")) ?
 			    json_string_value(json_object_get(j,
 			    "slow_until")) : "-");
-			printf("%-20s %6lld/%-6lld %8lld/%-8lld %9lld %5lld  "
-			    "%s\n", v[i].endpoint, v[i].requests, v[i].rpm,
-			    v[i].tokens, v[i].tpm, v[i].throttled, v[i].n429,
-			    slow);
+			printf("%-20s %6lld/%-6lld %8lld/%-8lld %9lld %7lld "
+			    "%5lld  %s\n", v[i].endpoint, v[i].requests,
+			    v[i].rpm, v[i].tokens, v[i].tpm, v[i].throttled,
+			    v[i].waiting, v[i].n429, slow);
 		}
 		json_decref(j);
 	}

@@ -70,7 +70,7 @@ flush_pending(void)
 static void
 print_json(json_t *j)
 {
-	char *line = json_dumps(j, JSON_COMPACT);
+	char *line = json_line(j);
 
 	flush_pending();
 	puts(line);
@@ -83,7 +83,7 @@ print_json(json_t *j)
 static int
 print_result(const char *name, json_t *j)
 {
-	char *line = json_dumps(j, JSON_COMPACT), err[HEART_ERRLEN];
+	char *line = json_line(j), err[HEART_ERRLEN];
 	char m[HEART_ERRLEN + 80];
 	int rc = HX_OK;
 

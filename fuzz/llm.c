@@ -2,11 +2,36 @@
  * llm.c - fuzz target: the model's replies (llm_parse), each input
  * read as a body of both protocols: OpenAI Chat Completions (also what
  * the command provider prints) and Anthropic Messages; then the text
- * of a reply through ghost mode's idle detection (idle_detect).
+ * of a reply through ghost mode's idle detection (idle_detect), and
+ * its usage through ask.c's bound.
  */
 #include "fuzz.h"
+#include "heartint.h"	/* ask.c's bound is the library's own */
 
 static struct soul *soul;	/* every default */
+
+/* The counts read are whole and never wrap; bounded as ask.c bounds
+ * them (a request of n bytes), they are within the request. */
+static void
+usage(const struct llm_reply *r, size_t n)
+{
+	struct usage u = { r->prompt_tokens, r->completion_tokens,
+	    r->cached_tokens, r->cache_write_tokens };
+	char note[384];
+
+	FZ_ASSERT(u.prompt >= 0 && u.prompt <= 3 * LLM_TOKENS_MAX);
+	FZ_ASSERT(u.completion >= 0 && u.completion <= LLM_TOKENS_MAX);
+	FZ_ASSERT(u.cached >= 0 && u.cache_write >= 0);
+	ask_usage_bound(&u, (long long)n, (long long)n, 1024, note,
+	    sizeof note);
+	FZ_ASSERT(u.prompt <= (long long)n + USAGE_SLACK);
+	FZ_ASSERT(u.cached <= u.prompt &&
+	    u.cache_write <= u.prompt - u.cached);
+	FZ_ASSERT((note[0] != '\0') == (u.prompt != r->prompt_tokens ||
+	    u.completion != r->completion_tokens ||
+	    u.cached != r->cached_tokens ||
+	    u.cache_write != r->cache_write_tokens));
+}
 
 static void
 one(const char *provider, const uint8_t *data, size_t n)
@@ -19,6 +44,7 @@ one(const char *provider, const uint8_t *data, size_t n)
 		FZ_ASSERT(r.text != NULL);
 		FZ_ASSERT(r.tool_calls == NULL ||
 		    json_array_size(r.tool_calls) > 0);
+		usage(&r, n);
 		if (idle_detect(soul, r.text, &level) == 0)
 			FZ_ASSERT(level == NULL);
 	} else

@@ -12,6 +12,20 @@
  * from the provider stops the whole endpoint until its Retry-After (a
  * minute without one).
  *
+ * Fairness: a wake the bucket defers is put in line, in its document,
+ * by agent, in the order wakes were first deferred; it keeps its place
+ * while its agent asks again within LINE_TTL, and leaves the line when
+ * its wake is admitted.  A wake is admitted only when the room left in
+ * the window is more than the wakes in line before it (a wake not in
+ * line is after all of them): a request that frees goes to the wake
+ * deferred first, whichever process or host reaches the store first,
+ * whatever its --jobs.  A wake refused for its turn is told when it
+ * would come if those before it take theirs.  Only a wake's first
+ * request stands in line (bkt_args.who); its later ones (tool calls'
+ * answers) take what the window has.  The line keeps requests a
+ * minute: an endpoint limited by its tokens a minute alone admits in
+ * no order.
+ *
  * The rules are bucket_step's, a pure function; store_update reads,
  * decides and writes back endpoints/NAME/bucket.json under its flock,
  * or the key heart:{@NAME}:bucket.json by compare-and-set (heartint.h).
@@ -28,6 +42,7 @@
 #define BKTFILE		"bucket.json"
 #define WINDOW		61	/* s: a take returns this long after */
 #define SLOW_DEFAULT	60	/* s: a 429 without Retry-After */
+#define LINE_TTL	180	/* s: a place in line not asked for again */
 #define KEEP		(2 * 86400LL)	/* a server keeps it, s */
 
 struct endpoint {
@@ -249,10 +264,11 @@ bucket_names(const char ***names, size_t *n, char *err)
 }
 
 /*
- * Forget what was taken before the window of now.  A second after now
- * is kept: another process's, whose clock was read after ours while we
- * waited for the store; only one more than a window ahead is forgotten
- * (a clock set back), so that it never holds the endpoint for long.
+ * Forget what was taken before the window of now, and the places in
+ * line not asked for within LINE_TTL.  A second after now is kept:
+ * another process's, whose clock was read after ours while we waited
+ * for the store; only one more than a window ahead is forgotten (a
+ * clock set back), so that it never holds the endpoint for long.
  */
 static int
 prune(struct bucket *b, time_t now)
@@ -267,7 +283,41 @@ prune(struct bucket *b, time_t now)
 			changed = 1;
 	}
 	b->n = k;
+	for (i = k = 0; i < b->nq; i++) {
+		if (b->q[i].seen > (long long)now - LINE_TTL &&
+		    b->q[i].seen <= (long long)now + WINDOW)
+			b->q[k++] = b->q[i];
+		else
+			changed = 1;
+	}
+	b->nq = k;
 	return changed;
+}
+
+/* who's place in line, or b->nq: after every wake in it. */
+static int
+place(const struct bucket *b, const char *who)
+{
+	int i;
+
+	for (i = 0; i < b->nq; i++)
+		if (strcmp(b->q[i].who, who) == 0)
+			break;
+	return i;
+}
+
+/* who deferred at now: in line at its place, or at its end, first. */
+static void
+line_up(struct bucket *b, int i, const char *who, time_t now)
+{
+	if (i == b->nq) {
+		if (b->nq == BKT_LINE)
+			return;		/* full: it stays after all */
+		snprintf(b->q[i].who, sizeof b->q[i].who, "%s", who);
+		b->q[i].since = now;
+		b->nq++;
+	}
+	b->q[i].seen = now;
 }
 
 static void
@@ -299,6 +349,28 @@ frees_at(const struct bucket *b, int tok, long long lim)
 	return 0;
 }
 
+/*
+ * When a take with `ahead' wakes in line before it can be granted, if
+ * those take theirs as soon as they may: 0 now.  They take the room
+ * the window has; each further one a request that leaves it; this one
+ * the next (or, past the window's own, a minute after now).
+ */
+static time_t
+turn_at(const struct bucket *b, long long ahead, time_t now)
+{
+	long long req, tok, k;
+	time_t t = 0, u = 0;
+
+	if ((long long)now < b->slow_until)
+		return (time_t)b->slow_until;
+	sums(b, &req, &tok);
+	if (b->rpm > 0 && (k = ahead - (b->rpm - req)) >= 0)
+		t = k < req ? frees_at(b, 0, req - k) : now + WINDOW;
+	if (b->tpm > 0 && tok >= b->tpm)
+		u = frees_at(b, 1, b->tpm);
+	return t > u ? t : u;
+}
+
 /* The entry of second now, made in its place (oldest first) if it is
  * not there. */
 static int
@@ -326,8 +398,11 @@ slot(struct bucket *b, time_t now)
 /*
  * One transition of bucket b at now (its limits in b->rpm, b->tpm):
  * take admits one request (*until 0) while the endpoint is not slowed
- * by a 429 and both windows are below their limits, else sets *until
- * to when one will be; give hands back a request taken at a->at;
+ * by a 429, both windows are below their limits and, for a wake's first
+ * (a->who), the room left is more than the wakes in line before it;
+ * else it sets *until to when its turn will be, and a->who keeps or
+ * takes its place in line (b->ahead: the wakes before it); give hands
+ * back a request taken at a->at;
  * move counts a request taken at a->at in second now instead (it is
  * being sent now), or takes one as take does when that second has left
  * the window; record adds a reply's tokens; slow stops the endpoint
@@ -339,11 +414,10 @@ bucket_step(struct bucket *b, enum bkt_op op, const struct bkt_args *a,
     time_t now, time_t *until)
 {
 	int changed = prune(b, now), i;
-	long long req, tok;
+	const char *who = a != NULL ? a->who : NULL;
 
 	if (until != NULL)
 		*until = 0;
-	sums(b, &req, &tok);
 	switch (op) {
 	case BKT_MOVE:
 		for (i = b->n - 1; i >= 0; i--)
@@ -355,15 +429,18 @@ bucket_step(struct bucket *b, enum bkt_op op, const struct bkt_args *a,
 			}
 		/* FALLTHROUGH */
 	case BKT_TAKE:
-		if ((long long)now < b->slow_until)
-			*until = (time_t)b->slow_until;
-		else if (b->rpm > 0 && req >= b->rpm)
-			*until = frees_at(b, 0, b->rpm);
-		else if (b->tpm > 0 && tok >= b->tpm)
-			*until = frees_at(b, 1, b->tpm);
-		if (*until != 0) {
+		i = who != NULL ? place(b, who) : 0;
+		b->ahead = i;
+		if ((*until = turn_at(b, i, now)) != 0) {
 			b->throttled++;
+			if (who != NULL)
+				line_up(b, i, who, now);
 			return 1;
+		}
+		if (who != NULL && i < b->nq) {		/* its turn: out */
+			memmove(b->q + i, b->q + i + 1, (size_t)(b->nq - i -
+			    1) * sizeof *b->q);
+			b->nq--;
 		}
 		b->e[slot(b, now)].req++;
 		b->taken++;
@@ -409,6 +486,35 @@ get_num(json_t *o, const char *key, int *bad)
 	return json_integer_value(j);
 }
 
+/* The line, [[agent, since, seen], ...] (NULL: none), into b. */
+static int
+parse_line(const char *owner, json_t *q, struct bucket *b, char *err)
+{
+	json_t *e;
+	size_t i;
+
+	if (q == NULL)
+		return 0;
+	if (!json_is_array(q) || json_array_size(q) > BKT_LINE)
+		goto bad;
+	json_array_foreach(q, i, e) {
+		if (json_array_size(e) != 3 ||
+		    !id_valid(json_string_value(json_array_get(e, 0))) ||
+		    !json_is_integer(json_array_get(e, 1)) ||
+		    !json_is_integer(json_array_get(e, 2)))
+			goto bad;
+		snprintf(b->q[i].who, sizeof b->q[i].who, "%s",
+		    json_string_value(json_array_get(e, 0)));
+		b->q[i].since = json_integer_value(json_array_get(e, 1));
+		b->q[i].seen = json_integer_value(json_array_get(e, 2));
+	}
+	b->nq = (int)json_array_size(q);
+	return 0;
+bad:
+	store_bad_field(owner, BKTFILE, "queue", err);
+	return -1;
+}
+
 /* b from the stored JSON (NULL: none); -1 with err if it is unsound. */
 static int
 parse_bucket(const char *owner, json_t *j, struct bucket *b, char *err)
@@ -442,13 +548,13 @@ parse_bucket(const char *owner, json_t *j, struct bucket *b, char *err)
 		b->e[i].tok = json_integer_value(json_array_get(e, 2));
 	}
 	b->n = (int)json_array_size(log);
-	return 0;
+	return parse_line(owner, json_object_get(j, "queue"), b, err);
 }
 
 static json_t *
 bucket_doc(const char *name, const struct bucket *b, time_t now)
 {
-	json_t *log = json_array();
+	json_t *log = json_array(), *q = json_array();
 	char ts[32];
 	int i;
 
@@ -456,13 +562,17 @@ bucket_doc(const char *name, const struct bucket *b, time_t now)
 		json_array_append_new(log, json_pack("[I,I,I]",
 		    (json_int_t)b->e[i].sec, (json_int_t)b->e[i].req,
 		    (json_int_t)b->e[i].tok));
+	for (i = 0; i < b->nq; i++)
+		json_array_append_new(q, json_pack("[s,I,I]", b->q[i].who,
+		    (json_int_t)b->q[i].since, (json_int_t)b->q[i].seen));
 	clock_utc(now, ts, sizeof ts);
-	return json_pack("{s:i,s:s,s:I,s:I,s:o,s:I,s:I,s:I,s:I,s:s}", "v", 1,
-	    "endpoint", name, "requests_per_minute", (json_int_t)b->rpm,
-	    "tokens_per_minute", (json_int_t)b->tpm, "log", log,
-	    "slow_until", (json_int_t)b->slow_until, "n429",
-	    (json_int_t)b->n429, "throttled", (json_int_t)b->throttled,
-	    "taken", (json_int_t)b->taken, "updated", ts);
+	return json_pack("{s:i,s:s,s:I,s:I,s:o,s:o,s:I,s:I,s:I,s:I,s:s}",
+	    "v", 1, "endpoint", name, "requests_per_minute",
+	    (json_int_t)b->rpm, "tokens_per_minute", (json_int_t)b->tpm,
+	    "log", log, "queue", q, "slow_until", (json_int_t)b->slow_until,
+	    "n429", (json_int_t)b->n429, "throttled",
+	    (json_int_t)b->throttled, "taken", (json_int_t)b->taken,
+	    "updated", ts);
 }
 
 struct bktx {
@@ -502,6 +612,8 @@ to_view(const struct bktx *x, struct rate_view *v)
 	v->n429 = x->b.n429;
 	v->throttled = x->b.throttled;
 	v->taken = x->b.taken;
+	v->waiting = x->b.nq;
+	v->ahead = x->b.ahead;
 }
 
 static int
@@ -534,22 +646,26 @@ transition(const char *name, enum bkt_op op, const struct bkt_args *a,
 		x->b.rpm = x->ep->rpm;
 		x->b.tpm = x->ep->tpm;
 		bucket_step(&x->b, BKT_PEEK, a, now, NULL);
+		x->b.ahead = a != NULL && a->who != NULL ? place(&x->b,
+		    a->who) : 0;
 	}
 	return r;
 }
 
 /*
- * Take one request of endpoint name at now: *until is 0 when it is
- * granted, else when one will be (the request is not sent); v, if
- * not NULL, gets the bucket after.
+ * Take one request of endpoint name at now for the first request of
+ * who's wake: *until is 0 when it is granted, else when its turn will
+ * be (the request is not sent; who keeps its place in line); v, if not
+ * NULL, gets the bucket after.
  */
 static int
-bucket_take(const char *name, time_t now, time_t *until,
+bucket_take(const char *name, const char *who, time_t now, time_t *until,
     struct rate_view *v, char *err)
 {
+	struct bkt_args a = { 0, 0, 0, who };
 	struct bktx x;
 
-	if (transition(name, BKT_TAKE, NULL, now, &x, err) == -1)
+	if (transition(name, BKT_TAKE, &a, now, &x, err) == -1)
 		return -1;
 	*until = x.until;
 	if (v != NULL)
@@ -561,7 +677,7 @@ bucket_take(const char *name, time_t now, time_t *until,
 int
 bucket_give(const char *name, time_t at, time_t now, char *err)
 {
-	struct bkt_args a = { 0, 0, at };
+	struct bkt_args a = { 0, 0, at, NULL };
 	struct bktx x;
 
 	return transition(name, BKT_GIVE, &a, now, &x, err);
@@ -571,7 +687,7 @@ bucket_give(const char *name, time_t at, time_t now, char *err)
 static int
 bucket_record(const char *name, long long tokens, time_t now, char *err)
 {
-	struct bkt_args a = { tokens, 0, 0 };
+	struct bkt_args a = { tokens, 0, 0, NULL };
 	struct bktx x;
 
 	if (fleet_read(err) == -1)
@@ -586,19 +702,22 @@ bucket_record(const char *name, long long tokens, time_t now, char *err)
 static int
 bucket_slow(const char *name, time_t hold, time_t now, char *err)
 {
-	struct bkt_args a = { 0, hold, 0 };
+	struct bkt_args a = { 0, hold, 0, NULL };
 	struct bktx x;
 
 	return transition(name, BKT_SLOW, &a, now, &x, err);
 }
 
-/* The bucket of endpoint name as it stands at now; nothing changes. */
+/* The bucket of endpoint name as it stands at now, with who's place
+ * in line (who may be NULL); nothing changes. */
 int
-bucket_peek(const char *name, time_t now, struct rate_view *v, char *err)
+bucket_peek(const char *name, const char *who, time_t now,
+    struct rate_view *v, char *err)
 {
+	struct bkt_args a = { 0, 0, 0, who };
 	struct bktx x;
 
-	if (transition(name, BKT_PEEK, NULL, now, &x, err) == -1)
+	if (transition(name, BKT_PEEK, &a, now, &x, err) == -1)
 		return -1;
 	to_view(&x, v);
 	return 0;
@@ -611,12 +730,13 @@ bucket_json(const struct rate_view *v, time_t now)
 	json_t *o;
 	char iso[32];
 
-	o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "endpoint",
+	o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "endpoint",
 	    v->endpoint, "requests", (json_int_t)v->requests,
 	    "requests_per_minute", (json_int_t)v->rpm, "tokens",
 	    (json_int_t)v->tokens, "tokens_per_minute", (json_int_t)v->tpm,
 	    "throttled", (json_int_t)v->throttled, "429s",
-	    (json_int_t)v->n429, "taken", (json_int_t)v->taken);
+	    (json_int_t)v->n429, "taken", (json_int_t)v->taken, "waiting",
+	    (json_int_t)v->waiting);
 	if (v->slow_until > now) {
 		clock_utc(v->slow_until, iso, sizeof iso);
 		json_object_set_new(o, "slow_until", json_string(iso));
@@ -624,25 +744,36 @@ bucket_json(const struct rate_view *v, time_t now)
 	return o;
 }
 
+/* The wakes in line before this one, said after a reason: "" if none. */
+static void
+before(const struct rate_view *v, char *buf, size_t n)
+{
+	if (v->ahead > 0)
+		snprintf(buf, n, ", after the %lld wake%s deferred before it",
+		    v->ahead, v->ahead > 1 ? "s" : "");
+	else
+		buf[0] = '\0';
+}
+
 /*
  * run.c's rate gate, after the breaker and before the cap: 1 when a
- * request of endpoint ep ("": none declared) is taken (*now: when),
- * waiting for it while it comes by `wait' (a round's wakes wait within
- * the round's minute; 0: no wait); 0 when the wake is throttled
- * (reason, in zone's time, and *next: when a request will be
- * granted); -1 with err.
+ * request of endpoint ep ("": none declared) is taken for who's wake
+ * (*now: when), waiting for its turn while it comes by `wait' (a
+ * round's wakes wait within the round's minute; 0: no wait); 0 when
+ * the wake is throttled, in line (reason, in zone's time, and *next:
+ * when its turn will be); -1 with err.
  */
 int
-bucket_gate(const char *ep, const char *zone, time_t *now, time_t wait,
-    time_t *next, char *reason, size_t rn, char *err)
+bucket_gate(const char *ep, const char *who, const char *zone, time_t *now,
+    time_t wait, time_t *next, char *reason, size_t rn, char *err)
 {
 	struct rate_view v;
-	char at[40];
+	char at[40], after[64];
 
 	if (ep[0] == '\0')
 		return 1;
 	for (;;) {
-		if (bucket_take(ep, *now, next, &v, err) == -1)
+		if (bucket_take(ep, who, *now, next, &v, err) == -1)
 			return -1;
 		if (*next == 0)
 			return 1;
@@ -652,13 +783,19 @@ bucket_gate(const char *ep, const char *zone, time_t *now, time_t wait,
 			sleep((unsigned int)(*next - *now));
 	}
 	clock_iso(zone, *next, at, sizeof at);
+	before(&v, after, sizeof after);
 	if (v.slow_until > *now)
 		snprintf(reason, rn, "endpoint %s: the provider answered 429 "
 		    "(too many requests); no request before %s", ep, at);
 	else if (v.rpm > 0 && v.requests >= v.rpm)
 		snprintf(reason, rn, "endpoint %s: %lld of %lld requests a "
-		    "minute used; deferred until %s", ep, v.requests, v.rpm,
-		    at);
+		    "minute used; deferred until %s%s", ep, v.requests, v.rpm,
+		    at, after);
+	else if (v.rpm > 0 && v.ahead >= v.rpm - v.requests)
+		snprintf(reason, rn, "endpoint %s: %lld of %lld requests a "
+		    "minute used, the rest kept for the %lld wake%s deferred "
+		    "before this one; deferred until %s", ep, v.requests,
+		    v.rpm, v.ahead, v.ahead > 1 ? "s" : "", at);
 	else
 		snprintf(reason, rn, "endpoint %s: %lld of %lld tokens a "
 		    "minute used; deferred until %s", ep, v.tokens, v.tpm, at);
@@ -687,6 +824,13 @@ bucket_gate_ok(const struct rate_view *v, time_t now, const char *zone,
 		    "minute used", v->endpoint, v->requests, v->rpm);
 		return 0;
 	}
+	if (v->rpm > 0 && v->ahead >= v->rpm - v->requests) {
+		snprintf(reason, rn, "endpoint %s: %lld of %lld requests a "
+		    "minute used, the rest kept for the %lld wake%s deferred "
+		    "before this one", v->endpoint, v->requests, v->rpm,
+		    v->ahead, v->ahead > 1 ? "s" : "");
+		return 0;
+	}
 	if (v->tpm > 0 && v->tokens >= v->tpm) {
 		snprintf(reason, rn, "endpoint %s: %lld of %lld tokens a "
 		    "minute used", v->endpoint, v->tokens, v->tpm);
@@ -708,7 +852,7 @@ static int
 wait_for(const char *ep, enum bkt_op op, time_t at, long long patience,
     char *err)
 {
-	struct bkt_args a = { 0, 0, at };
+	struct bkt_args a = { 0, 0, at, NULL };
 	struct bktx x;
 	time_t start = time(NULL), now = start, until;
 

@@ -58,6 +58,9 @@ void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
 /* the worse of two exit codes: 78, then 74, 69, 75, 0 (as EXIT STATUS) */
 int	 hx_worse(int, int);
+/* j as one line of JSON, as heart prints it (to free): a cost reads as
+ * the decimal it is (price.c) */
+char	*json_line(const json_t *);
 
 /* secret.c: a copy of a text scrubbed of every secret heart holds (the
  * model's API key, the Redis and MQTT passwords), to free */
@@ -93,7 +96,8 @@ int	 state_write_all(int, const char *, size_t);
  * (heart-soul(5), llm.price); a cost is in nanodollars (1e-9 $), -1
  * when there is no price (never $0).
  *   price_nano(j)		a cost from dollars in JSON
- *   price_format(nano, buf, n)	"$0.0123", or "no price"
+ *   price_text(nano, places, buf, n)	"0.00212": the decimal it is
+ *   price_format(nano, buf, n)	"$0.00212", or "no price"
  */
 struct price {
 	int	 set;		/* 0: no price: no cost, no budget */
@@ -108,6 +112,7 @@ struct usage {
 };
 
 long long price_nano(const json_t *);
+char	*price_text(long long, int, char *, size_t);
 char	*price_format(long long, char *, size_t);
 
 /* soul.c */
@@ -605,9 +610,12 @@ struct rate_view {
 	long long requests, tokens;	/* taken in the window */
 	time_t	 slow_until;		/* a 429 stops it until then */
 	long long n429, throttled, taken;	/* counted since it began */
+	long long waiting;		/* wakes deferred, in line */
+	long long ahead;		/* of them before the agent asked of */
 };
 int	 bucket_names(const char ***, size_t *, char *);
-int	 bucket_peek(const char *, time_t, struct rate_view *, char *);
+int	 bucket_peek(const char *, const char *, time_t, struct rate_view *,
+	    char *);
 json_t	*bucket_json(const struct rate_view *, time_t);
 
 /* run.c: one wake, start to end */

@@ -201,6 +201,7 @@ int	 http_post(const struct http_req *, struct http_resp *, char *);
 int	 http_retry_after(const char *, time_t, time_t *);
 
 /* llm.c */
+#define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */
 /* llm.cache: Anthropic's prompt cache */
 enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
 
@@ -398,8 +399,9 @@ struct triage {
 json_t	*triage_hb_tool(void);
 json_t	*triage_hb_decision(const json_t *, int *);
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
-int	 triage_ask(const struct llm_conf *, const char *, const char *,
-	    time_t, struct triage *, char *);
+struct ask;
+int	 triage_ask(struct ask *, const char *, const char *, time_t,
+	    struct triage *, char *);
 json_t	*triage_json(const struct llm_conf *, const struct triage *,
 	    long long, const char *);
 void	 triage_free(struct triage *);
@@ -407,13 +409,37 @@ void	 triage_free(struct triage *);
 /* bucket.c */
 int	 bucket_endpoint(const struct llm_conf *, char *, size_t, char *);
 int	 bucket_give(const char *, time_t, time_t, char *);
-int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
-	    char *, size_t, char *);
+int	 bucket_gate(const char *, const char *, const char *, time_t *,
+	    time_t, time_t *, char *, size_t, char *);
 int	 bucket_gate_ok(const struct rate_view *, time_t, const char *,
 	    char *, size_t);
 int	 bucket_wait(const char *, long long, char *);
 int	 bucket_send(const char *, time_t, long long, char *);
 void	 bucket_after(const char *, long, time_t, long long, time_t);
+
+/*
+ * ask.c: one request to a model, every one heart sends: its turn in
+ * the endpoint's bucket, the request, the bucket told, the usage read
+ * within what the request could produce (USAGE_SLACK tokens more than
+ * its bytes, or than max_tokens or the reply's bytes), and its cost.
+ */
+#define USAGE_SLACK	4096	/* tokens a provider may add on its side */
+
+struct ask {
+	const struct llm_conf *lc;	/* the endpoint's settings */
+	const char *ep;		/* its bucket (bucket.c), or "" */
+	time_t	 taken;		/* the wake's first request, taken by
+				   bucket_gate then; 0: wait for a turn */
+	const struct price *price;	/* NULL or unset: no price */
+	struct usage u;		/* its tokens, as counted */
+	long long cost;		/* and their cost, nano$; -1: no price */
+	char	 note[384];	/* what of the usage was mended, or "" */
+};
+
+int	 ask_send(struct ask *, json_t *, time_t, struct llm_reply *,
+	    char *);
+void	 ask_usage_bound(struct usage *, long long, long long, long long,
+	    char *, size_t);
 
 /* run.c: one wake, its orchestration; the conversation is talk.c's */
 /* The wake's outcome as its result says it, set with the result by
@@ -483,6 +509,7 @@ struct talk {
 	long long ptok, ctok;
 	long long cached, cwrite;	/* of ptok: read from, written to a
 					   provider's cache */
+	long long cost;		/* its requests', nano$; -1: no price */
 	int	 calls, failed;	/* tool calls run, and failed */
 	struct mcp *mcp;	/* the MCP servers started, or NULL */
 	int	 servers, sfailed;	/* MCP servers started, and failed */
@@ -858,16 +885,24 @@ void	 brkdoc_events_of(const char *, const struct brk *,
 void	 brkdoc_put_time(json_t *, const char *, time_t);
 
 /* An endpoint's bucket as stored (bucket.c owns the rules): requests
- * and tokens taken per second of the window, oldest first. */
+ * and tokens taken per second of the window, oldest first, and the
+ * wakes it deferred, in line in the order they were first deferred. */
 #define BKT_SLOTS	124	/* the window on either side of now */
+#define BKT_LINE	512	/* wakes kept in line */
 struct bucket {
 	long long rpm, tpm;	/* the limits in force; 0: none */
 	struct {
 		long long sec, req, tok;
 	} e[BKT_SLOTS];
 	int	 n;
+	struct {
+		char	 who[HEART_IDMAX + 1];	/* the agent */
+		long long since, seen;	/* first deferred, last asked */
+	} q[BKT_LINE];
+	int	 nq;
 	long long slow_until;	/* a 429 stops the endpoint until then */
 	long long n429, throttled, taken;	/* counted since it began */
+	long long ahead;	/* the last take's: wakes in line before it */
 };
 
 enum bkt_op { BKT_TAKE, BKT_GIVE, BKT_MOVE, BKT_RECORD, BKT_SLOW, BKT_PEEK };
@@ -876,6 +911,8 @@ struct bkt_args {
 	long long tokens;	/* record */
 	time_t	 hold;		/* slow: Retry-After; 0: none given */
 	time_t	 at;		/* give, move: when the request was taken */
+	const char *who;	/* take: the agent whose wake asks, in line;
+				   NULL: a later request of a wake admitted */
 };
 
 /*

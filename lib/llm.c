@@ -16,7 +16,9 @@
  * key, the model or the URL is wrong (LLM_CONFIG), the account's
  * quota is used up (LLM_QUOTA), or it may pass by itself (LLM_TEMP),
  * with the time the provider asked to be left alone until, if it did.
- * The context a request carries is bounded by llm_fit.
+ * The context a request carries is bounded by llm_fit.  Every request
+ * is sent through ask.c (its bucket, its usage, its cost), llm_send
+ * by no one else.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -83,13 +85,23 @@ content_text(json_t *content)
 	return NULL;
 }
 
-/* A count of tokens in a usage object; missing (or not a count): 0. */
+/*
+ * A count of tokens in a usage object, whole or written as a real;
+ * missing, not a number or below 1: 0.  One past LLM_TOKENS_MAX is
+ * past any request (ask.c bounds it to the request's) and is read as
+ * LLM_TOKENS_MAX, so that three of them add up.
+ */
 static long long
 tokens(json_t *usage, const char *key)
 {
-	json_int_t n = json_integer_value(json_object_get(usage, key));
+	json_t *j = json_object_get(usage, key);
+	json_int_t n = json_integer_value(j);
+	double d = json_number_value(j);
 
-	return n > 0 ? n : 0;
+	if (json_is_integer(j))
+		return n <= 0 ? 0 : n > LLM_TOKENS_MAX ? LLM_TOKENS_MAX : n;
+	return !(d >= 1) ? 0 : d >= (double)LLM_TOKENS_MAX ?
+	    LLM_TOKENS_MAX : (long long)d;
 }
 
 static int
@@ -706,7 +718,11 @@ parse_reply(const struct provider *p, const char *buf, size_t len,
 	json_t *j;
 	int rc;
 
-	if ((j = json_loadb(buf, len, 0, &je)) == NULL) {
+	/* a number past 2^63 (a usage count, say) reads as a real, rather
+	 * than lose the answer beside it */
+	if ((j = json_loadb(buf, len, 0, &je)) == NULL &&
+	    (j = json_loadb(buf, len, JSON_DECODE_INT_AS_REAL, NULL)) ==
+	    NULL) {
 		errf(err, "unreadable reply: not JSON: %s", je.text);
 		return -1;
 	}

@@ -109,7 +109,12 @@ price_cost(const struct price *p, const struct usage *u)
 	return c > 9e18 ? (long long)9e18 : (long long)(c + 0.5);
 }
 
-/* A cost (nanodollars) in dollars, for JSON: null when -1. */
+/*
+ * A cost (nanodollars) in dollars, for JSON: null when -1.  The real is
+ * the double nearest the decimal; json_line writes it back as that
+ * decimal (0.00212, never 0.0021199999999999999), exactly up to a
+ * million dollars, to 15 significant digits past it.
+ */
 json_t *
 price_json(long long nano)
 {
@@ -128,16 +133,39 @@ price_nano(const json_t *j)
 	return (long long)(d * 1e9 + 0.5);
 }
 
-/* A cost for people: "$0.0123" (4 decimals under a dollar, else 2),
- * or "no price". */
+/*
+ * A cost (nanodollars, >= 0) as the decimal it is, in dollars, with
+ * no trailing zero but at least `places' decimals: 0.00212, 12, 1.50
+ * (places 2).  The one way a cost becomes text (price_format, the
+ * metrics, the pulse).
+ */
+char *
+price_text(long long nano, int places, char *buf, size_t n)
+{
+	char frac[10];
+	int i, k = 9;
+	long long f;
+
+	if (nano < 0)
+		nano = 0;
+	for (i = 8, f = nano % 1000000000; i >= 0; i--, f /= 10)
+		frac[i] = (char)('0' + f % 10);
+	while (k > places && frac[k - 1] == '0')
+		k--;
+	snprintf(buf, n, "%lld%s%.*s", nano / 1000000000, k > 0 ? "." : "",
+	    k, frac);
+	return buf;
+}
+
+/* A cost for people: "$0.00212", "$1.50", or "no price". */
 char *
 price_format(long long nano, char *buf, size_t n)
 {
-	double d = (double)nano / 1e9;
-
 	if (nano < 0)
 		snprintf(buf, n, "no price");
-	else
-		snprintf(buf, n, "$%.*f", d < 1 ? 4 : 2, d);
+	else if (n > 1) {
+		buf[0] = '$';
+		price_text(nano, 2, buf + 1, n - 1);
+	}
 	return buf;
 }

@@ -34,12 +34,14 @@ sample(FILE *fp, const char *name, const char *agent, const char *label,
 	fprintf(fp, "} %lld\n", x);
 }
 
-/* A dollar figure, exact to the nanodollar. */
+/* A dollar figure, the decimal it is (price_text). */
 static void
 dollars(FILE *fp, const char *name, const char *agent, long long nano)
 {
-	fprintf(fp, "%s{agent=\"%s\"} %lld.%09lld\n", name, agent,
-	    nano / 1000000000, nano % 1000000000);
+	char d[32];
+
+	fprintf(fp, "%s{agent=\"%s\"} %s\n", name, agent,
+	    price_text(nano, 0, d, sizeof d));
 }
 
 /* A text written to fp, into *out when fp is closed. */
@@ -263,7 +265,8 @@ char *
 prom_rates(const struct rate_view *v, size_t n, time_t now)
 {
 	static const char *const name[] = { "requests", "requests_limit",
-	    "tokens", "tokens_limit", "throttled", "429s", "slowed" };
+	    "tokens", "tokens_limit", "throttled", "429s", "slowed",
+	    "waiting" };
 	static const char *const help[] = {
 	    "Requests taken in the last minute.",
 	    "Requests a minute allowed; 0: no limit.",
@@ -271,21 +274,22 @@ prom_rates(const struct rate_view *v, size_t n, time_t now)
 	    "Tokens a minute allowed; 0: no limit.",
 	    "Wakes and requests the limit held back, ever.",
 	    "Answers 429 (too many requests) the provider gave, ever.",
-	    "1 while a 429 stops the endpoint." };
+	    "1 while a 429 stops the endpoint.",
+	    "Wakes deferred, in line for their turn (heart(7))." };
 	char *out, full[64];
 	size_t len, i;
 	long long x;
 	FILE *fp = text_open(&out, &len);
 	int k;
 
-	for (k = 0; n > 0 && k < 7; k++) {
+	for (k = 0; n > 0 && k < 8; k++) {
 		snprintf(full, sizeof full, "heart_rate_%s", name[k]);
 		family(fp, full, help[k]);
 		for (i = 0; i < n; i++) {
 			x = k == 0 ? v[i].requests : k == 1 ? v[i].rpm :
 			    k == 2 ? v[i].tokens : k == 3 ? v[i].tpm : k == 4 ?
-			    v[i].throttled : k == 5 ? v[i].n429 :
-			    v[i].slow_until > now;
+			    v[i].throttled : k == 5 ? v[i].n429 : k == 6 ?
+			    v[i].slow_until > now : v[i].waiting;
 			fprintf(fp, "%s{endpoint=\"%s\"} %lld\n", full,
 			    v[i].endpoint, x);
 		}

@@ -326,24 +326,15 @@ put_text(struct out *o, const char *s)
 	PUTS(o, "\"");
 }
 
-/* ,"cost":D, in dollars, exact to the nanodollar */
+/* ,"cost":D, in dollars, the decimal it is (price_text) */
 static void
 put_dollars(struct out *o, long long nano)
 {
-	char frac[10];
-	int i, n = 9;
+	char d[32];
 
 	PUTS(o, ",\"cost\":");
-	put_int(o, nano / 1000000000);
-	nano %= 1000000000;
-	for (i = 8; i >= 0; i--, nano /= 10)
-		frac[i] = (char)('0' + nano % 10);
-	while (n > 0 && frac[n - 1] == '0')
-		n--;
-	if (n > 0) {
-		PUTS(o, ".");
-		put(o, frac, (size_t)n);
-	}
+	price_text(nano, 0, d, sizeof d);
+	put(o, d, strlen(d));
 }
 
 /* ,"key":N */

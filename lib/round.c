@@ -383,7 +383,7 @@ serve(const struct round *r, const struct cand *c, int in, int out)
 			if (*p == '\n')
 				*p = ' ';
 		el = rc != HX_OK ? strlen(err) : 0;
-		line = json_dumps(res, JSON_COMPACT);
+		line = json_line(res);
 		json_decref(res);
 		snprintf(head, sizeof head, "%d %zu %zu\n", rc, el,
 		    line != NULL ? strlen(line) : 0);
@@ -760,7 +760,7 @@ round_explain(json_t *arr, const struct soul *s, const char *dir,
 	snprintf(why, sizeof why, "no endpoint of the fleet file matches "
 	    "(no rate limit)");
 	if (ep[0] != '\0') {
-		if (bucket_peek(ep, now, &v, err) == -1)
+		if (bucket_peek(ep, s->name, now, &v, err) == -1)
 			return -1;
 		rate = bucket_json(&v, now);
 		ok = bucket_gate_ok(&v, now, s->timezone, why, sizeof why);

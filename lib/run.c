@@ -297,8 +297,8 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	 * its first request goes to the triage endpoint when there is one */
 	ep = k->triage ? k->tep : k->ep;
 	k->taken = time(NULL);
-	if ((ok = bucket_gate(ep, k->s->timezone, &k->taken, k->o->wait,
-	    &k->g.next, reason, rn, err)) != 1) {
+	if ((ok = bucket_gate(ep, k->s->name, k->s->timezone, &k->taken,
+	    k->o->wait, &k->g.next, reason, rn, err)) != 1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);
 		*status = status_name(ST_THROTTLED);
@@ -545,6 +545,8 @@ static int
 triage_step(struct wake *k, int *rc, char *err)
 {
 	struct triage t;
+	struct ask a = { &k->tc, k->tep, k->taken, soul_price(k->s, 1),
+	    { 0, 0, 0, 0 }, -1, "" };
 	enum chamber c = k->g.chamber;
 	char *text, e2[HEART_ERRLEN], w[HEART_ERRLEN + 64];
 	const char *why;
@@ -553,17 +555,11 @@ triage_step(struct wake *k, int *rc, char *err)
 	if (!k->triage)
 		return 1;
 	text = talk_prompt(k, c, 1);
-	memset(&t, 0, sizeof t);
-	if ((r = bucket_send(k->tep, k->taken, k->tc.timeout, err)) == 1)
-		r = triage_ask(&k->tc, k->s->system, text, k->now, &t, err);
-	else {
-		r = -1;
-		t.fail = LLM_TEMP;
-	}
-	bucket_after(k->tep, t.status, t.hold, t.u.prompt + t.u.completion,
-	    time(NULL));
+	r = triage_ask(&a, k->s->system, text, k->now, &t, err);
+	if (a.note[0] != '\0')
+		run_warn(k, a.note);
 	k->tu = t.u;
-	k->tcost = price_cost(soul_price(k->s, 1), &t.u);
+	k->tcost = a.cost;
 	json_object_set_new(k->res, "triage", triage_json(&k->tc, &t,
 	    k->tcost, r == -1 ? err : NULL));
 	if (r == -1) {

@@ -482,7 +482,7 @@ soulcache_put(struct soulcache *c, const char *path, const struct stat *st,
 	json_object_del(line, "at");
 	json_object_del(line, "duration_ms");
 	line_drop(e);
-	if ((e->line = json_dumps(line, JSON_COMPACT)) != NULL && e->own == 0)
+	if ((e->line = json_line(line)) != NULL && e->own == 0)
 		e->own = 1;
 	json_decref(line);
 	identity(st, e->id);

@@ -11,7 +11,8 @@
  * most seed_tool_cap + 2 requests to the model; every tool call and
  * result is in the result's messages, up to WAKE_MSGMAX bytes, past
  * which the wake ends; the outcome goes into the wake through run.c's
- * run_status, run_reply and run_warn, never straight into the result.
+ * run_status, run_reply and run_warn, never straight into the result;
+ * every request goes through ask.c, which counts and prices it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +192,7 @@ talk_begin(struct wake *k, struct talk *t, char *err)
 	json_decref(user);
 	if (t->msgs == NULL)
 		return -1;
+	t->cost = k->s->llm.price.set ? 0 : -1;
 	t->offer = offer(k->s, t->c);
 	t->force = tool_mode(k->s) ? "heartbeat" : NULL;
 	return 0;
@@ -366,21 +368,21 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 }
 
 /*
- * The wake's tokens (*u) and what they cost at the soul's price, the
- * triage's included, into the result: "usage" (the main model's; the
- * triage's are in "triage"), and "cost" in dollars (null: no price).
- * Returns the cost in nanodollars, -1 when there is no price.
+ * The wake's tokens (*u) and what they cost at the soul's price (each
+ * request's, as ask.c counted it), the triage's included, into the
+ * result: "usage" (the main model's; the triage's are in "triage"),
+ * and "cost" in dollars (null: no price).  Returns the cost in
+ * nanodollars, -1 when there is no price.
  */
 long long
 talk_spent(struct wake *k, const struct talk *t, struct usage *u)
 {
-	long long cost;
+	long long cost = t->cost;
 
 	u->prompt = t->ptok;
 	u->completion = t->ctok;
 	u->cached = t->cached;
 	u->cache_write = t->cwrite;
-	cost = price_cost(&k->s->llm.price, u);
 	if (k->tcost >= 0)	/* the triage's too: the wake's cost */
 		cost = (cost < 0 ? 0 : cost) + k->tcost;
 	json_object_set_new(k->res, "usage", json_pack("{s:I,s:I,s:I,s:I}",
@@ -460,9 +462,13 @@ int
 talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
     char *err)
 {
+	/* the first request's budget was taken by admit(), unless it
+	 * went to the triage endpoint; it counts when it is sent */
+	struct ask a = { lc, k->ep, k->triage ? 0 : k->taken,
+	    &k->s->llm.price, { 0, 0, 0, 0 }, -1, "" };
 	struct llm_reply r;
 	json_t *body;
-	int rc, more = 1, sent = 0;
+	int rc, more = 1;
 
 	t->hide = lc->key_env;
 	talk_warn_key(k, lc);
@@ -470,30 +476,22 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 	t->bytes = llm_cost(json_array_get(t->msgs, t->h1));
 	json_array_append(k->said, json_array_get(t->msgs, t->h1));
 	while (more) {
-		/* the first request's budget was taken by admit(), unless
-		 * it went to the triage endpoint; it counts when it is sent */
-		if (sent++ > 0 || k->triage)
-			rc = bucket_wait(k->ep, lc->timeout, err);
-		else
-			rc = bucket_send(k->ep, k->taken, lc->timeout, err);
-		if (rc != 1) {
-			t->fail = LLM_TEMP;
-			break;
-		}
 		body = talk_request(lc, t);
-		rc = llm_send(lc, body, k->now, &r, err);
+		rc = ask_send(&a, body, k->now, &r, err);
 		json_decref(body);
-		bucket_after(k->ep, r.status, r.hold, r.prompt_tokens +
-		    r.completion_tokens, time(NULL));
+		if (a.note[0] != '\0')
+			run_warn(k, a.note);
 		if (rc == -1) {
 			t->fail = r.fail;
 			t->hold = r.hold;
 			break;
 		}
-		t->ptok += r.prompt_tokens;
-		t->ctok += r.completion_tokens;
-		t->cached += r.cached_tokens;
-		t->cwrite += r.cache_write_tokens;
+		t->ptok += a.u.prompt;
+		t->ctok += a.u.completion;
+		t->cached += a.u.cached;
+		t->cwrite += a.u.cache_write;
+		if (a.cost >= 0)
+			t->cost = (t->cost < 0 ? 0 : t->cost) + a.cost;
 		more = answer(k, t, &r);
 		llm_reply_free(&r);
 		if (t->overflow) {

@@ -86,13 +86,13 @@ triage_body(const struct llm_conf *tc, const char *system, const char *prompt)
 }
 
 /*
- * Ask the triage endpoint tc: system (may be NULL) and prompt, the
- * heartbeat tool forced.  0 with t->decision and t->run; -1 with err,
- * t->fail and t->hold (llm_reply's).  The tokens are counted either
- * way.
+ * Ask the triage endpoint (a's, through ask.c): system (may be NULL)
+ * and prompt, the heartbeat tool forced.  0 with t->decision and
+ * t->run; -1 with err, t->fail and t->hold (llm_reply's).  The tokens
+ * are counted either way, and priced in a->cost.
  */
 int
-triage_ask(const struct llm_conf *tc, const char *system, const char *prompt,
+triage_ask(struct ask *a, const char *system, const char *prompt,
     time_t now, struct triage *t, char *err)
 {
 	struct llm_reply r;
@@ -100,13 +100,10 @@ triage_ask(const struct llm_conf *tc, const char *system, const char *prompt,
 	int rc;
 
 	memset(t, 0, sizeof *t);
-	body = triage_body(tc, system, prompt);
-	rc = llm_send(tc, body, now, &r, err);
+	body = triage_body(a->lc, system, prompt);
+	rc = ask_send(a, body, now, &r, err);
 	json_decref(body);
-	t->u.prompt = r.prompt_tokens;
-	t->u.completion = r.completion_tokens;
-	t->u.cached = r.cached_tokens;
-	t->u.cache_write = r.cache_write_tokens;
+	t->u = a->u;
 	t->status = r.status;
 	t->hold = r.hold;
 	if (rc == -1) {

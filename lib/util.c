@@ -5,7 +5,8 @@
  * UTF-8 check, allocation that cannot return NULL (a tool this small
  * has nothing better to do than abort when memory is gone), the order
  * of exit codes, the environment of a child program (a tool, a
- * delivery), and a whole small file read at its own size.
+ * delivery), a whole small file read at its own size, and the one way
+ * a JSON line heart prints is written.
  */
 #include <sys/stat.h>
 
@@ -134,6 +135,21 @@ xstrdup(const char *s)
 	if ((p = strdup(s)) == NULL)
 		abort();
 	return p;
+}
+
+/*
+ * j as one line of compact JSON, to free; NULL only when it cannot be
+ * encoded.  A real is written to 15 significant digits, the most a
+ * double keeps of any decimal: a decimal of 15 digits or fewer, such
+ * as a cost in dollars to the nanodollar under a million (price_json),
+ * reads as itself, 0.00212, not jansson's 17 digits of the double,
+ * 0.0021199999999999999.  Every result, status and outbox line goes
+ * through here.
+ */
+char *
+json_line(const json_t *j)
+{
+	return json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(15));
 }
 
 /*

@@ -1,7 +1,8 @@
 /*
- * core-step - test driver for the pure rules (lib/heartint.h): cap_step
- * and brk_step over tables of states, times and keys, DST days
- * included, with no store, no clock and no file.  Prints "ok N name"
+ * core-step - test driver for the pure rules (lib/heartint.h): cap_step,
+ * brk_step and bucket_step over tables of states, times and keys, DST
+ * days included, and ask.c's bound of a usage block, with no store, no
+ * clock and no file.  Prints "ok N name"
  * or "not ok N name: what differs" per case; exit 0 when every case
  * held, 1 when one did not.
  */
@@ -310,6 +311,72 @@ budget_cases(void)
 	    v.cost == 0 && v.total == 1, "refused");
 }
 
+/* The fleet's bucket serves the wakes it deferred in line. */
+static void
+bucket_cases(time_t t)
+{
+	static struct bucket b;
+	struct bkt_args x = { 0, 0, 0, "x" }, y = { 0, 0, 0, "y" },
+	    z = { 0, 0, 0, "z" }, later = { 0, 0, 0, NULL };
+	time_t until;
+
+	memset(&b, 0, sizeof b);
+	b.rpm = 2;
+	bucket_step(&b, BKT_TAKE, &x, t - 70, &until);
+	bucket_step(&b, BKT_TAKE, &y, t - 70, &until);
+	bucket_step(&b, BKT_TAKE, &z, t - 70, &until);
+	bucket_step(&b, BKT_TAKE, &x, t - 69, &until);
+	check("bucket: a refused wake is put in line once, in order",
+	    b.nq == 2 && strcmp(b.q[0].who, "z") == 0 && b.q[0].since ==
+	    t - 70 && strcmp(b.q[1].who, "x") == 0 && b.q[1].seen ==
+	    t - 69, "line");
+	bucket_step(&b, BKT_TAKE, &y, t, &until);
+	check("bucket: a wake not in line waits for those in it",
+	    until == t + 61 && b.ahead == 2 && b.nq == 3, "admitted");
+	bucket_step(&b, BKT_TAKE, &later, t, &until);
+	check("bucket: a wake's later request takes the minute's room, in "
+	    "no line", until == 0 && b.nq == 3, "refused");
+	bucket_step(&b, BKT_TAKE, &x, t, &until);
+	check("bucket: the second in line waits for the first's turn "
+	    "when one request is free", until == t + 61 && b.ahead == 1,
+	    "admitted");
+	bucket_step(&b, BKT_TAKE, &z, t, &until);
+	check("bucket: the first in line is admitted, and leaves it",
+	    until == 0 && b.nq == 2 && strcmp(b.q[0].who, "x") == 0,
+	    "refused");
+	bucket_step(&b, BKT_TAKE, &x, t + 1, &until);
+	check("bucket: in line, told when its turn comes if those before "
+	    "take theirs", until == t + 61 && b.ahead == 0, "until");
+	bucket_step(&b, BKT_PEEK, NULL, t + 182, &until);
+	check("bucket: a place not asked for within 3 minutes is dropped",
+	    b.nq == 0, "kept");
+}
+
+/* A usage block past what its request could produce is bounded. */
+static void
+usage_cases(void)
+{
+	struct usage u = { 50000000, 1000000, 60000000, 7 };
+	char note[384];
+
+	ask_usage_bound(&u, 1000, 6, 1024, note, sizeof note);
+	check("usage: each count past its bound is counted at it, and said",
+	    u.prompt == 1000 + USAGE_SLACK && u.completion == 1024 +
+	    USAGE_SLACK && u.cached == u.prompt && u.cache_write == 0 &&
+	    strstr(note, "prompt_tokens 50000000 counted as 5096") != NULL,
+	    note);
+	u = (struct usage){ -5, 2000, 100, 200 };
+	ask_usage_bound(&u, 100, 9000, 1024, note, sizeof note);
+	check("usage: below zero is 0; a reply's bytes bound too",
+	    u.prompt == 0 && u.completion == 2000 && u.cached == 0 &&
+	    u.cache_write == 0, note);
+	u = (struct usage){ 900, 40, 500, 400 };
+	ask_usage_bound(&u, 1000, 6, 1024, note, sizeof note);
+	check("usage: a sound block is read as it is", u.prompt == 900 &&
+	    u.completion == 40 && u.cached == 500 && u.cache_write == 400 &&
+	    note[0] == '\0', note);
+}
+
 int
 main(void)
 {
@@ -323,6 +390,8 @@ main(void)
 	for (i = 0; i < sizeof brks / sizeof brks[0]; i++)
 		brk_case(&brks[i], t);
 	budget_cases();
+	bucket_cases(t);
+	usage_cases();
 	/* the day's end on DST days: midnight in the zone, 23 h and 25 h */
 	memset(&v, 0, sizeof v);
 	snprintf(v.zone, sizeof v.zone, "America/New_York");

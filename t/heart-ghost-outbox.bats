@@ -443,3 +443,19 @@ snap() {
 	run -64 heart-ghost --now --text --exec ./hook
 	run -64 heart-ghost --outbox --now
 }
+
+@test "an answer's cost waits in the outbox and reaches its delivery as the decimal it is" {
+	llm_start
+	printf '%s\n' 'heart: { schedule: { prompt: "Anything?" } }' \
+	    'llm: { price: { input: 2.50, cached_input: 1.25, output: 10.00 } }' > scout.yaml
+	llm_script '{"replies":[{"text":"ALERT: one.","usage":{"prompt_tokens":1200,"completion_tokens":40,"cached_tokens":1024}}]}'
+	heart-wake --soul scout.yaml --force --chamber schedule > line
+	f=$(ls "$HEART_STATE_DIR"/agents/scout/outbox/*.json)
+	grep -qF '\"cost\":0.00212,' "$f"
+	run -1 grep -F 0.0021199 "$f" line
+	printf '#!/bin/sh\ncat > delivered\n' > keep-it
+	chmod +x keep-it
+	heart-ghost --flush --exec ./keep-it
+	grep -qF '"cost":0.00212,' delivered
+	run -1 grep -F 0.0021199 delivered
+}

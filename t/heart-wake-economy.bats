@@ -374,6 +374,24 @@ decide() {	# decide ACTION REASON: the triage's next answer
 	echo "$output" | jq -e '.triage.cost == 0.00007'
 }
 
+@test "triage: an absurd usage block from the triage model is counted within what its request could produce" {
+	triage_start
+	printf 'name: scout\nheart:\n  daily_budget: 1.0\n  schedule: { daily_cap: 1000 }\nllm:\n  timeout: 5s\n  price: { input: 1.0, output: 4.0 }\n  triage: { base_url: "%s", model: cheap, timeout: 5s, max_tokens: 1000, price: { input: 2.0, output: 10.0 } }\n' "$TRIAGE_URL" > "$S"
+	printf '{"replies":[{"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip"}}],"usage":{"prompt_tokens":90000000,"completion_tokens":90000000,"cached_tokens":5}}]}\n' > "$TRIAGE_DIR/script.json"
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_success
+	n=$(jq -r '.raw | utf8bytelength' "$TRIAGE_DIR/requests.jsonl")
+	# 90 million each way would be $1080: the request's bytes and 4096,
+	# max_tokens 1000 and 4096
+	echo "$output" | jq -e --argjson p $((n + 4096)) '.status == "idle" and
+	    .triage.usage == {prompt_tokens: $p, completion_tokens: 5096, cached_tokens: 5, cache_write_tokens: 0}'
+	echo "$output" | jq -e --argjson c $(( (n + 4096 - 5) * 2000 + 5 * 2000 + 5096 * 10000 )) \
+	    '(.triage.cost * 1e9 | round) == $c and .cost == .triage.cost'
+	echo "$output" | jq -e '.warning | startswith("usage past what the request could produce (heart-soul(5), MONEY): prompt_tokens 90000000 counted as ")'
+	heart-cap status scout --json | jq -e --argjson p $((n + 4096)) '.triage_tokens.prompt == $p and .cost < 0.1'
+	[ "$(llm_count)" = 0 ]
+}
+
 @test "triage and the fleet's rate limit: a wake's first request is the triage's, taken from the triage endpoint's bucket" {
 	triage_start
 	triage_soul

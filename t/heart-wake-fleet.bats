@@ -292,6 +292,73 @@ most_in_a_minute() {
 	[ ! -e "$HEART_STATE_DIR/agents/s02/history.jsonl" ]
 }
 
+# agents ROUND KIND: the agents whose wake in round ROUND (both
+# processes' lines) ended as KIND (idle: served; throttled: deferred)
+agents() {
+	cat "$BATS_TEST_TMPDIR"/r$1.? | jq -r --arg k "$2" 'select(.status == $k) | .agent' | sort
+}
+
+@test "--jobs 8, two processes at once: a wake the bucket deferred is served before one it did not, each within the rounds its place in line says" {
+	fleet 2
+	llm_script '{"rate": {"requests": 2, "clock": "meta"}}'
+	mksouls "$BATS_TEST_TMPDIR/souls1" a 3 > /dev/null
+	mksouls "$BATS_TEST_TMPDIR/souls2" b 3 > /dev/null
+	for s in 1 2; do
+		at_epoch "$T0" heart-wake --souls "$BATS_TEST_TMPDIR/souls$s" > /dev/null
+	done
+	# six agents due every round, two requests a minute: each round
+	# serves two and defers four; rounds 70 s apart, the bucket empty
+	for r in 1 2 3 4 5 6 7; do
+		t=$((T0 + 60 + 70 * (r - 1)))
+		pids=()
+		for s in 1 2; do
+			at_epoch "$t" heart-wake --souls "$BATS_TEST_TMPDIR/souls$s" --jobs 8 \
+			    > "$BATS_TEST_TMPDIR/r$r.$s" 2> "$BATS_TEST_TMPDIR/e$r.$s" &
+			pids+=($!)
+		done
+		wait "${pids[@]}" || { cat "$BATS_TEST_TMPDIR"/e$r.?; false; }
+		[ "$(agents "$r" idle | wc -l)" = 2 ]
+		[ "$(agents "$r" throttled | wc -l)" = 4 ]
+		# served: only wakes deferred in the round before
+		[ "$r" = 1 ] || [ -z "$(comm -23 <(agents "$r" idle) <(agents $((r - 1)) throttled))" ]
+	done
+	# deferred with three wakes at most before it in line: served
+	# within two rounds
+	for r in 1 2 3 4 5; do
+		[ -z "$(comm -23 <(agents "$r" throttled) \
+		    <(cat <(agents $((r + 1)) idle) <(agents $((r + 2)) idle) | sort))" ]
+	done
+	run llm_count
+	assert_output 14
+	run most_in_a_minute
+	assert_output 2
+	run jq -s 'map(select(.limited)) | length' "$LLM_DIR/requests.jsonl"
+	assert_output 0
+	run at_epoch "$t" heart-cap status --json
+	[ "$(echo "$output" | jq -c 'select(.endpoint) | [.waiting, .throttled]')" = "[4,28]" ]
+}
+
+@test "a place in line not asked for again within 3 minutes is dropped: an agent gone keeps the endpoint no longer" {
+	fleet 1
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 3)
+	at_epoch "$T0" heart-wake --souls "$d" > /dev/null
+	at_epoch $((T0 + 60)) heart-wake --souls "$d" > "$BATS_TEST_TMPDIR/r1"
+	run statuses "$BATS_TEST_TMPDIR/r1"
+	assert_output "$(printf 's01 idle\ns02 throttled\ns03 throttled')"
+	# s02 and s03 are gone; their places keep the minute's request
+	rm "$d/s02.yaml" "$d/s03.yaml"
+	run at_epoch $((T0 + 130)) heart-wake --souls "$d"
+	assert_success
+	echo "$output" | jq -e '.status == "throttled" and .reason == "endpoint double: 0 of 1 requests a minute used, the rest kept for the 2 wakes deferred before this one; deferred until 2026-11-22T09:03:41+00:00"'
+	run at_epoch $((T0 + 130)) heart-wake --explain --souls "$d" --chamber schedule
+	echo "$output" | jq -e '.would == "throttled" and (.reason | endswith("the rest kept for the 2 wakes deferred before this one"))'
+	# three minutes after they last asked, they are out of the line
+	run at_epoch $((T0 + 241)) heart-wake --souls "$d"
+	echo "$output" | jq -e '.status == "idle"'
+	run llm_count
+	assert_output 2
+}
+
 @test "a bucket of 2 a minute holds when a process's clock was read a second before another's" {
 	fleet 2
 	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 3)

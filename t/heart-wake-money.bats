@@ -198,9 +198,9 @@ prefix_test() {
 	run heart-cap status --soul "$S" --json
 	echo "$output" | jq -e '.cost == 0.00187'
 	run script -qec "heart-cap status scout" /dev/null
-	assert_line --index 1 --regexp '^scout +.* \$0\.0019 +[0-9T:+-]{25}'
+	assert_line --index 1 --regexp '^scout +.* \$0\.00187 +[0-9T:+-]{25}'
 	run heart-cap status --prom
-	assert_line 'heart_cap_cost_dollars{agent="scout"} 0.001870000'
+	assert_line 'heart_cap_cost_dollars{agent="scout"} 0.00187'
 	assert_line 'heart_cap_tokens{agent="scout",kind="cached"} 1200'
 	assert_line 'heart_cap_tokens{agent="scout",kind="cache_write"} 600'
 	# a price without cached_input and cache_write charges them as input
@@ -257,7 +257,7 @@ prefix_test() {
 	run at "$t0" heart-wake --soul "$S" --force
 	assert_success
 	echo "$output" | jq -e '.status == "capped" and
-	    (.reason | startswith("daily budget reached: $0.0020 of $0.0020 spent today; resets at 2026-11-23T00:00:00+09:00")) and
+	    (.reason | startswith("daily budget reached: $0.002 of $0.002 spent today; resets at 2026-11-23T00:00:00+09:00")) and
 	    (has("cost") | not) and .next >= "2026-11-22T15:00:00Z" and
 	    .usage == {prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cache_write_tokens: 0}'
 	[ "$(llm_count)" -eq 2 ]
@@ -290,4 +290,106 @@ prefix_test() {
 	echo "$output" | jq -e '.status == "error" and .cost == 0.001'
 	run heart-cap status scout --json
 	echo "$output" | jq -e '.cost == 0.001'
+}
+
+@test "a cost prints as the decimal it is, byte for byte: the result, the outbox, heart-cap status, its table and its metrics" {
+	soul "price: {input: 2.50, cached_input: 1.25, output: 10.00}" "daily_budget: 0.0106"
+	# 176 plain, 1024 cached, 40 out: 440 + 1280 + 400 = 2120 microdollars
+	llm_script '{"replies": [{"text": "ALERT: rain at 16:00.", "usage": {"prompt_tokens": 1200, "completion_tokens": 40, "cached_tokens": 1024}}]}'
+	heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
+	# the double nearest 0.00212, at jansson's 17 digits, would be
+	# 0.0021199999999999999; 0.0106 would be 0.010600000000000001
+	grep -qF '"cost":0.00212,' "$BATS_TEST_TMPDIR/res"
+	id=$(jq -r .wake_id "$BATS_TEST_TMPDIR/res")
+	grep -qF '\"cost\":0.00212,' "$HEART_STATE_DIR/agents/scout/outbox/$id.json"
+	heart-cap status scout --json > "$BATS_TEST_TMPDIR/status"
+	grep -qF '"cost":0.00212,' "$BATS_TEST_TMPDIR/status"
+	grep -qF '"budget":0.0106,' "$BATS_TEST_TMPDIR/status"
+	run script -qec "heart-cap status scout" /dev/null
+	assert_line --index 1 --regexp '^scout +.* \$0\.00212 +[0-9T:+-]{25}'
+	run heart-cap status --prom
+	assert_line 'heart_cap_cost_dollars{agent="scout"} 0.00212'
+	assert_line 'heart_cap_budget_dollars{agent="scout"} 0.0106'
+	# five wakes: 0.0106 spent, the budget reached, said exactly
+	for i in 2 3 4 5; do
+		heart-wake --soul "$S" --force > /dev/null
+	done
+	run heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.status == "capped"'
+	assert_output --partial 'daily budget reached: $0.0106 of $0.0106 spent today'
+	run heart-cap status scout --json
+	assert_output --partial '"cost":0.0106,'
+	cat "$BATS_TEST_TMPDIR"/res "$BATS_TEST_TMPDIR"/status "$HEART_STATE_DIR"/agents/scout/outbox/*.json > "$BATS_TEST_TMPDIR/all"
+	run -1 grep -E '0\.00211999|0\.010599|0\.01060000' "$BATS_TEST_TMPDIR/all"
+}
+
+# sent N: the bytes of request N as heart sent it
+sent() {
+	sed -n "${1}p" "$LLM_DIR/requests.jsonl" | jq -r '.raw | utf8bytelength'
+}
+
+@test "an absurd usage block is counted within what its request could produce: no \$125 wake, no budget closed, no endpoint stopped" {
+	soul "price: {input: 2.50, output: 10.00}" "daily_budget: 1.00"
+	export HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml
+	printf 'endpoints:\n  double:\n    model: double\n    tokens_per_minute: 1000000\n' > "$HEART_FLEET"
+	# fifty million prompt tokens ($125) and a million out ($10), for
+	# a request of a few kilobytes and a max_tokens of 1024
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 50000000, "completion_tokens": 1000000}}, {"text": "[IDLE]", "usage": {"prompt_tokens": 300, "completion_tokens": 10}}]}'
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_success
+	n=$(sent 1)
+	echo "$output" | jq -e --argjson p $((n + 4096)) '.status == "idle" and
+	    .usage.prompt_tokens == $p and .usage.completion_tokens == 5120'
+	# what it costs at most: the request's bytes and 4096, max_tokens
+	# and 4096: cents, not $135
+	echo "$output" | jq -e --argjson c "$(( (n + 4096) * 2500 + 5120 * 10000 ))" \
+	    '.cost * 1e9 | round == $c and . < 1e8'
+	echo "$output" | jq -e --argjson n "$n" '.warning == "usage past what the request could produce (heart-soul(5), MONEY): prompt_tokens 50000000 counted as \($n + 4096) (\($n) bytes sent); completion_tokens 1000000 counted as 5120 (max_tokens 1024, 6 bytes answered)"'
+	[[ $stderr == *"prompt_tokens 50000000 counted as"* ]]
+	# the day's counters and the endpoint's tokens hold the bounded count
+	heart-cap status scout --json | jq -e --argjson p $((n + 4096)) \
+	    '.tokens.prompt == $p and .cost < 0.1'
+	heart-cap status --json | jq -se --argjson t $((n + 4096 + 5120)) \
+	    'map(select(.endpoint))[0].tokens == $t'
+	# the next wake is admitted, by the budget and by the bucket
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.status == "idle" and .usage.prompt_tokens == 300 and (has("warning") | not)'
+	[ "$(llm_count)" -eq 2 ]
+}
+
+@test "a usage block below zero, or with more cached than prompt tokens, is read as it could be" {
+	soul "price: {input: 2.50, cached_input: 1.25, output: 10.00}"
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": -500, "completion_tokens": -7, "cached_tokens": -3}}]}'
+	wake
+	res '[.usage, .cost]' | jq -e '. == [{prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cache_write_tokens: 0}, 0]'
+	# cached past the prompt: the prompt's, at the cached price
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 100, "completion_tokens": 10, "cached_tokens": 900}}]}'
+	wake
+	res '[.usage, .cost]' | jq -e '. == [{prompt_tokens: 100, completion_tokens: 10, cached_tokens: 100, cache_write_tokens: 0}, 0.000225]'
+	res .warning | jq -e 'contains("cached_tokens 900 counted as 100 (the prompt'"'"'s)")'
+	# Anthropic: counts past 2^63 added together never wrap around
+	export HEART_LLM_PROVIDER=anthropic
+	llm_script '{"replies": [{"text": "[IDLE]", "raw": "{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"[IDLE]\"}],\"usage\":{\"input_tokens\":9223372036854775807,\"cache_read_input_tokens\":9223372036854775807,\"cache_creation_input_tokens\":9223372036854775807,\"output_tokens\":9223372036854775807}}"}]}'
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_success
+	n=$(sed -n '$p' "$LLM_DIR/requests.jsonl" | jq -r '.raw | utf8bytelength')
+	echo "$output" | jq -e --argjson p $((n + 4096)) '.status == "idle" and
+	    .usage == {prompt_tokens: $p, completion_tokens: 5120, cached_tokens: $p, cache_write_tokens: 0} and .cost < 0.1'
+}
+
+@test "a usage count written as a real is read; one past 2^64 is bounded, never the answer beside it lost" {
+	soul "price: {input: 2.50, output: 10.00}"
+	llm_script '{"replies": [{"raw": "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"[IDLE]\"}}],\"usage\":{\"prompt_tokens\":1200.0,\"completion_tokens\":4e1}}"}]}'
+	wake
+	res '[.status, .usage.prompt_tokens, .usage.completion_tokens, .cost]' | jq -e '. == ["idle", 1200, 40, 0.0034]'
+	llm_script '{"replies": [{"raw": "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"ALERT: the river is rising.\"}}],\"usage\":{\"prompt_tokens\":18446744073709551616,\"completion_tokens\":12}}"}]}'
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_success
+	n=$(sed -n '$p' "$LLM_DIR/requests.jsonl" | jq -r '.raw | utf8bytelength')
+	echo "$output" | jq -e --argjson p $((n + 4096)) '.status == "ok" and
+	    .response == "ALERT: the river is rising." and
+	    .usage.prompt_tokens == $p and .usage.completion_tokens == 12'
+	echo "$output" | jq -e '.warning | contains("prompt_tokens at least 1125899906842624 counted as")'
 }

@@ -1,0 +1,121 @@
+/*
+ * ask.c - one request to a model, the only way heart sends one: each
+ * turn of a wake's conversation with its main model (talk.c) and the
+ * triage model's question (triage.c).  In order: the request's turn in
+ * its endpoint's bucket, the fleet's rate limit (bucket.c); the request
+ * (llm.c); what the answer tells the bucket (a 429, its tokens); and
+ * the answer's usage, read within what the request could have produced
+ * and priced (price.c).
+ *
+ * Invariant: the usage ask_send returns is the one every count uses,
+ * the bucket's tokens, the day's counters, the result and the cost.
+ * No count is below zero; the cached and cache-written tokens are
+ * within the prompt; the prompt is within the request's bytes (a token
+ * is at least a byte) and the completion within llm.max_tokens or the
+ * reply's bytes, each with USAGE_SLACK more for what a provider adds
+ * on its side (heart-soul(5), MONEY).  A server's absurd usage block
+ * costs a wake no more than its request could have.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "heartint.h"
+
+/* One count past its bound: counted at the bound, and said in note. */
+static void
+bound(long long *v, long long max, const char *what, const char *why,
+    char *note, size_t n)
+{
+	size_t len = strlen(note);
+
+	if (*v <= max)
+		return;
+	snprintf(note + len, n - len, "%s%s %s%lld counted as %lld (%s)",
+	    len ? "; " : "usage past what the request could produce "
+	    "(heart-soul(5), MONEY): ", what, *v >= LLM_TOKENS_MAX ?
+	    "at least " : "", *v, max, why);
+	*v = max;
+}
+
+/*
+ * The usage u of a request of `sent' bytes answered in `got' bytes,
+ * with max_tokens maxout, within what that request could have produced
+ * (the head comment); what was mended is said in note (n bytes), ""
+ * when nothing was.
+ */
+void
+ask_usage_bound(struct usage *u, long long sent, long long got,
+    long long maxout, char *note, size_t n)
+{
+	char why[64];
+
+	note[0] = '\0';
+	u->prompt = u->prompt < 0 ? 0 : u->prompt;
+	u->completion = u->completion < 0 ? 0 : u->completion;
+	u->cached = u->cached < 0 ? 0 : u->cached;
+	u->cache_write = u->cache_write < 0 ? 0 : u->cache_write;
+	snprintf(why, sizeof why, "%lld bytes sent", sent);
+	bound(&u->prompt, sent + USAGE_SLACK, "prompt_tokens", why, note, n);
+	snprintf(why, sizeof why, "max_tokens %lld, %lld bytes answered",
+	    maxout, got);
+	bound(&u->completion, (maxout > got ? maxout : got) + USAGE_SLACK,
+	    "completion_tokens", why, note, n);
+	bound(&u->cached, u->prompt, "cached_tokens", "the prompt's", note,
+	    n);
+	bound(&u->cache_write, u->prompt - u->cached, "cache_write_tokens",
+	    "the prompt's not read from the cache", note, n);
+}
+
+/* The bytes a reply answered with: its text and its calls. */
+static long long
+answered(const struct llm_reply *r)
+{
+	return (long long)(r->text != NULL ? strlen(r->text) : 0) +
+	    (long long)(r->tool_calls != NULL ? llm_cost(r->tool_calls) : 0);
+}
+
+/*
+ * Send body as a->lc says, at now: first its turn in a->ep's bucket
+ * (the first request of a wake, taken by bucket_gate in second
+ * a->taken, is moved to this one; any other waits for its turn, at
+ * most llm.timeout), then the request; the answer's usage, bounded, in
+ * a->u, what it cost at a->price in a->cost (nanodollars; -1: no
+ * price), and what was mended in a->note ("" if nothing).  0 with r
+ * as llm_send fills it (its counts a->u's); -1 with err, r->fail and
+ * r->hold, as llm_send, when the request failed or never got its turn
+ * (LLM_TEMP).  a->taken is 0 after: the next request waits its turn.
+ */
+int
+ask_send(struct ask *a, json_t *body, time_t now, struct llm_reply *r,
+    char *err)
+{
+	int rc;
+
+	memset(&a->u, 0, sizeof a->u);
+	a->note[0] = '\0';
+	a->cost = price_cost(a->price, &a->u);
+	rc = a->taken != 0 ? bucket_send(a->ep, a->taken, a->lc->timeout,
+	    err) : bucket_wait(a->ep, a->lc->timeout, err);
+	a->taken = 0;
+	if (rc != 1) {
+		memset(r, 0, sizeof *r);
+		r->fail = LLM_TEMP;
+		return -1;
+	}
+	rc = llm_send(a->lc, body, now, r, err);
+	a->u.prompt = r->prompt_tokens;
+	a->u.completion = r->completion_tokens;
+	a->u.cached = r->cached_tokens;
+	a->u.cache_write = r->cache_write_tokens;
+	ask_usage_bound(&a->u, (long long)llm_cost(body), answered(r),
+	    a->lc->max_tokens, a->note, sizeof a->note);
+	r->prompt_tokens = a->u.prompt;
+	r->completion_tokens = a->u.completion;
+	r->cached_tokens = a->u.cached;
+	r->cache_write_tokens = a->u.cache_write;
+	bucket_after(a->ep, r->status, r->hold, a->u.prompt + a->u.completion,
+	    time(NULL));
+	a->cost = price_cost(a->price, &a->u);
+	return rc;
+}
