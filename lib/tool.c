@@ -335,9 +335,10 @@ only_fd(int keep)
 
 /*
  * A sentinel, in the group pg: the fatal signals ignored (the group's
- * SIGTERM is not for it), no descriptor but its end of our pipe; when
- * that ends, we have ended, and it stops the group (itself last, by
- * the SIGKILL).  Never returns.
+ * SIGTERM is not for it), no descriptor but its end of our pipe, its
+ * memory (ours: a key among it) not to be read through /proc by the
+ * programs of its group; when that pipe ends, we have ended, and it
+ * stops the group (itself last, by the SIGKILL).  Never returns.
  */
 static void
 sentinel(int pg)
@@ -356,6 +357,7 @@ sentinel(int pg)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setpgid(0, pg);
+	prctl(PR_SET_DUMPABLE, 0);
 	only_fd(life[0]);
 	while (read(life[0], &b, 1) == -1 && errno == EINTR)
 		;
