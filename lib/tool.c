@@ -119,7 +119,7 @@ in_groups(const char *name, const struct tool_child *c, size_t n)
 	long pid = 0, pg;
 	int fd;
 
-	for (k = 0; k < 20 && name[k] >= '0' && name[k] <= '9'; k++) {
+	for (k = 0; k < 10 && name[k] >= '0' && name[k] <= '9'; k++) {
 		path[6 + k] = name[k];
 		pid = pid * 10 + (name[k] - '0');
 	}
