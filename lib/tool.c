@@ -644,6 +644,8 @@ tool_fork(struct tool_child *c, char *err)
 	}
 	if (c->pid == 0) {
 		setpgid(0, 0);
+		/* not the terminal's group: it may still write to it */
+		signal(SIGTTOU, SIG_IGN);
 		forget();
 		/* and if we ended before it could ask for it */
 		if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 ||
