@@ -563,9 +563,12 @@ void	 wake_gate_free(struct gate *);
 /*
  * tool.c: programs run on the model's behalf, the soul's tools and the
  * command provider's program: no shell, input on stdin, their own
- * process group killed at the timeout or when they exit, output capped.
+ * process group stopped (SIGTERM, TOOL_GRACE, SIGKILL) at the timeout
+ * or when they exit, output capped.
  */
 #define TOOL_MAXOUT	(32 * 1024)	/* a tool's output read back */
+#define TOOL_GRACE	2000		/* ms from SIGTERM to SIGKILL, when
+					   a child's group is stopped */
 
 struct tool_ctx {		/* HEART_AGENT, HEART_CHAMBER, HEART_WAKE_ID */
 	const char *agent;

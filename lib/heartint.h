@@ -320,16 +320,21 @@ struct tool_out {
 	long long ms;		/* wall time */
 };
 
-/* a program started by tool_spawn: its group's leader, and our ends of
- * its standard input, output and error (non-blocking) */
+/* a child started by tool_spawn or tool_fork: its group's leader, the
+ * group's sentinel (-1: none), and our ends of its standard input,
+ * output and error (non-blocking; -1: none) */
 struct tool_child {
 	int	 pid;
+	int	 sentinel;
 	int	 in, out, err;
 };
 
 #define TOOL_ENVMORE	8	/* names tool_env adds for a caller */
+#define TOOL_LIVEMAX	1100	/* children of one process at once: a
+				   round's workers, a wake's servers */
 char	**tool_env(const struct tool_ctx *, const char *, char *const *);
 int	 tool_spawn(const struct tool_proc *, struct tool_child *, char *);
+int	 tool_fork(struct tool_child *, char *);
 int	 tool_gone(int);
 void	 tool_end(struct tool_child *, size_t, long long, int *);
 int	 tool_exec(const struct tool_proc *, struct tool_out *, char *);

@@ -10,9 +10,10 @@
  * once every gate has admitted the wake, with tool.c's runner (its own
  * process group, no shell, the soul's directory, a minimal
  * environment plus the variables it names); mcp_close ends every
- * server started, whatever happened (tool_end: stdin closed, SIGTERM,
- * SIGKILL to the group after a bounded grace); a SIGTERM, SIGINT or
- * SIGHUP that ends heart-wake meanwhile kills their groups first.
+ * server started, whatever happened (tool_end: stdin closed, then
+ * after MCP_LINGER the runner's one stop of the group); a SIGTERM,
+ * SIGINT or SIGHUP that ends heart-wake meanwhile, or its SIGKILL,
+ * stops their groups so too (tool.c).
  * Every read is bounded: a message (MCP_LINEMAX), what is read while
  * waiting for one answer (MCP_READMAX), the server's timeout, the tools
  * listed (MCP_TOOLMAX) and their pages (MCP_PAGEMAX).  What a server
@@ -43,8 +44,7 @@ static const char *const keep_vars[] = { "HOME", "LOGNAME", "PATH",
     "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR", NULL };
 
 #define MCP_TAIL	4096	/* the end of a server's stderr, kept */
-#define MCP_GRACE	1000	/* ms, twice: after stdin closes, after
-				   SIGTERM; then SIGKILL */
+#define MCP_LINGER	1000	/* ms from closing its stdin to the stop */
 
 struct server {
 	const char *name;
@@ -73,48 +73,22 @@ struct mcp {
 	int	 guarded;	/* guard(1) is in force */
 };
 
-/* The groups to kill if heart-wake is ended while servers run. */
-static volatile sig_atomic_t ngroups;
-static int groups[MCP_SERVERMAX];
-static struct sigaction saved[3], savedpipe;
-static const int fatal[3] = { SIGTERM, SIGINT, SIGHUP };
+static struct sigaction savedpipe;
 
-static void
-on_fatal(int sig)
-{
-	int i;
-
-	for (i = 0; i < ngroups; i++)
-		if (groups[i] > 0)
-			kill(-groups[i], SIGKILL);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* While servers run: SIGPIPE ignored (a server that dies must not end
- * us), and the signals that end heart-wake kill their groups first. */
+/* While servers run, SIGPIPE is ignored: a server that dies must not
+ * end us.  (The signals that end heart-wake are tool.c's.) */
 static void
 guard(int on)
 {
 	struct sigaction sa;
-	int i;
 
-	memset(&sa, 0, sizeof sa);
 	if (!on) {
-		for (i = 0; i < 3; i++)
-			sigaction(fatal[i], &saved[i], NULL);
 		sigaction(SIGPIPE, &savedpipe, NULL);
-		ngroups = 0;
 		return;
 	}
+	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, &savedpipe);
-	sa.sa_handler = on_fatal;
-	for (i = 0; i < 3; i++) {
-		sigaction(fatal[i], &sa, &saved[i]);
-		if (saved[i].sa_handler == SIG_IGN)	/* nohup: stay so */
-			sigaction(fatal[i], &saved[i], NULL);
-	}
 }
 
 /* Why a server failed, the first time: kept, and said in err. */
@@ -511,7 +485,6 @@ start(struct server *v, const struct soul *s, const struct tool_ctx *c,
 		failf(v, 1, err, "%s", e2);
 	else {
 		v->started = 1;
-		groups[ngroups++] = v->ch.pid;
 		v->buf = xcalloc(1, MCP_LINEMAX + 3);
 	}
 	env_free(env);
@@ -811,7 +784,7 @@ mcp_close(struct mcp *m, void (*tell)(void *, const char *, const char *),
 	for (i = 0; i < m->n; i++)
 		if (m->sv[i].started)
 			ch[n++] = m->sv[i].ch;
-	tool_end(ch, n, MCP_GRACE, NULL);
+	tool_end(ch, n, MCP_LINGER, NULL);
 	if (m->guarded)
 		guard(0);
 	for (i = 0; i < m->n; i++) {

@@ -21,7 +21,10 @@
  * time, by this process alone; every rule of a wake (its lock, the
  * cap, the breaker's probe, the busy rule, the bucket) is the store's,
  * exact whatever N is.  A worker ends with _exit when its pipe of
- * wakes ends; this process never exits here.
+ * wakes ends; this process never exits here.  A worker is forked and
+ * ended through the runner (tool.c: tool_fork, tool_end), so a signal
+ * that ends the round stops the workers, each stopping its own
+ * children; and a worker is sent SIGTERM if the round dies first.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -401,6 +404,7 @@ static int
 spawn(struct pool *pl, size_t k, char *err)
 {
 	struct worker *w = &pl->w[k];
+	struct tool_child ch;
 	int in[2], out[2];
 	size_t i;
 
@@ -410,8 +414,7 @@ spawn(struct pool *pl, size_t k, char *err)
 		return -1;
 	}
 	fflush(NULL);	/* nothing buffered is written twice */
-	if ((w->pid = fork()) == -1) {
-		errf(err, "fork: %s", strerror(errno));
+	if (tool_fork(&ch, err) == -1) {
 		close(in[0]);
 		close(in[1]);
 		close(out[0]);
@@ -419,7 +422,7 @@ spawn(struct pool *pl, size_t k, char *err)
 		w->pid = 0;
 		return -1;
 	}
-	if (w->pid == 0) {
+	if ((w->pid = ch.pid) == 0) {
 		sigaction(SIGPIPE, &pl->pipe, NULL);
 		for (i = 0; i < pl->n; i++)	/* the others' ends */
 			if (i != k && pl->w[i].pid != 0) {
@@ -456,15 +459,20 @@ give(struct pool *pl, size_t k, size_t i, char *err)
 	return 0;
 }
 
-/* Worker k's end: its pipes closed, its exit status in *status. */
+/*
+ * Worker w's end, through the runner (tool_end): its pipe of wakes
+ * closed, which an idle worker ends at; one in a wake (only after a
+ * failure) stopped at once, which stops the wake's own children; its
+ * exit status in *status.
+ */
 static void
 reap(struct worker *w, int *status)
 {
-	close(w->to);
-	close(w->from);
+	struct tool_child ch = { .pid = w->pid, .sentinel = -1, .in = w->to,
+	    .out = w->from, .err = -1 };
+
 	*status = 0;
-	while (waitpid(w->pid, status, 0) == -1 && errno == EINTR)
-		;
+	tool_end(&ch, 1, w->c != NULL ? 0 : TOOL_GRACE, status);
 	w->pid = 0;
 }
 
@@ -660,8 +668,6 @@ wake_all(struct round *r, struct cand *c, size_t n, int jobs, char *err)
 	}
 	for (k = 0; k < pl.n; k++)
 		if (pl.w[k].pid != 0) {
-			if (pl.w[k].c != NULL)	/* only after a failure */
-				kill(pl.w[k].pid, SIGTERM);
 			reap(&pl.w[k], &status);
 			if (pl.w[k].c != NULL)
 				finish(r, &pl.w[k], NULL, HX_IOERR, "",

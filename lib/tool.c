@@ -1,28 +1,40 @@
 /*
  * tool.c - programs run on the model's behalf: the soul's tools, and
- * the command provider's program (llm.c).  No shell: the argv is the
- * soul's, exactly; the model's text reaches a program only on its
- * standard input, as JSON, and a program is handed no descriptor but
- * its standard input, output and error.  Each run has its own process
- * group, in the soul's directory, with a timeout, and a cap on the
- * output kept.
+ * the command provider's program (llm.c); and the one runner of every
+ * child heart has: gates (gate.c), delivery programs (deliver.c), MCP
+ * servers (mcp.c) and a round's workers (round.c) are started and ended
+ * here too.  No shell: the argv is the soul's, exactly; the model's
+ * text reaches a program only on its standard input, as JSON, and a
+ * program is handed no descriptor but its standard input, output and
+ * error.  Each run has its own process group, in the soul's directory,
+ * with a timeout, and a cap on the output kept.
  *
- * Invariants: when the program exits, or its time is up, its whole
- * process group is killed, so nothing it started outlives the call;
- * the group is signalled before its leader is reaped, so the group id
- * cannot have been reused.  A SIGTERM, SIGINT or SIGHUP that comes
- * while a program runs kills its group first, and is then raised
- * again, to end the caller as it would have.  A tool never sees the
- * model's API key.  What a program writes is outside text: its
- * standard error reaches messages through errf, its output the model
- * and the history through secret_dup.
+ * Invariants: a child ends one way, stop_groups: SIGTERM to its group,
+ * then, as soon as no process of the group runs or TOOL_GRACE ms have
+ * passed, SIGKILL to the group; so at a program's end (what it left
+ * running), at its timeout, when an MCP server is closed, and when a
+ * SIGTERM, SIGINT or SIGHUP ends the process (on_fatal: every child
+ * still running is stopped so, all at once, and the signal is raised
+ * again).  A group is signalled before its leader is reaped, and
+ * taken out of the set of children (live) before too, so the group id
+ * cannot have been reused.  A program's group holds a sentinel: a fork
+ * of ours that only waits for our end, so that a SIGKILL of ours, which
+ * nothing catches, still stops the group so; a round's worker, a fork
+ * of ours, has SIGTERM as its parent-death signal instead, and stops
+ * its own children then.  A tool never sees the model's API key.  What
+ * a program writes is outside text: its standard error reaches
+ * messages through errf, its output the model and the history through
+ * secret_dup.
  */
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +46,324 @@
 #include "heartint.h"
 
 extern char **environ;
+
+static const int fatal[3] = { SIGTERM, SIGINT, SIGHUP };
+
+/* The children running now, for on_fatal; the fatal signals' own
+ * dispositions while on_fatal stands in. */
+static struct tool_child live[TOOL_LIVEMAX];
+static volatile sig_atomic_t nlive;
+static struct sigaction before[3];
+
+/* The sentinels' pipe: they read it; we alone hold its other end, so
+ * that they see its end of file when we end. */
+static int life[2] = { -1, -1 };
+
+struct io {
+	int	 fd[3];		/* stdin (ours to write), stdout, stderr */
+	const char *in;
+	size_t	 inleft;
+	struct tool_out *o;
+	size_t	 maxout;
+	size_t	 errlen;
+};
+
+/* Milliseconds of the monotonic clock, asked of the kernel itself:
+ * on_fatal and a sentinel ask it too. */
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Has the group's leader exited?  Asked without reaping it. */
+int
+tool_gone(int pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof si);
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT)
+	    == 0 && si.si_pid == pid;
+}
+
+/* The decimal at *s, and *s past it and the space after it. */
+static long
+get_num(const char **s, const char *end)
+{
+	long n = 0;
+
+	for (; *s < end && **s >= '0' && **s <= '9'; (*s)++)
+		n = n * 10 + (**s - '0');
+	if (*s < end)
+		(*s)++;
+	return n;
+}
+
+/*
+ * Does the process of name (an entry of /proc) run in a group of
+ * c[0..n), and is it not that group's sentinel?  Its state, parent and
+ * group are in /proc/PID/stat, after the name in parentheses (which
+ * may hold one): "PID (NAME) S PPID PGRP ..."; a zombie has ended.
+ */
+static int
+in_groups(const char *name, const struct tool_child *c, size_t n)
+{
+	char path[40] = "/proc/", st[512];
+	const char *p, *end;
+	ssize_t r;
+	size_t i, k;
+	long pid = 0, pg;
+	int fd;
+
+	for (k = 0; k < 10 && name[k] >= '0' && name[k] <= '9'; k++) {
+		path[6 + k] = name[k];
+		pid = pid * 10 + (name[k] - '0');
+	}
+	if (k == 0 || name[k] != '\0')
+		return 0;
+	memcpy(path + 6 + k, "/stat", 6);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	r = read(fd, st, sizeof st);
+	close(fd);
+	if (r <= 0 || (p = memrchr(st, ')', (size_t)r)) == NULL ||
+	    (end = st + r) - p < 4 || p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	p += 4;
+	(void)get_num(&p, end);		/* its parent */
+	pg = get_num(&p, end);
+	for (i = 0; i < n; i++)
+		if (c[i].pid > 0 && pg == c[i].pid && pid != c[i].sentinel)
+			return 1;
+	return 0;
+}
+
+/*
+ * Does a process of the groups of c[0..n) run, other than their
+ * sentinels?  /proc is read with system calls alone (on_fatal and a
+ * sentinel ask): 1, 0, or -1 when it cannot be read.
+ */
+static int
+groups_run(const struct tool_child *c, size_t n)
+{
+	char buf[8192];
+	struct dirent64 *d;
+	ssize_t r, k;
+	int dfd, found = 0;
+
+	if ((dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	while (!found && (r = getdents64(dfd, buf, sizeof buf)) > 0)
+		for (k = 0; k < r && !found; k += d->d_reclen) {
+			d = (struct dirent64 *)(buf + k);
+			found = in_groups(d->d_name, c, n);
+		}
+	close(dfd);
+	return found;
+}
+
+/*
+ * Does a process of the groups of c[0..n) run?  With mine (their
+ * leaders are our children), a leader that runs says so at once, and
+ * a group with no sentinel, a fork of our own (a worker), ends with
+ * its leader: nothing else is ever in it.
+ */
+static int
+running(const struct tool_child *c, size_t n, int mine)
+{
+	size_t i, watched = 0;
+	int r;
+
+	for (i = 0; i < n; i++) {
+		if (c[i].pid <= 0)
+			continue;
+		if (mine && !tool_gone(c[i].pid))
+			return 1;
+		watched += c[i].sentinel > 0;
+	}
+	if (mine && watched == 0)
+		return 0;
+	r = groups_run(c, n);
+	return r == 1 || (r == -1 && !mine);
+}
+
+static int exchange(struct io *, int, long long);
+
+/*
+ * The one way a child ends: SIGTERM (and SIGCONT, for one stopped) to
+ * each group of c[0..n), then, as soon as no process of them runs, or
+ * TOOL_GRACE ms later, SIGKILL to each.  Meanwhile what they write is
+ * read into x (may be NULL).  mine: their leaders are our children.
+ * With x NULL, it makes system calls alone: on_fatal and a sentinel
+ * run it.
+ */
+static void
+stop_groups(const struct tool_child *c, size_t n, struct io *x, int mine)
+{
+	long long until = now_ms() + TOOL_GRACE, left;
+	size_t i;
+
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++)
+		if (c[i].pid > 0) {
+			kill(-c[i].pid, SIGTERM);
+			kill(-c[i].pid, SIGCONT);
+		}
+	while (running(c, n, mine) && (left = until - now_ms()) > 0)
+		if (x == NULL || !exchange(x, -1, left < 20 ? left : 20))
+			poll(NULL, 0, left < 20 ? (int)left : 20);
+	for (i = 0; i < n; i++)
+		if (c[i].pid > 0)
+			kill(-c[i].pid, SIGKILL);
+}
+
+/* A fatal signal while children run: they are stopped, then the
+ * signal does what it would have done. */
+static void
+on_fatal(int sig)
+{
+	int i;
+
+	stop_groups(live, (size_t)nlive, NULL, 1);
+	for (i = 0; i < 3; i++)
+		if (fatal[i] == sig)
+			sigaction(sig, &before[i], NULL);
+	raise(sig);
+}
+
+/* on_fatal stands in for the fatal signals (on), or no more; one
+ * ignored (nohup) stays so. */
+static void
+arm(int on)
+{
+	struct sigaction sa;
+	int i;
+
+	if (!on) {
+		for (i = 0; i < 3; i++)
+			sigaction(fatal[i], &before[i], NULL);
+		return;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_fatal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		sigaddset(&sa.sa_mask, fatal[i]);
+	for (i = 0; i < 3; i++) {
+		sigaction(fatal[i], &sa, &before[i]);
+		if (before[i].sa_handler == SIG_IGN)
+			sigaction(fatal[i], &before[i], NULL);
+	}
+}
+
+/* The fatal signals held back (block) or let through again (old). */
+static void
+hold(int block, sigset_t *old)
+{
+	sigset_t set;
+	int i;
+
+	if (!block) {
+		sigprocmask(SIG_SETMASK, old, NULL);
+		return;
+	}
+	sigemptyset(&set);
+	for (i = 0; i < 3; i++)
+		sigaddset(&set, fatal[i]);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+/* c joins the children running (with the fatal signals held back). */
+static void
+live_add(const struct tool_child *c)
+{
+	live[nlive] = *c;
+	nlive = nlive + 1;
+	if (nlive == 1)
+		arm(1);
+}
+
+/* The child led by pid leaves them (with the fatal signals held back). */
+static void
+live_del(int pid)
+{
+	int i;
+
+	for (i = 0; i < nlive; i++)
+		if (live[i].pid == pid) {
+			live[i] = live[nlive - 1];
+			nlive = nlive - 1;
+			if (nlive == 0)
+				arm(0);
+			return;
+		}
+}
+
+/* In a fork of ours that lives on (a worker): our children are not
+ * its own, nor is our sentinels' pipe. */
+static void
+forget(void)
+{
+	if (nlive > 0)
+		arm(0);
+	nlive = 0;
+	if (life[0] >= 0) {
+		close(life[0]);
+		close(life[1]);
+		life[0] = life[1] = -1;
+	}
+}
+
+/* Every descriptor closed but keep. */
+static void
+only_fd(int keep)
+{
+	int fd;
+
+	if ((keep == 0 || close_range(0, (unsigned)keep - 1, 0) == 0) &&
+	    close_range((unsigned)keep + 1, ~0U, 0) == 0)
+		return;
+	for (fd = 0; fd < 65536; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
+/*
+ * A sentinel, in the group pg: the fatal signals ignored (the group's
+ * SIGTERM is not for it), no descriptor but its end of our pipe, its
+ * memory (ours: a key among it) not to be read through /proc by the
+ * programs of its group; when that pipe ends, we have ended, and it
+ * stops the group (itself last, by the SIGKILL).  Never returns.
+ */
+static void
+sentinel(int pg)
+{
+	struct tool_child g = { .pid = pg, .sentinel = getpid(), .in = -1,
+	    .out = -1, .err = -1 };
+	struct sigaction ign;
+	sigset_t none;
+	char b;
+	int i;
+
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	for (i = 0; i < 3; i++)
+		sigaction(fatal[i], &ign, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setpgid(0, pg);
+	prctl(PR_SET_DUMPABLE, 0);
+	only_fd(life[0]);
+	while (read(life[0], &b, 1) == -1 && errno == EINTR)
+		;
+	stop_groups(&g, 1, NULL, 0);
+	_exit(0);
+}
 
 /*
  * In the child: every descriptor above standard error is closed at
@@ -66,25 +396,31 @@ close_pair(int p[2])
 }
 
 /*
- * In the child: its own group, the pipes on 0, 1 and 2 (moved above 2
- * first, in case heart-wake was started with one of them closed), the
- * signals the parent holds back let through again, the soul's
- * directory, then exec.
+ * In the child: its own group, the fatal signals as they were before
+ * on_fatal and let through again, then, once its sentinel is in the
+ * group (go), the pipes on 0, 1 and 2 (moved above 2 first, in case
+ * heart-wake was started with one of them closed), the soul's
+ * directory, and exec.
  */
 static void
-child(const struct tool_proc *p, int in, int out, int eout, int ep)
+child(const struct tool_proc *p, int in, int out, int eout, int ep,
+    int go[2])
 {
 	sigset_t held;
-	int e;
+	char b;
+	int e, i;
 
 	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close(go[1]);
+	for (i = 0; nlive > 0 && i < 3; i++)
+		sigaction(fatal[i], &before[i], NULL);
 	signal(SIGPIPE, SIG_DFL);
 	sigemptyset(&held);
-	sigaddset(&held, SIGTERM);
-	sigaddset(&held, SIGINT);
-	sigaddset(&held, SIGHUP);
+	for (i = 0; i < 3; i++)
+		sigaddset(&held, fatal[i]);
 	sigprocmask(SIG_UNBLOCK, &held, NULL);
+	if (read(go[0], &b, 1) != 1)	/* we ended before its sentinel */
+		_exit(127);
 	if ((in = fcntl(in, F_DUPFD_CLOEXEC, 3)) == -1 ||
 	    (!p->inherit && ((out = fcntl(out, F_DUPFD_CLOEXEC, 3)) == -1 ||
 	    (eout = fcntl(eout, F_DUPFD_CLOEXEC, 3)) == -1)) ||
@@ -101,79 +437,144 @@ fail:
 	_exit(127);
 }
 
+/* Fork the sentinel of the group pid leads, then let the child go on:
+ * the sentinel's pid; or -1 with errno, and the child ends unstarted. */
+static int
+watch(int pid, int go[2])
+{
+	int s = -1, e;
+
+	if ((life[0] >= 0 || pipe2(life, O_CLOEXEC) == 0) &&
+	    (s = fork()) == 0)
+		sentinel(pid);
+	e = errno;
+	if (s > 0) {
+		setpgid(s, pid);
+		(void)!write(go[1], "g", 1);
+	}
+	close_pair(go);
+	errno = e;
+	return s;
+}
+
+/* Stop c[0..n) (stop_groups, what they write read into x, may be
+ * NULL), then every descriptor closed (x's after what is left is
+ * read, a second at most: only a process that left the group can
+ * still hold them), each leader and sentinel reaped, status[i] (may be
+ * NULL) as from wait(2). */
+static void
+finish(struct tool_child *c, size_t n, struct io *x, int *status)
+{
+	long long until;
+	sigset_t old;
+	size_t i;
+	int st;
+
+	stop_groups(c, n, x, 1);
+	until = now_ms() + 1000;
+	while (x != NULL && now_ms() < until && exchange(x, -1,
+	    until - now_ms()))
+		;
+	for (i = 0; i < n; i++) {
+		if (c[i].in >= 0)
+			close(c[i].in);
+		if (c[i].out >= 0)
+			close(c[i].out);
+		if (c[i].err >= 0)
+			close(c[i].err);
+		c[i].in = c[i].out = c[i].err = -1;
+		if (c[i].pid <= 0)
+			continue;
+		hold(1, &old);
+		live_del(c[i].pid);
+		hold(0, &old);
+		st = 127 << 8;	/* as a program that could not run */
+		while (waitpid(c[i].pid, &st, 0) == -1 && errno == EINTR)
+			;
+		if (c[i].sentinel > 0) {
+			kill(c[i].sentinel, SIGKILL);
+			while (waitpid(c[i].sentinel, NULL, 0) == -1 &&
+			    errno == EINTR)
+				;
+		}
+		if (status != NULL)
+			status[i] = st;
+		c[i].pid = c[i].sentinel = -1;
+	}
+}
+
 /*
- * Start p->argv in its own process group, its standard input, output
- * and error on pipes (c->in ours to write, c->out and c->err ours to
- * read, all non-blocking; with p->inherit, its output and error are
- * ours, and c->out and c->err -1).  Returns 0 once the program is
- * running, -1 with err when it could not be started or exec'd (nothing
- * is left running then).  The caller ends it with tool_end.
+ * Start p->argv in its own process group, with its sentinel, its
+ * standard input, output and error on pipes (c->in ours to write,
+ * c->out and c->err ours to read, all non-blocking; with p->inherit,
+ * its output and error are ours, and c->out and c->err -1).  Returns 0
+ * once the program is running, -1 with err when it could not be
+ * started or exec'd (nothing is left running then).  The caller ends
+ * it with tool_end.
  */
 int
 tool_spawn(const struct tool_proc *p, struct tool_child *c, char *err)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, eo[2] = { -1, -1 };
-	int ep[2] = { -1, -1 }, e = 0;
+	int ep[2] = { -1, -1 }, go[2] = { -1, -1 }, e = 0, unwatched;
+	sigset_t old;
 	ssize_t r;
 	pid_t pid;
 
-	c->pid = -1;
+	memset(c, 0, sizeof *c);
+	c->pid = c->sentinel = -1;
 	c->in = c->out = c->err = -1;
-	if (pipe2(in, O_CLOEXEC) == -1 || (!p->inherit &&
-	    (pipe2(out, O_CLOEXEC) == -1 || pipe2(eo, O_CLOEXEC) == -1)) ||
-	    pipe2(ep, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
+	hold(1, &old);
+	if (nlive == TOOL_LIVEMAX)
+		errno = EAGAIN;
+	if (nlive == TOOL_LIVEMAX || pipe2(in, O_CLOEXEC) == -1 ||
+	    (!p->inherit && (pipe2(out, O_CLOEXEC) == -1 ||
+	    pipe2(eo, O_CLOEXEC) == -1)) || pipe2(ep, O_CLOEXEC) == -1 ||
+	    pipe2(go, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
 		errf(err, "%s: cannot start: %s", p->argv[0],
 		    strerror(errno));
 		close_pair(in);
 		close_pair(out);
 		close_pair(eo);
 		close_pair(ep);
+		close_pair(go);
+		hold(0, &old);
 		return -1;
 	}
 	if (pid == 0)
-		child(p, in[0], out[1], eo[1], ep[1]);
+		child(p, in[0], out[1], eo[1], ep[1], go);
 	setpgid(pid, pid);
 	close(in[0]);
 	if (!p->inherit) {
 		close(out[1]);
 		close(eo[1]);
-		out[1] = eo[1] = -1;
 	}
 	close(ep[1]);
-	/* the pipe closes at exec, or carries exec's errno */
-	while ((r = read(ep[0], &e, sizeof e)) == -1 && errno == EINTR)
-		;
-	close(ep[0]);
-	if (r == (ssize_t)sizeof e) {
-		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
-			;
-		close(in[1]);
-		close_pair(out);
-		close_pair(eo);
-		errf(err, "%s: cannot run: %s", p->argv[0], strerror(e));
-		return -1;
-	}
 	c->pid = pid;
 	c->in = in[1];
 	c->out = out[0];
 	c->err = eo[0];
+	if ((unwatched = (c->sentinel = watch(pid, go)) == -1))
+		e = errno;
+	live_add(c);
+	hold(0, &old);
+	/* the pipe closes at exec, or carries exec's errno */
+	while (e == 0 && (r = read(ep[0], &e, sizeof e)) == -1 &&
+	    errno == EINTR)
+		;
+	close(ep[0]);
+	if (e != 0) {
+		finish(c, 1, NULL, NULL);
+		errf(err, "%s: cannot %s: %s", p->argv[0], unwatched ?
+		    "start" : "run", strerror(e));
+		return -1;
+	}
 	fcntl(c->in, F_SETFL, O_NONBLOCK);
 	if (!p->inherit) {
 		fcntl(c->out, F_SETFL, O_NONBLOCK);
 		fcntl(c->err, F_SETFL, O_NONBLOCK);
 	}
 	return 0;
-}
-
-/* Has the group's leader exited?  Asked without reaping it. */
-int
-tool_gone(int pid)
-{
-	siginfo_t si;
-
-	memset(&si, 0, sizeof si);
-	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT)
-	    == 0 && si.si_pid == pid;
 }
 
 /* Wait until every leader of c[0..n) has exited, or the deadline. */
@@ -187,61 +588,76 @@ wait_leaders(const struct tool_child *c, size_t n, long long deadline)
 		for (i = 0; i < n; i++)
 			if (c[i].pid > 0 && !tool_gone(c[i].pid))
 				break;
-		if (i == n || (left = deadline - mono_ms()) <= 0)
+		if (i == n || (left = deadline - now_ms()) <= 0)
 			return;
 		poll(NULL, 0, left < 20 ? (int)left : 20);
 	}
 }
 
 /*
- * End the programs c[0..n) started by tool_spawn, all at once: their
- * standard input closed (a well-behaved program exits at its end),
- * then after grace ms a SIGTERM to each group, after grace ms more a
- * SIGKILL to each group whatever happened (nothing a program started
- * survives it), then each leader reaped; status[i] (may be NULL) as
- * from wait(2).  Every descriptor is closed.
+ * End the children c[0..n) started by tool_spawn or tool_fork, all at
+ * once: their standard input closed (a well-behaved program ends at
+ * its end, as a worker does), then, after linger ms at most, the one
+ * stop (stop_groups) for what is left of each group; each leader
+ * reaped, status[i] (may be NULL) as from wait(2).  Every descriptor
+ * is closed.
  */
 void
-tool_end(struct tool_child *c, size_t n, long long grace, int *status)
+tool_end(struct tool_child *c, size_t n, long long linger, int *status)
 {
 	size_t i;
-	int st;
 
 	for (i = 0; i < n; i++)
 		if (c[i].in >= 0) {
 			close(c[i].in);
 			c[i].in = -1;
 		}
-	wait_leaders(c, n, mono_ms() + grace);
-	for (i = 0; i < n; i++)
-		if (c[i].pid > 0 && !tool_gone(c[i].pid))
-			kill(-c[i].pid, SIGTERM);
-	wait_leaders(c, n, mono_ms() + grace);
-	for (i = 0; i < n; i++) {
-		if (c[i].out >= 0)
-			close(c[i].out);
-		if (c[i].err >= 0)
-			close(c[i].err);
-		c[i].out = c[i].err = -1;
-		if (c[i].pid <= 0)
-			continue;
-		kill(-c[i].pid, SIGKILL);
-		while (waitpid(c[i].pid, &st, 0) == -1 && errno == EINTR)
-			;
-		if (status != NULL)
-			status[i] = st;
-		c[i].pid = -1;
-	}
+	wait_leaders(c, n, now_ms() + linger);
+	finish(c, n, NULL, status);
 }
 
-struct io {
-	int	 fd[3];		/* stdin (ours to write), stdout, stderr */
-	const char *in;
-	size_t	 inleft;
-	struct tool_out *o;
-	size_t	 maxout;
-	size_t	 errlen;
-};
+/*
+ * Fork a process of heart's own (a round's worker) as a child of the
+ * runner: the leader of a group of its own, ended as every child is
+ * (tool_end; on_fatal), with SIGTERM as its parent-death signal (a
+ * worker stops its own children then).  Returns 0, c->pid 0 in the
+ * child (which forgets our children) and the child's here; -1 with err
+ * when it could not be forked.
+ */
+int
+tool_fork(struct tool_child *c, char *err)
+{
+	pid_t parent = getpid();
+	sigset_t old;
+
+	memset(c, 0, sizeof *c);
+	c->sentinel = -1;
+	c->in = c->out = c->err = -1;
+	hold(1, &old);
+	if (nlive == TOOL_LIVEMAX)
+		errno = EAGAIN;
+	if (nlive == TOOL_LIVEMAX || (c->pid = fork()) == -1) {
+		errf(err, "fork: %s", strerror(errno));
+		c->pid = -1;
+		hold(0, &old);
+		return -1;
+	}
+	if (c->pid == 0) {
+		setpgid(0, 0);
+		/* not the terminal's group: it may still write to it */
+		signal(SIGTTOU, SIG_IGN);
+		forget();
+		/* and if we ended before it could ask for it */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 ||
+		    getppid() != parent)
+			raise(SIGTERM);
+	} else {
+		setpgid(c->pid, c->pid);
+		live_add(c);
+	}
+	hold(0, &old);
+	return 0;
+}
 
 /* Keep up to the cap, read and drop the rest; 0 at end of file. */
 static int
@@ -287,133 +703,93 @@ give(struct io *x)
 	}
 }
 
-static volatile sig_atomic_t caught;
-
-static void
-on_signal(int sig)
-{
-	caught = sig;
-}
-
 /*
- * Feed stdin, read stdout and stderr until the leader exits (then kill
- * what is left of its group and drain the pipes, for a second at most:
- * only a process that left the group can still hold them) or the
- * deadline passes (kill the group).  SIGTERM, SIGINT and SIGHUP are
- * caught meanwhile, and are let through (ppoll) only while waiting: one
- * kills the group at once, and tool_exec raises it again when done.
+ * Wait up to ms for x's pipes (or for also, when not -1), then feed
+ * stdin and read stdout and stderr as far as they let us; 0 when no
+ * pipe was open.
  */
-static void
-pump(struct io *x, pid_t pid, long long deadline, const sigset_t *open)
+static int
+exchange(struct io *x, int also, long long ms)
 {
 	struct pollfd pf[4];
-	struct timespec ts;
-	int pidfd, gone = 0, i, n;
-	long long left, wait;
+	int i, n;
+
+	for (i = n = 0; i < 3; i++)
+		if (x->fd[i] >= 0)
+			pf[n++] = (struct pollfd){ x->fd[i],
+			    i == 0 ? POLLOUT : POLLIN, 0 };
+	if (n == 0 && also < 0)
+		return 0;
+	if (also >= 0)
+		pf[n++] = (struct pollfd){ also, POLLIN, 0 };
+	if (poll(pf, (nfds_t)n, ms > INT_MAX ? INT_MAX : (int)ms) == -1 &&
+	    errno != EINTR)
+		return 0;
+	for (i = 0; i < 3; i++) {
+		if (x->fd[i] < 0)
+			continue;
+		if (i == 0)
+			give(x);
+		else if (!take(x, i)) {
+			close(x->fd[i]);
+			x->fd[i] = -1;
+		}
+	}
+	return 1;
+}
+
+/* Feed stdin, read stdout and stderr until the leader exits or the
+ * deadline passes (o->timedout). */
+static void
+pump(struct io *x, pid_t pid, long long deadline)
+{
+	long long left;
+	int pidfd;
 
 	pidfd = pidfd_open(pid, 0);
-	for (;;) {
-		if (!gone && tool_gone(pid)) {
-			gone = 1;
-			kill(-pid, SIGKILL);
-			if (deadline > mono_ms() + 1000)
-				deadline = mono_ms() + 1000;
-		}
-		if (gone && x->fd[1] < 0 && x->fd[2] < 0)
-			break;
-		if ((left = deadline - mono_ms()) <= 0 || caught) {
-			if (!gone) {
-				kill(-pid, SIGKILL);
-				x->o->timedout = !caught;
-			}
+	while (!tool_gone(pid)) {
+		if ((left = deadline - now_ms()) <= 0) {
+			x->o->timedout = 1;
 			break;
 		}
-		for (i = n = 0; i < 3; i++)
-			if (x->fd[i] >= 0)
-				pf[n++] = (struct pollfd){ x->fd[i],
-				    i == 0 ? POLLOUT : POLLIN, 0 };
-		if (pidfd >= 0 && !gone)
-			pf[n++] = (struct pollfd){ pidfd, POLLIN, 0 };
-		wait = pidfd >= 0 || gone ? left : left < 50 ? left : 50;
-		ts.tv_sec = wait / 1000;
-		ts.tv_nsec = wait % 1000 * 1000000;
-		if (ppoll(pf, (nfds_t)n, &ts, open) == -1 && errno != EINTR)
-			break;
-		for (i = 0; i < 3 && !caught; i++) {
-			if (x->fd[i] < 0)
-				continue;
-			if (i == 0)
-				give(x);
-			else if (!take(x, i)) {
-				close(x->fd[i]);
-				x->fd[i] = -1;
-			}
-		}
+		/* without a pidfd, the leader is asked every 50 ms */
+		if (pidfd < 0 && left > 50)
+			left = 50;
+		if (!exchange(x, pidfd, left))
+			poll(NULL, 0, (int)left);
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-	for (i = 0; i < 3; i++)
-		if (x->fd[i] >= 0)
-			close(x->fd[i]);
-}
-
-/* Catch (or let go) the signals that end heart-wake while a tool runs. */
-static void
-catch_signals(int on, struct sigaction old[3], sigset_t *mask)
-{
-	static const int sigs[3] = { SIGTERM, SIGINT, SIGHUP };
-	struct sigaction sa;
-	sigset_t block;
-	int i;
-
-	if (!on) {
-		sigprocmask(SIG_SETMASK, mask, NULL);
-		for (i = 0; i < 3; i++)
-			sigaction(sigs[i], &old[i], NULL);
-		return;
-	}
-	caught = 0;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&block);
-	for (i = 0; i < 3; i++) {
-		sigaction(sigs[i], &sa, &old[i]);
-		if (old[i].sa_handler == SIG_IGN)	/* nohup: stay so */
-			sigaction(sigs[i], &old[i], NULL);
-		else
-			sigaddset(&block, sigs[i]);
-	}
-	sigprocmask(SIG_BLOCK, &block, mask);
 }
 
 /*
- * Run p->argv with p->in on its standard input.  Returns 0 when the
- * program ran (o says how it ended), -1 with err when it could not be
- * started.  Free o with tool_out_free.
+ * Run p->argv with p->in on its standard input, until it exits (what
+ * it left running in its group is stopped then) or p->timeout (it is
+ * stopped), as tool_end says.  Returns 0 when the program ran (o says
+ * how it ended), -1 with err when it could not be started.  Free o
+ * with tool_out_free.
  */
 int
 tool_exec(const struct tool_proc *p, struct tool_out *o, char *err)
 {
-	struct sigaction ign, old, olds[3];
+	struct sigaction ign, old;
 	struct tool_child c;
-	sigset_t mask;
 	struct io x;
 	long long t0;
 
 	memset(o, 0, sizeof *o);
 	o->out = xcalloc(1, p->maxout + 1);
-	t0 = mono_ms();
-	catch_signals(1, olds, &mask);
+	t0 = now_ms();
 	if (tool_spawn(p, &c, err) == -1) {
-		catch_signals(0, olds, &mask);
 		o->status = -1;
-		o->ms = mono_ms() - t0;
+		o->ms = now_ms() - t0;
 		return -1;
 	}
 	memset(&x, 0, sizeof x);
 	x.fd[0] = c.in;
 	x.fd[1] = c.out;
 	x.fd[2] = c.err;
+	c.in = c.out = c.err = -1;	/* x's now */
 	x.in = p->in ? p->in : "";
 	x.inleft = p->in ? p->inlen : 0;
 	x.o = o;
@@ -425,16 +801,16 @@ tool_exec(const struct tool_proc *p, struct tool_out *o, char *err)
 	memset(&ign, 0, sizeof ign);
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &ign, &old);
-	pump(&x, c.pid, t0 + p->timeout * 1000, &mask);
+	pump(&x, c.pid, t0 + p->timeout * 1000);
+	if (x.fd[0] >= 0) {
+		close(x.fd[0]);
+		x.fd[0] = -1;
+	}
+	finish(&c, 1, &x, &o->status);
 	sigaction(SIGPIPE, &old, NULL);
-	while (waitpid(c.pid, &o->status, 0) == -1 && errno == EINTR)
-		;
-	catch_signals(0, olds, &mask);
-	if (caught)
-		raise(caught);
 	o->out[o->len] = '\0';
 	o->errout[sizeof o->errout - 1] = '\0';
-	o->ms = mono_ms() - t0;
+	o->ms = now_ms() - t0;
 	return 0;
 }
 

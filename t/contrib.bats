@@ -248,6 +248,14 @@ units() {
 	assert_output 0
 }
 
+@test "the wake units end what a round left behind in their cgroup, a process that left its group too (heart(7))" {
+	plain_only
+	for u in heart-wake.service heart-wake@.service; do
+		grep -qx 'KillMode=control-group' "$C/systemd/$u"
+		grep -qx 'TimeoutStopSec=10s' "$C/systemd/$u"
+	done
+}
+
 @test "the wake unit's command runs a wake into heart-ghost" {
 	llm_start
 	llm_script '{"replies":[{"text":"Scout: news."}]}'

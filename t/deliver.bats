@@ -377,6 +377,44 @@ secret_seen() {
 	assert_failure
 }
 
+# hold_webhook: the webhook recipe set for the receiver, which holds
+# each request (curl would wait as long as a test looks), its
+# temporary directory in tmp/
+hold_webhook() {
+	rcv_start
+	mkdir tmp
+	export TMPDIR=$PWD/tmp HEART_DELIVER_TIMEOUT=600
+	export HEART_DELIVER_WEBHOOK_URL=$RCV/hook HEART_DELIVER_WEBHOOK_SECRET=k
+	touch rcv/hold
+}
+
+@test "a recipe whose service hangs past --exec-timeout is sent SIGTERM: its EXIT trap runs, no temporary file (the text, the URL, the signature) is left" {
+	hold_webhook
+	run --separate-stderr heart-ghost --text --exec-timeout "${PATIENCE}s" \
+	    --exec "$D/webhook" < <(result alpha t1 'x')
+	assert_failure 69
+	# one line: the shell says nothing of curl's end
+	[ ${#stderr_lines[@]} -eq 1 ]
+	[[ ${stderr_lines[0]} == *"/webhook: no result within ${PATIENCE}s: killed with its process group; it waits in the outbox"* ]]
+	# curl was there, waiting for the service
+	test -e rcv/holding
+	[ -z "$(ls -A tmp)" ]
+}
+
+@test "heart-ghost killed with SIGKILL while a recipe waits for its service: the recipe is still sent SIGTERM, and its temporary directory is removed" {
+	hold_webhook
+	heart-ghost --text --exec "$D/webhook" < <(result alpha k1 'x') 2> err &
+	pid=$!
+	wait_until 20 test -e rcv/holding
+	[ -n "$(ls -A tmp)" ]
+	kill -KILL "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 137 ]
+	empty() { [ -z "$(ls -A tmp)" ]; }
+	wait_until 10 empty
+}
+
 @test "the outbox and a webhook down, then slow, then back: every answer arrives, in wake order, once after the receiver's dedupe" {
 	rcv_start
 	export HEART_DELIVER_WEBHOOK_URL=$RCV/hook HEART_DELIVER_TIMEOUT=1

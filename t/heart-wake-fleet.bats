@@ -121,6 +121,60 @@ most_in_a_minute() {
 	assert_output 4
 }
 
+# tidy_round N: N souls whose one tool is t/tools/tidy (a minute to
+# run), woken by a round of heart-wake --jobs N in the background
+# (pid), the model asking each for the tool; returns once every tool
+# and its child run, the round's workers in workers
+tidy_round() {
+	local d=$BATS_TEST_TMPDIR/souls i
+	export TIDY_DIR=$BATS_TEST_TMPDIR/tidy
+	mkdir -p "$d" "$TIDY_DIR"
+	for ((i = 1; i <= $1; i++)); do
+		printf 'name: t%02d\nheart: { schedule: { interval: 1m } }\ntools:\n  - name: quote\n    description: A price.\n    command: [%s/tools/tidy]\n    timeout: 60s\n' \
+		    "$i" "$T" > "$d/t$(printf %02d "$i").yaml"
+	done
+	llm_script '{"cycle": true, "replies": [{"tool_calls": [{"name": "quote", "arguments": {}}]}]}'
+	(at_epoch "$T0" exec heart-wake --souls "$d" --jobs "$1" --force \
+	    > /dev/null 2>&1) &
+	pid=$!
+	started() { [ "$(grep -c . "$TIDY_DIR/pids" 2> /dev/null)" = $(($1 * 2)) ]; }
+	wait_until 20 started "$1"
+	read -r -a workers < "/proc/$pid/task/$pid/children" || :
+	[ ${#workers[@]} -eq "$1" ]
+}
+
+# tidy_ended N: every tool of tidy_round N tidied up (SIGTERM came
+# first) and no process of theirs runs, nor a worker
+tidy_ended() {
+	local name p
+	[ "$(grep -c . "$TIDY_DIR/marks" 2> /dev/null)" = $(($1 * 2)) ] || return 1
+	while read -r name p; do
+		! alive "$p" || return 1
+		[ "$name" != tool ] || ! group_alive "$p" || return 1
+	done < "$TIDY_DIR/pids"
+	for p in "${workers[@]}"; do
+		! alive "$p" || return 1
+	done
+}
+
+@test "--jobs 2: a SIGTERM to the round stops its workers, which stop their tools (SIGTERM first), then the round ends by it" {
+	tidy_round 2
+	kill -TERM "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 143 ]
+	tidy_ended 2
+}
+
+@test "--jobs 2: a SIGKILL to the round ends its workers (their parent-death signal, SIGTERM), which stop their tools so" {
+	tidy_round 2
+	kill -KILL "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 137 ]
+	wait_until 10 tidy_ended 2
+}
+
 @test "a round reads no history of an agent whose idle chamber is off, not even to see whether it is due" {
 	d=$BATS_TEST_TMPDIR/souls
 	mkdir "$d"

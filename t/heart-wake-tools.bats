@@ -147,21 +147,91 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	[ "$(jq .tool_fails "$HEART_STATE_DIR/agents/stock/breaker.json")" -eq 1 ]
 }
 
-@test "a SIGTERM to heart-wake while a tool runs kills the tool and its children, then heart-wake" {
-	soul hang
-	sed -i 's/^    timeout: 5s$/    timeout: 60s/' "$S"
-	export HANG_PIDS=$D/pids
+# tidy_soul TIMEOUT: the stock agent with t/tools/tidy as its quote
+# tool, which may run TIMEOUT; its marks and pids in $D/tidy
+tidy_soul() {
+	soul tidy
+	sed -i "s/^    timeout: 5s\$/    timeout: $1/" "$S"
+	export TIDY_DIR=$D/tidy
+	mkdir -p "$TIDY_DIR"
+}
+
+# tidy_started: both processes of t/tools/tidy have written their pid
+tidy_started() {
+	[ "$(grep -c . "$TIDY_DIR/pids" 2> /dev/null)" = 2 ]
+}
+
+# tidy_gone: no process of t/tools/tidy's group runs any more (nor
+# one it wrote down, had it left the group)
+tidy_gone() {
+	local name pid
+	while read -r name pid; do
+		! alive "$pid" || return 1
+		[ "$name" != tool ] || ! group_alive "$pid" || return 1
+	done < "$TIDY_DIR/pids"
+}
+
+@test "a tool past its timeout is sent SIGTERM first: it and its child tidy up before they end" {
+	tidy_soul 2s
+	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"The quote service hangs.\"}]}"
+	run heart-wake --soul "$S" --force
+	assert_failure 75
+	field '.messages[2].content' | grep -q 'error: quote: no result within 2s: killed with its process group'
+	tidy_started
+	[ "$(sort "$TIDY_DIR/marks" | tr '\n' ' ')" = "child tool " ]
+	tidy_gone
+}
+
+@test "what a tool leaves running in its group when it exits is sent SIGTERM, then is gone" {
+	tidy_soul 5s
+	export TIDY_LEAVE=1
+	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"ACME is at 1.\"}]}"
+	run heart-wake --soul "$S" --force
+	assert_success
+	[ "$(field '[.status, .tools]')" = '["ok",{"calls":1,"failed":0}]' ]
+	[ "$(field '.messages[2].content')" = '"{\"price\": 1}\n"' ]
+	[ "$(cat "$TIDY_DIR/marks")" = child ]
+	tidy_gone
+}
+
+@test "a tool that ignores SIGTERM, and its child, are killed with SIGKILL after the grace" {
+	tidy_soul 1s
+	export TIDY_STUBBORN=1
+	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"The quote service hangs.\"}]}"
+	run heart-wake --soul "$S" --force
+	assert_failure 75
+	field '.messages[2].content' | grep -q 'error: quote: no result within 1s: killed with its process group'
+	[ ! -e "$TIDY_DIR/marks" ]
+	tidy_gone
+}
+
+@test "a SIGKILL to heart-wake while a tool runs: the tool's group is still sent SIGTERM, then ends" {
+	tidy_soul 60s
 	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]}]}"
 	heart-wake --soul "$S" --force > /dev/null 3>&- &
 	wpid=$!
-	wait_until 5 eval '[ -s "$HANG_PIDS" ] && [ "$(wc -l < "$HANG_PIDS")" = 2 ]'
+	wait_until 10 tidy_started
+	kill -KILL "$wpid"
+	rc=0
+	wait "$wpid" || rc=$?
+	[ "$rc" -eq 137 ]
+	marked() { [ "$(sort "$TIDY_DIR/marks" 2> /dev/null | tr '\n' ' ')" = "child tool " ]; }
+	wait_until 10 marked
+	wait_until 10 tidy_gone
+}
+
+@test "a SIGTERM to heart-wake while a tool runs stops the tool and its children (SIGTERM: they tidy up), then heart-wake ends by it" {
+	tidy_soul 60s
+	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]}]}"
+	heart-wake --soul "$S" --force > /dev/null 3>&- &
+	wpid=$!
+	wait_until 10 tidy_started
 	kill -TERM "$wpid"
 	rc=0
 	wait "$wpid" || rc=$?
 	[ "$rc" -eq 143 ]
-	for pid in $(cat "$HANG_PIDS"); do
-		! kill -0 "$pid" 2>/dev/null || ps -o stat= -p "$pid" | grep -q Z
-	done
+	[ "$(sort "$TIDY_DIR/marks" | tr '\n' ' ')" = "child tool " ]
+	tidy_gone
 }
 
 @test "a tool that prints 100 MB is cut at the cap of 32 KiB, and reaches the model whole within the default context budget" {

@@ -232,6 +232,13 @@ alive() {
 	[ "${st%% *}" != Z ]
 }
 
+# group_alive PGID: a process of that group still runs (a zombie is
+# dead: the parent an orphan is handed to reaps it when it will)
+group_alive() {
+	ps -eo pgid=,stat= | awk -v g="$1" '$1 == g && $2 !~ /^Z/ { f = 1 }
+	    END { exit !f }'
+}
+
 # kill_running PID: kill -9 the child PID runs now, then PID (a shell
 # looping over a program, in the kill -9 tests).  The child is read
 # from /proc by the shell, no ps or pkill process; a PID between two

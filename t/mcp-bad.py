@@ -21,6 +21,8 @@ MODE says how it misbehaves:
   stubborn  ignores SIGTERM, starts a child that ignores it too, and
             never answers tools/call
   slow      answers initialize after 3 seconds (a server slow to start)
+  tidy      does not misbehave; at SIGTERM, it appends "term" to
+            DIR/marks and exits (a server that tidies up when asked)
 """
 import json
 import os
@@ -63,6 +65,12 @@ if d:
         dst.write(src.read())
 sys.stderr.write("mcp-bad: %s started\n" % mode)
 sys.stderr.flush()
+if mode == "tidy":
+    def tidy(sig, frame):
+        with open(os.path.join(d, "marks"), "a") as f:
+            f.write("term\n")
+        os._exit(0)
+    signal.signal(signal.SIGTERM, tidy)
 if mode == "stubborn":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if os.fork() == 0:

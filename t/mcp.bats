@@ -76,13 +76,6 @@ call() {	# call NAME ARGS: one tool call, as the double's script has it
 	printf '{"name":"%s","arguments":%s}' "$1" "$2"
 }
 
-# group_alive PGID: a process of that group still runs (a zombie is
-# dead: the parent an orphan is handed to reaps it when it will)
-group_alive() {
-	ps -eo pgid=,stat= | awk -v g="$1" '$1 == g && $2 !~ /^Z/ { f = 1 }
-	    END { exit !f }'
-}
-
 # no_group_left DIR: every process group a server of DIR/pids led is gone
 no_group_left() {
 	local pid pgid
@@ -276,21 +269,67 @@ $(everything '[echo]')"
 	[ "$(llm_count)" -eq 0 ]
 }
 
-@test "a SIGTERM to heart-wake while the model thinks kills the servers' groups, then heart-wake" {
-	soul "$(bad bad stubborn "$D/bad")"
+# led_groups PID: the process groups PID's children lead, one a line
+# (each server leads its own; its sentinel, a child too, is in it)
+led_groups() {
+	local kids=() k
+	read -r -a kids < "/proc/$1/task/$1/children" 2> /dev/null || :
+	for k in "${kids[@]}"; do
+		[ "$(ps -o pgid= -p "$k" | tr -d ' ')" != "$k" ] || echo "$k"
+	done
+}
+
+# three_servers: a soul with a server that tidies up at SIGTERM (its
+# marks in $D/bad), one that ignores it and has a child ($D/bad2), and
+# the real everything server; heart-wake started on it in the
+# background (pid), the model slow to answer; returns once the three
+# are listed and the stubborn one's child runs, their groups in groups
+three_servers() {
+	soul "$(bad tidy tidy "$D/bad")
+$(bad stubborn stubborn "$D/bad2")
+$(everything '[echo]')"
 	llm_script '{"replies":[{"text":"slow","delay":30}]}'
 	heart-wake --soul "$S" --force > "$D/out" 2>&1 &
 	pid=$!
-	wait_until 10 [ -s "$D/bad/pids" ]
-	read -r _ pgid < "$D/bad/pids"
-	# the server and its child, the server listed: the wake goes on
-	wait_until 10 eval '[ "$(ps -eo pgid= | grep -cx " *'"$pgid"'")" -eq 2 ]'
-	wait_until 10 grep -q tools/list "$D/bad/log"
+	wait_until 10 [ -s "$D/bad2/pids" ]
+	read -r _ pgid < "$D/bad2/pids"
+	has_child() { pgrep -g "$pgid" -x sleep > /dev/null; }
+	wait_until 10 has_child
+	# the model asked: every server was listed
+	wait_until 20 [ -s "$LLM_DIR/requests.jsonl" ]
+	groups=$(led_groups "$pid")
+	[ "$(echo "$groups" | wc -l)" -eq 3 ]
+}
+
+# none_alive GROUP...: no process of any of them runs
+none_alive() {
+	local g
+	for g in "$@"; do
+		! group_alive "$g" || return 1
+	done
+}
+
+@test "a SIGTERM to heart-wake while the model thinks stops the servers' groups (SIGTERM first: a server tidies up; one that ignores it, and its child, SIGKILL), then heart-wake ends by it" {
+	three_servers
 	kill -TERM "$pid"
 	st=0
 	wait "$pid" || st=$?
 	[ "$st" -eq 143 ]
-	wait_until 5 eval '! group_alive '"$pgid"
+	[ "$(cat "$D/bad/marks")" = term ]
+	# shellcheck disable=SC2086
+	wait_until 5 none_alive $groups
+}
+
+@test "a SIGKILL to heart-wake while the model thinks: each server's group is still stopped (SIGTERM, then SIGKILL), the real server's too" {
+	three_servers
+	kill -KILL "$pid"
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 137 ]
+	# (the tidy server may see its input end before SIGTERM comes: it
+	# ends either way; the stubborn one's child only by the group's end)
+	# shellcheck disable=SC2086
+	wait_until 10 none_alive $groups
 }
 
 @test "a soul's MCP keys are checked as it loads" {

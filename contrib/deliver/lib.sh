@@ -44,8 +44,9 @@ need() {
 }
 
 # begin: check the wake's variables, make the temporary directory $tmp
-# (removed at exit), and keep the answer on standard input in
-# $tmp/text without its trailing newlines.
+# (removed at exit: at SIGTERM too, which heart-ghost sends the whole
+# recipe at --exec-timeout or when it is ended), and keep the answer
+# on standard input in $tmp/text without its trailing newlines.
 begin() {
 	if [ -z "${HEART_WAKE_ID-}" ] || [ -z "${HEART_AGENT-}" ]; then
 		die 64 "HEART_WAKE_ID and HEART_AGENT are not set: run me\
@@ -206,11 +207,17 @@ curl_set() {
 
 # post FILE [CURL-ARG...]: POST FILE to the url of $tmp/curl with its
 # headers and the wake's id; fails when the service does not answer
-# 2xx within HEART_DELIVER_TIMEOUT seconds (default 30).
+# 2xx within HEART_DELIVER_TIMEOUT seconds (default 30).  curl runs in
+# the background and is waited for, as every program that may wait
+# long is: a SIGTERM then ends the recipe at once, through its traps,
+# and the shell's word of its child's end ("Terminated", on the wait's
+# standard error) is not said.
 post() {
 	_body=$1
 	shift
 	curl -fsS -o /dev/null --proto =http,https \
 	    --max-time "${HEART_DELIVER_TIMEOUT:-30}" -K "$tmp/curl" \
-	    -H "X-Heart-Wake-Id: $HEART_WAKE_ID" --data-binary "@$_body" "$@"
+	    -H "X-Heart-Wake-Id: $HEART_WAKE_ID" --data-binary "@$_body" \
+	    "$@" &
+	wait $! 2> /dev/null
 }
