@@ -53,6 +53,7 @@ enum {
 int	 num_parse(const char *, long long, long long, long long *);
 const char *num_why(const char *, long long, long long, char *, size_t);
 size_t	 utf8_len(const unsigned char *, size_t);
+char	*utf8_clean(const char *, size_t, size_t *);
 long long mono_ms(void);	/* monotonic milliseconds */
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);

@@ -171,6 +171,21 @@ EOF
 	statuses "${wants[@]}"
 }
 
+@test "a reply whose bytes are not UTF-8 is kept, decoded lossily, never an LLM failure" {
+	# Latin-1 "café", and a character cut in the middle as a server
+	# that stops at max_tokens sends it
+	jq -nc '{replies: [{latin1: true, raw: ({choices: [{message: {role: "assistant", content: "ALERT: the caf\u00e9 is closed \u00e2\u0082"}}], usage: {prompt_tokens: 9, completion_tokens: 9}} | tojson)}]}' \
+	    > "$LLM_DIR/script.json"
+	run heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.status == "ok" and .response == "ALERT: the caf\ufffd is closed \ufffd\ufffd"'
+	echo "$output" | jq -e '.usage.completion_tokens == 9 and .error == null'
+	run jq -c '[.llm_fails, .state]' "$(bfile scout)"
+	assert_output '[0,"closed"]'
+	heart-wake --soul "$S" --force | heart-ghost --text > "$BATS_TEST_TMPDIR/delivered"
+	grep -q 'ALERT: the caf' "$BATS_TEST_TMPDIR/delivered"
+}
+
 @test "ghost.token and ghost.also from the soul replace the defaults" {
 	printf 'name: scout\nheart: { ghost: { token: "[NOP]", also: [QUIET], ack_max_chars: 5 } }\n' > "$S"
 	vs=("[NOP]" quiet "[NOP] all good now" "[IDLE]")
