@@ -12,7 +12,8 @@
  * ghost, whether the alert is found in it (idle_alert) or put there:
  * on a line of its own after the text, at the start of the text, or as
  * a skip's reason.  And the decision kept never claims an action the
- * model did not give.
+ * model did not give, and only a reply with no call and no text is
+ * nothing at all (IDLE_EMPTY).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,10 +99,16 @@ judge(const struct reply *r)
 
 	idle_judge(soul, r->text, r->calls, r->asked, &v);
 	what = v.what;
-	FZ_ASSERT(what == IDLE_GHOST || what == IDLE_KEEP || what == IDLE_RUN);
+	FZ_ASSERT(what == IDLE_GHOST || what == IDLE_KEEP || what == IDLE_RUN ||
+	    what == IDLE_EMPTY);
 	FZ_ASSERT(v.level == NULL || what == IDLE_GHOST);
 	FZ_ASSERT(v.keep != NULL);
 	FZ_ASSERT(what != IDLE_RUN || json_array_size(r->calls) > 0);
+	/* nothing at all: no call, and blanks for text */
+	FZ_ASSERT(what != IDLE_EMPTY || (json_array_size(r->calls) == 0 &&
+	    r->text[strspn(r->text, " \t\n\v\f\r")] == '\0'));
+	FZ_ASSERT(what == IDLE_EMPTY || json_array_size(r->calls) > 0 ||
+	    r->text[strspn(r->text, " \t\n\v\f\r")] != '\0');
 	FZ_ASSERT(r->asked == (v.decision != NULL));
 	act = json_string_value(json_object_get(v.decision, "action"));
 	FZ_ASSERT(act == NULL || strcmp(act, "skip") == 0 ||

@@ -497,10 +497,11 @@ int	 deliver_exec(char *const *, const char *, size_t,
  * finding to keep, or work to go on with; the token rule alone
  * (idle_detect); and does a text carry an alert (idle_alert)?
  */
-enum { IDLE_GHOST, IDLE_KEEP, IDLE_RUN };
+enum { IDLE_GHOST, IDLE_KEEP, IDLE_RUN, IDLE_EMPTY };
 
 struct idle_verdict {
-	int	 what;		/* IDLE_GHOST, IDLE_KEEP or IDLE_RUN */
+	int	 what;		/* IDLE_GHOST, IDLE_KEEP, IDLE_RUN, or
+				   IDLE_EMPTY: no text and no call */
 	const char *level;	/* a ghost's: "LOW", "MEDIUM", "HIGH", NULL */
 	const char *keep;	/* IDLE_KEEP: the answer, never NULL */
 	json_t	*decision;	/* asked: the heartbeat call as given,

@@ -501,6 +501,7 @@ struct talk {
 	size_t	 h0, h1;	/* the history in msgs: [h0, h1) */
 	size_t	 bytes;		/* of the result's messages */
 	int	 overflow;	/* they would pass WAKE_MSGMAX */
+	int	 empty;		/* the reply said nothing (IDLE_EMPTY) */
 	int	 fail;		/* the model's failure: LLM_* */
 	time_t	 hold;		/* and how long it asks to be let be */
 	json_t	*offer;		/* the tools offered, or NULL */

@@ -35,6 +35,8 @@
  *     says so, and the reply is work when it makes calls, else its
  *     text is judged by the token rule.  The decision kept never
  *     claims an action the model did not give.
+ *   - A reply with no text and no call is neither a ghost nor a
+ *     finding: it says nothing at all, and the caller fails the wake.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -639,13 +641,15 @@ judge_skip(const struct soul *s, const char *text, const json_t *args,
 }
 
 /* No decision to read, or none asked for: work if there are calls,
- * else the text by the token rule. */
+ * nothing at all if there is no text either, else the text by the
+ * token rule. */
 static void
 judge_text(const struct soul *s, const char *text, const json_t *calls,
     struct idle_verdict *v)
 {
-	v->what = json_array_size(calls) > 0 ? IDLE_RUN :
-	    idle_detect(s, text, &v->level) ? IDLE_GHOST : IDLE_KEEP;
+	v->what = json_array_size(calls) > 0 ? IDLE_RUN : blank(text) ?
+	    IDLE_EMPTY : idle_detect(s, text, &v->level) ? IDLE_GHOST :
+	    IDLE_KEEP;
 }
 
 /*
@@ -675,6 +679,9 @@ idle_judge(const struct soul *s, const char *text, const json_t *calls,
 		break;
 	default:
 		judge_text(s, text, calls, v);
+		if (v->what == IDLE_EMPTY)
+			snprintf(v->why, sizeof v->why, "an empty reply (no "
+			    "text, no call)");
 	}
 	json_decref(args);
 }

@@ -3,7 +3,8 @@
  * its tools: the prompt and the request (the history's tail, the
  * checklist's open items, the gate's output, the triage's finding),
  * the calls to the model, the tool calls it asks for (tool.c, mcp.c),
- * its replies read as idle or not (idle.c), and the tokens it spent.
+ * its replies judged by idle.c (a ghost, a finding, work; a reply with
+ * no text and no call fails the wake), and the tokens it spent.
  * run.c admits the wake before, and settles its outcome after.
  *
  * Invariants: the history is read, never written (heart-ghost writes
@@ -335,7 +336,9 @@ decide(struct wake *k, struct talk *t, struct llm_reply *r)
 		    "the reply judged by its text");
 		run_warn(k, w);
 	}
-	if (v.what != IDLE_RUN) {
+	if (v.what == IDLE_EMPTY)
+		t->empty = 1;
+	else if (v.what != IDLE_RUN) {
 		if (v.what == IDLE_KEEP)
 			answer_all(k, t, r->tool_calls, 0, "not run: this "
 			    "wake was skipped");
@@ -371,8 +374,11 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 		say(k, t, assistant(r));
 		if (r->tool_calls == NULL) {
 			idle_judge(k->s, r->text, NULL, 0, &v);
-			run_reply(k, v.what == IDLE_GHOST ? ST_IDLE : ST_OK,
-			    v.keep, v.level);
+			if (v.what == IDLE_EMPTY)
+				t->empty = 1;
+			else
+				run_reply(k, v.what == IDLE_GHOST ? ST_IDLE :
+				    ST_OK, v.keep, v.level);
 			idle_verdict_free(&v);
 			return 0;
 		}
@@ -514,6 +520,12 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 			t->cost = (t->cost < 0 ? 0 : t->cost) + a.cost;
 		more = answer(k, t, &r);
 		llm_reply_free(&r);
+		if (t->empty) {
+			errf(err, "empty reply: no text and no tool call");
+			t->fail = LLM_TEMP;
+			more = 1;
+			break;
+		}
 		if (t->overflow) {
 			errf(err, "the wake's messages passed %d bytes, half "
 			    "the longest result line heart-ghost reads: the "

@@ -291,6 +291,28 @@ EOF
 	assert_output --partial 'reply larger than'
 }
 
+@test "an empty reply is an LLM failure, its tokens counted, never an ok without an answer that heart-ghost cannot keep" {
+	local r
+	for r in '{"text":""}' '{"text":"  \n "}'; do
+		heart-breaker reset --soul "$S"
+		llm_script "{\"replies\":[$r]}"
+		run --separate-stderr heart-wake --soul "$S" --force
+		assert_failure 75
+		echo "$output" | jq -e '.status == "error" and .error == "empty reply: no text and no tool call" and .usage.prompt_tokens > 0'
+		[ "$(jq .llm_fails "$(bfile scout)")" -eq 1 ]
+		run heart-ghost < <(echo "$output")
+		assert_failure 75
+	done
+	# nothing waits in the outbox: the next answer goes out
+	llm_script '{"replies":[{"text":"ALERT: back."}]}'
+	run heart-wake --soul "$S" --force
+	assert_success
+	run heart-ghost --text < <(echo "$output")
+	assert_success
+	assert_output 'ALERT: back.'
+	heart-cap status scout --json | jq -e '.tokens.prompt > 0'
+}
+
 @test "three failures in a row open the breaker and the fourth run sends nothing" {
 	llm_script '{"replies":[{"status":500}]}'
 	for i in 1 2 3; do
