@@ -552,8 +552,7 @@ triage_go(struct wake *k, const struct idle_verdict *v)
 	if (v->what == IDLE_RUN && v->why[0] == '\0')
 		r = asprintf(&k->found, "A first look found work: %s", why ?
 		    why : "(no reason given)");
-	else if (v->what == IDLE_KEEP && v->keep[strspn(v->keep,
-	    " \t\r\n")] != '\0')
+	else if (v->what == IDLE_KEEP)
 		r = asprintf(&k->found, "A first look %s: %s", v->why[0] ?
 		    "gave no decision but said" : "found work", v->keep);
 	if (r == -1)

@@ -330,7 +330,7 @@ decide(struct wake *k, struct talk *t, struct llm_reply *r)
 	idle_judge(k->s, r->text, r->tool_calls, 1, &v);
 	json_object_set(k->res, "decision", v.decision);
 	say(k, t, assistant(r));
-	if (v.why[0] != '\0') {
+	if (v.why[0] != '\0' && v.what != IDLE_EMPTY) {
 		snprintf(w, sizeof w, "ghost.mode tool: %s: %s", v.why,
 		    v.what == IDLE_RUN ? "taken as run" :
 		    "the reply judged by its text");
