@@ -406,6 +406,11 @@ EOF
 	field .warning | grep -qF "a heartbeat skip beside other calls: taken as run"
 	# the calls and their results are whole for the model's second request
 	llm_last | jq -e '([.messages[] | select(.role == "tool")] | length) == ([.messages[] | .tool_calls // [] | length] | add)'
+	# no text and no call says nothing at all: an LLM failure
+	llm_script '{"replies":[{"text":""}]}'
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_failure 75
+	[ "$(field '[.status, .error]')" = '["error","empty reply: no text and no tool call"]' ]
 }
 
 @test "tool mode: a skip whose reply holds a finding or an alert is a real answer, kept whole" {
