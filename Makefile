@@ -180,7 +180,7 @@ asan: $(PROGS:%=build/asan/%) $(TPROGS:%=build/asan/t/%)
 FUZZ_CC = clang
 FUZZFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
-FUZZ = soul dur jscan jdiff ghost llm state hist checklist mcp url cache
+FUZZ = soul dur jscan jdiff ghost llm state hist checklist mcp url cache judge
 FUZZ_LIBS = $(CORE_LIBS) $(REDIS_LIBS) $(MQTT_LIBS) -ldl
 FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 5

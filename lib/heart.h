@@ -53,6 +53,7 @@ enum {
 int	 num_parse(const char *, long long, long long, long long *);
 const char *num_why(const char *, long long, long long, char *, size_t);
 size_t	 utf8_len(const unsigned char *, size_t);
+char	*utf8_clean(const char *, size_t, size_t *);
 long long mono_ms(void);	/* monotonic milliseconds */
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
@@ -491,8 +492,27 @@ struct deliver_env {
 int	 deliver_exec(char *const *, const char *, size_t,
 	    const struct deliver_env *, char *);
 
-/* idle.c: ghost mode's trigger: is a reply "nothing to do"?  And does
- * a text carry an alert (ALERT: at the start of a line)? */
+/*
+ * idle.c: the one judge of replies (heart-soul(5), GHOSTS): a ghost, a
+ * finding to keep, or work to go on with; the token rule alone
+ * (idle_detect); and does a text carry an alert (idle_alert)?
+ */
+enum { IDLE_GHOST, IDLE_KEEP, IDLE_RUN, IDLE_EMPTY };
+
+struct idle_verdict {
+	int	 what;		/* IDLE_GHOST, IDLE_KEEP, IDLE_RUN, or
+				   IDLE_EMPTY: no text and no call */
+	const char *level;	/* a ghost's: "LOW", "MEDIUM", "HIGH", NULL */
+	const char *keep;	/* IDLE_KEEP: the answer, never NULL */
+	json_t	*decision;	/* asked: the heartbeat call as given,
+				   {"action"?, "reason"?}; else NULL */
+	char	 why[256];	/* asked: why there is no decision, or "" */
+	char	*own;		/* private */
+};
+
+void	 idle_judge(const struct soul *, const char *, const json_t *, int,
+	    struct idle_verdict *);
+void	 idle_verdict_free(struct idle_verdict *);
 int	 idle_detect(const struct soul *, const char *, const char **);
 int	 idle_alert(const char *);
 

@@ -393,8 +393,9 @@ int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
 /* triage.c: the skip/run decision (the heartbeat tool) and the triage
  * model that asks it alone (llm.triage) */
 struct triage {
-	int	 run;		/* the decision: 1 run, 0 skip */
-	json_t	*decision;	/* {"action", "reason"}, or NULL */
+	char	*text;		/* its reply, to judge (idle_judge), */
+	json_t	*calls;		/* or NULL */
+	json_t	*decision;	/* as judged: {"action"?, "reason"?}, or NULL */
 	struct usage u;		/* its tokens, apart from the main model's */
 	int	 fail;		/* failed: LLM_* */
 	long	 status;	/* its HTTP status, 0: none */
@@ -402,7 +403,6 @@ struct triage {
 };
 
 json_t	*triage_hb_tool(void);
-json_t	*triage_hb_decision(const json_t *, int *);
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
 struct ask;
 int	 triage_ask(struct ask *, const char *, const char *, time_t,
@@ -480,7 +480,8 @@ struct wake {
 	char	*gate_out;		/* the gate program's output, or NULL */
 	struct llm_conf tc;		/* the triage endpoint, */
 	int	 triage;		/* when the soul names one */
-	char	*found;			/* the triage's reason to run, or NULL */
+	char	*found;			/* what the prompt says the triage
+					   found, or NULL */
 	int	 tfail;			/* the triage failed: LLM_* */
 	struct usage tu;		/* the triage's tokens */
 	long long tcost;		/* and their cost, nano$; -1: none */
@@ -505,6 +506,7 @@ struct talk {
 	size_t	 h0, h1;	/* the history in msgs: [h0, h1) */
 	size_t	 bytes;		/* of the result's messages */
 	int	 overflow;	/* they would pass WAKE_MSGMAX */
+	int	 empty;		/* the reply said nothing (IDLE_EMPTY) */
 	int	 fail;		/* the model's failure: LLM_* */
 	time_t	 hold;		/* and how long it asks to be let be */
 	json_t	*offer;		/* the tools offered, or NULL */

@@ -16,9 +16,10 @@
  * key, the model or the URL is wrong (LLM_CONFIG), the account's
  * quota is used up (LLM_QUOTA), or it may pass by itself (LLM_TEMP),
  * with the time the provider asked to be left alone until, if it did.
- * The context a request carries is bounded by llm_fit.  Every request
- * is sent through ask.c (its bucket, its usage, its cost), llm_send
- * by no one else.
+ * A reply's bytes that are not UTF-8 are decoded lossily (utf8_clean),
+ * never a failure: the paid answer is kept.  The context a request
+ * carries is bounded by llm_fit.  Every request is sent through ask.c
+ * (its bucket, its usage, its cost), llm_send by no one else.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -716,13 +717,19 @@ parse_reply(const struct provider *p, const char *buf, size_t len,
 {
 	json_error_t je;
 	json_t *j;
+	char *clean;
+	size_t n;
 	int rc;
 
-	/* a number past 2^63 (a usage count, say) reads as a real, rather
+	/* bytes that are not UTF-8 are decoded lossily (U+FFFD), as a
+	 * tool's or a gate's output is: the paid answer is kept; and a
+	 * number past 2^63 (a usage count, say) reads as a real, rather
 	 * than lose the answer beside it */
-	if ((j = json_loadb(buf, len, 0, &je)) == NULL &&
-	    (j = json_loadb(buf, len, JSON_DECODE_INT_AS_REAL, NULL)) ==
-	    NULL) {
+	clean = utf8_clean(buf, len, &n);
+	if ((j = json_loadb(clean, n, 0, &je)) == NULL)
+		j = json_loadb(clean, n, JSON_DECODE_INT_AS_REAL, NULL);
+	free(clean);
+	if (j == NULL) {
 		errf(err, "unreadable reply: not JSON: %s", je.text);
 		return -1;
 	}

@@ -536,10 +536,45 @@ gate_step(struct wake *k, const struct llm_conf *lc, int *rc, char *err)
 }
 
 /*
+ * The triage's reply is not a clean skip (idle.c judged it): what the
+ * main model is told the first look found (its reason to run, the
+ * finding beside its skip, or what it said without a decision), and a
+ * warning when it did not say run.
+ */
+static void
+triage_go(struct wake *k, const struct idle_verdict *v)
+{
+	const char *why = json_string_value(json_object_get(v->decision,
+	    "reason"));
+	char w[HEART_ERRLEN];
+	int r = 0;
+
+	if (v->what == IDLE_RUN && v->why[0] == '\0')
+		r = asprintf(&k->found, "A first look found work: %s", why ?
+		    why : "(no reason given)");
+	else if (v->what == IDLE_KEEP)
+		r = asprintf(&k->found, "A first look %s: %s", v->why[0] ?
+		    "gave no decision but said" : "found work", v->keep);
+	if (r == -1)
+		abort();
+	if (v->why[0] != '\0')
+		snprintf(w, sizeof w, "triage: %s; the main model was asked "
+		    "in its place", v->why);
+	else if (v->what == IDLE_KEEP)
+		snprintf(w, sizeof w, "triage: skip, but its reply holds a "
+		    "finding; the main model was asked");
+	else
+		return;
+	run_warn(k, w);
+}
+
+/*
  * The triage model first, when the soul names one: 1 to go on to the
- * main model (run, its reason in k->found; or the triage failed, kept
- * in k->tfail for the breaker: a failed triage never loses a finding),
- * 0 when it decided skip (a ghost: the result and its counters done).
+ * main model (run, a finding beside a skip or no readable decision, as
+ * idle.c judges its reply: triage_go; or the triage failed, kept in
+ * k->tfail for the breaker: a failed triage never loses a finding), 0
+ * when it decided a clean skip (a ghost: the result and its counters
+ * done).
  */
 static int
 triage_step(struct wake *k, int *rc, char *err)
@@ -547,6 +582,7 @@ triage_step(struct wake *k, int *rc, char *err)
 	struct triage t;
 	struct ask a = { &k->tc, k->tep, k->taken, soul_price(k->s, 1),
 	    { 0, 0, 0, 0 }, -1, "" };
+	struct idle_verdict v;
 	enum chamber c = k->g.chamber;
 	char *text, e2[HEART_ERRLEN], w[HEART_ERRLEN + 64];
 	const char *why;
@@ -560,9 +596,9 @@ triage_step(struct wake *k, int *rc, char *err)
 		run_warn(k, a.note);
 	k->tu = t.u;
 	k->tcost = a.cost;
-	json_object_set_new(k->res, "triage", triage_json(&k->tc, &t,
-	    k->tcost, r == -1 ? err : NULL));
 	if (r == -1) {
+		json_object_set_new(k->res, "triage", triage_json(&k->tc, &t,
+		    k->tcost, err));
 		k->tfail = t.fail;
 		k->thold = t.hold;
 		snprintf(k->terr, sizeof k->terr, "triage: %.400s", err);
@@ -572,13 +608,19 @@ triage_step(struct wake *k, int *rc, char *err)
 		free(text);
 		return 1;
 	}
-	why = json_string_value(json_object_get(t.decision, "reason"));
-	if (t.run) {
-		k->found = xstrdup(why ? why : "(no reason given)");
+	idle_judge(k->s, t.text, t.calls, 1, &v);
+	t.decision = json_incref(v.decision);
+	json_object_set_new(k->res, "triage", triage_json(&k->tc, &t,
+	    k->tcost, NULL));
+	if (v.what != IDLE_GHOST || v.why[0] != '\0') {
+		triage_go(k, &v);
+		idle_verdict_free(&v);
 		triage_free(&t);
 		free(text);
 		return 1;
 	}
+	idle_verdict_free(&v);
+	why = json_string_value(json_object_get(t.decision, "reason"));
 	json_array_append_new(k->said, json_pack("{s:s,s:s}", "role", "user",
 	    "content", text));
 	free(text);

@@ -3,7 +3,8 @@
  * its tools: the prompt and the request (the history's tail, the
  * checklist's open items, the gate's output, the triage's finding),
  * the calls to the model, the tool calls it asks for (tool.c, mcp.c),
- * its replies read as idle or not (idle.c), and the tokens it spent.
+ * its replies judged by idle.c (a ghost, a finding, work; a reply with
+ * no text and no call fails the wake), and the tokens it spent.
  * run.c admits the wake before, and settles its outcome after.
  *
  * Invariants: the history is read, never written (heart-ghost writes
@@ -85,7 +86,7 @@ talk_prompt(struct wake *k, enum chamber c, int triage)
 		fprintf(fp, "\n\nWhat changed since your last wake (your "
 		    "gate's output):\n%s\n", k->gate_out);
 	if (k->found != NULL && !triage)
-		fprintf(fp, "\n\nA first look found work: %s\n", k->found);
+		fprintf(fp, "\n\n%s\n", k->found);
 	fprintf(fp, "\n\n[heart] local time: %s (%s); chamber: %s; "
 	    "last %s wake: %s; wakes left today: %lld of %lld; "
 	    "consecutive failures: %lld; last error: %s.\n",
@@ -300,27 +301,59 @@ assistant(const struct llm_reply *r)
 	return m;
 }
 
+/* Each call of the reply from the i-th on answered with text, so that
+ * the history stays whole. */
+static void
+answer_all(struct wake *k, struct talk *t, const json_t *calls, size_t i,
+    const char *text)
+{
+	for (; i < json_array_size(calls); i++)
+		tool_result(k, t, json_array_get(calls, i), text);
+}
+
 /*
- * Tool mode, the first reply: only a heartbeat call with action run,
- * made first, is work; skip, a reply with no call, any other first
- * call or an unreadable action is idle.  Returns 1 for run (its call
- * is answered), 0 for idle.  The decision goes into the result.
+ * Tool mode, the first reply, as idle.c judges it: work (its heartbeat
+ * call answered, the rest run), or the wake decided, a ghost or a
+ * finding kept (each call answered "not run").  A reply that gives no
+ * readable decision is work when it makes calls, else its text is
+ * judged as token mode's, with a warning.  Returns the index of the
+ * first call to run, or -1 when the wake is decided.
  */
 static int
 decide(struct wake *k, struct talk *t, struct llm_reply *r)
 {
-	json_t *call = json_array_get(r->tool_calls, 0);
-	int run;
+	const json_t *call = json_array_get(r->tool_calls, 0);
+	struct idle_verdict v;
+	char w[512];
+	int first = -1;
 
-	json_object_set_new(k->res, "decision",
-	    triage_hb_decision(r->tool_calls, &run));
+	idle_judge(k->s, r->text, r->tool_calls, 1, &v);
+	json_object_set(k->res, "decision", v.decision);
 	say(k, t, assistant(r));
-	if (run)
-		tool_result(k, t, call, "run: go on with the work, then "
-		    "answer.");
-	return run;
+	if (v.why[0] != '\0' && v.what != IDLE_EMPTY) {
+		snprintf(w, sizeof w, "ghost.mode tool: %s: %s", v.why,
+		    v.what == IDLE_RUN ? "taken as run" :
+		    "the reply judged by its text");
+		run_warn(k, w);
+	}
+	if (v.what == IDLE_EMPTY)
+		t->empty = 1;
+	else if (v.what != IDLE_RUN) {
+		if (v.what == IDLE_KEEP)
+			answer_all(k, t, r->tool_calls, 0, "not run: this "
+			    "wake was skipped");
+		run_reply(k, v.what == IDLE_GHOST ? ST_IDLE : ST_OK, v.keep,
+		    v.level);
+	} else if (strcmp(call_name(call), "heartbeat") == 0) {
+		tool_result(k, t, call, v.why[0] ? "this call could not be "
+		    "read; taken as run: go on with the work, then answer." :
+		    "run: go on with the work, then answer.");
+		first = 1;
+	} else
+		first = 0;
+	idle_verdict_free(&v);
+	return first;
 }
-
 
 /*
  * One reply.  Returns 1 to send the conversation again, 0 when the
@@ -329,35 +362,28 @@ decide(struct wake *k, struct talk *t, struct llm_reply *r)
 static int
 answer(struct wake *k, struct talk *t, struct llm_reply *r)
 {
-	const char *lvl = NULL;
+	struct idle_verdict v;
 	json_t *call;
-	size_t i = 0;
-	int first = t->force != NULL, idle;
+	int first = t->force != NULL, i = 0;
 
 	t->force = NULL;
 	normalize_calls(t, r->tool_calls);
-	if (first && !decide(k, t, r)) {
-		/* a skip that carries an alert is a real answer all the same;
-		 * its calls are answered so that the history stays whole */
-		if (idle_alert(r->text))
-			for (; i < json_array_size(r->tool_calls); i++)
-				tool_result(k, t, json_array_get(r->tool_calls,
-				    i), "not run: this wake was skipped");
-		run_reply(k, idle_alert(r->text) ? ST_OK : ST_IDLE,
-		    r->text, NULL);
+	if (first && (i = decide(k, t, r)) == -1)
 		return 0;
-	}
-	if (first)
-		i = 1;		/* the heartbeat call, answered */
-	else {
+	if (!first) {
 		say(k, t, assistant(r));
 		if (r->tool_calls == NULL) {
-			idle = idle_detect(k->s, r->text, &lvl);
-			run_reply(k, idle ? ST_IDLE : ST_OK, r->text, lvl);
+			idle_judge(k->s, r->text, NULL, 0, &v);
+			if (v.what == IDLE_EMPTY)
+				t->empty = 1;
+			else
+				run_reply(k, v.what == IDLE_GHOST ? ST_IDLE :
+				    ST_OK, v.keep, v.level);
+			idle_verdict_free(&v);
 			return 0;
 		}
 	}
-	for (; i < json_array_size(r->tool_calls); i++) {
+	for (; (size_t)i < json_array_size(r->tool_calls); i++) {
 		call = json_array_get(r->tool_calls, i);
 		if (run_call(k, t, call) == 1) {
 			run_status(k, ST_TOOL_CAP);
@@ -494,6 +520,12 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 			t->cost = (t->cost < 0 ? 0 : t->cost) + a.cost;
 		more = answer(k, t, &r);
 		llm_reply_free(&r);
+		if (t->empty) {
+			errf(err, "empty reply: no text and no tool call");
+			t->fail = LLM_TEMP;
+			more = 1;
+			break;
+		}
 		if (t->overflow) {
 			errf(err, "the wake's messages passed %d bytes, half "
 			    "the longest result line heart-ghost reads: the "

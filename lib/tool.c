@@ -954,32 +954,6 @@ tool_env(const struct tool_ctx *c, const char *tool, char *const *more)
 }
 
 /*
- * Bytes as a JSON-safe string: invalid UTF-8 (a binary tool, a cut in
- * the middle of a character) and NUL become U+FFFD.
- */
-static char *
-utf8_clean(const char *s, size_t len, size_t *outlen)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	char *o = xcalloc(1, len * 3 + 1);
-	size_t i = 0, n = 0, c;
-
-	while (i < len) {
-		if ((c = utf8_len(p + i, len - i)) == 0) {
-			memcpy(o + n, "\xef\xbf\xbd", 3);
-			n += 3;
-			i++;
-		} else {
-			memcpy(o + n, s + i, c);
-			n += c;
-			i += c;
-		}
-	}
-	*outlen = n;
-	return o;
-}
-
-/*
  * What the model reads back of a program's or a server's output: head
  * (may be NULL) and the len bytes of out, cut at TOOL_MAXOUT with a
  * word if they were cut (or were already, cut), UTF-8 cleaned, never a

@@ -5,10 +5,11 @@
  * A wake whose soul names llm.triage asks that endpoint first, with the
  * system prompt and the wake's own prompt (the checklist's open items,
  * the gate's output and the meta line) but no history and no tool but
- * heartbeat, which it must call: skip ends the wake as a ghost, run
- * hands it to the main model.  ghost.mode: tool asks the main model the
- * same question with the same tool, and reads its answer the same way
- * (triage_hb_decision): one decision, one reading of it.
+ * heartbeat, which it must call.  Its reply is judged by idle.c, the
+ * one judge of replies, as ghost.mode: tool's first reply is (the main
+ * model asked the same question with the same tool): a clean skip ends
+ * the wake as a ghost; run, a finding beside a skip, or no readable
+ * decision hands it to the main model (run.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,39 +34,6 @@ triage_hb_tool(void)
 	return json_loads(heartbeat_tool, 0, NULL);
 }
 
-/*
- * The decision a reply's calls carry: only a heartbeat call with action
- * run, made first, is work; skip, no call, any other first call or an
- * unreadable action is a skip.  Returns {"action", "reason"}, *run 1
- * for run.
- */
-json_t *
-triage_hb_decision(const json_t *calls, int *run)
-{
-	const json_t *call = json_array_get(calls, 0), *fn;
-	const char *action = NULL, *why, *a, *name;
-	json_t *args = NULL, *d;
-
-	fn = json_object_get(call, "function");
-	name = json_string_value(json_object_get(fn, "name"));
-	if (name != NULL && strcmp(name, "heartbeat") == 0) {
-		a = json_string_value(json_object_get(fn, "arguments"));
-		args = json_loads(a ? a : "", 0, NULL);
-		action = json_string_value(json_object_get(args, "action"));
-	}
-	*run = action != NULL && strcmp(action, "run") == 0;
-	why = json_string_value(json_object_get(args, "reason"));
-	if (why == NULL)
-		why = call == NULL ? "no heartbeat call" : args == NULL ?
-		    "the first call was not a readable heartbeat call" :
-		    action == NULL || (!*run && strcmp(action, "skip")) ?
-		    "no readable heartbeat action" : NULL;
-	d = json_pack("{s:s,s:s?}", "action", *run ? "run" : "skip",
-	    "reason", why);
-	json_decref(args);
-	return d;
-}
-
 /* The triage request's body: system (may be NULL) and prompt alone,
  * the heartbeat tool offered and forced. */
 json_t *
@@ -87,9 +55,10 @@ triage_body(const struct llm_conf *tc, const char *system, const char *prompt)
 
 /*
  * Ask the triage endpoint (a's, through ask.c): system (may be NULL)
- * and prompt, the heartbeat tool forced.  0 with t->decision and
- * t->run; -1 with err, t->fail and t->hold (llm_reply's).  The tokens
- * are counted either way, and priced in a->cost.
+ * and prompt, the heartbeat tool forced.  0 with the reply in t->text
+ * and t->calls, to judge (idle_judge); -1 with err, t->fail and
+ * t->hold (llm_reply's).  The tokens are counted either way, and
+ * priced in a->cost.
  */
 int
 triage_ask(struct ask *a, const char *system, const char *prompt,
@@ -109,13 +78,17 @@ triage_ask(struct ask *a, const char *system, const char *prompt,
 	if (rc == -1) {
 		t->fail = r.fail;
 		t->hold = r.hold;
-	} else
-		t->decision = triage_hb_decision(r.tool_calls, &t->run);
+	} else {
+		t->text = r.text;
+		t->calls = json_incref(r.tool_calls);
+		r.text = NULL;
+	}
 	llm_reply_free(&r);
 	return rc;
 }
 
-/* What the result line says of it: its endpoint, decision, usage and
+/* What the result line says of it: its endpoint, decision as judged
+ * (t->decision: the action only when the model gave one), usage and
  * what that cost (nanodollars, -1: no price). */
 json_t *
 triage_json(const struct llm_conf *tc, const struct triage *t,
@@ -139,6 +112,10 @@ triage_json(const struct llm_conf *tc, const struct triage *t,
 void
 triage_free(struct triage *t)
 {
+	free(t->text);
+	json_decref(t->calls);
 	json_decref(t->decision);
+	t->text = NULL;
+	t->calls = NULL;
 	t->decision = NULL;
 }

@@ -2,7 +2,7 @@
  * util.c - small helpers every module uses: error messages into the
  * caller's buffer (scrubbed of secrets and made one printable line,
  * since they quote text from outside), checked number parsing, the one
- * UTF-8 check, allocation that cannot return NULL (a tool this small
+ * UTF-8 check and its lossy decoding, allocation that cannot return NULL (a tool this small
  * has nothing better to do than abort when memory is gone), the order
  * of exit codes, the environment of a child program (a tool, a
  * delivery), a whole small file read at its own size, and the one way
@@ -113,6 +113,33 @@ utf8_len(const unsigned char *p, size_t n)
 	    (cp < 0x10000 || cp > 0x10ffff)))
 		return 0;
 	return len;
+}
+
+/*
+ * Bytes as a JSON-safe string, decoded lossily: invalid UTF-8 (a
+ * binary tool, a reply cut in the middle of a character) and NUL
+ * become U+FFFD.  The copy, to free, of *outlen bytes.
+ */
+char *
+utf8_clean(const char *s, size_t len, size_t *outlen)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *o = xcalloc(1, len * 3 + 1);
+	size_t i = 0, n = 0, c;
+
+	while (i < len) {
+		if ((c = utf8_len(p + i, len - i)) == 0) {
+			memcpy(o + n, "\xef\xbf\xbd", 3);
+			n += 3;
+			i++;
+		} else {
+			memcpy(o + n, s + i, c);
+			n += c;
+			i += c;
+		}
+	}
+	*outlen = n;
+	return o;
 }
 
 void *

@@ -432,6 +432,23 @@ ALERT: first'
 	assert_output --partial k1
 }
 
+@test "--alert-only knows an alert as models write it: emphasis, an emoji, a tag, a dash, URGENT and CRITICAL; not a word in a sentence" {
+	{ result ok alpha b1 '⚠️ ALERT: disk full'
+	  result ok alpha b2 '🚨 **Urgent** - call the landlord'
+	  result ok alpha b3 '<b>CRITICAL</b>: web1 down'
+	  result ok alpha b4 $'Checked.\n12:00 [web1] critical — db down'
+	  result ok alpha b5 '[IDLE] alert : the strike starts at 6'
+	  result ok alpha b6 '[CRITICAL] backups failed'
+	  result ok alpha n1 'Critical thinking matters.'
+	  result ok alpha n2 'No alerts today.'
+	  result ok alpha n3 'The ALERT: came late.'
+	  result ok alpha n4 'Alert level is low'
+	  result ok alpha n5 'Urgently needed: nothing'; } > in
+	run --separate-stderr heart-ghost --alert-only --text < in
+	assert_success
+	assert_output $'⚠️ ALERT: disk full\n🚨 **Urgent** - call the landlord\n<b>CRITICAL</b>: web1 down\nChecked.\n12:00 [web1] critical — db down\n[IDLE] alert : the strike starts at 6\n[CRITICAL] backups failed'
+}
+
 @test "--alert-only delivers only answers with ALERT: at the start of a line, and keeps every ok" {
 	{ result ok alpha a1 'ALERT: flight LH400 cancelled'
 	  result ok alpha a2 'All calm, nothing to report.'

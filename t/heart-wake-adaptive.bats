@@ -251,7 +251,7 @@ wake() {
 @test "levels are the soul's: a HIGH weight of 0 never stretches; an hour not seen before stretches one doubling" {
 	t=$(ny '2026-12-07 12:00')
 	s=$(adaptive zero '{ min: 15m, max: 4h, levels: { high: 0 } }')
-	llm_script '{"replies":[{"text":"[IDLE:HIGH] the storm is coming closer"}]}'
+	llm_script '{"replies":[{"text":"[IDLE:HIGH] nothing yet"}]}'
 	for i in 0 1 2 3; do wake "$s" $((t + i * 60)); done
 	explain "$s" $((t + 600)) > "$BATS_TEST_TMPDIR/z.json"
 	jq -e '.interval == 1800 and .adaptive.ghosts.high == 4 and .adaptive.ghosts_weighted == 0 and .adaptive.in_a_row == 4 and .adaptive.in_a_row_weighted == 0' "$BATS_TEST_TMPDIR/z.json"

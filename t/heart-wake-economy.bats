@@ -441,6 +441,71 @@ decide() {	# decide ACTION REASON: the triage's next answer
 	[ -s "$HEART_STATE_DIR/agents/scout/history.jsonl" ]
 }
 
+@test "triage that gives no readable decision fails: the main model is asked, a warning says why, no action is claimed" {
+	triage_start
+	triage_soul
+	llm_script '{"replies":[{"text":"ALERT: a payment bounced."}]}'
+	local hb='{"name":"heartbeat","arguments":' reply why n=0
+	while IFS='|' read -r reply why; do
+		printf '{"replies":[%s]}\n' "$reply" > "$TRIAGE_DIR/script.json"
+		run --separate-stderr heart-wake --soul "$S" --force
+		assert_success
+		n=$((n + 1))
+		[ "$(triage_count)" = $n ] && [ "$(llm_count)" = $n ] || { echo "main model not asked: $reply"; return 1; }
+		echo "$output" | jq -e '.status == "ok" and .response == "ALERT: a payment bounced."'
+		echo "$output" | jq -e '.triage | has("action") | not'
+		echo "$output" | jq -e --arg w "triage: $why; the main model was asked in its place" '.warning | contains($w)' ||
+		    { echo "$reply: warning: $(echo "$output" | jq .warning)"; return 1; }
+		[[ $stderr == *"warning: triage: $why"* ]]
+	done <<EOF
+{"text":"I cannot call tools. Nothing to do, I think."}|no heartbeat call (a reply in plain text)
+{"text":"[IDLE]"}|no heartbeat call (a reply in plain text)
+{"tool_calls":[${hb}"{\\"action\\": skip"}]}|the heartbeat call's arguments are not a JSON object
+{"tool_calls":[${hb}{"action":"later"}}]}|the heartbeat action "later" is neither skip nor run
+{"tool_calls":[${hb}{"reason":"quiet"}}]}|the heartbeat call gives no action
+{"tool_calls":[{"name":"search","arguments":{}}]}|the first call was "search", not heartbeat
+EOF
+	# a model without tools that says what it found: the main model hears it
+	llm_last | jq -e '.messages[-1].content | contains("A first look") | not'
+	printf '{"replies":[{"text":"The bank wrote: a payment bounced."}]}\n' > "$TRIAGE_DIR/script.json"
+	heart-wake --soul "$S" --force 2> /dev/null | jq -e '.status == "ok"'
+	llm_last | jq -e '.messages[-1].content | contains("A first look gave no decision but said: The bank wrote: a payment bounced.")'
+	# the triage endpoint answered: no LLM failure for the breaker
+	run jq -c '[.state, .llm_fails]' "$(bfile scout)"
+	assert_output '["closed",0]'
+}
+
+@test "triage: a skip whose reply holds an alert or a finding reaches the main model; a skip with an acknowledgement is a ghost" {
+	triage_start
+	triage_soul
+	llm_script '{"replies":[{"text":"ALERT: the disk is full."}]}'
+	local skip='"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"nothing new"}}]'
+	local why='"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"⚠️ URGENT: disk at 99%"}}]'
+	local reply found n=0
+	while IFS='|' read -r reply found; do
+		printf '{"replies":[%s]}\n' "$reply" > "$TRIAGE_DIR/script.json"
+		run --separate-stderr heart-wake --soul "$S" --force
+		assert_success
+		n=$((n + 1))
+		[ "$(llm_count)" = $n ] || { echo "main model not asked: $reply"; return 1; }
+		echo "$output" | jq -e '.status == "ok" and .triage.action == "skip"'
+		echo "$output" | jq -e '.warning | contains("triage: skip, but its reply holds a finding; the main model was asked")'
+		llm_last | jq -e --arg f "A first look found work: $found" '.messages[-1].content | contains($f)'
+	done <<EOF
+{"text":"ALERT: the disk is full.",$skip}|ALERT: the disk is full.
+{"text":"**Alert** - the disk is full.",$skip}|**Alert** - the disk is full.
+{"text":"[IDLE] The server room is flooding, evacuate now.",$skip}|[IDLE] The server room is flooding, evacuate now.
+{$why}|⚠️ URGENT: disk at 99%
+EOF
+	for reply in "{$skip}" "{\"text\":\"Nothing new. [IDLE]\",$skip}" "{\"text\":\"All quiet.\",$skip}"; do
+		printf '{"replies":[%s]}\n' "$reply" > "$TRIAGE_DIR/script.json"
+		run heart-wake --soul "$S" --force
+		assert_success
+		echo "$output" | jq -e '.status == "idle" and .reason == "triage: skip: nothing new" and .warning == null'
+	done
+	[ "$(llm_count)" = $n ]
+}
+
 @test "triage: a soul's llm.triage keys are checked, and --dry-run shows its request" {
 	triage_start
 	triage_soul

@@ -68,7 +68,7 @@ responses() {
 }
 
 @test "idle token variants are idle" {
-	long=$(printf 'x%.0s' $(seq 250))
+	long=$(printf 'all quiet %.0s' $(seq 25))
 	vs=()
 	while IFS= read -r v; do
 		vs+=("$(printf '%b' "${v//LONG250/$long}")")
@@ -97,7 +97,7 @@ EOF
 
 @test "graduated idle levels are idle with idle_level set" {
 	replies "[IDLE:LOW]" "[IDLE:MEDIUM]" "[IDLE:HIGH]" \
-	    "**[IDLE:HIGH]** watching the storm closely." "[IDLE]"
+	    "**[IDLE:HIGH]** nothing yet." "[IDLE]"
 	for i in 1 2 3 4 5; do
 		wake
 	done
@@ -110,7 +110,7 @@ idle null"
 }
 
 @test "a real answer that mentions the token, or a long remark, is not idle" {
-	long=$(printf 'word %.0s' $(seq 80))
+	long=$(printf 'all quiet %.0s' $(seq 40))
 	vs=("Flight LH123 is cancelled; rebook now."
 		"I would normally say [IDLE] but the strike starts tomorrow at 6."
 		"[IDLE] $long"
@@ -156,7 +156,6 @@ idle|Nothing new since the last check.\n[IDLE]
 idle|[IDLE]\n\nNothing new since the last check.
 idle|- [IDLE]
 idle|```\n[IDLE] nothing to report\n```
-idle|Note: no ALERT: today. [IDLE]
 ok|Checked three hosts.\n- web1: disk at 99%\n[IDLE]
 ok|[IDLE]\n- web1: disk at 99%
 ok|[IDLE]\n1. web1: disk at 99%
@@ -166,9 +165,78 @@ ok|web1: disk at 99%\nweb2: down\n[IDLE]
 ok|Checked web1.\n\nChecked web2.\n\n[IDLE]
 ok|[IDLE]\n\nweb1: disk at 99%\n\nweb2: down
 ok|Nothing new. [IDLE]\nweb2 answers slowly.
+ok|Note: no ALERT: today. [IDLE]
 EOF
 	wake_each -s
 	statuses "${wants[@]}"
+}
+
+@test "a remark beside the token is kept as a finding unless it only acknowledges" {
+	vs=() wants=()
+	while IFS='|' read -r want v; do
+		wants+=("$want")
+		vs+=("$(printf '%b' "$v")")
+	done <<'EOF'
+ok|[IDLE] The server room is flooding, evacuate now.
+ok|The server room is flooding. [IDLE]
+ok|[IDLE] web1 is down
+ok|No trains are running today. [IDLE]
+ok|Nothing new, but the disk is at 99%. [IDLE]
+ok|Nothing new except the disk is full [IDLE]
+ok|All quiet. The strike starts at 6. [IDLE]
+ok|[IDLE] nothing new since 09:00
+ok|Idle servers are burning money.
+ok|**[IDLE:HIGH]** watching the storm closely.
+idle|Nothing new. [IDLE]
+idle|[IDLE] No new mail since the last check.
+idle|[IDLE] All clear on the travel front today.
+idle|[IDLE] nothing to report
+idle|Everything looks good.\n\n[IDLE]
+idle|[IDLE:LOW] still quiet
+EOF
+	wake_each -s
+	statuses "${wants[@]}"
+}
+
+@test "an alert is recognised as models write it: any case, emphasis, an emoji, a dash, URGENT and CRITICAL" {
+	vs=()
+	while IFS= read -r v; do
+		vs+=("$(printf '%b' "$v")")
+	done <<'EOF'
+⚠️ ALERT: disk full\n[IDLE]
+[IDLE] ⚠️ ALERT: disk full
+🚨 alert - disk full [IDLE]
+**Alert** : disk full [IDLE]
+<b>URGENT</b>: call the landlord [IDLE]
+_urgent_ — call the landlord [IDLE]
+CRITICAL – web1 down\n[IDLE]
+[IDLE]\n12:00 [web1] critical: db down
+[CRITICAL] web1 down [IDLE]
+EOF
+	wake_each -s
+	statuses $(printf 'ok %.0s' "${vs[@]}")
+	responses
+	# heart-ghost --alert-only knows them by the same rule
+	run heart-ghost --text --alert-only "$BATS_TEST_TMPDIR/results"
+	assert_success
+	for v in "${vs[@]}"; do
+		assert_output --partial "$v"
+	done
+}
+
+@test "a reply whose bytes are not UTF-8 is kept, decoded lossily, never an LLM failure" {
+	# Latin-1 "café", and a character cut in the middle as a server
+	# that stops at max_tokens sends it
+	jq -nc '{replies: [{latin1: true, raw: ({choices: [{message: {role: "assistant", content: "ALERT: the caf\u00e9 is closed \u00e2\u0082"}}], usage: {prompt_tokens: 9, completion_tokens: 9}} | tojson)}]}' \
+	    > "$LLM_DIR/script.json"
+	run heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e '.status == "ok" and .response == "ALERT: the caf\ufffd is closed \ufffd\ufffd"'
+	echo "$output" | jq -e '.usage.completion_tokens == 9 and .error == null'
+	run jq -c '[.llm_fails, .state]' "$(bfile scout)"
+	assert_output '[0,"closed"]'
+	heart-wake --soul "$S" --force | heart-ghost --text > "$BATS_TEST_TMPDIR/delivered"
+	grep -q 'ALERT: the caf' "$BATS_TEST_TMPDIR/delivered"
 }
 
 @test "ghost.token and ghost.also from the soul replace the defaults" {
@@ -221,6 +289,28 @@ EOF
 	llm_script '{"replies":[{"endless":true}]}'
 	run heart-wake --soul "$S" --force
 	assert_output --partial 'reply larger than'
+}
+
+@test "an empty reply is an LLM failure, its tokens counted, never an ok without an answer that heart-ghost cannot keep" {
+	local r
+	for r in '{"text":""}' '{"text":"  \n "}'; do
+		heart-breaker reset --soul "$S"
+		llm_script "{\"replies\":[$r]}"
+		run --separate-stderr heart-wake --soul "$S" --force
+		assert_failure 75
+		echo "$output" | jq -e '.status == "error" and .error == "empty reply: no text and no tool call" and .usage.prompt_tokens > 0'
+		[ "$(jq .llm_fails "$(bfile scout)")" -eq 1 ]
+		run heart-ghost < <(echo "$output")
+		assert_failure 75
+	done
+	# nothing waits in the outbox: the next answer goes out
+	llm_script '{"replies":[{"text":"ALERT: back."}]}'
+	run heart-wake --soul "$S" --force
+	assert_success
+	run heart-ghost --text < <(echo "$output")
+	assert_success
+	assert_output 'ALERT: back.'
+	heart-cap status scout --json | jq -e '.tokens.prompt > 0'
 }
 
 @test "three failures in a row open the breaker and the fourth run sends nothing" {

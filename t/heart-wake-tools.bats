@@ -419,7 +419,7 @@ EOF
 	assert_output --partial 'llm provider command needs llm.command'
 }
 
-@test "tool mode: skip is a ghost, run does the work, a reply with no call is idle unless it carries an alert" {
+@test "tool mode: skip is a ghost, run does the work" {
 	soul quote 'ghost: { mode: tool }'
 	llm_script '{"replies":[{"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"markets closed"}}]}]}'
 	run at "2026-11-22 03:00:00 UTC" heart-wake --soul "$S" --force
@@ -451,32 +451,58 @@ EOF
 	[ "$(cat "$D/delivered")" = "ACME fell 5% to 123.45." ]
 	run jq -c '[.role, (.tool_calls[0].function.name // .tool_call_id)]' "$HEART_STATE_DIR/agents/stock/history.jsonl"
 	assert_output "$(printf '%s\n' '["user",null]' '["assistant","heartbeat"]' '["tool","call_1_1"]' '["assistant",null]')"
-
-	for reply in '{"text":"I think ACME moved."}' \
-		"{\"tool_calls\":[$asks_quote]}" \
-		'{"tool_calls":[{"name":"heartbeat","arguments":{"action":"maybe"}}]}' \
-		'{"tool_calls":[{"name":"heartbeat","arguments":"{oops"}]}'; do
-		: > "$LLM_DIR/requests.jsonl"
-		llm_script "{\"replies\":[$reply]}"
-		run heart-wake --soul "$S" --force
-		assert_success
-		[ "$(field '[.status, .decision.action, .tools.calls]')" = '["idle","skip",0]' ] || { echo "not idle: $reply"; return 1; }
-		[ "$(llm_count)" -eq 1 ]
-	done
-	[ "$(field .decision.reason)" = '"the first call was not a readable heartbeat call"' ]
 }
 
-@test "tool mode: a skip that carries an alert is a real answer, kept whole" {
+@test "tool mode: a reply that is not a readable heartbeat call is no decision: its calls run, its text is judged, a warning says why" {
 	soul quote 'ghost: { mode: tool }'
+	local hb='{"name":"heartbeat","arguments":' reply want
+	while IFS='|' read -r reply want; do
+		: > "$LLM_DIR/requests.jsonl"
+		llm_script "{\"replies\":[$reply, {\"text\":\"ACME fell 5%.\"}]}"
+		run --separate-stderr heart-wake --soul "$S" --force
+		assert_success
+		[ "$(field '[.status, .response, .decision.action, .tools.calls]' | sed 's/^.\(.*\).$/\1/')|$(llm_count)" = "$want" ] ||
+		    { echo "$reply: not $want but $(field '[.status, .response, .decision.action, .tools.calls]')|$(llm_count)"; return 1; }
+		[[ $stderr == *"warning: ghost.mode tool: "* ]]
+		field .warning | grep -q 'ghost.mode tool: '
+	done <<EOF
+{"text":"I think ACME moved."}|"ok","I think ACME moved.",null,0|1
+{"text":"[IDLE]"}|"idle","[IDLE]",null,0|1
+{"tool_calls":[$asks_quote]}|"ok","ACME fell 5%.",null,1|2
+{"tool_calls":[${hb}{"action":"maybe"}}]}|"ok","ACME fell 5%.",null,0|2
+{"tool_calls":[${hb}"{oops"}]}|"ok","ACME fell 5%.",null,0|2
+{"tool_calls":[${hb}{"action":"skip"}},$asks_quote]}|"ok","ACME fell 5%.","skip",1|2
+EOF
+	field .warning | grep -qF "a heartbeat skip beside other calls: taken as run"
+	# the calls and their results are whole for the model's second request
+	llm_last | jq -e '([.messages[] | select(.role == "tool")] | length) == ([.messages[] | .tool_calls // [] | length] | add)'
+	# no text and no call says nothing at all: an LLM failure
+	llm_script '{"replies":[{"text":""}]}'
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_failure 75
+	[ "$(field '[.status, .error]')" = '["error","empty reply: no text and no tool call"]' ]
+}
+
+@test "tool mode: a skip whose reply holds a finding or an alert is a real answer, kept whole" {
+	soul quote 'ghost: { mode: tool }'
+	local skip='"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip"}}]'
+	local reason='"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"ALERT: ACME halted."}}]'
 	for reply in '{"text":"ALERT: ACME halted."}' \
-		'{"text":"ALERT: ACME halted.","tool_calls":[{"name":"heartbeat","arguments":{"action":"skip"}}]}'; do
+		"{\"text\":\"ALERT: ACME halted.\",$skip}" \
+		"{\"text\":\"⚠️ **Alert** - ACME halted.\",$skip}" \
+		"{\"text\":\"ACME halted at 10:02.\",$skip}" \
+		"{$reason}"; do
 		rm -rf "$HEART_STATE_DIR"
 		llm_script "{\"replies\":[$reply, {\"text\":\"[IDLE]\"}]}"
 		: > "$LLM_DIR/requests.jsonl"
-		heart-wake --soul "$S" --force > "$D/r"
-		[ "$(jq -c '[.status, .response, .decision.action, .tools.calls]' "$D/r")" = '["ok","ALERT: ACME halted.","skip",0]' ]
-		run heart-ghost --text --alert-only "$D/r"
-		assert_output "ALERT: ACME halted."
+		heart-wake --soul "$S" --force > "$D/r" 2> /dev/null
+		[ "$(llm_count)" -eq 1 ]
+		jq -e '.status == "ok" and .tools.calls == 0' "$D/r"
+		jq -e '.response | test("ACME halted")' "$D/r"
+		# the action is the model's own, none when it gave none
+		jq -e 'if .response == "ALERT: ACME halted." and .messages[1].tool_calls == null then .decision.action == null else .decision.action == "skip" end' "$D/r"
+		run heart-ghost --text "$D/r"
+		assert_output --partial "ACME halted"
 		# every call in the history has its result: the next request is
 		# one a real server takes (the double refuses a lone result)
 		run heart-wake --soul "$S" --force

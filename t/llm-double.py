@@ -59,6 +59,8 @@ Scripted per test through files in its directory:
                   Retry-After)
       "delay"     seconds to wait before answering
       "raw"       a body sent verbatim (e.g. malformed JSON)
+      "latin1"    true: "raw" sent in Latin-1, a byte a character up to
+                  U+00FF (bytes that are not UTF-8: "caf\u00e9")
       "endless"   true: a body that never ends
       "usage"     {"prompt_tokens": n, "completion_tokens": n}, in
                   either protocol (sent as input/output_tokens to
@@ -216,6 +218,12 @@ def fill(text, headers):
             return os.environ.get(k[4:], "")
         return headers.get(k, "")
     return re.sub(r"\{\{([A-Za-z0-9_:-]+)\}\}", one, text)
+
+
+def raw_bytes(r, headers):
+    """A scripted raw body's bytes: UTF-8, or Latin-1 with "latin1"."""
+    return fill(r["raw"], headers).encode(
+        "latin-1" if r.get("latin1") else "utf-8")
 
 
 def error_body(path, status, r, headers):
@@ -482,7 +490,7 @@ class Handler(BaseHTTPRequestHandler):
         if r.get("endless"):
             return self.endless()
         if "raw" in r:
-            return self.send(r.get("status", 200), fill(r["raw"], headers),
+            return self.send(r.get("status", 200), raw_bytes(r, headers),
                              extra)
         status = r.get("status", 200)
         if status != 200:
@@ -527,7 +535,8 @@ def command(d):
             pass
         return
     if "raw" in r:
-        sys.stdout.write(r["raw"])
+        sys.stdout.flush()
+        sys.stdout.buffer.write(raw_bytes(r, {}))
         return
     bad = openai_check(req) if req is not None else "not JSON"
     if bad:
