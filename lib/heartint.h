@@ -39,12 +39,14 @@ void	 env_free(char **);
  *   secret_add(value)		register (NULL or under 4 bytes: none)
  *   secret_scrub(buf, size)	scrub a string in place, cut to fit
  *   secret_dup(s)		a scrubbed copy, to free
+ *   secret_json(j)		every string of j scrubbed in place
  *   secret_held(v)		1 if v is a secret held, in any form
  *   secret_password_var(e)	1 if e ("NAME=value") holds a password,
  *				or is a delivery's setting (HEART_DELIVER_*)
  */
 void	 secret_add(const char *);
 void	 secret_scrub(char *, size_t);
+void	 secret_json(json_t *);
 int	 secret_held(const char *);
 int	 secret_password_var(const char *);
 

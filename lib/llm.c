@@ -8,8 +8,8 @@
  * Completions form inside heart; a provider translates at the edge.
  * The API key is read from the environment when the request is built
  * and lives only in memory: never in argv, output, state or an error
- * message (llm_conf registers it with secret_add, and a reply's text
- * and every message are scrubbed of it).  libcurl is loaded only by
+ * message (llm_conf registers it with secret_add, and a reply's text,
+ * its tool calls and every message are scrubbed of it).  libcurl is loaded only by
  * the HTTP providers' send.
  *
  * A failure is classified by what a person must do (llm_send): the
@@ -844,8 +844,8 @@ command_send(const struct llm_conf *c, const struct provider *p,
 }
 
 /*
- * Send body; on success fill r (free with llm_reply_free): its text is
- * scrubbed of secrets.  On failure (-1, why in err), r->fail is the
+ * Send body; on success fill r (free with llm_reply_free): its text and
+ * its tool calls are scrubbed of secrets.  On failure (-1, why in err), r->fail is the
  * class of the failure, and r->hold the time the provider asked not to
  * be asked again before (Retry-After), or 0.
  */
@@ -868,6 +868,7 @@ llm_send(const struct llm_conf *c, json_t *body, time_t now,
 		clean = secret_dup(r->text);
 		free(r->text);
 		r->text = clean;
+		secret_json(r->tool_calls);
 	}
 	return rc;
 }

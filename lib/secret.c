@@ -252,3 +252,28 @@ secret_dup(const char *s)
 	scrub(s, len, out, n);
 	return out;
 }
+
+/* Every string in j (values, not keys) scrubbed in place: a model's tool
+ * calls, whose arguments are the model's text as much as its answer. */
+void
+secret_json(json_t *j)
+{
+	const char *k;
+	json_t *v;
+	size_t i;
+	char *clean;
+
+	if (nforms == 0 || j == NULL)
+		return;
+	if (json_is_string(j)) {
+		clean = secret_dup(json_string_value(j));
+		json_string_set(j, clean);
+		free(clean);
+	} else if (json_is_array(j)) {
+		json_array_foreach(j, i, v)
+			secret_json(v);
+	} else if (json_is_object(j)) {
+		json_object_foreach(j, k, v)
+			secret_json(v);
+	}
+}

@@ -415,6 +415,29 @@ no_key() {
 	no_key "$D" "$HEART_STATE_DIR"
 }
 
+@test "a tool call whose arguments echo the key keeps none of it in the result, the outbox or the history" {
+	export OPENAI_API_KEY='sk-test-ARGS-0123456789abcdef'
+	KEY=$OPENAI_API_KEY
+	KEY_URL=$KEY
+	D=$BATS_TEST_TMPDIR/out
+	mkdir -p "$D"
+	cat >> "$S" <<-'EOF'
+	tools:
+	  - name: look
+	    parameters: { type: object }
+	    command: [cat]
+	EOF
+	call='{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"look","arguments":"{\"q\":\"{{authorization}}\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5}}'
+	llm_script "$(jq -nc --arg raw "$call" '{replies: [{raw: $raw}, {text: "ALERT: done."}]}')"
+	run -0 heart-wake --soul "$S" --force
+	echo "$output" > "$D/result"
+	[ "$(jq -r .status "$D/result")" = ok ]
+	grep -q 'Bearer sk-test-ARGS' "$LLM_DIR/requests.jsonl"
+	jq -e '.messages[1].tool_calls[0].function.arguments | test("redacted")' "$D/result"
+	run -0 heart-ghost < "$D/result"
+	no_key "$D" "$HEART_STATE_DIR"
+}
+
 @test "a command provider gets the key it may need, never the store's or the broker's password" {
 	export OPENAI_API_KEY='sk-test-CMD-0123456789abcdef'
 	export HEART_REDIS_PASSWORD=redis-pw-for-store HEART_MQTT_PASSWORD=mqtt-pw-for-broker
