@@ -648,7 +648,7 @@ static int
 run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 {
 	const char *status = NULL;
-	char reason[1024];
+	char reason[1024], e2[HEART_ERRLEN];
 	time_t until;
 	int open, r;
 
@@ -699,11 +699,18 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	/* the claim, durable with the take before it: a power cut from
 	 * here on finds the slot used, the wake as if killed mid-way */
 	if (wake_save(k->dir, k->s->name, &k->w, k->g.chamber, STATE_SYNC,
-	    k->now, err) == -1 || wake_carry(k->dir, &k->w, k->g.chamber,
-	    k->g.items, k->now, err) == -1)
+	    k->now, err) == -1)
 		return fail(k, HX_IOERR, err);
 	if (triage_step(k, &r, err))
 		r = call_model(k, lc, err);
+	/* the items carried, once a model has answered: a wake that
+	 * failed, or was killed before this, leaves every item due */
+	if ((k->out.status == ST_OK || k->out.status == ST_IDLE) &&
+	    wake_carry(k->dir, &k->w, k->g.chamber, k->g.items, k->now,
+	    e2) == -1 && r == HX_OK) {
+		snprintf(err, HEART_ERRLEN, "%s", e2);
+		r = HX_IOERR;
+	}
 	/* the outcome teaches the adaptive schedule (adapt.c) */
 	if (r == HX_OK && k->g.chamber == CH_SCHEDULE && adapt_record(k->dir,
 	    k->s, &k->w.act, status_name(k->out.status), k->out.idle_level,

@@ -424,8 +424,8 @@ checklist_path(const struct soul *s, const char *ck, char *buf, size_t n)
 
 /*
  * agents/ID/checklist.json: when each item with its own interval was
- * last carried by an admitted wake, per chamber ({"schedule": {ITEM:
- * ts}}), read once per wake and only for a checklist that has such an
+ * last carried by a wake a model answered, per chamber ({"schedule":
+ * {ITEM: ts}}), read once per wake and only for a checklist that has such an
  * item; written by wake_carry under wake.lock.  Unreadable is empty:
  * every item is due, nothing is lost.
  */
@@ -522,9 +522,11 @@ has_work(const struct soul *s, const char *dir, enum chamber c,
 }
 
 /*
- * An admitted wake of chamber c carried items: those with their own
- * interval are not due again until it has passed (checklist.json).
- * The caller holds wake.lock.
+ * A wake of chamber c carried items to a model that answered (ok or
+ * idle): those with their own interval are not due again until it
+ * has passed (checklist.json).  Written with the wake's outcome, never
+ * before it: a wake that failed or was killed leaves them due.  The
+ * caller holds wake.lock.
  */
 int
 wake_carry(const char *dir, struct wake_state *w, enum chamber c,
@@ -553,7 +555,7 @@ wake_carry(const char *dir, struct wake_state *w, enum chamber c,
 	if (n == 0)
 		return 0;
 	json_object_set_new(w->carried, "v", json_integer(1));
-	return store_put_json(dir, CARRYFILE, w->carried, STATE_SYNC, err);
+	return store_put_json(dir, CARRYFILE, w->carried, STATE_WHOLE, err);
 }
 
 /* --force: no due gate, but the interval in force all the same. */

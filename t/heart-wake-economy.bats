@@ -281,6 +281,62 @@ EOF2
 	[ "$(llm_count)" = 1 ]
 }
 
+# carry_soul [SCHEDULE_EXTRA]: scout with a weekly item and a tool,
+# a breaker that stays closed through a test's failures
+carry_soul() {
+	printf -- '- [ ] renew the certificates (every 7d)\n' > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, seed_tool_cap: 1, checklist: HEARTBEAT.md%s }\n  idle: { daily_cap: 0 }\n  breaker: { threshold: 100 }\nllm: { timeout: 5s }\ntools:\n  - name: quote\n    description: a price\n    parameters: { type: object }\n    command: [%s]\n' "${1:+, $1}" "$T/tools/quote" > "$S"
+}
+
+# due_at TIME: the weekly item is due at TIME (--explain's checklist gate)
+due_at() {
+	at "$1" heart-wake --soul "$S" --explain --chamber schedule |
+	    jq -e '.gates.checklist == {"ok": true, "reason": "1 open item"}'
+}
+
+@test "an item's interval: only a wake a model answered carries it; refused, 5xx, 413 and tool_cap leave it due" {
+	carry_soul
+	llm_script '{"replies":[{"status":500,"text":"overloaded"}]}'
+	run -75 --separate-stderr at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "error"'
+	due_at "2026-11-23 08:01:00"
+	llm_script '{"replies":[{"status":413,"text":"request too large"}]}'
+	run -75 --separate-stderr at "2026-11-23 08:02:00" heart-wake --soul "$S" --force
+	due_at "2026-11-23 08:03:00"
+	llm_script '{"replies":[{"tool_calls":[{"name":"quote","arguments":{}}]}]}'
+	run -75 --separate-stderr at "2026-11-23 08:04:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "tool_cap"'
+	due_at "2026-11-23 08:05:00"
+	[ "$(llm_count)" = 4 ]
+	# a refused connection: nothing listens there
+	url=$HEART_LLM_URL
+	HEART_LLM_URL="http://127.0.0.1:$(free_port)/v1"
+	run -75 --separate-stderr at "2026-11-23 08:06:00" heart-wake --soul "$S" --force
+	HEART_LLM_URL=$url
+	echo "$output" | jq -e '.status == "error"'
+	due_at "2026-11-23 08:07:00"
+	# the answer carries it: not due again for a week
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 at "2026-11-23 08:08:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "idle"'
+	llm_last | jq -e '.messages[-1].content | contains("renew the certificates")'
+	run -0 at "2026-11-23 08:09:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "empty" and (.reason | contains("the next one is at 2026-11-30T08:08:00"))'
+	[ "$(llm_count)" = 5 ]
+}
+
+@test "an item's interval: a wake killed mid-request leaves it due" {
+	carry_soul
+	llm_script '{"replies":[{"text":"late","delay":10}]}'
+	# (heart-wake itself in the background, so that $! is its pid)
+	( at "2026-11-23 08:00:00" exec heart-wake --soul "$S" --force ) > /dev/null &
+	pid=$!
+	wait_until 5 eval '[ "$(llm_count)" -eq 1 ]'
+	kill -KILL "$pid"
+	wait "$pid" || :
+	due_at "2026-11-23 08:01:00"
+}
+
 # triage_start: a second double for the triage endpoint; TRIAGE_URL
 triage_start() {
 	TRIAGE_DIR=$D/triage
