@@ -81,7 +81,7 @@ char	*dur_format(long long, char *, size_t);
 int	 id_valid(const char *);
 int	 id_check(const char *, char *);
 
-/* clock.c: local dates and hours in an IANA zone */
+/* clock.c: local dates and hours in an IANA zone; every time printed */
 void	 clock_day(const char *, time_t, char *, size_t);
 void	 clock_utc(time_t, char *, size_t);
 

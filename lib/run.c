@@ -284,7 +284,7 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	    k->events, err) == -1)
 		return -1;
 	if (!allowed) {
-		clock_iso(k->s->timezone, k->bv.until, until, sizeof until);
+		clock_utc(k->bv.until, until, sizeof until);
 		snprintf(reason, rn, "breaker %s (%s trigger: %s); next "
 		    "probe at %s", brk_state_name(k->bv.state),
 		    k->bv.trigger[0] ? k->bv.trigger : "?", k->bv.reason,
@@ -297,8 +297,8 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	 * its first request goes to the triage endpoint when there is one */
 	ep = k->triage ? k->tep : k->ep;
 	k->taken = time(NULL);
-	if ((ok = bucket_gate(ep, k->s->name, k->s->timezone, &k->taken,
-	    k->o->wait, &k->g.next, reason, rn, err)) != 1) {
+	if ((ok = bucket_gate(ep, k->s->name, &k->taken, k->o->wait,
+	    &k->g.next, reason, rn, err)) != 1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);
 		*status = status_name(ST_THROTTLED);

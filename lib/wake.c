@@ -193,12 +193,6 @@ slot_start(time_t now, long long interval, long long offset)
 	return (time_t)(offset + k * interval);
 }
 
-static void
-fmt_when(const struct soul *s, time_t t, char *buf, size_t n)
-{
-	clock_iso(s->timezone, t, buf, n);
-}
-
 /* The last sign of the user: input's mtime, or the last user message. */
 static time_t
 last_input(const char *agent, const char *dir)
@@ -263,16 +257,15 @@ due_at(const struct soul *s, const struct wake_state *w, enum chamber c,
 
 /* "last wake T, " and a refusal that used the slot since, for reasons */
 static void
-since_text(const struct soul *s, const struct wake_state *w, enum chamber c,
-    char *buf, size_t n)
+since_text(const struct wake_state *w, enum chamber c, char *buf, size_t n)
 {
 	char a[40], b[40];
 
 	buf[0] = '\0';
 	if (w->last[c])
-		fmt_when(s, w->last[c], a, sizeof a);
+		clock_utc(w->last[c], a, sizeof a);
 	if (w->refused[c] > w->last[c])
-		fmt_when(s, w->refused[c], b, sizeof b);
+		clock_utc(w->refused[c], b, sizeof b);
 	if (w->last[c] && w->refused[c] > w->last[c])
 		snprintf(buf, n, "last wake %s; a wake refused (%s) at %s "
 		    "used its slot; ", a, w->refused_status[c], b);
@@ -299,8 +292,8 @@ due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
 	if (next <= now)
 		return 1;
 	g->next = next;
-	fmt_when(s, next, a, sizeof a);
-	since_text(s, w, CH_SCHEDULE, b, sizeof b);
+	clock_utc(next, a, sizeof a);
+	since_text(w, CH_SCHEDULE, b, sizeof b);
 	snprintf(g->reason, sizeof g->reason, "schedule: not due: %snext "
 	    "wake %s (adaptive, offset %llds; %s)", b, a, g->offset,
 	    json_string_value(json_object_get(g->why, "why")));
@@ -324,8 +317,8 @@ due_schedule(const struct soul *s, struct wake_state *w, time_t now,
 		g->next = 0;
 		return 1;
 	}
-	fmt_when(s, g->next, a, sizeof a);
-	since_text(s, w, CH_SCHEDULE, b, sizeof b);
+	clock_utc(g->next, a, sizeof a);
+	since_text(w, CH_SCHEDULE, b, sizeof b);
 	if (slot_used(w, CH_SCHEDULE))
 		snprintf(g->reason, sizeof g->reason, "schedule: not due: "
 		    "%snext slot %s (every %llds, offset %llds)", b, a, iv,
@@ -352,7 +345,7 @@ due_idle(const struct soul *s, const char *dir, struct wake_state *w,
 	if (now >= (t = due_at(s, w, CH_IDLE, now, NULL)))
 		return 1;
 	g->next = t;
-	fmt_when(s, t, a, sizeof a);
+	clock_utc(t, a, sizeof a);
 	dur_format(now - from, d, sizeof d);
 	if (now < from + after) {
 		gate_status(g, ST_NOT_IDLE);
@@ -401,7 +394,7 @@ in_hours(const struct soul *s, enum chamber c, time_t now, struct gate *g)
 		return 1;
 	}
 	gate_status(g, ST_QUIET);
-	fmt_when(s, g->next, a, sizeof a);
+	clock_utc(g->next, a, sizeof a);
 	snprintf(g->reason, sizeof g->reason, "%s: outside active hours "
 	    "%02d:%02d-%02d:%02d %s; next at %s", soul_chamber_name(c),
 	    h->start / 60, h->start % 60, h->end / 60, h->end % 60,
@@ -515,7 +508,7 @@ has_work(const struct soul *s, const char *dir, enum chamber c,
 	if (items_due(dir, w, c, now, g) > 0)
 		return 1;
 	gate_status(g, ST_EMPTY);
-	fmt_when(s, g->next, a, sizeof a);
+	clock_utc(g->next, a, sizeof a);
 	snprintf(g->reason, sizeof g->reason, "%s: checklist %.400s has no "
 	    "item due; the next one is at %s", soul_chamber_name(c), path, a);
 	return 0;
