@@ -135,7 +135,8 @@ explain_chamber(struct wake *k, enum chamber c, int force)
 		would = "open";
 		why = br;
 	}
-	next = wake_admit(s, &k->w, c, k->now, run_open_at(k, c), force);
+	next = wake_next(s, k->dir, &k->w, c, k->now, run_open_at(k, c),
+	    force);
 	cap_from_soul(s, &caps);
 	o = json_pack("{s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:o,s:n,s:{s:I,s:I}}",
 	    "agent", s->name, "chamber", soul_chamber_name(c), "would",

@@ -299,6 +299,8 @@ void	 wake_verdicts(const struct soul *, const char *,
 	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);
 int	 wake_carry(const char *, struct wake_state *, enum chamber,
 	    const char *, time_t, char *);
+time_t	 wake_next(const struct soul *, const char *, struct wake_state *,
+	    enum chamber, time_t, time_t, int);
 
 /* tool.c */
 struct tool_proc {

@@ -181,7 +181,7 @@ next_wake(struct wake *k)
 			continue;
 		if (c == CH_IDLE)
 			wake_input(k->s, k->dir, &k->w);
-		t = wake_admit(k->s, &k->w, (enum chamber)c, k->now,
+		t = wake_next(k->s, k->dir, &k->w, (enum chamber)c, k->now,
 		    run_open_at(k, (enum chamber)c), 0);
 		if (t > 0 && (best == 0 || t < best))
 			best = t;

@@ -13,8 +13,9 @@
  *
  * Gates, in order, all before any network traffic: busy (the lock),
  * due, active hours, checklist; the breaker and the cap follow in
- * run.c.  Every skip says which gate held; wake_admit says when a
- * wake of the chamber will next be admitted, every gate counted.  An
+ * run.c.  Every skip says which gate held; wake_next says when a
+ * wake of the chamber will next be admitted, every gate counted (the
+ * checklist's items as far as their intervals tell).  An
  * adaptive schedule's due gate asks adapt.c, whose
  * agents/ID/activity.json is read here with wake.json, under the
  * same lock.
@@ -551,6 +552,35 @@ wake_carry(const char *dir, struct wake_state *w, enum chamber c,
 	return store_put_json(dir, CARRYFILE, w->carried, STATE_WHOLE, err);
 }
 
+/*
+ * When an item of chamber c's checklist is next due, from the file
+ * and checklist.json: now when one is (or the chamber has no
+ * checklist, or it cannot be read: the prompt goes alone), when the
+ * first comes due again when none is, 0 when it has no open item (no
+ * wake goes until one is added).  Changes nothing but w's cache.
+ */
+static time_t
+items_at(const struct soul *s, const char *dir, struct wake_state *w,
+    enum chamber c, time_t now)
+{
+	const char *ck = s->ch[c].checklist;
+	char path[4096], err[HEART_ERRLEN];
+	struct gate g;
+
+	if (ck == NULL)
+		return now;
+	memset(&g, 0, sizeof g);
+	checklist_path(s, ck, path, sizeof path);
+	if (checklist_open_items(path, &g.items, err) == -1)
+		return now;
+	if (g.items == NULL)
+		return 0;
+	if (items_due(dir, w, c, now, &g) > 0)
+		g.next = now;
+	free(g.items);
+	return g.next;
+}
+
 /* --force: no due gate, but the interval in force all the same. */
 static void
 forced(const struct soul *s, struct wake_state *w, enum chamber c,
@@ -572,7 +602,7 @@ forced(const struct soul *s, struct wake_state *w, enum chamber c,
  * active-hours gates pass and the breaker and the cap admit it (both
  * do from open_at on), a wake they refuse before then using up its
  * slot as run.c has it.  force: the due and hours gates are skipped.
- * The checklist is not foreseen.  0: never (the chamber is off, or
+ * The checklist is wake_next's.  0: never (the chamber is off, or
  * open_at is 0).  Pure: w as loaded, with wake_input for the idle
  * chamber.
  */
@@ -597,6 +627,26 @@ wake_admit(const struct soul *s, const struct wake_state *w0,
 		w.refused[c] = t;	/* refused, its slot used */
 	}
 	return 0;
+}
+
+/*
+ * wake_admit with the checklist foreseen, as far as it can be: from
+ * when an item of it is next due (a wake goes no sooner: the checklist
+ * gate comes before the breaker and the cap, and skips without using
+ * the slot), the first time its due and hours gates pass and the
+ * breaker and the cap admit it.  0 when none will, or while the
+ * checklist has no open item.  The idle chamber needs wake_input.
+ */
+time_t
+wake_next(const struct soul *s, const char *dir, struct wake_state *w,
+    enum chamber c, time_t now, time_t open_at, int force)
+{
+	time_t from;
+
+	if (s->ch[c].daily_cap == 0 || open_at <= 0 ||
+	    (from = items_at(s, dir, w, c, now)) == 0)
+		return 0;
+	return wake_admit(s, w, c, from > now ? from : now, open_at, force);
 }
 
 /*

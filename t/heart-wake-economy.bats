@@ -337,6 +337,37 @@ due_at() {
 	due_at "2026-11-23 08:01:00"
 }
 
+@test "next counts the items' intervals: the first to come due, or the chamber's slot or hours, whichever is later" {
+	printf -- '- [ ] renew the certificates (every 7d)\n- [x] done\n' > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { interval: 1h, active_hours: "09:00-17:00", checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
+	run -0 at "2026-11-23 10:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "idle" and .next == "2026-11-30T10:00:00Z"'
+	# the slots between are skipped as empty, and say the same
+	run -0 at "2026-11-23 12:00:00" heart-wake --soul "$S"
+	echo "$output" | jq -e '.status == "empty" and .next == "2026-11-30T10:00:00Z"'
+	run -0 at "2026-11-23 12:00:00" heart-wake --soul "$S" --explain --chamber schedule
+	echo "$output" | jq -e '.would == "empty" and .next == "2026-11-30T10:00:00Z" and .gates.checklist.until == "2026-11-30T10:00:00Z"'
+	run -0 at "2026-11-23 12:00:00" heart-wake --soul "$S" --explain --force --chamber schedule
+	echo "$output" | jq -e '.next == "2026-11-30T10:00:00Z"'
+	# due outside the active hours: when they begin
+	run -0 at "2026-11-30 18:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "idle" and .next == "2026-12-08T09:00:00Z"'
+	run -0 at "2026-12-07 18:00:00" heart-wake --soul "$S" --explain --chamber schedule
+	echo "$output" | jq -e '.would == "quiet" and .next == "2026-12-08T09:00:00Z"'
+	# due before the chamber's next slot: the slot
+	sed -i 's/interval: 1h, active_hours: "09:00-17:00"/interval: 1d/' "$S"
+	sed -i 's/every 7d/every 6h/' "$D/HEARTBEAT.md"
+	run -0 at "2026-12-08 10:00:00" heart-wake --soul "$S" --force
+	slot=$(at "2026-12-08 10:01:00" heart-wake --soul "$S" --explain --chamber schedule | jq -r .gates.due.until)
+	echo "$output" | jq -e --arg slot "$slot" '.status == "idle" and .next == ([$slot, "2026-12-08T16:00:00Z"] | max)'
+	# no open item: no wake is foreseen until one is added
+	printf -- '- [x] done\n' > "$D/HEARTBEAT.md"
+	run -0 at "2026-12-09 10:00:00" heart-wake --soul "$S"
+	echo "$output" | jq -e '.status == "empty" and .next == null'
+	run -0 at "2026-12-09 10:00:00" heart-wake --soul "$S" --explain --chamber schedule
+	echo "$output" | jq -e '.next == null'
+}
+
 # triage_start: a second double for the triage endpoint; TRIAGE_URL
 triage_start() {
 	TRIAGE_DIR=$D/triage
