@@ -6,6 +6,8 @@
  * means the chamber has no work, and the wake costs nothing.  An item
  * may end with its own interval, "(every 6h)" (checklist_interval); whether
  * it is due is wake.c's to say, from the last wake that carried it.
+ * Which of the due items a prompt carries, when not all fit in the
+ * context budget, is checklist_fit's to say.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -60,15 +62,16 @@ uncomment(char *line, int *incomment)
 
 /*
  * Read the checklist at path; *items gets the open lines joined by
- * newlines (NULL when there are none).  Returns -1 with err when the
- * file cannot be read; a missing file sets errno ENOENT.
+ * newlines (NULL when there are none).  Returns 0, or 1 when the file
+ * is longer than HEART_CHECKMAX (the rest is not read), or -1 with err
+ * when it cannot be read; a missing file sets errno ENOENT.
  */
 int
 checklist_open_items(const char *path, char **items, char *err)
 {
 	char line[4096], *out = NULL, *s;
 	size_t len = 0, total = 0, n;
-	int inc = 0;
+	int inc = 0, more;
 	FILE *fp;
 
 	*items = NULL;
@@ -95,11 +98,12 @@ checklist_open_items(const char *path, char **items, char *err)
 		out[len++] = '\n';
 		out[len] = '\0';
 	}
+	more = total >= HEART_CHECKMAX && fgetc(fp) != EOF;
 	fclose(fp);
 	if (out != NULL)
 		out[len - 1] = '\0';
 	*items = out;
-	return 0;
+	return more;
 }
 
 /*
@@ -135,4 +139,46 @@ checklist_interval(const char *item, long long *secs)
 	memcpy(d, p, n);
 	d[n] = '\0';
 	return dur_parse(d, secs) == 0 && *secs > 0;
+}
+
+/* Which goes first: an item with its own interval, carried longest ago
+ * (never: before any), then one without; in file order else. */
+static int
+first(const void *x, const void *y)
+{
+	const struct checklist_item *a = *(const struct checklist_item *
+	    const *)x, *b = *(const struct checklist_item *const *)y;
+
+	if (a->every != b->every)
+		return a->every ? -1 : 1;
+	if (a->every && a->carried != b->carried)
+		return a->carried < b->carried ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Mark keep the items of it[0..n) (the due items, in file order) that
+ * a prompt carries in room bytes, taken in the order heart-soul(5),
+ * CHECKLIST, gives: those with their own interval first, the one
+ * carried longest ago first, then those without, in file order; one
+ * larger than the room left is passed over for the next.  Returns how
+ * many are left out.
+ */
+size_t
+checklist_fit(struct checklist_item *it, size_t n, size_t room)
+{
+	struct checklist_item **by;
+	size_t i, left = 0;
+
+	by = xcalloc(n > 0 ? n : 1, sizeof *by);
+	for (i = 0; i < n; i++)
+		by[i] = &it[i];
+	qsort(by, n, sizeof *by, first);
+	for (i = 0; i < n; i++)
+		if ((by[i]->keep = by[i]->cost <= room))
+			room -= by[i]->cost;
+		else
+			left++;
+	free(by);
+	return left;
 }

@@ -568,6 +568,8 @@ struct gate {
 	long long interval;		/* in force, s */
 	long long offset;
 	char	*items;			/* open checklist items, or NULL */
+	size_t	 left;			/* items left out of the prompt */
+	int	 unread;		/* the checklist's end was not read */
 	json_t	*why;			/* adaptive: the figures, or NULL */
 };
 

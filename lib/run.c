@@ -420,6 +420,7 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 
 	cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
 	brk_peek(k->s->name, &k->bc, k->now, &k->bv, err);
+	talk_fit(k, lc);
 	if (talk_begin(k, &t, err) == -1) {
 		set_str(k->res, "error", err);
 		finish(k, status_name(ST_ERROR), NULL);
@@ -701,6 +702,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	if (wake_save(k->dir, k->s->name, &k->w, k->g.chamber, STATE_SYNC,
 	    k->now, err) == -1)
 		return fail(k, HX_IOERR, err);
+	talk_fit(k, lc);
 	if (triage_step(k, &r, err))
 		r = call_model(k, lc, err);
 	/* the items carried, once a model has answered: a wake that

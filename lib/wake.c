@@ -441,6 +441,15 @@ carried(const char *dir, struct wake_state *w, enum chamber c)
 	return json_object_get(w->carried, soul_chamber_name(c));
 }
 
+/* When item was last carried by a wake of chamber c; 0: never. */
+time_t
+wake_carried(const char *dir, struct wake_state *w, enum chamber c,
+    const char *item)
+{
+	return (time_t)json_integer_value(json_object_get(carried(dir, w, c),
+	    item));
+}
+
 /*
  * Drop from g->items the items whose own interval has not passed since
  * the last wake that carried them; g->next gets the first time one is
@@ -463,8 +472,7 @@ items_due(const char *dir, struct wake_state *w, enum chamber c,
 	    line = strtok_r(NULL, "\n", &save)) {
 		t = 0;
 		if (checklist_interval(line, &iv))
-			t = (time_t)json_integer_value(json_object_get(
-			    carried(dir, w, c), line));
+			t = wake_carried(dir, w, c, line);
 		if (t > 0 && now < t + iv) {
 			if (g->next == 0 || t + iv < g->next)
 				g->next = t + iv;
@@ -488,11 +496,12 @@ has_work(const struct soul *s, const char *dir, enum chamber c,
 {
 	const char *ck = s->ch[c].checklist;
 	char path[4096], err[HEART_ERRLEN], a[40];
+	int r;
 
 	if (ck == NULL)
 		return 1;
 	checklist_path(s, ck, path, sizeof path);
-	if (checklist_open_items(path, &g->items, err) == -1) {
+	if ((r = checklist_open_items(path, &g->items, err)) == -1) {
 		if (!w->checklist_warned)
 			snprintf(g->warning, sizeof g->warning, "%.400s; going "
 			    "on with the prompt alone (said once)", err);
@@ -500,6 +509,7 @@ has_work(const struct soul *s, const char *dir, enum chamber c,
 		return 1;
 	}
 	w->checklist_warned = 0;
+	g->unread = r == 1;
 	if (g->items == NULL) {
 		gate_status(g, ST_EMPTY);
 		snprintf(g->reason, sizeof g->reason, "%s: checklist %.400s "

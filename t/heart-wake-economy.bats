@@ -368,6 +368,63 @@ due_at() {
 	echo "$output" | jq -e '.next == null'
 }
 
+# prompt_items: the checklist items in the last request's prompt
+prompt_items() {
+	llm_last | jq -r '.messages[-1].content' | grep -c '^- \[ \] ' || :
+}
+
+@test "a checklist past the context budget: the prompt keeps within it, says how many it left out, and they stay due" {
+	# 5,000 items, some 100 KB: more than the default budget (64 KB),
+	# which a server that holds to it refuses
+	seq -f '- [ ] check the mirror number %g' 5000 > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
+	llm_script '{"max_context": 66000, "replies":[{"text":"[IDLE]"}]}'
+	run -0 --separate-stderr at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "idle" and .checklist.left_out > 0 and .checklist.items + .checklist.left_out == 5000 and .checklist.unread == false'
+	n=$(echo "$output" | jq .checklist.items)
+	left=$(echo "$output" | jq .checklist.left_out)
+	[ "$(prompt_items)" = "$n" ]
+	[ "$(llm_last | jq '.messages | tojson | length')" -le 64000 ]
+	# the first items of the file, and the count of the rest
+	llm_last | jq -e --arg left "$left" '.messages[-1].content | contains("- [ ] check the mirror number 1\n") and contains("[heart: \($left) more open items left out to fit llm.context_budget; they stay open for a later wake]")'
+	echo "$output" | jq -e --arg left "$left" '.warning | contains("checklist: \($left) of 5000 due items left out to fit llm.context_budget (16000 tokens); they stay due")'
+	[[ "$stderr" == *"of 5000 due items left out"* ]]
+}
+
+@test "a checklist longer than 256 KiB: the rest is not read, and the prompt, the result and a warning say so" {
+	seq -f '- [ ] check the mirror number %g' 10000 > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 --separate-stderr heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.checklist.unread == true and .checklist.items + .checklist.left_out < 10000'
+	echo "$output" | jq -e '.warning | contains("checklist: longer than 256 KiB; the rest of it was not read")'
+	llm_last | jq -e '.messages[-1].content | contains("[heart: the checklist is longer than 256 KiB; the rest of it was not read]")'
+}
+
+@test "items left out for the budget stay due: the next wake carries those left out, those with an interval first" {
+	# 10 items without an interval first in the file, then 60 weekly
+	# ones, no longer; a budget of 1,000 tokens (4 KB) carries some 40
+	{ seq -f '- [ ] read the morning feed number %g now' 10
+	  seq -f '- [ ] renew certificate %g (every 7d)' 60; } > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s, context_budget: 1000 }\n' > "$S"
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 --separate-stderr at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.checklist.left_out > 0'
+	[ "$(llm_last | jq '.messages | tojson | length')" -le 4000 ]
+	llm_last | jq -r '.messages[-1].content' | grep '^- \[ \] ' > "$D/first"
+	# the weekly items first, in file order: none of the others yet
+	n=$(wc -l < "$D/first")
+	seq -f '- [ ] renew certificate %g (every 7d)' "$n" | cmp - "$D/first"
+	# the answer carried them, not the others: the next wake carries
+	# those left out, then those without an interval
+	run -0 --separate-stderr at "2026-11-23 08:02:00" heart-wake --soul "$S" --force
+	llm_last | jq -r '.messages[-1].content' | grep '^- \[ \] ' > "$D/second"
+	{ seq -f '- [ ] read the morning feed number %g now' 10
+	  seq -f '- [ ] renew certificate %g (every 7d)' $((n + 1)) 60; } |
+	    head -n "$(wc -l < "$D/second")" | cmp - "$D/second"
+	grep -q 'renew certificate 60 ' "$D/second"
+}
+
 # triage_start: a second double for the triage endpoint; TRIAGE_URL
 triage_start() {
 	TRIAGE_DIR=$D/triage
