@@ -62,7 +62,9 @@ uncomment(char *line, int *incomment)
 
 /*
  * Read the checklist at path; *items gets the open lines joined by
- * newlines (NULL when there are none).  Returns 0, or 1 when the file
+ * newlines (NULL when there are none), each made one line of valid
+ * UTF-8 (text_line: a byte that is not UTF-8 a '?', a tab or another
+ * control character a space).  Returns 0, or 1 when the file
  * is longer than HEART_CHECKMAX (the rest is not read), or -1 with err
  * when it cannot be read; a missing file sets errno ENOENT.
  */
@@ -81,8 +83,8 @@ checklist_open_items(const char *path, char **items, char *err)
 		errno = e;
 		return -1;
 	}
-	while (fgets(line, sizeof line, fp) != NULL &&
-	    total < HEART_CHECKMAX) {
+	while (total < HEART_CHECKMAX &&
+	    fgets(line, sizeof line, fp) != NULL) {
 		total += strlen(line);
 		line[strcspn(line, "\r\n")] = '\0';
 		uncomment(line, &inc);
@@ -90,7 +92,8 @@ checklist_open_items(const char *path, char **items, char *err)
 			;
 		if (blank(s) || *s == '#' || checked(s))
 			continue;
-		n = strlen(s);
+		/* valid UTF-8, as a prompt and checklist.json need it */
+		n = strlen(text_line(s, strlen(s) + 1, s, strlen(s)));
 		if ((out = realloc(out, len + n + 2)) == NULL)
 			abort();
 		memcpy(out + len, s, n);

@@ -391,6 +391,16 @@ prompt_items() {
 	[[ "$stderr" == *"of 5000 due items left out"* ]]
 }
 
+@test "a checklist item that is not UTF-8 reaches the prompt, a '?' for the bad byte, and is carried" {
+	printf -- '- [ ] caf\xe9 au lait (every 1d)\n' > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
+	llm_last | jq -e '.messages[-1].content | contains("Open items of your checklist:\n- [ ] caf? au lait (every 1d)\n")'
+	run -0 at "2026-11-23 09:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "empty" and .next == "2026-11-24T08:00:00Z"'
+}
+
 @test "a checklist longer than 256 KiB: the rest is not read, and the prompt, the result and a warning say so" {
 	seq -f '- [ ] check the mirror number %g' 10000 > "$D/HEARTBEAT.md"
 	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
