@@ -84,7 +84,7 @@ talk_prompt(struct wake *k, enum chamber c, int triage)
 		fprintf(fp, "\n\nOpen items of your checklist:\n%s\n",
 		    k->g.items ? k->g.items : "");
 	if (k->g.left > 0)
-		fprintf(fp, "[heart: %zu more open items left out to fit "
+		fprintf(fp, "[heart: %zu open items left out to fit "
 		    "llm.context_budget; they stay open for a later wake]\n",
 		    k->g.left);
 	if (k->g.unread)

@@ -386,7 +386,7 @@ prompt_items() {
 	[ "$(prompt_items)" = "$n" ]
 	[ "$(llm_last | jq '.messages | tojson | length')" -le 64000 ]
 	# the first items of the file, and the count of the rest
-	llm_last | jq -e --arg left "$left" '.messages[-1].content | contains("- [ ] check the mirror number 1\n") and contains("[heart: \($left) more open items left out to fit llm.context_budget; they stay open for a later wake]")'
+	llm_last | jq -e --arg left "$left" '.messages[-1].content | contains("- [ ] check the mirror number 1\n") and contains("[heart: \($left) open items left out to fit llm.context_budget; they stay open for a later wake]")'
 	echo "$output" | jq -e --arg left "$left" '.warning | contains("checklist: \($left) of 5000 due items left out to fit llm.context_budget (16000 tokens); they stay due")'
 	[[ "$stderr" == *"of 5000 due items left out"* ]]
 }
