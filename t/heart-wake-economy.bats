@@ -401,6 +401,16 @@ prompt_items() {
 	echo "$output" | jq -e '.status == "empty" and .next == "2026-11-24T08:00:00Z"'
 }
 
+@test "a checklist item longer than 4 KiB is one item, its interval kept" {
+	{ printf -- '- [ ] '; head -c 10000 /dev/zero | tr '\0' y; printf ' (every 1d)\n- [ ] read the news\n'; } > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.checklist == {"items": 2, "left_out": 0, "unread": false}'
+	run -0 at "2026-11-23 09:00:00" heart-wake --soul "$S" --force
+	llm_last | jq -e '.messages[-1].content | contains("Open items of your checklist:\n- [ ] read the news\n")'
+}
+
 @test "a checklist longer than 256 KiB: the rest is not read, and the prompt, the result and a warning say so" {
 	seq -f '- [ ] check the mirror number %g' 10000 > "$D/HEARTBEAT.md"
 	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
