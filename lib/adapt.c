@@ -469,7 +469,7 @@ to_json(const struct soul *s, const struct adapt *a)
 	int k;
 
 	for (i = 0; i < a->n; i++) {
-		clock_iso(s->timezone, a->b[i].ts, iso, sizeof iso);
+		clock_utc(a->b[i].ts, iso, sizeof iso);
 		h = json_pack("{s:s,s:I,s:I}", "hour", iso, "ts",
 		    (json_int_t)a->b[i].ts, "ok", (json_int_t)a->b[i].ok);
 		for (k = 0; k < 4; k++)

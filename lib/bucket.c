@@ -760,12 +760,12 @@ before(const struct rate_view *v, char *buf, size_t n)
  * request of endpoint ep ("": none declared) is taken for who's wake
  * (*now: when), waiting for its turn while it comes by `wait' (a
  * round's wakes wait within the round's minute; 0: no wait); 0 when
- * the wake is throttled, in line (reason, in zone's time, and *next:
- * when its turn will be); -1 with err.
+ * the wake is throttled, in line (reason, and *next: when its turn
+ * will be); -1 with err.
  */
 int
-bucket_gate(const char *ep, const char *who, const char *zone, time_t *now,
-    time_t wait, time_t *next, char *reason, size_t rn, char *err)
+bucket_gate(const char *ep, const char *who, time_t *now, time_t wait,
+    time_t *next, char *reason, size_t rn, char *err)
 {
 	struct rate_view v;
 	char at[40], after[64];
@@ -782,7 +782,7 @@ bucket_gate(const char *ep, const char *who, const char *zone, time_t *now,
 		while ((*now = time(NULL)) < *next)
 			sleep((unsigned int)(*next - *now));
 	}
-	clock_iso(zone, *next, at, sizeof at);
+	clock_utc(*next, at, sizeof at);
 	before(&v, after, sizeof after);
 	if (v.slow_until > *now)
 		snprintf(reason, rn, "endpoint %s: the provider answered 429 "
@@ -804,16 +804,16 @@ bucket_gate(const char *ep, const char *who, const char *zone, time_t *now,
 
 /*
  * Would the bucket v grant a request at now?  1, with why it does in
- * reason; 0 with why not (in zone's time).
+ * reason; 0 with why not.
  */
 int
-bucket_gate_ok(const struct rate_view *v, time_t now, const char *zone,
+bucket_gate_ok(const struct rate_view *v, time_t now,
     char *reason, size_t rn)
 {
 	char at[40];
 
 	if (v->slow_until > now) {
-		clock_iso(zone, v->slow_until, at, sizeof at);
+		clock_utc(v->slow_until, at, sizeof at);
 		snprintf(reason, rn, "endpoint %s: the provider answered 429 "
 		    "(too many requests); no request before %s", v->endpoint,
 		    at);

@@ -458,8 +458,7 @@ cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
 {
 	char reset[40], spent[32], budget[32];
 
-	clock_iso(v->zone[0] ? v->zone : clock_tz_local(),
-	    cap_resets_at(v, now), reset, sizeof reset);
+	clock_utc(cap_resets_at(v, now), reset, sizeof reset);
 	if (v->total < cap_limit(&v->caps, ch) && v->caps.budget >= 0 &&
 	    v->cost >= v->caps.budget) {
 		snprintf(buf, n, "daily budget reached: %s of %s spent today; "
@@ -483,7 +482,7 @@ cap_json(const char *agent, const struct cap_view *v, time_t now)
 	json_t *ch, *j;
 	int i;
 
-	clock_iso(v->zone, cap_resets_at(v, now), reset, sizeof reset);
+	clock_utc(cap_resets_at(v, now), reset, sizeof reset);
 	ch = json_object();
 	for (i = 0; i < CH_NCHAMBERS; i++)
 		json_object_set_new(ch, soul_chamber_name((enum chamber)i),

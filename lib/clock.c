@@ -1,10 +1,16 @@
 /*
- * clock.c - "the day" and "the hour" in an agent's IANA zone.
+ * clock.c - "the day" and "the hour" in an agent's IANA zone, and the
+ * one form of every time heart prints.
  *
  * The day is the local calendar date, never "24 hours since": a
  * 23- or 25-hour DST day, or a zone whose DST change skips or repeats
  * midnight, is still one day.  The caller asks the clock once and
  * passes that time down, so every gate agrees on "now".
+ *
+ * Every time a program prints or writes (results, reasons, --explain,
+ * statuses, events, state files) is clock_utc's, UTC as RFC 3339 has
+ * it with a Z (heart(7), The times); clock_iso's local time with its offset
+ * is for the model alone, in the wake's prompt.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,7 +153,8 @@ clock_next_midnight(const char *zone, time_t t)
 	return hi;
 }
 
-/* ISO 8601 local time with its offset, e.g. 2026-11-22T00:00:00-05:00 */
+/* ISO 8601 local time with its offset, e.g. 2026-11-22T00:00:00-05:00:
+ * the wake's prompt tells the model its time so; nothing else prints it */
 void
 clock_iso(const char *zone, time_t t, char *buf, size_t n)
 {
@@ -162,6 +169,7 @@ clock_iso(const char *zone, time_t t, char *buf, size_t n)
 		snprintf(buf + len, n - len, "%.3s:%s", off, off + 3);
 }
 
+/* The time heart prints, e.g. 2026-11-22T05:00:00Z (heart(7), The times). */
 void
 clock_utc(time_t t, char *buf, size_t n)
 {

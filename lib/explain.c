@@ -17,13 +17,13 @@
 
 /* One gate's verdict, for --explain. */
 static json_t *
-verdict(const struct soul *s, int ok, const char *reason, time_t until)
+verdict(int ok, const char *reason, time_t until)
 {
 	json_t *o = json_pack("{s:b,s:s}", "ok", ok, "reason", reason);
 	char iso[40];
 
 	if (!ok && until > 0) {
-		clock_iso(s->timezone, until, iso, sizeof iso);
+		clock_utc(until, iso, sizeof iso);
 		json_object_set_new(o, "until", json_string(iso));
 	}
 	return o;
@@ -37,13 +37,13 @@ gate_verdict(const struct soul *s, enum chamber c)
 	char *argv, r[1024];
 
 	if (g == NULL)
-		return verdict(s, 1, "no gate program", 0);
+		return verdict(1, "no gate program", 0);
 	argv = json_dumps(g, JSON_COMPACT);
 	snprintf(r, sizeof r, "runs once the gates above pass, before the "
 	    "breaker and the cap: %.800s (timeout %llds); --explain does "
 	    "not run it", argv, s->ch[c].gate_timeout);
 	free(argv);
-	return verdict(s, 1, r, 0);
+	return verdict(1, r, 0);
 }
 
 /* The breaker's verdict: 1 when it lets a wake go now. */
@@ -53,7 +53,7 @@ brk_verdict(const struct wake *k, char *r, size_t n)
 	const struct brk_view *v = &k->bv;
 	char at[40];
 
-	clock_iso(k->s->timezone, v->until, at, sizeof at);
+	clock_utc(v->until, at, sizeof at);
 	if (v->state == BRK_CLOSED)
 		snprintf(r, n, "closed (llm %lld/%lld, tool %lld/%lld "
 		    "failures)", v->llm_fails, k->bc.threshold,
@@ -115,7 +115,7 @@ explain_chamber(struct wake *k, enum chamber c, int force)
 	cok = cap_verdict(k, c, cr, sizeof cr);
 	gates = json_object();
 	for (i = 0; i < 3; i++) {
-		json_object_set_new(gates, names[i], verdict(s,
+		json_object_set_new(gates, names[i], verdict(
 		    g[i].status[0] == '\0', g[i].reason, g[i].next));
 		if (would == NULL && g[i].status[0] != '\0') {
 			would = g[i].status;
@@ -123,9 +123,9 @@ explain_chamber(struct wake *k, enum chamber c, int force)
 		}
 	}
 	json_object_set_new(gates, "gate", gate_verdict(s, c));
-	json_object_set_new(gates, "breaker", verdict(s, bok, br,
+	json_object_set_new(gates, "breaker", verdict(bok, br,
 	    bok ? 0 : k->bv.until));
-	json_object_set_new(gates, "cap", verdict(s, cok, cr,
+	json_object_set_new(gates, "cap", verdict(cok, cr,
 	    cok || s->ch[c].daily_cap == 0 ? 0 : cap_resets_at(&k->cv,
 	    k->now)));
 	if (s->ch[c].daily_cap == 0 || (would == NULL && bok && !cok)) {
@@ -135,7 +135,8 @@ explain_chamber(struct wake *k, enum chamber c, int force)
 		would = "open";
 		why = br;
 	}
-	next = wake_admit(s, &k->w, c, k->now, run_open_at(k, c), force);
+	next = wake_next(s, k->dir, &k->w, c, k->now, run_open_at(k, c),
+	    force);
 	cap_from_soul(s, &caps);
 	o = json_pack("{s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:o,s:n,s:{s:I,s:I}}",
 	    "agent", s->name, "chamber", soul_chamber_name(c), "would",
@@ -147,7 +148,7 @@ explain_chamber(struct wake *k, enum chamber c, int force)
 	    "cap", "used", (json_int_t)k->cv.total, "cap",
 	    (json_int_t)cap_limit(&caps, c));
 	if (next > 0) {
-		clock_iso(s->timezone, next, iso, sizeof iso);
+		clock_utc(next, iso, sizeof iso);
 		json_object_set_new(o, "next", json_string(iso));
 	}
 	if (force)

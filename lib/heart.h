@@ -81,7 +81,7 @@ char	*dur_format(long long, char *, size_t);
 int	 id_valid(const char *);
 int	 id_check(const char *, char *);
 
-/* clock.c: local dates and hours in an IANA zone */
+/* clock.c: local dates and hours in an IANA zone; every time printed */
 void	 clock_day(const char *, time_t, char *, size_t);
 void	 clock_utc(time_t, char *, size_t);
 
@@ -568,6 +568,8 @@ struct gate {
 	long long interval;		/* in force, s */
 	long long offset;
 	char	*items;			/* open checklist items, or NULL */
+	size_t	 left;			/* items left out of the prompt */
+	int	 unread;		/* the checklist's end was not read */
 	json_t	*why;			/* adaptive: the figures, or NULL */
 };
 

@@ -202,6 +202,17 @@ int	 http_preload(char *);
 int	 http_post(const struct http_req *, struct http_resp *, char *);
 int	 http_retry_after(const char *, time_t, time_t *);
 
+/* checklist.c: an item due, as checklist_fit weighs it for a prompt */
+struct checklist_item {
+	const char *line;
+	size_t	 cost;		/* its bytes in the request */
+	int	 every;		/* it has its own interval */
+	time_t	 carried;	/* when last carried; 0: never */
+	int	 keep;		/* out: the prompt carries it */
+};
+
+size_t	 checklist_fit(struct checklist_item *, size_t, size_t);
+
 /* llm.c */
 #define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */
 /* llm.cache: Anthropic's prompt cache */
@@ -237,10 +248,13 @@ json_t	*llm_dry(const struct llm_conf *, json_t *);
 int	 llm_send(const struct llm_conf *, json_t *, time_t,
 	    struct llm_reply *, char *);
 int	 llm_key_warning(const struct llm_conf *, char *, size_t);
-/* the bytes of a message in a request; msgs as sent within a budget of
- * tokens: system before h0, history [h0, h1), the wake's prompt at h1 */
+/* the bytes of a message (or any value) in a request; msgs as sent
+ * within a budget of tokens: system before h0, history [h0, h1), the
+ * wake's prompt at h1 */
 size_t	 llm_cost(const json_t *);
 json_t	*llm_fit(const json_t *, size_t, size_t, long long);
+/* the bytes a prompt's checklist items may take, beside the rest */
+size_t	 llm_items_room(size_t, long long);
 
 /*
  * adapt.c: the adaptive schedule, an activity estimator kept in
@@ -299,6 +313,10 @@ void	 wake_verdicts(const struct soul *, const char *,
 	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);
 int	 wake_carry(const char *, struct wake_state *, enum chamber,
 	    const char *, time_t, char *);
+time_t	 wake_next(const struct soul *, const char *, struct wake_state *,
+	    enum chamber, time_t, time_t, int);
+time_t	 wake_carried(const char *, struct wake_state *, enum chamber,
+	    const char *);
 
 /* tool.c */
 struct tool_proc {
@@ -416,10 +434,9 @@ void	 triage_free(struct triage *);
 /* bucket.c */
 int	 bucket_endpoint(const struct llm_conf *, char *, size_t, char *);
 int	 bucket_give(const char *, time_t, time_t, char *);
-int	 bucket_gate(const char *, const char *, const char *, time_t *,
-	    time_t, time_t *, char *, size_t, char *);
-int	 bucket_gate_ok(const struct rate_view *, time_t, const char *,
-	    char *, size_t);
+int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
+	    char *, size_t, char *);
+int	 bucket_gate_ok(const struct rate_view *, time_t, char *, size_t);
 int	 bucket_wait(const char *, long long, char *);
 int	 bucket_send(const char *, time_t, long long, char *);
 void	 bucket_after(const char *, long, time_t, long long, time_t);
@@ -528,6 +545,7 @@ struct talk {
 };
 
 char	*talk_prompt(struct wake *, enum chamber, int);
+void	 talk_fit(struct wake *, const struct llm_conf *);
 int	 talk_begin(struct wake *, struct talk *, char *);
 json_t	*talk_request(const struct llm_conf *, const struct talk *);
 void	 talk_warn_key(struct wake *, const struct llm_conf *);

@@ -940,12 +940,13 @@ llm_key_warning(const struct llm_conf *c, char *buf, size_t n)
 /*
  * The context budget.  A message costs the bytes of its JSON; a token
  * is estimated at 4 bytes.  The system messages (before h0) and the
- * wake's prompt (at h1) are sent whole; the history [h0, h1) and the
- * wake's own messages after h1 share the rest: a history message
- * larger than half of it is first shortened to that half, then the
- * oldest history messages are dropped (a tool result never without its
- * call), then the largest messages left are shortened until all fits.
- * A shortened message keeps its head and says so.
+ * wake's prompt (at h1) are sent whole, the prompt's checklist items
+ * fitted first (llm_items_room); the history [h0, h1) and the wake's
+ * own messages after h1 share the rest: a history message larger than
+ * half of it is first shortened to that half, then the oldest history
+ * messages are dropped (a tool result never without its call), then
+ * the largest messages left are shortened until all fits.  A
+ * shortened message keeps its head and says so.
  */
 #define FIT_FLOOR	512	/* bytes a shortened message keeps */
 
@@ -959,7 +960,28 @@ struct fit {
 size_t
 llm_cost(const json_t *m)
 {
-	return json_dumpb(m, NULL, 0, JSON_COMPACT);
+	return json_dumpb(m, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+/* The budget of tokens in bytes. */
+static size_t
+budget_bytes(long long budget)
+{
+	return (size_t)budget * 4;
+}
+
+/*
+ * The bytes the checklist's items may take in a wake's prompt, when the
+ * system prompt and the rest of the prompt cost fixed: half of what
+ * they leave of the budget, so that the history and the wake's own
+ * messages keep the other half.
+ */
+size_t
+llm_items_room(size_t fixed, long long budget)
+{
+	size_t b = budget_bytes(budget);
+
+	return b > fixed ? (b - fixed) / 2 : 0;
 }
 
 static const char *
@@ -1050,7 +1072,7 @@ llm_fit(const json_t *msgs, size_t h0, size_t h1, long long budget)
 		if (i < h0 || i == h1)
 			fixed += f[i].cost;
 	}
-	b = (size_t)budget * 4;
+	b = budget_bytes(budget);
 	room = b > fixed ? b - fixed : 0;
 	half = room / 2 > FIT_FLOOR ? room / 2 : FIT_FLOOR;
 	for (i = h0; i < h1 && i < n; i++)

@@ -347,20 +347,20 @@ put_field(struct out *o, const char *key, long long v)
 	put_int(o, v);
 }
 
+/* clock_utc's time, its Z after the milliseconds */
 static void
 put_at(struct out *o, const struct timespec *ts)
 {
 	static time_t last = -1;
 	static char sec[32];
-	struct tm tm;
 	int ms = (int)(ts->tv_nsec / 1000000) % 1000;
 	char m[5] = { '.', (char)('0' + ms / 100), (char)('0' + ms / 10 % 10),
 	    (char)('0' + ms % 10), 'Z' };
 
 	if (ts->tv_sec != last) {
 		last = ts->tv_sec;
-		gmtime_r(&last, &tm);
-		strftime(sec, sizeof sec, "%Y-%m-%dT%H:%M:%S", &tm);
+		clock_utc(last, sec, sizeof sec);
+		sec[strcspn(sec, "Z")] = '\0';
 	}
 	put_str(o, sec);
 	put(o, m, sizeof m);

@@ -769,7 +769,7 @@ round_explain(json_t *arr, const struct soul *s, const char *dir,
 		if (bucket_peek(ep, s->name, now, &v, err) == -1)
 			return -1;
 		rate = bucket_json(&v, now);
-		ok = bucket_gate_ok(&v, now, s->timezone, why, sizeof why);
+		ok = bucket_gate_ok(&v, now, why, sizeof why);
 	}
 	if ((c = soulcache_open(dir, err)) != NULL) {
 		since = soulcache_deferred(c, s->path);
@@ -781,7 +781,7 @@ round_explain(json_t *arr, const struct soul *s, const char *dir,
 		if (rate != NULL)
 			json_object_set(o, "rate", rate);
 		if (since != 0) {
-			clock_iso(s->timezone, since, iso, sizeof iso);
+			clock_utc(since, iso, sizeof iso);
 			json_object_set_new(o, "deferred", json_string(iso));
 		}
 		if (!ok && strcmp(json_string_value(json_object_get(o,

@@ -181,7 +181,7 @@ next_wake(struct wake *k)
 			continue;
 		if (c == CH_IDLE)
 			wake_input(k->s, k->dir, &k->w);
-		t = wake_admit(k->s, &k->w, (enum chamber)c, k->now,
+		t = wake_next(k->s, k->dir, &k->w, (enum chamber)c, k->now,
 		    run_open_at(k, (enum chamber)c), 0);
 		if (t > 0 && (best == 0 || t < best))
 			best = t;
@@ -284,7 +284,7 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	    k->events, err) == -1)
 		return -1;
 	if (!allowed) {
-		clock_iso(k->s->timezone, k->bv.until, until, sizeof until);
+		clock_utc(k->bv.until, until, sizeof until);
 		snprintf(reason, rn, "breaker %s (%s trigger: %s); next "
 		    "probe at %s", brk_state_name(k->bv.state),
 		    k->bv.trigger[0] ? k->bv.trigger : "?", k->bv.reason,
@@ -297,8 +297,8 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	 * its first request goes to the triage endpoint when there is one */
 	ep = k->triage ? k->tep : k->ep;
 	k->taken = time(NULL);
-	if ((ok = bucket_gate(ep, k->s->name, k->s->timezone, &k->taken,
-	    k->o->wait, &k->g.next, reason, rn, err)) != 1) {
+	if ((ok = bucket_gate(ep, k->s->name, &k->taken, k->o->wait,
+	    &k->g.next, reason, rn, err)) != 1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);
 		*status = status_name(ST_THROTTLED);
@@ -420,6 +420,7 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 
 	cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
 	brk_peek(k->s->name, &k->bc, k->now, &k->bv, err);
+	talk_fit(k, lc);
 	if (talk_begin(k, &t, err) == -1) {
 		set_str(k->res, "error", err);
 		finish(k, status_name(ST_ERROR), NULL);
@@ -648,7 +649,7 @@ static int
 run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 {
 	const char *status = NULL;
-	char reason[1024];
+	char reason[1024], e2[HEART_ERRLEN];
 	time_t until;
 	int open, r;
 
@@ -699,11 +700,19 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	/* the claim, durable with the take before it: a power cut from
 	 * here on finds the slot used, the wake as if killed mid-way */
 	if (wake_save(k->dir, k->s->name, &k->w, k->g.chamber, STATE_SYNC,
-	    k->now, err) == -1 || wake_carry(k->dir, &k->w, k->g.chamber,
-	    k->g.items, k->now, err) == -1)
+	    k->now, err) == -1)
 		return fail(k, HX_IOERR, err);
+	talk_fit(k, lc);
 	if (triage_step(k, &r, err))
 		r = call_model(k, lc, err);
+	/* the items carried, once a model has answered: a wake that
+	 * failed, or was killed before this, leaves every item due */
+	if ((k->out.status == ST_OK || k->out.status == ST_IDLE) &&
+	    wake_carry(k->dir, &k->w, k->g.chamber, k->g.items, k->now,
+	    e2) == -1 && r == HX_OK) {
+		snprintf(err, HEART_ERRLEN, "%s", e2);
+		r = HX_IOERR;
+	}
 	/* the outcome teaches the adaptive schedule (adapt.c) */
 	if (r == HX_OK && k->g.chamber == CH_SCHEDULE && adapt_record(k->dir,
 	    k->s, &k->w.act, status_name(k->out.status), k->out.idle_level,

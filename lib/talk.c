@@ -1,10 +1,11 @@
 /*
  * talk.c - the conversation of one admitted wake with the model and
  * its tools: the prompt and the request (the history's tail, the
- * checklist's open items, the gate's output, the triage's finding),
- * the calls to the model, the tool calls it asks for (tool.c, mcp.c),
- * its replies judged by idle.c (a ghost, a finding, work; a reply with
- * no text and no call fails the wake), and the tokens it spent.
+ * checklist's open items within the budget, the gate's output, the
+ * triage's finding), the calls to the model, the tool calls it asks
+ * for (tool.c, mcp.c), its replies judged by idle.c (a ghost, a
+ * finding, work; a reply with no text and no call fails the wake), and
+ * the tokens it spent.
  * run.c admits the wake before, and settles its outcome after.
  *
  * Invariants: the history is read, never written (heart-ghost writes
@@ -79,9 +80,16 @@ talk_prompt(struct wake *k, enum chamber c, int triage)
 		abort();
 	fprintf(fp, "%s", s->ch[c].prompt ? s->ch[c].prompt :
 	    default_prompt[c]);
-	if (k->g.items != NULL)
+	if (k->g.items != NULL || k->g.left > 0)
 		fprintf(fp, "\n\nOpen items of your checklist:\n%s\n",
-		    k->g.items);
+		    k->g.items ? k->g.items : "");
+	if (k->g.left > 0)
+		fprintf(fp, "[heart: %zu open items left out to fit "
+		    "llm.context_budget; they stay open for a later wake]\n",
+		    k->g.left);
+	if (k->g.unread)
+		fprintf(fp, "[heart: the checklist is longer than %d KiB; "
+		    "the rest of it was not read]\n", HEART_CHECKMAX / 1024);
 	if (k->gate_out != NULL)
 		fprintf(fp, "\n\nWhat changed since your last wake (your "
 		    "gate's output):\n%s\n", k->gate_out);
@@ -106,6 +114,110 @@ talk_prompt(struct wake *k, enum chamber c, int triage)
 		    s->ch[c].seed_tool_cap);
 	fclose(fp);
 	return out;
+}
+
+/* A text's bytes in a request, as a JSON string (an item's: as its
+ * newline's, of the same two bytes as its quotes) */
+static size_t
+text_cost(const char *text)
+{
+	json_t *j = json_string(text);
+	size_t n = j != NULL ? llm_cost(j) : strlen(text) * 6 + 2;
+
+	json_decref(j);
+	return n;
+}
+
+/* The due items of all (split in place), as checklist_fit weighs them. */
+static struct checklist_item *
+items_of(struct wake *k, char *all, size_t *n)
+{
+	struct checklist_item *it;
+	char *line, *save = NULL;
+	const char *p;
+	long long iv;
+	size_t lines = 1;
+
+	for (p = all; *p != '\0'; p++)
+		lines += *p == '\n';
+	it = xcalloc(lines, sizeof *it);
+	*n = 0;
+	for (line = strtok_r(all, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		it[*n].line = line;
+		it[*n].cost = text_cost(line);
+		if ((it[*n].every = checklist_interval(line, &iv)))
+			it[*n].carried = wake_carried(k->dir, &k->w,
+			    k->g.chamber, line);
+		(*n)++;
+	}
+	return it;
+}
+
+/* What talk_fit kept, into the result, and a warning of what it left
+ * out: the checklist has outgrown the budget. */
+static void
+fit_said(struct wake *k, size_t kept, long long budget)
+{
+	char w[400];
+
+	json_object_set_new(k->res, "checklist", json_pack("{s:I,s:I,s:b}",
+	    "items", (json_int_t)kept, "left_out", (json_int_t)k->g.left,
+	    "unread", k->g.unread));
+	if (k->g.left > 0) {
+		snprintf(w, sizeof w, "checklist: %zu of %zu due items left "
+		    "out to fit llm.context_budget (%lld tokens); they stay "
+		    "due", k->g.left, kept + k->g.left, budget);
+		run_warn(k, w);
+	}
+	if (k->g.unread) {
+		snprintf(w, sizeof w, "checklist: longer than %d KiB; the "
+		    "rest of it was not read", HEART_CHECKMAX / 1024);
+		run_warn(k, w);
+	}
+}
+
+/*
+ * The checklist's due items within llm.context_budget, before any
+ * prompt is built (the smaller budget of the two models' when a triage
+ * model asks first: both see the same items): those checklist_fit
+ * keeps in llm_items_room of what the system prompt and the rest of
+ * the prompt cost.  Those left out are counted in the prompt and the
+ * result, and stay due: they are not carried.
+ */
+void
+talk_fit(struct wake *k, const struct llm_conf *lc)
+{
+	struct checklist_item *it;
+	long long budget = lc->budget;
+	char *all = k->g.items, *text, *out = NULL;
+	size_t n, i, len = 0, fixed, kept = 0;
+	FILE *fp;
+
+	if (all == NULL)
+		return;
+	if (k->triage && k->tc.budget < budget)
+		budget = k->tc.budget;
+	it = items_of(k, all, &n);
+	k->g.items = NULL;
+	k->g.left = n;		/* the note, at its longest */
+	text = talk_prompt(k, k->g.chamber, 0);
+	fixed = text_cost(text) + (k->s->system ? text_cost(k->s->system) :
+	    0);
+	free(text);
+	k->g.left = checklist_fit(it, n, llm_items_room(fixed, budget));
+	if ((fp = open_memstream(&out, &len)) == NULL)
+		abort();
+	for (i = 0; i < n; i++)
+		if (it[i].keep)
+			fprintf(fp, "%s%s", kept++ ? "\n" : "", it[i].line);
+	fclose(fp);
+	k->g.items = kept > 0 ? out : NULL;
+	if (kept == 0)
+		free(out);
+	free(it);
+	free(all);
+	fit_said(k, kept, budget);
 }
 
 /* Keep only what a model needs of a history line. */

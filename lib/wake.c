@@ -13,8 +13,9 @@
  *
  * Gates, in order, all before any network traffic: busy (the lock),
  * due, active hours, checklist; the breaker and the cap follow in
- * run.c.  Every skip says which gate held; wake_admit says when a
- * wake of the chamber will next be admitted, every gate counted.  An
+ * run.c.  Every skip says which gate held; wake_next says when a
+ * wake of the chamber will next be admitted, every gate counted (the
+ * checklist's items as far as their intervals tell).  An
  * adaptive schedule's due gate asks adapt.c, whose
  * agents/ID/activity.json is read here with wake.json, under the
  * same lock.
@@ -193,12 +194,6 @@ slot_start(time_t now, long long interval, long long offset)
 	return (time_t)(offset + k * interval);
 }
 
-static void
-fmt_when(const struct soul *s, time_t t, char *buf, size_t n)
-{
-	clock_iso(s->timezone, t, buf, n);
-}
-
 /* The last sign of the user: input's mtime, or the last user message. */
 static time_t
 last_input(const char *agent, const char *dir)
@@ -263,16 +258,15 @@ due_at(const struct soul *s, const struct wake_state *w, enum chamber c,
 
 /* "last wake T, " and a refusal that used the slot since, for reasons */
 static void
-since_text(const struct soul *s, const struct wake_state *w, enum chamber c,
-    char *buf, size_t n)
+since_text(const struct wake_state *w, enum chamber c, char *buf, size_t n)
 {
 	char a[40], b[40];
 
 	buf[0] = '\0';
 	if (w->last[c])
-		fmt_when(s, w->last[c], a, sizeof a);
+		clock_utc(w->last[c], a, sizeof a);
 	if (w->refused[c] > w->last[c])
-		fmt_when(s, w->refused[c], b, sizeof b);
+		clock_utc(w->refused[c], b, sizeof b);
 	if (w->last[c] && w->refused[c] > w->last[c])
 		snprintf(buf, n, "last wake %s; a wake refused (%s) at %s "
 		    "used its slot; ", a, w->refused_status[c], b);
@@ -299,8 +293,8 @@ due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
 	if (next <= now)
 		return 1;
 	g->next = next;
-	fmt_when(s, next, a, sizeof a);
-	since_text(s, w, CH_SCHEDULE, b, sizeof b);
+	clock_utc(next, a, sizeof a);
+	since_text(w, CH_SCHEDULE, b, sizeof b);
 	snprintf(g->reason, sizeof g->reason, "schedule: not due: %snext "
 	    "wake %s (adaptive, offset %llds; %s)", b, a, g->offset,
 	    json_string_value(json_object_get(g->why, "why")));
@@ -324,8 +318,8 @@ due_schedule(const struct soul *s, struct wake_state *w, time_t now,
 		g->next = 0;
 		return 1;
 	}
-	fmt_when(s, g->next, a, sizeof a);
-	since_text(s, w, CH_SCHEDULE, b, sizeof b);
+	clock_utc(g->next, a, sizeof a);
+	since_text(w, CH_SCHEDULE, b, sizeof b);
 	if (slot_used(w, CH_SCHEDULE))
 		snprintf(g->reason, sizeof g->reason, "schedule: not due: "
 		    "%snext slot %s (every %llds, offset %llds)", b, a, iv,
@@ -352,7 +346,7 @@ due_idle(const struct soul *s, const char *dir, struct wake_state *w,
 	if (now >= (t = due_at(s, w, CH_IDLE, now, NULL)))
 		return 1;
 	g->next = t;
-	fmt_when(s, t, a, sizeof a);
+	clock_utc(t, a, sizeof a);
 	dur_format(now - from, d, sizeof d);
 	if (now < from + after) {
 		gate_status(g, ST_NOT_IDLE);
@@ -401,7 +395,7 @@ in_hours(const struct soul *s, enum chamber c, time_t now, struct gate *g)
 		return 1;
 	}
 	gate_status(g, ST_QUIET);
-	fmt_when(s, g->next, a, sizeof a);
+	clock_utc(g->next, a, sizeof a);
 	snprintf(g->reason, sizeof g->reason, "%s: outside active hours "
 	    "%02d:%02d-%02d:%02d %s; next at %s", soul_chamber_name(c),
 	    h->start / 60, h->start % 60, h->end / 60, h->end % 60,
@@ -424,8 +418,8 @@ checklist_path(const struct soul *s, const char *ck, char *buf, size_t n)
 
 /*
  * agents/ID/checklist.json: when each item with its own interval was
- * last carried by an admitted wake, per chamber ({"schedule": {ITEM:
- * ts}}), read once per wake and only for a checklist that has such an
+ * last carried by a wake a model answered, per chamber ({"schedule":
+ * {ITEM: ts}}), read once per wake and only for a checklist that has such an
  * item; written by wake_carry under wake.lock.  Unreadable is empty:
  * every item is due, nothing is lost.
  */
@@ -445,6 +439,15 @@ carried(const char *dir, struct wake_state *w, enum chamber c)
 		w->carried_read = 1;
 	}
 	return json_object_get(w->carried, soul_chamber_name(c));
+}
+
+/* When item was last carried by a wake of chamber c; 0: never. */
+time_t
+wake_carried(const char *dir, struct wake_state *w, enum chamber c,
+    const char *item)
+{
+	return (time_t)json_integer_value(json_object_get(carried(dir, w, c),
+	    item));
 }
 
 /*
@@ -469,8 +472,7 @@ items_due(const char *dir, struct wake_state *w, enum chamber c,
 	    line = strtok_r(NULL, "\n", &save)) {
 		t = 0;
 		if (checklist_interval(line, &iv))
-			t = (time_t)json_integer_value(json_object_get(
-			    carried(dir, w, c), line));
+			t = wake_carried(dir, w, c, line);
 		if (t > 0 && now < t + iv) {
 			if (g->next == 0 || t + iv < g->next)
 				g->next = t + iv;
@@ -494,11 +496,12 @@ has_work(const struct soul *s, const char *dir, enum chamber c,
 {
 	const char *ck = s->ch[c].checklist;
 	char path[4096], err[HEART_ERRLEN], a[40];
+	int r;
 
 	if (ck == NULL)
 		return 1;
 	checklist_path(s, ck, path, sizeof path);
-	if (checklist_open_items(path, &g->items, err) == -1) {
+	if ((r = checklist_open_items(path, &g->items, err)) == -1) {
 		if (!w->checklist_warned)
 			snprintf(g->warning, sizeof g->warning, "%.400s; going "
 			    "on with the prompt alone (said once)", err);
@@ -506,6 +509,7 @@ has_work(const struct soul *s, const char *dir, enum chamber c,
 		return 1;
 	}
 	w->checklist_warned = 0;
+	g->unread = r == 1;
 	if (g->items == NULL) {
 		gate_status(g, ST_EMPTY);
 		snprintf(g->reason, sizeof g->reason, "%s: checklist %.400s "
@@ -515,16 +519,18 @@ has_work(const struct soul *s, const char *dir, enum chamber c,
 	if (items_due(dir, w, c, now, g) > 0)
 		return 1;
 	gate_status(g, ST_EMPTY);
-	fmt_when(s, g->next, a, sizeof a);
+	clock_utc(g->next, a, sizeof a);
 	snprintf(g->reason, sizeof g->reason, "%s: checklist %.400s has no "
 	    "item due; the next one is at %s", soul_chamber_name(c), path, a);
 	return 0;
 }
 
 /*
- * An admitted wake of chamber c carried items: those with their own
- * interval are not due again until it has passed (checklist.json).
- * The caller holds wake.lock.
+ * A wake of chamber c carried items to a model that answered (ok or
+ * idle): those with their own interval are not due again until it
+ * has passed (checklist.json).  Written with the wake's outcome, never
+ * before it: a wake that failed or was killed leaves them due.  The
+ * caller holds wake.lock.
  */
 int
 wake_carry(const char *dir, struct wake_state *w, enum chamber c,
@@ -553,7 +559,36 @@ wake_carry(const char *dir, struct wake_state *w, enum chamber c,
 	if (n == 0)
 		return 0;
 	json_object_set_new(w->carried, "v", json_integer(1));
-	return store_put_json(dir, CARRYFILE, w->carried, STATE_SYNC, err);
+	return store_put_json(dir, CARRYFILE, w->carried, STATE_WHOLE, err);
+}
+
+/*
+ * When an item of chamber c's checklist is next due, from the file
+ * and checklist.json: now when one is (or the chamber has no
+ * checklist, or it cannot be read: the prompt goes alone), when the
+ * first comes due again when none is, 0 when it has no open item (no
+ * wake goes until one is added).  Changes nothing but w's cache.
+ */
+static time_t
+items_at(const struct soul *s, const char *dir, struct wake_state *w,
+    enum chamber c, time_t now)
+{
+	const char *ck = s->ch[c].checklist;
+	char path[4096], err[HEART_ERRLEN];
+	struct gate g;
+
+	if (ck == NULL)
+		return now;
+	memset(&g, 0, sizeof g);
+	checklist_path(s, ck, path, sizeof path);
+	if (checklist_open_items(path, &g.items, err) == -1)
+		return now;
+	if (g.items == NULL)
+		return 0;
+	if (items_due(dir, w, c, now, &g) > 0)
+		g.next = now;
+	free(g.items);
+	return g.next;
 }
 
 /* --force: no due gate, but the interval in force all the same. */
@@ -577,7 +612,7 @@ forced(const struct soul *s, struct wake_state *w, enum chamber c,
  * active-hours gates pass and the breaker and the cap admit it (both
  * do from open_at on), a wake they refuse before then using up its
  * slot as run.c has it.  force: the due and hours gates are skipped.
- * The checklist is not foreseen.  0: never (the chamber is off, or
+ * The checklist is wake_next's.  0: never (the chamber is off, or
  * open_at is 0).  Pure: w as loaded, with wake_input for the idle
  * chamber.
  */
@@ -602,6 +637,26 @@ wake_admit(const struct soul *s, const struct wake_state *w0,
 		w.refused[c] = t;	/* refused, its slot used */
 	}
 	return 0;
+}
+
+/*
+ * wake_admit with the checklist foreseen, as far as it can be: from
+ * when an item of it is next due (a wake goes no sooner: the checklist
+ * gate comes before the breaker and the cap, and skips without using
+ * the slot), the first time its due and hours gates pass and the
+ * breaker and the cap admit it.  0 when none will, or while the
+ * checklist has no open item.  The idle chamber needs wake_input.
+ */
+time_t
+wake_next(const struct soul *s, const char *dir, struct wake_state *w,
+    enum chamber c, time_t now, time_t open_at, int force)
+{
+	time_t from;
+
+	if (s->ch[c].daily_cap == 0 || open_at <= 0 ||
+	    (from = items_at(s, dir, w, c, now)) == 0)
+		return 0;
+	return wake_admit(s, w, c, from > now ? from : now, open_at, force);
 }
 
 /*

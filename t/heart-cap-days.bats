@@ -67,19 +67,19 @@ resets() {
 @test "a 23-hour spring-forward day (New York, 2026-03-08) ends at local midnight" {
 	run at "2026-03-08 12:00:00 UTC" heart-cap status --soul "$(zsoul America/New_York)" --json
 	assert_output --partial '"day":"2026-03-08"'
-	assert_output --partial '"resets_at":"2026-03-09T00:00:00-04:00"'
+	assert_output --partial '"resets_at":"2026-03-09T04:00:00Z"'
 	resets America/New_York "2026-03-09 03:59:59 UTC" "2026-03-09 04:00:00 UTC"
 }
 
 @test "a 25-hour fall-back day (New York, 2026-11-01) ends at local midnight" {
 	run at "2026-11-01 05:30:00 UTC" heart-cap status --soul "$(zsoul America/New_York)" --json
-	assert_output --partial '"resets_at":"2026-11-02T00:00:00-05:00"'
+	assert_output --partial '"resets_at":"2026-11-02T05:00:00Z"'
 	resets America/New_York "2026-11-02 04:59:59 UTC" "2026-11-02 05:00:00 UTC"
 }
 
 @test "a day whose midnight is skipped (Santiago, 2026-09-06) starts at 01:00" {
 	run at "2026-09-05 12:00:00 UTC" heart-cap status --soul "$(zsoul America/Santiago)" --json
-	assert_output --partial '"resets_at":"2026-09-06T01:00:00-03:00"'
+	assert_output --partial '"resets_at":"2026-09-06T04:00:00Z"'
 	resets America/Santiago "2026-09-06 03:59:59 UTC" "2026-09-06 04:00:00 UTC"
 }
 
@@ -103,7 +103,7 @@ resets() {
 	fill Asia/Shanghai "2026-11-22 10:00:00 UTC"
 	run at "2026-11-22 10:00:00 UTC" heart-cap status z --json
 	assert_output --partial '"zone":"Asia/Shanghai"'
-	assert_output --partial '"resets_at":"2026-11-23T00:00:00+08:00"'
+	assert_output --partial '"resets_at":"2026-11-22T16:00:00Z"'
 	run at "2026-11-22 16:00:01 UTC" heart-cap status z --json
 	assert_output --partial '"day":"2026-11-23","zone":"Asia/Shanghai","used":0'
 }

@@ -261,7 +261,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	assert_line --index 1 --partial '"agent":"beta"'
 	[ "${#lines[@]}" -eq 2 ]
 	echo "$output" | jq -e -s 'length == 2 and .[1].chambers.idle.used == 2' 
-	echo "${lines[0]}" | jq -e '.resets_at | test("T00:00:00\\+00:00$")'
+	echo "${lines[0]}" | jq -e '.resets_at | test("T00:00:00Z$")'
 	echo "${lines[0]}" | jq -e 'has("ghosts") and (.tokens | has("prompt"))'
 }
 
@@ -270,7 +270,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	run script -qec "heart-cap status" /dev/null
 	assert_success
 	assert_line --index 0 --regexp '^AGENT +DAY +ZONE +USED +CAP +LEFT +SCHEDULE +IDLE +GHOSTS +TOKENS +TRIAGE +COST +RESETS'
-	assert_line --index 1 --regexp '^alpha +[0-9-]{10} +UTC +3 +48 +45 +3/48 +0/12 +0 +0 +0 +no price +[0-9T:+-]{25}'
+	assert_line --index 1 --regexp '^alpha +[0-9-]{10} +UTC +3 +48 +45 +3/48 +0/12 +0 +0 +0 +no price +[0-9T:-]{19}Z'
 }
 
 @test "the status table stays aligned for ids of the 64 characters allowed" {

@@ -340,7 +340,7 @@ wake() {
 	llm_script '{"replies":[{"text":"[IDLE]"},{"text":"News."},{"text":"[IDLE:MEDIUM]"}]}'
 	for i in 0 1 2; do wake "$s" $((t + i * 60)); done
 	f=$HEART_STATE_DIR/agents/keep/activity.json
-	jq -e '.v == 1 and .agent == "keep" and .run == {"ghosts":1,"weight":0.5} and (.hours | length) == 1 and .hours[0].ok == 1 and .hours[0].idle == 1 and .hours[0].medium == 1 and .hours[0].hour == "2026-12-07T12:00:00-05:00"' "$f"
+	jq -e '.v == 1 and .agent == "keep" and .run == {"ghosts":1,"weight":0.5} and (.hours | length) == 1 and .hours[0].ok == 1 and .hours[0].idle == 1 and .hours[0].medium == 1 and .hours[0].hour == "2026-12-07T17:00:00Z"' "$f"
 	before=$(explain "$s" $((t + 600)) | jq -c .adaptive)
 	cp "$f" "$BATS_TEST_TMPDIR/before"
 	llm_script '{"replies":[{"text":"late","delay":5}]}'
@@ -464,12 +464,13 @@ wake() {
 	wake "$s" "$t"
 	wake "$s" "$(ny '2026-12-07 10:30')"
 	f=$HEART_STATE_DIR/agents/span/activity.json
-	# 06:10 to 10:30: the real answer counts in 6, 7, 8, 9 and 10
-	jq -e '[.hours[] | {(.hour[11:13]): [.ok, .idle]}] | add == {"06":[1,1],"07":[1,0],"08":[1,0],"09":[1,0],"10":[1,0]}' "$f"
+	# 06:10 to 10:30: the real answer counts in 6, 7, 8, 9 and 10 (the
+	# hours named in UTC, 11Z to 15Z in New York's winter)
+	jq -e '[.hours[] | {(.hour[11:13]): [.ok, .idle]}] | add == {"11":[1,1],"12":[1,0],"13":[1,0],"14":[1,0],"15":[1,0]}' "$f"
 	jq -e '.last_wake_ts == '"$(ny '2026-12-07 10:30')"' and .last_ok_ts == .last_wake_ts' "$f"
 	# stretches no longer than min: only the hour they end in
 	for w in 10:40 10:52 11:02; do wake "$s" "$(ny "2026-12-07 $w")"; done
-	jq -e '[.hours[] | {(.hour[11:13]): [.ok, .idle]}] | add == {"06":[1,1],"07":[1,0],"08":[1,0],"09":[1,0],"10":[2,1],"11":[0,1]}' "$f"
+	jq -e '[.hours[] | {(.hour[11:13]): [.ok, .idle]}] | add == {"11":[1,1],"12":[1,0],"13":[1,0],"14":[1,0],"15":[2,1],"16":[0,1]}' "$f"
 	# next week those hours are busy, the one before them quiet
 	explain "$s" "$(ny '2026-12-14 08:10')" | jq -e '.interval == 900 and .adaptive.busy == "here"'
 	explain "$s" "$(ny '2026-12-14 05:10')" | jq -e '.adaptive.busy == "no"'

@@ -281,6 +281,170 @@ EOF2
 	[ "$(llm_count)" = 1 ]
 }
 
+# carry_soul [SCHEDULE_EXTRA]: scout with a weekly item and a tool,
+# a breaker that stays closed through a test's failures
+carry_soul() {
+	printf -- '- [ ] renew the certificates (every 7d)\n' > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, seed_tool_cap: 1, checklist: HEARTBEAT.md%s }\n  idle: { daily_cap: 0 }\n  breaker: { threshold: 100 }\nllm: { timeout: 5s }\ntools:\n  - name: quote\n    description: a price\n    parameters: { type: object }\n    command: [%s]\n' "${1:+, $1}" "$T/tools/quote" > "$S"
+}
+
+# due_at TIME: the weekly item is due at TIME (--explain's checklist gate)
+due_at() {
+	at "$1" heart-wake --soul "$S" --explain --chamber schedule |
+	    jq -e '.gates.checklist == {"ok": true, "reason": "1 open item"}'
+}
+
+@test "an item's interval: only a wake a model answered carries it; refused, 5xx, 413 and tool_cap leave it due" {
+	carry_soul
+	llm_script '{"replies":[{"status":500,"text":"overloaded"}]}'
+	run -75 --separate-stderr at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "error"'
+	due_at "2026-11-23 08:01:00"
+	llm_script '{"replies":[{"status":413,"text":"request too large"}]}'
+	run -75 --separate-stderr at "2026-11-23 08:02:00" heart-wake --soul "$S" --force
+	due_at "2026-11-23 08:03:00"
+	llm_script '{"replies":[{"tool_calls":[{"name":"quote","arguments":{}}]}]}'
+	run -75 --separate-stderr at "2026-11-23 08:04:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "tool_cap"'
+	due_at "2026-11-23 08:05:00"
+	[ "$(llm_count)" = 4 ]
+	# a refused connection: nothing listens there
+	url=$HEART_LLM_URL
+	HEART_LLM_URL="http://127.0.0.1:$(free_port)/v1"
+	run -75 --separate-stderr at "2026-11-23 08:06:00" heart-wake --soul "$S" --force
+	HEART_LLM_URL=$url
+	echo "$output" | jq -e '.status == "error"'
+	due_at "2026-11-23 08:07:00"
+	# the answer carries it: not due again for a week
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 at "2026-11-23 08:08:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "idle"'
+	llm_last | jq -e '.messages[-1].content | contains("renew the certificates")'
+	run -0 at "2026-11-23 08:09:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "empty" and (.reason | contains("the next one is at 2026-11-30T08:08:00"))'
+	[ "$(llm_count)" = 5 ]
+}
+
+@test "an item's interval: a wake killed mid-request leaves it due" {
+	carry_soul
+	llm_script '{"replies":[{"text":"late","delay":10}]}'
+	# (heart-wake itself in the background, so that $! is its pid)
+	( at "2026-11-23 08:00:00" exec heart-wake --soul "$S" --force ) > /dev/null &
+	pid=$!
+	wait_until 5 eval '[ "$(llm_count)" -eq 1 ]'
+	kill -KILL "$pid"
+	wait "$pid" || :
+	due_at "2026-11-23 08:01:00"
+}
+
+@test "next counts the items' intervals: the first to come due, or the chamber's slot or hours, whichever is later" {
+	printf -- '- [ ] renew the certificates (every 7d)\n- [x] done\n' > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { interval: 1h, active_hours: "09:00-17:00", checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
+	run -0 at "2026-11-23 10:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "idle" and .next == "2026-11-30T10:00:00Z"'
+	# the slots between are skipped as empty, and say the same
+	run -0 at "2026-11-23 12:00:00" heart-wake --soul "$S"
+	echo "$output" | jq -e '.status == "empty" and .next == "2026-11-30T10:00:00Z"'
+	run -0 at "2026-11-23 12:00:00" heart-wake --soul "$S" --explain --chamber schedule
+	echo "$output" | jq -e '.would == "empty" and .next == "2026-11-30T10:00:00Z" and .gates.checklist.until == "2026-11-30T10:00:00Z"'
+	run -0 at "2026-11-23 12:00:00" heart-wake --soul "$S" --explain --force --chamber schedule
+	echo "$output" | jq -e '.next == "2026-11-30T10:00:00Z"'
+	# due outside the active hours: when they begin
+	run -0 at "2026-11-30 18:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "idle" and .next == "2026-12-08T09:00:00Z"'
+	run -0 at "2026-12-07 18:00:00" heart-wake --soul "$S" --explain --chamber schedule
+	echo "$output" | jq -e '.would == "quiet" and .next == "2026-12-08T09:00:00Z"'
+	# due before the chamber's next slot: the slot
+	sed -i 's/interval: 1h, active_hours: "09:00-17:00"/interval: 1d/' "$S"
+	sed -i 's/every 7d/every 6h/' "$D/HEARTBEAT.md"
+	run -0 at "2026-12-08 10:00:00" heart-wake --soul "$S" --force
+	slot=$(at "2026-12-08 10:01:00" heart-wake --soul "$S" --explain --chamber schedule | jq -r .gates.due.until)
+	echo "$output" | jq -e --arg slot "$slot" '.status == "idle" and .next == ([$slot, "2026-12-08T16:00:00Z"] | max)'
+	# no open item: no wake is foreseen until one is added
+	printf -- '- [x] done\n' > "$D/HEARTBEAT.md"
+	run -0 at "2026-12-09 10:00:00" heart-wake --soul "$S"
+	echo "$output" | jq -e '.status == "empty" and .next == null'
+	run -0 at "2026-12-09 10:00:00" heart-wake --soul "$S" --explain --chamber schedule
+	echo "$output" | jq -e '.next == null'
+}
+
+# prompt_items: the checklist items in the last request's prompt
+prompt_items() {
+	llm_last | jq -r '.messages[-1].content' | grep -c '^- \[ \] ' || :
+}
+
+@test "a checklist past the context budget: the prompt keeps within it, says how many it left out, and they stay due" {
+	# 5,000 items, some 100 KB: more than the default budget (64 KB),
+	# which a server that holds to it refuses
+	seq -f '- [ ] check the mirror number %g' 5000 > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
+	llm_script '{"max_context": 66000, "replies":[{"text":"[IDLE]"}]}'
+	run -0 --separate-stderr at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "idle" and .checklist.left_out > 0 and .checklist.items + .checklist.left_out == 5000 and .checklist.unread == false'
+	n=$(echo "$output" | jq .checklist.items)
+	left=$(echo "$output" | jq .checklist.left_out)
+	[ "$(prompt_items)" = "$n" ]
+	[ "$(llm_last | jq '.messages | tojson | length')" -le 64000 ]
+	# the first items of the file, and the count of the rest
+	llm_last | jq -e --arg left "$left" '.messages[-1].content | contains("- [ ] check the mirror number 1\n") and contains("[heart: \($left) open items left out to fit llm.context_budget; they stay open for a later wake]")'
+	echo "$output" | jq -e --arg left "$left" '.warning | contains("checklist: \($left) of 5000 due items left out to fit llm.context_budget (16000 tokens); they stay due")'
+	[[ "$stderr" == *"of 5000 due items left out"* ]]
+}
+
+@test "a checklist item that is not UTF-8 reaches the prompt, a '?' for the bad byte, and is carried" {
+	printf -- '- [ ] caf\xe9 au lait (every 1d)\n' > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
+	llm_last | jq -e '.messages[-1].content | contains("Open items of your checklist:\n- [ ] caf? au lait (every 1d)\n")'
+	run -0 at "2026-11-23 09:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "empty" and .next == "2026-11-24T08:00:00Z"'
+}
+
+@test "a checklist item longer than 4 KiB is one item, its interval kept" {
+	{ printf -- '- [ ] '; head -c 10000 /dev/zero | tr '\0' y; printf ' (every 1d)\n- [ ] read the news\n'; } > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.checklist == {"items": 2, "left_out": 0, "unread": false}'
+	run -0 at "2026-11-23 09:00:00" heart-wake --soul "$S" --force
+	llm_last | jq -e '.messages[-1].content | contains("Open items of your checklist:\n- [ ] read the news\n")'
+}
+
+@test "a checklist longer than 256 KiB: the rest is not read, and the prompt, the result and a warning say so" {
+	seq -f '- [ ] check the mirror number %g' 10000 > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 --separate-stderr heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.checklist.unread == true and .checklist.items + .checklist.left_out < 10000'
+	echo "$output" | jq -e '.warning | contains("checklist: longer than 256 KiB; the rest of it was not read")'
+	llm_last | jq -e '.messages[-1].content | contains("[heart: the checklist is longer than 256 KiB; the rest of it was not read]")'
+}
+
+@test "items left out for the budget stay due: the next wake carries those left out, those with an interval first" {
+	# 10 items without an interval first in the file, then 60 weekly
+	# ones, no longer; a budget of 1,000 tokens (4 KB) carries some 40
+	{ seq -f '- [ ] read the morning feed number %g now' 10
+	  seq -f '- [ ] renew certificate %g (every 7d)' 60; } > "$D/HEARTBEAT.md"
+	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s, context_budget: 1000 }\n' > "$S"
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 --separate-stderr at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.checklist.left_out > 0'
+	[ "$(llm_last | jq '.messages | tojson | length')" -le 4000 ]
+	llm_last | jq -r '.messages[-1].content' | grep '^- \[ \] ' > "$D/first"
+	# the weekly items first, in file order: none of the others yet
+	n=$(wc -l < "$D/first")
+	seq -f '- [ ] renew certificate %g (every 7d)' "$n" | cmp - "$D/first"
+	# the answer carried them, not the others: the next wake carries
+	# those left out, then those without an interval
+	run -0 --separate-stderr at "2026-11-23 08:02:00" heart-wake --soul "$S" --force
+	llm_last | jq -r '.messages[-1].content' | grep '^- \[ \] ' > "$D/second"
+	{ seq -f '- [ ] read the morning feed number %g now' 10
+	  seq -f '- [ ] renew certificate %g (every 7d)' $((n + 1)) 60; } |
+	    head -n "$(wc -l < "$D/second")" | cmp - "$D/second"
+	grep -q 'renew certificate 60 ' "$D/second"
+}
+
 # triage_start: a second double for the triage endpoint; TRIAGE_URL
 triage_start() {
 	TRIAGE_DIR=$D/triage

@@ -332,7 +332,7 @@ tidy_ended() {
 	run at_epoch $((T0 + 201)) heart-wake --explain --souls "$d" --chamber schedule
 	assert_success
 	run jq -r 'select(.agent == "s02") | "\(.would) \(.deferred) \(.gates.rate.ok) \(.rate.requests)/\(.rate.requests_per_minute)"' <<< "$output"
-	assert_output "throttled 2026-11-22T09:02:40+00:00 false 2/2"
+	assert_output "throttled 2026-11-22T09:02:40Z false 2/2"
 	# heart-cap status shows the fleet's rate use
 	run at_epoch $((T0 + 201)) heart-cap status --json
 	[ "$(echo "$output" | jq -c 'select(.endpoint) | [.requests, .requests_per_minute, .throttled]')" = "[2,2,9]" ]
@@ -403,7 +403,7 @@ agents() {
 	rm "$d/s02.yaml" "$d/s03.yaml"
 	run at_epoch $((T0 + 130)) heart-wake --souls "$d"
 	assert_success
-	echo "$output" | jq -e '.status == "throttled" and .reason == "endpoint double: 0 of 1 requests a minute used, the rest kept for the 2 wakes deferred before this one; deferred until 2026-11-22T09:03:41+00:00"'
+	echo "$output" | jq -e '.status == "throttled" and .reason == "endpoint double: 0 of 1 requests a minute used, the rest kept for the 2 wakes deferred before this one; deferred until 2026-11-22T09:03:41Z"'
 	run at_epoch $((T0 + 130)) heart-wake --explain --souls "$d" --chamber schedule
 	echo "$output" | jq -e '.would == "throttled" and (.reason | endswith("the rest kept for the 2 wakes deferred before this one"))'
 	# three minutes after they last asked, they are out of the line
@@ -586,15 +586,16 @@ EOF
 @test "a soul without a timezone is judged in the machine's zone, whatever zone the soul before it in the round names" {
 	d=$BATS_TEST_TMPDIR/souls
 	mkdir -p "$d"
-	printf 'name: a\nheart: { timezone: Asia/Tokyo, schedule: { interval: 30m } }\n' > "$d/a.yaml"
-	printf 'name: b\nheart: { schedule: { interval: 30m } }\n' > "$d/b.yaml"
-	run env TZ=Europe/Paris heart-wake --explain --souls "$d"
+	printf 'name: a\nheart: { timezone: Asia/Tokyo, schedule: { interval: 30m, active_hours: "09:00-09:30" } }\n' > "$d/a.yaml"
+	printf 'name: b\nheart: { schedule: { interval: 30m, active_hours: "09:00-09:30" } }\n' > "$d/b.yaml"
+	# 09:00 the next day: in Tokyo, then in Paris
+	run at "2026-11-22 12:00:00" env TZ=Europe/Paris heart-wake --explain --souls "$d"
 	[ "$status" -eq 0 ]
-	run jq -r 'select(.chamber == "schedule") | "\(.agent) \(.next[19:])"' <<< "$output"
-	assert_output $'a +09:00\nb +01:00'
-	run env TZ=Europe/Paris heart-wake --explain --soul "$d/a.yaml" --soul "$d/b.yaml"
-	run jq -r 'select(.chamber == "schedule") | "\(.agent) \(.next[19:])"' <<< "$output"
-	assert_output $'a +09:00\nb +01:00'
+	run jq -r 'select(.chamber == "schedule") | "\(.agent) \(.next)"' <<< "$output"
+	assert_output $'a 2026-11-23T00:00:00Z\nb 2026-11-23T08:00:00Z'
+	run at "2026-11-22 12:00:00" env TZ=Europe/Paris heart-wake --explain --soul "$d/a.yaml" --soul "$d/b.yaml"
+	run jq -r 'select(.chamber == "schedule") | "\(.agent) \(.next)"' <<< "$output"
+	assert_output $'a 2026-11-23T00:00:00Z\nb 2026-11-23T08:00:00Z'
 }
 
 @test "a soul cache of version 2 or 3 still reads: a 2's skips are dropped and their souls read again, a 3's kept; either is written again as 4" {

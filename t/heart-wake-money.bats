@@ -198,7 +198,7 @@ prefix_test() {
 	run heart-cap status --soul "$S" --json
 	echo "$output" | jq -e '.cost == 0.00187'
 	run script -qec "heart-cap status scout" /dev/null
-	assert_line --index 1 --regexp '^scout +.* \$0\.00187 +[0-9T:+-]{25}'
+	assert_line --index 1 --regexp '^scout +.* \$0\.00187 +[0-9T:-]{19}Z'
 	run heart-cap status --prom
 	assert_line 'heart_cap_cost_dollars{agent="scout"} 0.00187'
 	assert_line 'heart_cap_tokens{agent="scout",kind="cached"} 1200'
@@ -257,7 +257,7 @@ prefix_test() {
 	run at "$t0" heart-wake --soul "$S" --force
 	assert_success
 	echo "$output" | jq -e '.status == "capped" and
-	    (.reason | startswith("daily budget reached: $0.002 of $0.002 spent today; resets at 2026-11-23T00:00:00+09:00")) and
+	    (.reason | startswith("daily budget reached: $0.002 of $0.002 spent today; resets at 2026-11-22T15:00:00Z")) and
 	    (has("cost") | not) and .next >= "2026-11-22T15:00:00Z" and
 	    .usage == {prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cache_write_tokens: 0}'
 	[ "$(llm_count)" -eq 2 ]
@@ -306,7 +306,7 @@ prefix_test() {
 	grep -qF '"cost":0.00212,' "$BATS_TEST_TMPDIR/status"
 	grep -qF '"budget":0.0106,' "$BATS_TEST_TMPDIR/status"
 	run script -qec "heart-cap status scout" /dev/null
-	assert_line --index 1 --regexp '^scout +.* \$0\.00212 +[0-9T:+-]{25}'
+	assert_line --index 1 --regexp '^scout +.* \$0\.00212 +[0-9T:-]{19}Z'
 	run heart-cap status --prom
 	assert_line 'heart_cap_cost_dollars{agent="scout"} 0.00212'
 	assert_line 'heart_cap_budget_dollars{agent="scout"} 0.0106'

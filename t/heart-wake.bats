@@ -270,7 +270,7 @@ cron_day() {
 	[ "$(field status)" = not_due ]
 	run at "2026-11-22 13:00:00 UTC" heart-wake --soul "$s" --chamber schedule
 	[ "$(field status)" = quiet ]
-	assert_output --partial 'outside active hours 22:00-06:00 Europe/Paris; next at 2026-11-22T22:00:00+01:00'
+	assert_output --partial 'outside active hours 22:00-06:00 Europe/Paris; next at 2026-11-22T21:00:00Z'
 	run at "2026-11-22 23:30:00 UTC" heart-wake --soul "$s" --chamber schedule
 	[ "$(field status)" = idle ]
 	run at "2026-11-23 04:50:00 UTC" heart-wake --soul "$s" --chamber schedule
@@ -460,7 +460,7 @@ explain() {
 	off=$(echo "$output" | jq .offset)
 	next=$(first_slot "$(date -u -d '2026-11-23 00:00:00' +%s)" "$off" 1800)
 	# every gate has its verdict; the next wake counts them all
-	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%T+00:00)" '
+	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%TZ)" '
 	    .would == "not_due" and (.reason | test("^schedule: not due: last wake")) and
 	    .next == $n and ([.gates | keys_unsorted[]] == ["due", "hours", "checklist", "gate", "breaker", "cap", "rate"]) and
 	    .gates.gate == {"ok": true, "reason": "no gate program"} and
@@ -468,12 +468,12 @@ explain() {
 	    .gates.hours == {"ok": true, "reason": "all day (no active_hours)"} and
 	    .gates.checklist == {"ok": true, "reason": "no checklist"} and
 	    .gates.breaker == {"ok": true, "reason": "closed (llm 0/3, tool 0/3 failures)"} and
-	    .gates.cap.ok == false and .gates.cap.until == "2026-11-23T00:00:00+00:00" and
-	    (.gates.cap.reason | test("daily cap reached: 2 of 2 today; resets at 2026-11-23T00:00:00\\+00:00"))'
+	    .gates.cap.ok == false and .gates.cap.until == "2026-11-23T00:00:00Z" and
+	    (.gates.cap.reason | test("daily cap reached: 2 of 2 today; resets at 2026-11-23T00:00:00Z"))'
 	# the human form says the same, a gate a line
 	run at_epoch $((t0 + 120)) script -qec "heart-wake --explain --soul $s --chamber schedule" /dev/null
 	assert_line --index 0 --regexp '^scout schedule: not_due: schedule: not due: last wake'
-	assert_line --index 1 --partial "  next wake: $(date -u -d "@$next" +%FT%T+00:00)"
+	assert_line --index 1 --partial "  next wake: $(date -u -d "@$next" +%FT%TZ)"
 	assert_line --index 2 --regexp '^  due        no  schedule: not due: '
 	assert_line --index 3 --partial '  hours      yes all day (no active_hours)'
 	assert_line --index 4 --partial '  checklist  yes no checklist'
@@ -505,15 +505,15 @@ explain() {
 	b=$(first_slot "$(date -u -d '2026-11-23 16:00:00' +%s)" "$off" 1800)
 	at_epoch $((b - 1740)) heart-wake --soul "$s" --chamber schedule --force > /dev/null
 	run explain $((b - 1700)) "$s"
-	echo "$output" | jq -e --arg b "$(TZ=Europe/Paris date -d "@$b" +%FT%T+01:00)" '
+	echo "$output" | jq -e --arg b "$(date -u -d "@$b" +%FT%TZ)" '
 	    .would == "not_due" and .gates.due.until == $b and
-	    .next == "2026-11-24T09:00:00+01:00"'
+	    .next == "2026-11-24T08:00:00Z"'
 	run at_epoch $((b - 1700)) heart-wake --soul "$s" --chamber schedule
 	[ "$(field status)" = not_due ]
 	[ "$(field next)" = 2026-11-24T08:00:00Z ]
 	run explain $((b + 600)) "$s"
 	echo "$output" | jq -e '.would == "quiet" and .gates.due.ok and .gates.hours.ok == false and
-	    .gates.hours.until == "2026-11-24T09:00:00+01:00" and .next == "2026-11-24T09:00:00+01:00"'
+	    .gates.hours.until == "2026-11-24T08:00:00Z" and .next == "2026-11-24T08:00:00Z"'
 	run at "2026-11-24 08:00:00 UTC" heart-wake --soul "$s" --chamber schedule
 	[ "$(field status)" = idle ]
 }
@@ -529,8 +529,8 @@ explain() {
 	run explain $((t0 + 60)) "$s"
 	off=$(echo "$output" | jq .offset)
 	next=$(first_slot $((t0 + 900)) "$off" 600)
-	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%T+00:00)" '
-	    .gates.breaker.ok == false and .gates.breaker.until == "2026-11-22T12:15:00+00:00" and
+	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%TZ)" '
+	    .gates.breaker.ok == false and .gates.breaker.until == "2026-11-22T12:15:00Z" and
 	    (.gates.breaker.reason | test("^open \\(llm trigger: HTTP 429\\); next probe at")) and
 	    .gates.cap.ok and .next == $n'
 	run at_epoch "$next" heart-wake --soul "$s" --chamber schedule
@@ -546,15 +546,15 @@ explain() {
 	echo "${lines[0]}" | jq -e '.chamber == "schedule" and .force and .would == "wake" and
 	    .gates.due == {"ok": true, "reason": "skipped by --force"} and
 	    .gates.hours == {"ok": true, "reason": "skipped by --force"} and
-	    .next == "2026-11-22T12:00:00+00:00"'
+	    .next == "2026-11-22T12:00:00Z"'
 	# without --force the same moment waits for the first slot; with
 	# --chamber, only that chamber is explained
 	run at_epoch "$t0" heart-wake --explain --soul "$s" --chamber schedule
 	[ "${#lines[@]}" -eq 1 ]
-	echo "$output" | jq -e '.chamber == "schedule" and .would == "not_due" and .force == null and .next != "2026-11-22T12:00:00+00:00"'
+	echo "$output" | jq -e '.chamber == "schedule" and .would == "not_due" and .force == null and .next != "2026-11-22T12:00:00Z"'
 	at_epoch "$t0" heart-wake --soul "$s" --force > /dev/null
 	run at_epoch $((t0 + 60)) heart-wake --explain --force --soul "$s" --chamber schedule
-	echo "$output" | jq -e '.would == "capped" and .gates.cap.ok == false and .next == "2026-11-23T00:00:00+00:00"'
+	echo "$output" | jq -e '.would == "capped" and .gates.cap.ok == false and .next == "2026-11-23T00:00:00Z"'
 	run at_epoch $((t0 + 60)) script -qec "heart-wake --explain --force --soul $s --chamber schedule" /dev/null
 	assert_line --index 0 --partial 'scout schedule (--force): capped: '
 	assert_line --index 2 --partial '  due        yes skipped by --force'
