@@ -3,6 +3,7 @@
 # against a real mosquitto on a loopback port.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	heart_setup
@@ -594,6 +595,23 @@ broker_gap() {	# the other chambers while the broker is away: each
 	assert_output --partial 'x.yaml'
 	run heart-pulse --souls "$BATS_TEST_TMPDIR/nonexistent" --broker mqtt://127.0.0.1:1
 	assert_failure 78
+}
+
+@test "--acl: a link to nowhere and an empty soul are errors with their file; the block is the others', exit 78" {
+	soul good > /dev/null
+	ln -s "$BATS_TEST_TMPDIR/gone.yaml" "$BATS_TEST_TMPDIR/souls/dangling.yaml"
+	: > "$BATS_TEST_TMPDIR/souls/empty.yaml"
+	run --separate-stderr heart-pulse --acl --souls "$BATS_TEST_TMPDIR/souls" --username me
+	assert_failure 78
+	assert_output "# heart-pulse --acl: 1 agent
+user me
+topic write heart/good/pulse
+topic write heart/good/status"
+	[ "$stderr" = "heart-pulse: $BATS_TEST_TMPDIR/souls/dangling.yaml: a symbolic link to $BATS_TEST_TMPDIR/gone.yaml, which is not there
+heart-pulse: $BATS_TEST_TMPDIR/souls/empty.yaml: empty: a soul holds its keys (heart: {} for every default); see heart-soul(5)
+heart-pulse: the block leaves out the agents of the 2 souls that did not load" ]
+	rm "$BATS_TEST_TMPDIR/souls/dangling.yaml" "$BATS_TEST_TMPDIR/souls/empty.yaml"
+	run -0 heart-pulse --acl --souls "$BATS_TEST_TMPDIR/souls" --username me
 }
 
 @test "SIGHUP re-reads the souls: an added agent is born, a removed one goes offline and is retired" {

@@ -120,7 +120,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 
 @test "a wake lock held in Redis by another host makes a wake busy, and so does the local flock" {
 	llm_start
-	s=$(mk scout '')
+	s=$(mk scout 'heart: {}')
 	rcli SET 'heart:{scout}:wake.lock' other-host:1:0 PX 60000 >/dev/null
 	run heart-wake --soul "$s" --force
 	assert_success
@@ -183,7 +183,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 @test "Redis killed during a wake's model call: the wake exits 69; after the restart the wake is counted and its lock holds until the lease" {
 	llm_start
 	llm_script '{"replies":[{"text":"[IDLE]","delay":1.5}]}'
-	s=$(mk scout '')
+	s=$(mk scout 'heart: {}')
 	heart-wake --soul "$s" --force > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" &
 	waker=$!
 	wait_until 5 eval '[ "$(llm_count)" -eq 1 ]'
@@ -280,7 +280,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	HEART_STORE=rediss://h:1 run heart-breaker check scout
 	assert_failure 78
 	assert_output --partial "heart-breaker: HEART_STORE: rediss://"
-	run heart-wake --soul "$(mk scout '')" --store 'redis://:s3cret@127.0.0.1:6379'
+	run heart-wake --soul "$(mk scout 'heart: {}')" --store 'redis://:s3cret@127.0.0.1:6379'
 	assert_failure 64
 	assert_output --partial "set HEART_REDIS_PASSWORD"
 	refute_output --partial s3cret
@@ -376,7 +376,7 @@ tools:
 	assert_failure 74
 	assert_output --partial "$k: field 'state' is missing or not valid; fix or delete the key by hand"
 	rcli SET 'heart:{scout}:wake.json' '{"v":' >/dev/null
-	run heart-wake --soul "$(mk scout '')" --explain
+	run heart-wake --soul "$(mk scout 'heart: {}')" --explain
 	assert_failure 74
 	assert_output --partial "heart:{scout}:wake.json: not valid JSON"
 	# a key that is not JSON at all: named, and never replaced

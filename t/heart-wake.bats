@@ -165,7 +165,7 @@ cron_day() {
 }
 
 @test "busy: a held wake lock skips the wake at once and sends nothing" {
-	s=$(mk scout '')
+	s=$(mk scout 'heart: {}')
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
 	hold_lock "$HEART_STATE_DIR/agents/scout/wake.lock"
 	run heart-wake --soul "$s" --force
@@ -229,7 +229,7 @@ cron_day() {
 }
 
 @test "--touch of an agent heart has never seen says so and starts no agent; with its soul it records the input" {
-	s=$(mk scout '')
+	s=$(mk scout 'heart: {}')
 	run heart-wake --touch scuot
 	assert_failure 64
 	assert_output "heart-wake: --touch: no such agent 'scuot' (heart has never seen it: check the name, or give its soul with --soul)"
@@ -243,7 +243,7 @@ cron_day() {
 	run heart-wake --touch scout
 	assert_success
 	# an agent heart has woken is known
-	run heart-wake --soul "$(mk woken '')"
+	run heart-wake --soul "$(mk woken 'heart: {}')"
 	run heart-wake --touch woken
 	assert_success
 }
@@ -322,7 +322,7 @@ cron_day() {
 
 @test "a chamber with daily_cap 0 is off; another agent's settings are untouched" {
 	off=$(mk off 'heart: { schedule: { daily_cap: 0 }, idle: { daily_cap: 0 } }')
-	on=$(mk on '')
+	on=$(mk on 'heart: {}')
 	run heart-wake --soul "$off" --soul "$on" --force
 	assert_success
 	[ "$(echo "${lines[0]}" | jq -r .status)" = capped ]
@@ -350,19 +350,19 @@ cron_day() {
 	cd "$BATS_TEST_TMPDIR"
 	out=$BATS_TEST_TMPDIR/all
 	# ok, idle, dry_run, not_due, error
-	s=$(mk scout '')
+	s=$(mk scout 'heart: {}')
 	llm_script '{"replies":[{"text":"ALERT: the strike starts at 6."},{"text":"[IDLE]"}]}'
 	heart-wake --soul "$s" --force > "$out"
 	heart-wake --soul "$s" --force >> "$out"
 	# (another agent: scout's answer waits for heart-ghost in its
 	# outbox, and any line of scout's would deliver it)
-	run --separate-stderr bash -c 'heart-wake --soul "$1" --force --dry-run | tee -a "$2" | heart-ghost' _ "$(mk dry '')" "$out"
+	run --separate-stderr bash -c 'heart-wake --soul "$1" --force --dry-run | tee -a "$2" | heart-ghost' _ "$(mk dry 'heart: {}')" "$out"
 	assert_success
 	assert_output ""
 	[ -z "$stderr" ]
 	heart-wake --soul "$s" --chamber schedule >> "$out"
 	# not_idle, quiet, empty, busy, capped, open
-	u=$(mk user '')
+	u=$(mk user 'heart: {}')
 	heart-wake --touch user --soul "$u"
 	heart-wake --soul "$u" --chamber idle >> "$out"
 	night=$(mk night 'heart: { schedule: { interval: 10m, active_hours: "22:00-06:00" } }')
@@ -370,18 +370,18 @@ cron_day() {
 	at "2026-11-22 13:00:00 UTC" heart-wake --soul "$night" --chamber schedule >> "$out"
 	printf -- '- [x] done\n' > HEARTBEAT.md
 	heart-wake --soul "$(mk list 'heart: { schedule: { checklist: HEARTBEAT.md } }')" --force --chamber schedule >> "$out"
-	b=$(mk busy '')
+	b=$(mk busy 'heart: {}')
 	mkdir -p "$HEART_STATE_DIR/agents/busy"
 	flock "$HEART_STATE_DIR/agents/busy/wake.lock" heart-wake --soul "$b" --force >> "$out"
 	heart-wake --soul "$(mk off 'heart: { schedule: { daily_cap: 0 } }')" --force --chamber schedule >> "$out"
 	heart-wake --soul "$(mk gated 'heart: { schedule: { gate: ["false"] } }')" --force --chamber schedule >> "$out"
-	o=$(mk broken '')
+	o=$(mk broken 'heart: {}')
 	for i in 1 2 3; do heart-breaker record --soul "$o" llm-fail > /dev/null; done
 	heart-wake --soul "$o" --force >> "$out"
 	# throttled: the fleet's rate limit, one request a minute
 	printf 'endpoints:\n  double:\n    model: double\n    requests_per_minute: 1\n' \
 	    > "$BATS_TEST_TMPDIR/fleet.yaml"
-	r=$(mk rated '')
+	r=$(mk rated 'heart: {}')
 	HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml heart-wake --soul "$r" --force > /dev/null
 	HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml heart-wake --soul "$r" --force >> "$out"
 	# tool_cap, error
