@@ -32,7 +32,7 @@ const char usage_text[] =
     " [FILE...]\n"
     "           [--exec CMD [ARG...]]\n"
     "       heart-ghost --outbox [AGENT...]\n"
-    "       heart-ghost [--keep N] --user AGENT TEXT|-\n";
+    "       heart-ghost [--keep N] --user AGENT [--soul FILE] TEXT|-\n";
 
 static int tflag, flushflag;
 static struct ghost_opts gopts;
@@ -461,17 +461,29 @@ user_text(const char *arg)
 	return t;
 }
 
+/*
+ * --user: the user's message into the agent's history.  Only of an
+ * agent heart knows here, where its history is, or whose soul is given
+ * (before its first wake): a misspelt name must not start a new agent.
+ */
 static int
-cmd_user(const char *agent, int argc, char **argv)
+cmd_user(char *agent, const char *soul, int argc, char **argv)
 {
 	char err[HEART_ERRLEN];
+	struct soulset set = { NULL, 0 };
 	char *text;
+	int r;
 
 	if (argc != 1 || tflag || gopts.alert_only || gopts.dedupe > 0 ||
 	    execargv != NULL || flushflag || gopts.retry_for > 0)
 		usage();
-	if (id_check(agent, err) == -1)
-		die(HX_USAGE, err);
+	if (soul != NULL)
+		prog_add_soul(&set, soul);
+	prog_one_agent(&set, 1, &agent);
+	r = prog_unknown(&set, agent);
+	soulset_free(&set);
+	if (r != 0)
+		return r;
 	text = user_text(argv[0]);
 	if (hist_user_text(text, err) == -1)
 		die(HX_DATA, err);
@@ -490,6 +502,7 @@ main(int argc, char **argv)
 		{ "dedupe", required_argument, NULL, 'd' },
 		{ "keep", required_argument, NULL, 'k' },
 		{ "user", required_argument, NULL, 'u' },
+		{ "soul", required_argument, NULL, 's' },
 		{ "exec", no_argument, NULL, 'e' },
 		{ "retry-for", required_argument, NULL, 'r' },
 		{ "exec-timeout", required_argument, NULL, 'T' },
@@ -499,12 +512,12 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *user = NULL;
-	char m[160], why[96];
+	const char *soul = NULL;
+	char m[160], why[96], *user = NULL;
 	int c, oflag = 0;
 
 	while (execargv == NULL && (c = getopt_long(argc, argv,
-	    "+tad:k:u:er:h", longopts, NULL)) != -1) {
+	    "+tad:k:u:s:er:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			tflag = 1;
@@ -529,6 +542,9 @@ main(int argc, char **argv)
 			break;
 		case 'u':
 			user = optarg;
+			break;
+		case 's':
+			soul = optarg;
 			break;
 		case 'r':
 			if (dur_parse(optarg, &gopts.retry_for) == -1 ||
@@ -565,8 +581,10 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (soul != NULL && user == NULL)
+		die(HX_USAGE, "--soul goes with --user only");
 	if (user != NULL)
-		return cmd_user(user, argc, argv);
+		return cmd_user(user, soul, argc, argv);
 	if (oflag) {
 		if (execargv != NULL || flushflag)
 			usage();

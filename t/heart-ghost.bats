@@ -499,6 +499,7 @@ ALERT: first'
 }
 
 @test "--user records the user's message and touches the input file the idle chamber watches" {
+	meet scout
 	run at "2026-11-21 09:30:00" heart-ghost --user scout 'where is my bag?'
 	assert_success
 	assert_output ""
@@ -520,7 +521,26 @@ ALERT: first'
 	assert_output 0
 }
 
+@test "--user of an agent heart has never met says no such agent, exit 64, and records nothing; with its soul it records" {
+	run heart-ghost --user scuot 'where is my bag?'
+	assert_failure 64
+	assert_output "heart-ghost: scuot: no such agent (heart has no state for it: check the name, or give its soul with --soul)"
+	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
+	printf 'heart: {}\n' > scout.yaml
+	run heart-ghost --user scuot --soul scout.yaml 'where is my bag?'
+	assert_failure 64
+	assert_output "heart-ghost: the AGENT operand and the soul's name differ"
+	run -0 heart-ghost --user scout --soul scout.yaml 'where is my bag?'
+	run -0 heart-ghost --user scout 'and my coat?'
+	run jq -r .content "$(hist scout)"
+	assert_output $'where is my bag?\nand my coat?'
+	run heart-ghost --soul scout.yaml
+	assert_failure 64
+	assert_output "heart-ghost: --soul goes with --user only"
+}
+
 @test "--user refuses a bad agent id (64), an empty message or one not UTF-8 (65), a missing one (64)" {
+	meet scout
 	run heart-ghost --user ../x hi
 	assert_failure 64
 	run heart-ghost --user scout '  '
@@ -537,10 +557,11 @@ ALERT: first'
 	assert_failure 64
 	run heart-ghost --user scout - < /dev/null
 	assert_failure 65
-	[ ! -e "$HEART_STATE_DIR/agents/scout" ]
+	[ ! -e "$(hist scout)" ]
 }
 
 @test "--user takes a message of up to 1 MiB and refuses a longer one (65), saying the limit" {
+	meet scout
 	head -c 20000000 /dev/zero | tr '\0' a > "$BATS_TEST_TMPDIR/big"
 	run heart-ghost --user scout - < "$BATS_TEST_TMPDIR/big"
 	assert_failure 65
@@ -548,7 +569,7 @@ ALERT: first'
 	head -c 1048577 /dev/zero | tr '\0' b > "$BATS_TEST_TMPDIR/big"
 	run heart-ghost --user scout - < "$BATS_TEST_TMPDIR/big"
 	assert_failure 65
-	[ ! -e "$HEART_STATE_DIR/agents/scout" ]
+	[ ! -e "$(hist scout)" ]
 	{ head -c 1048576 /dev/zero | tr '\0' d; printf '\n\n'; } | heart-ghost --user scout -
 	run jq -r '.content | length' "$(hist scout)"
 	assert_output 1048576

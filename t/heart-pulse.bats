@@ -145,7 +145,7 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 @test "a pulse carries breaker, running wake and cap read from the state files" {
 	broker_start
 	s=$(soul scout)
-	heart-cap take scout
+	heart-cap take --soul "$s"
 	heart-cap take scout
 	for i in 1 2 3; do heart-breaker record scout llm-fail > /dev/null; done
 	sleep 30 & sleeper=$!
@@ -168,7 +168,7 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 llm: {price: {input: 1.0, output: 4.0}}')
 	soul plain > /dev/null
 	heart-cap take --soul "$s"
-	heart-cap take plain
+	heart-cap take --soul "$BATS_TEST_TMPDIR/souls/plain.yaml"
 	d=$HEART_STATE_DIR/agents/scout
 	state scout cap.json "$(jq -c '.cost = 0.4213' "$d/cap.json")"
 	pulse --souls "$BATS_TEST_TMPDIR/souls"
@@ -186,7 +186,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	broker_start
 	s=$(soul scout)
 	for i in 1 2 3; do
-		heart-breaker record scout tool-fail \
+		heart-breaker record --soul "$s" tool-fail \
 		    --reason 'quote "API": HTTP 502 \ again' > /dev/null
 	done
 	heart-cap take scout
@@ -429,7 +429,8 @@ llm: {price: {input: 1.0, output: 4.0}}')
 broker_gap() {	# the other chambers while the broker is away: each
 	# finishes at once and does its job, none asks for the broker
 	local w=$BATS_TEST_TMPDIR/gap.json
-	timeout 10 heart-cap take a || return 1
+	timeout 10 heart-cap take --soul "$BATS_TEST_TMPDIR/souls/a.yaml" ||
+		return 1
 	timeout 10 heart-breaker status a | jq -e '.state == "closed"' ||
 		return 1
 	timeout 10 heart-wake --soul "$BATS_TEST_TMPDIR/souls/a.yaml" \
@@ -738,7 +739,7 @@ heart-pulse: the block leaves out the agents of the 2 souls that did not load" ]
 	watcher_subscribed	# so that it sees the first pulse, closed
 	pulse --soul "$s"
 	wait_until 5 has_events 2 online	# ready and scout
-	for i in 1 2 3; do heart-breaker record scout llm-fail > /dev/null; done
+	for i in 1 2 3; do heart-breaker record --soul "$s" llm-fail > /dev/null; done
 	wait_until 3 has_events 1 breaker
 	state scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"pid\":$$}}"
 	wait_until 3 has_events 1 wake_start

@@ -232,11 +232,11 @@ cron_day() {
 	s=$(mk scout 'heart: {}')
 	run heart-wake --touch scuot
 	assert_failure 64
-	assert_output "heart-wake: --touch: no such agent 'scuot' (heart has never seen it: check the name, or give its soul with --soul)"
+	assert_output "heart-wake: scuot: no such agent (heart has no state for it: check the name, or give its soul with --soul)"
 	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
 	run heart-wake --touch scuot --soul "$s"
 	assert_failure 64
-	assert_output "heart-wake: --touch: the agent and the soul's name differ"
+	assert_output "heart-wake: the AGENT operand and the soul's name differ"
 	run heart-wake --touch scout --soul "$s"
 	assert_success
 	[ -e "$HEART_STATE_DIR/agents/scout/input" ]
