@@ -32,7 +32,8 @@ const char usage_text[] =
     " [FILE...]\n"
     "           [--exec CMD [ARG...]]\n"
     "       heart-ghost --outbox [AGENT...]\n"
-    "       heart-ghost [--keep N] --user AGENT [--soul FILE] TEXT|-\n";
+    "       heart-ghost [--keep N] --user AGENT [--soul FILE] TEXT|-\n"
+    "       heart-ghost --repair AGENT\n";
 
 static int tflag, flushflag;
 static struct ghost_opts gopts;
@@ -493,6 +494,39 @@ cmd_user(char *agent, const char *soul, int argc, char **argv)
 	return HX_OK;
 }
 
+/*
+ * --repair: set aside what is not a whole wake in the agent's history
+ * (hist_repair), and say what went where.
+ */
+static int
+cmd_repair(char *agent)
+{
+	char err[HEART_ERRLEN], where[4200];
+	struct soulset none = { NULL, 0 };
+	json_t *runs, *r;
+	size_t i;
+	int rc;
+
+	prog_one_agent(&none, 1, &agent);
+	if ((rc = prog_unknown(&none, agent)) != 0)
+		return rc;
+	if (hist_repair(agent, time(NULL), &runs, where, sizeof where,
+	    err) == -1)
+		die(HX_IOERR, err);
+	if (json_array_size(runs) == 0)
+		printf("%s: nothing damaged in its history\n", agent);
+	json_array_foreach(runs, i, r)
+		printf("%s: history.jsonl line %lld (%lld line%s from byte "
+		    "%lld): %s: set aside in %s\n", agent,
+		    json_integer_value(json_object_get(r, "line")),
+		    json_integer_value(json_object_get(r, "lines")),
+		    json_integer_value(json_object_get(r, "lines")) > 1 ?
+		    "s" : "", json_integer_value(json_object_get(r, "byte")),
+		    json_string_value(json_object_get(r, "why")), where);
+	json_decref(runs);
+	return HX_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -503,6 +537,7 @@ main(int argc, char **argv)
 		{ "keep", required_argument, NULL, 'k' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "soul", required_argument, NULL, 's' },
+		{ "repair", required_argument, NULL, 'R' },
 		{ "exec", no_argument, NULL, 'e' },
 		{ "retry-for", required_argument, NULL, 'r' },
 		{ "exec-timeout", required_argument, NULL, 'T' },
@@ -513,7 +548,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *soul = NULL;
-	char m[160], why[96], *user = NULL;
+	char m[160], why[96], *user = NULL, *repair = NULL;
 	int c, oflag = 0;
 
 	while (execargv == NULL && (c = getopt_long(argc, argv,
@@ -545,6 +580,9 @@ main(int argc, char **argv)
 			break;
 		case 's':
 			soul = optarg;
+			break;
+		case 'R':
+			repair = optarg;
 			break;
 		case 'r':
 			if (dur_parse(optarg, &gopts.retry_for) == -1 ||
@@ -583,8 +621,15 @@ main(int argc, char **argv)
 	argv += optind;
 	if (soul != NULL && user == NULL)
 		die(HX_USAGE, "--soul goes with --user only");
+	if (user != NULL && repair != NULL)
+		usage();
 	if (user != NULL)
 		return cmd_user(user, soul, argc, argv);
+	if (repair != NULL) {
+		if (argc > 0 || oflag || flushflag || execargv != NULL)
+			usage();
+		return cmd_repair(repair);
+	}
 	if (oflag) {
 		if (execargv != NULL || flushflag)
 			usage();

@@ -91,8 +91,8 @@ until_of() {
 }
 
 @test "a success that changes nothing is read, not written: a process stuck holding the lock never stalls it" {
-	meet scout
 	file_only
+	meet scout
 	fails 1 scout
 	at "$T0" heart-breaker record scout ok	# the count reset: written
 	local f
@@ -543,8 +543,8 @@ wake() {
 }
 
 @test "breaker.json carries what heart-pulse and the dashboard read, and is private" {
-	meet scout
 	file_only
+	meet scout
 	fails 3 scout
 	jq -e 'has("state") and has("llm_fails") and has("tool_fails") and
 	    has("cooldown_s") and has("until") and has("trigger") and
@@ -661,8 +661,8 @@ wake() {
 }
 
 @test "a corrupt breaker.json, its version before too, is named, exit 74 everywhere, and never replaced" {
-	meet scout other
 	file_only
+	meet scout other
 	fails 3 scout
 	f=$(bfile scout)
 	printf '{"state":"op' > "$f"
@@ -683,8 +683,8 @@ wake() {
 }
 
 @test "a hand-edited breaker.json with a wrong field is refused, not reset" {
-	meet scout
 	file_only
+	meet scout
 	edits=('state = "ajar"' 'llm_fails = "many"' 'until = "soon"'
 	    'until = null' 'trigger = "disk"' 'cooldown_s = -5' 'state = 3')
 	fails 3 scout

@@ -368,8 +368,8 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 }
 
 @test "a document written over its longer version before holds its own bytes and no more" {
-	meet scout
 	file_only
+	meet scout
 	# cap.json is swapped with .cap.json.tmp, which is written over in
 	# place: after 11 takes it holds the 10th, two bytes longer than a
 	# reset's document (heart(7), State)
@@ -463,8 +463,8 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 }
 
 @test "a torn cap.json is read from the version before it, said once, and written whole again" {
-	meet scout
 	file_only
+	meet scout
 	heart-cap take scout
 	heart-cap take scout
 	f=$(capfile scout)
@@ -482,8 +482,8 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 }
 
 @test "a hand-edited cap.json with a wrong field is refused, not reset" {
-	meet scout
 	file_only
+	meet scout
 	heart-cap take scout
 	f=$(capfile scout)
 	jq -c '.total = "many"' "$f" > "$f.new" && mv "$f.new" "$f"

@@ -346,6 +346,41 @@ cron_day() {
 	assert_output 2
 }
 
+@test "a damaged line of the history: the wake names the file, the line and heart-ghost --repair, which sets it aside, kept, and the agent wakes again" {
+	s=$(mk scout 'heart: { schedule: { prompt: "Anything?" } }')
+	llm_script '{"replies":[{"text":"ALERT: one."},{"text":"ALERT: two."},{"text":"ALERT: three."}]}'
+	for i in 1 2; do
+		heart-wake --soul "$s" --force | heart-ghost > /dev/null
+	done
+	d=$HEART_STATE_DIR/agents/scout
+	# the first wake's answer cut short in the middle of the file
+	sed -i '2s/ALERT: one.*/ALERT: o/' "$d/history.jsonl"
+	cp "$d/history.jsonl" "$BATS_TEST_TMPDIR/damaged"
+	first=$(head -c "$(head -2 "$d/history.jsonl" | wc -c)" "$d/history.jsonl")
+	at=$(($(head -1 "$d/history.jsonl" | wc -c) + 1))
+	for i in 1 2; do	# every wake, until the repair
+		run --separate-stderr heart-wake --soul "$s" --force
+		assert_failure 74
+		[ "$stderr" = "heart-wake: scout: $d/history.jsonl: damaged at line 2 (byte $at): a line that is not a JSON object; heart-ghost --repair scout sets it aside (heart-ghost(1))" ]
+	done
+	[ "$(llm_count)" -eq 2 ]
+	run -0 heart-ghost --repair scout
+	assert_output "scout: history.jsonl line 1 (2 lines from byte 1): a wake cut short: set aside in $d/history.damaged"
+	# kept whole, after a line that says where it was
+	[ "$(sed -n 2,3p "$d/history.damaged")" = "$first" ]
+	sed -n 1p "$d/history.damaged" | grep -Eq '^# heart-ghost --repair, [0-9T:-]{19}Z: history.jsonl line 1 \(2 lines, bytes 1-[0-9]+\): a wake cut short$'
+	[ "$(cat "$d/history.jsonl")" = "$(tail -n 2 "$BATS_TEST_TMPDIR/damaged")" ]
+	run -0 heart-ghost --repair scout
+	assert_output "scout: nothing damaged in its history"
+	# the agent goes on, its history the wakes that were whole
+	run -0 bash -c 'heart-wake --soul "$1" --force | heart-ghost --text' _ "$s"
+	assert_output "ALERT: three."
+	run jq -r 'select(.role == "assistant") | .content' "$d/history.jsonl"
+	assert_output $'ALERT: two.\nALERT: three.'
+	run heart-ghost --repair scuot
+	assert_failure 64
+}
+
 @test "every status heart-wake prints is in heart-wake(1), heart-ghost(1) and the table, and heart-ghost takes each; a dry run leaves no trace" {
 	cd "$BATS_TEST_TMPDIR"
 	out=$BATS_TEST_TMPDIR/all
