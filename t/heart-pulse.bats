@@ -182,6 +182,17 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	wait_until 5 eval 'sub -t heart/scout/pulse -C 1 -W 2 | grep -q "\"cost\":12.000000001}"'
 }
 
+@test "README says what the dashboard shows of a pulse's cost as heart-pulse(1) says the pulse carries it" {
+	plain_only
+	run -0 bash -c "tr -s ' \t\n' '   ' < '$T/../README'"
+	refute_output --partial "does not send a cost"
+	assert_output --partial "cost today (the day's cost in dollars, which the pulse carries for an agent whose soul has a price; \"no price\" for one without)"
+	run -0 bash -c "mandoc -Tascii '$T/../man/heart-pulse.1' | col -b | tr -s ' \t\n' '   '"
+	assert_output --partial "for an agent whose soul has a price (llm.price), the day's cost in dollars, ghosts included (absent with no price, never 0)"
+	assert_output --partial "cap.cost is the day's spend in US dollars"
+	refute_output --partial "not send it yet"
+}
+
 @test "a pulse says why the breaker is open, the last wake and its error, tokens, the reset and the last answer" {
 	broker_start
 	s=$(soul scout)

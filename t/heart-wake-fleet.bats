@@ -116,7 +116,11 @@ most_in_a_minute() {
 	[ "$st" = 74 ]
 	[ "$(jq -r .status "$BATS_TEST_TMPDIR/out" | sort | uniq -c | tr -s ' ' | tr '\n' ,)" = " 1 error, 3 idle," ]
 	a=$(jq -r 'select(.status == "error") | .agent' "$BATS_TEST_TMPDIR/out")
-	grep -q "$a: its wake's worker was killed by signal 9" "$BATS_TEST_TMPDIR/err"
+	[[ $a == s0[1-4] ]]
+	# said once, the agent named once, by heart-wake as every failure
+	[ "$(grep -c "worker" "$BATS_TEST_TMPDIR/err")" -eq 1 ]
+	grep -qx "heart-wake: $a: its wake's worker was killed by signal 9" "$BATS_TEST_TMPDIR/err"
+	[ "$(jq -r 'select(.status == "error") | .error' "$BATS_TEST_TMPDIR/out")" = "its wake's worker was killed by signal 9" ]
 	run llm_count
 	assert_output 4
 }

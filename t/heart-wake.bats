@@ -320,6 +320,25 @@ cron_day() {
 	assert_output 0
 }
 
+@test "capped by the agent-wide daily_cap: the reason names the agent's cap, not the chamber's, in the result and in --explain" {
+	s=$(mk scout 'heart: { daily_cap: 2, schedule: { daily_cap: 48 } }')
+	heart-cap take --soul "$s"
+	heart-cap take --soul "$s" --chamber idle
+	run -0 heart-wake --soul "$s" --force --chamber schedule
+	[ "$(field status)" = capped ]
+	[[ $(field reason) == "agent: daily cap reached: 2 of 2 today, every chamber's wakes together (heart.daily_cap; the schedule chamber's own is 48); resets at "* ]]
+	run -0 heart-wake --soul "$s" --explain
+	echo "$output" | jq -se '.[0].gates.cap.reason | startswith("agent: daily cap reached: 2 of 2 today")'
+	echo "$output" | jq -se '.[1].gates.cap.reason | test("the idle chamber.s own is 12\\)")'
+	# a chamber's own cap reached first is the chamber's
+	s=$(mk other 'heart: { daily_cap: 5, schedule: { daily_cap: 1 } }')
+	heart-cap take --soul "$s"
+	run -0 heart-wake --soul "$s" --force --chamber schedule
+	[[ $(field reason) == "schedule: daily cap reached: 1 of 1 today; resets at "* ]]
+	run llm_count
+	assert_output 0
+}
+
 @test "a chamber with daily_cap 0 is off; another agent's settings are untouched" {
 	off=$(mk off 'heart: { schedule: { daily_cap: 0 }, idle: { daily_cap: 0 } }')
 	on=$(mk on 'heart: {}')
