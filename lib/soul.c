@@ -4,8 +4,9 @@
  * is read into JSON (yj.c), then every key is checked into struct
  * soul.  Each key is spelt once, in the table keys[] below: what the
  * loader reads, in what order, and what soul_defaults fills in.
- * Errors name file:line:column; unknown keys become warnings the
- * program prints.  After soul_load every field holds a value: caps are
+ * Errors name file:line:column (a file that cannot be read, or holds
+ * nothing, is named alone); unknown keys become warnings the program
+ * prints.  Every program reads a soul file here and only here.  After soul_load every field holds a value: caps are
  * never unbounded.
  */
 #include <errno.h>
