@@ -412,10 +412,10 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	unset HEART_STATE_DIR
 	XDG_STATE_HOME=$BATS_TEST_TMPDIR/xdg meet scout
 	XDG_STATE_HOME=$BATS_TEST_TMPDIR/xdg heart-cap take scout
-	[ -f "$BATS_TEST_TMPDIR/xdg/heart/agents/scout/cap.json" ]
+	[ "$(jq .total "$BATS_TEST_TMPDIR/xdg/heart/agents/scout/cap.json")" = 1 ]
 	HOME=$BATS_TEST_TMPDIR/home meet scout
 	HOME=$BATS_TEST_TMPDIR/home heart-cap take scout
-	[ -f "$BATS_TEST_TMPDIR/home/.local/state/heart/agents/scout/cap.json" ]
+	[ "$(jq .total "$BATS_TEST_TMPDIR/home/.local/state/heart/agents/scout/cap.json")" = 1 ]
 }
 
 @test "hostile agent ids are refused before they become paths" {
