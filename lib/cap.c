@@ -471,9 +471,9 @@ cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
 		return 1;
 	}
 	if (v->caps.agent >= 0 && v->caps.agent < v->caps.chamber[ch])
-		snprintf(buf, n, "agent: daily cap reached: %lld of %lld today, "
-		    "every chamber's wakes together (heart.daily_cap; the %s "
-		    "chamber's own is %lld); resets at %s", v->total,
+		snprintf(buf, n, "agent: daily cap reached: %lld of %lld "
+		    "today, every chamber's wakes together (heart.daily_cap; "
+		    "the %s chamber's own is %lld); resets at %s", v->total,
 		    v->caps.agent, soul_chamber_name(ch), v->caps.chamber[ch],
 		    reset);
 	else

@@ -258,7 +258,8 @@ merge(struct fleet *f, struct fleet_agent **nv, size_t nn, char **failed,
  * Load (or load again) the souls named by files[] and those found in
  * dir (either may be empty).  A soul that does not load is reported
  * (fleet_warning), counted (f->nbad) and skipped; if its agent was
- * loaded before, it is kept as it was.  Agents no soul names any more go to fleet_gone.
+ * loaded before, it is kept as it was.  Agents no soul names any more
+ * go to fleet_gone.
  * Returns the number of agents, or -1 when dir cannot be read.
  */
 long long

@@ -930,7 +930,7 @@ struct scan {
 	const char *buf;
 	char	*kept;		/* the whole wakes, in order */
 	size_t	 klen;
-	json_t	*runs;		/* set aside: [{line, lines, byte, bytes, why}] */
+	json_t	*runs;		/* set aside: {line, lines, byte, bytes, why} */
 	off_t	 ws, we;	/* the wake begun: its bytes; ws -1: none */
 	long long wline, wlines, next, parts;
 	json_t	*first;		/* its first line */

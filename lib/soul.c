@@ -6,8 +6,8 @@
  * loader reads, in what order, and what soul_defaults fills in.
  * Errors name file:line:column (a file that cannot be read, or holds
  * nothing, is named alone); unknown keys become warnings the program
- * prints.  Every program reads a soul file here and only here.  After soul_load every field holds a value: caps are
- * never unbounded.
+ * prints.  Every program reads a soul file here and only here.  After
+ * soul_load every field holds a value: caps are never unbounded.
  */
 #include <errno.h>
 #include <limits.h>
