@@ -1102,6 +1102,7 @@ hist_repair(const char *agent, time_t now, json_t **runs, char *where,
 {
 	char dir[4096], path[4200], *buf = NULL;
 	struct scan sc;
+	struct stat st;
 	size_t len = 0;
 	int lk, rc = -1;
 
@@ -1112,6 +1113,11 @@ hist_repair(const char *agent, time_t now, json_t **runs, char *where,
 	snprintf(where, wn, "%s/%s", dir, ASIDEFILE);
 	if ((lk = state_lock(dir, HISTLOCK, LOCK_EX, err)) < 0)
 		return -1;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		errf(err, "%s: not a regular file; nothing is set aside",
+		    path);
+		goto out;
+	}
 	if (file_read(path, SIZE_MAX - 2, &buf, &len) == -1 &&
 	    errno != ENOENT) {
 		ioerr(path, "read", err);

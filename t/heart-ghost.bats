@@ -269,6 +269,12 @@ dmg: history.jsonl line 9 (1 line from byte $(($(head -8 damaged | wc -c) + 1)))
 	assert_failure 64
 	run heart-ghost --repair dmg --user dmg hi
 	assert_failure 64
+	# a history that is a link is no history of heart's: left as it is
+	rm "$f" && ln -s "$BATS_TEST_TMPDIR/good" "$f"
+	run heart-ghost --repair dmg
+	assert_failure 74
+	assert_output "heart-ghost: $f: not a regular file; nothing is set aside"
+	[ -L "$f" ] && cmp "$a" kept
 }
 
 @test "bad input: each bad line is named, the good ones around it are kept, exit 65" {
