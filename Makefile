@@ -6,9 +6,16 @@
 #                   man pages, run the bats suite (the cap and breaker
 #                   suites twice: with files, then with a Redis store),
 #                   all again under AddressSanitizer and
-#                   UndefinedBehaviorSanitizer, and each fuzz target a
-#                   few seconds: CHECK_JOBS files at a time (t/check.sh)
-#   make fuzz       run each libFuzzer target in fuzz/ for FUZZ_SECONDS
+#                   UndefinedBehaviorSanitizer, and each fuzz target on
+#                   its seeds and FUZZ_CHECK_RUNS inputs mutated from
+#                   them from a fixed seed, the same on every machine
+#                   and load, so that a change passes or fails for
+#                   itself: CHECK_JOBS files at a time (t/check.sh)
+#   make fuzz       explore: run each libFuzzer target in fuzz/ for
+#                   FUZZ_SECONDS from a random seed, growing its corpus
+#                   in build/fuzz/corpus/; what it finds is in
+#                   build/fuzz/crash/, to add to fuzz/corpus/TARGET/
+#                   once mended
 #   make install    PREFIX, DESTDIR, BINDIR, MANDIR, SHAREDIR, UNITDIR:
 #                   the programs, man pages, dashboard, contrib/ and
 #                   the systemd units
@@ -175,15 +182,18 @@ asan: $(PROGS:%=build/asan/%) $(TPROGS:%=build/asan/t/%)
 # libFuzzer targets, one per parser of outside bytes (fuzz/*.c), built
 # with clang, ASan and UBSan over a third build of the library that
 # libFuzzer can trace.  make fuzz runs each FUZZ_SECONDS (make -j2 fuzz
-# two at once); make check runs each for FUZZ_CHECK_SECONDS, its seeds
-# first.
+# two at once), exploring from a random seed; make check runs each on
+# its seeds (fuzz/corpus/TARGET) and FUZZ_CHECK_RUNS inputs mutated
+# from them, from libFuzzer's seed 1 and at fixed addresses: a count of
+# runs, not of seconds, so that a run does the same work however loaded
+# the machine (fuzz/run --check; a few seconds a target).
 FUZZ_CC = clang
 FUZZFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 FUZZ = soul dur jscan jdiff ghost llm state hist checklist mcp url cache judge
 FUZZ_LIBS = $(CORE_LIBS) $(REDIS_LIBS) $(MQTT_LIBS) -ldl
 FUZZ_SECONDS ?= 60
-FUZZ_CHECK_SECONDS ?= 5
+FUZZ_CHECK_RUNS ?= 5000
 
 build/fuzz/lib/%.o: lib/%.c $(LIBHDR) | deps
 	@mkdir -p build/fuzz/lib
@@ -272,7 +282,7 @@ check: tree-check
 		fuzz-build
 	@$(MAKE) --no-print-directory lint
 	@BATSFLAGS="$(BATSFLAGS)" bash t/check.sh $(CHECK_JOBS) \
-		$(FUZZ_CHECK_SECONDS) $(STORE_SUITES) -- $(FUZZ)
+		$(FUZZ_CHECK_RUNS) $(STORE_SUITES) -- $(FUZZ)
 
 # the lines the store suites reach over Redis and not over files or in
 # heart-redis.bats: none, or the sanitized pass would miss them

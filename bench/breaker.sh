@@ -20,6 +20,17 @@ ratio() {	# ratio NAME: hyperfine's first result against its second
 	    "ratio \($q * 100 | round / 100)"' "$tmp/h.json"
 }
 
+# meet NAME [ARG...]: heart knows the agent NAME from now on, its soul
+# given once (a take or a record of an agent it has never met is
+# refused); ARGs go to heart-cap reset
+meet() {
+	printf 'name: %s\nheart: {}\n' "$1" > "$tmp/$1.yaml"
+	met=$tmp/$1.yaml
+	shift
+	"$bin/heart-cap" reset --soul "$met" "$@"
+}
+meet closed
+meet open
 "$bin/heart-breaker" record closed ok
 for i in 1 2 3; do
 	"$bin/heart-breaker" record open llm-fail --reason bench >/dev/null

@@ -11,6 +11,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 export HEART_STATE_DIR=$tmp/state
 
+# meet NAME [ARG...]: heart knows the agent NAME from now on, its soul
+# given once (a take or a record of an agent it has never met is
+# refused); ARGs go to heart-cap reset
+meet() {
+	printf 'name: %s\nheart: {}\n' "$1" > "$tmp/$1.yaml"
+	met=$tmp/$1.yaml
+	shift
+	"$bin/heart-cap" reset --soul "$met" "$@"
+}
+meet bench
+
 echo "== heart-cap take vs /bin/true (hyperfine, 300 runs each)"
 hyperfine -N -w 20 -r 300 --export-json "$tmp/h.json" \
 	"$bin/heart-cap take bench --cap 1000000000" /bin/true >/dev/null 2>&1
@@ -20,6 +31,7 @@ jq -r '.results as $r | ($r[0].mean / $r[1].mean) as $q |
 echo "== contention: 2000 takes against a cap of 1000, N processes at once"
 for n in 1 2 8 32; do
 	rm -rf "$HEART_STATE_DIR"
+	meet herd
 	per=$((2000 / n))
 	start=$(date +%s.%N)
 	i=0

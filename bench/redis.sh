@@ -45,6 +45,18 @@ done
 [ -n "$port" ] || { echo "bench/redis.sh: redis-server did not start" >&2; exit 1; }
 redis=redis://127.0.0.1:$port
 
+# meet NAME [ARG...]: heart knows the agent NAME from now on, its soul
+# given once (a take or a record of an agent it has never met is
+# refused); ARGs go to heart-cap reset
+meet() {
+	printf 'name: %s\nheart: {}\n' "$1" > "$tmp/$1.yaml"
+	met=$tmp/$1.yaml
+	shift
+	"$bin/heart-cap" reset --soul "$met" "$@"
+}
+meet bench --store file
+meet bench --store "$redis"
+
 echo "== one heart-cap take, alone (hyperfine, 300 runs each)"
 hyperfine -N -w 20 -r 300 --export-json "$tmp/h.json" \
 	"$bin/heart-cap take bench --cap 1000000000 --store file" \
@@ -63,6 +75,7 @@ for store in file redis; do
 	for n in 1 8 32; do
 		rm -rf "$HEART_STATE_DIR"
 		redis-cli -p "$port" FLUSHALL >/dev/null
+		meet herd --store "$s"
 		per=$((2000 / n))
 		start=$(date +%s.%N)
 		i=0

@@ -123,6 +123,8 @@ cmd_record(int argc, char **argv, const char *reason, time_t now)
 		die(HX_USAGE, m);
 	}
 	agent = prog_one_agent(&o.set, argc - 1, argv);
+	if ((r = prog_unknown(&o.set, agent)) != 0)
+		return r;	/* a misspelt name starts no agent */
 	events = json_array();
 	r = brk_record(agent, conf_for(agent, &c), now, flags, 0, reason,
 	    events, err);

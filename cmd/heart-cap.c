@@ -31,8 +31,10 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 	struct soul *s = soulset_find(&o.set, agent);
 	struct cap_view v;
 	struct caps caps;
-	int ok;
+	int ok, r;
 
+	if ((r = prog_unknown(&o.set, agent)) != 0)
+		return r;	/* a misspelt name starts no agent */
 	/* without a soul, the caps kept are left as they are */
 	if (s != NULL)
 		cap_from_soul(s, &caps);

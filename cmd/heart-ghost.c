@@ -34,7 +34,8 @@ const char usage_text[] =
     " [--flush [--now]]\n"
     "           [FILE...] [--exec CMD [ARG...]]\n"
     "       heart-ghost --outbox [AGENT...]\n"
-    "       heart-ghost [--keep N] --user AGENT TEXT|-\n";
+    "       heart-ghost [--keep N] --user AGENT [--soul FILE] TEXT|-\n"
+    "       heart-ghost --repair AGENT\n";
 
 static int tflag, flushflag;
 static struct ghost_opts gopts;
@@ -510,23 +511,68 @@ user_text(const char *arg)
 	return t;
 }
 
+/*
+ * --user: the user's message into the agent's history.  Only of an
+ * agent heart knows here, where its history is, or whose soul is given
+ * (before its first wake): a misspelt name must not start a new agent.
+ */
 static int
-cmd_user(const char *agent, int argc, char **argv)
+cmd_user(char *agent, const char *soul, int argc, char **argv)
 {
 	char err[HEART_ERRLEN];
+	struct soulset set = { NULL, 0 };
 	char *text;
+	int r;
 
 	if (argc != 1 || tflag || gopts.alert_only || gopts.dedupe > 0 ||
 	    execargv != NULL || flushflag || gopts.retry_for > 0)
 		usage();
-	if (id_check(agent, err) == -1)
-		die(HX_USAGE, err);
+	if (soul != NULL)
+		prog_add_soul(&set, soul);
+	prog_one_agent(&set, 1, &agent);
+	r = prog_unknown(&set, agent);
+	soulset_free(&set);
+	if (r != 0)
+		return r;
 	text = user_text(argv[0]);
 	if (hist_user_text(text, err) == -1)
 		die(HX_DATA, err);
 	if (hist_user(agent, text, time(NULL), gopts.keep, err) == -1)
 		die(HX_IOERR, err);
 	free(text);
+	return HX_OK;
+}
+
+/*
+ * --repair: set aside what is not a whole wake in the agent's history
+ * (hist_repair), and say what went where.
+ */
+static int
+cmd_repair(char *agent)
+{
+	char err[HEART_ERRLEN], where[4200];
+	struct soulset none = { NULL, 0 };
+	json_t *runs, *r;
+	size_t i;
+	int rc;
+
+	prog_one_agent(&none, 1, &agent);
+	if ((rc = prog_unknown(&none, agent)) != 0)
+		return rc;
+	if (hist_repair(agent, time(NULL), &runs, where, sizeof where,
+	    err) == -1)
+		die(HX_IOERR, err);
+	if (json_array_size(runs) == 0)
+		printf("%s: nothing damaged in its history\n", agent);
+	json_array_foreach(runs, i, r)
+		printf("%s: history.jsonl line %lld (%lld line%s from byte "
+		    "%lld): %s: set aside in %s\n", agent,
+		    json_integer_value(json_object_get(r, "line")),
+		    json_integer_value(json_object_get(r, "lines")),
+		    json_integer_value(json_object_get(r, "lines")) > 1 ?
+		    "s" : "", json_integer_value(json_object_get(r, "byte")),
+		    json_string_value(json_object_get(r, "why")), where);
+	json_decref(runs);
 	return HX_OK;
 }
 
@@ -539,6 +585,8 @@ main(int argc, char **argv)
 		{ "dedupe", required_argument, NULL, 'd' },
 		{ "keep", required_argument, NULL, 'k' },
 		{ "user", required_argument, NULL, 'u' },
+		{ "soul", required_argument, NULL, 's' },
+		{ "repair", required_argument, NULL, 'R' },
 		{ "exec", no_argument, NULL, 'e' },
 		{ "retry-for", required_argument, NULL, 'r' },
 		{ "exec-timeout", required_argument, NULL, 'T' },
@@ -549,12 +597,12 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *user = NULL;
-	char m[160], why[96];
+	const char *soul = NULL;
+	char m[160], why[96], *user = NULL, *repair = NULL;
 	int c, oflag = 0;
 
 	while (execargv == NULL && (c = getopt_long(argc, argv,
-	    "+tad:k:u:er:h", longopts, NULL)) != -1) {
+	    "+tad:k:u:s:er:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			tflag = 1;
@@ -579,6 +627,12 @@ main(int argc, char **argv)
 			break;
 		case 'u':
 			user = optarg;
+			break;
+		case 's':
+			soul = optarg;
+			break;
+		case 'R':
+			repair = optarg;
 			break;
 		case 'r':
 			if (dur_parse(optarg, &gopts.retry_for) == -1 ||
@@ -618,10 +672,17 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (gopts.try_now && !flushflag)
+	if (soul != NULL && user == NULL)
+		die(HX_USAGE, "--soul goes with --user only");
+	if ((gopts.try_now && !flushflag) || (user != NULL && repair != NULL))
 		usage();
 	if (user != NULL)
-		return cmd_user(user, argc, argv);
+		return cmd_user(user, soul, argc, argv);
+	if (repair != NULL) {
+		if (argc > 0 || oflag || flushflag || execargv != NULL)
+			usage();
+		return cmd_repair(repair);
+	}
 	if (oflag) {
 		if (execargv != NULL || flushflag)
 			usage();

@@ -246,10 +246,12 @@ acl(void)
 	char err[HEART_ERRLEN], *s;
 	int r;
 
-	if ((r = publisher_acl(&o.c, &hooks, &s, err)) != 0)
-		die(r, err);
-	fputs(s, stdout);
+	r = publisher_acl(&o.c, &hooks, &s, err);
+	if (s != NULL)
+		fputs(s, stdout);
 	free(s);
+	if (r != 0)
+		die(r, err);
 	return HX_OK;
 }
 

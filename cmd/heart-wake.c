@@ -335,31 +335,21 @@ one_soul(const char *path, const struct run_opts *o, int explain,
  * not start a new agent.
  */
 static int
-touch_input(const char *agent, char **paths, int n, time_t now)
+touch_input(char *agent, char **paths, int n, time_t now)
 {
-	char err[HEART_ERRLEN], m[HEART_ERRLEN + 64];
-	struct soul *s = NULL;
+	char err[HEART_ERRLEN];
+	struct soulset set = { NULL, 0 };
 	int r;
 
 	if (n > 1)
 		die(HX_USAGE, "--touch: one agent, one soul at most");
-	if (id_check(agent, err) == -1) {
-		snprintf(m, sizeof m, "--touch: %s", err);
-		die(HX_USAGE, m);
-	}
-	if (n == 1 && soul_load(paths[0], &s, err) == -1)
-		die(HX_CONFIG, err);
-	if (s != NULL && strcmp(s->name, agent) != 0)
-		die(HX_USAGE, "--touch: the agent and the soul's name differ");
-	soul_free(s);
-	if (n == 0 && (r = store_known(agent, err)) == -1)
-		die(store_code(HX_IOERR), err);
-	if (n == 0 && r == 0) {
-		snprintf(m, sizeof m, "--touch: no such agent '%s' (heart has "
-		    "never seen it: check the name, or give its soul with "
-		    "--soul)", agent);
-		die(HX_USAGE, m);
-	}
+	if (n == 1)
+		prog_add_soul(&set, paths[0]);
+	prog_one_agent(&set, 1, &agent);
+	r = prog_unknown(&set, agent);
+	soulset_free(&set);
+	if (r != 0)
+		return r;
 	if (hist_touch_input(agent, now, err) == -1)
 		die(HX_IOERR, err);
 	return HX_OK;
@@ -388,7 +378,8 @@ main(int argc, char **argv)
 	struct round_hooks hooks = { round_warn, round_line, round_text,
 	    round_flush, NULL };
 	char err[HEART_ERRLEN], **souls = NULL, **found = NULL;
-	const char *touch = NULL, *store = NULL, *dir = NULL;
+	const char *store = NULL, *dir = NULL;
+	char *touch = NULL;
 	int c, explain = 0, rc = HX_OK, n = 0, i, jobs = 0;
 	size_t nfound = 0, k;
 	long long x, span = -1;

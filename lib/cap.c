@@ -449,8 +449,10 @@ cap_cost(const struct cap_view *v)
 
 /*
  * Why a take of chamber ch was refused, as v stands after it: the
- * chamber's cap or the budget, and when the day resets.  Returns 1
- * when the budget refused it.
+ * chamber's cap, the agent-wide cap (heart.daily_cap, when it is below
+ * the chamber's: named as the agent's, never as the chamber's) or the
+ * budget, and when the day resets.  Returns 1 when the budget refused
+ * it.
  */
 int
 cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
@@ -467,9 +469,16 @@ cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
 		    sizeof budget), reset);
 		return 1;
 	}
-	snprintf(buf, n, "%s: daily cap reached: %lld of %lld today; resets "
-	    "at %s", soul_chamber_name(ch), v->total, cap_limit(&v->caps, ch),
-	    reset);
+	if (v->caps.agent >= 0 && v->caps.agent < v->caps.chamber[ch])
+		snprintf(buf, n, "agent: daily cap reached: %lld of %lld "
+		    "today, every chamber's wakes together (heart.daily_cap; "
+		    "the %s chamber's own is %lld); resets at %s", v->total,
+		    v->caps.agent, soul_chamber_name(ch), v->caps.chamber[ch],
+		    reset);
+	else
+		snprintf(buf, n, "%s: daily cap reached: %lld of %lld today; "
+		    "resets at %s", soul_chamber_name(ch), v->total,
+		    cap_limit(&v->caps, ch), reset);
 	return 0;
 }
 

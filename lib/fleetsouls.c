@@ -67,7 +67,10 @@ soul_file(const char *dir, const char *name)
 /*
  * The soul files of dir, sorted: *.yaml, *.yml, and *.md that open
  * with "---"; not a dot file, not a directory.  The one rule of a soul
- * directory (heart-pulse --souls, heart-wake --souls).
+ * directory (heart-pulse --souls, heart-wake --souls).  A name that
+ * cannot be followed (a link to nowhere, a file it may not read) is
+ * listed: soul_load says why it is no soul, rather than the soul
+ * vanishing without a word.
  */
 int
 fleetsouls_list(const char *dir, char ***out, size_t *no, char *err)
@@ -90,8 +93,8 @@ fleetsouls_list(const char *dir, char ***out, size_t *no, char *err)
 		/* the directory's word for it, when it has one (a
 		 * symbolic link is followed) */
 		if (de->d_type != DT_REG && ((de->d_type != DT_UNKNOWN &&
-		    de->d_type != DT_LNK) || stat(path, &st) == -1 ||
-		    !S_ISREG(st.st_mode)))
+		    de->d_type != DT_LNK) || (stat(path, &st) == 0 &&
+		    !S_ISREG(st.st_mode))))
 			continue;
 		if ((v = realloc(v, (n + 1) * sizeof *v)) == NULL)
 			abort();
@@ -254,8 +257,9 @@ merge(struct fleet *f, struct fleet_agent **nv, size_t nn, char **failed,
 /*
  * Load (or load again) the souls named by files[] and those found in
  * dir (either may be empty).  A soul that does not load is reported
- * (fleet_warning) and skipped; if its agent was loaded before, it is
- * kept as it was.  Agents no soul names any more go to fleet_gone.
+ * (fleet_warning), counted (f->nbad) and skipped; if its agent was
+ * loaded before, it is kept as it was.  Agents no soul names any more
+ * go to fleet_gone.
  * Returns the number of agents, or -1 when dir cannot be read.
  */
 long long
@@ -303,6 +307,7 @@ fleetsouls_load(struct fleet *f, char *const *files, size_t nfiles,
 	if (nn > 0)
 		nn = j;
 	merge(f, nv, nn, failed, nfailed, now);
+	f->nbad = nfailed;
 	for (i = 0; i < np; i++)
 		free(paths[i]);
 	free(paths);

@@ -374,6 +374,8 @@ int	 jscan_string(const char *, size_t, char *, size_t);
  *   hist_touch_input(agent, now, err)	agents/ID/input's mtime = now
  *   hist_user(agent, text, now, keep, err)  record the user, touch input
  *   hist_user_text(text, err)  whether text may be recorded as the user's
+ *   hist_repair(agent, now, &runs, where, n, err)  set aside what is
+ *				not a whole wake (heart-ghost --repair)
  */
 int	 hist_commit(const char *, const json_t *, const char *,
 	    const char *, const char *, long long, char *);
@@ -382,6 +384,8 @@ int	 hist_last_user(const char *, time_t *, char *);
 int	 hist_touch_input(const char *, time_t, char *);
 int	 hist_user(const char *, const char *, time_t, long long, char *);
 int	 hist_user_text(const char *, char *);
+int	 hist_repair(const char *, time_t, json_t **, char *, size_t,
+	    char *);
 
 /* status.c: what ghost mode does with a wake's status */
 enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };

@@ -636,6 +636,7 @@ struct fleet {
 	size_t	 ngone, nchg;
 	size_t	 cursor;	/* births */
 	long long interval;	/* override, s; -1: the souls' */
+	size_t	 nbad;		/* souls that did not load, last load */
 };
 
 struct fleet *fleet_new(long long, int);
@@ -816,6 +817,7 @@ struct yj {
 	json_t	*root;
 	struct yj_pos *pos;
 	size_t	 npos;
+	int	 nodoc;	/* no document (blank, or comments): root is {} */
 };
 
 int	yj_load(const char *, size_t, int, const char *, struct yj *,

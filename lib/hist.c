@@ -18,7 +18,11 @@
  * not parse, and lines of a wake that never reached its last part.
  * Readers ignore the torn tail; the next writer cuts it off before it
  * appends.  Anything damaged before the tail is an error, never
- * silently dropped.
+ * silently dropped: its message names the file, the line and the
+ * repair, hist_repair, which under the same exclusive lock appends
+ * every byte that is not a whole wake to agents/ID/history.damaged
+ * (synced first) and then replaces the history with its whole wakes
+ * (state_write): a crash between keeps the bytes twice, never none.
  */
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -35,6 +39,7 @@
 
 #define HISTFILE	"history.jsonl"
 #define HISTLOCK	"history.lock"
+#define ASIDEFILE	"history.damaged"
 #define INPUTFILE	"input"
 #define CHUNK		65536
 
@@ -51,6 +56,7 @@ struct back {
 /* The wakes of the file, read backwards. */
 struct walk {
 	struct back b;
+	const char *agent;	/* whose: the repair named */
 	int	 tail;		/* still inside the torn tail */
 	off_t	 good_end;	/* end of the last whole wake */
 };
@@ -190,19 +196,44 @@ line_part(json_t *o, long long *part, long long *parts)
 	return *part >= 1 && *part <= *parts ? 0 : -1;
 }
 
+/* The line of the file on fd that byte at is on, counted from 1. */
+static long long
+line_at(int fd, off_t at)
+{
+	char buf[CHUNK];
+	long long line = 1;
+	off_t o;
+	ssize_t r;
+	char *p;
+
+	for (o = 0; o < at; o += r) {
+		r = pread(fd, buf, at - o < CHUNK ? (size_t)(at - o) : CHUNK,
+		    o);
+		if (r <= 0)
+			break;
+		for (p = buf; (p = memchr(p, '\n', (size_t)(buf + r - p))) !=
+		    NULL; p++)
+			line++;
+	}
+	return line;
+}
+
 static int
 damaged(struct walk *w, off_t at, const char *why, char *err)
 {
-	errf(err, "%s: damaged at byte %lld: %s; fix or remove it by hand",
-	    w->b.path, (long long)at + 1, why);
+	errf(err, "%s: damaged at line %lld (byte %lld): %s; heart-ghost "
+	    "--repair %s sets it aside (heart-ghost(1))", w->b.path,
+	    line_at(w->b.fd, at), (long long)at + 1, why, w->agent);
 	return -1;
 }
 
 static int
-walk_init(struct walk *w, int fd, const char *path, char *err)
+walk_init(struct walk *w, int fd, const char *path, const char *agent,
+    char *err)
 {
 	if (back_init(&w->b, fd, path, err) == -1)
 		return -1;
+	w->agent = agent;
 	w->tail = 1;
 	w->good_end = 0;
 	return 0;
@@ -392,8 +423,8 @@ pwrite_all(int fd, const char *p, size_t len, off_t off)
  * (*keepo; -1 when nothing needs trimming).
  */
 static int
-find_ends(int fd, const char *path, long long keep, off_t *endo,
-    off_t *keepo, char *err)
+find_ends(int fd, const char *path, const char *agent, long long keep,
+    off_t *endo, off_t *keepo, char *err)
 {
 	struct walk w;
 	long long n, want = keep > 0 ? keep : 1;
@@ -402,7 +433,7 @@ find_ends(int fd, const char *path, long long keep, off_t *endo,
 	int r = 0;
 
 	*keepo = -1;
-	if (walk_init(&w, fd, path, err) == -1)
+	if (walk_init(&w, fd, path, agent, err) == -1)
 		return -1;
 	for (n = 0; n < want; n++) {
 		if ((r = walk_prev(&w, &wake, &s, err)) != 1)
@@ -658,7 +689,7 @@ hist_commit(const char *agent, const json_t *messages, const char *wake_id,
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd == -1)
 		ioerr(path, "open", err);
-	else if (find_ends(fd, path, keep, &end, &from, err) == 0 &&
+	else if (find_ends(fd, path, agent, keep, &end, &from, err) == 0 &&
 	    (rc = wake_known(dir, fd, path, end, id, &sn, err)) == 0) {
 		if (from >= 0)
 			rc = rewrite(fd, dir, path, from, end, buf, len, err);
@@ -759,7 +790,7 @@ hist_tail(const char *agent, size_t n, json_t **out, char *err)
 		return 0;
 	}
 	wakes = json_array();
-	if ((r = walk_init(&w, fd, path, err)) == 0)
+	if ((r = walk_init(&w, fd, path, agent, err)) == 0)
 		while (have < n && (r = walk_prev(&w, &wake, &s, err)) == 1) {
 			have += json_array_size(wake);
 			json_array_append_new(wakes, wake);
@@ -886,5 +917,223 @@ hist_user(const char *agent, const char *text, time_t now, long long keep,
 	json_decref(msgs);
 	if (rc != -1)
 		rc = hist_touch_input(agent, now, err);
+	return rc;
+}
+
+/*
+ * hist_repair: the history taken apart line by line, front to back, by
+ * the rule the readers apply back to front: its whole wakes are kept,
+ * and every other run of bytes is set aside (a line that is not a JSON
+ * object, a wake cut short, a torn tail).
+ */
+struct scan {
+	const char *buf;
+	char	*kept;		/* the whole wakes, in order */
+	size_t	 klen;
+	json_t	*runs;		/* set aside: {line, lines, byte, bytes, why} */
+	off_t	 ws, we;	/* the wake begun: its bytes; ws -1: none */
+	long long wline, wlines, next, parts;
+	json_t	*first;		/* its first line */
+};
+
+/* Set [from, to), lines line on, aside, with the run before when the
+ * two touch. */
+static void
+aside(struct scan *sc, off_t from, off_t to, long long line,
+    long long lines, const char *why)
+{
+	size_t n = json_array_size(sc->runs);
+	json_t *r = json_array_get(sc->runs, n - 1);
+	long long b;
+
+	if (n > 0 && (b = json_integer_value(json_object_get(r, "byte"))) +
+	    json_integer_value(json_object_get(r, "bytes")) - 1 == from) {
+		json_object_set_new(r, "bytes", json_integer(to - b + 1));
+		json_object_set_new(r, "lines", json_integer(json_integer_value(
+		    json_object_get(r, "lines")) + lines));
+		return;
+	}
+	json_array_append_new(sc->runs, json_pack("{s:I,s:I,s:I,s:I,s:s}",
+	    "line", (json_int_t)line, "lines", (json_int_t)lines, "byte",
+	    (json_int_t)from + 1, "bytes", (json_int_t)(to - from), "why",
+	    why));
+}
+
+static void
+keep_run(struct scan *sc, off_t from, off_t to)
+{
+	memcpy(sc->kept + sc->klen, sc->buf + from, (size_t)(to - from));
+	sc->klen += (size_t)(to - from);
+}
+
+/* The wake begun, if any, is cut short: set aside. */
+static void
+cut_short(struct scan *sc)
+{
+	if (sc->ws < 0)
+		return;
+	aside(sc, sc->ws, sc->we, sc->wline, sc->wlines, "a wake cut short");
+	json_decref(sc->first);
+	sc->first = NULL;
+	sc->ws = -1;
+}
+
+/* The line [s, to) (ended: its last byte is its newline), line. */
+static void
+scan_line(struct scan *sc, off_t s, off_t to, int ended, long long line)
+{
+	long long part = 0, parts = 0;
+	json_t *j;
+
+	j = ended ? parse_line(sc->buf + s, (size_t)(to - s - 1)) : NULL;
+	if (j == NULL || line_part(j, &part, &parts) == -1) {
+		cut_short(sc);
+		aside(sc, s, to, line, 1, !ended ? "a last line not ended" :
+		    j == NULL ? "a line that is not a JSON object" :
+		    "bad part/parts");
+	} else if (sc->ws >= 0 && part == sc->next && parts == sc->parts &&
+	    same_wake(j, sc->first)) {
+		sc->next++;
+		sc->we = to;
+		sc->wlines++;
+		if (part == parts) {
+			keep_run(sc, sc->ws, to);
+			json_decref(sc->first);
+			sc->first = NULL;
+			sc->ws = -1;
+		}
+	} else {
+		cut_short(sc);
+		if (part != 1)
+			aside(sc, s, to, line, 1, "a wake cut short");
+		else if (parts == 1)
+			keep_run(sc, s, to);
+		else {
+			sc->ws = s;
+			sc->we = to;
+			sc->wline = line;
+			sc->wlines = 1;
+			sc->next = 2;
+			sc->parts = parts;
+			sc->first = j;
+			return;
+		}
+	}
+	json_decref(j);
+}
+
+/* Append the runs of sc to dir's history.damaged, synced. */
+static int
+put_aside(const char *dir, const struct scan *sc, time_t now, char *err)
+{
+	char path[4200], at[32], *head;
+	long long b, n;
+	size_t i;
+	json_t *r;
+	int fd, created, bad = 0;
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/%s", dir, ASIDEFILE);
+	created = lstat(path, &st) == -1 && errno == ENOENT;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+	    O_NOFOLLOW, 0600);
+	if (fd == -1)
+		return ioerr(path, "open", err);
+	clock_utc(now, at, sizeof at);
+	json_array_foreach(sc->runs, i, r) {
+		b = json_integer_value(json_object_get(r, "byte")) - 1;
+		n = json_integer_value(json_object_get(r, "bytes"));
+		if (asprintf(&head, "# heart-ghost --repair, %s: %s line %lld "
+		    "(%lld lines, bytes %lld-%lld): %s\n", at, HISTFILE,
+		    json_integer_value(json_object_get(r, "line")),
+		    json_integer_value(json_object_get(r, "lines")), b + 1,
+		    b + n, str(r, "why")) == -1)
+			abort();
+		bad |= state_write_all(fd, head, strlen(head)) == -1 ||
+		    state_write_all(fd, sc->buf + b, (size_t)n) == -1 ||
+		    (sc->buf[b + n - 1] != '\n' &&
+		    state_write_all(fd, "\n", 1) == -1);
+		free(head);
+	}
+	if (bad || fdatasync(fd) == -1) {
+		close(fd);
+		return ioerr(path, "write", err);
+	}
+	close(fd);
+	if (created && state_sync_dir(dir) == -1)
+		return ioerr(dir, "fsync", err);
+	return 0;
+}
+
+/* The len bytes of buf into sc: its whole wakes, its runs set aside. */
+static void
+scan_all(struct scan *sc, const char *buf, size_t len)
+{
+	const char *nl;
+	long long line = 1;
+	off_t s;
+
+	memset(sc, 0, sizeof *sc);
+	sc->buf = buf;
+	sc->kept = xcalloc(len + 1, 1);
+	sc->runs = json_array();
+	sc->ws = -1;
+	for (s = 0; (size_t)s < len; s = (off_t)(nl - buf) + 1, line++) {
+		if ((nl = memchr(buf + s, '\n', len - (size_t)s)) == NULL) {
+			scan_line(sc, s, (off_t)len, 0, line);
+			break;
+		}
+		scan_line(sc, s, (off_t)(nl - buf) + 1, 1, line);
+	}
+	cut_short(sc);
+}
+
+/*
+ * Set aside what is not a whole wake in agent's history (heart-ghost
+ * --repair): appended to agents/ID/history.damaged, then the history
+ * replaced by its whole wakes, under the history's lock.  *runs is the
+ * runs set aside (an empty array: nothing was damaged), each with its
+ * first line, its lines, its first byte (from 1), its bytes and why;
+ * where, the file they went to.  0, or -1 with err.
+ */
+int
+hist_repair(const char *agent, time_t now, json_t **runs, char *where,
+    size_t wn, char *err)
+{
+	char dir[4096], path[4200], *buf = NULL;
+	struct scan sc;
+	struct stat st;
+	size_t len = 0;
+	int lk, rc = -1;
+
+	*runs = NULL;
+	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1)
+		return -1;
+	snprintf(path, sizeof path, "%s/%s", dir, HISTFILE);
+	snprintf(where, wn, "%s/%s", dir, ASIDEFILE);
+	if ((lk = state_lock(dir, HISTLOCK, LOCK_EX, err)) < 0)
+		return -1;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		errf(err, "%s: not a regular file; nothing is set aside",
+		    path);
+		goto out;
+	}
+	if (file_read(path, SIZE_MAX - 2, &buf, &len) == -1 &&
+	    errno != ENOENT) {
+		ioerr(path, "read", err);
+		goto out;
+	}
+	scan_all(&sc, buf, len);
+	rc = 0;
+	if (json_array_size(sc.runs) > 0 && ((rc = put_aside(dir, &sc, now,
+	    err)) == -1 || (rc = state_write(dir, HISTFILE, sc.kept, sc.klen,
+	    err)) == -1))
+		json_decref(sc.runs);
+	else
+		*runs = sc.runs;
+	free(sc.kept);
+out:
+	free(buf);
+	state_unlock(lk);
 	return rc;
 }

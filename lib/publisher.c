@@ -465,7 +465,8 @@ publisher_free(struct publisher *p)
 /*
  * --acl: the broker ACL block of this host's account (--username, else
  * its client id) for o's souls, into *out (to free).  0, or HX_CONFIG
- * or HX_USAGE with err.
+ * or HX_USAGE with err; HX_CONFIG with *out too when a soul did not
+ * load (the block leaves its agent out).
  */
 int
 publisher_acl(const struct pulse_opts *o, const struct pulse_hooks *h,
@@ -496,6 +497,12 @@ publisher_acl(const struct pulse_opts *o, const struct pulse_hooks *h,
 	}
 	*out = pulse_acl(p->b.prefix, o->username ? o->username :
 	    p->b.mc.client_id, ids, n);
+	if (p->fleet->nbad > 0) {
+		errf(err, "the block leaves out the agents of the %zu "
+		    "soul%s that did not load", p->fleet->nbad,
+		    p->fleet->nbad > 1 ? "s" : "");
+		r = HX_CONFIG;
+	}
 out:
 	free(ids);
 	publisher_free(p);

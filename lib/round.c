@@ -486,14 +486,14 @@ finish(struct round *r, struct worker *w, json_t *res, int rc,
 	const char *st;
 
 	snprintf(err, sizeof err, "%s", msg);
-	if (res == NULL) {
+	if (res == NULL) {	/* the agent is named by who says it */
 		if (WIFSIGNALED(status))
-			errf(err, "%s: its wake's worker was killed by signal "
-			    "%d", w->c->s->name, WTERMSIG(status));
+			errf(err, "its wake's worker was killed by signal %d",
+			    WTERMSIG(status));
 		else
-			errf(err, "%s: its wake's worker ended without a "
-			    "result (exit %d)", w->c->s->name,
-			    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			errf(err, "its wake's worker ended without a result "
+			    "(exit %d)", WIFEXITED(status) ?
+			    WEXITSTATUS(status) : -1);
 		rc = HX_IOERR;
 		res = run_refused(rc, err, w->now);
 		json_object_set_new(res, "agent", json_string(w->c->s->name));

@@ -4,9 +4,10 @@
  * is read into JSON (yj.c), then every key is checked into struct
  * soul.  Each key is spelt once, in the table keys[] below: what the
  * loader reads, in what order, and what soul_defaults fills in.
- * Errors name file:line:column; unknown keys become warnings the
- * program prints.  After soul_load every field holds a value: caps are
- * never unbounded.
+ * Errors name file:line:column (a file that cannot be read, or holds
+ * nothing, is named alone); unknown keys become warnings the program
+ * prints.  Every program reads a soul file here and only here.  After
+ * soul_load every field holds a value: caps are never unbounded.
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heartint.h"
 
@@ -1177,6 +1179,23 @@ utf8_text(const char *path, const char *buf, size_t n, char *err)
 	return 0;
 }
 
+/* Why path cannot be read (errno): a link to nowhere is named so. */
+static void
+unread(const char *path, char *err)
+{
+	char to[256];
+	ssize_t n;
+	int e = errno;
+
+	if (e == ENOENT && (n = readlink(path, to, sizeof to - 1)) > 0) {
+		to[n] = '\0';
+		errf(err, "%s: a symbolic link to %s, which is not there",
+		    path, to);
+	} else
+		errf(err, "%s: %s", path, e == EFBIG ? "larger than 1 MiB" :
+		    strerror(e));
+}
+
 static int
 read_file(const char *path, char **bufo, size_t *leno, char *err)
 {
@@ -1184,8 +1203,7 @@ read_file(const char *path, char **bufo, size_t *leno, char *err)
 	size_t n;
 
 	if (file_read(path, HEART_SOULMAX, &buf, &n) == -1) {
-		errf(err, "%s: %s", path, errno == EFBIG ? "larger than 1 MiB" :
-		    strerror(errno));
+		unread(path, err);
 		return -1;
 	}
 	if (memchr(buf, '\0', n) != NULL) {
@@ -1351,7 +1369,7 @@ parse_soul(struct soul *s, char *buf, size_t len, char *err)
 {
 	struct yj y;
 	struct sv v = { &y, s->path, s, err };
-	char *yaml = buf, *body = NULL, *sys;
+	char *yaml = buf, *body = NULL, *sys = NULL;
 	size_t ylen = len;
 	int lineoff = 0, r;
 
@@ -1373,12 +1391,19 @@ parse_soul(struct soul *s, char *buf, size_t len, char *err)
 		yj_free(&y);
 		return -1;
 	}
-	r = load_top(&v, y.root);
 	/* utf8_text has checked the body too */
-	if (r == 0 && body != NULL && (sys = trimmed(body)) != NULL) {
+	sys = body != NULL ? trimmed(body) : NULL;
+	if (y.nodoc && sys == NULL) {	/* nothing in it */
+		errf(err, "%s: empty: a soul holds its keys (heart: {} for "
+		    "every default); see heart-soul(5)", s->path);
+		yj_free(&y);
+		return -1;
+	}
+	if ((r = load_top(&v, y.root)) == 0 && sys != NULL) {
 		free(s->system);
 		s->system = sys;
-	}
+	} else
+		free(sys);
 	s->doc = json_incref(y.root);
 	yj_free(&y);
 	return r;

@@ -163,6 +163,27 @@ find(const struct soulcache *c, const char *name)
 
 static void line_drop(struct ent *);
 
+/* The four hex digits of a \u escape at p into *u; -1 when p does not
+ * hold four (the line may end sooner: no byte past one not a digit is
+ * read). */
+static int
+hex4(const char *p, unsigned int *u)
+{
+	int i, d;
+
+	*u = 0;
+	for (i = 0; i < 4; i++) {
+		if (p[i] >= '0' && p[i] <= '9')
+			d = p[i] - '0';
+		else if ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f')
+			d = (p[i] | 0x20) - 'a' + 10;
+		else
+			return -1;
+		*u = *u * 16 + (unsigned int)d;
+	}
+	return 0;
+}
+
 /* A name in its JSON string, decoded in place; p after the opening
  * quote; the byte after the closing quote, or NULL. */
 static char *
@@ -182,8 +203,8 @@ str_in(char *p, char **out)
 		p++;
 		if (*p == '"' || *p == '\\' || *p == '/')
 			*w++ = *p;
-		else if (*p == 'u' && sscanf(p + 1, "%4x", &u) == 1 &&
-		    u > 0 && u < 0x80) {
+		else if (*p == 'u' && hex4(p + 1, &u) == 0 && u > 0 &&
+		    u < 0x80) {
 			*w++ = (char)u;
 			p += 4;
 		} else

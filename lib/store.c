@@ -15,6 +15,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +124,8 @@ store_agents(char ***listo, size_t *no, char *err)
 /*
  * Does heart know agent id?  1 when it has a directory in the state
  * directory, or keys of its own in a server store; 0 when neither (a
- * misspelt name); -1 with err.
+ * misspelt name); -1 with err, as when the state directory cannot be
+ * looked in (it is not a misspelt name that is wrong then).
  */
 int
 store_known(const char *id, char *err)
@@ -133,8 +135,13 @@ store_known(const char *id, char *err)
 
 	if (state_agent_dir(id, 0, dir, sizeof dir, err) == -1)
 		return -1;
-	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-		return 1;
+	if (stat(dir, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return 1;
+	} else if (errno != ENOENT) {
+		errf(err, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
 	return cur != NULL ? cur->known(id, err) : 0;
 }
 

@@ -257,9 +257,10 @@ yj_load(const char *buf, size_t len, int lineoff, const char *file,
 		yaml_parser_delete(&parser);
 		return -1;
 	}
-	if ((root = yaml_document_get_root_node(&doc)) == NULL)
+	if ((root = yaml_document_get_root_node(&doc)) == NULL) {
 		out->root = json_object();
-	else
+		out->nodoc = 1;
+	} else
 		out->root = node_json(&c, root, 0);
 	if (out->root != NULL)
 		r = 0;

@@ -1,11 +1,13 @@
 #!/bin/bash
-# check.sh JOBS FUZZSECS STORE_SUITE... -- FUZZ_TARGET... - make check's
+# check.sh JOBS FUZZRUNS STORE_SUITE... -- FUZZ_TARGET... - make check's
 # passes as one pool of jobs, JOBS at a time (GNU parallel): every bats
 # file with the programs as built (pass plain) and again built with
 # AddressSanitizer and UndefinedBehaviorSanitizer (asan; a test that
 # runs none of them skips itself there: plain_only), the cap and
 # breaker suites STORE_SUITE again with a Redis store (redis), and each
-# fuzz target FUZZSECS seconds after its seeds (fuzz).  A job is one
+# fuzz target on FUZZRUNS inputs mutated from its seeds from a fixed
+# seed, the same work on any machine under any load (fuzz/run --check;
+# make fuzz explores, for as long as it is given).  A job is one
 # file of one pass; a file's tests run in order.  The sanitized pass
 # runs heart-redis.bats, the Redis store's own suite, which reaches
 # every line the redis pass reaches (t/cover.sh redis shows it), so the
@@ -25,13 +27,13 @@
 # not grow when others load the machine.  BATSFLAGS are handed to
 # bats.  Exit 1 if any job failed.
 #
-# check.sh --one PASS FILE FUZZSECS: one job (what the pool runs).
+# check.sh --one PASS FILE FUZZRUNS: one job (what the pool runs).
 set -u
 cd "$(dirname "$0")/.." || exit
 top=$PWD out=build/check
 
 one() {
-	local pass=$1 f=$2 secs=$3 log rc=0 t0 what cpu
+	local pass=$1 f=$2 runs=$3 log rc=0 t0 what cpu
 	local plain=(HEART_BIN="$top" HEART_TBIN="$top/build/t")
 	local asan=(HEART_BIN="$top/build/asan"
 	    HEART_TBIN="$top/build/asan/t" HEART_SANITIZED=1)
@@ -47,7 +49,7 @@ one() {
 	asan)	env "${asan[@]}" bats ${BATSFLAGS:-} "$f" ;;
 	asan-redis)
 		env HEART_TEST_STORE=redis "${asan[@]}" bats ${BATSFLAGS:-} "$f" ;;
-	fuzz)	sh fuzz/run "$f" "$secs" ;;
+	fuzz)	sh fuzz/run --check "$f" "$runs" ;;
 	*)	echo "check.sh: $pass: no such pass"; false ;;
 	esac > "$log" 2>&1 3>&- || rc=$?
 	if [ "$pass" = fuzz ]; then
@@ -94,7 +96,7 @@ if [ "${1:-}" = --times ]; then	# t/check.times from the last run
 	exit
 fi
 
-jobs=$1 secs=$2
+jobs=$1 runs=$2
 shift 2
 store=()
 while [ $# -gt 0 ] && [ "$1" != -- ]; do store+=("$1"); shift; done
@@ -115,7 +117,7 @@ weighed() {
 		w=${last[$j]:-}
 		if [ -z "$w" ]; then
 			case $j in	# (a line is some 30 ms of CPU)
-			fuzz*)	w=$secs ;;
+			fuzz*)	w=5 ;;
 			asan*)	w=$(($(wc -l < "${j#* }") / 20)) ;;
 			*)	w=$(($(wc -l < "${j#* }") / 30)) ;;
 			esac
@@ -136,7 +138,7 @@ t0=$(date +%s)
 echo "check: $(echo "$order" | wc -l) jobs, $jobs at a time; output in $out/"
 rc=0
 echo "$order" | parallel --jobs "$jobs" --joblog "$out/joblog" \
-    --colsep ' ' bash t/check.sh --one '{1}' '{2}' "$secs" |
+    --colsep ' ' bash t/check.sh --one '{1}' '{2}' "$runs" |
     tee "$out/jobs" || rc=1
 [ "${PIPESTATUS[1]}" -eq 0 ] || rc=1
 total=$(($(date +%s) - t0))

@@ -385,7 +385,9 @@ EOF
 	run rcli CONFIG GET maxmemory-policy
 	assert_output "$(printf 'maxmemory-policy\nnoeviction')"
 	export HEART_STORE=$REDIS_URL HEART_REDIS_PASSWORD=fleet-test-pw
-	HEART_STATE_DIR=$BATS_TEST_TMPDIR/a heart-cap take scout --cap 2
+	printf 'name: scout\nheart: {}\n' > "$BATS_TEST_TMPDIR/scout.yaml"
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/a heart-cap take --soul "$BATS_TEST_TMPDIR/scout.yaml" --cap 2
+	# host b has never seen it: the Redis they share knows it
 	HEART_STATE_DIR=$BATS_TEST_TMPDIR/b heart-cap take scout --cap 2
 	HEART_STATE_DIR=$BATS_TEST_TMPDIR/a run heart-cap take scout --cap 2
 	assert_failure 1

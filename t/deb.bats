@@ -233,12 +233,13 @@ arch() { dpkg --print-architecture; }
 	as_heart() {
 		runuser -u heart -- env HEART_STATE_DIR=/var/lib/heart "$@"
 	}
-	run as_heart /usr/bin/heart-cap take probe --cap 2
+	run as_heart /usr/bin/heart-cap take --cap 2 \
+		--soul /usr/share/heartbeat/souls/travel_rescue.yaml
 	assert_success
-	run as_heart /usr/bin/heart-cap status probe --json
+	run as_heart /usr/bin/heart-cap status travel_rescue --json
 	assert_success
-	[ "$(echo "$output" | jq -c '[.agent, .chambers.schedule.used]')" = '["probe",1]' ]
-	run stat -c '%U %G' /var/lib/heart/agents/probe/cap.json
+	[ "$(echo "$output" | jq -c '[.agent, .chambers.schedule.used]')" = '["travel_rescue",1]' ]
+	run stat -c '%U %G' /var/lib/heart/agents/travel_rescue/cap.json
 	assert_output "heart heart"
 	run runuser -u heart -- head -n 1 /etc/heart/heart.env
 	assert_success

@@ -56,6 +56,7 @@ until_of() {
 }
 
 @test "three consecutive LLM failures open the breaker, and say so once on stdout" {
+	meet scout
 	run fails 2 scout
 	assert_success
 	assert_output ""
@@ -74,6 +75,7 @@ until_of() {
 }
 
 @test "two LLM failures and a success do not open it: the success resets the count" {
+	meet scout
 	fails 2 scout
 	at "$T0" heart-breaker record scout ok
 	run jq .llm_fails "$(bfile scout)"
@@ -90,6 +92,7 @@ until_of() {
 
 @test "a success that changes nothing is read, not written: a process stuck holding the lock never stalls it" {
 	file_only
+	meet scout
 	fails 1 scout
 	at "$T0" heart-breaker record scout ok	# the count reset: written
 	local f
@@ -110,6 +113,7 @@ until_of() {
 }
 
 @test "the tool trigger counts apart from the LLM trigger and opens on its own" {
+	meet scout
 	fails 2 scout tool-fail
 	fails 2 scout llm-fail
 	run jq -c '[.state, .llm_fails, .tool_fails]' "$(bfile scout)"
@@ -126,6 +130,7 @@ until_of() {
 }
 
 @test "the soul's breaker keys set the threshold and the cooldowns" {
+	meet other
 	s=$(soul scout 'heart:
   breaker: { threshold: 2, cooldown: 1m, max_cooldown: 3m }')
 	at "$T0" heart-breaker record --soul "$s" llm-fail
@@ -299,6 +304,7 @@ wake() {
 }
 
 @test "with no soul and no keys kept, the breaker goes by the defaults, says so, and keeps none" {
+	meet fresh	# known, no soul given and none kept
 	fails 1 fresh
 	run jq -c '[.base_s, .threshold, .max_cooldown_s, .cooldown_s]' "$(bfile fresh)"
 	assert_output '[0,0,0,900]'
@@ -312,6 +318,7 @@ wake() {
 }
 
 @test "a provider that keeps failing waits 15m, 30m, 1h, 2h, 2h; a good probe closes and the next open is 15m again" {
+	meet scout
 	run fails 3 scout
 	ev=$output
 	assert_output --partial '"cooldown_s":900,'
@@ -348,6 +355,7 @@ wake() {
 }
 
 @test "open refuses until the cooldown has passed, then grants exactly one probe" {
+	meet scout
 	fails 3 scout
 	run at "2026-11-21 12:14:59" heart-breaker check scout -v
 	assert_failure 1
@@ -367,6 +375,7 @@ wake() {
 	for run in $(repeats 5); do
 		state_clear
 		rm -f "$BATS_TEST_TMPDIR"/rc.*
+		meet herd
 		fails 3 herd
 		# odd runs: open with its cooldown over; even runs: half-open
 		# with a dead probe whose lease has run out
@@ -389,6 +398,7 @@ wake() {
 }
 
 @test "a probe holder killed with kill -9 blocks others only for the 10-minute lease" {
+	meet pb
 	fails 3 pb
 	t="2026-11-21 12:15:00"
 	# exec'd, so that $! is the holder itself
@@ -416,6 +426,7 @@ wake() {
 }
 
 @test "a script granted the probe and killed with kill -9 never reports; the lease frees the probe" {
+	meet pb
 	fails 3 pb
 	t="2026-11-21 12:15:00"
 	at "$t" sh -c 'heart-breaker check pb || exit 9
@@ -430,6 +441,7 @@ wake() {
 }
 
 @test "a probe handed back through the library may be taken by the next caller at once" {
+	meet gb
 	fails 3 gb
 	run at "2026-11-21 12:15:00" brk-probe gb giveback
 	assert_success
@@ -447,6 +459,7 @@ wake() {
 }
 
 @test "outcomes recorded while open are counted but do not close or reopen it" {
+	meet scout
 	fails 3 scout
 	run at "2026-11-21 12:05:00" heart-breaker record scout ok
 	assert_output ""
@@ -461,6 +474,7 @@ wake() {
 }
 
 @test "a record while half-open is the probe's result, whoever sends it" {
+	meet scout
 	fails 3 scout
 	run at "2026-11-21 12:20:00" heart-breaker record scout tool-fail
 	assert_line --index 0 --partial '"event":"half_open"'
@@ -469,6 +483,7 @@ wake() {
 }
 
 @test "status shows state, counts, cooldown, until and reason: JSON lines when piped" {
+	meet alpha beta
 	fails 3 alpha
 	fails 1 beta tool-fail
 	run at "2026-11-21 12:05:00" heart-breaker status
@@ -484,6 +499,7 @@ wake() {
 }
 
 @test "status draws an aligned table on a terminal" {
+	meet alpha
 	fails 3 alpha
 	run at "2026-11-21 12:05:00" script -qec "heart-breaker status" /dev/null
 	assert_success
@@ -493,6 +509,7 @@ wake() {
 
 @test "the status table stays aligned for ids of the 64 characters allowed" {
 	long=$(printf 'b%.0s' $(seq 64))
+	meet "$long" a
 	fails 3 "$long"
 	fails 1 a
 	run at "2026-11-21 12:05:00" script -qec "heart-breaker status" /dev/null
@@ -511,7 +528,7 @@ wake() {
 	assert_output ""
 	[ ! -e "$HEART_STATE_DIR/agents/fresh" ]
 	# known to heart (here, by its counter), its breaker is closed
-	heart-cap take fresh
+	meet fresh
 	run heart-breaker status fresh
 	assert_line --index 0 --partial '"agent":"fresh","state":"closed","llm_fails":0,"tool_fails":0,"cooldown_s":900'
 	run heart-breaker status --soul "$SOULS/travel_rescue.yaml"
@@ -527,6 +544,7 @@ wake() {
 
 @test "breaker.json carries what heart-pulse and the dashboard read, and is private" {
 	file_only
+	meet scout
 	fails 3 scout
 	jq -e 'has("state") and has("llm_fails") and has("tool_fails") and
 	    has("cooldown_s") and has("until") and has("trigger") and
@@ -536,6 +554,7 @@ wake() {
 }
 
 @test "reset closes the breaker by hand and prints the transition" {
+	meet scout
 	fails 3 scout
 	run heart-breaker reset scout
 	assert_success
@@ -548,7 +567,31 @@ wake() {
 	assert_output ""
 }
 
+@test "record of an agent heart has never met says no such agent, exit 64, and starts none; the store's agents are known" {
+	for w in ok llm-fail tool-fail; do
+		run heart-breaker record scuot "$w" --reason "HTTP 429"
+		assert_failure 64
+		assert_output "heart-breaker: scuot: no such agent (heart has no state for it: check the name, or give its soul with --soul)"
+	done
+	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
+	! redis_store || [ "$(rcli --raw KEYS 'heart:{scuot}:*')" = "" ]
+	# with its soul before its first wake; then by its name
+	run -0 at "$T0" heart-breaker record --soul "$(soul scout 'heart: {}')" llm-fail
+	run -0 at "$T0" heart-breaker record scout llm-fail
+	# this host's files of it gone: a Redis shared by the fleet still
+	# knows it (another host woke it); the files were all heart knew
+	rm -rf "$HEART_STATE_DIR/agents/scout"
+	if redis_store; then
+		run -0 at "$T0" heart-breaker record scout llm-fail
+		assert_output --partial '"event":"open","agent":"scout"'
+	else
+		run heart-breaker record scout llm-fail
+		assert_failure 64
+	fi
+}
+
 @test "status and reset of an agent heart does not know say so, exit 64, and create nothing" {
+	meet scout
 	fails 1 scout
 	run heart-breaker status scuot
 	assert_failure 64
@@ -569,6 +612,7 @@ wake() {
 }
 
 @test "a reason is kept as one line of valid UTF-8, at most 255 bytes" {
+	meet scout
 	long=$(printf 'é%.0s' $(seq 200))
 	at "$T0" heart-breaker record scout llm-fail --reason "$(printf 'bad\nline\377 é')"
 	run jq -r .reason "$(bfile scout)"
@@ -579,6 +623,7 @@ wake() {
 }
 
 @test "a clock set back never stretches the cooldown" {
+	meet scout
 	fails 3 scout
 	run at "2026-11-20 12:00:00" heart-breaker check scout
 	assert_failure 1
@@ -589,6 +634,7 @@ wake() {
 }
 
 @test "an unknown outcome word is refused with exit 64 and changes nothing" {
+	meet scout
 	fails 2 scout
 	cp "$(bfile scout)" "$BATS_TEST_TMPDIR/before"
 	for w in fail OK llm llm-ok ''; do
@@ -616,6 +662,7 @@ wake() {
 
 @test "a corrupt breaker.json, its version before too, is named, exit 74 everywhere, and never replaced" {
 	file_only
+	meet scout other
 	fails 3 scout
 	f=$(bfile scout)
 	printf '{"state":"op' > "$f"
@@ -637,6 +684,7 @@ wake() {
 
 @test "a hand-edited breaker.json with a wrong field is refused, not reset" {
 	file_only
+	meet scout
 	edits=('state = "ajar"' 'llm_fails = "many"' 'until = "soon"'
 	    'until = null' 'trigger = "disk"' 'cooldown_s = -5' 'state = 3')
 	fails 3 scout
@@ -696,6 +744,7 @@ wake() {
 }
 
 @test "kill -9 of checkers and recorders in a loop leaves breaker.json whole and sound" {
+	meet crash
 	kept=()
 	# the agent is known before the first kill: on a loaded machine
 	# every round's kill may come before its first record is done
@@ -727,6 +776,7 @@ wake() {
 }
 
 @test "status --prom prints each breaker's state, failures, cooldown and next probe for node_exporter" {
+	meet alpha beta
 	fails 3 alpha
 	fails 1 beta tool-fail
 	run at "2026-11-21 12:05:00" heart-breaker status --prom

@@ -27,6 +27,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "take admits until the default schedule cap of 48, then refuses with exit 1" {
+	meet scout
 	run take_n 50 scout
 	assert_output 48
 	run heart-cap take scout
@@ -36,6 +37,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "take is silent by default and says what it did with -v" {
+	meet scout
 	run heart-cap take scout
 	assert_success
 	assert_output ""
@@ -44,6 +46,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "idle stops at its cap of 12 while schedule goes on to 48 on the shared total" {
+	meet scout
 	run take_n 14 scout --chamber idle
 	assert_output 12
 	run take_n 38 scout --chamber schedule
@@ -54,6 +57,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "idle is refused once schedule has used the shared total past idle's cap" {
+	meet scout
 	take_n 12 scout
 	run heart-cap take scout --chamber idle
 	assert_failure 1
@@ -121,6 +125,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "with no soul and no caps kept, a take goes by the defaults, says so, and keeps none" {
+	meet newbie	# known, no soul given and none kept
 	run heart-cap take newbie -v
 	assert_success
 	assert_output "newbie: schedule admitted: 1/48 today ($(date -u +%F); the default caps: no soul given, none kept)"
@@ -153,6 +158,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	# the lock.
 	local takes
 	takes=$(in_pass 200 64)
+	meet herd
 	for ((p = 1; p <= 16; p++)); do
 		( n=0
 		  for ((i = 0; i < takes / 16 + (p <= takes % 16); i++)); do
@@ -253,6 +259,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 }
 
 @test "status prints one JSON object per agent when stdout is not a terminal" {
+	meet alpha beta
 	take_n 3 alpha
 	take_n 2 beta --chamber idle
 	run heart-cap status
@@ -266,6 +273,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 }
 
 @test "status draws an aligned table on a terminal" {
+	meet alpha
 	take_n 3 alpha
 	run script -qec "heart-cap status" /dev/null
 	assert_success
@@ -275,6 +283,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 
 @test "the status table stays aligned for ids of the 64 characters allowed" {
 	long=$(printf 'a%.0s' $(seq 64))
+	meet "$long" b
 	take_n 1 "$long"
 	take_n 2 b
 	run script -qec "heart-cap status" /dev/null
@@ -299,6 +308,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 }
 
 @test "status and reset of an agent heart does not know say so, exit 64, and create nothing" {
+	meet scout
 	take_n 1 scout
 	run heart-cap status scuot
 	assert_failure 64
@@ -313,6 +323,29 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	assert_output --partial "scuot: no such agent"
 	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
 	! redis_store || [ "$(rcli --raw KEYS 'heart:{scuot}:*')" = "" ]
+}
+
+@test "take of an agent heart has never met says no such agent, exit 64, and starts none; the store's agents are known" {
+	run heart-cap take scuot
+	assert_failure 64
+	assert_output "heart-cap: scuot: no such agent (heart has no state for it: check the name, or give its soul with --soul)"
+	run heart-cap take scuot --chamber idle --cap 5
+	assert_failure 64
+	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
+	! redis_store || [ "$(rcli --raw KEYS 'heart:{scuot}:*')" = "" ]
+	# with its soul before its first wake; then by its name
+	run -0 heart-cap take --soul "$(soul scout 'heart: {}')"
+	run -0 heart-cap take scout
+	# this host's files of it gone: a Redis shared by the fleet still
+	# knows it (another host woke it); the files were all heart knew
+	rm -rf "$HEART_STATE_DIR/agents/scout"
+	if redis_store; then
+		run -0 heart-cap take scout -v
+		assert_output --partial ': schedule admitted: 3/48 today'
+	else
+		run heart-cap take scout
+		assert_failure 64
+	fi
 }
 
 @test "status with an empty state directory prints nothing and succeeds" {
@@ -336,6 +369,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 
 @test "a document written over its longer version before holds its own bytes and no more" {
 	file_only
+	meet scout
 	# cap.json is swapped with .cap.json.tmp, which is written over in
 	# place: after 11 takes it holds the 10th, two bytes longer than a
 	# reset's document (heart(7), State)
@@ -366,6 +400,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 
 @test "the state directory and files are private: 0700 and 0600" {
 	file_only
+	meet scout
 	heart-cap take scout
 	run stat -c %a "$HEART_STATE_DIR" "$HEART_STATE_DIR/agents" \
 		"$HEART_STATE_DIR/agents/scout" "$(capfile scout)"
@@ -375,10 +410,12 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 @test "the state directory falls back to XDG_STATE_HOME, then HOME" {
 	file_only
 	unset HEART_STATE_DIR
+	XDG_STATE_HOME=$BATS_TEST_TMPDIR/xdg meet scout
 	XDG_STATE_HOME=$BATS_TEST_TMPDIR/xdg heart-cap take scout
-	[ -f "$BATS_TEST_TMPDIR/xdg/heart/agents/scout/cap.json" ]
+	[ "$(jq .total "$BATS_TEST_TMPDIR/xdg/heart/agents/scout/cap.json")" = 1 ]
+	HOME=$BATS_TEST_TMPDIR/home meet scout
 	HOME=$BATS_TEST_TMPDIR/home heart-cap take scout
-	[ -f "$BATS_TEST_TMPDIR/home/.local/state/heart/agents/scout/cap.json" ]
+	[ "$(jq .total "$BATS_TEST_TMPDIR/home/.local/state/heart/agents/scout/cap.json")" = 1 ]
 }
 
 @test "hostile agent ids are refused before they become paths" {
@@ -388,6 +425,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 		assert_output --partial "invalid agent id"
 	done
 	[ ! -e "$HEART_STATE_DIR" ] || [ -z "$(ls -A "$HEART_STATE_DIR/agents" 2>/dev/null)" ]
+	meet "$(printf 'a%.0s' $(seq 64))"
 	run heart-cap take "$(printf 'a%.0s' $(seq 64))"
 	assert_success
 }
@@ -412,7 +450,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 
 @test "a corrupt cap.json with no version before it is named, exit 74, and never replaced" {
 	file_only
-	heart-cap take scout
+	heart-cap take --soul "$(soul scout 'heart: {}')"	# one version
 	f=$(capfile scout)
 	printf '{"day":"2026-11-2' > "$f"
 	cp "$f" "$BATS_TEST_TMPDIR/before"
@@ -426,6 +464,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 
 @test "a torn cap.json is read from the version before it, said once, and written whole again" {
 	file_only
+	meet scout
 	heart-cap take scout
 	heart-cap take scout
 	f=$(capfile scout)
@@ -444,6 +483,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 
 @test "a hand-edited cap.json with a wrong field is refused, not reset" {
 	file_only
+	meet scout
 	heart-cap take scout
 	f=$(capfile scout)
 	jq -c '.total = "many"' "$f" > "$f.new" && mv "$f.new" "$f"
@@ -460,15 +500,17 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	file_only
 	mkdir -p "$BATS_TEST_TMPDIR/ro"
 	printf x > "$BATS_TEST_TMPDIR/ro/state"	# a file where a directory must be
-	HEART_STATE_DIR=$BATS_TEST_TMPDIR/ro/state run heart-cap take scout
+	s=$(soul scout 'heart: {}')
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/ro/state run heart-cap take --soul "$s"
 	assert_failure 74
 	assert_output --partial "heart-cap: $BATS_TEST_TMPDIR/ro/state"
-	HEART_STATE_DIR=/proc/heart-state run heart-cap take scout
+	HEART_STATE_DIR=/proc/heart-state run heart-cap take --soul "$s"
 	assert_failure 74
 	assert_output --partial "/proc/heart-state"
 }
 
 @test "kill -9 of takers in a loop leaves cap.json valid and never above the cap" {
+	meet crash
 	kept=()
 	for round in $(repeats 30 10); do
 		( for ((i = 0; i < 20; i++)); do heart-cap take crash; done ) &
@@ -497,6 +539,7 @@ corrupt() {
 }
 
 @test "status --prom prints the day's figures for node_exporter's textfile collector" {
+	meet alpha beta
 	take_n 3 alpha
 	take_n 2 beta --chamber idle
 	run heart-cap status --prom
@@ -518,6 +561,7 @@ corrupt() {
 }
 
 @test "status --prom counts each agent's answers waiting in the outbox and its dead letters" {
+	meet alpha beta
 	take_n 1 alpha
 	take_n 1 beta
 	for i in 1 2 3; do
@@ -546,6 +590,7 @@ corrupt() {
 }
 
 @test "status --prom FILE replaces the file whole, mode 0644, and only when every agent was read" {
+	meet alpha
 	take_n 3 alpha
 	d=$BATS_TEST_TMPDIR/textfile
 	mkdir "$d"
@@ -560,7 +605,7 @@ corrupt() {
 	grep -qx 'heart_cap_used{agent="alpha"} 4' "$d/heart_cap.prom"
 	run ls -A "$d"
 	assert_output heart_cap.prom
-	heart-cap take beta
+	heart-cap take --soul "$(soul beta 'heart: {}')"	# one version
 	corrupt beta
 	run heart-cap status --prom "$d/heart_cap.prom"
 	assert_failure 74

@@ -212,7 +212,7 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 	sed -i '3s/.*/not json at all/' "$f"
 	run hist-dump dmg 100
 	assert_failure 74
-	assert_output --partial "history.jsonl: damaged at byte"
+	assert_output --partial "history.jsonl: damaged at line 3 (byte "
 	run hist-dump dmg 2
 	assert_success
 	result ok dmg next > in
@@ -225,8 +225,56 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 	run --separate-stderr heart-ghost in
 	assert_failure 74
 	assert_output ""
-	[[ $stderr == *"history.jsonl: damaged at byte"*"fix or remove it by hand"* ]]
+	[[ $stderr == *"history.jsonl: damaged at line 5 (byte "*"heart-ghost --repair dmg sets it aside (heart-ghost(1))"* ]]
 	cmp "$f" before
+}
+
+@test "--repair sets aside every run that is not a whole wake, each kept with where it was, under the history's lock; the whole wakes stay" {
+	gen -n 4 --ok 100 --agents dmg > in
+	heart-ghost in > /dev/null
+	f=$(hist dmg)
+	[ "$(wc -l < "$f")" -eq 8 ]
+	cp "$f" good
+	# line 2 not JSON (its wake, lines 1-2, cut short), line 6 a part
+	# out of place (lines 5-6), and a torn tail
+	sed -i -e '2s/.*/not json at all/' -e '6s/"part":2/"part":3/' "$f"
+	printf '{"role":"user","content":"torn' >> "$f"
+	cp "$f" damaged
+	hold_lock "$HEART_STATE_DIR/agents/dmg/history.lock"
+	run timeout 2 heart-ghost --repair dmg	# it waits for the lock
+	assert_failure 124
+	cmp "$f" damaged
+	[ ! -e "$HEART_STATE_DIR/agents/dmg/history.damaged" ]
+	release_lock
+	run -0 heart-ghost --repair dmg
+	assert_output "dmg: history.jsonl line 1 (2 lines from byte 1): a wake cut short: set aside in $HEART_STATE_DIR/agents/dmg/history.damaged
+dmg: history.jsonl line 5 (2 lines from byte $(($(head -4 damaged | wc -c) + 1))): a wake cut short: set aside in $HEART_STATE_DIR/agents/dmg/history.damaged
+dmg: history.jsonl line 9 (1 line from byte $(($(head -8 damaged | wc -c) + 1))): a last line not ended: set aside in $HEART_STATE_DIR/agents/dmg/history.damaged"
+	diff <(wakes dmg) <(printf 'w-1\nw-3\n')
+	diff "$f" <(sed -n -e 3,4p -e 7,8p good)
+	# each run's bytes follow its line in history.damaged: every byte kept
+	a=$HEART_STATE_DIR/agents/dmg/history.damaged
+	[ "$(grep -c '^# heart-ghost --repair, ' "$a")" -eq 3 ]
+	diff <(grep -v '^# heart-ghost --repair, ' "$a") <(sed -n -e 1,2p -e 5,6p damaged; tail -n 1 damaged; echo)
+	[ "$(stat -c %a "$a")" = 600 ]
+	# a commit goes on; a second repair finds nothing and keeps the first's
+	result ok dmg next > in
+	heart-ghost in > /dev/null
+	diff <(wakes dmg) <(printf 'w-1\nw-3\nnext\n')
+	cp "$a" kept
+	run -0 heart-ghost --repair dmg
+	assert_output "dmg: nothing damaged in its history"
+	cmp "$a" kept
+	run heart-ghost --repair dmg extra
+	assert_failure 64
+	run heart-ghost --repair dmg --user dmg hi
+	assert_failure 64
+	# a history that is a link is no history of heart's: left as it is
+	rm "$f" && ln -s "$BATS_TEST_TMPDIR/good" "$f"
+	run heart-ghost --repair dmg
+	assert_failure 74
+	assert_output "heart-ghost: $f: not a regular file; nothing is set aside"
+	[ -L "$f" ] && cmp "$a" kept
 }
 
 @test "bad input: each bad line is named, the good ones around it are kept, exit 65" {
@@ -516,6 +564,7 @@ ALERT: first'
 }
 
 @test "--user records the user's message and touches the input file the idle chamber watches" {
+	meet scout
 	run at "2026-11-21 09:30:00" heart-ghost --user scout 'where is my bag?'
 	assert_success
 	assert_output ""
@@ -537,7 +586,26 @@ ALERT: first'
 	assert_output 0
 }
 
+@test "--user of an agent heart has never met says no such agent, exit 64, and records nothing; with its soul it records" {
+	run heart-ghost --user scuot 'where is my bag?'
+	assert_failure 64
+	assert_output "heart-ghost: scuot: no such agent (heart has no state for it: check the name, or give its soul with --soul)"
+	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
+	printf 'heart: {}\n' > scout.yaml
+	run heart-ghost --user scuot --soul scout.yaml 'where is my bag?'
+	assert_failure 64
+	assert_output "heart-ghost: the AGENT operand and the soul's name differ"
+	run -0 heart-ghost --user scout --soul scout.yaml 'where is my bag?'
+	run -0 heart-ghost --user scout 'and my coat?'
+	run jq -r .content "$(hist scout)"
+	assert_output $'where is my bag?\nand my coat?'
+	run heart-ghost --soul scout.yaml
+	assert_failure 64
+	assert_output "heart-ghost: --soul goes with --user only"
+}
+
 @test "--user refuses a bad agent id (64), an empty message or one not UTF-8 (65), a missing one (64)" {
+	meet scout
 	run heart-ghost --user ../x hi
 	assert_failure 64
 	run heart-ghost --user scout '  '
@@ -554,10 +622,11 @@ ALERT: first'
 	assert_failure 64
 	run heart-ghost --user scout - < /dev/null
 	assert_failure 65
-	[ ! -e "$HEART_STATE_DIR/agents/scout" ]
+	[ ! -e "$(hist scout)" ]
 }
 
 @test "--user takes a message of up to 1 MiB and refuses a longer one (65), saying the limit" {
+	meet scout
 	head -c 20000000 /dev/zero | tr '\0' a > "$BATS_TEST_TMPDIR/big"
 	run heart-ghost --user scout - < "$BATS_TEST_TMPDIR/big"
 	assert_failure 65
@@ -565,7 +634,7 @@ ALERT: first'
 	head -c 1048577 /dev/zero | tr '\0' b > "$BATS_TEST_TMPDIR/big"
 	run heart-ghost --user scout - < "$BATS_TEST_TMPDIR/big"
 	assert_failure 65
-	[ ! -e "$HEART_STATE_DIR/agents/scout" ]
+	[ ! -e "$(hist scout)" ]
 	{ head -c 1048576 /dev/zero | tr '\0' d; printf '\n\n'; } | heart-ghost --user scout -
 	run jq -r '.content | length' "$(hist scout)"
 	assert_output 1048576

@@ -3,6 +3,7 @@
 # against a real mosquitto on a loopback port.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	heart_setup
@@ -144,7 +145,7 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 @test "a pulse carries breaker, running wake and cap read from the state files" {
 	broker_start
 	s=$(soul scout)
-	heart-cap take scout
+	heart-cap take --soul "$s"
 	heart-cap take scout
 	for i in 1 2 3; do heart-breaker record scout llm-fail > /dev/null; done
 	sleep 30 & sleeper=$!
@@ -167,7 +168,7 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 llm: {price: {input: 1.0, output: 4.0}}')
 	soul plain > /dev/null
 	heart-cap take --soul "$s"
-	heart-cap take plain
+	heart-cap take --soul "$BATS_TEST_TMPDIR/souls/plain.yaml"
 	d=$HEART_STATE_DIR/agents/scout
 	state scout cap.json "$(jq -c '.cost = 0.4213' "$d/cap.json")"
 	pulse --souls "$BATS_TEST_TMPDIR/souls"
@@ -181,11 +182,22 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	wait_until 5 eval 'sub -t heart/scout/pulse -C 1 -W 2 | grep -q "\"cost\":12.000000001}"'
 }
 
+@test "README says what the dashboard shows of a pulse's cost as heart-pulse(1) says the pulse carries it" {
+	plain_only
+	run -0 bash -c "tr -s ' \t\n' '   ' < '$T/../README'"
+	refute_output --partial "does not send a cost"
+	assert_output --partial "cost today (the day's cost in dollars, which the pulse carries for an agent whose soul has a price; \"no price\" for one without)"
+	run -0 bash -c "mandoc -Tascii '$T/../man/heart-pulse.1' | col -b | tr -s ' \t\n' '   '"
+	assert_output --partial "for an agent whose soul has a price (llm.price), the day's cost in dollars, ghosts included (absent with no price, never 0)"
+	assert_output --partial "cap.cost is the day's spend in US dollars"
+	refute_output --partial "not send it yet"
+}
+
 @test "a pulse says why the breaker is open, the last wake and its error, tokens, the reset and the last answer" {
 	broker_start
 	s=$(soul scout)
 	for i in 1 2 3; do
-		heart-breaker record scout tool-fail \
+		heart-breaker record --soul "$s" tool-fail \
 		    --reason 'quote "API": HTTP 502 \ again' > /dev/null
 	done
 	heart-cap take scout
@@ -428,7 +440,8 @@ llm: {price: {input: 1.0, output: 4.0}}')
 broker_gap() {	# the other chambers while the broker is away: each
 	# finishes at once and does its job, none asks for the broker
 	local w=$BATS_TEST_TMPDIR/gap.json
-	timeout 10 heart-cap take a || return 1
+	timeout 10 heart-cap take --soul "$BATS_TEST_TMPDIR/souls/a.yaml" ||
+		return 1
 	timeout 10 heart-breaker status a | jq -e '.state == "closed"' ||
 		return 1
 	timeout 10 heart-wake --soul "$BATS_TEST_TMPDIR/souls/a.yaml" \
@@ -596,6 +609,23 @@ broker_gap() {	# the other chambers while the broker is away: each
 	assert_failure 78
 }
 
+@test "--acl: a link to nowhere and an empty soul are errors with their file; the block is the others', exit 78" {
+	soul good > /dev/null
+	ln -s "$BATS_TEST_TMPDIR/gone.yaml" "$BATS_TEST_TMPDIR/souls/dangling.yaml"
+	: > "$BATS_TEST_TMPDIR/souls/empty.yaml"
+	run --separate-stderr heart-pulse --acl --souls "$BATS_TEST_TMPDIR/souls" --username me
+	assert_failure 78
+	assert_output "# heart-pulse --acl: 1 agent
+user me
+topic write heart/good/pulse
+topic write heart/good/status"
+	[ "$stderr" = "heart-pulse: $BATS_TEST_TMPDIR/souls/dangling.yaml: a symbolic link to $BATS_TEST_TMPDIR/gone.yaml, which is not there
+heart-pulse: $BATS_TEST_TMPDIR/souls/empty.yaml: empty: a soul holds its keys (heart: {} for every default); see heart-soul(5)
+heart-pulse: the block leaves out the agents of the 2 souls that did not load" ]
+	rm "$BATS_TEST_TMPDIR/souls/dangling.yaml" "$BATS_TEST_TMPDIR/souls/empty.yaml"
+	run -0 heart-pulse --acl --souls "$BATS_TEST_TMPDIR/souls" --username me
+}
+
 @test "SIGHUP re-reads the souls: an added agent is born, a removed one goes offline and is retired" {
 	broker_start
 	soul a >/dev/null; soul b >/dev/null
@@ -720,7 +750,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 	watcher_subscribed	# so that it sees the first pulse, closed
 	pulse --soul "$s"
 	wait_until 5 has_events 2 online	# ready and scout
-	for i in 1 2 3; do heart-breaker record scout llm-fail > /dev/null; done
+	for i in 1 2 3; do heart-breaker record --soul "$s" llm-fail > /dev/null; done
 	wait_until 3 has_events 1 breaker
 	state scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"pid\":$$}}"
 	wait_until 3 has_events 1 wake_start

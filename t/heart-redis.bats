@@ -39,6 +39,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	# One run a pass, as the sanitized pass always had: with no WATCH
 	# in guarded_set (lib/redis.c) one run admitted 55 to 60, 5 runs
 	# of 5.
+	meet herd	# in Redis: neither host has a file of it
 	for h in 1 2; do
 		for p in $(seq 16); do
 			( n=0
@@ -64,6 +65,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	for run in $(repeats 4); do
 		state_clear
 		rm -f "$BATS_TEST_TMPDIR"/rc.*
+		meet herd
 		for i in 1 2 3; do
 			at "$T0" heart-breaker record herd llm-fail >/dev/null
 		done
@@ -120,7 +122,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 
 @test "a wake lock held in Redis by another host makes a wake busy, and so does the local flock" {
 	llm_start
-	s=$(mk scout '')
+	s=$(mk scout 'heart: {}')
 	rcli SET 'heart:{scout}:wake.lock' other-host:1:0 PX 60000 >/dev/null
 	run heart-wake --soul "$s" --force
 	assert_success
@@ -183,7 +185,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 @test "Redis killed during a wake's model call: the wake exits 69; after the restart the wake is counted and its lock holds until the lease" {
 	llm_start
 	llm_script '{"replies":[{"text":"[IDLE]","delay":1.5}]}'
-	s=$(mk scout '')
+	s=$(mk scout 'heart: {}')
 	heart-wake --soul "$s" --force > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" &
 	waker=$!
 	wait_until 5 eval '[ "$(llm_count)" -eq 1 ]'
@@ -253,9 +255,10 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 }
 
 @test "--store picks the store for one run and beats HEART_STORE; file or an empty HEART_STORE is the file store" {
-	heart-cap take scout
+	s=$(mk scout 'heart: {}')
+	heart-cap take --soul "$s"
 	[ ! -e "$HEART_STATE_DIR/agents/scout/cap.json" ]
-	heart-cap take scout --store file
+	heart-cap take --soul "$s" --store file
 	run jq .total "$HEART_STATE_DIR/agents/scout/cap.json"
 	assert_output 1
 	HEART_STORE= heart-cap take scout
@@ -267,7 +270,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_output --partial '"used":2,'
 	run rcli -n 5 DBSIZE
 	assert_output 0
-	heart-cap take scout --store "$REDIS_URL/5"
+	heart-cap take --soul "$s" --store "$REDIS_URL/5"
 	run rcli -n 5 --scan
 	assert_output --partial 'heart:{scout}:cap'
 }
@@ -280,7 +283,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	HEART_STORE=rediss://h:1 run heart-breaker check scout
 	assert_failure 78
 	assert_output --partial "heart-breaker: HEART_STORE: rediss://"
-	run heart-wake --soul "$(mk scout '')" --store 'redis://:s3cret@127.0.0.1:6379'
+	run heart-wake --soul "$(mk scout 'heart: {}')" --store 'redis://:s3cret@127.0.0.1:6379'
 	assert_failure 64
 	assert_output --partial "set HEART_REDIS_PASSWORD"
 	refute_output --partial s3cret
@@ -313,7 +316,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_failure 78
 	assert_output --partial "the password was refused"
 	refute_output --partial wrong
-	HEART_REDIS_PASSWORD=hunter2-long run heart-cap take scout -v
+	HEART_REDIS_PASSWORD=hunter2-long run heart-cap take --soul "$(mk scout 'heart: {}')" -v
 	assert_success
 	assert_output --partial "admitted: 1/48"
 	HEART_REDIS_PASSWORD=hunter2-long run heart-cap status --json
@@ -326,13 +329,13 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	export REDIS_TEST_PASSWORD=correct-horse-battery-staple
 	redis_start "requirepass $REDIS_TEST_PASSWORD"
 	export HEART_STORE=$REDIS_URL HEART_REDIS_PASSWORD=$REDIS_TEST_PASSWORD
-	run heart-breaker record scout llm-fail --reason "AUTH $HEART_REDIS_PASSWORD failed"
+	s=$(mk scout 'llm: { timeout: 10s }')
+	run heart-breaker record --soul "$s" llm-fail --reason "AUTH $HEART_REDIS_PASSWORD failed"
 	assert_success
 	run heart-breaker status scout
 	assert_output --partial 'AUTH [redacted] failed'
 	refute_output --partial battery
 	llm_start
-	s=$(mk scout 'llm: { timeout: 10s }')
 	llm_script "{\"replies\":[{\"status\":500,\"text\":\"proxy env: HEART_REDIS_PASSWORD=$REDIS_TEST_PASSWORD\"}]}"
 	run heart-wake --soul "$s" --force
 	assert_failure 75
@@ -362,7 +365,7 @@ tools:
 }
 
 @test "hand-edited keys, with a wrong field or not JSON at all, are refused with exit 74 and named, never reset" {
-	heart-cap take scout
+	heart-cap take --soul "$(mk scout 'heart: {}')"
 	k='heart:{scout}:cap.json'
 	rcli SET "$k" "$(rcli GET "$k" | jq -c '.total = "many"')" >/dev/null
 	run heart-cap take scout
@@ -376,7 +379,7 @@ tools:
 	assert_failure 74
 	assert_output --partial "$k: field 'state' is missing or not valid; fix or delete the key by hand"
 	rcli SET 'heart:{scout}:wake.json' '{"v":' >/dev/null
-	run heart-wake --soul "$(mk scout '')" --explain
+	run heart-wake --soul "$(mk scout 'heart: {}')" --explain
 	assert_failure 74
 	assert_output --partial "heart:{scout}:wake.json: not valid JSON"
 	# a key that is not JSON at all: named, and never replaced
@@ -394,6 +397,7 @@ tools:
 		rcli INFO commandstats | tr -d '\r' |
 			sed -n "s/^cmdstat_$1:calls=\([0-9]*\),.*/\1/p"
 	}
+	meet scout
 	rcli CONFIG RESETSTAT >/dev/null
 	heart-cap take scout
 	heart-breaker record scout llm-fail >/dev/null
@@ -408,6 +412,7 @@ tools:
 }
 
 @test "status of every agent lists the agents the store knows, sorted, each once; an endpoint's bucket or a key of no valid id is no agent" {
+	meet beta alpha gamma
 	heart-cap take beta
 	heart-cap take alpha
 	at "$T0" heart-breaker record gamma llm-fail

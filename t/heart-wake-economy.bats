@@ -272,7 +272,7 @@ EOF2
 @test "an item's interval: a wake refused by the cap does not carry it" {
 	printf -- '- [ ] check the backups (every 6h)\n' > "$D/HEARTBEAT.md"
 	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
-	heart-cap take scout > /dev/null
+	heart-cap take --soul "$S" > /dev/null
 	run at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = capped ]
 	heart-cap reset scout

@@ -116,7 +116,11 @@ most_in_a_minute() {
 	[ "$st" = 74 ]
 	[ "$(jq -r .status "$BATS_TEST_TMPDIR/out" | sort | uniq -c | tr -s ' ' | tr '\n' ,)" = " 1 error, 3 idle," ]
 	a=$(jq -r 'select(.status == "error") | .agent' "$BATS_TEST_TMPDIR/out")
-	grep -q "$a: its wake's worker was killed by signal 9" "$BATS_TEST_TMPDIR/err"
+	[[ $a == s0[1-4] ]]
+	# said once, the agent named once, by heart-wake as every failure
+	[ "$(grep -c "worker" "$BATS_TEST_TMPDIR/err")" -eq 1 ]
+	grep -qx "heart-wake: $a: its wake's worker was killed by signal 9" "$BATS_TEST_TMPDIR/err"
+	[ "$(jq -r 'select(.status == "error") | .error' "$BATS_TEST_TMPDIR/out")" = "its wake's worker was killed by signal 9" ]
 	run llm_count
 	assert_output 4
 }
@@ -204,6 +208,28 @@ tidy_ended() {
 	assert_failure 64
 	run heart-wake --souls "$d" --jobs 0
 	assert_failure 64
+}
+
+@test "--souls: a link to nowhere and an empty soul each give their error line with their file; the others wake; exit 78" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 2)
+	ln -s "$BATS_TEST_TMPDIR/gone.yaml" "$d/dangling.yaml"
+	: > "$d/empty.yaml"
+	for jobs in 1 2; do
+		run --separate-stderr at_epoch "$T0" heart-wake --souls "$d" --jobs "$jobs" --force
+		assert_failure 78
+		[ "$(printf '%s\n' "$output" | jq -r '"\(.agent) \(.status)"' | sort | tr '\n' ,)" = "null error,null error,s01 idle,s02 idle," ]
+		printf '%s\n' "$output" | jq -s -e 'map(select(.status == "error") | .exit) == [78, 78]' > /dev/null
+		[ "$(printf '%s\n' "$stderr" | sort)" = "heart-wake: $d/dangling.yaml: a symbolic link to $BATS_TEST_TMPDIR/gone.yaml, which is not there
+heart-wake: $d/empty.yaml: empty: a soul holds its keys (heart: {} for every default); see heart-soul(5)" ]
+	done
+	run llm_count
+	assert_output 4
+	# --explain says the same of each, and explains the others
+	run --separate-stderr at_epoch "$T0" heart-wake --souls "$d" --explain
+	assert_failure 78
+	[ "$(printf '%s\n' "$output" | jq -r .agent | sort -u | tr '\n' ,)" = "s01,s02," ]
+	[[ $stderr == *"$d/dangling.yaml: a symbolic link to"* ]]
+	[[ $stderr == *"$d/empty.yaml: empty: "* ]]
 }
 
 @test "--jobs 32: two rounds at once wake each agent exactly once (the wake lock and the slot)" {

@@ -448,6 +448,19 @@ no_key() {
 	[ "$(echo "$output" | jq -r .error)" = 'llm.command: exit status 1: r=[] m=[] k=[[redacted]]' ]
 }
 
+@test "heart(7) says what a command provider gets, as it gets it: the environment and the key, not the store's, the broker's or the deliveries' variables" {
+	export OPENAI_API_KEY='sk-test-CMD-0123456789abcdef' FOO=bar
+	export HEART_REDIS_PASSWORD=redis-pw-for-store HEART_DELIVER_NTFY_URL=https://ntfy.example/topic
+	printf 'name: scout\nllm: { provider: command, command: [python3, %s/llm-double.py, --command, %s], timeout: 60s }\n' "$T" "$LLM_DIR" > "$S"
+	llm_script '{"replies":[{"exit":1,"stderr":"f=[{{env:FOO}}] r=[{{env:HEART_REDIS_PASSWORD}}] d=[{{env:HEART_DELIVER_NTFY_URL}}] k=[{{env:OPENAI_API_KEY}}]"}]}'
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_failure 75
+	[ "$(echo "$output" | jq -r .error)" = 'llm.command: exit status 1: f=[bar] r=[] d=[] k=[[redacted]]' ]
+	run -0 bash -c "mandoc -Tascii '$T/../man/heart.7' | col -b | tr -s ' \t\n' '   '"
+	assert_output --partial "a command provider (llm.provider: command) gets the environment heart-wake runs in, the model's key included (it is the model's client and may need it), but not HEART_REDIS_PASSWORD, HEART_MQTT_PASSWORD or the HEART_DELIVER_* variables"
+	refute_output --partial "gets the environment whole"
+}
+
 @test "a connection error names the URL it tried, and never the key or a password in it" {
 	export OPENAI_API_KEY='sk-test-URL-abcdefghijklmnop'
 	port=$(free_port)

@@ -97,8 +97,8 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 
 @test "a healthy tool's output reaches the model and the final answer; it resets the tool trigger; history keeps the exchange" {
 	soul quote
-	heart-breaker record stock tool-fail >/dev/null
-	heart-breaker record stock tool-fail >/dev/null
+	heart-breaker record --soul "$S" tool-fail >/dev/null
+	heart-breaker record --soul "$S" tool-fail >/dev/null
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"ACME trades at 123.45 USD.\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_success

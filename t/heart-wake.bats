@@ -165,7 +165,7 @@ cron_day() {
 }
 
 @test "busy: a held wake lock skips the wake at once and sends nothing" {
-	s=$(mk scout '')
+	s=$(mk scout 'heart: {}')
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
 	hold_lock "$HEART_STATE_DIR/agents/scout/wake.lock"
 	run heart-wake --soul "$s" --force
@@ -229,21 +229,21 @@ cron_day() {
 }
 
 @test "--touch of an agent heart has never seen says so and starts no agent; with its soul it records the input" {
-	s=$(mk scout '')
+	s=$(mk scout 'heart: {}')
 	run heart-wake --touch scuot
 	assert_failure 64
-	assert_output "heart-wake: --touch: no such agent 'scuot' (heart has never seen it: check the name, or give its soul with --soul)"
+	assert_output "heart-wake: scuot: no such agent (heart has no state for it: check the name, or give its soul with --soul)"
 	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
 	run heart-wake --touch scuot --soul "$s"
 	assert_failure 64
-	assert_output "heart-wake: --touch: the agent and the soul's name differ"
+	assert_output "heart-wake: the AGENT operand and the soul's name differ"
 	run heart-wake --touch scout --soul "$s"
 	assert_success
 	[ -e "$HEART_STATE_DIR/agents/scout/input" ]
 	run heart-wake --touch scout
 	assert_success
 	# an agent heart has woken is known
-	run heart-wake --soul "$(mk woken '')"
+	run heart-wake --soul "$(mk woken 'heart: {}')"
 	run heart-wake --touch woken
 	assert_success
 }
@@ -320,9 +320,28 @@ cron_day() {
 	assert_output 0
 }
 
+@test "capped by the agent-wide daily_cap: the reason names the agent's cap, not the chamber's, in the result and in --explain" {
+	s=$(mk scout 'heart: { daily_cap: 2, schedule: { daily_cap: 48 } }')
+	heart-cap take --soul "$s"
+	heart-cap take --soul "$s" --chamber idle
+	run -0 heart-wake --soul "$s" --force --chamber schedule
+	[ "$(field status)" = capped ]
+	[[ $(field reason) == "agent: daily cap reached: 2 of 2 today, every chamber's wakes together (heart.daily_cap; the schedule chamber's own is 48); resets at "* ]]
+	run -0 heart-wake --soul "$s" --explain
+	echo "$output" | jq -se '.[0].gates.cap.reason | startswith("agent: daily cap reached: 2 of 2 today")'
+	echo "$output" | jq -se '.[1].gates.cap.reason | test("the idle chamber.s own is 12\\)")'
+	# a chamber's own cap reached first is the chamber's
+	s=$(mk other 'heart: { daily_cap: 5, schedule: { daily_cap: 1 } }')
+	heart-cap take --soul "$s"
+	run -0 heart-wake --soul "$s" --force --chamber schedule
+	[[ $(field reason) == "schedule: daily cap reached: 1 of 1 today; resets at "* ]]
+	run llm_count
+	assert_output 0
+}
+
 @test "a chamber with daily_cap 0 is off; another agent's settings are untouched" {
 	off=$(mk off 'heart: { schedule: { daily_cap: 0 }, idle: { daily_cap: 0 } }')
-	on=$(mk on '')
+	on=$(mk on 'heart: {}')
 	run heart-wake --soul "$off" --soul "$on" --force
 	assert_success
 	[ "$(echo "${lines[0]}" | jq -r .status)" = capped ]
@@ -346,23 +365,58 @@ cron_day() {
 	assert_output 2
 }
 
+@test "a damaged line of the history: the wake names the file, the line and heart-ghost --repair, which sets it aside, kept, and the agent wakes again" {
+	s=$(mk scout 'heart: { schedule: { prompt: "Anything?" } }')
+	llm_script '{"replies":[{"text":"ALERT: one."},{"text":"ALERT: two."},{"text":"ALERT: three."}]}'
+	for i in 1 2; do
+		heart-wake --soul "$s" --force | heart-ghost > /dev/null
+	done
+	d=$HEART_STATE_DIR/agents/scout
+	# the first wake's answer cut short in the middle of the file
+	sed -i '2s/ALERT: one.*/ALERT: o/' "$d/history.jsonl"
+	cp "$d/history.jsonl" "$BATS_TEST_TMPDIR/damaged"
+	first=$(head -c "$(head -2 "$d/history.jsonl" | wc -c)" "$d/history.jsonl")
+	at=$(($(head -1 "$d/history.jsonl" | wc -c) + 1))
+	for i in 1 2; do	# every wake, until the repair
+		run --separate-stderr heart-wake --soul "$s" --force
+		assert_failure 74
+		[ "$stderr" = "heart-wake: scout: $d/history.jsonl: damaged at line 2 (byte $at): a line that is not a JSON object; heart-ghost --repair scout sets it aside (heart-ghost(1))" ]
+	done
+	[ "$(llm_count)" -eq 2 ]
+	run -0 heart-ghost --repair scout
+	assert_output "scout: history.jsonl line 1 (2 lines from byte 1): a wake cut short: set aside in $d/history.damaged"
+	# kept whole, after a line that says where it was
+	[ "$(sed -n 2,3p "$d/history.damaged")" = "$first" ]
+	sed -n 1p "$d/history.damaged" | grep -Eq '^# heart-ghost --repair, [0-9T:-]{19}Z: history.jsonl line 1 \(2 lines, bytes 1-[0-9]+\): a wake cut short$'
+	[ "$(cat "$d/history.jsonl")" = "$(tail -n 2 "$BATS_TEST_TMPDIR/damaged")" ]
+	run -0 heart-ghost --repair scout
+	assert_output "scout: nothing damaged in its history"
+	# the agent goes on, its history the wakes that were whole
+	run -0 bash -c 'heart-wake --soul "$1" --force | heart-ghost --text' _ "$s"
+	assert_output "ALERT: three."
+	run jq -r 'select(.role == "assistant") | .content' "$d/history.jsonl"
+	assert_output $'ALERT: two.\nALERT: three.'
+	run heart-ghost --repair scuot
+	assert_failure 64
+}
+
 @test "every status heart-wake prints is in heart-wake(1), heart-ghost(1) and the table, and heart-ghost takes each; a dry run leaves no trace" {
 	cd "$BATS_TEST_TMPDIR"
 	out=$BATS_TEST_TMPDIR/all
 	# ok, idle, dry_run, not_due, error
-	s=$(mk scout '')
+	s=$(mk scout 'heart: {}')
 	llm_script '{"replies":[{"text":"ALERT: the strike starts at 6."},{"text":"[IDLE]"}]}'
 	heart-wake --soul "$s" --force > "$out"
 	heart-wake --soul "$s" --force >> "$out"
 	# (another agent: scout's answer waits for heart-ghost in its
 	# outbox, and any line of scout's would deliver it)
-	run --separate-stderr bash -c 'heart-wake --soul "$1" --force --dry-run | tee -a "$2" | heart-ghost' _ "$(mk dry '')" "$out"
+	run --separate-stderr bash -c 'heart-wake --soul "$1" --force --dry-run | tee -a "$2" | heart-ghost' _ "$(mk dry 'heart: {}')" "$out"
 	assert_success
 	assert_output ""
 	[ -z "$stderr" ]
 	heart-wake --soul "$s" --chamber schedule >> "$out"
 	# not_idle, quiet, empty, busy, capped, open
-	u=$(mk user '')
+	u=$(mk user 'heart: {}')
 	heart-wake --touch user --soul "$u"
 	heart-wake --soul "$u" --chamber idle >> "$out"
 	night=$(mk night 'heart: { schedule: { interval: 10m, active_hours: "22:00-06:00" } }')
@@ -370,18 +424,18 @@ cron_day() {
 	at "2026-11-22 13:00:00 UTC" heart-wake --soul "$night" --chamber schedule >> "$out"
 	printf -- '- [x] done\n' > HEARTBEAT.md
 	heart-wake --soul "$(mk list 'heart: { schedule: { checklist: HEARTBEAT.md } }')" --force --chamber schedule >> "$out"
-	b=$(mk busy '')
+	b=$(mk busy 'heart: {}')
 	mkdir -p "$HEART_STATE_DIR/agents/busy"
 	flock "$HEART_STATE_DIR/agents/busy/wake.lock" heart-wake --soul "$b" --force >> "$out"
 	heart-wake --soul "$(mk off 'heart: { schedule: { daily_cap: 0 } }')" --force --chamber schedule >> "$out"
 	heart-wake --soul "$(mk gated 'heart: { schedule: { gate: ["false"] } }')" --force --chamber schedule >> "$out"
-	o=$(mk broken '')
+	o=$(mk broken 'heart: {}')
 	for i in 1 2 3; do heart-breaker record --soul "$o" llm-fail > /dev/null; done
 	heart-wake --soul "$o" --force >> "$out"
 	# throttled: the fleet's rate limit, one request a minute
 	printf 'endpoints:\n  double:\n    model: double\n    requests_per_minute: 1\n' \
 	    > "$BATS_TEST_TMPDIR/fleet.yaml"
-	r=$(mk rated '')
+	r=$(mk rated 'heart: {}')
 	HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml heart-wake --soul "$r" --force > /dev/null
 	HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml heart-wake --soul "$r" --force >> "$out"
 	# tool_cap, error

@@ -125,6 +125,19 @@ state_clear() {
 	[ -z "${REDIS_PID:-}" ] || rcli FLUSHALL >/dev/null
 }
 
+# meet AGENT...: heart knows each agent from now on, as after its
+# soul's first take, with nothing counted and no caps kept: its counter
+# reset, its soul given (a take, a record or a user message of an agent
+# heart has never met is refused).
+meet() {
+	local a s=$BATS_TEST_TMPDIR/meet.yaml
+	for a; do
+		printf 'name: %s\nheart: {}\n' "$a" > "$s"
+		heart-cap reset --soul "$s" || return
+	done
+	rm -f "$s"
+}
+
 # take_n N ARGS...: run heart-cap take N times, print how many admitted.
 take_n() {
 	local n=$1 ok=0 i

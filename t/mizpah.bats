@@ -125,7 +125,10 @@ born() {	# born AGENT...: online for an hour, as a birth says
   idle: { active_hours: \"$off\" }"
 	soul look-capped '  daily_cap: 1'
 	heart-cap take --soul "$BATS_TEST_TMPDIR/souls/look-capped.yaml"
-	for i in 1 2 3; do heart-breaker record look-open llm-fail > /dev/null; done
+	for i in 1 2 3; do
+		heart-breaker record --soul "$BATS_TEST_TMPDIR/souls/look-open.yaml" \
+		    llm-fail > /dev/null
+	done
 	state look-half breaker.json '{"v":1,"state":"half_open","trigger":"tool","reason":"x"}'
 	state look-failing wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$now,\"status\":\"error\"}},\"running\":null}"
 	sleep 300 3>&- &
@@ -231,7 +234,8 @@ b b-3 capped
 	soul sleepy "  schedule: { active_hours: \"$(printf '%02d:00-%02d:00' $(((10#$(date -u +%H) + 2) % 24)) $(((10#$(date -u +%H) + 3) % 24)))\" }
   idle: { daily_cap: 0 }"
 	for i in 1 2 3; do
-		heart-breaker record scout tool-fail --reason 'quote API: HTTP 502' > /dev/null
+		heart-breaker record --soul "$BATS_TEST_TMPDIR/souls/scout.yaml" \
+		    tool-fail --reason 'quote API: HTTP 502' > /dev/null
 	done
 	heart-cap take scout
 	heart-cap take scout

@@ -48,11 +48,30 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 		and .history_keep == 8 and .timezone == "UTC"'
 }
 
-@test "an empty file is a soul named after the file, all defaults" {
-	s=$(mk empty_one.yaml '')
-	run soul-dump "$s"
+@test "a soul file with nothing in it is refused with its name, exit 78; heart: {} is every default" {
+	: > "$BATS_TEST_TMPDIR/zero.yaml"
+	mk blank.yaml '' > /dev/null
+	mk comments.yml '# only a comment' > /dev/null
+	mk bare.md $'---\n---\n  \n' > /dev/null
+	for f in zero.yaml blank.yaml comments.yml bare.md; do
+		run soul-dump "$BATS_TEST_TMPDIR/$f"
+		assert_failure 78
+		assert_output "soul-dump: $BATS_TEST_TMPDIR/$f: empty: a soul holds its keys (heart: {} for every default); see heart-soul(5)"
+	done
+	run soul-dump "$(mk empty_one.yaml 'heart: {}')"
 	assert_success
 	echo "$output" | jq -e '.name == "empty_one" and .schedule.daily_cap == 48'
+	# a Markdown soul may be its body alone: that is something in it
+	run soul-dump "$(mk prompt.md 'You watch the weather.')"
+	assert_success
+	echo "$output" | jq -e '.system == "You watch the weather."'
+}
+
+@test "a soul path that cannot be read names its file: a link to nowhere says so" {
+	ln -s "$BATS_TEST_TMPDIR/gone.yaml" "$BATS_TEST_TMPDIR/link.yaml"
+	run soul-dump "$BATS_TEST_TMPDIR/link.yaml"
+	assert_failure 78
+	assert_output "soul-dump: $BATS_TEST_TMPDIR/link.yaml: a symbolic link to $BATS_TEST_TMPDIR/gone.yaml, which is not there"
 }
 
 @test "Markdown: the frontmatter holds the keys, the body is the system prompt" {
@@ -213,7 +232,7 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 		assert_failure 78
 		assert_output --partial ":1:7: name: bad agent id"
 	done
-	s=$(mk 'we ird.yaml' '')
+	s=$(mk 'we ird.yaml' 'heart: {}')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output --partial "bad agent id 'we ird' from the file name"
