@@ -95,6 +95,8 @@ cmd_check(const char *agent, time_t now)
 	struct brk_view v;
 	int allowed, probe, r;
 
+	if ((r = prog_unknown(&o.set, agent)) != 0)
+		return r;	/* a misspelt name is no breaker closed */
 	given = conf_for(agent, &c);
 	r = brk_check(agent, given, now, &allowed, &probe, &v, events, err);
 	print_events(events);

@@ -523,12 +523,14 @@ wake() {
 }
 
 @test "an agent never fed an outcome is closed with zero counts, and check writes nothing" {
-	run heart-breaker check fresh
-	assert_success
-	assert_output ""
+	run -64 heart-breaker check fresh
 	[ ! -e "$HEART_STATE_DIR/agents/fresh" ]
 	# known to heart (here, by its counter), its breaker is closed
 	meet fresh
+	run -0 heart-breaker check fresh
+	assert_output ""
+	[ ! -e "$(bfile fresh)" ]
+	! redis_store || [ "$(rcli --raw EXISTS 'heart:{fresh}:breaker.json')" = 0 ]
 	run heart-breaker status fresh
 	assert_line --index 0 --partial '"agent":"fresh","state":"closed","llm_fails":0,"tool_fails":0,"cooldown_s":900'
 	run heart-breaker status --soul "$SOULS/travel_rescue.yaml"
@@ -588,6 +590,17 @@ wake() {
 		run heart-breaker record scout llm-fail
 		assert_failure 64
 	fi
+}
+
+@test "check of an agent heart has never met says no such agent, exit 64: a misspelt name is no closed breaker" {
+	run -64 heart-breaker check scuot
+	assert_output "heart-breaker: scuot: no such agent (heart has no state for it: check the name, or give its soul with --soul)"
+	run -64 heart-breaker check -v scuot
+	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
+	# with its soul before its first wake; then by its name once met
+	run -0 heart-breaker check --soul "$(soul scout 'heart: {}')"
+	meet scout
+	run -0 heart-breaker check scout
 }
 
 @test "status and reset of an agent heart does not know say so, exit 64, and create nothing" {
