@@ -300,7 +300,9 @@ bench: bench-deps all node_modules/.package-lock.json
 	@for b in bench/*.sh; do bash "$$b" || exit 1; done
 
 # The units and the crontab name /usr/local/bin and /usr/local/share:
-# installed, they name BINDIR and SHAREDIR.
+# installed, they name BINDIR and SHAREDIR; and heart-round, the
+# programs in BINDIR (its bin=, empty in the tree: PATH's).  None relies
+# on PATH to find heart's programs.
 UNITS = contrib/systemd/heart-pulse.service \
 	contrib/systemd/heart-wake.service contrib/systemd/heart-wake.timer \
 	contrib/systemd/heart-wake@.service contrib/systemd/heart-wake@.timer
@@ -334,7 +336,9 @@ install: all mizpah
 	for d in . cron k8s fleet mosquitto deliver; do \
 		install -d $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/$$d || exit 1; \
 	done
-	install -m 755 contrib/heart-round $(DESTDIR)$(SHAREDIR)/heartbeat/contrib
+	sed -e "s|^bin=\$$|bin='$(BINDIR)'|" contrib/heart-round \
+		> $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/heart-round
+	chmod 755 $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/heart-round
 	install -m 644 contrib/README contrib/heart.env \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/contrib
 	install -m 755 $(DELIVER:%=contrib/deliver/%) \

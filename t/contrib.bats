@@ -307,7 +307,7 @@ units() {
 	assert_success
 	assert_output 2
 	grep -q ' set -a && \. /etc/heart/heart.env && /usr/local/share/heartbeat/contrib/heart-round /etc/heart/souls$' "$f"
-	grep -q 'heart-cap status --prom [^ ]*\.prom && heart-breaker status --prom [^ ]*\.prom$' "$f"
+	grep -q ' /usr/local/bin/heart-cap status --prom [^ ]*\.prom && /usr/local/bin/heart-breaker status --prom [^ ]*\.prom$' "$f"
 	grep -q '^MAILTO=' "$f"
 	run grep -iE '^[^#]*(PASSWORD|API_KEY)=' "$f"
 	assert_failure
