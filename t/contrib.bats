@@ -345,6 +345,10 @@ bare() {
 	[ "$stderr" = "heart-wake@HEARTBEAT: $d/HEARTBEAT.yaml, .yml or .md: no such soul" ]
 	run -78 --separate-stderr sh -c "$cmd" heart-wake@nobody nobody
 	[ "$stderr" = "heart-wake@nobody: $d/nobody.yaml, .yml or .md: no such soul" ]
+	# a link to nowhere is taken, as in a round: heart-wake says what it is
+	ln -s nowhere "$d/foxtrot.yml"
+	run -78 --separate-stderr sh -c "$cmd" heart-wake@foxtrot foxtrot
+	[[ $stderr == "heart-wake: $d/foxtrot.yml: "*nowhere* ]]
 	run -0 llm_count
 	assert_output 0
 	[ ! -e "$HEART_STATE_DIR/agents" ]
