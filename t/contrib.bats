@@ -306,6 +306,9 @@ bare() {
 	llm_start
 	units "$BATS_TEST_TMPDIR/units"
 	cmd=$(unit_sh "$BATS_TEST_TMPDIR/units/heart-wake@.service")
+	# POSIX sh that shellcheck passes ($GHOST_OPTS split into words on
+	# purpose)
+	run -0 shellcheck -s sh -e SC2086 - <<< "$cmd"
 	d=$(souls3)
 	# a Markdown soul written on Windows: its lines end in CR LF
 	printf -- '---\r\nheart: { schedule: { interval: 1m } }\r\n---\r\nYou are echo.\r\n' \
