@@ -227,7 +227,8 @@ deps:
 # The Mizpah dashboard: the page, and the mqtt package's browser bundle
 # from npm (pinned in package-lock.json), gathered in build/mizpah.  The
 # same npm ci installs the MCP servers t/mcp.bats and bench/mcp.sh run
-# (@modelcontextprotocol/server-everything and server-filesystem).
+# (@modelcontextprotocol/server-everything and server-filesystem), and
+# the one make demo runs for the example soul notes_keeper.
 MIZPAH = share/heartbeat/mizpah/index.html share/heartbeat/mizpah/mizpah.css \
 	share/heartbeat/mizpah/mizpah.js
 
@@ -244,7 +245,8 @@ build/mizpah/mqtt.min.js: $(MIZPAH) node_modules/.package-lock.json
 mizpah: build/mizpah/mqtt.min.js
 
 # A live heartbeat of the example fleet on this machine (see README):
-# make demo [KEEP=1] [ROUNDS=n]
+# make demo [KEEP=1] [ROUNDS=n].  make mizpah's npm ci installs
+# notes_keeper's MCP server too.
 demo: deps
 	@$(MAKE) --no-print-directory all mizpah
 	@KEEP=$(KEEP) ROUNDS=$(ROUNDS) bash contrib/demo.sh
