@@ -227,7 +227,8 @@ deps:
 # The Mizpah dashboard: the page, and the mqtt package's browser bundle
 # from npm (pinned in package-lock.json), gathered in build/mizpah.  The
 # same npm ci installs the MCP servers t/mcp.bats and bench/mcp.sh run
-# (@modelcontextprotocol/server-everything and server-filesystem).
+# (@modelcontextprotocol/server-everything and server-filesystem), and
+# the one make demo runs for the example soul notes_keeper.
 MIZPAH = share/heartbeat/mizpah/index.html share/heartbeat/mizpah/mizpah.css \
 	share/heartbeat/mizpah/mizpah.js
 
@@ -244,7 +245,8 @@ build/mizpah/mqtt.min.js: $(MIZPAH) node_modules/.package-lock.json
 mizpah: build/mizpah/mqtt.min.js
 
 # A live heartbeat of the example fleet on this machine (see README):
-# make demo [KEEP=1] [ROUNDS=n]
+# make demo [KEEP=1] [ROUNDS=n].  make mizpah's npm ci installs
+# notes_keeper's MCP server too.
 demo: deps
 	@$(MAKE) --no-print-directory all mizpah
 	@KEEP=$(KEEP) ROUNDS=$(ROUNDS) bash contrib/demo.sh
@@ -300,7 +302,9 @@ bench: bench-deps all node_modules/.package-lock.json
 	@for b in bench/*.sh; do bash "$$b" || exit 1; done
 
 # The units and the crontab name /usr/local/bin and /usr/local/share:
-# installed, they name BINDIR and SHAREDIR.
+# installed, they name BINDIR and SHAREDIR; and heart-round, the
+# programs in BINDIR (its bin=, empty in the tree: PATH's).  None relies
+# on PATH to find heart's programs.
 UNITS = contrib/systemd/heart-pulse.service \
 	contrib/systemd/heart-wake.service contrib/systemd/heart-wake.timer \
 	contrib/systemd/heart-wake@.service contrib/systemd/heart-wake@.timer
@@ -334,7 +338,9 @@ install: all mizpah
 	for d in . cron k8s fleet mosquitto deliver; do \
 		install -d $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/$$d || exit 1; \
 	done
-	install -m 755 contrib/heart-round $(DESTDIR)$(SHAREDIR)/heartbeat/contrib
+	sed -e "s|^bin=\$$|bin='$(BINDIR)'|" contrib/heart-round \
+		> $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/heart-round
+	chmod 755 $(DESTDIR)$(SHAREDIR)/heartbeat/contrib/heart-round
 	install -m 644 contrib/README contrib/heart.env \
 		$(DESTDIR)$(SHAREDIR)/heartbeat/contrib
 	install -m 755 $(DELIVER:%=contrib/deliver/%) \

@@ -7,10 +7,16 @@
 # OPENAI_API_KEY, ANTHROPIC_API_KEY, or an Ollama on 127.0.0.1:11434),
 # else the offline responder from t/.  Leaves nothing running unless
 # KEEP=1.  Run by `make demo`.
+#
+# The example fleet runs from a copy of share/heartbeat/ in
+# build/demo/heartbeat/, with what its souls need on this machine and
+# no other: notes_keeper's folder of notes beside it and its MCP server,
+# the one npm ci installed (package-lock.json pins it), on PATH by the
+# name the soul gives; page_watch's gate pointed at a page served on a
+# loopback port, changed before the last round.  Every soul is as
+# shipped but for that address.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-PATH=$top:$PATH
-souls=$top/share/heartbeat/souls
 run=$top/build/demo
 ROUNDS=${ROUNDS:-3}
 KEEP=${KEEP:-0}
@@ -38,8 +44,26 @@ wait_port() {
 	done
 }
 
+# the example fleet, and what its souls need here
+mcp=$top/node_modules/.bin/mcp-server-filesystem
+[ -x "$mcp" ] || {
+	echo "demo: $mcp: missing: run make demo (npm ci installs it)" >&2
+	exit 69
+}
+rm -rf "${run:?}/heartbeat" "${run:?}/bin" "${run:?}/page"
+mkdir -p "$run/heartbeat" "$run/bin" "$run/page"
+cp -R "$top/share/heartbeat/souls" "$top/share/heartbeat/gates" \
+	"$top/share/heartbeat/tools" "$run/heartbeat/"
+souls=$run/heartbeat/souls
+ln -s "$mcp" "$run/bin/mcp-server-filesystem"
+PATH=$top:$run/bin:$PATH
+mkdir "$souls/notes"
+printf 'Grant report: due %s, to the foundation.\n' \
+	"$(date -u -d tomorrow +%Y-%m-%d)" > "$souls/notes/grant.txt"
+printf 'Buy coffee beans.\n' > "$souls/notes/shopping.txt"
+
 # the broker: the shipped config, fresh users and passwords for this run
-tcp=$(port); ws=$(port); web=$(port)
+tcp=$(port); ws=$(port); web=$(port); page=$(port)
 pw=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 look=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
 rm -f "$run/heart.passwd"
@@ -77,6 +101,24 @@ wait_port "$web" "the web server"
 # page clears it from the address bar and history (heart(7))
 echo "dashboard: http://127.0.0.1:$web/?broker=ws://127.0.0.1:$ws&username=mizpah#password=$look"
 
+# the page page_watch watches
+status() {
+	printf '{"status": {"indicator": "%s", "description": "%s"}}\n' "$1" "$2" \
+		> "$run/page/status.json"
+}
+status none "All Systems Operational"
+python3 -m http.server --bind 127.0.0.1 --directory "$run/page" \
+	"$page" > "$run/page.log" 2>&1 &
+pids="$pids $!"
+wait_port "$page" "the watched page's server"
+sed -i "s#\"https://www.githubstatus.com/api/v2/status.json\"#\"http://127.0.0.1:$page/status.json\"#" \
+	"$souls/page_watch.yaml"
+grep -q "127.0.0.1:$page/status.json" "$souls/page_watch.yaml" || {
+	echo "demo: page_watch.yaml: its gate's address is not the one to replace" >&2
+	exit 70
+}
+echo "page:      http://127.0.0.1:$page/status.json (page_watch's gate watches it)"
+
 # the model: a real one if configured, else the offline responder
 if [ -n "${HEART_LLM_URL:-}${OPENAI_API_KEY:-}${ANTHROPIC_API_KEY:-}" ]; then
 	echo "model:     configured in the environment"
@@ -105,8 +147,13 @@ fi
 # a few rounds of the wake chambers; real answers are delivered here
 i=1
 while [ "$i" -le "$ROUNDS" ]; do
+	# the watched page changes before the last round
+	if [ "$i" -eq "$ROUNDS" ] && [ "$i" -gt 1 ]; then
+		status major "Partial outage: webhooks delayed"
+	fi
 	echo "--- round $i: heart-wake --force | heart-ghost (real answers only)"
-	for s in "$souls"/*; do
+	for s in "$souls"/*.yaml "$souls"/*.yml "$souls"/*.md; do
+		[ -f "$s" ] || continue
 		heart-wake --soul "$s" --force --chamber schedule || :
 	done | heart-ghost | jq -r '"\(.agent): \(.response)"' || :
 	sleep 1
@@ -116,13 +163,13 @@ done
 echo "--- a pulse, as the dashboard sees it (mosquitto_sub)"
 mosquitto_sub -h 127.0.0.1 -p "$tcp" -u mizpah -P "$look" -C 1 -W 15 \
 	-t 'heart/travel_rescue/pulse' || echo "(no pulse within 15 s)"
+echo "--- state in $HEART_STATE_DIR"
+if [ "$KEEP" = 1 ]; then
+	echo "KEEP=1: broker, pulse, dashboard, page and model keep running (pids:$pids)"
+else
+	echo "broker, pulse, dashboard, page and model stop at the end (make demo KEEP=1 leaves them running)"
+fi
 echo "--- heart-cap status"
 heart-cap status --json | jq -r '"\(.agent): \(.used)/\(.cap) used today, \(.ghosts) ghosts, \(.tokens.prompt + .tokens.completion) tokens"'
 echo "--- heart-breaker status"
 heart-breaker status --json | jq -r '"\(.agent): \(.state)"'
-echo "--- state in $HEART_STATE_DIR"
-if [ "$KEEP" = 1 ]; then
-	echo "KEEP=1: broker, pulse, dashboard and model keep running (pids:$pids)"
-else
-	echo "stopping (make demo KEEP=1 leaves them running)"
-fi

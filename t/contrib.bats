@@ -159,6 +159,36 @@ units() {
 	done
 }
 
+# unit_sh UNIT: the script of the per-soul unit's ExecStart=/bin/sh -c
+# '...' heart-wake@%i %i, as systemd hands it to sh: continued lines
+# joined (a backslash at a line's end is a space), "\\" a backslash,
+# "$$" a "$"; /etc/heart/souls is $BATS_TEST_TMPDIR/souls.  Run it as
+# sh -c "$cmd" heart-wake@NAME NAME.
+unit_sh() {
+	local x
+	x=$(sed -e ':a' -e '/\\$/{N;s/\\\n/ /;ba' -e '}' "$1" |
+	    sed -n "s/^ExecStart=\/bin\/sh -c '\(.*\)' heart-wake@%i %i\$/\1/p")
+	[ -n "$x" ] || return 1
+	x=${x//\\\\/\\}
+	x=${x//\$\$/\$}
+	printf '%s\n' "${x//\/etc\/heart\/souls/$BATS_TEST_TMPDIR/souls}"
+}
+
+# bare FILE...: the lines that run a program of heart's by its bare
+# name, for PATH to find (not after a / or a ${...} that is its
+# directory): the Exec lines of a unit (continued lines joined), every
+# line of a script or a crontab but its comments
+bare() {
+	local f
+	for f; do
+		sed -e ':a' -e '/\\$/{N;s/\\\n/ /;ba' -e '}' "$f" |
+		case $f in
+		*.service | *.timer) grep '^Exec' ;;
+		*) grep -v '^[[:space:]]*#' ;;
+		esac
+	done | grep -E '(^|[^/}[:alnum:]_-])heart-(wake|ghost|cap|breaker|pulse)([^-@[:alnum:]_]|$)'
+}
+
 @test "the systemd units pass systemd-analyze verify, and a broken one does not" {
 	plain_only
 	command -v systemd-analyze >/dev/null ||
@@ -259,18 +289,138 @@ units() {
 @test "the wake unit's command runs a wake into heart-ghost" {
 	llm_start
 	llm_script '{"replies":[{"text":"Scout: news."}]}'
-	mkdir -p "$BATS_TEST_TMPDIR/souls"
-	printf 'heart: { schedule: { interval: 1m } }\n' > "$BATS_TEST_TMPDIR/souls/scout.yaml"
-	# ExecStart= as systemd hands it to sh: $$ is $
-	cmd=$(sed -n 's/^ExecStart=\/bin\/sh -c .\(.*\).$/\1/p' "$C/systemd/heart-wake@.service" |
-		sed 's/\$\$/$/g')
-	[ -n "$cmd" ]
+	mkdir -p "$BATS_TEST_TMPDIR/elsewhere"
+	printf 'heart: { schedule: { interval: 1m } }\n' > "$BATS_TEST_TMPDIR/elsewhere/scout.yaml"
+	units "$BATS_TEST_TMPDIR/units"
+	cmd=$(unit_sh "$BATS_TEST_TMPDIR/units/heart-wake@.service")
 	t=$(date -u -d "2026-11-22 09:00:30" +%s)
-	export SOUL=$BATS_TEST_TMPDIR/souls/scout.yaml GHOST_OPTS=--text
-	at_epoch "$t" sh -c "$cmd"
-	run at_epoch $((t + 60)) sh -c "$cmd"
+	# a soul kept elsewhere, as a drop-in names it
+	export SOUL=$BATS_TEST_TMPDIR/elsewhere/scout.yaml GHOST_OPTS=--text
+	at_epoch "$t" sh -c "$cmd" heart-wake@scout scout
+	run at_epoch $((t + 60)) sh -c "$cmd" heart-wake@scout scout
 	assert_success
 	assert_output "Scout: news."
+}
+
+@test "the per-soul unit wakes the soul NAME.yaml, NAME.yml or NAME.md, whichever is there" {
+	llm_start
+	units "$BATS_TEST_TMPDIR/units"
+	cmd=$(unit_sh "$BATS_TEST_TMPDIR/units/heart-wake@.service")
+	# POSIX sh that shellcheck passes ($GHOST_OPTS split into words on
+	# purpose)
+	run -0 shellcheck -s sh -e SC2086 - <<< "$cmd"
+	d=$(souls3)
+	# a Markdown soul written on Windows: its lines end in CR LF
+	printf -- '---\r\nheart: { schedule: { interval: 1m } }\r\n---\r\nYou are echo.\r\n' \
+		> "$d/echo.md"
+	unset SOUL
+	export GHOST_OPTS=--text
+	t=$(date -u -d "2026-11-22 09:00:30" +%s)
+	for n in alpha bravo charlie echo; do
+		run -0 at_epoch "$t" sh -c "$cmd" "heart-wake@$n" "$n"
+		assert_output ""
+	done
+	llm_script '{"replies":[{"text":"Alpha: news."},{"text":"Bravo: news."},{"text":"Charlie: news."},{"text":"Echo: news."}]}'
+	for n in alpha bravo charlie echo; do
+		run -0 at_epoch $((t + 60)) sh -c "$cmd" "heart-wake@$n" "$n"
+		assert_output "${n^}: news."
+		[ -s "$HEART_STATE_DIR/agents/$n/history.jsonl" ]
+	done
+}
+
+@test "the per-soul unit refuses with 78 a name with no soul or two, and a checklist is no soul" {
+	llm_start
+	units "$BATS_TEST_TMPDIR/units"
+	cmd=$(unit_sh "$BATS_TEST_TMPDIR/units/heart-wake@.service")
+	d=$(souls3)
+	printf -- '---\nheart: { schedule: { interval: 1m } }\n---\nYou are alpha too.\n' \
+		> "$d/alpha.md"
+	printf 'heart: { schedule: { interval: 1m } }\n' > "$d/charlie.yaml"
+	unset SOUL
+	export GHOST_OPTS=--text
+	run -78 --separate-stderr sh -c "$cmd" heart-wake@alpha alpha
+	assert_output ""
+	[ "$stderr" = "heart-wake@alpha: $d/alpha.yaml, $d/alpha.md: two souls of one name: keep one" ]
+	run -78 --separate-stderr sh -c "$cmd" heart-wake@charlie charlie
+	[ "$stderr" = "heart-wake@charlie: $d/charlie.yaml, $d/charlie.yml: two souls of one name: keep one" ]
+	# HEARTBEAT.md opens with no "---": a checklist, not a soul
+	run -78 --separate-stderr sh -c "$cmd" heart-wake@HEARTBEAT HEARTBEAT
+	[ "$stderr" = "heart-wake@HEARTBEAT: $d/HEARTBEAT.yaml, .yml or .md: no such soul" ]
+	run -78 --separate-stderr sh -c "$cmd" heart-wake@nobody nobody
+	[ "$stderr" = "heart-wake@nobody: $d/nobody.yaml, .yml or .md: no such soul" ]
+	# a link to nowhere is taken, as in a round: heart-wake says what it is
+	ln -s nowhere "$d/foxtrot.yml"
+	run -78 --separate-stderr sh -c "$cmd" heart-wake@foxtrot foxtrot
+	[[ $stderr == "heart-wake: $d/foxtrot.yml: "*nowhere* ]]
+	run -0 llm_count
+	assert_output 0
+	[ ! -e "$HEART_STATE_DIR/agents" ]
+}
+
+@test "make install PREFIX=elsewhere: heart-round, the units and the crontab name the programs in BINDIR, and run with none of heart's on PATH" {
+	plain_only "make install installs the tree's programs: the plain pass runs it"
+	[ -f "$T/../build/mizpah/mqtt.min.js" ] ||
+		skip "build/mizpah missing: run make mizpah"
+	# as a package is built: DESTDIR, and PREFIX=/opt/x
+	r=$BATS_TEST_TMPDIR/root
+	run -0 make -C "$T/.." --no-print-directory install DESTDIR="$r" PREFIX=/opt/x
+	o=$r/opt/x
+	u=$o/lib/systemd/system
+	c=$o/share/heartbeat/contrib/cron/heart.cron
+	grep -qx "bin='/opt/x/bin'" "$o/share/heartbeat/contrib/heart-round"
+	grep -qx 'ExecStart=/opt/x/bin/heart-pulse --souls /etc/heart/souls --username heart-pulse-%H' \
+		"$u/heart-pulse.service"
+	grep -qx 'ExecStart=/opt/x/share/heartbeat/contrib/heart-round /etc/heart/souls $GHOST_OPTS' \
+		"$u/heart-wake.service"
+	grep -q '/opt/x/bin/heart-wake --soul "$$soul" |' "$u/heart-wake@.service"
+	grep -q '/opt/x/bin/heart-ghost $$GHOST_OPTS' "$u/heart-wake@.service"
+	grep -q ' /opt/x/share/heartbeat/contrib/heart-round /etc/heart/souls$' "$c"
+	grep -q ' /opt/x/bin/heart-cap status --prom .* && /opt/x/bin/heart-breaker status --prom ' "$c"
+	run -1 bare "$o/share/heartbeat/contrib/heart-round" "$c" "$u"/*
+	# and bare finds a program named for PATH to find, as the per-soul
+	# unit named it
+	cat > "$BATS_TEST_TMPDIR/old.service" <<'EOF'
+ExecStart=/bin/sh -c 'heart-wake --soul "$$SOUL" | heart-ghost $$GHOST_OPTS'
+EOF
+	run -0 bare "$u/heart-pulse.service" "$BATS_TEST_TMPDIR/old.service"
+	[ "${#lines[@]}" -eq 1 ]
+
+	# installed for real under another PREFIX: a round, and a wake of the
+	# per-soul unit, with a decoy of each program first on PATH
+	p=$BATS_TEST_TMPDIR/x
+	run -0 make -C "$T/.." --no-print-directory install PREFIX="$p"
+	decoy=$BATS_TEST_TMPDIR/decoy
+	mkdir "$decoy"
+	for prog in heart-wake heart-ghost heart-cap heart-breaker heart-pulse; do
+		printf '#!/bin/sh\necho "%s: the one on PATH" >&2\nexit 99\n' "$prog" \
+			> "$decoy/$prog"
+		chmod +x "$decoy/$prog"
+	done
+	llm_start
+	d=$(souls3)
+	export HEART_JOBS=1
+	nopath=(env PATH="$decoy:/usr/bin:/bin")
+	t=$(date -u -d "2026-11-22 09:00:30" +%s)
+	run -0 at_epoch "$t" "${nopath[@]}" "$p/share/heartbeat/contrib/heart-round" "$d"
+	assert_output ""
+	llm_script '{"replies":[{"text":"Alpha: late."},{"text":"[IDLE]"},{"text":"Charlie: B12."},{"text":"Alpha: later."}]}'
+	run -0 at_epoch $((t + 60)) "${nopath[@]}" "$p/share/heartbeat/contrib/heart-round" "$d"
+	assert_output "$(printf 'Alpha: late.\nCharlie: B12.')"
+	cmd=$(unit_sh "$p/lib/systemd/system/heart-wake@.service")
+	unset SOUL
+	run -0 at_epoch $((t + 120)) "${nopath[@]}" GHOST_OPTS=--text \
+	    sh -c "$cmd" heart-wake@alpha alpha
+	assert_output "Alpha: later."
+	run -0 llm_count
+	assert_output 4
+	# systemd finds each program the units name
+	command -v systemd-analyze >/dev/null ||
+		skip "no systemd-analyze on this machine"
+	cd "$p/lib/systemd/system"
+	MANPATH=$p/share/man run -0 systemd-analyze verify heart-pulse.service \
+	    heart-wake.service heart-wake.timer heart-wake@scout.service \
+	    heart-wake@scout.timer
+	assert_output ""
 }
 
 @test "the round unit's command runs a round over the souls into heart-ghost, with GHOST_OPTS split into words" {
@@ -307,7 +457,7 @@ units() {
 	assert_success
 	assert_output 2
 	grep -q ' set -a && \. /etc/heart/heart.env && /usr/local/share/heartbeat/contrib/heart-round /etc/heart/souls$' "$f"
-	grep -q 'heart-cap status --prom [^ ]*\.prom && heart-breaker status --prom [^ ]*\.prom$' "$f"
+	grep -q ' /usr/local/bin/heart-cap status --prom [^ ]*\.prom && /usr/local/bin/heart-breaker status --prom [^ ]*\.prom$' "$f"
 	grep -q '^MAILTO=' "$f"
 	run grep -iE '^[^#]*(PASSWORD|API_KEY)=' "$f"
 	assert_failure

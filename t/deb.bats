@@ -158,6 +158,11 @@ arch() { dpkg --print-architecture; }
 		"$x/lib/systemd/system/heart-pulse.service"
 	grep -q '^ExecStart=/usr/share/heartbeat/contrib/heart-round /etc/heart/souls ' \
 		"$x/lib/systemd/system/heart-wake.service"
+	grep -q '/usr/bin/heart-wake --soul "$$soul" |' "$x/lib/systemd/system/heart-wake@.service"
+	grep -q '/usr/bin/heart-ghost $$GHOST_OPTS' "$x/lib/systemd/system/heart-wake@.service"
+	# and so do heart-round and the crontab, whatever PATH holds
+	grep -qx "bin='/usr/bin'" "$x/usr/share/heartbeat/contrib/heart-round"
+	grep -q ' /usr/bin/heart-cap status --prom ' "$x/usr/share/heartbeat/contrib/cron/heart.cron"
 	run grep -rl /usr/local "$x/lib/systemd/system"
 	assert_output ""
 	# reproducible: every member dated from the changelog (not from the
