@@ -524,11 +524,41 @@ pulse_node_name(const char *host, long pid, char *out, size_t n)
 			out[i] = '-';
 }
 
-/* Whether pid is a live heart-pulse on this host (not a zombie). */
+/*
+ * Whether process pid has been killed and not yet torn down: SIGKILL
+ * pending (kill(2) returns before the kernel ends it), or exiting
+ * (PF_EXITING in /proc/PID/stat's flags, flags).
+ */
+static int
+killed(json_int_t pid, unsigned flags)
+{
+	char path[64], line[128];
+	unsigned long long mask;
+	FILE *fp;
+	int r = (flags & 0x4) != 0;
+
+	snprintf(path, sizeof path, "/proc/%lld/status", (long long)pid);
+	if (r || (fp = fopen(path, "re")) == NULL)
+		return 1;
+	while (!r && fgets(line, sizeof line, fp) != NULL)
+		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+		    sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+		    (mask & 1ULL << (SIGKILL - 1)) != 0)
+			r = 1;
+	fclose(fp);
+	return r;
+}
+
+/*
+ * Whether pid is a live heart-pulse on this host: not a zombie, nor one
+ * killed a moment ago (a publisher restarted at once after kill -9
+ * reads the dead one's status while the kernel is still ending it).
+ */
 static int
 live_pulse(json_int_t pid)
 {
-	char path[64], line[128], *p;
+	char path[64], line[256], *p, state;
+	unsigned flags;
 	FILE *fp;
 	int r = 0;
 
@@ -538,10 +568,11 @@ live_pulse(json_int_t pid)
 	if ((fp = fopen(path, "re")) == NULL)
 		return 0;
 	if (fgets(line, sizeof line, fp) != NULL &&
-	    (p = strstr(line, " (heart-pulse) ")) != NULL)
-		r = p[15] != 'Z';
+	    (p = strstr(line, " (heart-pulse) ")) != NULL &&
+	    sscanf(p + 15, "%c %*d %*d %*d %*d %*d %u", &state, &flags) == 2)
+		r = state != 'Z' && state != 'X';
 	fclose(fp);
-	return r;
+	return r && !killed(pid, flags);
 }
 
 /*
