@@ -20,7 +20,7 @@
  *     (not a list item), blank lines and a fence around the whole reply
  *     aside; [IDLE:LOW], [IDLE:MEDIUM] and [IDLE:HIGH] with a level.
  *     The remark must be an acknowledgement: at most ghost.ack_max_chars
- *     bytes, beginning with one of acks[] below and going on, if at all,
+ *     characters, beginning with one of acks[] below and going on, if at all,
  *     in plain words (letters, blanks, apostrophes and hyphens inside
  *     words; no contrast word).  "Nothing new. [IDLE]" is a ghost,
  *     "[IDLE] The server room is flooding, evacuate now." is kept.
@@ -290,13 +290,24 @@ ack(const char *s, size_t len)
 	return 0;
 }
 
+/* How many characters (UTF-8 sequences) the len bytes at s hold. */
+static size_t
+chars(const char *s, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++)
+		n += ((unsigned char)s[i] & 0xC0) != 0x80;
+	return n;
+}
+
 /* A remark that may come with the token: none, or an acknowledgement
- * of at most maxrem bytes. */
+ * of at most maxrem characters. */
 static int
 remark(const char *s, size_t len, size_t maxrem)
 {
 	peel(&s, &len);
-	return len == 0 || (len <= maxrem && ack(s, len));
+	return len == 0 || (chars(s, len) <= maxrem && ack(s, len));
 }
 
 /* A code fence: ``` or ~~~ after blanks and quote markers. */

@@ -246,6 +246,14 @@ EOF
 	statuses idle idle ok ok
 }
 
+@test "ghost.ack_max_chars counts characters, not bytes: a remark with a typographic apostrophe of that many characters is still an acknowledgement" {
+	printf 'name: scout\nheart: { ghost: { ack_max_chars: 22 } }\n' > "$S"
+	# 22 characters, 24 bytes (’ is three); two characters more are past
+	vs=("[IDLE] Nothing new it’s quiet" "[IDLE] Nothing new it’s quieter")
+	wake_each
+	statuses idle ok
+}
+
 @test "the request: system prompt, the last history.keep messages, the prompt with a meta line of local time and zone" {
 	printf 'name: scout\nsystem: You are scout.\nheart:\n  timezone: Asia/Shanghai\n  history: { keep: 3 }\n  schedule: { prompt: "Look around." }\n' > "$S"
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
