@@ -11,8 +11,9 @@
  *   - An alert is ALERT, URGENT or CRITICAL, in any case, at the start
  *     of a line (after anything but a letter: blanks, digits, markdown,
  *     punctuation, emoji, HTML tags, a bracketed word such as [IDLE]),
- *     then closing emphasis, then ':' or a dash ("ALERT -", "ALERT —");
- *     or [ALERT] alone in brackets.  A reply holding one is never a
+ *     then closing emphasis, then ':' (or a full-width one) or a dash
+ *     ("ALERT -", "ALERT —"); or one of the words alone in brackets
+ *     ("[CRITICAL] web1 down").  A reply holding one is never a
  *     ghost.
  *   - Token mode: a ghost is the token (default [IDLE]) or one of
  *     ghost.also (default HEARTBEAT_OK), wrapped in markdown or
