@@ -540,6 +540,7 @@ struct llm_reply {
 	long	 status;		/* failed: the HTTP status, or 0 */
 };
 
+/* llmprovider.c */
 int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
 	    char *);
 void	 llm_reply_free(struct llm_reply *);

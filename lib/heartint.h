@@ -310,13 +310,34 @@ enum {
 
 int	 llm_conf(const struct soul *, struct llm_conf *, char *);
 int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
-json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
-	    const char *);
 json_t	*llm_dry(const struct llm_conf *, json_t *);
 int	 llm_send(const struct llm_conf *, json_t *, time_t,
 	    struct llm_reply *, char *);
 int	 llm_key_warning(const struct llm_conf *, char *, size_t);
-/* the bytes of a message (or any value) in a request; msgs as sent
+
+/* llmprovider.c: a provider's request and reply, by its row */
+struct llm_provider {
+	const char *name;
+	const char *url;	/* default base URL; NULL: not HTTP */
+	const char *path;	/* appended to the base URL */
+	const char *key_env;	/* default key variable */
+	json_t	*(*body)(const struct llm_conf *, json_t *, json_t *,
+		    const char *);
+	void	 (*headers)(const char *, char [][512], size_t *);
+	int	 (*parse)(json_t *, struct llm_reply *, char *);
+};
+const struct llm_provider *llm_provider_find(const char *);
+void	 llm_provider_secrets(void);
+int	 llm_reply_read(const struct llm_provider *, const char *, size_t,
+	    struct llm_reply *, char *);
+json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
+	    const char *);
+
+/* llmfail.c: an HTTP answer outside 2xx, its class (LLM_*) and why */
+int	 llm_http_fail(const struct llm_conf *, const char *, long,
+	    const char *, char *);
+
+/* llmfit.c: the bytes of a message (or any value) in a request; msgs as sent
  * within a budget of tokens: system before h0, history [h0, h1), the
  * wake's prompt at h1 */
 size_t	 llm_cost(const json_t *);
