@@ -191,11 +191,13 @@ struct soul {
 const char *soul_chamber_name(enum chamber);
 int	 soul_chamber_parse(const char *, enum chamber *);
 int	 soul_load(const char *, struct soul **, char *);
-void	 soul_defaults(struct soul *);
 struct soul *soul_new(const char *);
 void	 soul_free(struct soul *);
-json_t	*soul_json(const struct soul *);
 void	 soul_dir(const struct soul *, char *, size_t);
+/* soulkey.c */
+void	 soul_defaults(struct soul *);
+/* souljson.c */
+json_t	*soul_json(const struct soul *);
 
 /* cap.c: the daily counter shared by the chambers */
 struct caps {
@@ -538,6 +540,7 @@ struct llm_reply {
 	long	 status;		/* failed: the HTTP status, or 0 */
 };
 
+/* llmprovider.c */
 int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
 	    char *);
 void	 llm_reply_free(struct llm_reply *);
