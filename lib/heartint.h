@@ -430,6 +430,9 @@ int	 triage_ask(struct ask *, const char *, const char *, time_t,
 json_t	*triage_json(const struct llm_conf *, const struct triage *,
 	    long long, const char *);
 void	 triage_free(struct triage *);
+/* a wake's triage, asked its prompt: 1 to go on to the main model */
+struct wake;
+int	 triage_wake(struct wake *, const char *, int *, char *);
 
 /* bucket.c */
 int	 bucket_endpoint(const struct llm_conf *, char *, size_t, char *);
@@ -467,9 +470,9 @@ void	 ask_usage_bound(struct usage *, long long, long long, long long,
 
 /* run.c: one wake, its orchestration; the conversation is talk.c's */
 /* The wake's outcome as its result says it, set with the result by
- * run_status, run_reply (the answer, its idle level and the status
- * they decide) and run_warn (one more warning), and read from here:
- * nothing reads the result back. */
+ * outcome.c's outcome_status, outcome_reply (the answer, its idle
+ * level and the status they decide) and outcome_warn (one more
+ * warning), and read from here: nothing reads the result back. */
 struct outcome {
 	enum wake_status status;	/* ST_ERROR until decided */
 	char	 reason[1024];		/* "" when none */
@@ -512,10 +515,14 @@ struct wake {
 };
 
 void	 run_id(time_t, char *, size_t);
-void	 run_status(struct wake *, enum wake_status);
-void	 run_reply(struct wake *, enum wake_status, const char *,
+/* outcome.c: the wake's outcome, into the wake and its result */
+void	 outcome_set(struct wake *, const char *, const char *);
+void	 outcome_status(struct wake *, enum wake_status);
+void	 outcome_reason(struct wake *, const char *);
+void	 outcome_reply(struct wake *, enum wake_status, const char *,
 	    const char *);
-void	 run_warn(struct wake *, const char *);
+void	 outcome_warn(struct wake *, const char *);
+/* run.c */
 /* from when the breaker and the cap both admit a wake of a chamber */
 time_t	 run_open_at(const struct wake *, enum chamber);
 
