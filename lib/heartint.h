@@ -256,6 +256,13 @@ json_t	*llm_fit(const json_t *, size_t, size_t, long long);
 /* the bytes a prompt's checklist items may take, beside the rest */
 size_t	 llm_items_room(size_t, long long);
 
+/* slot.c: the ladder of intervals, the agent's offset, its slots */
+long long slot_offset(const char *, long long);
+long long slot_rung(long long, long long, long long, double);
+long long slot_rung_offset(const struct soul *, long long);
+time_t	 slot_from(time_t, long long, long long);
+time_t	 slot_before(time_t, long long, long long);
+
 /*
  * adapt.c: the adaptive schedule, an activity estimator kept in
  * agents/ID/activity.json (opaque; NULL is an agent with no history).
@@ -264,7 +271,6 @@ size_t	 llm_items_room(size_t, long long);
  *   adapt_next(s, a, last, first, now, &fig)  when the chamber is next
  *	due, its last wake being at last (0: none; first sight at first);
  *	a time <= now means due now
- *   adapt_offset(s, iv)	the agent's phase inside the interval iv
  *   adapt_record(dir, s, &a, status, level, now, err)	add one wake's
  *	outcome ("ok" or "idle", level "LOW" "MEDIUM" "HIGH" or NULL)
  *	and write the file; the caller holds wake.lock
@@ -300,7 +306,6 @@ long long adapt_interval(const struct soul *, struct adapt *, time_t,
 	    struct adapt_fig *);
 time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
 	    time_t, struct adapt_fig *);
-long long adapt_offset(const struct soul *, long long);
 int	 adapt_record(const char *, const struct soul *, struct adapt **,
 	    const char *, const char *, time_t, char *);
 json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
@@ -308,7 +313,6 @@ json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
 /* wake.c */
 int	 wake_save(const char *, const char *, const struct wake_state *,
 	    int, enum state_keep, time_t, char *);
-long long wake_offset(const char *, long long);
 void	 wake_verdicts(const struct soul *, const char *,
 	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);
 int	 wake_carry(const char *, struct wake_state *, enum chamber,
@@ -901,24 +905,29 @@ struct brk_out {
 };
 
 /* brk.c: when the breaker next lets a wake go (0: now, closed or a
- * half-open probe free) */
+ * half-open probe free); whether a check has to write; the view of a
+ * breaker, with the keys given (NULL: those kept) */
 time_t	 brk_next_go(const struct brk *);
+int	 brk_check_writes(const struct brk *, time_t);
+void	 brk_view_of(const struct brk *, const struct brk_conf *,
+	    struct brk_view *);
 
 /*
- * brkdoc.c: the breaker's document, agents/ID/BRKFILE, and the events
- * of a transition done (brk.c does the transitions)
- *   brkdoc_parse(agent, j, &b, err)	b from the document (NULL: none)
- *   brkdoc_to_json(agent, &b, now)	the document to write
- *   brkdoc_events_of(agent, &b, &o, events, now)
+ * brkjson.c: the breaker's document, agents/ID/BRKFILE, and the events
+ * of a transition done (brk.c does the transitions, brkstore.c the
+ * reads and writes)
+ *   brkjson_parse(agent, j, &b, err)	b from the document (NULL: none)
+ *   brkjson_of(agent, &b, now)		the document to write
+ *   brkjson_events(agent, &b, &o, events, now)
  *					o's transitions as events
- *   brkdoc_put_time(o, key, t)		a time in UTC (0: null)
+ *   brkjson_put_time(o, key, t)	a time in UTC (0: null)
  */
 #define BRKFILE	"breaker.json"
-int	 brkdoc_parse(const char *, json_t *, struct brk *, char *);
-json_t	*brkdoc_to_json(const char *, const struct brk *, time_t);
-void	 brkdoc_events_of(const char *, const struct brk *,
+int	 brkjson_parse(const char *, json_t *, struct brk *, char *);
+json_t	*brkjson_of(const char *, const struct brk *, time_t);
+void	 brkjson_events(const char *, const struct brk *,
 	    const struct brk_out *, json_t *, time_t);
-void	 brkdoc_put_time(json_t *, const char *, time_t);
+void	 brkjson_put_time(json_t *, const char *, time_t);
 
 /* An endpoint's bucket as stored (bucket.c owns the rules): requests
  * and tokens taken per second of the window, oldest first, and the
