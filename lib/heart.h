@@ -276,6 +276,7 @@ void	 brk_from_soul(const struct soul *, struct brk_conf *);
 const char *brk_state_name(enum brk_state);
 /* "ok" "llm-fail" "tool-fail" as flags; -1 for any other word */
 int	 brk_outcome(const char *);
+/* brkstore.c: the transitions, done in the store */
 /* May a wake go now?  *allowed = 1 when closed, or when this caller was
  * granted the half-open probe (then *probe = 1).  Transitions (open ->
  * half_open) are appended to `events' (a JSON array, may be NULL). */
@@ -295,7 +296,7 @@ int	 brk_record(const char *agent, const struct brk_conf *, time_t now,
 int	 brk_peek(const char *agent, const struct brk_conf *, time_t now,
 	    struct brk_view *, char *err);	/* no change */
 int	 brk_reset(const char *agent, json_t *events, char *err);
-/* the status object */
+/* brkjson.c: the status object */
 json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
 
 /*

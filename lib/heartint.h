@@ -345,6 +345,13 @@ json_t	*llm_fit(const json_t *, size_t, size_t, long long);
 /* the bytes a prompt's checklist items may take, beside the rest */
 size_t	 llm_items_room(size_t, long long);
 
+/* slot.c: the ladder of intervals, the agent's offset, its slots */
+long long slot_offset(const char *, long long);
+long long slot_rung(long long, long long, long long, double);
+long long slot_rung_offset(const struct soul *, long long);
+time_t	 slot_from(time_t, long long, long long);
+time_t	 slot_before(time_t, long long, long long);
+
 /*
  * adapt.c: the adaptive schedule, an activity estimator kept in
  * agents/ID/activity.json (opaque; NULL is an agent with no history).
@@ -353,7 +360,6 @@ size_t	 llm_items_room(size_t, long long);
  *   adapt_next(s, a, last, first, now, &fig)  when the chamber is next
  *	due, its last wake being at last (0: none; first sight at first);
  *	a time <= now means due now
- *   adapt_offset(s, iv)	the agent's phase inside the interval iv
  *   adapt_record(dir, s, &a, status, level, now, err)	add one wake's
  *	outcome ("ok" or "idle", level "LOW" "MEDIUM" "HIGH" or NULL)
  *	and write the file; the caller holds wake.lock
@@ -389,7 +395,6 @@ long long adapt_interval(const struct soul *, struct adapt *, time_t,
 	    struct adapt_fig *);
 time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
 	    time_t, struct adapt_fig *);
-long long adapt_offset(const struct soul *, long long);
 int	 adapt_record(const char *, const struct soul *, struct adapt **,
 	    const char *, const char *, time_t, char *);
 json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
@@ -397,7 +402,6 @@ json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
 /* wake.c */
 int	 wake_save(const char *, const char *, const struct wake_state *,
 	    int, enum state_keep, time_t, char *);
-long long wake_offset(const char *, long long);
 void	 wake_verdicts(const struct soul *, const char *,
 	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);
 int	 wake_carry(const char *, struct wake_state *, enum chamber,
@@ -519,6 +523,9 @@ int	 triage_ask(struct ask *, const char *, const char *, time_t,
 json_t	*triage_json(const struct llm_conf *, const struct triage *,
 	    long long, const char *);
 void	 triage_free(struct triage *);
+/* a wake's triage, asked its prompt: 1 to go on to the main model */
+struct wake;
+int	 triage_wake(struct wake *, const char *, int *, char *);
 
 /* bucket.c */
 int	 bucket_endpoint(const struct llm_conf *, char *, size_t, char *);
@@ -556,9 +563,9 @@ void	 ask_usage_bound(struct usage *, long long, long long, long long,
 
 /* run.c: one wake, its orchestration; the conversation is talk.c's */
 /* The wake's outcome as its result says it, set with the result by
- * run_status, run_reply (the answer, its idle level and the status
- * they decide) and run_warn (one more warning), and read from here:
- * nothing reads the result back. */
+ * outcome.c's outcome_status, outcome_reply (the answer, its idle
+ * level and the status they decide) and outcome_warn (one more
+ * warning), and read from here: nothing reads the result back. */
 struct outcome {
 	enum wake_status status;	/* ST_ERROR until decided */
 	char	 reason[1024];		/* "" when none */
@@ -601,10 +608,14 @@ struct wake {
 };
 
 void	 run_id(time_t, char *, size_t);
-void	 run_status(struct wake *, enum wake_status);
-void	 run_reply(struct wake *, enum wake_status, const char *,
+/* outcome.c: the wake's outcome, into the wake and its result */
+void	 outcome_set(struct wake *, const char *, const char *);
+void	 outcome_status(struct wake *, enum wake_status);
+void	 outcome_reason(struct wake *, const char *);
+void	 outcome_reply(struct wake *, enum wake_status, const char *,
 	    const char *);
-void	 run_warn(struct wake *, const char *);
+void	 outcome_warn(struct wake *, const char *);
+/* run.c */
 /* from when the breaker and the cap both admit a wake of a chamber */
 time_t	 run_open_at(const struct wake *, enum chamber);
 
@@ -983,24 +994,29 @@ struct brk_out {
 };
 
 /* brk.c: when the breaker next lets a wake go (0: now, closed or a
- * half-open probe free) */
+ * half-open probe free); whether a check has to write; the view of a
+ * breaker, with the keys given (NULL: those kept) */
 time_t	 brk_next_go(const struct brk *);
+int	 brk_check_writes(const struct brk *, time_t);
+void	 brk_view_of(const struct brk *, const struct brk_conf *,
+	    struct brk_view *);
 
 /*
- * brkdoc.c: the breaker's document, agents/ID/BRKFILE, and the events
- * of a transition done (brk.c does the transitions)
- *   brkdoc_parse(agent, j, &b, err)	b from the document (NULL: none)
- *   brkdoc_to_json(agent, &b, now)	the document to write
- *   brkdoc_events_of(agent, &b, &o, events, now)
+ * brkjson.c: the breaker's document, agents/ID/BRKFILE, and the events
+ * of a transition done (brk.c does the transitions, brkstore.c the
+ * reads and writes)
+ *   brkjson_parse(agent, j, &b, err)	b from the document (NULL: none)
+ *   brkjson_of(agent, &b, now)		the document to write
+ *   brkjson_events(agent, &b, &o, events, now)
  *					o's transitions as events
- *   brkdoc_put_time(o, key, t)		a time in UTC (0: null)
+ *   brkjson_put_time(o, key, t)	a time in UTC (0: null)
  */
 #define BRKFILE	"breaker.json"
-int	 brkdoc_parse(const char *, json_t *, struct brk *, char *);
-json_t	*brkdoc_to_json(const char *, const struct brk *, time_t);
-void	 brkdoc_events_of(const char *, const struct brk *,
+int	 brkjson_parse(const char *, json_t *, struct brk *, char *);
+json_t	*brkjson_of(const char *, const struct brk *, time_t);
+void	 brkjson_events(const char *, const struct brk *,
 	    const struct brk_out *, json_t *, time_t);
-void	 brkdoc_put_time(json_t *, const char *, time_t);
+void	 brkjson_put_time(json_t *, const char *, time_t);
 
 /* An endpoint's bucket as stored (bucket.c owns the rules): requests
  * and tokens taken per second of the window, oldest first, and the
