@@ -1,6 +1,6 @@
 /*
- * fleetsouls.c - a fleet's agents from their souls (fleet.c keeps
- * them): the soul files of a directory, and the fleet loaded, and
+ * fleetsouls.c - the publisher's agents from their souls (pubagents.c
+ * keeps them): the soul files of a directory, and the agents loaded, and
  * loaded again on demand, from those and the files given: agents
  * added, changed and removed.
  *
@@ -8,7 +8,7 @@
  * directory's in name order, then the files given); a soul that does
  * not load leaves its agent as it was; an agent loaded again keeps its
  * slot, its seq and its state; an agent no soul names any more leaves
- * the schedule and the watches and goes to fleet_gone.
+ * the schedule and the watches and goes to pubagents_gone.
  */
 #include <sys/stat.h>
 
@@ -23,8 +23,8 @@
 static int
 cmpagent(const void *x, const void *y)
 {
-	const struct fleet_agent *a = *(struct fleet_agent *const *)x;
-	const struct fleet_agent *b = *(struct fleet_agent *const *)y;
+	const struct pubagent *a = *(struct pubagent *const *)x;
+	const struct pubagent *b = *(struct pubagent *const *)y;
 	int c = strcmp(a->id, b->id);
 
 	if (c != 0)
@@ -108,8 +108,8 @@ fleetsouls_list(const char *dir, char ***out, size_t *no, char *err)
 	return 0;
 }
 
-static struct fleet_agent *
-find(struct fleet_agent **v, size_t n, const char *id)
+static struct pubagent *
+find(struct pubagent **v, size_t n, const char *id)
 {
 	size_t lo = 0, hi = n, mid;
 	int c;
@@ -126,10 +126,10 @@ find(struct fleet_agent **v, size_t n, const char *id)
 	return NULL;
 }
 
-static struct fleet_agent *
-from_soul(const struct fleet *f, const struct soul *s)
+static struct pubagent *
+from_soul(const struct pubagents *f, const struct soul *s)
 {
-	struct fleet_agent *a = xcalloc(1, sizeof *a);
+	struct pubagent *a = xcalloc(1, sizeof *a);
 	int c;
 
 	snprintf(a->id, sizeof a->id, "%s", s->name);
@@ -152,7 +152,7 @@ from_soul(const struct fleet *f, const struct soul *s)
 
 /* Take over what a reloaded soul says; keep schedule, seq and state. */
 static void
-update(struct fleet_agent *old, struct fleet_agent *new)
+update(struct pubagent *old, struct pubagent *new)
 {
 	char *t;
 
@@ -168,22 +168,22 @@ update(struct fleet_agent *old, struct fleet_agent *new)
 	t = old->zone, old->zone = new->zone, new->zone = t;
 	t = old->path, old->path = new->path, new->path = t;
 	old->keep = 1;
-	fleet_agent_free(new);
+	pubagent_free(new);
 }
 
 /* Take a out of the schedule and the watches; its offline is due. */
 static void
-drop(struct fleet *f, struct fleet_agent *a)
+drop(struct pubagents *f, struct pubagent *a)
 {
-	struct fleet_agent *moved;
+	struct pubagent *moved;
 	size_t i = a->hpos, last = --f->hn;
 
-	fleetwatch_stop(f, a);
+	pubstate_stop(f, a);
 	if (i != last) {
 		moved = f->heap[last];
-		fleet_heap_set(f, i, moved);
-		fleet_sift_down(f, i, last);
-		fleet_sift_up(f, moved->hpos);
+		pubagents_heap_set(f, i, moved);
+		pubagents_sift_down(f, i, last);
+		pubagents_sift_up(f, moved->hpos);
 	}
 	for (i = 0; i < f->nchg; i++)
 		if (f->chg[i] == a) {
@@ -199,10 +199,10 @@ drop(struct fleet *f, struct fleet_agent *a)
 
 /* Load the agents nv[] (sorted) into f, diffing with what it had. */
 static void
-merge(struct fleet *f, struct fleet_agent **nv, size_t nn, char **failed,
+merge(struct pubagents *f, struct pubagent **nv, size_t nn, char **failed,
     size_t nfailed, long long now)
 {
-	struct fleet_agent **v, *a;
+	struct pubagent **v, *a;
 	size_t i, j, k = 0, m = 0;
 	int first = f->n == 0;
 
@@ -233,7 +233,7 @@ merge(struct fleet *f, struct fleet_agent **nv, size_t nn, char **failed,
 		a = nv[i];
 		for (j = 0; j < f->ngone; j++)	/* back before its goodbye */
 			if (strcmp(f->gone[j]->id, a->id) == 0) {
-				fleet_agent_free(f->gone[j]);
+				pubagent_free(f->gone[j]);
 				f->gone[j--] = f->gone[--f->ngone];
 			}
 		if (first)
@@ -243,9 +243,9 @@ merge(struct fleet *f, struct fleet_agent **nv, size_t nn, char **failed,
 			a->due = now + (long long)(fnv1a_str(FNV_BASIS, a->id) %
 			    (uint64_t)(a->interval * 1000));
 		v[m++] = a;
-		fleet_heap_set(f, f->hn++, a);
-		fleet_sift_up(f, a->hpos);
-		fleetwatch_start(f, a, 0);
+		pubagents_heap_set(f, f->hn++, a);
+		pubagents_sift_up(f, a->hpos);
+		pubstate_start(f, a, 0);
 	}
 	qsort(v, m, sizeof *v, cmpagent);
 	free(f->a);
@@ -257,17 +257,17 @@ merge(struct fleet *f, struct fleet_agent **nv, size_t nn, char **failed,
 /*
  * Load (or load again) the souls named by files[] and those found in
  * dir (either may be empty).  A soul that does not load is reported
- * (fleet_warning), counted (f->nbad) and skipped; if its agent was
+ * (pubagents_warning), counted (f->nbad) and skipped; if its agent was
  * loaded before, it is kept as it was.  Agents no soul names any more
- * go to fleet_gone.
+ * go to pubagents_gone.
  * Returns the number of agents, or -1 when dir cannot be read.
  */
 long long
-fleetsouls_load(struct fleet *f, char *const *files, size_t nfiles,
+pubagents_load(struct pubagents *f, char *const *files, size_t nfiles,
     const char *dir, long long now, char *err)
 {
 	char **paths = NULL, **failed = NULL, e[HEART_ERRLEN];
-	struct fleet_agent **nv = NULL, *a;
+	struct pubagent **nv = NULL, *a;
 	size_t np = 0, nn = 0, nfailed = 0, i, j;
 	struct soul *s;
 
@@ -282,12 +282,12 @@ fleetsouls_load(struct fleet *f, char *const *files, size_t nfiles,
 	failed = xcalloc(np, sizeof *failed);
 	for (i = 0; i < np; i++) {
 		if (soul_load(paths[i], &s, e) == -1) {
-			fleet_warnf(f, "%s", e);
+			pubagents_warnf(f, "%s", e);
 			failed[nfailed++] = paths[i];
 			continue;
 		}
 		for (j = 0; j < s->nwarn; j++)
-			fleet_warnf(f, "warning: %s", s->warn[j]);
+			pubagents_warnf(f, "warning: %s", s->warn[j]);
 		a = from_soul(f, s);
 		a->ord = i;
 		soul_free(s);
@@ -297,10 +297,10 @@ fleetsouls_load(struct fleet *f, char *const *files, size_t nfiles,
 		qsort(nv, nn, sizeof *nv, cmpagent);
 	for (i = 1, j = 1; i < nn; i++) {	/* one soul per agent */
 		if (strcmp(nv[i]->id, nv[j - 1]->id) == 0) {
-			fleet_warnf(f, "%s: agent %s is already defined by %s; "
-			    "skipped", nv[i]->path, nv[i]->id,
+			pubagents_warnf(f, "%s: agent %s is already defined "
+			    "by %s; skipped", nv[i]->path, nv[i]->id,
 			    nv[j - 1]->path);
-			fleet_agent_free(nv[i]);
+			pubagent_free(nv[i]);
 		} else
 			nv[j++] = nv[i];
 	}

@@ -676,7 +676,7 @@ json_t	*explain_soul(const struct soul *, const struct run_opts *, time_t,
  * allocated, freed by pulse_clear.  A copy of the struct must not be
  * freed, and pulse_changed does not look at them.
  */
-struct pulse_state {		/* a fleet keeps one per agent: keep it small */
+struct pulse_state {	/* a publisher keeps one per agent: keep it small */
 	char	 breaker[12];	/* closed, open, half_open; "": unknown */
 	int	 waking;	/* 1, 0, or -1: unknown */
 	char	 chamber[12];	/* of the running wake, if known */
@@ -701,7 +701,7 @@ int	 pulse_read(const char *, const char *, const struct caps *, time_t,
 	    unsigned, struct pulse_state *, char *);
 void	 pulse_clear(struct pulse_state *);
 
-/* round.c: one round for a fleet, its wakes at most N at once */
+/* round.c: one round over a directory of souls, N wakes at once */
 struct round_hooks {
 	/* a message: (arg, who or NULL, text) */
 	void	(*warn)(void *, const char *, const char *);

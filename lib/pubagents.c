@@ -1,10 +1,10 @@
 /*
- * fleet.c - the agents one heart-pulse process keeps alive, each with
- * its place in a schedule that spreads the fleet's pulses across the
- * interval (a binary min-heap of slots on `due'), and what is told of
- * them once per connection (births) or once (an agent gone).  The
- * agents come from their souls (fleetsouls.c); the state their pulses
- * carry is kept fresh by fleetwatch.c.
+ * pubagents.c - the publisher's agents: those one heart-pulse process
+ * keeps alive, each with its place in a schedule that spreads their
+ * pulses across the interval (a binary min-heap of slots on `due'),
+ * and what is told of them once per connection (births) or once (an
+ * agent gone).  The agents come from their souls (fleetsouls.c); the
+ * state their pulses carry is kept fresh by pubstate.c.
  *
  * Invariants: `a' is sorted by id; every agent is in the heap exactly
  * once, at hpos; `seq' only grows, by one for every slot of the
@@ -26,7 +26,7 @@
 #define BATCH_MS 200	/* slots due this soon are taken with this batch */
 
 void
-fleet_warnf(struct fleet *f, const char *fmt, ...)
+pubagents_warnf(struct pubagents *f, const char *fmt, ...)
 {
 	char buf[HEART_ERRLEN + 128];
 	va_list ap;
@@ -42,7 +42,7 @@ fleet_warnf(struct fleet *f, const char *fmt, ...)
 
 /* The next message for stderr, or NULL; the caller frees it. */
 char *
-fleet_warning(struct fleet *f)
+pubagents_warning(struct pubagents *f)
 {
 	char *m;
 
@@ -57,21 +57,21 @@ fleet_warning(struct fleet *f)
 	return m;
 }
 
-struct fleet *
-fleet_new(long long interval, int watch)
+struct pubagents *
+pubagents_new(long long interval, int watch)
 {
-	struct fleet *f = xcalloc(1, sizeof *f);
+	struct pubagents *f = xcalloc(1, sizeof *f);
 
 	f->interval = interval;
 	f->ifd = -1;
 	if (watch && (f->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1)
-		fleet_warnf(f, "inotify: %s; reading state once per interval",
-		    strerror(errno));
+		pubagents_warnf(f, "inotify: %s; reading state once per "
+		    "interval", strerror(errno));
 	return f;
 }
 
 static void
-agent_free(struct fleet_agent *a)
+agent_free(struct pubagent *a)
 {
 	if (a == NULL)
 		return;
@@ -82,7 +82,7 @@ agent_free(struct fleet_agent *a)
 }
 
 void
-fleet_free(struct fleet *f)
+pubagents_free(struct pubagents *f)
 {
 	size_t i;
 
@@ -108,28 +108,28 @@ fleet_free(struct fleet *f)
 /* --- the schedule: a binary min-heap on `due' --- */
 
 void
-fleet_heap_set(struct fleet *f, size_t i, struct fleet_agent *a)
+pubagents_heap_set(struct pubagents *f, size_t i, struct pubagent *a)
 {
 	f->heap[i] = a;
 	a->hpos = i;
 }
 
 void
-fleet_sift_up(struct fleet *f, size_t i)
+pubagents_sift_up(struct pubagents *f, size_t i)
 {
-	struct fleet_agent *a = f->heap[i];
+	struct pubagent *a = f->heap[i];
 
 	while (i > 0 && f->heap[(i - 1) / 2]->due > a->due) {
-		fleet_heap_set(f, i, f->heap[(i - 1) / 2]);
+		pubagents_heap_set(f, i, f->heap[(i - 1) / 2]);
 		i = (i - 1) / 2;
 	}
-	fleet_heap_set(f, i, a);
+	pubagents_heap_set(f, i, a);
 }
 
 void
-fleet_sift_down(struct fleet *f, size_t i, size_t n)
+pubagents_sift_down(struct pubagents *f, size_t i, size_t n)
 {
-	struct fleet_agent *a = f->heap[i];
+	struct pubagent *a = f->heap[i];
 	size_t c;
 
 	while ((c = 2 * i + 1) < n) {
@@ -137,16 +137,16 @@ fleet_sift_down(struct fleet *f, size_t i, size_t n)
 			c++;
 		if (f->heap[c]->due >= a->due)
 			break;
-		fleet_heap_set(f, i, f->heap[c]);
+		pubagents_heap_set(f, i, f->heap[c]);
 		i = c;
 	}
-	fleet_heap_set(f, i, a);
+	pubagents_heap_set(f, i, a);
 }
 
 /* Move every slot by delta ms (the schedule starts when the broker
    is first reached, so no agent's first slot passes unsent). */
 void
-fleet_rebase(struct fleet *f, long long delta)
+pubagents_rebase(struct pubagents *f, long long delta)
 {
 	size_t i;
 
@@ -156,7 +156,7 @@ fleet_rebase(struct fleet *f, long long delta)
 
 /* Monotonic ms of the earliest slot; LLONG_MAX with no agent. */
 long long
-fleet_next_due(const struct fleet *f)
+pubagents_next_due(const struct pubagents *f)
 {
 	return f->hn > 0 ? f->heap[0]->due : LLONG_MAX;
 }
@@ -170,10 +170,10 @@ fleet_next_due(const struct fleet *f)
  * Slots that passed while the process could not run are counted and
  * skipped, never sent in a burst.
  */
-struct fleet_agent *
-fleet_due(struct fleet *f, long long now, long long *lag)
+struct pubagent *
+pubagents_due(struct pubagents *f, long long now, long long *lag)
 {
-	struct fleet_agent *a;
+	struct pubagent *a;
 	long long iv, k;
 
 	if (f->hn == 0 || f->heap[0]->due > now + BATCH_MS)
@@ -189,12 +189,12 @@ fleet_due(struct fleet *f, long long now, long long *lag)
 		a->due += k * iv;
 		a->seq += (unsigned long long)k;
 	}
-	fleet_sift_down(f, 0, f->hn);
+	pubagents_sift_down(f, 0, f->hn);
 	return a;
 }
 
 void
-fleet_agent_info(const struct fleet_agent *a, struct pulse_agentinfo *pa)
+pubagent_info(const struct pubagent *a, struct pulse_agentinfo *pa)
 {
 	pa->id = a->id;
 	pa->interval = a->interval;
@@ -202,7 +202,7 @@ fleet_agent_info(const struct fleet_agent *a, struct pulse_agentinfo *pa)
 }
 
 size_t
-fleet_size(const struct fleet *f)
+pubagents_size(const struct pubagents *f)
 {
 	return f->n;
 }
@@ -210,7 +210,7 @@ fleet_size(const struct fleet *f)
 /* --- births: each agent's online status, once per connection --- */
 
 void
-fleet_unborn_all(struct fleet *f)
+pubagents_unborn_all(struct pubagents *f)
 {
 	size_t i;
 
@@ -219,11 +219,11 @@ fleet_unborn_all(struct fleet *f)
 	f->cursor = 0;
 }
 
-struct fleet_agent *
-fleet_unborn(struct fleet *f)
+struct pubagent *
+pubagents_unborn(struct pubagents *f)
 {
 	while (f->cursor < f->n) {
-		struct fleet_agent *a = f->a[f->cursor++];
+		struct pubagent *a = f->a[f->cursor++];
 		if (!a->born) {
 			a->born = 1;
 			return a;
@@ -234,7 +234,7 @@ fleet_unborn(struct fleet *f)
 
 /* Whether some agent still waits for its birth on this connection. */
 int
-fleet_unborn_pending(struct fleet *f)
+pubagents_unborn_pending(struct pubagents *f)
 {
 	while (f->cursor < f->n && f->a[f->cursor]->born)
 		f->cursor++;
@@ -242,14 +242,14 @@ fleet_unborn_pending(struct fleet *f)
 }
 
 /* An agent that a reload removed: its offline is due, then free it. */
-struct fleet_agent *
-fleet_gone(struct fleet *f)
+struct pubagent *
+pubagents_gone(struct pubagents *f)
 {
 	return f->ngone > 0 ? f->gone[--f->ngone] : NULL;
 }
 
 void
-fleet_agent_free(struct fleet_agent *a)
+pubagent_free(struct pubagent *a)
 {
 	agent_free(a);
 }
