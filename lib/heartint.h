@@ -8,6 +8,7 @@
 #ifndef HEARTINT_H
 #define HEARTINT_H
 
+#include <limits.h>
 #include <stdint.h>
 
 #include "heart.h"
@@ -593,8 +594,8 @@ int	 pulse_rival(const struct pulse_node *, const char *, int);
 
 /*
  * pubagents.c: the agents of one publisher and their schedule (a binary
- * min-heap on `due'); pubstate.c keeps the state their pulses carry,
- * fleetsouls.c loads them from their souls
+ * min-heap on `due'), loaded from their souls; pubstate.c keeps the
+ * state their pulses carry
  */
 #define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP)
 
@@ -648,9 +649,6 @@ char	*pubagents_warning(struct pubagents *);
 long long pubagents_next_due(const struct pubagents *);
 void	 pubagents_rebase(struct pubagents *, long long);
 struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
-void	 pubagents_heap_set(struct pubagents *, size_t, struct pubagent *);
-void	 pubagents_sift_up(struct pubagents *, size_t);
-void	 pubagents_sift_down(struct pubagents *, size_t, size_t);
 void	 pubagent_info(const struct pubagent *,
 	    struct pulse_agentinfo *);
 void	 pubagents_unborn_all(struct pubagents *);
@@ -658,6 +656,8 @@ struct pubagent *pubagents_unborn(struct pubagents *);
 int	 pubagents_unborn_pending(struct pubagents *);
 struct pubagent *pubagents_gone(struct pubagents *);
 void	 pubagent_free(struct pubagent *);
+long long pubagents_load(struct pubagents *, char *const *, size_t,
+	    const char *, long long, char *);
 
 /* pubstate.c: the state the publisher's pulses carry, kept fresh */
 void	 pubstate_start(struct pubagents *, struct pubagent *, int);
@@ -668,10 +668,6 @@ struct pubagent *pubstate_changed(struct pubagents *);
 int	 pubstate_pulse(struct pubagents *, struct pubagent *, int,
 	    const char *, const char *, long long, const struct timespec *,
 	    char *, size_t, char *, size_t);
-
-/* fleetsouls.c: a fleet's agents loaded, and loaded again, from souls */
-long long pubagents_load(struct pubagents *, char *const *, size_t,
-	    const char *, long long, char *);
 
 /* mqtt.c: one broker connection, our poll loop, our reconnect policy
    (only heart-pulse links it, and libmosquitto with it) */
@@ -798,6 +794,50 @@ void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
 void	 soulcache_drop(struct soulcache *, const char *);
 time_t	 soulcache_deferred(struct soulcache *, const char *);
 void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
+
+/* soulcache.c, soulcachesave.c: the cache's insides */
+#define SOULCACHE_NID	7	/* a file's identity: dev, ino, size, times */
+/*
+ * The version written.  A version 2 cache still reads, its skips
+ * dropped and their souls read again: before 3, a soul without a
+ * timezone was judged in the zone of the soul before it in the round.
+ * Version 3 had no GEN and no delta; it reads, and is written again.
+ */
+#define SOULCACHE_VERSION	4
+
+struct soulcache_ent {
+	char	*name;		/* the file's name in the directory */
+	long long id[SOULCACHE_NID];	/* soulcache_identity's */
+	long long until;	/* no gate passes before; with line */
+	long long deferred;	/* since; 0: not */
+	char	*line;		/* the kept skip; NULL: none */
+	int	 own;		/* 1: line is malloc'd, 2: name too */
+	int	 seen;		/* met in this round */
+	int	 chg;		/* changed since it was read */
+};
+
+struct soulcache {
+	char	 dir[4096];	/* STATE/rounds */
+	char	 name[40];	/* HASH.jsonl */
+	char	 real[PATH_MAX];	/* the souls' directory */
+	char	*buf;		/* the base as read: names and lines */
+	char	*dbuf;		/* the delta as read */
+	struct soulcache_ent *e;
+	size_t	 n, cap;
+	size_t	*tab;		/* open addressing: index + 1; 0 empty */
+	size_t	 tcap;
+	size_t	 blen;		/* the base's length */
+	long long gen;		/* the base's GEN; 0: none read */
+	long long bid[SOULCACHE_NID];	/* the base's, before it was read */
+	int	 dirty;
+	int	 whole;		/* write the base again at the next save */
+};
+
+void	 soulcache_identity(const struct stat *, long long *);
+void	 soulcache_index(struct soulcache *, size_t);
+void	 soulcache_path(const struct soulcache *, const char *, char *,
+	    size_t);
+void	 soulcache_line_drop(struct soulcache_ent *);
 int	 soulcache_save(struct soulcache *, int, char *);
 
 /*
@@ -827,7 +867,7 @@ const struct yj_pos *yj_key(const struct yj *, const json_t *, const char *);
 const struct yj_pos *yj_item(const struct yj *, const json_t *, size_t);
 
 /*
- * The stores: what a server store (redis.c) plugs into store.c, and
+ * The stores: what a server store (redisstore.c) plugs into store.c, and
  * the raw breaker it hands back to brk.c.  The file store is in store.c
  * itself: flock(2) around read-decide-write.
  */
