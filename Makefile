@@ -59,7 +59,7 @@ CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CFLAGS))
 CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE)) -lm
 PC_MQTT = libmosquitto
 MQTT_LIBS = $$($(PKG_CONFIG) --libs $(PC_MQTT))
-# only the programs that open a store (redis_open) link hiredis
+# only the programs that open a store (redisstore_open) link hiredis
 REDIS_LIBS = $$($(PKG_CONFIG) --libs hiredis)
 
 PROGS = heart-cap heart-breaker heart-ghost heart-wake heart-pulse
@@ -72,11 +72,11 @@ LIBSRC = $(sort $(wildcard lib/*.c))
 # fuzz/url.c, which test the library's own parsers).
 PUBHDR = lib/heart.h
 LIBHDR = lib/heart.h lib/heartint.h
-# lib/rds.h, the Redis store's own header (it includes hiredis), is
-# included by its three files alone (RDSOBJ); a program's link takes
+# lib/redis.h, the Redis store's own header (it includes hiredis), is
+# included by its three files alone (REDISOBJ); a program's link takes
 # their objects from libheart.a, and needs hiredis, only when it calls
-# redis_open.
-RDSOBJ = rds redis redisold
+# redisstore_open.
+REDISOBJ = redisconn redisstore redisupgrade
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
 	man/heart-wake.1 man/heart-pulse.1
 MAN5 = man/heart-soul.5
@@ -121,7 +121,7 @@ build/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/lib
 	$(CC) $(WFLAGS) $(CPPFLAGS) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
 
-$(RDSOBJ:%=build/lib/%.o): lib/rds.h
+$(REDISOBJ:%=build/lib/%.o): lib/redis.h
 
 build/libheart.a: $(LIBSRC:lib/%.c=build/lib/%.o)
 	rm -f $@
@@ -152,7 +152,7 @@ build/asan/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/asan/lib
 	$(CC) $(WFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -c -o $@ $<
 
-$(RDSOBJ:%=build/asan/lib/%.o): lib/rds.h
+$(REDISOBJ:%=build/asan/lib/%.o): lib/redis.h
 
 build/asan/libheart.a: $(LIBSRC:lib/%.c=build/asan/lib/%.o)
 	rm -f $@
@@ -191,7 +191,7 @@ build/fuzz/lib/%.o: lib/%.c $(LIBHDR) | deps
 	$(FUZZ_CC) $(WFLAGS) $(FUZZFLAGS) -fsanitize=fuzzer-no-link \
 		$(CORE_CFLAGS) -c -o $@ $<
 
-$(RDSOBJ:%=build/fuzz/lib/%.o): lib/rds.h
+$(REDISOBJ:%=build/fuzz/lib/%.o): lib/redis.h
 
 build/fuzz/libheart.a: $(LIBSRC:lib/%.c=build/fuzz/lib/%.o)
 	rm -f $@

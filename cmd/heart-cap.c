@@ -284,7 +284,7 @@ main(int argc, char **argv)
 	}
 	cmd = prog_status_cmd(&argc, &argv, &o);
 	prog_prom_check(cmd, &o);
-	if ((rc = redis_open(o.store, err)) != 0)
+	if ((rc = redisstore_open(o.store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);
 	if (strcmp(cmd, "take") == 0)

@@ -300,7 +300,8 @@ int	 brk_reset(const char *agent, json_t *events, char *err);
 json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
 
 /*
- * soulset.c: the souls a status command was given (--soul FILE...).
+ * soulset.c: the souls a status command was given (--soul FILE...),
+ * and the soul files of a directory (--souls DIR).
  *   soulset_add(set, path, err)	load one; -1 with err
  *   soulset_find(set, agent)	the soul named agent, or NULL
  *   soulset_agent(set, argc, argv, err)  the one agent a command is
@@ -318,11 +319,14 @@ struct soul *soulset_find(const struct soulset *, const char *);
 const char *soulset_agent(const struct soulset *, int, char **, char *);
 int	 soulset_known(const struct soulset *, const char *, char *);
 void	 soulset_free(struct soulset *);
+/* the soul files of dir (*.yaml, *.yml, *.md opening with "---"),
+ * sorted, in *out (n of them, each to free): 0, or -1 with err */
+int	 soulset_dir(const char *, char ***, size_t *, char *);
 
 /*
  * store.c: where caps, breakers, wake locks and wake.json live: in
  * files beside the agent (the default), or in a server a fleet shares
- * (redis_open), chosen once per process.  cap_* and brk_* follow it by
+ * (redisstore_open), chosen once per process.  cap_* and brk_* follow it by
  * themselves; these are the rest, with state.c's contracts.
  */
 int	 store_known(const char *, char *);
@@ -332,10 +336,11 @@ int	 store_status_names(char **, size_t, struct soul **, size_t,
  * reached), HX_CONFIG (refused us), else the code given (HX_IOERR) */
 int	 store_code(int);
 
-/* redis.c: the Redis store.  redis_open(flag, err) chooses the store of
- * this process from --store (flag, may be NULL), else $HEART_STORE:
- * 0, or HX_USAGE (bad flag) / HX_CONFIG (bad variable) with err. */
-int	 redis_open(const char *, char *);
+/* redisstore.c: the Redis store.  redisstore_open(flag, err) chooses
+ * the store of this process from --store (flag, may be NULL), else
+ * $HEART_STORE: 0, or HX_USAGE (bad flag) / HX_CONFIG (bad variable)
+ * with err. */
+int	 redisstore_open(const char *, char *);
 
 /* prom.c: status figures for node_exporter's textfile collector;
  * the texts are the caller's to free */
@@ -680,7 +685,7 @@ json_t	*explain_soul(const struct soul *, const struct run_opts *, time_t,
  * allocated, freed by pulse_clear.  A copy of the struct must not be
  * freed, and pulse_changed does not look at them.
  */
-struct pulse_state {		/* a fleet keeps one per agent: keep it small */
+struct pulse_state {	/* a publisher keeps one per agent: keep it small */
 	char	 breaker[12];	/* closed, open, half_open; "": unknown */
 	int	 waking;	/* 1, 0, or -1: unknown */
 	char	 chamber[12];	/* of the running wake, if known */
@@ -705,7 +710,7 @@ int	 pulse_read(const char *, const char *, const struct caps *, time_t,
 	    unsigned, struct pulse_state *, char *);
 void	 pulse_clear(struct pulse_state *);
 
-/* round.c: one round for a fleet, its wakes at most N at once */
+/* round.c: one round over a directory of souls, N wakes at once */
 struct round_hooks {
 	/* a message: (arg, who or NULL, text) */
 	void	(*warn)(void *, const char *, const char *);
@@ -725,9 +730,6 @@ int	 round_run(char *const *, size_t, const char *,
 	    const struct round_hooks *);
 int	 round_explain(json_t *, const struct soul *, const char *, time_t,
 	    char *);
-
-/* fleetsouls.c: the soul files of a directory (--souls DIR), sorted */
-int	 fleetsouls_list(const char *, char ***, size_t *, char *);
 
 /*
  * publisher.c, watcher.c: heart-pulse's two ends (heart-pulse(1)), each

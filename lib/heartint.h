@@ -8,6 +8,7 @@
 #ifndef HEARTINT_H
 #define HEARTINT_H
 
+#include <limits.h>
 #include <stdint.h>
 
 #include "heart.h"
@@ -692,13 +693,13 @@ char	*pulse_acl(const char *, const char *, const char *const *, size_t);
 int	 pulse_rival(const struct pulse_node *, const char *, int);
 
 /*
- * fleet.c: the agents of one publisher and their schedule (a binary
- * min-heap on `due'); fleetwatch.c keeps the state their pulses carry,
- * fleetsouls.c loads them from their souls
+ * pubagents.c: the agents of one publisher and their schedule (a binary
+ * min-heap on `due'), loaded from their souls; pubstate.c keeps the
+ * state their pulses carry
  */
 #define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP)
 
-struct fleet_agent {
+struct pubagent {
 	char	 id[HEART_IDMAX + 1];
 	char	*zone;
 	char	*path;		/* the soul file */
@@ -721,57 +722,52 @@ struct fleet_agent {
 	struct pulse_state st;
 };
 
-struct fleet {
-	struct fleet_agent **a;	/* sorted by id */
+struct pubagents {
+	struct pubagent **a;	/* sorted by id */
 	size_t	 n;
-	struct fleet_agent **heap;
+	struct pubagent **heap;
 	size_t	 hn;		/* agents in the heap (== n between calls) */
-	struct fleet_agent **wdmap;
+	struct pubagent **wdmap;
 	size_t	 nwd;
 	int	 ifd;
 	int	 watchfull;	/* watch limit reported */
 	char	**warn;
 	size_t	 nwarn, warnhead;
-	struct fleet_agent **gone, **chg;
+	struct pubagent **gone, **chg;
 	size_t	 ngone, nchg;
 	size_t	 cursor;	/* births */
 	long long interval;	/* override, s; -1: the souls' */
 	size_t	 nbad;		/* souls that did not load, last load */
 };
 
-struct fleet *fleet_new(long long, int);
-void	 fleet_free(struct fleet *);
-size_t	 fleet_size(const struct fleet *);
-void	 fleet_warnf(struct fleet *, const char *, ...)
+struct pubagents *pubagents_new(long long, int);
+void	 pubagents_free(struct pubagents *);
+size_t	 pubagents_size(const struct pubagents *);
+void	 pubagents_warnf(struct pubagents *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
-char	*fleet_warning(struct fleet *);
-long long fleet_next_due(const struct fleet *);
-void	 fleet_rebase(struct fleet *, long long);
-struct fleet_agent *fleet_due(struct fleet *, long long, long long *);
-void	 fleet_heap_set(struct fleet *, size_t, struct fleet_agent *);
-void	 fleet_sift_up(struct fleet *, size_t);
-void	 fleet_sift_down(struct fleet *, size_t, size_t);
-void	 fleet_agent_info(const struct fleet_agent *,
+char	*pubagents_warning(struct pubagents *);
+long long pubagents_next_due(const struct pubagents *);
+void	 pubagents_rebase(struct pubagents *, long long);
+struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
+void	 pubagent_info(const struct pubagent *,
 	    struct pulse_agentinfo *);
-void	 fleet_unborn_all(struct fleet *);
-struct fleet_agent *fleet_unborn(struct fleet *);
-int	 fleet_unborn_pending(struct fleet *);
-struct fleet_agent *fleet_gone(struct fleet *);
-void	 fleet_agent_free(struct fleet_agent *);
+void	 pubagents_unborn_all(struct pubagents *);
+struct pubagent *pubagents_unborn(struct pubagents *);
+int	 pubagents_unborn_pending(struct pubagents *);
+struct pubagent *pubagents_gone(struct pubagents *);
+void	 pubagent_free(struct pubagent *);
+long long pubagents_load(struct pubagents *, char *const *, size_t,
+	    const char *, long long, char *);
 
-/* fleetwatch.c: the state of a fleet's pulses, kept fresh (inotify) */
-void	 fleetwatch_start(struct fleet *, struct fleet_agent *, int);
-void	 fleetwatch_stop(struct fleet *, struct fleet_agent *);
-int	 fleetwatch_fd(const struct fleet *);
-void	 fleetwatch_read(struct fleet *, time_t);
-struct fleet_agent *fleetwatch_changed(struct fleet *);
-int	 fleetwatch_pulse(struct fleet *, struct fleet_agent *, int,
+/* pubstate.c: the state the publisher's pulses carry, kept fresh */
+void	 pubstate_start(struct pubagents *, struct pubagent *, int);
+void	 pubstate_stop(struct pubagents *, struct pubagent *);
+int	 pubstate_fd(const struct pubagents *);
+void	 pubstate_read(struct pubagents *, time_t);
+struct pubagent *pubstate_changed(struct pubagents *);
+int	 pubstate_pulse(struct pubagents *, struct pubagent *, int,
 	    const char *, const char *, long long, const struct timespec *,
 	    char *, size_t, char *, size_t);
-
-/* fleetsouls.c: a fleet's agents loaded, and loaded again, from souls */
-long long fleetsouls_load(struct fleet *, char *const *, size_t,
-	    const char *, long long, char *);
 
 /* mqtt.c: one broker connection, our poll loop, our reconnect policy
    (only heart-pulse links it, and libmosquitto with it) */
@@ -831,18 +827,18 @@ void	 mqtt_disconnect(struct mqtt *);
 int	 sdnotify_send(const char *, char *);
 long long sdnotify_watchdog(void);
 
-/* watch.c: the liveness map of a subscriber, and its changes */
-struct watch;
+/* watchmap.c: the watcher's liveness map, and its changes */
+struct watchmap;
 
-struct watch *watch_new(const char *, long long, long long);
-void	 watch_free(struct watch *);
-void	 watch_message(struct watch *, const char *, const char *, int,
+struct watchmap *watchmap_new(const char *, long long, long long);
+void	 watchmap_free(struct watchmap *);
+void	 watchmap_message(struct watchmap *, const char *, const char *, int,
 	    int, long long, time_t, json_t *);
-void	 watch_tick(struct watch *, long long, time_t, json_t *);
-void	 watch_link(struct watch *, int, const char *, long long, time_t,
+void	 watchmap_tick(struct watchmap *, long long, time_t, json_t *);
+void	 watchmap_link(struct watchmap *, int, const char *, long long, time_t,
 	    json_t *);
-int	 watch_settled(const struct watch *, long long, long long);
-json_t	*watch_snapshot(struct watch *, long long, size_t *);
+int	 watchmap_settled(const struct watchmap *, long long, long long);
+json_t	*watchmap_snapshot(struct watchmap *, long long, size_t *);
 
 /*
  * broker.c: the broker connection of heart-pulse's two ends: its
@@ -898,6 +894,50 @@ void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
 void	 soulcache_drop(struct soulcache *, const char *);
 time_t	 soulcache_deferred(struct soulcache *, const char *);
 void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
+
+/* soulcache.c, soulcachesave.c: the cache's insides */
+#define SOULCACHE_NID	7	/* a file's identity: dev, ino, size, times */
+/*
+ * The version written.  A version 2 cache still reads, its skips
+ * dropped and their souls read again: before 3, a soul without a
+ * timezone was judged in the zone of the soul before it in the round.
+ * Version 3 had no GEN and no delta; it reads, and is written again.
+ */
+#define SOULCACHE_VERSION	4
+
+struct soulcache_ent {
+	char	*name;		/* the file's name in the directory */
+	long long id[SOULCACHE_NID];	/* soulcache_identity's */
+	long long until;	/* no gate passes before; with line */
+	long long deferred;	/* since; 0: not */
+	char	*line;		/* the kept skip; NULL: none */
+	int	 own;		/* 1: line is malloc'd, 2: name too */
+	int	 seen;		/* met in this round */
+	int	 chg;		/* changed since it was read */
+};
+
+struct soulcache {
+	char	 dir[4096];	/* STATE/rounds */
+	char	 name[40];	/* HASH.jsonl */
+	char	 real[PATH_MAX];	/* the souls' directory */
+	char	*buf;		/* the base as read: names and lines */
+	char	*dbuf;		/* the delta as read */
+	struct soulcache_ent *e;
+	size_t	 n, cap;
+	size_t	*tab;		/* open addressing: index + 1; 0 empty */
+	size_t	 tcap;
+	size_t	 blen;		/* the base's length */
+	long long gen;		/* the base's GEN; 0: none read */
+	long long bid[SOULCACHE_NID];	/* the base's, before it was read */
+	int	 dirty;
+	int	 whole;		/* write the base again at the next save */
+};
+
+void	 soulcache_identity(const struct stat *, long long *);
+void	 soulcache_index(struct soulcache *, size_t);
+void	 soulcache_path(const struct soulcache *, const char *, char *,
+	    size_t);
+void	 soulcache_line_drop(struct soulcache_ent *);
 int	 soulcache_save(struct soulcache *, int, char *);
 
 /*
@@ -927,7 +967,7 @@ const struct yj_pos *yj_key(const struct yj *, const json_t *, const char *);
 const struct yj_pos *yj_item(const struct yj *, const json_t *, size_t);
 
 /*
- * The stores: what a server store (redis.c) plugs into store.c, and
+ * The stores: what a server store (redisstore.c) plugs into store.c, and
  * the raw breaker it hands back to brk.c.  The file store is in store.c
  * itself: flock(2) around read-decide-write.
  */

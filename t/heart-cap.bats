@@ -217,7 +217,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	# every wake costs 1000 tokens at \$1 a million: \$0.001
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
 	# One run a pass, as the sanitized pass always had: with the wake
-	# lock broken (a shared flock in run.c, no NX in redis.c's
+	# lock broken (a shared flock in run.c, no NX in redisstore.c's
 	# lock_take) one run admitted 7 to 13 wakes, 5 runs of 5 in each
 	# store.  The sanitized pass's 8 processes take the same paths:
 	# admitted, capped, busy (in_pass).
