@@ -74,7 +74,7 @@ LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c \
 	lib/gate.c lib/triage.c lib/price.c lib/bucket.c lib/soulcache.c \
 	lib/round.c lib/soulset.c lib/url.c lib/talk.c lib/explain.c \
 	lib/brkdoc.c lib/fleetwatch.c lib/fleetsouls.c lib/rds.c \
-	lib/redisold.c lib/ask.c
+	lib/redisold.c lib/ask.c lib/pause.c
 # lib/heart.h, the public header, is what the programs, the test
 # drivers and the fuzz targets include; lib/heartint.h, the library's
 # own, includes it and is included by lib/*.c (and t/core-step.c and
