@@ -1,7 +1,9 @@
 /*
  * heart-cap - the daily counter shared by the chambers, by hand or in
- * scripts: take one wake, show the day's budget, reset a counter.
- * Every rule lives in lib/cap.c; this file only wires options to it.
+ * scripts: take one wake, show the day's budget, reset a counter; and
+ * an operator's stop: pause and resume agents, or the whole fleet.
+ * Every rule lives in lib/cap.c and lib/pause.c; this file only wires
+ * options to them.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -18,23 +20,39 @@ const char usage_text[] =
     "       heart-cap status [AGENT...] [--soul FILE]... [--json]\n"
     "       heart-cap status [AGENT...] [--soul FILE]... --prom[=FILE]\n"
     "       heart-cap reset [AGENT] [--soul FILE]\n"
+    "       heart-cap pause [AGENT...|--all] [--soul FILE]... [--until TIME]"
+    " [-v]\n"
+    "       heart-cap resume [AGENT...|--all] [--soul FILE]... [-v]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
 static struct prog_opts o;	/* the souls given, the flags */
 static struct prog_status st;	/* the agents status shows */
 static struct cap_view *views;	/* theirs, as read */
+static struct pause_view *pauses;	/* and their pauses */
 
 static int
 cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 {
 	char err[HEART_ERRLEN], whose[64];
 	struct soul *s = soulset_find(&o.set, agent);
+	struct pause_view pv;
 	struct cap_view v;
 	struct caps caps;
 	int ok, r;
 
 	if ((r = prog_unknown(&o.set, agent)) != 0)
 		return r;	/* a misspelt name starts no agent */
+	/* a paused agent's script is refused as its wakes are */
+	if ((r = pause_peek(agent, now, &pv, err)) == -1)
+		die(store_code(HX_IOERR), err);
+	if (r == 1) {
+		if (o.vflag) {
+			pause_why(&pv, err, sizeof err);
+			printf("%s: %s refused: %s\n", agent,
+			    soul_chamber_name(ch), err);
+		}
+		return HX_NO;
+	}
 	/* without a soul, the caps kept are left as they are */
 	if (s != NULL)
 		cap_from_soul(s, &caps);
@@ -108,7 +126,12 @@ status_one(const char *agent, size_t k, int header, time_t now)
 		cap_from_soul(s, &v->caps);
 	if (o.pflag)
 		return HX_OK;
+	if (pause_peek(agent, now, &pauses[k], err) == -1) {
+		warn(NULL, err);
+		return store_code(HX_IOERR);
+	}
 	j = cap_json(agent, v, now);
+	json_object_set_new(j, "paused", pause_json(&pauses[k]));
 	json_object_set_new(j, "caps_from", json_string(prog_whose(s != NULL,
 	    v->have_caps)));
 	if (s == NULL && !v->have_caps)
@@ -208,9 +231,56 @@ status_rates(time_t now, char **prom)
 	return rc;
 }
 
+/* A pause, after the table: whose (agent; NULL: the whole fleet's),
+ * since and until when. */
+static void
+print_pause(const char *agent, const struct pause_view *v)
+{
+	char since[32], until[32];
+
+	clock_utc(v->since, since, sizeof since);
+	clock_utc(v->until, until, sizeof until);
+	printf("paused: %s%s, since %s, until %s\n", agent ? agent :
+	    "the whole fleet", agent && v->all ? " (the whole fleet)" : "",
+	    since, v->until ? until : "resumed");
+}
+
+/*
+ * The fleet's pause, before the agents (with none named): a JSON line
+ * {"pause":"all","since","until"}, or its line after the table (1:
+ * the fleet is paused).  -1 when it cannot be read.
+ */
+static int
+status_pause(struct pause_view *v, time_t now)
+{
+	char err[HEART_ERRLEN];
+	json_t *j, *pj;
+	char *line;
+
+	if (pause_peek(NULL, now, v, err) == -1) {
+		warn(NULL, err);
+		return -1;
+	}
+	if (!v->paused || !o.jflag || o.pflag)
+		return v->paused;
+	pj = pause_json(v);
+	j = json_pack("{s:s,s:O,s:O}", "pause", "all", "since",
+	    json_object_get(pj, "since"), "until", json_object_get(pj,
+	    "until"));
+	json_decref(pj);
+	line = json_line(j);
+	puts(line);
+	free(line);
+	json_decref(j);
+	return 1;
+}
+
 static int
 cmd_status(int argc, char **argv, time_t now)
 {
+	struct pause_view all;
+	size_t i;
+	int fleet = 0;
 	char *rates = NULL, def[64];
 	struct caps c;
 	int rc, r;
@@ -219,8 +289,16 @@ cmd_status(int argc, char **argv, time_t now)
 		return rc;
 	if (argc == 0 && (r = status_rates(now, &rates)) != HX_OK)
 		rc = r;
+	if (argc == 0 && (fleet = status_pause(&all, now)) == -1)
+		rc = store_code(HX_IOERR);
 	views = xcalloc(st.n + 1, sizeof *views);
+	pauses = xcalloc(st.n + 1, sizeof *pauses);
 	rc = prog_status_each(&st, status_one, now, rc);
+	if (fleet == 1 && !o.jflag && !o.pflag)
+		print_pause(NULL, &all);
+	for (i = 0; i < st.nread && !o.jflag && !o.pflag; i++)
+		if (pauses[i].paused && (!pauses[i].all || fleet != 1))
+			print_pause(st.names[i], &pauses[i]);
 	if (o.pflag)
 		rc = print_prom(st.names, views, st.nread, now, rates, rc);
 	cap_defaults(&c);
@@ -229,6 +307,7 @@ cmd_status(int argc, char **argv, time_t now)
 	if (!o.jflag && !o.pflag)
 		prog_defaults_note(&st, "caps", def);
 	free(views);
+	free(pauses);
 	free(rates);
 	prog_status_free(&st);
 	return rc;
@@ -248,17 +327,95 @@ cmd_reset(const char *agent, time_t now)
 	return HX_OK;
 }
 
+/*
+ * The agents a pause or resume is for: the operands, else the souls
+ * given; none with --all (the fleet).  A misspelt name, or one with
+ * --all, changes nothing: the exit code.
+ */
+static int
+pause_names(int argc, char **argv, int all, char ***names, size_t *n)
+{
+	size_t i;
+	int r;
+
+	*names = NULL;
+	*n = 0;
+	if (all != (argc == 0 && o.set.n == 0))
+		usage();	/* agents and --all, or neither */
+	if (all)
+		return HX_OK;
+	*names = xcalloc((size_t)argc + o.set.n + 1, sizeof **names);
+	for (i = 0; i < (size_t)argc; i++)
+		(*names)[(*n)++] = (char *)prog_check_agent(argv[i]);
+	for (i = 0; argc == 0 && i < o.set.n; i++)
+		(*names)[(*n)++] = o.set.s[i]->name;
+	for (i = 0; i < *n; i++)
+		if ((r = prog_unknown(&o.set, (*names)[i])) != 0)
+			return r;
+	return HX_OK;
+}
+
+/* What a pause or resume did, with -v; and an agent resumed that the
+ * fleet's pause still holds, always. */
+static void
+say_pause(char **names, size_t n, time_t now)
+{
+	char err[HEART_ERRLEN], why[160];
+	struct pause_view v;
+	size_t i;
+
+	for (i = 0; i < (n > 0 ? n : 1); i++) {
+		if (pause_peek(n > 0 ? names[i] : NULL, now, &v, err) == -1)
+			die(store_code(HX_IOERR), err);
+		pause_why(&v, why, sizeof why);
+		if (v.paused && o.vflag)
+			printf("%s: %s\n", n > 0 ? names[i] :
+			    "the whole fleet", why);
+		else if (v.paused)
+			warn(names[i], why);	/* resumed, but the fleet's
+						   pause still holds it */
+		else if (o.vflag)
+			printf("%s: not paused\n", n > 0 ? names[i] :
+			    "the whole fleet");
+	}
+}
+
+static int
+cmd_pause(int argc, char **argv, int resume, int all, time_t until,
+    time_t now)
+{
+	char err[HEART_ERRLEN], **names;
+	size_t n;
+	int r;
+
+	if ((r = pause_names(argc, argv, all, &names, &n)) != HX_OK) {
+		free(names);
+		return r;
+	}
+	if ((resume ? pause_clear(names, n, now, err) : pause_set(names, n,
+	    until, now, err)) == -1)
+		die(store_code(HX_IOERR), err);
+	if (o.vflag || resume)
+		say_pause(names, n, now);
+	free(names);
+	return HX_OK;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "chamber", required_argument, NULL, 'c' },
 		{ "cap", required_argument, NULL, 'n' },
+		{ "all", no_argument, NULL, 'A' },
+		{ "until", required_argument, NULL, 'U' },
 		PROG_STATUS_LONGOPTS
 	};
 	enum chamber ch = CH_SCHEDULE;
 	long long capflag = -1;
-	const char *cmd;
+	const char *cmd, *untilflag = NULL;
+	time_t until = 0;
+	int allflag = 0;
 	char err[HEART_ERRLEN], why[64];
 	time_t now;
 	int c, rc;
@@ -278,6 +435,12 @@ main(int argc, char **argv)
 				die(HX_USAGE, err);
 			}
 			break;
+		case 'A':
+			allflag = 1;
+			break;
+		case 'U':
+			untilflag = optarg;
+			break;
 		default:
 			prog_status_opt(c, argc, argv, &o);
 		}
@@ -287,6 +450,13 @@ main(int argc, char **argv)
 	if ((rc = redisstore_open(o.store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);
+	if ((allflag || untilflag) && strcmp(cmd, "pause") != 0 &&
+	    (untilflag || strcmp(cmd, "resume") != 0))
+		die(HX_USAGE, allflag && !untilflag ? "--all goes with pause "
+		    "and resume only" : "--until goes with pause only");
+	if (untilflag != NULL && pause_until(untilflag, now, &until,
+	    err) == -1)
+		die(HX_USAGE, err);
 	if (strcmp(cmd, "take") == 0)
 		rc = cmd_take(prog_one_agent(&o.set, argc, argv), ch, capflag,
 		    now);
@@ -294,6 +464,9 @@ main(int argc, char **argv)
 		rc = cmd_status(argc, argv, now);
 	else if (strcmp(cmd, "reset") == 0)
 		rc = cmd_reset(prog_one_agent(&o.set, argc, argv), now);
+	else if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0)
+		rc = cmd_pause(argc, argv, cmd[0] == 'r', allflag, until,
+		    now);
 	else
 		usage();
 	soulset_free(&o.set);

@@ -336,6 +336,25 @@ int	 store_status_names(char **, size_t, struct soul **, size_t,
  * reached), HX_CONFIG (refused us), else the code given (HX_IOERR) */
 int	 store_code(int);
 
+/*
+ * pause.c: an operator's stop (heart-cap pause, resume), for one agent
+ * or the whole fleet, until a time or until resumed; one document of
+ * the store, read at each wake's admission.  pause_peek: 1 paused, 0
+ * not, -1 err (agent NULL: the fleet's pause alone).
+ */
+struct pause_view {
+	int	 paused;
+	int	 all;		/* by the fleet's pause, not the agent's own */
+	time_t	 since;
+	time_t	 until;		/* 0: until resumed */
+};
+int	 pause_peek(const char *, time_t, struct pause_view *, char *);
+int	 pause_set(char *const *, size_t, time_t, time_t, char *);
+int	 pause_clear(char *const *, size_t, time_t, char *);
+int	 pause_until(const char *, time_t, time_t *, char *);
+void	 pause_why(const struct pause_view *, char *, size_t);
+json_t	*pause_json(const struct pause_view *);
+
 /* redisstore.c: the Redis store.  redisstore_open(flag, err) chooses
  * the store of this process from --store (flag, may be NULL), else
  * $HEART_STORE: 0, or HX_USAGE (bad flag) / HX_CONFIG (bad variable)

@@ -212,6 +212,7 @@ enum wake_status {
 	ST_NOT_IDLE, ST_BUSY, ST_EMPTY, ST_TOOL_CAP, ST_DRY_RUN, ST_ERROR,
 	ST_GATED,
 	ST_THROTTLED,
+	ST_PAUSED,
 	ST_NSTATUS
 };
 
@@ -1144,7 +1145,7 @@ typedef int (*store_step_fn)(json_t *cur, json_t **next, long long *ttl,
 
 /* store.c */
 const struct store_ops *store_ops(void);	/* NULL: files */
-int	 store_owner_check(const char *, char *);	/* ID or @ENDPOINT */
+int	 store_owner_check(const char *, char *);	/* ID, @ENDPOINT or * */
 void	 store_forked(void);
 void	 store_use(const struct store_ops *);
 void	 store_fail(int);	/* the exit code the last failure asks for */

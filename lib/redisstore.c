@@ -17,6 +17,8 @@
  *   heart:{ID}:wake.json	wake.json; written only by the wake
  *				lock's holder; 30 days
  *   heart:{ID}:wake.lock	the wake lock: a holder's token, leased
+ *   heart:{*}:pause.json	the store's own: who is paused (pause.c);
+ *				a day after the last pause ends
  *
  * The hashes of heart 0.x (heart:{ID}:cap, :cap:DAY, :breaker and the
  * string :wake) are read once, when a document is not there yet, and
@@ -152,7 +154,8 @@ rget(const char *agent, const char *name, char **doc, char *err)
 	redisconn_key(agent, name, key, sizeof key);
 	if (redisconn_get(key, doc, err) == -1)
 		return -1;
-	if (*doc != NULL || agent[0] == '@')	/* an endpoint is no 0.x's */
+	if (*doc != NULL || !id_valid(agent))	/* an endpoint, the store's
+						   own: no 0.x's */
 		return 0;
 	if (redisupgrade_doc(agent, name, &moved, err) == -1)
 		return -1;

@@ -425,6 +425,32 @@ slot_used(struct wake *k, enum wake_status st, char *err)
 }
 
 /*
+ * An operator's stop (pause.c), the first of the admission: before the
+ * gate program, the breaker, the rate limit and the cap, so a paused
+ * wake runs nothing, sends nothing, takes nothing and uses no slot (the
+ * slot is still due once resumed).  1 paused (the result finished), 0
+ * not, -1 with err.
+ */
+static int
+paused(struct wake *k, char *err)
+{
+	struct pause_view v;
+	char reason[160];
+	int r;
+
+	if ((r = pause_peek(k->s->name, k->now, &v, err)) != 1)
+		return r;
+	pause_why(&v, reason, sizeof reason);
+	skip(k, status_name(ST_PAUSED), reason);
+	json_object_del(k->res, "next");
+	if (v.until != 0) {
+		clock_utc(v.until, reason, sizeof reason);
+		set_str(k->res, "next", reason);
+	}
+	return 1;
+}
+
+/*
  * The chamber's gate program, when it has one: 1 to go on (its output
  * is k->gate_out), 0 when the wake ends here (*rc its exit code, the
  * result finished): gated, or failed as a tool fails, zero requests
@@ -528,6 +554,8 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 			return fail(k, HX_IOERR, err);
 		return skip(k, k->g.status, k->g.reason);
 	}
+	if ((r = paused(k, err)) != 0)
+		return r == -1 ? fail(k, HX_IOERR, err) : HX_OK;
 	if (!gate_step(k, lc, &r, err))
 		return r;
 	if ((r = admit(k, reason, sizeof reason, &status, err)) == -1)

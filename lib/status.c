@@ -31,6 +31,7 @@ static const struct {
 	[ST_ERROR] = { "error", GHOST_ERROR, 0 },
 	[ST_GATED] = { "gated", GHOST_ROLLBACK, 0 },
 	[ST_THROTTLED] = { "throttled", GHOST_ROLLBACK, 0 },
+	[ST_PAUSED] = { "paused", GHOST_ROLLBACK, 0 },
 };
 
 const char *

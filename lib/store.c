@@ -174,15 +174,19 @@ store_status_names(char **ids, size_t nids, struct soul **souls,
 }
 
 /*
- * The directory of an owner of documents: an agent id (agents/ID), or
- * "@" and an endpoint's name (endpoints/NAME, bucket.c), created when
- * `create' is set.
+ * The directory of an owner of documents: an agent id (agents/ID),
+ * "@" and an endpoint's name (endpoints/NAME, bucket.c), or "*", the
+ * store's own (the state directory: pause.c), created when `create'
+ * is set.
  */
 static int
 owner_dir(const char *owner, int create, char *dir, size_t n, char *err)
 {
 	char sub[HEART_IDMAX + 16];
 
+	if (strcmp(owner, "*") == 0)
+		return create && state_subdir(".", dir, n, err) == -1 ? -1 :
+		    state_dir(dir, n, err);
 	if (owner[0] != '@')
 		return state_agent_dir(owner, create, dir, n, err);
 	if (store_owner_check(owner, err) == -1)
@@ -197,12 +201,13 @@ owner_dir(const char *owner, int create, char *dir, size_t n, char *err)
 	return 0;
 }
 
-/* 0 when owner is an agent id or "@" and an endpoint name (the same
- * rule), else -1 with err. */
+/* 0 when owner is an agent id, "@" and an endpoint name (the same
+ * rule) or "*", else -1 with err. */
 int
 store_owner_check(const char *owner, char *err)
 {
-	if (owner[0] == '@' && id_valid(owner + 1))
+	if ((owner[0] == '@' && id_valid(owner + 1)) || strcmp(owner,
+	    "*") == 0)
 		return 0;
 	return id_check(owner, err);
 }

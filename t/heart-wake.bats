@@ -438,6 +438,10 @@ cron_day() {
 	r=$(mk rated 'heart: {}')
 	HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml heart-wake --soul "$r" --force > /dev/null
 	HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml heart-wake --soul "$r" --force >> "$out"
+	# paused: an operator's stop (heart-cap pause)
+	p=$(mk held 'heart: {}')
+	heart-cap pause --soul "$p"
+	heart-wake --soul "$p" --force >> "$out"
 	# tool_cap, error
 	printf 'name: tooly\nheart: { schedule: { seed_tool_cap: 1 } }\ntools:\n  - name: look\n    description: Look.\n    parameters: { type: object }\n    command: [cat]\n' > tooly.yaml
 	llm_script '{"replies":[{"tool_calls":[{"name":"look","arguments":{}}]}]}'
@@ -451,7 +455,7 @@ cron_day() {
 	    sed -n 's/^\.It Cm \([a-z_]*\)$/\1/p' | sort)
 	ghost1=$(sed -n '/^\.Sh DESCRIPTION/,/^\.Ss /p' "$T/../man/heart-ghost.1" |
 	    sed -n 's/^\.It Cm //p' | tr -d ' ' | tr ',' '\n' | sort)
-	[ "$(echo "$printed" | wc -l)" -eq 14 ]
+	[ "$(echo "$printed" | wc -l)" -eq 15 ]
 	diff <(echo "$table") <(echo "$printed")
 	diff <(echo "$table") <(echo "$wake1")
 	diff <(echo "$table") <(echo "$ghost1")
