@@ -21,11 +21,6 @@ teardown() {
 	heart_teardown
 }
 
-soul() {	# soul NAME YAML-BODY: write a soul file, print its path
-	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
-	echo "$BATS_TEST_TMPDIR/$1.yaml"
-}
-
 @test "take admits until the default schedule cap of 48, then refuses with exit 1" {
 	meet scout
 	run take_n 50 scout
@@ -64,7 +59,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "the agent-wide daily_cap bounds every chamber" {
-	s=$(soul scout 'heart:
+	s=$(soul_file scout.yaml 'heart:
   daily_cap: 10
   schedule: { daily_cap: 48 }
   idle: { daily_cap: 12 }')
@@ -77,7 +72,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "daily_cap: 0 turns a chamber off and leaves the other on" {
-	s=$(soul scout 'heart:
+	s=$(soul_file scout.yaml 'heart:
   idle: { daily_cap: 0 }')
 	run heart-cap take --soul "$s" --chamber idle
 	assert_failure 1
@@ -86,7 +81,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "the soul's caps apply, and --cap overrides one take's chamber cap" {
-	s=$(soul travel_rescue 'heart:
+	s=$(soul_file travel_rescue.yaml 'heart:
   schedule: { interval: 30m, daily_cap: 3 }')
 	run take_n 5 --soul "$s"
 	assert_output 3
@@ -97,7 +92,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "a take without a soul goes by the caps kept from the soul, and never changes them" {
-	s=$(soul scout 'heart:
+	s=$(soul_file scout.yaml 'heart:
   schedule: { daily_cap: 5 }
   idle: { daily_cap: 0 }')
 	run take_n 5 --soul "$s"
@@ -137,7 +132,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	run script -qec "heart-cap status newbie" /dev/null
 	assert_line --index 2 --partial "heart-cap: 1 agent shown with the default caps (schedule 48, idle 12): no soul given, none kept; give --soul"
 	# a soul's caps are kept from its first take on
-	s=$(soul newbie 'heart: { schedule: { daily_cap: 2 } }')
+	s=$(soul_file newbie.yaml 'heart: { schedule: { daily_cap: 2 } }')
 	heart-cap take --soul "$s"
 	run heart-cap take newbie -v
 	assert_failure 1
@@ -211,7 +206,7 @@ count_statuses() {
 	local np
 	np=$(in_pass 16 8)
 	llm_start
-	s=$(soul money "name: money
+	s=$(soul_file money.yaml "name: money
 heart: {daily_budget: 0.0045, schedule: {daily_cap: 1000}}
 llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	# every wake costs 1000 tokens at \$1 a million: \$0.001
@@ -334,7 +329,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
 	! redis_store || [ "$(rcli --raw KEYS 'heart:{scuot}:*')" = "" ]
 	# with its soul before its first wake; then by its name
-	run -0 heart-cap take --soul "$(soul scout 'heart: {}')"
+	run -0 heart-cap take --soul "$(soul_file scout.yaml 'heart: {}')"
 	run -0 heart-cap take scout
 	# this host's files of it gone: a Redis shared by the fleet still
 	# knows it (another host woke it); the files were all heart knew
@@ -356,7 +351,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 
 @test "reset zeroes today's counter" {
 	# a cap of 3 (kept from the soul) reached: only the reset admits more
-	s=$(soul scout 'heart: { schedule: { daily_cap: 3 } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { daily_cap: 3 } }')
 	run take_n 4 --soul "$s"
 	assert_output 3
 	run heart-cap reset scout
@@ -450,7 +445,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 
 @test "a corrupt cap.json with no version before it is named, exit 74, and never replaced" {
 	file_only
-	heart-cap take --soul "$(soul scout 'heart: {}')"	# one version
+	heart-cap take --soul "$(soul_file scout.yaml 'heart: {}')"	# one version
 	f=$(capfile scout)
 	printf '{"day":"2026-11-2' > "$f"
 	cp "$f" "$BATS_TEST_TMPDIR/before"
@@ -500,7 +495,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	file_only
 	mkdir -p "$BATS_TEST_TMPDIR/ro"
 	printf x > "$BATS_TEST_TMPDIR/ro/state"	# a file where a directory must be
-	s=$(soul scout 'heart: {}')
+	s=$(soul_file scout.yaml 'heart: {}')
 	HEART_STATE_DIR=$BATS_TEST_TMPDIR/ro/state run heart-cap take --soul "$s"
 	assert_failure 74
 	assert_output --partial "heart-cap: $BATS_TEST_TMPDIR/ro/state"
@@ -605,7 +600,7 @@ corrupt() {
 	grep -qx 'heart_cap_used{agent="alpha"} 4' "$d/heart_cap.prom"
 	run ls -A "$d"
 	assert_output heart_cap.prom
-	heart-cap take --soul "$(soul beta 'heart: {}')"	# one version
+	heart-cap take --soul "$(soul_file beta.yaml 'heart: {}')"	# one version
 	corrupt beta
 	run heart-cap status --prom "$d/heart_cap.prom"
 	assert_failure 74

@@ -26,20 +26,20 @@ replies() {
 	rm -f "$BATS_TEST_TMPDIR/results"
 }
 
-# wake: a forced wake (run); its output is added to the results
-wake() {
+# wake_noted: a forced wake (run); its output is added to the results
+wake_noted() {
 	run heart-wake --soul "$S" --force
 	printf '%s\n' "$output" >> "$BATS_TEST_TMPDIR/results"
 }
 
 # wake_each [-s]: the texts $vs as the model's replies, and a forced
-# wake for each (-s: each wake must succeed)
+# wake_noted for each (-s: each wake must succeed)
 wake_each() {
 	local v
 
 	replies "${vs[@]}"
 	for v in "${vs[@]}"; do
-		wake
+		wake_noted
 		[ "${1:-}" != -s ] || assert_success || return
 	done
 }
@@ -99,7 +99,7 @@ EOF
 	replies "[IDLE:LOW]" "[IDLE:MEDIUM]" "[IDLE:HIGH]" \
 	    "**[IDLE:HIGH]** nothing yet." "[IDLE]"
 	for i in 1 2 3 4 5; do
-		wake
+		wake_noted
 	done
 	run jq -r '"\(.status) \(.idle_level)"' "$BATS_TEST_TMPDIR/results"
 	assert_output "idle LOW

@@ -57,9 +57,9 @@ if n < len(a):
 EOF
 }
 
-# wake: a forced wake through heart-ghost (a real answer is kept in the
-# history); its result in $BATS_TEST_TMPDIR/res
-wake() {
+# ghosted_wake: a forced wake through heart-ghost (a real answer is kept
+# in the history); its result in $BATS_TEST_TMPDIR/res
+ghosted_wake() {
 	heart-wake --soul "$S" --force "$@" > "$BATS_TEST_TMPDIR/res"
 	heart-ghost < "$BATS_TEST_TMPDIR/res" > /dev/null
 }
@@ -75,10 +75,10 @@ prefix_test() {
 	export HEART_LLM_PROVIDER=$1
 	soul "$2"
 	llm_script '{"replies": [{"text": "ALERT: rain at 16:00."}, {"text": "ALERT: the rain moved to 18:00."}, {"text": "[IDLE]"}, {"text": "[IDLE]"}]}'
-	wake
-	wake
-	wake
-	wake
+	ghosted_wake
+	ghosted_wake
+	ghosted_wake
+	ghosted_wake
 	[ "$(llm_count)" -eq 4 ]
 	raw 1 > "$BATS_TEST_TMPDIR/r1"
 	raw 2 > "$BATS_TEST_TMPDIR/r2"
@@ -112,8 +112,8 @@ prefix_test() {
 	export HEART_LLM_PROVIDER=anthropic
 	soul "cache: 5m"
 	llm_script '{"replies": [{"text": "ALERT: rain at 16:00."}]}'
-	wake
-	wake
+	ghosted_wake
+	ghosted_wake
 	sed -n 2p "$LLM_DIR/requests.jsonl" | jq -e '.headers |
 	    has("anthropic-beta") | not'
 	sed -n 2p "$LLM_DIR/requests.jsonl" | jq -e '.body |
@@ -124,7 +124,7 @@ prefix_test() {
 	    (.messages[-1].content[-1] | has("cache_control") | not) and
 	    ([.tools[] | select(.cache_control)] | length) == 0'
 	soul "cache: 1h"
-	wake
+	ghosted_wake
 	llm_last | jq -e '.system[0].cache_control == {type: "ephemeral", ttl: "1h"} and
 	    .messages[-2].content[-1].cache_control.ttl == "1h"'
 	# the hour-long cache is a beta of Anthropic's, named in a header
@@ -136,10 +136,10 @@ prefix_test() {
 	export HEART_LLM_PROVIDER=anthropic
 	llm_script '{"replies": [{"text": "ALERT: rain at 16:00."}]}'
 	soul
-	wake
-	wake
+	ghosted_wake
+	ghosted_wake
 	soul "cache: off"
-	wake
+	ghosted_wake
 	[ "$(llm_count)" -eq 3 ]
 	run grep -c cache_control "$LLM_DIR/requests.jsonl"
 	assert_output 0
@@ -150,7 +150,7 @@ prefix_test() {
 	export HEART_LLM_PROVIDER=anthropic
 	soul "cache: 5m"
 	sed -i '/^system:/d' "$S"
-	wake
+	ghosted_wake
 	llm_last | jq -e '(has("system") | not) and
 	    .tools[-1].cache_control == {type: "ephemeral"}'
 }
@@ -166,19 +166,19 @@ prefix_test() {
 @test "cached tokens are read from both protocols into the result and the day's totals" {
 	soul
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 1000, "completion_tokens": 10, "cached_tokens": 600}}]}'
-	wake
+	ghosted_wake
 	res .usage | jq -e '. == {prompt_tokens: 1000, completion_tokens: 10, cached_tokens: 600, cache_write_tokens: 0}'
 	export HEART_LLM_PROVIDER=anthropic
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 1000, "completion_tokens": 10, "cached_tokens": 500, "cache_write_tokens": 300}}]}'
-	wake
+	ghosted_wake
 	# sent as input_tokens 200 + cache_read 500 + cache_creation 300
 	res .usage | jq -e '. == {prompt_tokens: 1000, completion_tokens: 10, cached_tokens: 500, cache_write_tokens: 300}'
 	# missing fields are zero, in either protocol
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 70, "completion_tokens": 5}}]}'
-	wake
+	ghosted_wake
 	res .usage | jq -e '. == {prompt_tokens: 70, completion_tokens: 5, cached_tokens: 0, cache_write_tokens: 0}'
 	export HEART_LLM_PROVIDER=openai
-	wake
+	ghosted_wake
 	res .usage | jq -e '.cached_tokens == 0 and .cache_write_tokens == 0'
 	run heart-cap status scout --json
 	echo "$output" | jq -e '.tokens == {prompt: 2140, completion: 30, cached: 1100, cache_write: 300}'
@@ -189,9 +189,9 @@ prefix_test() {
 	export HEART_LLM_PROVIDER=anthropic
 	# 100 plain, 600 cached, 300 written, 100 out: 100 + 60 + 375 + 400
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "cached_tokens": 600, "cache_write_tokens": 300}}, {"text": "ALERT: rain.", "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "cached_tokens": 600, "cache_write_tokens": 300}}]}'
-	wake
+	ghosted_wake
 	res '[.status, .cost]' | jq -e '. == ["idle", 0.000935]'
-	wake
+	ghosted_wake
 	res '[.status, .cost]' | jq -e '. == ["ok", 0.000935]'
 	run heart-cap status scout --json
 	echo "$output" | jq -e '.cost == 0.00187 and .budget == null and .ghosts == 1'
@@ -205,13 +205,13 @@ prefix_test() {
 	assert_line 'heart_cap_tokens{agent="scout",kind="cache_write"} 600'
 	# a price without cached_input and cache_write charges them as input
 	soul "price: {input: 2, output: 4}"
-	wake
+	ghosted_wake
 	res .cost | jq -e '. == 0.0024'
 }
 
 @test "an agent with no price has no cost: null in JSON, \"no price\" on a terminal, no series" {
 	soul
-	wake
+	ghosted_wake
 	res 'has("cost") and .cost == null' | grep -qx true
 	run heart-cap status scout --json
 	echo "$output" | jq -e 'has("cost") and .cost == null and .budget == null'
@@ -362,11 +362,11 @@ sent() {
 @test "a usage block below zero, or with more cached than prompt tokens, is read as it could be" {
 	soul "price: {input: 2.50, cached_input: 1.25, output: 10.00}"
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": -500, "completion_tokens": -7, "cached_tokens": -3}}]}'
-	wake
+	ghosted_wake
 	res '[.usage, .cost]' | jq -e '. == [{prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cache_write_tokens: 0}, 0]'
 	# cached past the prompt: the prompt's, at the cached price
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 100, "completion_tokens": 10, "cached_tokens": 900}}]}'
-	wake
+	ghosted_wake
 	res '[.usage, .cost]' | jq -e '. == [{prompt_tokens: 100, completion_tokens: 10, cached_tokens: 100, cache_write_tokens: 0}, 0.000225]'
 	res .warning | jq -e 'contains("cached_tokens 900 counted as 100 (the prompt'"'"'s)")'
 	# Anthropic: counts past 2^63 added together never wrap around
@@ -382,7 +382,7 @@ sent() {
 @test "a usage count written as a real is read; one past 2^64 is bounded, never the answer beside it lost" {
 	soul "price: {input: 2.50, output: 10.00}"
 	llm_script '{"replies": [{"raw": "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"[IDLE]\"}}],\"usage\":{\"prompt_tokens\":1200.0,\"completion_tokens\":4e1}}"}]}'
-	wake
+	ghosted_wake
 	res '[.status, .usage.prompt_tokens, .usage.completion_tokens, .cost]' | jq -e '. == ["idle", 1200, 40, 0.0034]'
 	llm_script '{"replies": [{"raw": "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"ALERT: the river is rising.\"}}],\"usage\":{\"prompt_tokens\":18446744073709551616,\"completion_tokens\":12}}"}]}'
 	run --separate-stderr heart-wake --soul "$S" --force

@@ -98,13 +98,6 @@ pulse() {	# pulse [DIR]: a heart-pulse for the souls in DIR on this prefix
 	PIDS="$PIDS $!"
 }
 
-state() {	# state AGENT FILE JSON: replace a state file as the writers do
-	local d=$HEART_STATE_DIR/agents/$1
-	mkdir -p "$d"
-	printf '%s\n' "$3" > "$d/.$2.tmp"
-	mv "$d/.$2.tmp" "$d/$2"
-}
-
 publish() {	# publish AGENT LEAF JSON [-r]: a message by hand, as heart-pulse
 	mosquitto_pub -h 127.0.0.1 -p "$TCP" -u heart-pulse -P pulse-secret \
 		-t "$P/$1/$2" -m "$3" ${4:-}
@@ -129,11 +122,11 @@ born() {	# born AGENT...: online for an hour, as a birth says
 		heart-breaker record --soul "$BATS_TEST_TMPDIR/souls/look-open.yaml" \
 		    llm-fail > /dev/null
 	done
-	state look-half breaker.json '{"v":1,"state":"half_open","trigger":"tool","reason":"x"}'
-	state look-failing wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$now,\"status\":\"error\"}},\"running\":null}"
+	state_write look-half breaker.json '{"v":1,"state":"half_open","trigger":"tool","reason":"x"}'
+	state_write look-failing wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$now,\"status\":\"error\"}},\"running\":null}"
 	sleep 300 3>&- &
 	PIDS="$PIDS $!"
-	state look-waking wake.json "{\"v\":1,\"running\":{\"chamber\":\"idle\",\"since\":\"x\",\"pid\":$!}}"
+	state_write look-waking wake.json "{\"v\":1,\"running\":{\"chamber\":\"idle\",\"since\":\"x\",\"pid\":$!}}"
 	# two more publishers: one killed (its will), one hung (missed pulses)
 	mkdir -p "$BATS_TEST_TMPDIR/dead" "$BATS_TEST_TMPDIR/hung"
 	printf 'name: look-offline\n' > "$BATS_TEST_TMPDIR/dead/look-offline.yaml"
@@ -240,9 +233,9 @@ b b-3 capped
 	heart-cap take scout
 	heart-cap take scout
 	d=$HEART_STATE_DIR/agents/scout
-	state scout cap.json "$(jq -c '.tokens = {prompt: 1200, completion: 345}' "$d/cap.json")"
+	state_write scout cap.json "$(jq -c '.tokens = {prompt: 1200, completion: 345}' "$d/cap.json")"
 	now=$(date +%s)
-	state scout wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$((now - 7200)),\"status\":\"ok\"},\"idle\":{\"ts\":$((now - 60)),\"status\":\"tool_cap\"}},\"running\":null,\"last_error\":{\"ts\":$((now - 60)),\"message\":\"more than 5 tool calls\"}}"
+	state_write scout wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$((now - 7200)),\"status\":\"ok\"},\"idle\":{\"ts\":$((now - 60)),\"status\":\"tool_cap\"}},\"running\":null,\"last_error\":{\"ts\":$((now - 60)),\"message\":\"more than 5 tool calls\"}}"
 	page
 	pulse
 	wait_until 30 holds 'mizpah.drawn().some((c) => c.id === "scout" && c.look === "open")'
