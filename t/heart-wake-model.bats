@@ -44,10 +44,10 @@ wake_each() {
 	done
 }
 
-# statuses WANT...: the results, in order, are results of those
+# results_are WANT...: the results, in order, are results of those
 # statuses (one jq reads them all); each that is not is named, with
 # the reply it had ($vs, the texts given to replies)
-statuses() {
+results_are() {
 	local got i=0 bad=0 want
 	mapfile -t got < <(jq -r .status "$BATS_TEST_TMPDIR/results")
 	[ "${#got[@]}" -eq $# ] || { echo "$# results wanted, ${#got[@]} read"; return 1; }
@@ -92,7 +92,7 @@ All quiet on the travel front today.\n\n**[IDLE]**
 [IDLE] LONG250
 EOF
 	wake_each -s
-	statuses $(printf 'idle %.0s' "${vs[@]}")
+	results_are $(printf 'idle %.0s' "${vs[@]}")
 }
 
 @test "graduated idle levels are idle with idle_level set" {
@@ -118,7 +118,7 @@ idle null"
 		"IDLENESS is not an option: the storm is here."
 		"[IDLE:SOON] maybe")
 	wake_each
-	statuses ok ok ok ok ok ok
+	results_are ok ok ok ok ok ok
 	responses
 }
 
@@ -139,7 +139,7 @@ All quiet.\n- ALERT: disk at 99% on web1\n[IDLE]
 HEARTBEAT_OK\n\n## ALERT: web1 down
 EOF
 	wake_each -s
-	statuses $(printf 'ok %.0s' "${vs[@]}")
+	results_are $(printf 'ok %.0s' "${vs[@]}")
 	responses
 }
 
@@ -168,7 +168,7 @@ ok|Nothing new. [IDLE]\nweb2 answers slowly.
 ok|Note: no ALERT: today. [IDLE]
 EOF
 	wake_each -s
-	statuses "${wants[@]}"
+	results_are "${wants[@]}"
 }
 
 @test "a remark beside the token is kept as a finding unless it only acknowledges" {
@@ -195,7 +195,7 @@ idle|Everything looks good.\n\n[IDLE]
 idle|[IDLE:LOW] still quiet
 EOF
 	wake_each -s
-	statuses "${wants[@]}"
+	results_are "${wants[@]}"
 }
 
 @test "an alert is recognised as models write it: any case, emphasis, an emoji, a dash, URGENT and CRITICAL" {
@@ -214,7 +214,7 @@ CRITICAL – web1 down\n[IDLE]
 [CRITICAL] web1 down [IDLE]
 EOF
 	wake_each -s
-	statuses $(printf 'ok %.0s' "${vs[@]}")
+	results_are $(printf 'ok %.0s' "${vs[@]}")
 	responses
 	# heart-ghost --alert-only knows them by the same rule
 	run heart-ghost --text --alert-only "$BATS_TEST_TMPDIR/results"
@@ -243,7 +243,7 @@ EOF
 	printf 'name: scout\nheart: { ghost: { token: "[NOP]", also: [QUIET], ack_max_chars: 5 } }\n' > "$S"
 	vs=("[NOP]" quiet "[NOP] all good now" "[IDLE]")
 	wake_each
-	statuses idle idle ok ok
+	results_are idle idle ok ok
 }
 
 @test "the request: system prompt, the last history.keep messages, the prompt with a meta line of local time and zone" {

@@ -13,16 +13,16 @@ setup() {
 	D=$BATS_TEST_TMPDIR
 	ln -s "$T/tools" "$D/tools"
 	S=$D/stock.yaml
-	soul fail
+	stock_soul fail
 }
 
 teardown() {
 	llm_stop
 }
 
-# soul TOOL [HEART_EXTRA] [TOP_EXTRA]: the stock agent with one tool,
-# quote, served by t/tools/TOOL (relative to the soul's directory)
-soul() {
+# stock_soul TOOL [HEART_EXTRA] [TOP_EXTRA]: the stock agent with one
+# tool, quote, served by t/tools/TOOL (relative to the soul's directory)
+stock_soul() {
 	cat > "$S" <<EOF
 name: stock
 system: You watch stock prices.
@@ -81,7 +81,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 }
 
 @test "seed_tool_cap comes from the soul" {
-	soul fail 'schedule: { seed_tool_cap: 2 }'
+	stock_soul fail 'schedule: { seed_tool_cap: 2 }'
 	sed -i '/^  schedule: { daily_cap/d' "$S"
 	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]}]}"
 	run heart-wake --soul "$S" --force
@@ -92,7 +92,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 }
 
 @test "a healthy tool's output reaches the model and the final answer; it resets the tool trigger; history keeps the exchange" {
-	soul quote
+	stock_soul quote
 	heart-breaker record --soul "$S" tool-fail >/dev/null
 	heart-breaker record --soul "$S" tool-fail >/dev/null
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"ACME trades at 123.45 USD.\"}]}"
@@ -116,7 +116,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 }
 
 @test "the turns of a conversation share one connection to the model, and a tool is handed none of heart-wake's sockets" {
-	soul sockets
+	stock_soul sockets
 	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]},{\"tool_calls\":[$asks_quote]},{\"text\":\"done\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
@@ -128,7 +128,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 }
 
 @test "a tool that hangs is killed at its timeout, with its children" {
-	soul hang
+	stock_soul hang
 	sed -i 's/^    timeout: 5s$/    timeout: 1s/' "$S"
 	export HANG_PIDS=$D/pids
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"The quote service hangs.\"}]}"
@@ -146,7 +146,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 # tidy_soul TIMEOUT: the stock agent with t/tools/tidy as its quote
 # tool, which may run TIMEOUT; its marks and pids in $D/tidy
 tidy_soul() {
-	soul tidy
+	stock_soul tidy
 	sed -i "s/^    timeout: 5s\$/    timeout: $1/" "$S"
 	export TIDY_DIR=$D/tidy
 	mkdir -p "$TIDY_DIR"
@@ -231,7 +231,7 @@ tidy_gone() {
 }
 
 @test "a tool that prints 100 MB is cut at the cap of 32 KiB, and reaches the model whole within the default context budget" {
-	soul flood
+	stock_soul flood
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"That was long.\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
@@ -243,7 +243,7 @@ tidy_gone() {
 }
 
 @test "a wake whose messages would outgrow a result line ends as an error at 8 MiB, and heart-ghost reads its line" {
-	soul quote 'schedule: { daily_cap: 1000, seed_tool_cap: 40 }'
+	stock_soul quote 'schedule: { daily_cap: 1000, seed_tool_cap: 40 }'
 	sed -i '/^  schedule: { daily_cap: 1000 }$/d' "$S"
 	head -c 1000000 /dev/zero | tr '\0' w |
 		jq -Rc --argjson c "[$asks_quote]" '{replies: [{text: ., tool_calls: $c}]}' > "$LLM_DIR/script.json"
@@ -261,7 +261,7 @@ tidy_gone() {
 }
 
 @test "a tool's bytes that are not UTF-8 reach the model as U+FFFD" {
-	soul binary
+	stock_soul binary
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"ok\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
@@ -270,7 +270,7 @@ tidy_gone() {
 }
 
 @test "an unknown tool or broken arguments get an error result, not a crash" {
-	soul quote
+	stock_soul quote
 	llm_script '{"cycle":true,"replies":[{"tool_calls":[{"name":"nope","arguments":{}},{"name":"quote","arguments":"{\"symbol\": ACME"},{"name":"quote","arguments":"[1, 2]"},{"name":"quote","arguments":{"symbol":"ACME"},"id":null}]},{"text":"Only one quote worked."}]}'
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
@@ -288,7 +288,7 @@ tidy_gone() {
 @test "model text with shell metacharacters and \$(...) reaches a tool only as JSON on stdin" {
 	export RECORD_DIR=$D/rec OPENAI_API_KEY=sk-test-SECRET-42
 	mkdir "$RECORD_DIR"
-	soul record
+	stock_soul record
 	sed -i 's|command: \[tools/record\]|command: [tools/record, --fixed, "two words"]|' "$S"
 	evil='$(touch PWNED1); `touch PWNED2`; touch PWNED3 && echo $HOME | cat > PWNED4 & '\''"\\ {x}*'
 	args=$(jq -nc --arg q "$evil" '{symbol: $q}')
@@ -317,7 +317,7 @@ tidy_gone() {
 }
 
 @test "Anthropic end to end: system field, tool_use and tool_result, key header, token usage in cap.json" {
-	soul quote
+	stock_soul quote
 	export HEART_LLM_PROVIDER=anthropic ANTHROPIC_API_KEY=sk-ant-SECRET-7
 	llm_script "{\"cycle\":true,\"replies\":[{\"text\":\"Let me look.\",\"tool_calls\":[$asks_quote],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":7}},{\"text\":\"ACME: 123.45\",\"usage\":{\"prompt_tokens\":150,\"completion_tokens\":9}}]}"
 	run heart-wake --soul "$S" --force
@@ -347,7 +347,7 @@ tidy_gone() {
 }
 
 @test "Anthropic: history that starts with the assistant, or a result cut from its call, still makes a valid request" {
-	soul quote 'history: { keep: 2 }'
+	stock_soul quote 'history: { keep: 2 }'
 	export HEART_LLM_PROVIDER=anthropic
 	mkdir -p "$HEART_STATE_DIR/agents/stock"
 	h=$HEART_STATE_DIR/agents/stock/history.jsonl
@@ -367,7 +367,7 @@ EOF
 
 @test "the command provider end to end: request on stdin, reply on stdout, tools, token usage; libcurl is never loaded" {
 	# (a timeout that python3's start fits in on a busy machine)
-	soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: %ss' "$T" "$LLM_DIR" $((5 * PATIENCE)))"
+	stock_soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: %ss' "$T" "$LLM_DIR" $((5 * PATIENCE)))"
 	sed -i '/^llm: { timeout: 5s }$/d' "$S"
 	unset HEART_LLM_MODEL HEART_LLM_URL HEART_LLM_PROVIDER
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote],\"usage\":{\"prompt_tokens\":30,\"completion_tokens\":3}},{\"text\":\"ACME: 123.45\",\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":4}}]}"
@@ -391,7 +391,7 @@ EOF
 
 @test "the command provider's failures are LLM failures: exit status, timeout, garbage, no command" {
 	# (a timeout that python3's start fits in on a busy machine)
-	soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: %ss' "$T" "$LLM_DIR" $((3 * PATIENCE)))"
+	stock_soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: %ss' "$T" "$LLM_DIR" $((3 * PATIENCE)))"
 	sed -i '/^llm: { timeout: 5s }$/d' "$S"
 	for r in '{"exit":2,"stderr":"model not loaded"}=llm.command: exit status 2: model not loaded' \
 		'{"raw":"Sure! Here is"}=unreadable reply: not JSON' \
@@ -416,7 +416,7 @@ EOF
 }
 
 @test "tool mode: skip is a ghost, run does the work" {
-	soul quote 'ghost: { mode: tool }'
+	stock_soul quote 'ghost: { mode: tool }'
 	llm_script '{"replies":[{"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"markets closed"}}]}]}'
 	run at "2026-11-22 03:00:00 UTC" heart-wake --soul "$S" --force
 	assert_success
@@ -450,7 +450,7 @@ EOF
 }
 
 @test "tool mode: a reply that is not a readable heartbeat call is no decision: its calls run, its text is judged, a warning says why" {
-	soul quote 'ghost: { mode: tool }'
+	stock_soul quote 'ghost: { mode: tool }'
 	local hb='{"name":"heartbeat","arguments":' reply want
 	while IFS='|' read -r reply want; do
 		: > "$LLM_DIR/requests.jsonl"
@@ -480,7 +480,7 @@ EOF
 }
 
 @test "tool mode: a skip whose reply holds a finding or an alert is a real answer, kept whole" {
-	soul quote 'ghost: { mode: tool }'
+	stock_soul quote 'ghost: { mode: tool }'
 	local skip='"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip"}}]'
 	local reason='"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"ALERT: ACME halted."}}]'
 	for reply in '{"text":"ALERT: ACME halted."}' \
@@ -509,7 +509,7 @@ EOF
 }
 
 @test "tool mode with Anthropic forces the heartbeat tool" {
-	soul quote 'ghost: { mode: tool }'
+	stock_soul quote 'ghost: { mode: tool }'
 	export HEART_LLM_PROVIDER=anthropic
 	llm_script '{"replies":[{"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"quiet"}}]}]}'
 	run heart-wake --soul "$S" --force
@@ -519,7 +519,7 @@ EOF
 }
 
 @test "a tool named heartbeat is refused in tool mode" {
-	soul quote 'ghost: { mode: tool }'
+	stock_soul quote 'ghost: { mode: tool }'
 	sed -i 's/- name: quote/- name: heartbeat/' "$S"
 	run heart-wake --soul "$S" --force
 	assert_failure 78

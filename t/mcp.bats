@@ -31,9 +31,10 @@ teardown() {
 	llm_stop
 }
 
-# soul SERVERS [HEART_EXTRA] [TOP_EXTRA]: an agent with the MCP servers
-# given as YAML lines (indented by four spaces), and the soul tool quote
-soul() {
+# mcp_soul SERVERS [HEART_EXTRA] [TOP_EXTRA]: an agent with the MCP
+# servers given as YAML lines (indented by four spaces), and the soul
+# tool quote
+mcp_soul() {
 	cat > "$S" <<EOF
 name: scout
 system: You keep an eye on things.
@@ -83,7 +84,7 @@ no_group_left() {
 }
 
 @test "a wake calls a tool of each real server (everything, filesystem); the results reach the model, the answer and the history" {
-	soul "$(everything '[echo, get-sum]')
+	mcp_soul "$(everything '[echo, get-sum]')
 $(filesystem '[read_text_file]')"
 	llm_script "{\"replies\":[{\"tool_calls\":[$(call everything__get-sum '{"a":2,"b":3}'),$(call fs__read_text_file "{\"path\":\"$D/files/note.txt\"}")]},{\"text\":\"The launch is on Thursday; 2 and 3 make 5.\"}]}"
 	run --separate-stderr heart-wake --soul "$S" --force
@@ -103,7 +104,7 @@ $(filesystem '[read_text_file]')"
 }
 
 @test "allowlist: a tool not listed is not offered, and a call to it is refused as an unknown tool; a server with none listed is never started" {
-	soul "$(everything '[echo]')
+	mcp_soul "$(everything '[echo]')
 $(bad quiet good "$D/bad" | sed '/tools:/d')"
 	llm_script "{\"replies\":[{\"tool_calls\":[$(call everything__get-env '{}')]},{\"text\":\"done\"}]}"
 	run --separate-stderr heart-wake --soul "$S" --force
@@ -117,7 +118,7 @@ $(bad quiet good "$D/bad" | sed '/tools:/d')"
 }
 
 @test "seed_tool_cap counts MCP and soul tool calls together" {
-	soul "$(everything '[echo]')" 'idle: { daily_cap: 0 }
+	mcp_soul "$(everything '[echo]')" 'idle: { daily_cap: 0 }
   breaker: { threshold: 5 }'
 	sed -i 's/^  schedule: { daily_cap: 1000 }$/  schedule: { daily_cap: 1000, seed_tool_cap: 2 }/' "$S"
 	llm_script "{\"replies\":[{\"tool_calls\":[$(call quote '{"symbol":"ACME"}'),$(call everything__echo '{"message":"hi"}')]},{\"tool_calls\":[$(call everything__echo '{"message":"again"}')]},{\"text\":\"never\"}]}"
@@ -132,7 +133,7 @@ $(bad quiet good "$D/bad" | sed '/tools:/d')"
 # misbehave MODE MESSAGE: a wake whose server misbehaves so gives a
 # clear tool failure, and leaves no process of its group
 misbehave() {
-	soul "$(bad bad "$1" "$D/bad")"
+	mcp_soul "$(bad bad "$1" "$D/bad")"
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$(call bad__hello '{"name":"you"}')]},{\"text\":\"The server misbehaved.\"}]}"
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
@@ -173,7 +174,7 @@ misbehave() {
 }
 
 @test "a tool that returns isError: a tool failure, its content to the model" {
-	soul "$(bad bad good "$D/bad")"
+	mcp_soul "$(bad bad good "$D/bad")"
 	llm_script "{\"replies\":[{\"tool_calls\":[$(call bad__fail '{}'),$(call bad__hello '{"name":"Ada"}')]},{\"text\":\"One failed.\"}]}"
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
@@ -190,7 +191,7 @@ misbehave() {
 }
 
 @test "a server that answers with an older protocol version is spoken to; one with an unknown version is not" {
-	soul "$(bad old old "$D/bad")
+	mcp_soul "$(bad old old "$D/bad")
 $(bad new future "$D/bad2")"
 	llm_script "{\"replies\":[{\"tool_calls\":[$(call old__hello '{"name":"Bob"}')]},{\"text\":\"ok\"}]}"
 	run --separate-stderr heart-wake --soul "$S" --force
@@ -203,7 +204,7 @@ $(bad new future "$D/bad2")"
 }
 
 @test "a skipped wake starts no server" {
-	soul "$(bad bad good "$D/bad")"
+	mcp_soul "$(bad bad good "$D/bad")"
 	llm_script '{"replies":[{"text":"[IDLE]"}]}'
 	run heart-wake --soul "$S" --force
 	assert_success
@@ -218,7 +219,7 @@ $(bad new future "$D/bad2")"
 }
 
 @test "the key variables reach only the server that names them, never the model's key unless named" {
-	soul "$(bad one good "$D/bad" '    pass_env: [MCP_TOKEN_ONE]
+	mcp_soul "$(bad one good "$D/bad" '    pass_env: [MCP_TOKEN_ONE]
     env: { GREETING: hi }')
 $(bad two good "$D/bad2")
 $(everything '[get-env]' | sed 's/^    tools:.*/    tools: [get-env]\n    pass_env: [OPENAI_API_KEY]/')" '' 'llm: { timeout: 5s, api_key_env: OPENAI_API_KEY }'
@@ -246,7 +247,7 @@ $(everything '[get-env]' | sed 's/^    tools:.*/    tools: [get-env]\n    pass_e
 }
 
 @test "--explain and --dry-run name the servers and tools without starting any; --list-tools starts them, lists every tool, and stops them" {
-	soul "$(bad bad good "$D/bad" | sed 's/tools: \[hello, fail\]/tools: [hello]/')
+	mcp_soul "$(bad bad good "$D/bad" | sed 's/tools: \[hello, fail\]/tools: [hello]/')
 $(everything '[echo]')"
 	run heart-wake --explain --soul "$S"
 	assert_success
@@ -281,7 +282,7 @@ led_groups() {
 # background (pid), the model slow to answer; returns once the three
 # are listed and the stubborn one's child runs, their groups in groups
 three_servers() {
-	soul "$(bad tidy tidy "$D/bad")
+	mcp_soul "$(bad tidy tidy "$D/bad")
 $(bad stubborn stubborn "$D/bad2")
 $(everything '[echo]')"
 	llm_script '{"replies":[{"text":"slow","delay":30}]}'

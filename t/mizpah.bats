@@ -85,7 +85,7 @@ drawn() {	# drawn [JQ]: what the page draws, one agent a line
 	step eval 'mizpah.drawn()' | jq -r ".[] | ${1:-.}"
 }
 
-soul() {	# soul NAME [YAML]: a soul pulsing every second
+page_soul() {	# page_soul NAME [YAML]: a soul pulsing every second
 	printf 'name: %s\nheart:\n  pulse: { interval: 1s }\n%s\n' "$1" "${2:-}" \
 		> "$BATS_TEST_TMPDIR/souls/$1.yaml"
 }
@@ -113,10 +113,10 @@ born() {	# born AGENT...: online for an hour, as a birth says
 @test "each state has a colour and a shape of its own, read back from the canvas" {
 	now=$(date +%s) h=$(date -u +%H)
 	off=$(printf '%02d:00-%02d:00' $(((10#$h + 2) % 24)) $(((10#$h + 3) % 24)))
-	for a in online waking open half failing capped; do soul "look-$a"; done
-	soul look-sleeping "  schedule: { active_hours: \"$off\" }
+	for a in online waking open half failing capped; do page_soul "look-$a"; done
+	page_soul look-sleeping "  schedule: { active_hours: \"$off\" }
   idle: { active_hours: \"$off\" }"
-	soul look-capped '  daily_cap: 1'
+	page_soul look-capped '  daily_cap: 1'
 	heart-cap take --soul "$BATS_TEST_TMPDIR/souls/look-capped.yaml"
 	for i in 1 2 3; do
 		heart-breaker record --soul "$BATS_TEST_TMPDIR/souls/look-open.yaml" \
@@ -223,8 +223,8 @@ b b-3 capped
 }
 
 @test "the detail panel shows the figures of the pulse published, on click and from the keyboard" {
-	soul scout
-	soul sleepy "  schedule: { active_hours: \"$(printf '%02d:00-%02d:00' $(((10#$(date -u +%H) + 2) % 24)) $(((10#$(date -u +%H) + 3) % 24)))\" }
+	page_soul scout
+	page_soul sleepy "  schedule: { active_hours: \"$(printf '%02d:00-%02d:00' $(((10#$(date -u +%H) + 2) % 24)) $(((10#$(date -u +%H) + 3) % 24)))\" }
   idle: { daily_cap: 0 }"
 	for i in 1 2 3; do
 		heart-breaker record --soul "$BATS_TEST_TMPDIR/souls/scout.yaml" \
