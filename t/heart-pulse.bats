@@ -21,8 +21,7 @@ teardown() {
 	llm_stop
 }
 
-# pulse_soul NAME [YAML]: a soul in the test's souls directory
-pulse_soul() {
+soul() {	# soul NAME [YAML]: a soul in the test's souls directory
 	local y='heart: {pulse: {interval: 1s}}'
 	printf '%s\n' "${2:-$y}" > "$BATS_TEST_TMPDIR/souls/$1.yaml"
 	echo "$BATS_TEST_TMPDIR/souls/$1.yaml"
@@ -102,7 +101,7 @@ attempts() {	# attempts N: the broker has seen N connections or more
 
 @test "pulses arrive every interval with increasing sequence numbers" {
 	broker_start
-	pulse_soul alpha >/dev/null; pulse_soul beta >/dev/null
+	soul alpha >/dev/null; soul beta >/dev/null
 	pulse --souls "$BATS_TEST_TMPDIR/souls"
 	run sub -t 'heart/+/pulse' -C 8 -W 10
 	assert_success
@@ -126,7 +125,7 @@ attempts() {	# attempts N: the broker has seen N connections or more
 
 @test "a fleet's pulses are spread across the interval, not sent in one burst" {
 	broker_start
-	for i in 0 1 2 3 4 5 6 7 8 9; do pulse_soul "a$i" 'heart: {pulse: {interval: 2s}}' >/dev/null; done
+	for i in 0 1 2 3 4 5 6 7 8 9; do soul "a$i" 'heart: {pulse: {interval: 2s}}' >/dev/null; done
 	pulse --souls "$BATS_TEST_TMPDIR/souls"
 	run sub -t 'heart/+/pulse' -C 20 -W 10
 	assert_success
@@ -138,7 +137,7 @@ attempts() {	# attempts N: the broker has seen N connections or more
 
 @test "a pulse carries breaker, running wake and cap read from the state files" {
 	broker_start
-	s=$(pulse_soul scout)
+	s=$(soul scout)
 	heart-cap take --soul "$s"
 	heart-cap take scout
 	for i in 1 2 3; do heart-breaker record scout llm-fail > /dev/null; done
@@ -158,9 +157,9 @@ attempts() {	# attempts N: the broker has seen N connections or more
 
 @test "a pulse carries the day's cost for an agent with a price, and none without" {
 	broker_start
-	s=$(pulse_soul scout 'heart: {pulse: {interval: 1s}}
+	s=$(soul scout 'heart: {pulse: {interval: 1s}}
 llm: {price: {input: 1.0, output: 4.0}}')
-	pulse_soul plain > /dev/null
+	soul plain > /dev/null
 	heart-cap take --soul "$s"
 	heart-cap take --soul "$BATS_TEST_TMPDIR/souls/plain.yaml"
 	d=$HEART_STATE_DIR/agents/scout
@@ -189,7 +188,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 
 @test "a pulse says why the breaker is open, the last wake and its error, tokens, the reset and the last answer" {
 	broker_start
-	s=$(pulse_soul scout)
+	s=$(soul scout)
 	for i in 1 2 3; do
 		heart-breaker record --soul "$s" tool-fail \
 		    --reason 'quote "API": HTTP 502 \ again' > /dev/null
@@ -231,7 +230,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 
 @test "a pulse's breaker is what heart-breaker status says now: half-open once the cooldown has passed" {
 	broker_start
-	s=$(pulse_soul scout)
+	s=$(soul scout)
 	until=$(date -u -d @$(($(date +%s) + 8)) +%Y-%m-%dT%H:%M:%SZ)
 	state_write scout breaker.json "{\"v\":1,\"state\":\"open\",\"until\":\"$until\",\"trigger\":\"llm\",\"reason\":\"HTTP 429\"}"
 	pulse --soul "$s"
@@ -248,9 +247,9 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	h=$(date -u +%H)
 	off=$(printf '%02d:00-%02d:00' $(((10#$h + 2) % 24)) $(((10#$h + 3) % 24)))
 	on=$(printf '%02d:00-%02d:00' $(((10#$h + 23) % 24)) $(((10#$h + 2) % 24)))
-	pulse_soul asleep "heart: {pulse: {interval: 1s}, schedule: {active_hours: \"$off\"}, idle: {active_hours: \"$off\"}}" > /dev/null
-	pulse_soul half "heart: {pulse: {interval: 1s}, schedule: {active_hours: \"$off\"}, idle: {active_hours: \"$on\"}}" > /dev/null
-	pulse_soul noidle "heart: {pulse: {interval: 1s}, schedule: {active_hours: \"$off\"}, idle: {daily_cap: 0}}" > /dev/null
+	soul asleep "heart: {pulse: {interval: 1s}, schedule: {active_hours: \"$off\"}, idle: {active_hours: \"$off\"}}" > /dev/null
+	soul half "heart: {pulse: {interval: 1s}, schedule: {active_hours: \"$off\"}, idle: {active_hours: \"$on\"}}" > /dev/null
+	soul noidle "heart: {pulse: {interval: 1s}, schedule: {active_hours: \"$off\"}, idle: {daily_cap: 0}}" > /dev/null
 	pulse --souls "$BATS_TEST_TMPDIR/souls"
 	run sub -t 'heart/+/pulse' -C 6 -W 10
 	assert_success
@@ -260,7 +259,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 
 @test "a wake starting in the state directory shows up as a pulse within a second" {
 	broker_start
-	s=$(pulse_soul scout 'heart: {pulse: {interval: 60s}}')
+	s=$(soul scout 'heart: {pulse: {interval: 60s}}')
 	pulse --soul "$s"
 	run sub -t heart/scout/status -C 1 -W 5	# it is up
 	assert_success
@@ -278,7 +277,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 
 @test "without inotify, state is still read at every pulse" {
 	broker_start
-	s=$(pulse_soul scout)
+	s=$(soul scout)
 	pulse --soul "$s" --no-inotify
 	run sub -t heart/scout/pulse -C 1 -W 5
 	echo "$output" | jq -e '.breaker == "closed"'
@@ -290,7 +289,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 
 @test "a torn wake.json is read from its version before, said once, and pulses go on" {
 	broker_start
-	s=$(pulse_soul scout)
+	s=$(soul scout)
 	d=$HEART_STATE_DIR/agents/scout
 	# the version before: the claim of a wake still running (this shell)
 	state_write scout .wake.json.tmp "{\"v\":1,\"agent\":\"scout\",\"last\":{\"schedule\":{\"at\":\"2026-11-22T10:00:00Z\",\"ts\":1795341600,\"status\":\"running\"},\"idle\":null},\"running\":{\"chamber\":\"schedule\",\"since\":\"2026-11-22T10:00:00Z\",\"pid\":$$}}"
@@ -308,7 +307,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 
 @test "an unreadable state file makes its field null, says so once, and pulses go on" {
 	broker_start
-	s=$(pulse_soul scout)
+	s=$(soul scout)
 	state_write scout breaker.json '{"state": oops'
 	pulse --soul "$s"
 	run sub -t heart/scout/pulse -C 3 -W 6
@@ -325,7 +324,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 
 @test "kill -9 of the publisher: the will takes every agent offline within a second, without misses" {
 	broker_start
-	pulse_soul a >/dev/null; pulse_soul b >/dev/null; pulse_soul c >/dev/null
+	soul a >/dev/null; soul b >/dev/null; soul c >/dev/null
 	watcher --misses 1000
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --keepalive 5s
 	wait_until 5 has_events 3 online
@@ -337,7 +336,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 
 @test "SIGTERM: each agent's retained status is offline at once, and the exit is clean" {
 	broker_start
-	pulse_soul a >/dev/null; pulse_soul b >/dev/null
+	soul a >/dev/null; soul b >/dev/null
 	pulse --souls "$BATS_TEST_TMPDIR/souls"
 	run sub -t 'heart/+/status' -C 2 -W 5
 	assert_success
@@ -355,7 +354,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 
 @test "a late will from an old connection does not take a reborn publisher's agents offline" {
 	broker_start
-	pulse_soul a >/dev/null
+	soul a >/dev/null
 	watcher --misses 1000
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id node1
 	wait_until 5 has_events 1 online
@@ -379,7 +378,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 
 @test "a status from another node than the agent's birth does not take it offline" {
 	broker_start
-	pulse_soul a >/dev/null
+	soul a >/dev/null
 	watcher --misses 1000
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id node1
 	wait_until 5 has_events 1 online
@@ -402,7 +401,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 
 @test "the birth sequence grows with every connection, across restarts" {
 	broker_start
-	s=$(pulse_soul a)
+	s=$(soul a)
 	pulse --soul "$s" --client-id n
 	b1=$(sub -t heart/a/status -C 1 -W 3 | jq .bdseq)
 	kill "$PULSE"; wait "$PULSE" || true
@@ -416,7 +415,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 
 @test "a hung publisher: the watcher marks its agents offline after misses intervals" {
 	broker_start
-	pulse_soul a >/dev/null; pulse_soul b >/dev/null
+	soul a >/dev/null; soul b >/dev/null
 	watcher --misses 2
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --keepalive 60s
 	wait_until 5 has_events 2 online
@@ -447,7 +446,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 @test "broker stopped and started again: the publisher lives on, the watcher says it lost the broker, agents are unknown in the gap and come back" {
 	broker_start
 	llm_start
-	pulse_soul a >/dev/null; pulse_soul b >/dev/null
+	soul a >/dev/null; soul b >/dev/null
 	port=$BROKER_PORT
 	watcher --misses 2 --backoff-max 1s
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --backoff-max 1s
@@ -485,7 +484,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 
 @test "a broker restarted with its store: neither the wills it sent going down nor the ones it kept take agents offline" {
 	BROKER_PERSIST=true broker_start
-	pulse_soul a >/dev/null; pulse_soul b >/dev/null
+	soul a >/dev/null; soul b >/dev/null
 	port=$BROKER_PORT
 	watcher --misses 3 --backoff-max 1s
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --backoff-max 1s
@@ -508,7 +507,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 @test "an unreachable broker at start: keeps retrying, says so once, connects when it comes" {
 	port=$(free_port)
 	BROKER_URL=mqtt://127.0.0.1:$port
-	s=$(pulse_soul a)
+	s=$(soul a)
 	pulse --soul "$s" --backoff-max 1s
 	sleep 3
 	kill -0 "$PULSE"
@@ -548,7 +547,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 }
 
 @test "a broker URL that is not one is refused with exit 64" {
-	s=$(pulse_soul a)
+	s=$(soul a)
 	for url in http://h:1883 mqtt:// mqtt://h:99999 mqtt://h:x \
 	    mqtt://h/path localhost:1883; do
 		run heart-pulse --soul "$s" --broker "$url"
@@ -566,7 +565,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 }
 
 @test "bad options are refused: prefix, interval, client id, souls with --watch" {
-	s=$(pulse_soul a)
+	s=$(soul a)
 	run heart-pulse --soul "$s" --prefix 'a/#'
 	assert_failure 64
 	run heart-pulse --soul "$s" --interval soon
@@ -581,7 +580,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 
 @test "a souls directory with one broken soul: the others pulse, the broken one is reported" {
 	broker_start
-	pulse_soul good1 >/dev/null; pulse_soul good2 >/dev/null
+	soul good1 >/dev/null; soul good2 >/dev/null
 	printf 'heart:\n  pulse:\n    interval: often\n' > "$BATS_TEST_TMPDIR/souls/broken.yaml"
 	pulse --souls "$BATS_TEST_TMPDIR/souls"
 	run sub -t 'heart/+/status' -C 2 -W 5
@@ -604,7 +603,7 @@ broker_gap() {	# the other chambers while the broker is away: each
 }
 
 @test "--acl: a link to nowhere and an empty soul are errors with their file; the block is the others', exit 78" {
-	pulse_soul good > /dev/null
+	soul good > /dev/null
 	ln -s "$BATS_TEST_TMPDIR/gone.yaml" "$BATS_TEST_TMPDIR/souls/dangling.yaml"
 	: > "$BATS_TEST_TMPDIR/souls/empty.yaml"
 	run --separate-stderr heart-pulse --acl --souls "$BATS_TEST_TMPDIR/souls" --username me
@@ -622,12 +621,12 @@ heart-pulse: the block leaves out the agents of the 2 souls that did not load" ]
 
 @test "SIGHUP re-reads the souls: an added agent is born, a removed one goes offline and is retired" {
 	broker_start
-	pulse_soul a >/dev/null; pulse_soul b >/dev/null
+	soul a >/dev/null; soul b >/dev/null
 	watcher --misses 1000
 	pulse --souls "$BATS_TEST_TMPDIR/souls"
 	wait_until 5 has_events 2 online
 	rm "$BATS_TEST_TMPDIR/souls/b.yaml"
-	pulse_soul c >/dev/null
+	soul c >/dev/null
 	kill -HUP "$PULSE"
 	wait_until 5 has_events 1 offline removed
 	wait_until 5 eval '[ "$(events online)" -ge 3 ]'
@@ -649,7 +648,7 @@ heart-pulse: the block leaves out the agents of the 2 souls that did not load" ]
 
 @test "--snapshot after crash, remove, restart: the removed agent's old online is not alive" {
 	broker_start
-	pulse_soul a >/dev/null; pulse_soul b >/dev/null
+	soul a >/dev/null; soul b >/dev/null
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id n
 	run sub -t 'heart/+/pulse' -C 2 -W 5
 	kill -9 "$PULSE"
@@ -671,7 +670,7 @@ heart-pulse: the block leaves out the agents of the 2 souls that did not load" ]
 	assert_output "heart-pulse: $BROKER_URL: no agent seen under nobody/ (a wrong --prefix, an ACL that does not let this account read it, or no publisher)"
 	# an agent pulsing every 4s is alive though the window is 1s: the
 	# snapshot waits for its pulse
-	s=$(pulse_soul slow 'heart: {pulse: {interval: 4s}}')
+	s=$(soul slow 'heart: {pulse: {interval: 4s}}')
 	pulse --soul "$s"
 	run sub -t heart/slow/pulse -C 1 -W 6
 	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s
@@ -687,7 +686,7 @@ heart-pulse: the block leaves out the agents of the 2 souls that did not load" ]
 
 @test "two publishers with one client id: the second says so once and exits 78, the first pulses on" {
 	broker_start
-	pulse_soul a >/dev/null
+	soul a >/dev/null
 	pulse --souls "$BATS_TEST_TMPDIR/souls" --client-id twin
 	first=$PULSE
 	run sub -t heart/a/pulse -C 1 -W 5
@@ -739,7 +738,7 @@ heart-pulse: the block leaves out the agents of the 2 souls that did not load" ]
 
 @test "the watcher reports a breaker that opens and closes, and a wake that starts and ends" {
 	broker_start
-	s=$(pulse_soul scout 'heart: {pulse: {interval: 30s}}')
+	s=$(soul scout 'heart: {pulse: {interval: 30s}}')
 	watcher
 	watcher_subscribed	# so that it sees the first pulse, closed
 	pulse --soul "$s"
@@ -761,7 +760,7 @@ heart-pulse: the block leaves out the agents of the 2 souls that did not load" ]
 
 @test "--snapshot prints the map once: exit 0 all online, 1 any offline, 69 no broker" {
 	broker_start
-	pulse_soul a >/dev/null; pulse_soul b >/dev/null
+	soul a >/dev/null; soul b >/dev/null
 	pulse --souls "$BATS_TEST_TMPDIR/souls"
 	run sub -t 'heart/+/pulse' -C 2 -W 5
 	run heart-pulse --snapshot --broker "$BROKER_URL" --interval 1s
@@ -777,7 +776,7 @@ heart-pulse: the block leaves out the agents of the 2 souls that did not load" ]
 
 @test "pulses carry an MQTT v5 message expiry of one interval" {
 	broker_start
-	s=$(pulse_soul a 'heart: {pulse: {interval: 2s}}')
+	s=$(soul a 'heart: {pulse: {interval: 2s}}')
 	pulse --soul "$s"
 	run sub -V 5 -t heart/a/pulse -C 1 -W 5 -F '%E'
 	assert_success
@@ -786,7 +785,7 @@ heart-pulse: the block leaves out the agents of the 2 souls that did not load" ]
 
 @test "READY and WATCHDOG go to \$NOTIFY_SOCKET, as systemd's Type=notify wants" {
 	broker_start
-	s=$(pulse_soul a)
+	s=$(soul a)
 	sock=$BATS_TEST_TMPDIR/notify
 	python3 -c '
 import socket, sys, time
@@ -806,7 +805,7 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 }
 
 @test "a password file readable by others is refused; a password never comes from argv" {
-	s=$(pulse_soul a)
+	s=$(soul a)
 	printf 'secret\n' > "$BATS_TEST_TMPDIR/pw"
 	chmod 644 "$BATS_TEST_TMPDIR/pw"
 	run heart-pulse --soul "$s" --username u --password-file "$BATS_TEST_TMPDIR/pw"
@@ -835,7 +834,7 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	BROKER_PID=$!
 	BROKER_PORT=$port BROKER_URL=mqtt://127.0.0.1:$port
 	wait_until 5 eval "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
-	s=$(pulse_soul a)
+	s=$(soul a)
 	# a wrong password is a configuration error, not an outage
 	HEART_MQTT_PASSWORD=wrong run heart-pulse --soul "$s" --username u \
 	    --broker "$BROKER_URL"
@@ -918,7 +917,7 @@ print("\n".join(got))' "$sock" > "$BATS_TEST_TMPDIR/notified" 3>&- &
 	BROKER_PID=$!
 	BROKER_PORT=$port BROKER_URL=mqtts://127.0.0.1:$port
 	wait_until 5 eval "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
-	s=$(pulse_soul a)
+	s=$(soul a)
 	pulse --soul "$s" --cafile "$d/other.crt" --backoff-max 1s
 	wait_until 10 attempts 3
 	run grep -c 'cannot connect' "$d/pulse.err"
