@@ -65,7 +65,7 @@ until_of() {
 	assert_output ""
 	run jq -r '.state, .trigger, .llm_fails, .cooldown_s, .until' "$(bfile scout)"
 	assert_output "$(printf 'open\nllm\n3\n900\n2026-11-21T12:15:00Z')"
-	run at "$T0" heart-breaker record scout llm-fail
+	run -0 at "$T0" heart-breaker record scout llm-fail
 	assert_output ""
 }
 
@@ -75,13 +75,13 @@ until_of() {
 	at "$T0" heart-breaker record scout ok
 	run jq .llm_fails "$(bfile scout)"
 	assert_output 0
-	run fails 2 scout
+	run -0 fails 2 scout
 	assert_output ""
 	run at "$T0" heart-breaker check scout
 	assert_success
 	run jq -r '.state, .llm_fails' "$(bfile scout)"
 	assert_output "$(printf 'closed\n2')"
-	run fails 1 scout
+	run -0 fails 1 scout
 	assert_output --partial '"event":"open"'
 }
 
@@ -116,7 +116,7 @@ until_of() {
 	run at "$T0" heart-breaker check scout
 	assert_success
 	# tool-fail means the model answered: it resets the LLM count
-	run fails 1 scout tool-fail
+	run -0 fails 1 scout tool-fail
 	assert_output --partial '"event":"open","agent":"scout","trigger":"tool"'
 	run jq -c '[.state, .trigger, .llm_fails, .tool_fails]' "$(bfile scout)"
 	assert_output '["open","tool",0,3]'
@@ -129,19 +129,19 @@ until_of() {
 	s=$(soul_file scout.yaml 'heart:
   breaker: { threshold: 2, cooldown: 1m, max_cooldown: 3m }')
 	at "$T0" heart-breaker record --soul "$s" llm-fail
-	run at "$T0" heart-breaker record --soul "$s" llm-fail
+	run -0 at "$T0" heart-breaker record --soul "$s" llm-fail
 	assert_output --partial '"cooldown_s":60,"until":"2026-11-21T12:01:00Z"'
 	run at "$(plus "$T0" 60)" heart-breaker check --soul "$s"
 	assert_success
-	run at "$(plus "$T0" 60)" heart-breaker record --soul "$s" llm-fail
+	run -0 at "$(plus "$T0" 60)" heart-breaker record --soul "$s" llm-fail
 	assert_output --partial '"cooldown_s":120'
 	run at "$(plus "$T0" 180)" heart-breaker check --soul "$s"
 	assert_success
-	run at "$(plus "$T0" 180)" heart-breaker record --soul "$s" llm-fail
+	run -0 at "$(plus "$T0" 180)" heart-breaker record --soul "$s" llm-fail
 	assert_output --partial '"cooldown_s":180'
 	# without the soul the defaults hold: 3 failures
-	run at "$T0" heart-breaker record other llm-fail
-	run at "$T0" heart-breaker record other llm-fail
+	run -0 at "$T0" heart-breaker record other llm-fail
+	run -0 at "$T0" heart-breaker record other llm-fail
 	assert_output ""
 }
 
@@ -231,11 +231,11 @@ forced_wake() {
 	# late news while open: a hold or a failure a person must fix
 	# keeps it open longer, never shorter
 	fails 3 scout
-	run at "$T0" brk-probe scout retry-after 600
+	run -0 at "$T0" brk-probe scout retry-after 600
 	[ "$(jq -r .until "$(bfile scout)")" = 2026-11-21T12:15:00Z ]
-	run at "$T0" brk-probe scout retry-after 3000
+	run -0 at "$T0" brk-probe scout retry-after 3000
 	[ "$(jq -r .until "$(bfile scout)")" = 2026-11-21T12:50:00Z ]
-	run at "$T0" brk-probe scout config
+	run -0 at "$T0" brk-probe scout config
 	run jq -r '.state, .cooldown_s, .until, .llm_fails' "$(bfile scout)"
 	assert_output "$(printf 'open
 7200
@@ -254,7 +254,7 @@ forced_wake() {
 	# a Retry-After shorter than the cooldown: the breaker's own rules
 	heart-breaker reset --soul "$s" > /dev/null
 	llm_script '{"replies":[{"status":429,"headers":{"Retry-After":"5"}}]}'
-	run forced_wake "$s"
+	run -75 forced_wake "$s"
 	run jq -r '.state, .until' "$(bfile scout)"
 	assert_output "$(printf 'open\n2026-11-21T12:00:05Z')"
 	# the account's quota used up: OpenAI's insufficient_quota,
@@ -278,18 +278,18 @@ forced_wake() {
   breaker: { threshold: 5, cooldown: 1h, max_cooldown: 4h }')
 	at "$T0" heart-breaker record --soul "$s" llm-fail
 	# three more without the soul: its threshold of 5 holds
-	run fails 3 scout
+	run -0 fails 3 scout
 	assert_output ""
 	run jq -c '[.state, .llm_fails, .base_s, .threshold, .max_cooldown_s, .cooldown_s]' "$(bfile scout)"
 	assert_output '["closed",4,3600,5,14400,3600]'
-	run at "$T0" heart-breaker status scout
+	run -0 at "$T0" heart-breaker status scout
 	assert_output --partial '"cooldown_s":3600,'
 	assert_output --partial '"threshold":5,"max_cooldown_s":14400,"keys_from":"kept"}'
 	run at "$T0" heart-breaker check scout -v
 	assert_success
 	assert_output "scout: closed: a wake may go (llm 4/5, tool 0/5 failures; the keys kept from its soul)"
 	# the fifth opens it for the soul's hour
-	run fails 1 scout
+	run -0 fails 1 scout
 	assert_output --partial '"event":"open","agent":"scout","trigger":"llm","cooldown_s":3600,'
 	run at "$T0" heart-breaker check scout
 	assert_failure 1
@@ -303,18 +303,18 @@ forced_wake() {
 	fails 1 fresh
 	run jq -c '[.base_s, .threshold, .max_cooldown_s, .cooldown_s]' "$(bfile fresh)"
 	assert_output '[0,0,0,900]'
-	run at "$T0" heart-breaker status fresh
+	run -0 at "$T0" heart-breaker status fresh
 	assert_output --partial '"cooldown_s":900,'
 	assert_output --partial '"threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
-	run at "$T0" heart-breaker check fresh -v
+	run -0 at "$T0" heart-breaker check fresh -v
 	assert_output "fresh: closed: a wake may go (llm 1/3, tool 0/3 failures; the default keys: no soul given, none kept)"
-	run at "$T0" script -qec "heart-breaker status fresh" /dev/null
+	run -0 at "$T0" script -qec "heart-breaker status fresh" /dev/null
 	assert_line --index 2 --partial "heart-breaker: 1 agent shown with the default keys (3 failures, 15m, 2h): no soul given, none kept; give --soul"
 }
 
 @test "a provider that keeps failing waits 15m, 30m, 1h, 2h, 2h; a good probe closes and the next open is 15m again" {
 	meet scout
-	run fails 3 scout
+	run -0 fails 3 scout
 	ev=$output
 	assert_output --partial '"cooldown_s":900,'
 	seen=900
@@ -340,12 +340,12 @@ forced_wake() {
 	t=$(until_of "$ev")
 	run at "$t" heart-breaker check scout
 	assert_success
-	run at "$t" heart-breaker record scout ok
+	run -0 at "$t" heart-breaker record scout ok
 	assert_output --regexp '^\{"event":"closed","agent":"scout","by":"probe","at":'
 	run jq -c '[.state, .llm_fails, .tool_fails, .cooldown_s, .until]' "$(bfile scout)"
 	assert_output '["closed",0,0,900,null]'
 	T0=$t
-	run fails 3 scout
+	run -0 fails 3 scout
 	assert_output --partial '"cooldown_s":900'
 }
 
@@ -414,7 +414,7 @@ forced_wake() {
 	assert_success
 	run at "$(plus "$t" 600)" heart-breaker check pb
 	assert_failure 1
-	run at "$(plus "$t" 610)" heart-breaker record pb ok
+	run -0 at "$(plus "$t" 610)" heart-breaker record pb ok
 	assert_output --partial '"event":"closed"'
 	run at "$(plus "$t" 610)" heart-breaker check pb
 	assert_success
@@ -456,11 +456,11 @@ forced_wake() {
 @test "outcomes recorded while open are counted but do not close or reopen it" {
 	meet scout
 	fails 3 scout
-	run at "2026-11-21 12:05:00" heart-breaker record scout ok
+	run -0 at "2026-11-21 12:05:00" heart-breaker record scout ok
 	assert_output ""
 	run jq -c '[.state, .llm_fails, .until]' "$(bfile scout)"
 	assert_output '["open",0,"2026-11-21T12:15:00Z"]'
-	run at "2026-11-21 12:06:00" heart-breaker record scout tool-fail --reason "grep: exit 2"
+	run -0 at "2026-11-21 12:06:00" heart-breaker record scout tool-fail --reason "grep: exit 2"
 	assert_output ""
 	run jq -c '[.state, .tool_fails, .reason, .cooldown_s]' "$(bfile scout)"
 	assert_output '["open",1,"grep: exit 2",900]'
@@ -471,7 +471,7 @@ forced_wake() {
 @test "a record while half-open is the probe's result, whoever sends it" {
 	meet scout
 	fails 3 scout
-	run at "2026-11-21 12:20:00" heart-breaker record scout tool-fail
+	run -0 at "2026-11-21 12:20:00" heart-breaker record scout tool-fail
 	assert_line --index 0 --partial '"event":"half_open"'
 	assert_line --index 1 --partial '"event":"open","agent":"scout","trigger":"tool","cooldown_s":1800'
 	assert_line --index 1 --partial '"reason":"tool failure","from":"half_open"'
@@ -488,7 +488,7 @@ forced_wake() {
 	[ "${#lines[@]}" -eq 2 ]
 	# past the cooldown it is half-open, though the file is not rewritten
 	cp "$(bfile alpha)" "$BATS_TEST_TMPDIR/before"
-	run at "2026-11-21 12:15:00" heart-breaker status alpha
+	run -0 at "2026-11-21 12:15:00" heart-breaker status alpha
 	assert_output --partial '"state":"half_open"'
 	cmp "$(bfile alpha)" "$BATS_TEST_TMPDIR/before"
 }
@@ -526,11 +526,11 @@ forced_wake() {
 	assert_output ""
 	[ ! -e "$(bfile fresh)" ]
 	! redis_store || [ "$(rcli --raw EXISTS 'heart:{fresh}:breaker.json')" = 0 ]
-	run heart-breaker status fresh
+	run -0 heart-breaker status fresh
 	assert_line --index 0 --partial '"agent":"fresh","state":"closed","llm_fails":0,"tool_fails":0,"cooldown_s":900'
-	run heart-breaker status --soul "$SOULS/travel_rescue.yaml"
+	run -0 heart-breaker status --soul "$SOULS/travel_rescue.yaml"
 	assert_output --partial '"agent":"travel_rescue","state":"closed"'
-	run heart-breaker record fresh ok
+	run -0 heart-breaker record fresh ok
 	assert_output ""
 	run jq -c '[.state, .llm_fails, .tool_fails, .cooldown_s, .until]' "$(bfile fresh)"
 	assert_output '["closed",0,0,900,null]'
@@ -560,7 +560,7 @@ forced_wake() {
 	assert_output '["closed",0,0,900,""]'
 	run heart-breaker check scout
 	assert_success
-	run heart-breaker reset scout
+	run -0 heart-breaker reset scout
 	assert_output ""
 }
 
@@ -657,7 +657,7 @@ forced_wake() {
 	for id in ../etc passwd/x .hidden .. 'a+b' 'a#b' "$(printf 'a%.0s' $(seq 65))" 'a b'; do
 		for cmd in check "record" status reset; do
 			if [ "$cmd" = record ]; then
-				run heart-breaker record "$id" llm-fail
+				run -64 heart-breaker record "$id" llm-fail
 			else
 				run heart-breaker "$cmd" "$id"
 			fi
