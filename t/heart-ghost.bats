@@ -73,7 +73,7 @@ result() {
 	assert_success
 	assert_output "$(cat in)"
 	result ok scout w2 $'two\nlines' > in
-	run heart-ghost --text in
+	run -0 heart-ghost --text in
 	assert_output $'two\nlines'
 	[ "$(wc -l < "$(hist scout)")" -eq 4 ]
 	run jq -r '"\(.role) \(.wake_id) \(.chamber) \(.at) \(.part)/\(.parts)"' "$(hist scout)"
@@ -93,11 +93,11 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 ["assistant","c-w-0",null]
 ["tool",null,"c-w-0"]
 ["assistant",null,null]'
-	run hist-dump t 3
+	run -0 hist-dump t 3
 	assert_output --partial '"role":"tool"'
 	refute_output --partial '"part"'
 	# a window that would start at a tool result starts after it
-	run hist-dump t 2
+	run -0 hist-dump t 2
 	echo "$output" | jq -e 'length == 1 and .[0].content == "answer w-0"'
 }
 
@@ -447,7 +447,7 @@ ALERT: first'
 	child=$(cat "$BATS_TEST_TMPDIR/child")
 	gone() { ! kill -0 "$child" 2> /dev/null; }
 	wait_until 5 gone
-	run heart-ghost --outbox alpha
+	run -0 heart-ghost --outbox alpha
 	assert_output --partial s1
 	for t in 0 0s 2d x; do
 		run heart-ghost --exec-timeout "$t" --exec true
@@ -471,7 +471,7 @@ ALERT: first'
 	hook=$(cat "$BATS_TEST_TMPDIR/hook")
 	gone() { ! kill -0 "$hook" 2> /dev/null; }
 	wait_until 5 gone
-	run heart-ghost --outbox alpha
+	run -0 heart-ghost --outbox alpha
 	assert_output --partial k1
 }
 
@@ -516,18 +516,18 @@ ALERT: first'
 	result ok alpha d5 'alert: flight lh400 cancelled' > r5
 	result ok alpha d6 'alert: flight lh400 cancelled' > r6
 	result ok alpha d7 'ALERT: Flight LH400  cancelled' > r7
-	run at "2026-11-21 12:00:00" heart-ghost --dedupe 24h --text r1
+	run -0 at "2026-11-21 12:00:00" heart-ghost --dedupe 24h --text r1
 	assert_output 'ALERT: Flight LH400  cancelled'
 	run at "2026-11-22 11:59:00" heart-ghost --dedupe 24h --text r2
 	assert_success
 	assert_output ""
-	run at "2026-11-22 11:59:00" heart-ghost --dedupe 24h --text r3 r4
+	run -0 at "2026-11-22 11:59:00" heart-ghost --dedupe 24h --text r3 r4
 	assert_output $'ALERT: Flight LH400 cancelled\nALERT: Flight LH401 cancelled'
-	run at "2026-11-22 11:59:00" heart-ghost --text r5
+	run -0 at "2026-11-22 11:59:00" heart-ghost --text r5
 	assert_output 'alert: flight lh400 cancelled'
-	run at "2026-11-22 12:00:01" heart-ghost --dedupe 24h --text r6
+	run -0 at "2026-11-22 12:00:01" heart-ghost --dedupe 24h --text r6
 	assert_output 'alert: flight lh400 cancelled'
-	run at "2026-11-22 13:00:00" heart-ghost --dedupe 24h --text r7
+	run -0 at "2026-11-22 13:00:00" heart-ghost --dedupe 24h --text r7
 	assert_output ""
 	diff <(printf 'd1\nd2\nd4\nd5\nd6\nd7\n') <(wake_ids alpha)
 	f=$HEART_STATE_DIR/agents/alpha/delivered.json
@@ -568,16 +568,16 @@ ALERT: first'
 	in=$HEART_STATE_DIR/agents/scout/input
 	[ "$(stat -c %Y "$in")" -eq "$(date -u -d '2026-11-21 09:30:00' +%s)" ]
 	[ "$(stat -c %a "$in")" = 600 ]
-	run hist-dump -u scout
+	run -0 hist-dump -u scout
 	assert_output "$(date -u -d '2026-11-21 09:30:00' +%s)"
 	result ok scout later > in
 	heart-ghost in > /dev/null
 	printf 'from a pipe\n\n' | at "2026-11-21 10:00:00" heart-ghost --user scout -
 	run jq -r 'select(.chamber == "user") | .content' "$(hist scout)"
 	assert_output $'where is my bag?\nfrom a pipe'
-	run hist-dump -u scout
+	run -0 hist-dump -u scout
 	assert_output "$(date -u -d '2026-11-21 10:00:00' +%s)"
-	run hist-dump -u nobody
+	run -0 hist-dump -u nobody
 	assert_output 0
 }
 
@@ -646,7 +646,7 @@ ALERT: first'
 	[ -z "$stderr" ]
 	# the same line twice in one input, and again with --exec
 	result ok alpha z1 'ALERT: z1' > z
-	run heart-ghost --text z z - < z
+	run -0 heart-ghost --text z z - < z
 	assert_output 'ALERT: z1'
 	run heart-ghost --text --exec cat < z
 	assert_success
@@ -703,7 +703,7 @@ ALERT: first'
 	assert_success
 	assert_output ""
 	[ ! -e "$o" ]
-	run heart-ghost --text < in
+	run -0 heart-ghost --text < in
 	assert_output ""
 	# a damaged record: a new wake is delivered all the same, and
 	# that says why (74)
