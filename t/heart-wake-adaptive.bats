@@ -3,6 +3,7 @@
 # activity estimator, the interval it puts in force, and its state.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	heart_setup
@@ -137,7 +138,7 @@ goal() {
 	act tock "$(hour '2026-11-23 10:00' 0 9)" \
 	    "$(hour '2026-11-30 09:00' 0 8)" "$(hour '2026-11-30 10:00' 4 0)"
 	t0=$(ny '2026-12-07 09:00:30')
-	run at_epoch "$t0" heart-wake --soul "$s"
+	run -0 at_epoch "$t0" heart-wake --soul "$s"
 	[ "$(echo "$output" | jq -r .status)" = not_due ]
 	echo "$output" | jq -e '.interval == 14400 and .adaptive.real == 0 and .adaptive.ghosts.idle == 8 and .adaptive.busy == "no"'
 	next=$(date -d "$(echo "$output" | jq -r .next)" +%s)
@@ -146,12 +147,12 @@ goal() {
 	[ "$next" -gt "$(ny '2026-12-07 09:45')" ]
 	[ "$next" -le "$(ny '2026-12-07 10:00')" ]
 	[ "$((next % 900))" -eq "$(($(explain_schedule "$next" "$s" | jq .offset) % 900))" ]
-	run at_epoch $((next - 1)) heart-wake --soul "$s"
+	run -0 at_epoch $((next - 1)) heart-wake --soul "$s"
 	[ "$(echo "$output" | jq -r .status)" = not_due ]
 	[ "$(date -d "$(echo "$output" | jq -r .next)" +%s)" -eq "$next" ]
 	run llm_count
 	assert_output 0
-	run at_epoch "$next" heart-wake --soul "$s"
+	run -0 at_epoch "$next" heart-wake --soul "$s"
 	echo "$output" | jq -e '.status == "idle"'
 	# the result of a wake says when the next one is due: 15m on
 	[ "$(date -d "$(echo "$output" | jq -r .next)" +%s)" -eq $((next + 900)) ]
@@ -293,7 +294,7 @@ schedule_wake() {
 	# and one tried before then is refused
 	next=$(date -d "$(tail -n 1 "$BATS_TEST_TMPDIR/r.jsonl" | jq -r .next)" +%s)
 	[ "$next" -ge $((MON1 + 86400)) ]
-	run at_epoch $((MON1 + 86400 - 60)) heart-wake --soul "$s" --chamber schedule --force
+	run -0 at_epoch $((MON1 + 86400 - 60)) heart-wake --soul "$s" --chamber schedule --force
 	echo "$output" | jq -e '.status == "capped" and (.reason | test("daily cap reached: 6 of 6 today"))'
 	run llm_count
 	assert_output 6
@@ -317,7 +318,7 @@ schedule_wake() {
 	explain_schedule $((t + 240)) "$s" > "$BATS_TEST_TMPDIR/x.json"
 	due=$(date -d "$(jq -r .gates.due.until "$BATS_TEST_TMPDIR/x.json")" +%s)
 	jq -e '.gates.breaker.ok == false and .next >= .gates.breaker.until' "$BATS_TEST_TMPDIR/x.json"
-	run at_epoch "$due" heart-wake --soul "$s"
+	run -0 at_epoch "$due" heart-wake --soul "$s"
 	echo "$output" | jq -e '.status == "open" and .breaker == "open"'
 	run llm_count
 	assert_output 4
@@ -386,13 +387,13 @@ schedule_wake() {
 	assert_success
 	echo "$output" | jq -e '.schedule.adaptive == {"min":1800,"max":28800,"window":14,"levels":{"low":1,"medium":0.5,"high":0.25}}'
 	s=$(soul_file off.yaml 'heart: { schedule: { interval: 1h } }')
-	run soul-dump "$s"
+	run -0 soul-dump "$s"
 	echo "$output" | jq -e '.schedule.adaptive == null'
 	s=$(soul_file full.yaml 'heart:
   schedule:
     interval: 30m
     adaptive: { min: 10m, max: 6h, window: 21d, levels: { low: 1, medium: 0.4, high: 0 } }')
-	run soul-dump "$s"
+	run -0 soul-dump "$s"
 	echo "$output" | jq -e '.schedule.adaptive == {"min":600,"max":21600,"window":21,"levels":{"low":1,"medium":0.4,"high":0}}'
 	bad() {	# bad ADAPTIVE MESSAGE
 		s=$(soul_file bad.yaml "heart:
@@ -426,24 +427,24 @@ schedule_wake() {
 	s=$(adaptive why)
 	act why "$(hour '2026-11-23 10:00' 2 0)" "$(hour '2026-11-30 10:00' 3 1)" \
 	    "$(hour '2026-12-01 10:00' 4 0)" "$(hour '2026-11-30 11:00' 0 2)"
-	run explain_schedule "$(ny '2026-12-07 10:20')" "$s"
+	run -0 explain_schedule "$(ny '2026-12-07 10:20')" "$s"
 	# Monday 10-11h: 3 real, 1 ghost (the 23rd is beyond 14 days): busy
 	echo "$output" | jq -e '.interval == 900 and .adaptive.hour_of_week == 10 and .adaptive.day == "Mon" and .adaptive.real == 3 and .adaptive.ghosts.idle == 1 and .adaptive.other_days == {"real":4,"ghosts_weighted":0} and .adaptive.busy == "here" and .adaptive.seen_before and .adaptive.exponent == -1 and .adaptive.window == 14'
 	echo "$output" | jq -e '.adaptive.why == "Mon 10-11h: 3 real, 1 ghosts (1.00 weighted) in 14 days; same hour other days: 4 real, 0.00 ghosts; 0 ghosts in a row (0.00); busy: real answers came in it; 30m x 2^-1.00: every 15m (min 15m, max 4h)"'
 	# Monday 11-12h: 2 ghosts a week ago, nothing else: 2 doublings
-	run explain_schedule "$(ny '2026-12-07 11:20')" "$s"
+	run -0 explain_schedule "$(ny '2026-12-07 11:20')" "$s"
 	echo "$output" | jq -e '.interval == 7200 and .adaptive.busy == "no" and .adaptive.evidence == 2'
 	echo "$output" | jq -e '.adaptive.why == "Mon 11-12h: 0 real, 2 ghosts (2.00 weighted) in 14 days; same hour other days: 0 real, 0.00 ghosts; 0 ghosts in a row (0.00); quiet: 2.00 + 0.00/6 + 0.00/4 = 2.00 doublings; 30m x 2^2.00: every 2h (min 15m, max 4h)"'
 	# Wednesday 10-11h, never seen, busy on Monday and Tuesday
-	run explain_schedule "$(ny '2026-12-09 10:20')" "$s"
+	run -0 explain_schedule "$(ny '2026-12-09 10:20')" "$s"
 	echo "$output" | jq -e '.interval == 900 and .adaptive.busy == "elsewhere" and .adaptive.seen_before == false and .adaptive.real == 0 and .adaptive.other_days.real == 7'
 	echo "$output" | jq -e '.adaptive.why | contains("busy: real answers came at this hour on other days, and it was not seen in an earlier week")'
 	# the text form on a terminal carries the same sentence
-	run script -qec "heart-wake --explain --soul $s" /dev/null
+	run -0 script -qec "heart-wake --explain --soul $s" /dev/null
 	assert_output --partial 'adaptive'
 	# a fixed schedule has no adaptive figures
 	f=$(soul_file plain.yaml 'heart: { schedule: { interval: 30m } }')
-	run explain_schedule "$(ny '2026-12-07 10:20')" "$f"
+	run -0 explain_schedule "$(ny '2026-12-07 10:20')" "$f"
 	echo "$output" | jq -e '.interval == 1800 and .adaptive == null'
 }
 
