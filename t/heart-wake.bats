@@ -190,12 +190,12 @@ cron_day() {
 	base=$(date -u -d '2026-11-22 12:00:00' +%s)
 	slot=$(( base - base % 1800 + off ))
 	[ "$slot" -gt "$base" ] || slot=$((slot + 1800))
-	run at_epoch "$base" heart-wake --soul "$s" --chamber schedule
+	run -0 at_epoch "$base" heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = not_due ]
 	[ "$(output_field next)" = "$(date -u -d "@$slot" +%FT%TZ)" ]
-	run at_epoch $((slot - 1)) heart-wake --soul "$s" --chamber schedule
+	run -0 at_epoch $((slot - 1)) heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = not_due ]
-	run at_epoch "$slot" heart-wake --soul "$s" --chamber schedule
+	run -0 at_epoch "$slot" heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = idle ]
 }
 
@@ -204,18 +204,18 @@ cron_day() {
 	t0=$(date -u -d '2026-11-22 08:00:00' +%s)
 	at_epoch "$t0" heart-wake --touch scout --soul "$s"
 	touch -d "@$t0" "$HEART_STATE_DIR/agents/scout/input"
-	run at_epoch $((t0 + 3600)) heart-wake --soul "$s" --chamber idle
+	run -0 at_epoch $((t0 + 3600)) heart-wake --soul "$s" --chamber idle
 	[ "$(output_field status)" = not_idle ]
 	assert_output --partial 'the user was active 1h ago'
-	run at_epoch $((t0 + 7200)) heart-wake --soul "$s" --chamber idle
+	run -0 at_epoch $((t0 + 7200)) heart-wake --soul "$s" --chamber idle
 	[ "$(output_field status)" = idle ]
-	run at_epoch $((t0 + 7260)) heart-wake --soul "$s" --chamber idle
+	run -0 at_epoch $((t0 + 7260)) heart-wake --soul "$s" --chamber idle
 	[ "$(output_field status)" = not_due ]
 	assert_output --partial 'already woke in this quiet stretch'
 	run llm_count
 	assert_output 1
 	touch -d "@$((t0 + 7300))" "$HEART_STATE_DIR/agents/scout/input"
-	run at_epoch $((t0 + 7400)) heart-wake --soul "$s" --chamber idle
+	run -0 at_epoch $((t0 + 7400)) heart-wake --soul "$s" --chamber idle
 	[ "$(output_field status)" = not_idle ]
 }
 
@@ -234,7 +234,7 @@ cron_day() {
 	run heart-wake --touch scout
 	assert_success
 	# an agent heart has woken is known
-	run heart-wake --soul "$(soul_file woken.yaml 'heart: {}')"
+	run -0 heart-wake --soul "$(soul_file woken.yaml 'heart: {}')"
 	run heart-wake --touch woken
 	assert_success
 }
@@ -242,10 +242,10 @@ cron_day() {
 @test "auto wakes the idle chamber when the schedule is not due" {
 	s=$(soul_file scout.yaml 'heart: { idle: { after: 1h } }')
 	t0=$(date -u -d '2026-11-22 08:00:00' +%s)
-	run at_epoch "$t0" heart-wake --soul "$s"
+	run -0 at_epoch "$t0" heart-wake --soul "$s"
 	[ "$(output_field status)" = not_due ]
 	assert_output --partial 'idle: no user input yet, quiet for 0s since heart first saw the agent'
-	run at_epoch $((t0 + 3601)) heart-wake --soul "$s" --chamber idle
+	run -0 at_epoch $((t0 + 3601)) heart-wake --soul "$s" --chamber idle
 	[ "$(output_field chamber)" = idle ]
 	[ "$(output_field status)" = idle ]
 }
@@ -254,19 +254,19 @@ cron_day() {
 	s=$(soul_file night.yaml 'heart:
   timezone: Europe/Paris
   schedule: { interval: 10m, active_hours: "22:00-06:00" }')
-	run at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --chamber schedule --force
+	run -0 at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --chamber schedule --force
 	[ "$(output_field status)" = idle ]
 	rm -rf "$HEART_STATE_DIR"
-	run at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --chamber schedule
+	run -0 at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = not_due ]
-	run at "2026-11-22 13:00:00 UTC" heart-wake --soul "$s" --chamber schedule
+	run -0 at "2026-11-22 13:00:00 UTC" heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = quiet ]
 	assert_output --partial 'outside active hours 22:00-06:00 Europe/Paris; next at 2026-11-22T21:00:00Z'
-	run at "2026-11-22 23:30:00 UTC" heart-wake --soul "$s" --chamber schedule
+	run -0 at "2026-11-22 23:30:00 UTC" heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = idle ]
-	run at "2026-11-23 04:50:00 UTC" heart-wake --soul "$s" --chamber schedule
+	run -0 at "2026-11-23 04:50:00 UTC" heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = idle ]
-	run at "2026-11-23 05:10:00 UTC" heart-wake --soul "$s" --chamber schedule
+	run -0 at "2026-11-23 05:10:00 UTC" heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = quiet ]
 	run llm_count
 	assert_output 3
@@ -275,13 +275,13 @@ cron_day() {
 @test "a checklist with no open item is empty and costs no request; open items reach the prompt" {
 	printf '# Heartbeat\n\n<!-- nothing\n- [ ] hidden -->\n- [x] done\n  * [X] done too\n' > "$BATS_TEST_TMPDIR/HEARTBEAT.md"
 	s=$(soul_file scout.yaml 'heart: { schedule: { checklist: HEARTBEAT.md } }')
-	run heart-wake --soul "$s" --force --chamber schedule
+	run -0 heart-wake --soul "$s" --force --chamber schedule
 	[ "$(output_field status)" = empty ]
 	assert_output --partial 'has no open item'
 	run llm_count
 	assert_output 0
 	printf -- '- [ ] check the flight to Lyon\n' >> "$BATS_TEST_TMPDIR/HEARTBEAT.md"
-	run heart-wake --soul "$s" --force --chamber schedule
+	run -0 heart-wake --soul "$s" --force --chamber schedule
 	[ "$(output_field status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | test("Open items of your checklist:\n- \\[ \\] check the flight to Lyon")'
 	llm_last | jq -e '[.messages[-1].content | test("hidden|done")] == [false]'
@@ -289,11 +289,11 @@ cron_day() {
 
 @test "a missing checklist warns once and the prompt goes alone" {
 	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 1m, checklist: NOPE.md } }')
-	run heart-wake --soul "$s" --force
+	run -0 heart-wake --soul "$s" --force
 	[ "$(echo "$output" | tail -1 | jq -r .status)" = idle ]
 	assert_output --partial 'warning: '
 	assert_output --partial 'NOPE.md: No such file or directory'
-	run heart-wake --soul "$s" --force
+	run -0 heart-wake --soul "$s" --force
 	refute_output --partial 'warning'
 	run llm_count
 	assert_output 2
@@ -463,7 +463,7 @@ cron_day() {
 	[ "$(output_field chamber)" = idle ]
 	[ "$(output_field status)" = not_idle ]
 	assert_output --partial 'the chamber is off (daily_cap: 0); idle: no user input yet'
-	run heart-wake --soul "$s" --chamber schedule
+	run -0 heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = capped ]
 }
 
@@ -510,7 +510,7 @@ first_slot() {
 	    .gates.cap.ok == false and .gates.cap.until == "2026-11-23T00:00:00Z" and
 	    (.gates.cap.reason | test("daily cap reached: 2 of 2 today; resets at 2026-11-23T00:00:00Z"))'
 	# the human form says the same, a gate a line
-	run at_epoch $((t0 + 120)) script -qec "heart-wake --explain --soul $s --chamber schedule" /dev/null
+	run -0 at_epoch $((t0 + 120)) script -qec "heart-wake --explain --soul $s --chamber schedule" /dev/null
 	assert_line --index 0 --regexp '^scout schedule: not_due: schedule: not due: last wake'
 	assert_line --index 1 --partial "  next wake: $(date -u -d "@$next" +%FT%TZ)"
 	assert_line --index 2 --regexp '^  due        no  schedule: not due: '
@@ -522,13 +522,13 @@ first_slot() {
 	# run at every slot until then, heart-wake is refused (each slot
 	# used) and says the same next wake; at that time it wakes
 	for ((t = $(first_slot $((t0 + 121)) "$off" 1800); t < next; t += 1800)); do
-		run at_epoch "$t" heart-wake --soul "$s" --chamber schedule
+		run -0 at_epoch "$t" heart-wake --soul "$s" --chamber schedule
 		[ "$(output_field status)" = capped ]
 		[ "$(output_field next)" = "$(date -u -d "@$next" +%FT%TZ)" ]
 	done
-	run at_epoch $((next - 1)) heart-wake --soul "$s" --chamber schedule
+	run -0 at_epoch $((next - 1)) heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = not_due ]
-	run at_epoch "$next" heart-wake --soul "$s" --chamber schedule
+	run -0 at_epoch "$next" heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = idle ]
 	run llm_count
 	assert_output 3
@@ -543,17 +543,17 @@ first_slot() {
 	# one before: the chamber is due only once the hours have ended
 	b=$(first_slot "$(date -u -d '2026-11-23 16:00:00' +%s)" "$off" 1800)
 	at_epoch $((b - 1740)) heart-wake --soul "$s" --chamber schedule --force > /dev/null
-	run explain_schedule $((b - 1700)) "$s"
+	run -0 explain_schedule $((b - 1700)) "$s"
 	echo "$output" | jq -e --arg b "$(date -u -d "@$b" +%FT%TZ)" '
 	    .would == "not_due" and .gates.due.until == $b and
 	    .next == "2026-11-24T08:00:00Z"'
-	run at_epoch $((b - 1700)) heart-wake --soul "$s" --chamber schedule
+	run -0 at_epoch $((b - 1700)) heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = not_due ]
 	[ "$(output_field next)" = 2026-11-24T08:00:00Z ]
-	run explain_schedule $((b + 600)) "$s"
+	run -0 explain_schedule $((b + 600)) "$s"
 	echo "$output" | jq -e '.would == "quiet" and .gates.due.ok and .gates.hours.ok == false and
 	    .gates.hours.until == "2026-11-24T08:00:00Z" and .next == "2026-11-24T08:00:00Z"'
-	run at "2026-11-24 08:00:00 UTC" heart-wake --soul "$s" --chamber schedule
+	run -0 at "2026-11-24 08:00:00 UTC" heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = idle ]
 }
 
@@ -565,14 +565,14 @@ first_slot() {
 	done > /dev/null
 	# heart-wake runs every minute: its first sight of the agent
 	at_epoch $((t0 + 60)) heart-wake --soul "$s" --chamber schedule > /dev/null
-	run explain_schedule $((t0 + 60)) "$s"
+	run -0 explain_schedule $((t0 + 60)) "$s"
 	off=$(echo "$output" | jq .offset)
 	next=$(first_slot $((t0 + 900)) "$off" 600)
 	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%TZ)" '
 	    .gates.breaker.ok == false and .gates.breaker.until == "2026-11-22T12:15:00Z" and
 	    (.gates.breaker.reason | test("^open \\(llm trigger: HTTP 429\\); next probe at")) and
 	    .gates.cap.ok and .next == $n'
-	run at_epoch "$next" heart-wake --soul "$s" --chamber schedule
+	run -0 at_epoch "$next" heart-wake --soul "$s" --chamber schedule
 	[ "$(output_field status)" = idle ]
 }
 
@@ -588,13 +588,13 @@ first_slot() {
 	    .next == "2026-11-22T12:00:00Z"'
 	# without --force the same moment waits for the first slot; with
 	# --chamber, only that chamber is explained
-	run at_epoch "$t0" heart-wake --explain --soul "$s" --chamber schedule
+	run -0 at_epoch "$t0" heart-wake --explain --soul "$s" --chamber schedule
 	[ "${#lines[@]}" -eq 1 ]
 	echo "$output" | jq -e '.chamber == "schedule" and .would == "not_due" and .force == null and .next != "2026-11-22T12:00:00Z"'
 	at_epoch "$t0" heart-wake --soul "$s" --force > /dev/null
-	run at_epoch $((t0 + 60)) heart-wake --explain --force --soul "$s" --chamber schedule
+	run -0 at_epoch $((t0 + 60)) heart-wake --explain --force --soul "$s" --chamber schedule
 	echo "$output" | jq -e '.would == "capped" and .gates.cap.ok == false and .next == "2026-11-23T00:00:00Z"'
-	run at_epoch $((t0 + 60)) script -qec "heart-wake --explain --force --soul $s --chamber schedule" /dev/null
+	run -0 at_epoch $((t0 + 60)) script -qec "heart-wake --explain --force --soul $s --chamber schedule" /dev/null
 	assert_line --index 0 --partial 'scout schedule (--force): capped: '
 	assert_line --index 2 --partial '  due        yes skipped by --force'
 	run heart-wake --explain --dry-run --soul "$s"
@@ -606,26 +606,26 @@ first_slot() {
 	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m, daily_cap: 2 } }')
 	w=$HEART_STATE_DIR/agents/scout/wake.json
 	t0=$(date -u -d '2026-11-22 12:00:00' +%s)
-	run at_epoch "$t0" heart-wake --soul "$s" --force --chamber schedule
+	run -0 at_epoch "$t0" heart-wake --soul "$s" --force --chamber schedule
 	[ "$(output_field status)" = idle ]
 	# the breaker refuses a wake
 	for i in 1 2 3; do
 		at_epoch $((t0 + 60)) heart-breaker record --soul "$s" llm-fail
 	done > /dev/null
-	run at_epoch $((t0 + 120)) heart-wake --soul "$s" --force --chamber schedule
+	run -0 at_epoch $((t0 + 120)) heart-wake --soul "$s" --force --chamber schedule
 	[ "$(output_field status)" = open ]
 	jq -e --argjson t "$t0" '.last.schedule == {"at": "2026-11-22T12:00:00Z", "ts": $t, "status": "idle"} and
 	    .refused.schedule.ts == $t + 120 and .refused.schedule.status == "open"' "$w"
 	# the probe is a wake: its meta line names the last wake admitted
-	run at_epoch $((t0 + 1000)) heart-wake --soul "$s" --force --chamber schedule
+	run -0 at_epoch $((t0 + 1000)) heart-wake --soul "$s" --force --chamber schedule
 	[ "$(output_field status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | test("last schedule wake: 2026-11-22T12:00:00\\+00:00 \\(idle\\);")'
 	# the cap refuses the next
-	run at_epoch $((t0 + 1100)) heart-wake --soul "$s" --force --chamber schedule
+	run -0 at_epoch $((t0 + 1100)) heart-wake --soul "$s" --force --chamber schedule
 	[ "$(output_field status)" = capped ]
 	jq -e --argjson t "$t0" '.last.schedule.ts == $t + 1000 and .last.schedule.status == "idle" and
 	    .refused.schedule.ts == $t + 1100 and .refused.schedule.status == "capped"' "$w"
-	run at_epoch $((t0 + 86400)) heart-wake --soul "$s" --force --chamber schedule
+	run -0 at_epoch $((t0 + 86400)) heart-wake --soul "$s" --force --chamber schedule
 	[ "$(output_field status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | test("last schedule wake: 2026-11-22T12:16:40\\+00:00 \\(idle\\);")'
 	run llm_count
@@ -636,7 +636,7 @@ first_slot() {
 	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m } }')
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
 	printf '%s\n' '{"v":1,"agent":"scout","first_seen":"2026-11-22T10:00:00Z","first_seen_ts":1795341600,"last":{"schedule":{"at":"2026-11-22T11:00:00Z","ts":1795345200,"status":"capped"},"idle":null},"running":null,"last_error":null,"checklist_warned":false}' > "$HEART_STATE_DIR/agents/scout/wake.json"
-	run at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --force --chamber schedule
+	run -0 at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --force --chamber schedule
 	[ "$(output_field status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | test("last schedule wake: never;")'
 	jq -e '.last.schedule.ts == 1795348800 and .refused.schedule.status == "capped"' "$HEART_STATE_DIR/agents/scout/wake.json"
