@@ -47,9 +47,9 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	wait
 	total=$(cat "$BATS_TEST_TMPDIR"/ok.* | awk '{ s += $1 } END { print s }')
 	[ "$total" -eq 48 ]
-	run host 1 heart-cap status herd --json
+	run -0 host 1 heart-cap status herd --json
 	assert_output --partial '"used":48,"cap":48,"remaining":0'
-	run host 2 heart-cap status herd --json
+	run -0 host 2 heart-cap status herd --json
 	assert_output --partial '"used":48,"cap":48,"remaining":0'
 	# and no host wrote a cap.json of its own
 	[ ! -e "$BATS_TEST_TMPDIR/host1/agents/herd/cap.json" ]
@@ -106,10 +106,10 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	[ "$(jq -s '[.[] | select(.status == "busy" or .status == "not_due")] | length' "$BATS_TEST_TMPDIR"/r.*)" -eq 15 ]
 	run llm_count
 	assert_output 1
-	run at_epoch "$t" heart-cap status scout --json
+	run -0 at_epoch "$t" heart-cap status scout --json
 	assert_output --partial '"used":1,'
 	# the wake's state is the fleet's: a third host sees the slot taken
-	run host 3 at_epoch "$((t + 60))" heart-wake --soul "$s"
+	run -0 host 3 at_epoch "$((t + 60))" heart-wake --soul "$s"
 	[ "$(echo "$output" | jq -r .status)" = not_due ]
 	run llm_count
 	assert_output 1
@@ -125,12 +125,12 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	rcli DEL 'heart:{scout}:wake.lock' >/dev/null
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
 	hold_lock "$HEART_STATE_DIR/agents/scout/wake.lock"
-	run heart-wake --soul "$s" --force
+	run -0 heart-wake --soul "$s" --force
 	[ "$(echo "$output" | jq -r .status)" = busy ]
 	release_lock
 	run llm_count
 	assert_output 0
-	run heart-wake --soul "$s" --force
+	run -0 heart-wake --soul "$s" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	# the lock is let go after the wake, and wake.json lives in Redis
 	run rcli EXISTS 'heart:{scout}:wake.lock'
@@ -190,10 +190,10 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	[ "$rc" -eq 69 ]
 	grep -q "^heart-wake: scout: $REDIS_URL: .*\(cannot connect\|connection lost\)" "$BATS_TEST_TMPDIR/err"
 	redis_up
-	run at_epoch "$t" heart-cap status scout --json
+	run -0 at_epoch "$t" heart-cap status scout --json
 	assert_output --partial '"used":1,'
 	# the holder could not let go: another wake stays out (fail closed)
-	run heart-wake --soul "$s" --force
+	run -0 heart-wake --soul "$s" --force
 	[ "$(echo "$output" | jq -r .status)" = busy ]
 	run rcli PTTL 'heart:{scout}:wake.lock'
 	[ "$output" -gt 800000 ] && [ "$output" -le 900000 ]
@@ -239,7 +239,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_output --partial "admitted: 5/5"
 	run heart-cap take --soul "$s"
 	assert_failure 1
-	run heart-breaker status scout --json
+	run -0 heart-breaker status scout --json
 	echo "$output" | jq -e '.state == "open" and .trigger == "llm" and
 	    .reason == "HTTP 503" and .wait_s > 500'
 	heart-wake --soul "$s" --explain >/dev/null
@@ -261,7 +261,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_output 2
 	unset HEART_STORE
 	heart-cap take scout --store "$REDIS_URL"
-	run heart-cap status scout --store "$REDIS_URL" --json
+	run -0 heart-cap status scout --store "$REDIS_URL" --json
 	assert_output --partial '"used":2,'
 	run rcli -n 5 DBSIZE
 	assert_output 0
@@ -288,11 +288,11 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 		assert_failure 64
 		assert_output --partial "heart-cap: --store:"
 	done
-	run heart-cap take scout --store 'redis://h:65536'
+	run -64 heart-cap take scout --store 'redis://h:65536'
 	assert_output "heart-cap: --store: 'redis://h:65536': not a store URL: port 65536: too large (at most 65535)"
-	run heart-cap take scout --store 'redis://h:/1'
+	run -64 heart-cap take scout --store 'redis://h:/1'
 	assert_output "heart-cap: --store: 'redis://h:/1': not a store URL: use redis://host:port[/db]"
-	run heart-cap take scout --store 'redis://h:1/x'
+	run -64 heart-cap take scout --store 'redis://h:1/x'
 	assert_output "heart-cap: --store: 'redis://h:1/x': not a store URL: database x: not a whole number"
 	run heart-cap take scout --store 'redis://[::1]:1/2'
 	assert_failure 69
@@ -327,7 +327,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	s=$(soul_file scout.yaml 'llm: { timeout: 10s }')
 	run heart-breaker record --soul "$s" llm-fail --reason "AUTH $HEART_REDIS_PASSWORD failed"
 	assert_success
-	run heart-breaker status scout
+	run -0 heart-breaker status scout
 	assert_output --partial 'AUTH [redacted] failed'
 	refute_output --partial battery
 	llm_start
@@ -336,7 +336,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_failure 75
 	assert_output --partial 'HEART_REDIS_PASSWORD=[redacted]'
 	refute_output --partial battery
-	run heart-breaker status --json scout
+	run -0 heart-breaker status --json scout
 	refute_output --partial battery
 	run rcli --raw GET 'heart:{scout}:breaker.json'
 	refute_output --partial battery
@@ -418,7 +418,7 @@ tools:
 	assert_success
 	[ "${#lines[@]}" -eq 3 ]
 	[ "$(echo "$output" | jq -r .agent | tr '\n' ' ')" = "alpha beta gamma " ]
-	run heart-breaker status
+	run -0 heart-breaker status
 	[ "$(echo "$output" | jq -r .agent | tr '\n' ' ')" = "alpha beta gamma " ]
 }
 

@@ -28,7 +28,7 @@ replies() {
 
 # wake_noted: a forced wake (run); its output is added to the results
 wake_noted() {
-	run heart-wake --soul "$S" --force
+	run -0 heart-wake --soul "$S" --force
 	printf '%s\n' "$output" >> "$BATS_TEST_TMPDIR/results"
 }
 
@@ -278,16 +278,16 @@ EOF
 		[ "$(jq .llm_fails "$HEART_STATE_DIR/agents/scout/breaker.json")" -eq 1 ]
 	done
 	llm_script '{"replies":[{"status":429,"text":"rate limited"}]}'
-	run heart-wake --soul "$S" --force
+	run -75 heart-wake --soul "$S" --force
 	assert_output --partial 'model endpoint answered HTTP 429: rate limited'
 	llm_script '{"replies":[{"delay":4}]}'
-	run heart-wake --soul "$S" --force
+	run -75 heart-wake --soul "$S" --force
 	assert_output --partial 'no complete reply within 2s'
 	heart-breaker reset --soul "$S"
 	# the 4 MiB limit comes before the timeout, on a busy machine too
 	sed -i "s/timeout: 2s/timeout: $((5 * PATIENCE))s/" "$S"
 	llm_script '{"replies":[{"endless":true}]}'
-	run heart-wake --soul "$S" --force
+	run -75 heart-wake --soul "$S" --force
 	assert_output --partial 'reply larger than'
 }
 
@@ -340,7 +340,7 @@ EOF
 	grep -q 'Bearer sk-test-SECRET-5678' "$LLM_DIR/requests.jsonl"
 	run grep -rl SECRET "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err" "$HEART_STATE_DIR"
 	assert_output ""
-	run heart-wake --soul "$S" --force --dry-run
+	run -0 heart-wake --soul "$S" --force --dry-run
 	refute_output --partial SECRET
 	assert_output --partial '"Authorization: Bearer [redacted]"'
 }
@@ -373,7 +373,7 @@ no_key() {
 	done
 	heart-breaker reset --soul "$S" > /dev/null
 	llm_script '{"replies":[{"status":401,"text":"Incorrect API key provided: {{authorization}}."}]}'
-	run heart-wake --soul "$S" --force
+	run -78 heart-wake --soul "$S" --force
 	assert_output --partial 'Incorrect API key provided: Bearer [redacted].'
 	echo "$output" | tail -n 1 | jq -e '.breaker_events[0].event == "open" and (.breaker_events[0].reason | test("HTTP 401"))'
 }
@@ -545,7 +545,7 @@ history() {
 	echo "$body" | jq -e '.messages[-2].content == "the last word"'
 	[ "$(md5sum < "$HEART_STATE_DIR/agents/scout/history.jsonl")" = "$sum" ]
 	# --dry-run shows the request as it would go
-	run heart-wake --soul "$S" --dry-run
+	run -0 heart-wake --soul "$S" --dry-run
 	[ "$(echo "$output" | jq -c .request.body.messages | wc -c)" -le $((16000 * 4 + 1000)) ]
 }
 
@@ -593,7 +593,7 @@ history() {
 	[ "$(printf '%s\n' "$stderr" | grep -c 'no API key')" -eq 1 ]
 	echo "${lines[0]}" | jq -e --arg w "$warning" '.warning == $w'
 	# --dry-run shows it too
-	run --separate-stderr heart-wake --soul "$S" --dry-run --force
+	run -0 --separate-stderr heart-wake --soul "$S" --dry-run --force
 	[ "${stderr_lines[0]}" = "heart-wake: scout: warning: $warning" ]
 	# a skipped wake sends nothing, and says nothing
 	run --separate-stderr heart-wake --soul "$S" --chamber idle
@@ -611,7 +611,7 @@ history() {
 	# Anthropic's default endpoint, and its variable
 	printf 'name: scout\nllm: { provider: anthropic, model: m, timeout: 2s }\n' > "$S"
 	unset HEART_LLM_URL ANTHROPIC_API_KEY
-	run --separate-stderr heart-wake --soul "$S" --dry-run
+	run -0 --separate-stderr heart-wake --soul "$S" --dry-run
 	[[ "${stderr_lines[0]}" == "heart-wake: scout: warning: no API key: ANTHROPIC_API_KEY is not set in the environment heart-wake runs in, and https://api.anthropic.com/v1 is not on this host"* ]]
 }
 
@@ -633,7 +633,7 @@ history() {
 	echo "${lines[0]}" | jq -e '.chamber == "schedule" and .would == "not_due" and (.reason | test("last wake")) and (.next | length > 0)'
 	echo "${lines[1]}" | jq -e '.chamber == "idle" and .would == "not_idle"'
 	[ "$(cat "$HEART_STATE_DIR"/agents/scout/*.json | md5sum)" = "$snap" ]
-	run script -qec "heart-wake --explain --soul $S" /dev/null
+	run -0 script -qec "heart-wake --explain --soul $S" /dev/null
 	assert_line --index 0 --regexp '^scout schedule: not_due: schedule: not due: last wake'
 }
 
