@@ -337,7 +337,7 @@ tidy_gone() {
 	[ "$(jq -c '[.tokens.prompt, .tokens.completion]' "$HEART_STATE_DIR/agents/stock/cap.json")" = '[250,16]' ]
 	run grep -rl SECRET "$HEART_STATE_DIR"
 	assert_output ""
-	run heart-wake --soul "$S" --force --dry-run
+	run -0 heart-wake --soul "$S" --force --dry-run
 	assert_output --partial '"x-api-key: [redacted]"'
 	refute_output --partial SECRET
 	llm_script '{"replies":[{"status":429,"text":"rate_limit_error: slow down"}]}'
@@ -497,7 +497,7 @@ EOF
 		jq -e '.response | test("ACME halted")' "$D/r"
 		# the action is the model's own, none when it gave none
 		jq -e 'if .response == "ALERT: ACME halted." and .messages[1].tool_calls == null then .decision.action == null else .decision.action == "skip" end' "$D/r"
-		run heart-ghost --text "$D/r"
+		run -0 heart-ghost --text "$D/r"
 		assert_output --partial "ACME halted"
 		# every call in the history has its result: the next request is
 		# one a real server takes (the double refuses a lone result)
