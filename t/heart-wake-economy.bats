@@ -102,7 +102,7 @@ EOF2
 	grep -qx 'HEART_AGENT=scout' "$D/gate.sh.env.1"
 	grep -qx 'HEART_CHAMBER=schedule' "$D/gate.sh.env.1"
 	[ -d "$HEART_STATE_DIR/agents/scout/gate" ]
-	! grep -q SECRET_KEY "$D/gate.sh.env.1"
+	! grep -q -e SECRET_KEY -e "$SECRET_KEY" "$D/gate.sh.env.1" || false
 	run at "2026-11-23 11:00:00" heart-wake --soul "$S" --force
 	assert_success
 	grep -qx "HEART_LAST_WAKE=$(date -u -d '2026-11-23 10:00:00' +%s)" "$D/gate.sh.env.2"
