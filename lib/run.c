@@ -445,7 +445,7 @@ paused(struct wake *k, char *err)
 	json_object_del(k->res, "next");
 	if (v.until != 0) {
 		clock_utc(v.until, reason, sizeof reason);
-		set_str(k->res, "next", reason);
+		outcome_set(k, "next", reason);
 	}
 	return 1;
 }
