@@ -430,7 +430,7 @@ cron_day() {
 	HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml heart-wake --soul "$r" --force > /dev/null
 	HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml heart-wake --soul "$r" --force >> "$out"
 	# paused: an operator's stop (heart-cap pause)
-	p=$(mk held 'heart: {}')
+	p=$(soul_file held.yaml 'heart: {}')
 	heart-cap pause --soul "$p"
 	heart-wake --soul "$p" --force >> "$out"
 	# tool_cap, error
