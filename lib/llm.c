@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 struct provider {
 	const char *name;

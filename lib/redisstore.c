@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 #include "redis.h"
 
 #define DAY		86400LL

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 #define DEF_INTERVAL	(30 * 60)	/* schedule.interval */
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 static const char heartbeat_tool[] =
     "{\"type\":\"function\",\"function\":{\"name\":\"heartbeat\","
