@@ -28,7 +28,8 @@
  * a model's reply are at most 1 MiB; the context sent is bounded by the
  * soul's llm.context_budget; a wake's messages are at most half a
  * result line, so that every wake result heart-wake prints is a line
- * heart-ghost reads (GHOST_LINEMAX); a tool's output is TOOL_MAXOUT.
+ * heart-ghost reads (GHOST_LINEMAX); a tool's output is TOOL_MAXOUT
+ * (heartwake.h).
  */
 #define HEART_SOULMAX	(1024 * 1024)	/* a soul file */
 #define HEART_CHECKMAX	(256 * 1024)	/* a checklist read */
