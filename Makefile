@@ -73,6 +73,7 @@ LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c \
 	lib/fleet.c lib/mqtt.c lib/watch.c lib/sdnotify.c lib/broker.c \
 	lib/publisher.c lib/watcher.c lib/store.c lib/redis.c lib/prom.c \
 	lib/secret.c lib/text.c lib/status.c lib/outbox.c lib/mcp.c \
+	lib/mcpstdio.c \
 	lib/gate.c lib/triage.c lib/price.c lib/bucket.c lib/soulcache.c \
 	lib/round.c lib/soulset.c lib/url.c lib/talk.c lib/explain.c \
 	lib/brkdoc.c lib/fleetwatch.c lib/fleetsouls.c lib/rds.c \

@@ -477,6 +477,47 @@ int	 mcp_call(struct mcp *, const json_t *, char **, char *);
 json_t	*mcp_plan(const struct soul *);
 
 /*
+ * mcpstdio.c: an MCP server's process and its messages
+ *   mcp_start(v, s, ctx, err)	start it (its own process group)
+ *   mcp_send(v, msg, deadline, err)	write msg (taken) and a newline
+ *   mcp_recv(v, deadline, &total, &line, err)	the next message: 1,
+ *	0 when the deadline passed, -1 when it ended or passed a bound
+ *   mcp_fail(v, broken, err, fmt, ...)	why it failed: kept the first
+ *	time, said in err; -1
+ *   mcp_guard(on)	SIGPIPE ignored while servers run
+ *   mcp_stop(sv, n)	stop every server of sv[0..n) started
+ */
+#define MCP_TAIL	4096	/* the end of a server's stderr, kept */
+
+struct mcp_server {
+	const char *name;
+	const json_t *conf;
+	struct tool_child ch;
+	int	 started;
+	int	 up;		/* initialized, its tools listed */
+	int	 broken;	/* its stream can no longer be trusted */
+	int	 failed;	/* something failed: its stderr is told */
+	long long timeout;	/* s */
+	long long next_id;
+	char	*buf;		/* bytes read, not yet a whole message */
+	size_t	 off, len;
+	char	 tail[MCP_TAIL];	/* the end of its stderr */
+	size_t	 tlen;
+	char	 version[16];
+	json_t	*listed;	/* the tools it listed */
+	char	 why[HEART_ERRLEN];	/* its first failure, or "" */
+};
+
+int	 mcp_start(struct mcp_server *, const struct soul *,
+	    const struct tool_ctx *, char *);
+int	 mcp_send(struct mcp_server *, json_t *, long long, char *);
+int	 mcp_recv(struct mcp_server *, long long, size_t *, char **, char *);
+int	 mcp_fail(struct mcp_server *, int, char *, const char *, ...)
+	__attribute__((format(printf, 4, 5)));
+void	 mcp_guard(int);
+void	 mcp_stop(struct mcp_server *, size_t);
+
+/*
  * gate.c: a chamber's gate program (heart-soul(5), gate), run after
  * the cheap gates and before the breaker and the cap, in the soul's
  * directory, through tool.c, with the tools' environment and
