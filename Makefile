@@ -69,7 +69,8 @@ LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c \
 	lib/souljson.c lib/cap.c lib/brk.c lib/jscan.c lib/hist.c \
 	lib/ghost.c lib/deliver.c lib/idle.c lib/checklist.c lib/http.c \
 	lib/llm.c lib/llmprovider.c lib/llmfail.c lib/llmfit.c \
-	lib/tool.c lib/wake.c lib/adapt.c lib/run.c lib/pulse.c \
+	lib/tool.c lib/child.c lib/childgroup.c lib/childpipe.c \
+	lib/wake.c lib/adapt.c lib/run.c lib/pulse.c \
 	lib/fleet.c lib/mqtt.c lib/watch.c lib/sdnotify.c lib/broker.c \
 	lib/publisher.c lib/watcher.c lib/store.c lib/redis.c lib/prom.c \
 	lib/secret.c lib/text.c lib/status.c lib/outbox.c lib/mcp.c \

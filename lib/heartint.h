@@ -407,7 +407,7 @@ time_t	 wake_next(const struct soul *, const char *, struct wake_state *,
 time_t	 wake_carried(const char *, struct wake_state *, enum chamber,
 	    const char *);
 
-/* tool.c */
+/* child.c: the runner of children; tool.c: the soul's tools */
 struct tool_proc {
 	char	*const *argv;
 	const char *dir;	/* working directory, or NULL */
@@ -441,7 +441,7 @@ struct tool_child {
 #define TOOL_ENVMORE	8	/* names tool_env adds for a caller */
 #define TOOL_LIVEMAX	1100	/* children of one process at once: a
 				   round's workers, a wake's servers */
-char	**tool_env(const struct tool_ctx *, const char *, char *const *);
+/* child.c */
 int	 tool_spawn(const struct tool_proc *, struct tool_child *, char *);
 int	 tool_fork(struct tool_child *, char *);
 int	 tool_gone(int);
@@ -450,6 +450,21 @@ int	 tool_exec(const struct tool_proc *, struct tool_out *, char *);
 void	 tool_out_free(struct tool_out *);
 int	 tool_status(const char *, const struct tool_proc *,
 	    const struct tool_out *, char *);
+/* childgroup.c: 1 when a process of the groups of c[0..n) other than
+ * their sentinels runs, 0, -1 when /proc cannot be read */
+int	 tool_groups_run(const struct tool_child *, size_t);
+/* childpipe.c: a child's pipes, fed and read (tool_exec, the stop) */
+struct tool_io {
+	int	 fd[3];		/* stdin (ours to write), stdout, stderr */
+	const char *in;
+	size_t	 inleft;
+	struct tool_out *o;
+	size_t	 maxout;
+	size_t	 errlen;
+};
+int	 tool_io_exchange(struct tool_io *, int, long long);
+/* tool.c */
+char	**tool_env(const struct tool_ctx *, const char *, char *const *);
 json_t	*tool_offer(const json_t *);
 json_t	*tool_args(const json_t *, char *);
 int	 tool_call(const struct soul *, const struct tool_ctx *,
