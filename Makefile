@@ -54,7 +54,7 @@ PC_CORE = yaml-0.1 jansson
 # libcurl: headers only; http.c loads the library with dlopen(3)
 PC_CFLAGS = $(PC_CORE) libcurl hiredis
 CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CFLAGS))
-# and libm: the library rounds (floor in soul.c, log2 in adapt.c), which
+# and libm: the library rounds (floor in soulcheck.c, log2 in adapt.c), which
 # an optimising build may inline and CFLAGS=-O0 does not
 CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE)) -lm
 PC_MQTT = libmosquitto
@@ -73,7 +73,7 @@ LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c \
 	lib/wake.c lib/adapt.c lib/run.c lib/pulse.c \
 	lib/fleet.c lib/mqtt.c lib/watch.c lib/sdnotify.c lib/broker.c \
 	lib/publisher.c lib/watcher.c lib/store.c lib/redis.c lib/prom.c \
-	lib/secret.c lib/text.c lib/status.c lib/outbox.c lib/mcp.c \
+	lib/secret.c lib/utf8.c lib/status.c lib/outbox.c lib/mcp.c \
 	lib/mcpstdio.c \
 	lib/gate.c lib/triage.c lib/price.c lib/bucket.c lib/soulcache.c \
 	lib/round.c lib/soulset.c lib/url.c lib/talk.c lib/explain.c \

@@ -17,10 +17,11 @@
 uint64_t fnv1a(uint64_t, unsigned char);
 uint64_t fnv1a_str(uint64_t, const char *);
 
-/* util.c; errf's message is scrubbed of secrets and made one line
+/* secret.c: errf's message is scrubbed of secrets and made one line
  * (secret_scrub, text_line) */
 void	 errf(char *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
+/* util.c */
 int	 file_read(const char *, size_t, char **, size_t *);
 /*
  * A child's environment: the entries of environ that keep(entry, arg)
