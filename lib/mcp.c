@@ -11,7 +11,7 @@
  * transport: the server's process and its messages; mcp_close ends
  * every server started, whatever happened; a SIGTERM, SIGINT or
  * SIGHUP that ends heart-wake meanwhile, or its SIGKILL, stops their
- * groups so too (tool.c).
+ * groups so too (child.c).
  * Every read is bounded: a message (MCP_LINEMAX), what is read while
  * waiting for one answer (MCP_READMAX) (mcpstdio.c), the server's
  * timeout, the tools listed (MCP_TOOLMAX) and their pages

@@ -1,6 +1,6 @@
 /*
  * mcpstdio.c - the stdio transport of MCP: a server started as a child
- * with tool.c's runner (its own process group, no shell, the soul's
+ * with child.c's runner (its own process group, no shell, the soul's
  * directory, a minimal environment plus the variables it names), one
  * newline-delimited message written to its standard input or read
  * from its output within a deadline, the end of its standard error
@@ -32,7 +32,7 @@ static const char *const keep_vars[] = { "HOME", "LOGNAME", "PATH",
 static struct sigaction savedpipe;
 
 /* While servers run, SIGPIPE is ignored: a server that dies must not
- * end us.  (The signals that end heart-wake are tool.c's.) */
+ * end us.  (The signals that end heart-wake are child.c's.) */
 void
 mcp_guard(int on)
 {
