@@ -54,7 +54,7 @@ PC_CORE = yaml-0.1 jansson
 # libcurl: headers only; http.c loads the library with dlopen(3)
 PC_CFLAGS = $(PC_CORE) libcurl hiredis
 CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CFLAGS))
-# and libm: the library rounds (floor in soul.c, log2 in adapt.c), which
+# and libm: the library rounds (floor in soulcheck.c, log2 in adapt.c), which
 # an optimising build may inline and CFLAGS=-O0 does not
 CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE)) -lm
 PC_MQTT = libmosquitto
@@ -69,7 +69,7 @@ LIBSRC = $(sort $(wildcard lib/*.c))
 # lib/heart.h, the public header, is what the programs include;
 # lib/heartint.h, the library's own, includes it and is included by
 # every lib/*.c, and each wing's header (heartstore.h, heartwake.h,
-# heartpulse.h) by the files that use it, and by the test drivers and
+# heartpulse.h, heartsoul.h) by the files that use it, and by the test drivers and
 # fuzz targets that test that wing's insides.
 PUBHDR = lib/heart.h
 LIBHDR = lib/heart.h lib/heartint.h lib/heartstore.h lib/heartwake.h lib/heartsoul.h \

@@ -6,7 +6,7 @@
  * HEART_WAKE_ID and HEART_AT, and HEART_ALERT (1 when the answer
  * carries an alert, else 0).  Its standard output and error are the
  * caller's.  Success is exit status 0, nothing else; it runs as a tool
- * does (tool.c), in a process group of its own, killed with it when it
+ * does (child.c), in a process group of its own, killed with it when it
  * has not ended within its time.
  *
  * Invariant: the program's environment holds only the variables named
@@ -74,7 +74,7 @@ make_env(const struct deliver_env *de)
 }
 
 /*
- * Run argv with text on its stdin, as a tool runs (tool.c: its own
+ * Run argv with text on its stdin, as a tool runs (child.c: its own
  * process group, killed with it at de->timeout or when heart-ghost is
  * ended); 0 when it exits 0, else -1 and why in err, worded as a
  * tool's failure.

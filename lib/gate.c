@@ -2,7 +2,7 @@
  * gate.c - a chamber's gate program: a free pre-check that says
  * whether a due wake has anything to look at (heart-soul(5), gate).
  *
- * It runs through tool.c's runner, as a tool does: argv, no shell, the
+ * It runs through child.c's runner, as a tool does: argv, no shell, the
  * soul's directory, its own process group killed at gate_timeout, the
  * tools' environment (never the model's key).  Exit 0: wake, its
  * output (GATE_MAXOUT bytes at most) going into the prompt; exit 1:

@@ -68,8 +68,11 @@ char	*json_line(const json_t *);
  * model's API key, the Redis and MQTT passwords), to free */
 char	*secret_dup(const char *);
 
-/* text.c: text from outside as one printable line of UTF-8, control
+/* utf8.c: the one UTF-8 check; bytes decoded lossily (U+FFFD, to
+ * free); text from outside as one printable line of UTF-8, control
  * characters and escape sequences neutralised (dst may be src) */
+size_t	 utf8_len(const unsigned char *, size_t);
+char	*utf8_clean(const char *, size_t, size_t *);
 char	*text_line(char *, size_t, const char *, size_t);
 
 /* dur.c: durations such as 10s 30m 2h 1d 1h30m, in seconds */

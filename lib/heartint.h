@@ -19,16 +19,10 @@
 #include "heart.h"
 
 /* util.c */
-size_t	 utf8_len(const unsigned char *, size_t);
-char	*utf8_clean(const char *, size_t, size_t *);
 /* FNV-1a, 64 bits (hashes that are kept or shape a schedule) */
 #define FNV_BASIS	0xcbf29ce484222325ULL
 uint64_t fnv1a(uint64_t, unsigned char);
 uint64_t fnv1a_str(uint64_t, const char *);
-/* errf's message is scrubbed of secrets and made one line
- * (secret_scrub, text_line) */
-void	 errf(char *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
 int	 file_read(const char *, size_t, char **, size_t *);
 /*
  * A child's environment: the entries of environ that keep(entry, arg)
@@ -59,6 +53,10 @@ void	 secret_scrub(char *, size_t);
 void	 secret_json(json_t *);
 int	 secret_held(const char *);
 int	 secret_password_var(const char *);
+/* errf's message is scrubbed of secrets and made one line
+ * (secret_scrub, text_line) */
+void	 errf(char *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
 
 /* dur.c */
 long long dur_max(void);

@@ -223,8 +223,9 @@ void	 ask_usage_bound(struct usage *, long long, long long, long long,
 	    char *, size_t);
 
 /*
- * tool.c: programs run on the model's behalf, the soul's tools and the
- * command provider's program: no shell, input on stdin, their own
+ * child.c, tool.c: programs run on the model's behalf, the soul's tools
+ * and the command provider's program (child.c runs them, tool.c makes
+ * the tool calls): no shell, input on stdin, their own
  * process group stopped (SIGTERM, TOOL_GRACE, SIGKILL) at the timeout
  * or when they exit, output capped.
  */
@@ -252,6 +253,7 @@ struct tool_out {
 	int	 timedout;	/* killed at the timeout */
 	long long ms;		/* wall time */
 };
+
 /* a child started by tool_spawn or tool_fork: its group's leader, the
  * group's sentinel (-1: none), and our ends of its standard input,
  * output and error (non-blocking; -1: none) */
@@ -264,7 +266,7 @@ struct tool_child {
 #define TOOL_ENVMORE	8	/* names tool_env adds for a caller */
 #define TOOL_LIVEMAX	1100	/* children of one process at once: a
 				   round's workers, a wake's servers */
-char	**tool_env(const struct tool_ctx *, const char *, char *const *);
+/* child.c */
 int	 tool_spawn(const struct tool_proc *, struct tool_child *, char *);
 int	 tool_fork(struct tool_child *, char *);
 int	 tool_gone(int);
@@ -273,6 +275,21 @@ int	 tool_exec(const struct tool_proc *, struct tool_out *, char *);
 void	 tool_out_free(struct tool_out *);
 int	 tool_status(const char *, const struct tool_proc *,
 	    const struct tool_out *, char *);
+/* childgroup.c: 1 when a process of the groups of c[0..n) other than
+ * their sentinels runs, 0, -1 when /proc cannot be read */
+int	 tool_groups_run(const struct tool_child *, size_t);
+/* childpipe.c: a child's pipes, fed and read (tool_exec, the stop) */
+struct tool_io {
+	int	 fd[3];		/* stdin (ours to write), stdout, stderr */
+	const char *in;
+	size_t	 inleft;
+	struct tool_out *o;
+	size_t	 maxout;
+	size_t	 errlen;
+};
+int	 tool_io_exchange(struct tool_io *, int, long long);
+/* tool.c */
+char	**tool_env(const struct tool_ctx *, const char *, char *const *);
 json_t	*tool_offer(const json_t *);
 json_t	*tool_args(const json_t *, char *);
 int	 tool_call(const struct soul *, const struct tool_ctx *,
@@ -305,6 +322,47 @@ const json_t *mcp_warnings(const struct mcp *);
 int	 mcp_has(struct mcp *, const char *);
 int	 mcp_call(struct mcp *, const json_t *, char **, char *);
 json_t	*mcp_plan(const struct soul *);
+
+/*
+ * mcpstdio.c: an MCP server's process and its messages
+ *   mcp_start(v, s, ctx, err)	start it (its own process group)
+ *   mcp_send(v, msg, deadline, err)	write msg (taken) and a newline
+ *   mcp_recv(v, deadline, &total, &line, err)	the next message: 1,
+ *	0 when the deadline passed, -1 when it ended or passed a bound
+ *   mcp_fail(v, broken, err, fmt, ...)	why it failed: kept the first
+ *	time, said in err; -1
+ *   mcp_guard(on)	SIGPIPE ignored while servers run
+ *   mcp_stop(sv, n)	stop every server of sv[0..n) started
+ */
+#define MCP_TAIL	4096	/* the end of a server's stderr, kept */
+
+struct mcp_server {
+	const char *name;
+	const json_t *conf;
+	struct tool_child ch;
+	int	 started;
+	int	 up;		/* initialized, its tools listed */
+	int	 broken;	/* its stream can no longer be trusted */
+	int	 failed;	/* something failed: its stderr is told */
+	long long timeout;	/* s */
+	long long next_id;
+	char	*buf;		/* bytes read, not yet a whole message */
+	size_t	 off, len;
+	char	 tail[MCP_TAIL];	/* the end of its stderr */
+	size_t	 tlen;
+	char	 version[16];
+	json_t	*listed;	/* the tools it listed */
+	char	 why[HEART_ERRLEN];	/* its first failure, or "" */
+};
+
+int	 mcp_start(struct mcp_server *, const struct soul *,
+	    const struct tool_ctx *, char *);
+int	 mcp_send(struct mcp_server *, json_t *, long long, char *);
+int	 mcp_recv(struct mcp_server *, long long, size_t *, char **, char *);
+int	 mcp_fail(struct mcp_server *, int, char *, const char *, ...)
+	__attribute__((format(printf, 4, 5)));
+void	 mcp_guard(int);
+void	 mcp_stop(struct mcp_server *, size_t);
 
 /*
  * gate.c: a chamber's gate program (heart-soul(5), gate), run after

@@ -12,7 +12,7 @@
  * of a conversation and the wakes a round's worker runs one after
  * another to one endpoint pay for one connection and one handshake,
  * not one each (heart-wake(1), ROUNDS).  A program run on the model's
- * behalf never inherits a connection of it (tool.c closes every
+ * behalf never inherits a connection of it (child.c closes every
  * descriptor but the standard three at exec).  A process forked after
  * a request leaves the handle to its parent.
  */

@@ -7,16 +7,15 @@
  * page by page, tools/call, notifications/cancelled at a timeout.
  *
  * Invariants: a server is started only by mcp_open, which run.c calls
- * once every gate has admitted the wake, with tool.c's runner (its own
- * process group, no shell, the soul's directory, a minimal
- * environment plus the variables it names); mcp_close ends every
- * server started, whatever happened (tool_end: stdin closed, then
- * after MCP_LINGER the runner's one stop of the group); a SIGTERM,
- * SIGINT or SIGHUP that ends heart-wake meanwhile, or its SIGKILL,
- * stops their groups so too (tool.c).
+ * once every gate has admitted the wake, through mcpstdio.c, the
+ * transport: the server's process and its messages; mcp_close ends
+ * every server started, whatever happened; a SIGTERM, SIGINT or
+ * SIGHUP that ends heart-wake meanwhile, or its SIGKILL, stops their
+ * groups so too (child.c).
  * Every read is bounded: a message (MCP_LINEMAX), what is read while
- * waiting for one answer (MCP_READMAX), the server's timeout, the tools
- * listed (MCP_TOOLMAX) and their pages (MCP_PAGEMAX).  What a server
+ * waiting for one answer (MCP_READMAX) (mcpstdio.c), the server's
+ * timeout, the tools listed (MCP_TOOLMAX) and their pages
+ * (MCP_PAGEMAX).  What a server
  * says is outside text: to messages through errf, to the model through
  * tool_text, its standard error to the caller only when it failed.
  */
@@ -39,227 +38,17 @@
 static const char *const versions[] = { "2025-06-18", "2025-03-26",
     "2024-11-05", NULL };
 
-/* what a server gets of heart-wake's environment, unless it names more
- * (the variables the MCP SDKs pass by default, and the locale) */
-static const char *const keep_vars[] = { "HOME", "LOGNAME", "PATH",
-    "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR", NULL };
-
-#define MCP_TAIL	4096	/* the end of a server's stderr, kept */
-#define MCP_LINGER	1000	/* ms from closing its stdin to the stop */
-
-struct server {
-	const char *name;
-	const json_t *conf;
-	struct tool_child ch;
-	int	 started;
-	int	 up;		/* initialized, its tools listed */
-	int	 broken;	/* its stream can no longer be trusted */
-	int	 failed;	/* something failed: its stderr is told */
-	long long timeout;	/* s */
-	long long next_id;
-	char	*buf;		/* bytes read, not yet a whole message */
-	size_t	 off, len;
-	char	 tail[MCP_TAIL];	/* the end of its stderr */
-	size_t	 tlen;
-	char	 version[16];
-	json_t	*listed;	/* the tools it listed */
-	char	 why[HEART_ERRLEN];	/* its first failure, or "" */
-};
-
 struct mcp {
-	struct server sv[MCP_SERVERMAX];
+	struct mcp_server sv[MCP_SERVERMAX];
 	size_t	 n;
 	json_t	*offer;		/* the allowed tools, OpenAI form */
 	json_t	*warn;		/* strings */
-	int	 guarded;	/* guard(1) is in force */
+	int	 guarded;	/* mcp_guard(1) is in force */
 };
-
-static struct sigaction savedpipe;
-
-/* While servers run, SIGPIPE is ignored: a server that dies must not
- * end us.  (The signals that end heart-wake are tool.c's.) */
-static void
-guard(int on)
-{
-	struct sigaction sa;
-
-	if (!on) {
-		sigaction(SIGPIPE, &savedpipe, NULL);
-		return;
-	}
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, &savedpipe);
-}
-
-/* Why a server failed, the first time: kept, and said in err. */
-static int
-failf(struct server *v, int broken, char *err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int
-failf(struct server *v, int broken, char *err, const char *fmt, ...)
-{
-	char msg[HEART_ERRLEN];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	errf(err, "mcp server %s: %s", v->name, msg);
-	if (v->why[0] == '\0')
-		snprintf(v->why, sizeof v->why, "%s", err);
-	v->failed = 1;
-	v->broken |= broken;
-	return -1;
-}
-
-/* What is in its stderr pipe now, the end of it kept. */
-static void
-drain_err(struct server *v)
-{
-	char b[4096];
-	ssize_t r;
-	size_t n;
-	int k;
-
-	/* a bounded drain: a server that floods it must not hold us */
-	for (k = 0; k < 16 && v->ch.err >= 0; k++) {
-		if ((r = read(v->ch.err, b, sizeof b)) <= 0) {
-			if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
-				close(v->ch.err);
-				v->ch.err = -1;
-			}
-			if (r == -1 && errno == EINTR)
-				continue;
-			return;
-		}
-		n = (size_t)r;
-		if (n >= MCP_TAIL) {
-			memcpy(v->tail, b + n - MCP_TAIL, MCP_TAIL);
-			v->tlen = MCP_TAIL;
-			continue;
-		}
-		if (v->tlen + n > MCP_TAIL) {
-			memmove(v->tail, v->tail + (v->tlen + n - MCP_TAIL),
-			    MCP_TAIL - n);
-			v->tlen = MCP_TAIL - n;
-		}
-		memcpy(v->tail + v->tlen, b, n);
-		v->tlen += n;
-	}
-}
-
-/* "exited with status 3", once its leader has gone (a tenth of a
- * second at most after its output closed) */
-static void
-ended(struct server *v, char *buf, size_t n)
-{
-	long long until = mono_ms() + 100;
-	siginfo_t si;
-
-	while (!tool_gone(v->ch.pid) && mono_ms() < until)
-		poll(NULL, 0, 5);
-	memset(&si, 0, sizeof si);
-	drain_err(v);
-	if (waitid(P_PID, (id_t)v->ch.pid, &si, WEXITED | WNOHANG |
-	    WNOWAIT) == -1 || si.si_pid != v->ch.pid)
-		snprintf(buf, n, "closed its output");
-	else if (si.si_code == CLD_EXITED)
-		snprintf(buf, n, "exited with status %d", si.si_status);
-	else
-		snprintf(buf, n, "was killed by signal %d", si.si_status);
-}
-
-/* Write one message and its newline, within the deadline. */
-static int
-send_msg(struct server *v, json_t *msg, long long deadline, char *err)
-{
-	char *line = json_dumps(msg, JSON_COMPACT);
-	size_t len = strlen(line), done = 0;
-	struct pollfd pf;
-	ssize_t w;
-	int rc = 0;
-
-	json_decref(msg);
-	line = realloc(line, len + 2);
-	if (line == NULL)
-		abort();
-	line[len++] = '\n';
-	while (done < len && rc == 0) {
-		if (v->ch.in < 0 || mono_ms() >= deadline) {
-			rc = failf(v, 1, err, v->ch.in < 0 ? "its input is "
-			    "closed" : "does not read its input");
-			break;
-		}
-		pf = (struct pollfd){ v->ch.in, POLLOUT, 0 };
-		poll(&pf, 1, (int)(deadline - mono_ms()));
-		if ((w = write(v->ch.in, line + done, len - done)) > 0)
-			done += (size_t)w;
-		else if (w == -1 && errno != EAGAIN && errno != EINTR) {
-			char how[100];
-			ended(v, how, sizeof how);
-			rc = failf(v, 1, err, "%s", how);
-		}
-	}
-	free(line);
-	return rc;
-}
-
-/*
- * The next message: 1 with it in *line (NUL-ended, until the next
- * read), 0 when the deadline passed, -1 with err when the server ended
- * or passed a bound (*total counts the bytes of this wait).
- */
-static int
-recv_msg(struct server *v, long long deadline, size_t *total, char **line,
-    char *err)
-{
-	struct pollfd pf[2];
-	char *nl, how[100];
-	long long left;
-	ssize_t r;
-
-	for (;;) {
-		if ((nl = memchr(v->buf + v->off, '\n', v->len - v->off))) {
-			*nl = '\0';
-			*line = v->buf + v->off;
-			v->off = (size_t)(nl - v->buf) + 1;
-			return 1;
-		}
-		if (v->len - v->off > MCP_LINEMAX)
-			return failf(v, 1, err, "sent a message longer than "
-			    "%d bytes", MCP_LINEMAX);
-		if (*total > MCP_READMAX)
-			return failf(v, 1, err, "sent more than %d bytes "
-			    "without an answer", MCP_READMAX);
-		memmove(v->buf, v->buf + v->off, v->len - v->off);
-		v->len -= v->off;
-		v->off = 0;
-		if ((left = deadline - mono_ms()) <= 0)
-			return 0;
-		pf[0] = (struct pollfd){ v->ch.out, POLLIN, 0 };
-		pf[1] = (struct pollfd){ v->ch.err, POLLIN, 0 };
-		if (poll(pf, v->ch.err >= 0 ? 2 : 1, (int)left) == -1 &&
-		    errno != EINTR)
-			return failf(v, 1, err, "poll: %s", strerror(errno));
-		drain_err(v);
-		r = read(v->ch.out, v->buf + v->len, MCP_LINEMAX + 2 -
-		    v->len);
-		if (r == 0 || (r == -1 && errno != EAGAIN && errno != EINTR)) {
-			ended(v, how, sizeof how);
-			return failf(v, 1, err, "%s", how);
-		}
-		if (r > 0) {
-			v->len += (size_t)r;
-			*total += (size_t)r;
-		}
-	}
-}
 
 /* A request of the server's own, answered: ping, else "no method". */
 static int
-answer_request(struct server *v, json_t *req, long long deadline,
+answer_request(struct mcp_server *v, json_t *req, long long deadline,
     char *err)
 {
 	const char *method = json_string_value(json_object_get(req,
@@ -267,9 +56,9 @@ answer_request(struct server *v, json_t *req, long long deadline,
 	json_t *id = json_object_get(req, "id");
 
 	if (method != NULL && strcmp(method, "ping") == 0)
-		return send_msg(v, json_pack("{s:s,s:O,s:{}}", "jsonrpc",
+		return mcp_send(v, json_pack("{s:s,s:O,s:{}}", "jsonrpc",
 		    "2.0", "id", id, "result"), deadline, err);
-	return send_msg(v, json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc",
+	return mcp_send(v, json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc",
 	    "2.0", "id", id, "error", "code", -32601, "message",
 	    "heart-wake does not offer this method"), deadline, err);
 }
@@ -280,7 +69,7 @@ answer_request(struct server *v, json_t *req, long long deadline,
  * is cancelled, or a server that broke its stream).
  */
 static int
-request(struct server *v, const char *method, json_t *params,
+request(struct mcp_server *v, const char *method, json_t *params,
     json_t **result, char *err)
 {
 	long long id = ++v->next_id, deadline = mono_ms() + v->timeout * 1000;
@@ -295,18 +84,18 @@ request(struct server *v, const char *method, json_t *params,
 		json_decref(params);
 		return -1;
 	}
-	if (send_msg(v, json_pack("{s:s,s:I,s:s,s:o}", "jsonrpc", "2.0",
+	if (mcp_send(v, json_pack("{s:s,s:I,s:s,s:o}", "jsonrpc", "2.0",
 	    "id", (json_int_t)id, "method", method, "params", params),
 	    deadline, err) == -1)
 		return -1;
 	for (;;) {
-		if ((r = recv_msg(v, deadline, &total, &line, err)) == -1)
+		if ((r = mcp_recv(v, deadline, &total, &line, err)) == -1)
 			return -1;
 		if (r == 0)
 			break;
 		kind = mcp_message(line, strlen(line), id, &msg, e2);
 		if (kind == -1)
-			return failf(v, 1, err, "%s", e2);
+			return mcp_fail(v, 1, err, "%s", e2);
 		if (kind == MCP_REQUEST && answer_request(v, msg, deadline,
 		    err) == -1) {
 			json_decref(msg);
@@ -331,18 +120,18 @@ request(struct server *v, const char *method, json_t *params,
 	}
 	/* the specification: initialize is never cancelled */
 	if (strcmp(method, "initialize") != 0)
-		send_msg(v, json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc",
+		mcp_send(v, json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc",
 		    "2.0", "method", "notifications/cancelled", "params",
 		    "requestId", (json_int_t)id, "reason", "timeout"),
 		    mono_ms() + 1000, e2);
-	return failf(v, strcmp(method, "initialize") == 0, err, "no answer "
+	return mcp_fail(v, strcmp(method, "initialize") == 0, err, "no answer "
 	    "to %s within %llds%s", method, v->timeout,
 	    strcmp(method, "initialize") ? " (cancelled)" : "");
 }
 
 /* initialize, the version agreed on, then notifications/initialized */
 static int
-initialize(struct server *v, const char *client, char *err)
+initialize(struct mcp_server *v, const char *client, char *err)
 {
 	json_t *res;
 	const char *ver;
@@ -358,8 +147,8 @@ initialize(struct server *v, const char *client, char *err)
 		if (strcmp(ver, versions[i]) == 0)
 			break;
 	if (ver == NULL || versions[i] == NULL) {
-		failf(v, 1, err, "speaks protocol version %.40s; heart-wake "
-		    "speaks 2025-06-18, 2025-03-26 and 2024-11-05",
+		mcp_fail(v, 1, err, "speaks protocol version %.40s; "
+		    "heart-wake speaks 2025-06-18, 2025-03-26 and 2024-11-05",
 		    ver ? ver : "(none given)");
 		json_decref(res);
 		return -1;
@@ -368,18 +157,18 @@ initialize(struct server *v, const char *client, char *err)
 	if (!json_is_object(json_object_get(json_object_get(res,
 	    "capabilities"), "tools"))) {
 		json_decref(res);
-		return failf(v, 1, err, "offers no tools (its capabilities "
+		return mcp_fail(v, 1, err, "offers no tools (its capabilities "
 		    "have none)");
 	}
 	json_decref(res);
-	return send_msg(v, json_pack("{s:s,s:s}", "jsonrpc", "2.0",
+	return mcp_send(v, json_pack("{s:s,s:s}", "jsonrpc", "2.0",
 	    "method", "notifications/initialized"), mono_ms() +
 	    v->timeout * 1000, err);
 }
 
 /* tools/list, page by page, into v->listed */
 static int
-list_tools(struct server *v, char *err)
+list_tools(struct mcp_server *v, char *err)
 {
 	char last[1024] = "", e2[HEART_ERRLEN];
 	const char *cursor = NULL;
@@ -394,11 +183,11 @@ list_tools(struct server *v, char *err)
 			return -1;
 		if (mcp_tools(res, v->listed, &cursor, e2) == -1) {
 			json_decref(res);
-			return failf(v, 1, err, "tools/list: %s", e2);
+			return mcp_fail(v, 1, err, "tools/list: %s", e2);
 		}
 		if (json_array_size(v->listed) > MCP_TOOLMAX) {
 			json_decref(res);
-			return failf(v, 1, err, "lists more than %d tools",
+			return mcp_fail(v, 1, err, "lists more than %d tools",
 			    MCP_TOOLMAX);
 		}
 		if (cursor == NULL || strlen(cursor) >= sizeof last ||
@@ -406,95 +195,19 @@ list_tools(struct server *v, char *err)
 			int bad = cursor != NULL;
 			json_decref(res);
 			if (bad)
-				return failf(v, 1, err, "tools/list: a next "
-				    "cursor too long, or the same again");
+				return mcp_fail(v, 1, err, "tools/list: a "
+				    "next cursor too long, or the same again");
 			return 0;
 		}
 		snprintf(last, sizeof last, "%s", cursor);
 		json_decref(res);
 	}
-	return failf(v, 1, err, "lists its tools in more than %d pages",
+	return mcp_fail(v, 1, err, "lists its tools in more than %d pages",
 	    MCP_PAGEMAX);
 }
 
-/* The entries of heart-wake's environment a server gets. */
 static int
-keep_var(const char *entry, const void *arg)
-{
-	size_t n = strcspn(entry, "="), i;
-	const json_t *pass = arg, *e;
-
-	for (i = 0; keep_vars[i] != NULL; i++)
-		if (strlen(keep_vars[i]) == n &&
-		    strncmp(entry, keep_vars[i], n) == 0)
-			return 1;
-	json_array_foreach(pass, i, e)
-		if (strlen(json_string_value(e)) == n &&
-		    strncmp(entry, json_string_value(e), n) == 0)
-			return 1;
-	return 0;
-}
-
-/* its env values, then heart's names */
-static char **
-server_env(const struct server *v, const struct tool_ctx *c)
-{
-	const json_t *env = json_object_get(v->conf, "env");
-	json_t *val;
-	const char *key;
-	char **set, **out;
-	size_t k = 0;
-
-	set = xcalloc(json_object_size(env) + 4, sizeof *set);
-	json_object_foreach((json_t *)env, key, val)
-		if (asprintf(&set[k++], "%s=%s", key,
-		    json_string_value(val)) == -1)
-			abort();
-	if (asprintf(&set[k++], "HEART_AGENT=%s", c->agent) == -1 ||
-	    asprintf(&set[k++], "HEART_CHAMBER=%s", c->chamber ?
-	    c->chamber : "") == -1 || asprintf(&set[k++],
-	    "HEART_WAKE_ID=%s", c->wake_id ? c->wake_id : "") == -1)
-		abort();
-	out = env_make(keep_var, json_object_get(v->conf, "pass_env"), set);
-	env_free(set);
-	return out;
-}
-
-static int
-start(struct server *v, const struct soul *s, const struct tool_ctx *c,
-    char *err)
-{
-	const json_t *args = json_object_get(v->conf, "args");
-	struct tool_proc p;
-	char dir[4096], **av, **env, e2[HEART_ERRLEN];
-	size_t i;
-	int rc;
-
-	av = xcalloc(json_array_size(args) + 2, sizeof *av);
-	av[0] = (char *)json_string_value(json_object_get(v->conf,
-	    "command"));
-	for (i = 0; i < json_array_size(args); i++)
-		av[i + 1] = (char *)json_string_value(json_array_get(args,
-		    i));
-	env = server_env(v, c);
-	soul_dir(s, dir, sizeof dir);
-	memset(&p, 0, sizeof p);
-	p.argv = av;
-	p.dir = dir;
-	p.env = env;
-	if ((rc = tool_spawn(&p, &v->ch, e2)) == -1)
-		failf(v, 1, err, "%s", e2);
-	else {
-		v->started = 1;
-		v->buf = xcalloc(1, MCP_LINEMAX + 3);
-	}
-	env_free(env);
-	free(av);
-	return rc;
-}
-
-static int
-allowed(const struct server *v, const char *tool)
+allowed(const struct mcp_server *v, const char *tool)
 {
 	json_t *e;
 	size_t i;
@@ -506,7 +219,7 @@ allowed(const struct server *v, const char *tool)
 }
 
 static const json_t *
-listed(const struct server *v, const char *tool)
+listed(const struct mcp_server *v, const char *tool)
 {
 	json_t *t;
 	size_t i;
@@ -520,7 +233,7 @@ listed(const struct server *v, const char *tool)
 
 /* The allowed tools it listed, offered; a warning for one it lacks. */
 static void
-offer_tools(struct mcp *m, struct server *v)
+offer_tools(struct mcp *m, struct mcp_server *v)
 {
 	const json_t *t, *d;
 	json_t *e;
@@ -563,7 +276,7 @@ mcp_open(const struct soul *s, const struct tool_ctx *c,
     const char *client, int all, struct mcp **out, char *err)
 {
 	struct mcp *m = xcalloc(1, sizeof *m);
-	struct server *v;
+	struct mcp_server *v;
 	const char *name;
 	json_t *conf;
 	char e2[HEART_ERRLEN];
@@ -583,9 +296,9 @@ mcp_open(const struct soul *s, const struct tool_ctx *c,
 		    "timeout"));
 		if (!m->guarded) {
 			m->guarded = 1;
-			guard(1);
+			mcp_guard(1);
 		}
-		if (start(v, s, c, e2) == -1 || initialize(v, client,
+		if (mcp_start(v, s, c, e2) == -1 || initialize(v, client,
 		    e2) == -1 || list_tools(v, e2) == -1) {
 			if (nfail++ == 0)
 				snprintf(err, HEART_ERRLEN, "%s", e2);
@@ -612,7 +325,7 @@ mcp_warnings(const struct mcp *m)
 }
 
 /* The server of an offered name, and the tool's own name in it. */
-static struct server *
+static struct mcp_server *
 find(struct mcp *m, const char *name, const char **tool)
 {
 	const char *sep;
@@ -669,7 +382,7 @@ mcp_call(struct mcp *m, const json_t *call, char **text, char *err)
 {
 	const char *name = json_string_value(json_object_get(
 	    json_object_get(call, "function"), "name")), *tool = NULL;
-	struct server *v = find(m, name, &tool);
+	struct mcp_server *v = find(m, name, &tool);
 	json_t *args, *res;
 	char e2[HEART_ERRLEN], *out = NULL;
 	size_t len;
@@ -709,7 +422,7 @@ mcp_call(struct mcp *m, const json_t *call, char **text, char *err)
 
 /* A server's tools for --list-tools: allowed or not, and as what. */
 static json_t *
-list_server(const struct server *v)
+list_server(const struct mcp_server *v)
 {
 	json_t *tools = json_array(), *t;
 	const char *tn;
@@ -777,17 +490,13 @@ void
 mcp_close(struct mcp *m, void (*tell)(void *, const char *, const char *),
     void *arg)
 {
-	struct tool_child ch[MCP_SERVERMAX];
-	size_t i, n = 0;
+	size_t i;
 
 	if (m == NULL)
 		return;
-	for (i = 0; i < m->n; i++)
-		if (m->sv[i].started)
-			ch[n++] = m->sv[i].ch;
-	tool_end(ch, n, MCP_LINGER, NULL);
+	mcp_stop(m->sv, m->n);
 	if (m->guarded)
-		guard(0);
+		mcp_guard(0);
 	for (i = 0; i < m->n; i++) {
 		if (m->sv[i].failed && m->sv[i].tlen > 0 && tell != NULL) {
 			m->sv[i].tail[m->sv[i].tlen < MCP_TAIL ?

@@ -23,7 +23,7 @@
  * cap, the breaker's probe, the busy rule, the bucket) is the store's,
  * exact whatever N is.  A worker ends with _exit when its pipe of
  * wakes ends; this process never exits here.  A worker is forked and
- * ended through the runner (tool.c: tool_fork, tool_end), so a signal
+ * ended through the runner (child.c: tool_fork, tool_end), so a signal
  * that ends the round stops the workers, each stopping its own
  * children; and a worker is sent SIGTERM if the round dies first.
  */

@@ -17,6 +17,7 @@
  * Invariant: the registry only grows, holds copies (wiped at exit),
  * and an empty registry costs a scrub nothing.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +234,25 @@ secret_scrub(char *buf, size_t n)
 	scrub(copy, len, buf, n);
 	explicit_bzero(copy, len);
 	free(copy);
+}
+
+/*
+ * A message into err (HEART_ERRLEN bytes; NULL: none), scrubbed of
+ * every secret (secret_scrub) and made one printable line (text_line):
+ * a message quotes text from outside.
+ */
+void
+errf(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, HEART_ERRLEN, fmt, ap);
+	va_end(ap);
+	secret_scrub(err, HEART_ERRLEN);
+	text_line(err, HEART_ERRLEN, err, strlen(err));
 }
 
 /* A scrubbed copy of s, to free. */

@@ -3,8 +3,9 @@
  * below, with the mappings it is a key of, how it is read and checked,
  * where it goes in struct soul and its default: what soul_walk reads,
  * in what order, what soul_defaults fills in and what soul_keys_json
- * prints.  A key with its own code (K_OWN) is read by it, after the
- * walk (soul.c, soultool.c).
+ * prints.  The readers of its K_FN rows (a chamber's gate, adaptive,
+ * the daily budget) are here with it; a key with its own code (K_OWN)
+ * is read by that code, after the walk (soul.c, soultool.c).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 
 #define DEF_INTERVAL	(30 * 60)	/* schedule.interval */
 
-/* Each map's path in messages, in the order of its bit. */
+/* Each map's path in messages, in the order of its bit (soul_map). */
 static const char *const mappath[] = { "", "heart", "heart.schedule",
     "heart.idle", "heart.schedule.adaptive",
     "heart.schedule.adaptive.levels", "heart.pulse", "heart.breaker",

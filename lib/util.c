@@ -1,18 +1,16 @@
 /*
- * util.c - small helpers every module uses: error messages into the
- * caller's buffer (scrubbed of secrets and made one printable line,
- * since they quote text from outside), checked number parsing, the one
- * UTF-8 check and its lossy decoding, allocation that cannot return NULL (a tool this small
- * has nothing better to do than abort when memory is gone), the order
- * of exit codes, the environment of a child program (a tool, a
- * delivery), a whole small file read at its own size, and the one way
- * a JSON line heart prints is written.
+ * util.c - small helpers every module uses: checked number parsing,
+ * allocation that cannot return NULL (a tool this small has nothing
+ * better to do than abort when memory is gone), the order of exit
+ * codes, the environment of a child program (a tool, a delivery), a
+ * whole small file read at its own size, the one way a JSON line heart
+ * prints is written, the one hash and the clocks in milliseconds.  It
+ * calls no other file of the library: every other may call it.
  */
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,20 +18,6 @@
 #include <unistd.h>
 
 #include "heartint.h"
-
-void
-errf(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, HEART_ERRLEN, fmt, ap);
-	va_end(ap);
-	secret_scrub(err, HEART_ERRLEN);
-	text_line(err, HEART_ERRLEN, err, strlen(err));
-}
 
 /* Parse a whole decimal integer in [lo, hi]; 0 on success. */
 int
@@ -78,68 +62,6 @@ num_why(const char *s, long long lo, long long hi, char *buf, size_t n)
 	else
 		buf[0] = '\0';
 	return buf;
-}
-
-/* The length of the valid UTF-8 character at p, n bytes left; 0 for
- * an invalid one, and for NUL. */
-size_t
-utf8_len(const unsigned char *p, size_t n)
-{
-	size_t len, k;
-	unsigned cp;
-
-	if (p[0] < 0x80)
-		return p[0] != 0;
-	if ((p[0] & 0xe0) == 0xc0) {
-		len = 2;
-		cp = p[0] & 0x1f;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = p[0] & 0x0f;
-	} else if ((p[0] & 0xf8) == 0xf0) {
-		len = 4;
-		cp = p[0] & 0x07;
-	} else
-		return 0;
-	if (len > n)
-		return 0;
-	for (k = 1; k < len; k++) {
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[k] & 0x3f);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && (cp < 0x800 ||
-	    (cp >= 0xd800 && cp < 0xe000))) || (len == 4 &&
-	    (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
-/*
- * Bytes as a JSON-safe string, decoded lossily: invalid UTF-8 (a
- * binary tool, a reply cut in the middle of a character) and NUL
- * become U+FFFD.  The copy, to free, of *outlen bytes.
- */
-char *
-utf8_clean(const char *s, size_t len, size_t *outlen)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	char *o = xcalloc(1, len * 3 + 1);
-	size_t i = 0, n = 0, c;
-
-	while (i < len) {
-		if ((c = utf8_len(p + i, len - i)) == 0) {
-			memcpy(o + n, "\xef\xbf\xbd", 3);
-			n += 3;
-			i++;
-		} else {
-			memcpy(o + n, s + i, c);
-			n += c;
-			i += c;
-		}
-	}
-	*outlen = n;
-	return o;
 }
 
 void *

@@ -251,7 +251,7 @@ EOF
 	# 22 characters, 24 bytes (’ is three); two characters more are past
 	vs=("[IDLE] Nothing new it’s quiet" "[IDLE] Nothing new it’s quieter")
 	wake_each
-	statuses idle ok
+	results_are idle ok
 }
 
 @test "the request: system prompt, the last history.keep messages, the prompt with a meta line of local time and zone" {
