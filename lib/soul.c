@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "heartint.h"
-#include "heartwake.h"
 
 #define DEF_INTERVAL	(30 * 60)	/* schedule.interval */
 
