@@ -1,8 +1,9 @@
 /*
  * cas.c - the two ways a Redis store can compare-and-set a document,
  * measured side by side (bench/cas.sh builds and runs it): WATCH, GET,
- * MULTI, SET, EXEC (what lib/redis.c does), and one generic Lua script
- * that sets a key only if it still holds what was read (EVALSHA).
+ * MULTI, SET, EXEC (what lib/redisstore.c does), and one generic Lua
+ * script that sets a key only if it still holds what was read
+ * (EVALSHA).
  * Each of N processes reads the key, adds one to the count in it and
  * compare-and-sets it back, R times; every lost race is a round again.
  *

@@ -1,13 +1,13 @@
 #!/bin/sh
 # bench/cas.sh - how the Redis store should compare-and-set a document:
-# WATCH, GET, MULTI, SET, EXEC (lib/redis.c) against one generic Lua
-# script (EVALSHA), with 1, 8 and 32 processes on one key (bench/cas.c).
-# Prints figures; asserts nothing.  lib/redis.c uses WATCH: no script
-# to load or lose (NOSCRIPT), nothing but plain commands, and the
-# round trip it adds is lost in a process start (bench/redis.sh).
-# The Redis is the benchmark's own, on
-# a Unix socket, configured as heart(7) says: appendonly yes,
-# appendfsync always.
+# WATCH, GET, MULTI, SET, EXEC (lib/redisstore.c) against one generic
+# Lua script (EVALSHA), with 1, 8 and 32 processes on one key
+# (bench/cas.c).  Prints figures; asserts nothing.  lib/redisstore.c
+# uses WATCH: no script to load or lose (NOSCRIPT), nothing but plain
+# commands, and the round trip it adds is lost in a process start
+# (bench/redis.sh).  The Redis is the benchmark's own, on a Unix
+# socket, configured as heart(7) says: appendonly yes, appendfsync
+# always.
 set -eu
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)

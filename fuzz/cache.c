@@ -15,8 +15,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "heartint.h"	/* the soul cache is the library's own */
-#include "heartwake.h"
+#include "heartwake.h"	/* the soul cache is the library's own */
 
 #define NOW	1795348800	/* 2026-11-22T12:00:00Z */
 

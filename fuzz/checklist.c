@@ -11,8 +11,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "heartint.h"	/* checklist_fit is the library's own */
-#include "heartwake.h"
+#include "heartwake.h"	/* checklist_fit is the library's own */
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)

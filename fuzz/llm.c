@@ -6,8 +6,7 @@
  * its usage through ask.c's bound.
  */
 #include "fuzz.h"
-#include "heartint.h"	/* ask.c's bound is the library's own */
-#include "heartwake.h"
+#include "heartwake.h"	/* ask.c's bound is the library's own */
 
 static struct soul *soul;	/* every default */
 

@@ -160,6 +160,12 @@ json_t	*soul_json(const struct soul *);
 #define DEF_BRK_COOLDOWN	(15 * 60)
 #define DEF_BRK_MAX_COOLDOWN	(2 * 3600)
 #define GATE_TIMEOUT		10	/* a gate program's, s */
+/* llm.cache: Anthropic's prompt cache */
+enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
+/* mcp_servers: a server's tool NAME is offered as SERVER__NAME */
+#define MCP_SEP		"__"
+#define MCP_NAMEMAX	32		/* a server's name */
+#define MCP_SERVERMAX	16		/* servers in a soul */
 const struct price *soul_price(const struct soul *, int);
 int	 soul_triage_same_provider(const struct soul *);
 int	 soul_tool_name_ok(const char *);

@@ -3,6 +3,11 @@
  * wake locks, wake.json and the rate limit's buckets are kept (store.c,
  * redisstore.c), and the pure rules that decide on them (cap.c, brk.c,
  * bucket.c), with the breaker's document (brkjson.c).
+ *
+ * The rules (cap_step, brk_step, bucket_step) are pure functions of
+ * (state, now, configuration): no I/O, no clock.  Each changes the
+ * state it is given into the state after and returns 1 when that is
+ * to be written back, 0 when not.
  */
 #ifndef HEARTSTORE_H
 #define HEARTSTORE_H
@@ -88,10 +93,24 @@ long long cap_agent_limit(const struct caps *);
 long long cap_cost(const struct cap_view *);
 int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
 	    size_t);
+enum cap_op { CAP_TAKE, CAP_RECORD, CAP_PEEK, CAP_RESET };
+struct cap_args {
+	enum chamber ch;		/* take */
+	const struct caps *caps;	/* take; NULL: those kept */
+	long long chcap;		/* take: ch's cap instead, or -1 */
+	int	 ghost;			/* record */
+	const struct usage *u;		/* record: tokens, or NULL */
+	const struct usage *tu;		/* record: the triage's, or NULL */
+	long long cost;			/* record: nanodollars, or -1 */
+};
+/* (tests) t/core-step.c */
+int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
+	    const char *zone, time_t now, int *admitted);
 
 /* brk.c */
 /* Hand back a probe that was granted but not used (e.g. the cap then
- * refused the wake): the breaker stays half-open, a later caller may probe. */
+ * refused the wake): the breaker stays half-open, a later caller may
+ * probe. */
 int	 brk_giveback(const char *agent, time_t now, char *err);
 /* The breaker as stored, whichever the store (brk.c owns the rules). */
 struct brk {
@@ -108,19 +127,7 @@ struct brk {
 	char	 reason[256];
 	int	 exists;	/* it was stored before */
 };
-
-enum cap_op { CAP_TAKE, CAP_RECORD, CAP_PEEK, CAP_RESET };
 enum brk_op { BRK_CHECK, BRK_GIVEBACK, BRK_RECORD, BRK_PEEK, BRK_RESET };
-
-struct cap_args {
-	enum chamber ch;		/* take */
-	const struct caps *caps;	/* take; NULL: those kept */
-	long long chcap;		/* take: ch's cap instead, or -1 */
-	int	 ghost;			/* record */
-	const struct usage *u;		/* record: tokens, or NULL */
-	const struct usage *tu;		/* record: the triage's, or NULL */
-	long long cost;			/* record: nanodollars, or -1 */
-};
 /* An outcome for BRK_RECORD: flags, a time to stay open until (0:
  * none) and the reason kept, already one line. */
 struct brk_rec {
@@ -150,6 +157,10 @@ time_t	 brk_next_go(const struct brk *);
 int	 brk_check_writes(const struct brk *, time_t);
 void	 brk_view_of(const struct brk *, const struct brk_conf *,
 	    struct brk_view *);
+/* (tests) t/core-step.c */
+int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *given,
+	    time_t now, const struct brk_rec *, const struct brk_who *,
+	    struct brk_out *);
 
 /*
  * brkjson.c: the breaker's document, agents/ID/BRKFILE, and the events
@@ -200,21 +211,9 @@ struct bkt_args {
 	const char *who;	/* take: the agent whose wake asks, in line;
 				   NULL: a later request of a wake admitted */
 };
-
-/*
- * The rules, as pure functions of (state, now, configuration): no I/O,
- * no clock.  Each changes the state it is given into the state after
- * and returns 1 when that is to be written back, 0 when not.
- */
-/* (tests) t/core-step.c */
-int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
-	    const char *zone, time_t now, int *admitted);
-/* (tests) t/core-step.c */
-int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *given,
-	    time_t now, const struct brk_rec *, const struct brk_who *,
-	    struct brk_out *);
 /* (tests) t/core-step.c */
 int	 bucket_step(struct bucket *, enum bkt_op, const struct bkt_args *,
 	    time_t now, time_t *until);
+
 
 #endif

@@ -129,9 +129,6 @@ int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
 	    char *);
 void	 llm_reply_free(struct llm_reply *);
 #define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */
-/* llm.cache: Anthropic's prompt cache */
-enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
-
 struct llm_conf {
 	char	 provider[16];
 	char	 base_url[1024];
@@ -309,9 +306,6 @@ int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
  *   mcp_has(m, name), mcp_call(m, call, &text, err)	as tool_call
  *   mcp_plan(s)	--explain and --dry-run
  */
-#define MCP_SEP		"__"
-#define MCP_NAMEMAX	32		/* a server's name */
-#define MCP_SERVERMAX	16		/* servers in a soul */
 #define MCP_LINEMAX	(4 * 1024 * 1024)	/* one message */
 #define MCP_READMAX	(16 * 1024 * 1024)	/* read for one answer */
 #define MCP_TOOLMAX	1024		/* tools a server lists */

@@ -172,7 +172,7 @@ pubagents_next_due(const struct pubagents *f)
  * The agent whose slot is due at `now', with that slot taken (seq
  * counted, next slot scheduled), or NULL; *lag is how late it is (ms,
  * negative when early).  Slots due within BATCH_MS are taken too, so
- * that a large fleet's pulses are written in batches (one wakeup and
+ * that the pulses of many agents are written in batches (one wakeup and
  * one TCP push for many) while staying spread across the interval.
  * Slots that passed while the process could not run are counted and
  * skipped, never sent in a burst.

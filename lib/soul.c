@@ -18,7 +18,6 @@
 
 #include "heartint.h"
 #include "heartsoul.h"
-#include "heartwake.h"
 
 static const char *chambers[] = { "schedule", "idle" };
 

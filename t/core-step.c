@@ -1,10 +1,10 @@
 /*
- * core-step - test driver for the pure rules (lib/heartint.h): cap_step,
- * brk_step and bucket_step over tables of states, times and keys, DST
- * days included, and ask.c's bound of a usage block, with no store, no
- * clock and no file.  Prints "ok N name"
- * or "not ok N name: what differs" per case; exit 0 when every case
- * held, 1 when one did not.
+ * core-step - test driver for the pure rules (lib/heartstore.h):
+ * cap_step, brk_step and bucket_step over tables of states, times and
+ * keys, DST days included, and ask.c's bound of a usage block
+ * (lib/heartwake.h), with no store, no clock and no file.  Prints
+ * "ok N name" or "not ok N name: what differs" per case; exit 0 when
+ * every case held, 1 when one did not.
  */
 #include <stdio.h>
 #include <stdlib.h>

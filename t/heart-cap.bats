@@ -147,10 +147,10 @@ teardown() {
 @test "16 processes taking 200 times at once (64 sanitized) admit exactly 48, every run" {
 	# One run a pass, as the sanitized pass always had: the 200 takes
 	# are race enough.  With the lock broken (a shared flock in
-	# file_update, lib/store.c; no WATCH in guarded_set, lib/redis.c)
-	# one run admitted 182 to 194 (files) and 59 to 67 (Redis), 5 runs
-	# of 5 each.  The sanitized pass's 64 still refuse 16 and wait for
-	# the lock.
+	# file_update, lib/store.c; no WATCH in guarded_set,
+	# lib/redisstore.c) one run admitted 182 to 194 (files) and 59 to
+	# 67 (Redis), 5 runs of 5 each.  The sanitized pass's 64 still
+	# refuse 16 and wait for the lock.
 	local takes
 	takes=$(in_pass 200 64)
 	meet herd

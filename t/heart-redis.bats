@@ -32,8 +32,8 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 
 @test "two hosts, 16 processes each, taking from one agent with cap 48 through one Redis: exactly 48, every run" {
 	# One run a pass, as the sanitized pass always had: with no WATCH
-	# in guarded_set (lib/redis.c) one run admitted 55 to 60, 5 runs
-	# of 5.
+	# in guarded_set (lib/redisstore.c) one run admitted 55 to 60, 5
+	# runs of 5.
 	meet herd	# in Redis: neither host has a file of it
 	for h in 1 2; do
 		for p in $(seq 16); do
