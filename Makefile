@@ -65,18 +65,19 @@ REDIS_LIBS = $$($(PKG_CONFIG) --libs hiredis)
 PROGS = heart-cap heart-breaker heart-ghost heart-wake heart-pulse
 TPROGS = soul-dump brk-probe hist-dump core-step
 LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c \
-	lib/yj.c lib/soul.c lib/cap.c lib/brk.c lib/brkstore.c lib/jscan.c \
-	lib/hist.c lib/ghost.c lib/deliver.c \
-	lib/idle.c lib/checklist.c lib/http.c lib/llm.c lib/tool.c lib/wake.c \
-	lib/slot.c lib/adapt.c \
-	lib/run.c lib/outcome.c lib/pulse.c lib/fleet.c lib/mqtt.c lib/watch.c \
-	lib/sdnotify.c lib/broker.c \
-	lib/publisher.c lib/watcher.c lib/store.c lib/redis.c lib/prom.c \
-	lib/secret.c lib/text.c lib/status.c lib/outbox.c lib/mcp.c \
-	lib/gate.c lib/triage.c lib/price.c lib/bucket.c lib/soulcache.c \
-	lib/round.c lib/soulset.c lib/url.c lib/talk.c lib/explain.c \
-	lib/brkjson.c lib/fleetwatch.c lib/fleetsouls.c lib/rds.c \
-	lib/redisold.c lib/ask.c
+	lib/yj.c lib/soul.c lib/cap.c lib/brk.c lib/brkstore.c \
+	lib/jscan.c lib/hist.c lib/histwalk.c lib/histrepair.c \
+	lib/ghost.c lib/ghostparse.c lib/deliver.c lib/idle.c \
+	lib/checklist.c lib/http.c lib/llm.c lib/tool.c lib/wake.c \
+	lib/slot.c lib/adapt.c lib/run.c lib/outcome.c lib/pulse.c lib/fleet.c \
+	lib/mqtt.c lib/watch.c lib/sdnotify.c lib/broker.c \
+	lib/publisher.c lib/watcher.c lib/store.c lib/redis.c \
+	lib/prom.c lib/secret.c lib/text.c lib/status.c lib/outbox.c \
+	lib/mcp.c lib/gate.c lib/triage.c lib/price.c lib/bucket.c \
+	lib/endpoint.c lib/soulcache.c lib/round.c lib/soulset.c \
+	lib/url.c lib/talk.c lib/explain.c lib/brkjson.c \
+	lib/fleetwatch.c lib/fleetsouls.c lib/rds.c lib/redisold.c \
+	lib/ask.c
 # lib/heart.h, the public header, is what the programs, the test
 # drivers and the fuzz targets include; lib/heartint.h, the library's
 # own, includes it and is included by lib/*.c (and t/core-step.c and

@@ -166,7 +166,7 @@ status_rates(time_t now, char **prom)
 	char *line;
 	int rc = HX_OK;
 
-	if (bucket_names(&ep, &n, err) == -1) {
+	if (endpoint_names(&ep, &n, err) == -1) {
 		warn(NULL, err);
 		return HX_CONFIG;
 	}

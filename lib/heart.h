@@ -455,6 +455,7 @@ struct ghost_txn {		/* from _begin or _open to _end; private */
 
 enum { GHOST_SENT = 1, GHOST_RETRY, GHOST_DEAD };
 
+/* ghostparse.c: a wake result line read */
 int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
 void	 ghost_result_free(struct ghost_result *);
 /*
@@ -643,7 +644,9 @@ struct rate_view {
 	long long waiting;		/* wakes deferred, in line */
 	long long ahead;		/* of them before the agent asked of */
 };
-int	 bucket_names(const char ***, size_t *, char *);
+/* endpoint.c: the endpoints the fleet file declares */
+int	 endpoint_names(const char ***, size_t *, char *);
+/* bucket.c */
 int	 bucket_peek(const char *, const char *, time_t, struct rate_view *,
 	    char *);
 json_t	*bucket_json(const struct rate_view *, time_t);

@@ -760,7 +760,7 @@ round_explain(json_t *arr, const struct soul *s, const char *dir,
 	 * goes to the triage endpoint when there is one */
 	ep[0] = '\0';
 	if ((s->triage != NULL ? llm_triage_conf(s, &lc, err) :
-	    llm_conf(s, &lc, err)) == 0 && bucket_endpoint(&lc, ep,
+	    llm_conf(s, &lc, err)) == 0 && endpoint_of(&lc, ep,
 	    sizeof ep, err) == -1)
 		return -1;
 	snprintf(why, sizeof why, "no endpoint of the fleet file matches "
