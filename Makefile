@@ -64,7 +64,7 @@ REDIS_LIBS = $$($(PKG_CONFIG) --libs hiredis)
 
 PROGS = heart-cap heart-breaker heart-ghost heart-wake heart-pulse
 TPROGS = soul-dump brk-probe hist-dump core-step
-LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c \
+LIBSRC = lib/util.c lib/warning.c lib/dur.c lib/id.c lib/clock.c lib/state.c \
 	lib/yj.c lib/soul.c lib/cap.c lib/brk.c lib/brkstore.c \
 	lib/jscan.c lib/hist.c lib/histwalk.c lib/histrepair.c \
 	lib/ghost.c lib/ghostparse.c lib/deliver.c lib/idle.c \

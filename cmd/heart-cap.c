@@ -101,7 +101,7 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	json_t *j;
 
 	if (cap_peek(agent, s ? s->timezone : NULL, now, v, err) == -1) {
-		warn(NULL, err);
+		say(NULL, err);
 		return store_code(HX_IOERR);
 	}
 	if (s != NULL)
@@ -136,7 +136,7 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 
 	for (i = 0; i < n; i++)
 		if (outbox_count(names[i], &c[i], err) == -1) {
-			warn(NULL, err);
+			say(NULL, err);
 			rc = HX_IOERR;
 		}
 	caps = prom_caps(names, v, n, now);
@@ -167,13 +167,13 @@ status_rates(time_t now, char **prom)
 	int rc = HX_OK;
 
 	if (endpoint_names(&ep, &n, err) == -1) {
-		warn(NULL, err);
+		say(NULL, err);
 		return HX_CONFIG;
 	}
 	v = xcalloc(n + 1, sizeof *v);
 	for (i = 0; i < n && rc == HX_OK; i++)
 		if (bucket_peek(ep[i], NULL, now, &v[i], err) == -1) {
-			warn(NULL, err);
+			say(NULL, err);
 			rc = store_code(HX_IOERR);
 		}
 	if (rc == HX_OK && o.pflag)
@@ -263,6 +263,7 @@ main(int argc, char **argv)
 	time_t now;
 	int c, rc;
 
+	warning_sink(prog_warning, NULL);
 	while ((c = getopt_long(argc, argv, "c:n:" PROG_STATUS_SHORTOPTS,
 	    longopts, NULL)) != -1) {
 		switch (c) {

@@ -63,6 +63,13 @@ int	 hx_worse(int, int);
  * the decimal it is (price.c) */
 char	*json_line(const json_t *);
 
+/* warning.c: the library's warnings, to the sink the program registers:
+ * fn(arg, who or NULL, text) */
+void	 warning_sink(void (*)(void *, const char *, const char *), void *);
+void	 warning(const char *, const char *);
+void	 warningf(const char *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+
 /* secret.c: a copy of a text scrubbed of every secret heart holds (the
  * model's API key, the Redis and MQTT passwords), to free */
 char	*secret_dup(const char *);
@@ -707,8 +714,6 @@ void	 pulse_clear(struct pulse_state *);
 
 /* round.c: one round for a fleet, its wakes at most N at once */
 struct round_hooks {
-	/* a message: (arg, who or NULL, text) */
-	void	(*warn)(void *, const char *, const char *);
 	/* a result, whole: (arg, agent or NULL, result, exit code, the
 	 * failure's message or NULL) */
 	void	(*line)(void *, const char *, json_t *, int, const char *);
@@ -736,7 +741,8 @@ int	 fleetsouls_list(const char *, char ***, size_t *, char *);
  * -1 from _work or _ready is a failure retrying cannot mend (the broker
  * refused our credentials, another process has our client id): the
  * end, with err.  Messages (an outage, a refused topic, an unreadable
- * soul) go to hooks.warn(arg, who or NULL, text) as they happen.
+ * soul) go to warning.c's sink, warning(who or NULL, text), as they
+ * happen.
  */
 struct pollfd;
 
@@ -757,18 +763,13 @@ struct pulse_opts {		/* NULL, 0 or -1: the default */
 	int	 noinotify, verbose, snapshot;
 };
 
-struct pulse_hooks {
-	void	(*warn)(void *, const char *, const char *);
-	void	*arg;
-};
-
 /*
  * publisher.c: publisher_open and publisher_acl return 0, or HX_USAGE
  * or HX_CONFIG with err; *out is set either way, for publisher_free.
  *   publisher_poll(p, now, fd[2])	fills fd, returns the timeout, ms
  *   publisher_reload(p, now)	the souls again (SIGHUP)
  *   publisher_goodbye(p, err)	offline said, a clean disconnect
- *   publisher_acl(o, h, &text, err)	--acl's ACL block, to free
+ *   publisher_acl(o, &text, err)	--acl's ACL block, to free
  */
 struct publisher;
 
@@ -781,8 +782,8 @@ struct publisher_stats {	/* SIGUSR1 */
 	int	 window;
 };
 
-int	 publisher_open(const struct pulse_opts *, const struct pulse_hooks *,
-	    struct publisher **, char *);
+int	 publisher_open(const struct pulse_opts *, struct publisher **,
+	    char *);
 int	 publisher_work(struct publisher *, long long, char *);
 int	 publisher_poll(const struct publisher *, long long, struct pollfd *);
 int	 publisher_ready(struct publisher *, const struct pollfd *, long long,
@@ -791,8 +792,7 @@ void	 publisher_reload(struct publisher *, long long);
 void	 publisher_stats(const struct publisher *, struct publisher_stats *);
 int	 publisher_goodbye(struct publisher *, char *);
 void	 publisher_free(struct publisher *);
-int	 publisher_acl(const struct pulse_opts *, const struct pulse_hooks *,
-	    char **, char *);
+int	 publisher_acl(const struct pulse_opts *, char **, char *);
 
 /*
  * watcher.c: watcher_open as publisher_open; watcher_work returns 1
@@ -802,8 +802,7 @@ int	 publisher_acl(const struct pulse_opts *, const struct pulse_hooks *,
  */
 struct watcher;
 
-int	 watcher_open(const struct pulse_opts *, const struct pulse_hooks *,
-	    struct watcher **, char *);
+int	 watcher_open(const struct pulse_opts *, struct watcher **, char *);
 int	 watcher_work(struct watcher *, long long, char *);
 int	 watcher_poll(const struct watcher *, long long, struct pollfd *);
 int	 watcher_ready(struct watcher *, const struct pollfd *, char *);

@@ -307,19 +307,19 @@ on_node_status(void *arg, const char *topic, const void *payload, int len,
 }
 
 /*
- * The publisher of o's souls (warnings through h), not yet connected;
+ * The publisher of o's souls (warnings to warning.c), not yet connected;
  * systemd is told it is ready.  0, or HX_USAGE or HX_CONFIG with err.
  */
 int
-publisher_open(const struct pulse_opts *o, const struct pulse_hooks *h,
-    struct publisher **out, char *err)
+publisher_open(const struct pulse_opts *o, struct publisher **out,
+    char *err)
 {
 	struct publisher *p = xcalloc(1, sizeof *p);
 	char topic[512];
 	int r;
 
 	*out = p;
-	broker_init(&p->b, o, h, 0);
+	broker_init(&p->b, o, 0);
 	identity(p);
 	p->fleet = fleet_new(o->interval, !o->noinotify);
 	p->started = mono_ms();
@@ -469,8 +469,7 @@ publisher_free(struct publisher *p)
  * load (the block leaves its agent out).
  */
 int
-publisher_acl(const struct pulse_opts *o, const struct pulse_hooks *h,
-    char **out, char *err)
+publisher_acl(const struct pulse_opts *o, char **out, char *err)
 {
 	struct publisher *p = xcalloc(1, sizeof *p);
 	struct fleet_agent *a;
@@ -480,7 +479,7 @@ publisher_acl(const struct pulse_opts *o, const struct pulse_hooks *h,
 	int r = HX_CONFIG;
 
 	*out = NULL;
-	broker_init(&p->b, o, h, 0);
+	broker_init(&p->b, o, 0);
 	p->fleet = fleet_new(o->interval, 0);
 	if (load(p, mono_ms()) <= 0) {
 		errf(err, "no agent to keep alive (no soul loaded)");
