@@ -89,7 +89,7 @@ static int
 cmd_check(const char *agent, time_t now)
 {
 	char err[HEART_ERRLEN];
-	json_t *events = json_array();
+	json_t *events;
 	const struct brk_conf *given;
 	struct brk_conf c;
 	struct brk_view v;
@@ -97,6 +97,7 @@ cmd_check(const char *agent, time_t now)
 
 	if ((r = prog_unknown(&o.set, agent)) != 0)
 		return r;	/* a misspelt name is no breaker closed */
+	events = json_array();
 	given = conf_for(agent, &c);
 	r = brk_check(agent, given, now, &allowed, &probe, &v, events, err);
 	print_events(events);
