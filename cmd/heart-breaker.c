@@ -173,7 +173,7 @@ status_one(const char *agent, size_t k, int header, time_t now)
 
 	given = conf_for(agent, &c);
 	if (brk_peek(agent, given, now, v, err) == -1) {
-		warn(NULL, err);
+		say(NULL, err);
 		return store_code(HX_IOERR);
 	}
 	if (o.pflag)
@@ -259,6 +259,7 @@ main(int argc, char **argv)
 	time_t now;
 	int c, rc;
 
+	warning_sink(prog_warning, NULL);
 	while ((c = getopt_long(argc, argv, "r:" PROG_STATUS_SHORTOPTS,
 	    longopts, NULL)) != -1) {
 		if (c == 'r')

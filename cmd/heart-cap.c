@@ -119,7 +119,7 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	json_t *j;
 
 	if (cap_peek(agent, s ? s->timezone : NULL, now, v, err) == -1) {
-		warn(NULL, err);
+		say(NULL, err);
 		return store_code(HX_IOERR);
 	}
 	if (s != NULL)
@@ -127,7 +127,7 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	if (o.pflag)
 		return HX_OK;
 	if (pause_peek(agent, now, &pauses[k], err) == -1) {
-		warn(NULL, err);
+		say(NULL, err);
 		return store_code(HX_IOERR);
 	}
 	j = cap_json(agent, v, now);
@@ -159,7 +159,7 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 
 	for (i = 0; i < n; i++)
 		if (outbox_count(names[i], &c[i], err) == -1) {
-			warn(NULL, err);
+			say(NULL, err);
 			rc = HX_IOERR;
 		}
 	caps = prom_caps(names, v, n, now);
@@ -189,14 +189,14 @@ status_rates(time_t now, char **prom)
 	char *line;
 	int rc = HX_OK;
 
-	if (bucket_names(&ep, &n, err) == -1) {
-		warn(NULL, err);
+	if (endpoint_names(&ep, &n, err) == -1) {
+		say(NULL, err);
 		return HX_CONFIG;
 	}
 	v = xcalloc(n + 1, sizeof *v);
 	for (i = 0; i < n && rc == HX_OK; i++)
 		if (bucket_peek(ep[i], NULL, now, &v[i], err) == -1) {
-			warn(NULL, err);
+			say(NULL, err);
 			rc = store_code(HX_IOERR);
 		}
 	if (rc == HX_OK && o.pflag)
@@ -258,7 +258,7 @@ status_pause(struct pause_view *v, time_t now)
 	char *line;
 
 	if (pause_peek(NULL, now, v, err) == -1) {
-		warn(NULL, err);
+		say(NULL, err);
 		return -1;
 	}
 	if (!v->paused || !o.jflag || o.pflag)
@@ -372,7 +372,7 @@ say_pause(char **names, size_t n, time_t now)
 			printf("%s: %s\n", n > 0 ? names[i] :
 			    "the whole fleet", why);
 		else if (v.paused)
-			warn(names[i], why);	/* resumed, but the fleet's
+			say(names[i], why);	/* resumed, but the fleet's
 						   pause still holds it */
 		else if (o.vflag)
 			printf("%s: not paused\n", n > 0 ? names[i] :
@@ -420,6 +420,7 @@ main(int argc, char **argv)
 	time_t now;
 	int c, rc;
 
+	warning_sink(prog_warning, NULL);
 	while ((c = getopt_long(argc, argv, "c:n:" PROG_STATUS_SHORTOPTS,
 	    longopts, NULL)) != -1) {
 		switch (c) {

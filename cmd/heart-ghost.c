@@ -137,7 +137,7 @@ send_one(struct ghost_txn *t, const struct ghost_result *r)
 		    r->wake_id, err);
 		ioerr = 1;
 	}
-	warn(NULL, m);
+	say(NULL, m);
 	undelivered = 1;
 }
 
@@ -163,7 +163,7 @@ tell_others(struct ghost_txn *t, const char *agent)
 		    "(--exec, --text, --alert-only, --dedupe) than this "
 		    "run's; left to it (heart-ghost --outbox)", agent, first,
 		    n - 1);
-	warn(NULL, m);
+	say(NULL, m);
 }
 
 /*
@@ -181,12 +181,12 @@ drain(struct ghost_txn *t, const char *agent, const char *given)
 	while ((rc = ghost_next(t, &r, err)) != 0) {
 		if (rc == GHOST_DEAD) {
 			snprintf(m, sizeof m, "%s: %s", agent, err);
-			warn(NULL, m);
+			say(NULL, m);
 			buried = undelivered = 1;
 			continue;
 		}
 		if (*err != '\0') {
-			warn(NULL, err);
+			say(NULL, err);
 			ioerr = 1;
 		}
 		if (rc != 1)
@@ -198,14 +198,14 @@ drain(struct ghost_txn *t, const char *agent, const char *given)
 	waits = given != NULL && !tried && ghost_waits(t, given);
 	tell_others(t, agent);
 	if ((left = ghost_end(t, err)) == -1) {
-		warn(NULL, err);
+		say(NULL, err);
 		ioerr = 1;
 		left = 1;
 	}
 	if (waits) {
 		snprintf(m, sizeof m, "%s: wake %s waits in the outbox behind "
 		    "an earlier answer (heart-ghost --outbox)", agent, given);
-		warn(NULL, m);
+		say(NULL, m);
 		undelivered = 1;
 	}
 	return left;
@@ -221,12 +221,12 @@ commit(const struct ghost_result *r)
 	if ((rc = ghost_begin(r, &gopts, time(NULL), &t, err)) == -1) {
 		snprintf(m, sizeof m, "%s: wake %s not kept, not delivered: %s",
 		    r->agent, r->wake_id, err);
-		warn(NULL, m);
+		say(NULL, m);
 		ioerr = 1;
 		return;
 	}
 	if (rc == 1) {
-		warn(NULL, err);
+		say(NULL, err);
 		ioerr = 1;
 	}
 	drain(&t, r->agent, r->wake_id);
@@ -241,7 +241,7 @@ flush_agent(const char *agent)
 	int rc;
 
 	if ((rc = ghost_open(agent, &gopts, time(NULL), &t, err)) == -1) {
-		warn(NULL, err);
+		say(NULL, err);
 		ioerr = 1;
 	} else if (rc == 0)
 		waiting += drain(&t, agent, NULL);
@@ -260,7 +260,7 @@ one_line(const char *line, size_t len, const char *name, unsigned long no)
 		return;			/* a blank line */
 	if (ghost_parse(line, len, &r, err) == -1) {
 		snprintf(m, sizeof m, "%s:%lu: %s", name, no, err);
-		warn(NULL, m);
+		say(NULL, m);
 		baddata = 1;
 		return;
 	}
@@ -280,7 +280,7 @@ too_long(const char *name, unsigned long no)
 
 	snprintf(m, sizeof m, "%s:%lu: line longer than %d bytes", name, no,
 	    GHOST_LINEMAX);
-	warn(NULL, m);
+	say(NULL, m);
 	baddata = 1;
 }
 
@@ -341,7 +341,7 @@ each_line(int fd, const char *name)
 			char m[HEART_ERRLEN];
 			snprintf(m, sizeof m, "%s: read: %s", name,
 			    strerror(errno));
-			warn(NULL, m);
+			say(NULL, m);
 			ioerr = 1;
 			break;
 		}
@@ -370,7 +370,7 @@ read_inputs(int argc, char **argv)
 		if ((fd = open(argv[i], O_RDONLY | O_CLOEXEC)) == -1) {
 			snprintf(m, sizeof m, "%s: %s", argv[i],
 			    strerror(errno));
-			warn(NULL, m);
+			say(NULL, m);
 			ioerr = 1;
 			continue;
 		}
@@ -601,6 +601,7 @@ main(int argc, char **argv)
 	char m[160], why[96], *user = NULL, *repair = NULL;
 	int c, oflag = 0;
 
+	warning_sink(prog_warning, NULL);
 	while (execargv == NULL && (c = getopt_long(argc, argv,
 	    "+tad:k:u:s:er:h", longopts, NULL)) != -1) {
 		switch (c) {

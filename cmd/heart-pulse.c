@@ -61,15 +61,6 @@ dur_opt(const char *name, const char *arg)
 	return v;
 }
 
-static void
-say(void *arg, const char *who, const char *msg)
-{
-	(void)arg;
-	warn(who, msg);
-}
-
-static const struct pulse_hooks hooks = { say, NULL };
-
 static int
 signals(void)
 {
@@ -139,7 +130,7 @@ publisher(void)
 	int sfd, r, t;
 
 	sfd = signals();	/* before the souls: a reload may come */
-	if ((r = publisher_open(&o.c, &hooks, &pub, err)) != 0)
+	if ((r = publisher_open(&o.c, &pub, err)) != 0)
 		die(r, err);
 	for (;;) {
 		now = mono_ms();
@@ -189,11 +180,11 @@ print_snapshot(void)
 	int r;
 
 	if ((r = watcher_snapshot(wat, &map, err)) == -1) {
-		warn(NULL, err);
+		say(NULL, err);
 		return HX_UNAVAILABLE;
 	}
 	if (*err != '\0')
-		warn(NULL, err);
+		say(NULL, err);
 	print_events(map);
 	json_decref(map);
 	return r == 0 ? HX_OK : HX_NO;
@@ -208,7 +199,7 @@ watcher(void)
 	int sfd, r, sig, t;
 
 	sfd = signals();
-	if ((r = watcher_open(&o.c, &hooks, &wat, err)) != 0)
+	if ((r = watcher_open(&o.c, &wat, err)) != 0)
 		die(r, err);
 	for (;;) {
 		now = mono_ms();
@@ -246,7 +237,7 @@ acl(void)
 	char err[HEART_ERRLEN], *s;
 	int r;
 
-	r = publisher_acl(&o.c, &hooks, &s, err);
+	r = publisher_acl(&o.c, &s, err);
 	if (s != NULL)
 		fputs(s, stdout);
 	free(s);
@@ -297,6 +288,7 @@ main(int argc, char **argv)
 	};
 	int c, rc;
 
+	warning_sink(prog_warning, NULL);
 	while ((c = getopt_long(argc, argv, "s:S:b:p:i:c:k:B:u:P:C:E:K:wnm:"
 	    "Nvh", longopts, NULL)) != -1) {
 		switch (c) {

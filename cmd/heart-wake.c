@@ -41,7 +41,7 @@ tell(const char *agent, const char *server, const char *text)
 		else
 			nl = p + strlen(p);
 		if (*p != '\0')
-			warn(who, p);
+			say(who, p);
 	}
 	free(safe);
 }
@@ -90,7 +90,7 @@ print_result(const char *name, json_t *j)
 	if (outbox_keep(j, line, err) == -1) {
 		snprintf(m, sizeof m, "the answer is not kept for heart-ghost: "
 		    "%s", err);
-		warn(name, m);
+		say(name, m);
 		rc = HX_IOERR;
 	}
 	flush_pending();
@@ -188,7 +188,7 @@ list_tools(struct soul *s)
 	j = json_pack("{s:s,s:o}", "agent", s->name, "servers", mcp_list(m));
 	mcp_close(m, tell_list, s->name);
 	if (nfail > 0)
-		warn(s->name, err);
+		say(s->name, err);
 	if (isatty(STDOUT_FILENO))
 		list_text(j);
 	else
@@ -207,10 +207,10 @@ round_line(void *arg, const char *agent, json_t *j, int rc, const char *err)
 	(void)arg;
 	if (json_is_string(json_object_get(j, "warning"))) {
 		snprintf(who, sizeof who, "%s: warning", agent);
-		warn(who, json_string_value(json_object_get(j, "warning")));
+		say(who, json_string_value(json_object_get(j, "warning")));
 	}
 	if (rc != HX_OK && err != NULL && *err != '\0')
-		warn(agent, err);
+		say(agent, err);
 	if (agent != NULL && rc == HX_OK)
 		rc = print_result(agent, j);
 	else if (agent != NULL)
@@ -246,13 +246,6 @@ round_flush(void *arg)
 	flush_pending();
 }
 
-static void
-round_warn(void *arg, const char *who, const char *msg)
-{
-	(void)arg;
-	warn(who, msg);
-}
-
 /* --explain of a soul of a round: the fleet's rate limit, and the
  * wake deferred by it, beside the gates. */
 static int
@@ -263,7 +256,7 @@ explain_round(json_t *j, const struct soul *s, const char *dir, time_t now)
 	if (dir == NULL)
 		soul_dir(s, sdir, sizeof sdir);
 	if (round_explain(j, s, dir != NULL ? dir : sdir, now, err) == -1) {
-		warn(s->name, err);
+		say(s->name, err);
 		return -1;
 	}
 	return 0;
@@ -280,7 +273,7 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 	int rc;
 
 	if (soul_load(path, &s, err) == -1) {
-		warn(NULL, err);
+		say(NULL, err);
 		if (!explain) {
 			j = run_refused(HX_CONFIG, err, now);
 			print_json(j);
@@ -289,7 +282,7 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 		return HX_CONFIG;
 	}
 	for (i = 0; i < s->nwarn; i++)
-		warn("warning", s->warn[i]);
+		say("warning", s->warn[i]);
 	if (explain == 2) {
 		rc = list_tools(s);
 		soul_free(s);
@@ -297,7 +290,7 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 	}
 	if (explain) {
 		if ((j = explain_soul(s, o, now, err)) == NULL) {
-			warn(NULL, err);
+			say(NULL, err);
 			soul_free(s);
 			return store_code(HX_IOERR);
 		}
@@ -319,10 +312,10 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 	/* a warning first: it was found before the wake went */
 	if (json_is_string(json_object_get(j, "warning"))) {
 		snprintf(who, sizeof who, "%s: warning", s->name);
-		warn(who, json_string_value(json_object_get(j, "warning")));
+		say(who, json_string_value(json_object_get(j, "warning")));
 	}
 	if (rc != HX_OK)
-		warn(s->name, err);
+		say(s->name, err);
 	rc = hx_worse(rc, print_result(s->name, j));
 	json_decref(j);
 	soul_free(s);
@@ -375,8 +368,8 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct run_opts o = { -1, 0, 0, HEART_VERSION, tell, 0 };
-	struct round_hooks hooks = { round_warn, round_line, round_text,
-	    round_flush, NULL };
+	struct round_hooks hooks = { round_line, round_text, round_flush,
+	    NULL };
 	char err[HEART_ERRLEN], **souls = NULL, **found = NULL;
 	const char *store = NULL, *dir = NULL;
 	char *touch = NULL;
@@ -386,6 +379,7 @@ main(int argc, char **argv)
 	enum chamber ch;
 	time_t now;
 
+	warning_sink(prog_warning, NULL);
 	souls = xcalloc((size_t)argc + 1, sizeof *souls);
 	while ((c = getopt_long(argc, argv, "s:c:fneLt:h", longopts,
 	    NULL)) != -1) {

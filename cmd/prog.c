@@ -21,7 +21,7 @@ usage(void)
 }
 
 void
-warn(const char *who, const char *msg)
+say(const char *who, const char *msg)
 {
 	char line[2 * HEART_ERRLEN + 300];
 
@@ -30,10 +30,18 @@ warn(const char *who, const char *msg)
 	    who ? ": " : "", line);
 }
 
+/* The library's warnings (warning.c), said as the program's own. */
+void
+prog_warning(void *arg, const char *who, const char *msg)
+{
+	(void)arg;
+	say(who, msg);
+}
+
 void
 die(int code, const char *msg)
 {
-	warn(NULL, msg);
+	say(NULL, msg);
 	exit(code);
 }
 
@@ -47,7 +55,7 @@ prog_add_soul(struct soulset *set, const char *path)
 	if (soulset_add(set, path, err) == -1)
 		die(HX_CONFIG, err);
 	for (i = 0; i < set->s[set->n - 1]->nwarn; i++)
-		warn("warning", set->s[set->n - 1]->warn[i]);
+		say("warning", set->s[set->n - 1]->warn[i]);
 }
 
 /* agent, or exit 64 when it is no agent id. */
@@ -73,7 +81,7 @@ prog_unknown(const struct soulset *set, const char *agent)
 
 	if ((r = soulset_known(set, agent, err)) == 1)
 		return 0;
-	warn(NULL, err);
+	say(NULL, err);
 	return r == 0 ? HX_USAGE : store_code(HX_IOERR);
 }
 
@@ -292,7 +300,7 @@ prog_prom_put(const char *promfile, const char *text, int rc)
 	if (promfile == NULL)
 		fputs(text, stdout);
 	else if (rc == HX_OK && prom_write(promfile, text, err) == -1) {
-		warn(NULL, err);
+		say(NULL, err);
 		rc = HX_IOERR;
 	}
 	return rc;

@@ -1,16 +1,18 @@
 /*
  * prog.h - what every program of heart says the same way (prog.c):
  * its usage, and its messages on standard error, "PROG: [WHO: ]MSG" on
- * one printable line whatever the text from outside in them holds;
- * and what the status commands (heart-cap, heart-breaker) share: their
- * common options, the agents they show, --prom.  Each program defines
- * progname and usage_text.
+ * one printable line whatever the text from outside in them holds,
+ * the library's warnings among them (prog_warning, the sink each main
+ * gives warning_sink first); and what the status commands (heart-cap,
+ * heart-breaker) share: their common options, the agents they show,
+ * --prom.  Each program defines progname and usage_text.
  */
 extern const char progname[];
 extern const char usage_text[];
 
 void	 usage(void) __attribute__((noreturn));
-void	 warn(const char *, const char *);
+void	 say(const char *, const char *);
+void	 prog_warning(void *, const char *, const char *);
 void	 die(int, const char *) __attribute__((noreturn));
 
 /* the status commands' souls and agent operands (soulset.c) */

@@ -31,11 +31,11 @@ broker_say(struct broker *b, const char *who, const char *fmt, ...)
 	char m[2 * HEART_ERRLEN];
 	va_list ap;
 
+	(void)b;	/* either end's, to warning.c's sink alike */
 	va_start(ap, fmt);
 	vsnprintf(m, sizeof m, fmt, ap);
 	va_end(ap);
-	if (b->h.warn != NULL)
-		b->h.warn(b->h.arg, who, m);
+	warning(who, m);
 }
 
 /* A failure that stops the caller; the first one is kept. */
@@ -58,12 +58,9 @@ broker_fatal(struct broker *b, const char *fmt, ...)
  * its pid).  No I/O but gethostname.
  */
 void
-broker_init(struct broker *b, const struct pulse_opts *o,
-    const struct pulse_hooks *h, int watcher)
+broker_init(struct broker *b, const struct pulse_opts *o, int watcher)
 {
 	memset(b, 0, sizeof *b);
-	if (h != NULL)
-		b->h = *h;
 	b->o = o;
 	b->watcher = watcher;
 	b->prefix = o->prefix != NULL ? o->prefix : BROKER_PREFIX;

@@ -3,12 +3,11 @@
  * per endpoint, across every process and host that shares the store.
  *
  * The endpoints are declared once, in the fleet file (HEART_FLEET,
- * heart(7) THE FLEET FILE); a soul's endpoint is the first one whose
- * base_url and model match its own.  Each has a bucket of requests
- * and of tokens: a request is counted in the second it is sent (a
- * wake's first, taken at admission, is moved there), and returns 61
- * seconds after, so no 60 seconds ever see more than the limit (a
- * sliding window; at most BKT_SLOTS seconds are kept).  A 429
+ * heart(7) THE FLEET FILE), which endpoint.c reads.  Each has a
+ * bucket of requests and of tokens: a request is counted in the second
+ * it is sent (a wake's first, taken at admission, is moved there), and
+ * returns 61 seconds after, so no 60 seconds ever see more than the
+ * limit (a sliding window; at most BKT_SLOTS seconds are kept).  A 429
  * from the provider stops the whole endpoint until its Retry-After (a
  * minute without one).
  *
@@ -46,224 +45,6 @@
 #define SLOW_DEFAULT	60	/* s: a 429 without Retry-After */
 #define LINE_TTL	180	/* s: a place in line not asked for again */
 #define KEEP		(2 * 86400LL)	/* a server keeps it, s */
-
-struct endpoint {
-	char	 name[HEART_IDMAX + 1];
-	char	*base_url, *model;	/* NULL: any */
-	long long rpm, tpm;		/* 0: no limit */
-};
-
-static struct {
-	int	 read;
-	struct endpoint *e;
-	size_t	 n;
-	char	 path[4096];
-} fl;
-
-static int
-ep_num(const char *file, const char *name, json_t *o, const char *key,
-    long long *v, char *err)
-{
-	json_t *j = json_object_get(o, key);
-
-	*v = 0;
-	if (j == NULL)
-		return 0;
-	if (!json_is_integer(j) || json_integer_value(j) < 0 ||
-	    json_integer_value(j) > 1000000000) {
-		errf(err, "%s: endpoints.%s.%s: not a whole number from 0 to "
-		    "1000000000", file, name, key);
-		return -1;
-	}
-	*v = json_integer_value(j);
-	return 0;
-}
-
-static int
-ep_str(const char *file, const char *name, json_t *o, const char *key,
-    char **v, char *err)
-{
-	json_t *j = json_object_get(o, key);
-
-	*v = NULL;
-	if (j == NULL)
-		return 0;
-	if (!json_is_string(j) || json_string_length(j) == 0) {
-		errf(err, "%s: endpoints.%s.%s: not a string", file, name,
-		    key);
-		return -1;
-	}
-	*v = xstrdup(json_string_value(j));
-	return 0;
-}
-
-static int
-ep_parse(const char *file, const char *name, json_t *o, struct endpoint *e,
-    char *err)
-{
-	static const char *known[] = { "base_url", "model",
-	    "requests_per_minute", "tokens_per_minute", NULL };
-	const char *k;
-	json_t *v;
-	int i;
-
-	memset(e, 0, sizeof *e);
-	if (!id_valid(name)) {
-		errf(err, "%s: endpoint name '%.64s': use 1 to 64 of A-Z a-z "
-		    "0-9 _ . -, not starting with a dot", file, name);
-		return -1;
-	}
-	snprintf(e->name, sizeof e->name, "%s", name);
-	if (!json_is_object(o)) {
-		errf(err, "%s: endpoints.%s: not a mapping", file, name);
-		return -1;
-	}
-	json_object_foreach(o, k, v) {
-		for (i = 0; known[i] != NULL && strcmp(known[i], k); i++)
-			;
-		if (known[i] == NULL) {
-			errf(err, "%s: endpoints.%s.%.64s: unknown key", file,
-			    name, k);
-			return -1;
-		}
-	}
-	return ep_str(file, name, o, "base_url", &e->base_url, err) == -1 ||
-	    ep_str(file, name, o, "model", &e->model, err) == -1 ||
-	    ep_num(file, name, o, "requests_per_minute", &e->rpm, err) ==
-	    -1 || ep_num(file, name, o, "tokens_per_minute", &e->tpm, err) ==
-	    -1 ? -1 : 0;
-}
-
-static void
-fleet_clear(void)
-{
-	size_t i;
-
-	for (i = 0; i < fl.n; i++) {
-		free(fl.e[i].base_url);
-		free(fl.e[i].model);
-	}
-	free(fl.e);
-	fl.e = NULL;
-	fl.n = 0;
-}
-
-static int
-fleet_parse(const char *file, const char *buf, size_t len, char *err)
-{
-	struct yj y;
-	json_t *eps, *o;
-	const char *name, *k;
-	int rc = -1;
-
-	if (yj_load(buf, len, 0, file, &y, err) == -1)
-		return -1;
-	eps = json_object_get(y.root, "endpoints");
-	json_object_foreach(y.root, k, o)
-		if (strcmp(k, "endpoints") != 0) {
-			errf(err, "%s: %.64s: unknown key (the fleet file has "
-			    "endpoints:)", file, k);
-			goto out;
-		}
-	if (eps != NULL && !json_is_object(eps)) {
-		errf(err, "%s: endpoints: not a mapping", file);
-		goto out;
-	}
-	fl.e = xcalloc(json_object_size(eps) + 1, sizeof *fl.e);
-	json_object_foreach(eps, name, o)
-		if (ep_parse(file, name, o, &fl.e[fl.n++], err) == -1)
-			goto out;
-	rc = 0;
-out:
-	yj_free(&y);
-	return rc;
-}
-
-/* The fleet file, read once per process: 0, or -1 with err. */
-static int
-fleet_read(char *err)
-{
-	const char *file = getenv("HEART_FLEET");
-	char *buf = NULL;
-	size_t len = 0;
-	int rc;
-
-	if (fl.read)
-		return 0;
-	if (file == NULL || *file == '\0') {
-		fl.read = 1;
-		return 0;
-	}
-	snprintf(fl.path, sizeof fl.path, "%s", file);
-	if (file_read(file, HEART_SOULMAX, &buf, &len) == -1) {
-		if (errno == EFBIG)
-			errf(err, "%s: larger than %d bytes", file,
-			    HEART_SOULMAX);
-		else
-			errf(err, "HEART_FLEET: %s: %s", file,
-			    strerror(errno));
-		return -1;
-	}
-	rc = fleet_parse(file, buf, len, err);
-	free(buf);
-	if (rc == -1)
-		fleet_clear();
-	else
-		fl.read = 1;
-	return rc;
-}
-
-static const struct endpoint *
-ep_named(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < fl.n; i++)
-		if (strcmp(fl.e[i].name, name) == 0)
-			return &fl.e[i];
-	return NULL;
-}
-
-/*
- * The endpoint of a model's settings into name (n bytes): 1 when the
- * fleet file declares one for its base_url and model, 0 when none
- * (name is ""), -1 with err when the fleet file is unsound.
- */
-int
-bucket_endpoint(const struct llm_conf *lc, char *name, size_t n, char *err)
-{
-	size_t i;
-
-	name[0] = '\0';
-	if (fleet_read(err) == -1)
-		return -1;
-	for (i = 0; i < fl.n; i++)
-		if ((fl.e[i].base_url == NULL || strcmp(fl.e[i].base_url,
-		    lc->base_url) == 0) && (fl.e[i].model == NULL ||
-		    strcmp(fl.e[i].model, lc->model) == 0)) {
-			snprintf(name, n, "%s", fl.e[i].name);
-			return 1;
-		}
-	return 0;
-}
-
-/* The endpoints the fleet file declares, in its order (free *names,
- * not the strings, which stay the process's). */
-int
-bucket_names(const char ***names, size_t *n, char *err)
-{
-	size_t i;
-
-	*names = NULL;
-	*n = 0;
-	if (fleet_read(err) == -1)
-		return -1;
-	*names = xcalloc(fl.n + 1, sizeof **names);
-	for (i = 0; i < fl.n; i++)
-		(*names)[i] = fl.e[i].name;
-	*n = fl.n;
-	return 0;
-}
 
 /*
  * Forget what was taken before the window of now, and the places in
@@ -626,11 +407,10 @@ transition(const char *name, enum bkt_op op, const struct bkt_args *a,
 	int r;
 
 	memset(x, 0, sizeof *x);
-	if (fleet_read(err) == -1)
+	if (endpoint_read(err) == -1)
 		return -1;
-	if ((x->ep = ep_named(name)) == NULL) {
-		errf(err, "%s: no endpoint '%.64s'", fl.path[0] ? fl.path :
-		    "HEART_FLEET", name);
+	if ((x->ep = endpoint_named(name)) == NULL) {
+		errf(err, "%s: no endpoint '%.64s'", endpoint_file(), name);
 		return -1;
 	}
 	snprintf(x->owner, sizeof x->owner, "@%s", name);
@@ -692,9 +472,10 @@ bucket_record(const char *name, long long tokens, time_t now, char *err)
 	struct bkt_args a = { tokens, 0, 0, NULL };
 	struct bktx x;
 
-	if (fleet_read(err) == -1)
+	if (endpoint_read(err) == -1)
 		return -1;
-	if (tokens <= 0 || ep_named(name) == NULL || ep_named(name)->tpm == 0)
+	if (tokens <= 0 || endpoint_named(name) == NULL ||
+	    endpoint_named(name)->tpm == 0)
 		return 0;
 	return transition(name, BKT_RECORD, &a, now, &x, err);
 }

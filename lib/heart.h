@@ -64,6 +64,13 @@ int	 hx_worse(int, int);
  * the decimal it is (price.c) */
 char	*json_line(const json_t *);
 
+/* warning.c: the library's warnings, to the sink the program registers:
+ * fn(arg, who or NULL, text) */
+void	 warning_sink(void (*)(void *, const char *, const char *), void *);
+void	 warning(const char *, const char *);
+void	 warningf(const char *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+
 /* secret.c: a copy of a text scrubbed of every secret heart holds (the
  * model's API key, the Redis and MQTT passwords), to free */
 char	*secret_dup(const char *);
@@ -441,6 +448,7 @@ struct ghost_txn {		/* from _begin or _open to _end; private */
 
 enum { GHOST_SENT = 1, GHOST_RETRY, GHOST_DEAD };
 
+/* ghostparse.c: a wake result line read */
 int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
 void	 ghost_result_free(struct ghost_result *);
 /*
@@ -525,7 +533,9 @@ struct rate_view {
 	long long waiting;		/* wakes deferred, in line */
 	long long ahead;		/* of them before the agent asked of */
 };
-int	 bucket_names(const char ***, size_t *, char *);
+/* endpoint.c: the endpoints the fleet file declares */
+int	 endpoint_names(const char ***, size_t *, char *);
+/* bucket.c */
 int	 bucket_peek(const char *, const char *, time_t, struct rate_view *,
 	    char *);
 json_t	*bucket_json(const struct rate_view *, time_t);
@@ -552,8 +562,6 @@ json_t	*explain_soul(const struct soul *, const struct run_opts *, time_t,
 
 /* round.c: one round over a directory of souls, N wakes at once */
 struct round_hooks {
-	/* a message: (arg, who or NULL, text) */
-	void	(*warn)(void *, const char *, const char *);
 	/* a result, whole: (arg, agent or NULL, result, exit code, the
 	 * failure's message or NULL) */
 	void	(*line)(void *, const char *, json_t *, int, const char *);
@@ -578,7 +586,8 @@ int	 round_explain(json_t *, const struct soul *, const char *, time_t,
  * -1 from _work or _ready is a failure retrying cannot mend (the broker
  * refused our credentials, another process has our client id): the
  * end, with err.  Messages (an outage, a refused topic, an unreadable
- * soul) go to hooks.warn(arg, who or NULL, text) as they happen.
+ * soul) go to warning.c's sink, warning(who or NULL, text), as they
+ * happen.
  */
 struct pollfd;
 
@@ -599,18 +608,13 @@ struct pulse_opts {		/* NULL, 0 or -1: the default */
 	int	 noinotify, verbose, snapshot;
 };
 
-struct pulse_hooks {
-	void	(*warn)(void *, const char *, const char *);
-	void	*arg;
-};
-
 /*
  * publisher.c: publisher_open and publisher_acl return 0, or HX_USAGE
  * or HX_CONFIG with err; *out is set either way, for publisher_free.
  *   publisher_poll(p, now, fd[2])	fills fd, returns the timeout, ms
  *   publisher_reload(p, now)	the souls again (SIGHUP)
  *   publisher_goodbye(p, err)	offline said, a clean disconnect
- *   publisher_acl(o, h, &text, err)	--acl's ACL block, to free
+ *   publisher_acl(o, &text, err)	--acl's ACL block, to free
  */
 struct publisher;
 
@@ -623,8 +627,8 @@ struct publisher_stats {	/* SIGUSR1 */
 	int	 window;
 };
 
-int	 publisher_open(const struct pulse_opts *, const struct pulse_hooks *,
-	    struct publisher **, char *);
+int	 publisher_open(const struct pulse_opts *, struct publisher **,
+	    char *);
 int	 publisher_work(struct publisher *, long long, char *);
 int	 publisher_poll(const struct publisher *, long long, struct pollfd *);
 int	 publisher_ready(struct publisher *, const struct pollfd *, long long,
@@ -633,8 +637,7 @@ void	 publisher_reload(struct publisher *, long long);
 void	 publisher_stats(const struct publisher *, struct publisher_stats *);
 int	 publisher_goodbye(struct publisher *, char *);
 void	 publisher_free(struct publisher *);
-int	 publisher_acl(const struct pulse_opts *, const struct pulse_hooks *,
-	    char **, char *);
+int	 publisher_acl(const struct pulse_opts *, char **, char *);
 
 /*
  * watcher.c: watcher_open as publisher_open; watcher_work returns 1
@@ -644,8 +647,7 @@ int	 publisher_acl(const struct pulse_opts *, const struct pulse_hooks *,
  */
 struct watcher;
 
-int	 watcher_open(const struct pulse_opts *, const struct pulse_hooks *,
-	    struct watcher **, char *);
+int	 watcher_open(const struct pulse_opts *, struct watcher **, char *);
 int	 watcher_work(struct watcher *, long long, char *);
 int	 watcher_poll(const struct watcher *, long long, struct pollfd *);
 int	 watcher_ready(struct watcher *, const struct pollfd *, char *);

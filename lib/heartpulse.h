@@ -215,8 +215,9 @@ long long sdnotify_watchdog(void);
 /*
  * broker.c: the broker connection of heart-pulse's two ends: its
  * defaults, name, credentials, and what its events say (messages to
- * the hooks; a failure retrying cannot mend kept in fatal and why).
- *   broker_init(b, o, h, watcher)	the name on the broker, no I/O
+ * the warning sink, warning.c; a failure retrying cannot mend kept in
+ * fatal and why).
+ *   broker_init(b, o, watcher)	the name on the broker, no I/O
  *   broker_open(b, err)	the connection, not yet dialled: 0, or
  *	HX_USAGE or HX_CONFIG with err
  *   broker_report(b, ev)	mqtt_io's events said
@@ -226,7 +227,6 @@ long long sdnotify_watchdog(void);
  */
 struct broker {
 	const struct pulse_opts *o;
-	struct pulse_hooks h;
 	struct mqtt *q;
 	struct mqtt_conf mc;
 	const char *url;	/* the broker */
@@ -240,8 +240,7 @@ struct broker {
 	char	 why[HEART_ERRLEN];
 };
 
-void	 broker_init(struct broker *, const struct pulse_opts *,
-	    const struct pulse_hooks *, int);
+void	 broker_init(struct broker *, const struct pulse_opts *, int);
 int	 broker_prefix_check(const struct broker *, char *);
 int	 broker_open(struct broker *, char *);
 void	 broker_close(struct broker *);

@@ -22,6 +22,42 @@ int	 hist_commit(const char *, const json_t *, const char *,
 int	 hist_tail(const char *, size_t, json_t **, char *);
 int	 hist_last_user(const char *, time_t *, char *);
 
+/*
+ * histwalk.c: the history read back to front, by the readers' rule of
+ * a whole wake (hist.c reads and writes it, histrepair.c repairs it)
+ */
+#define HISTFILE	"history.jsonl"
+#define HISTLOCK	"history.lock"
+/* The file read backwards, line by line. */
+struct hist_back {
+	int	 fd;
+	const char *path;
+	char	*buf;		/* the file's bytes [lo, hi) */
+	off_t	 lo, hi;
+	off_t	 cur;		/* lines before cur are still to come */
+	long	 nread;		/* lines returned so far */
+};
+
+/* The wakes of the file, read backwards. */
+struct hist_walk {
+	struct hist_back b;
+	const char *agent;	/* whose: the repair named */
+	int	 tail;		/* still inside the torn tail */
+	off_t	 good_end;	/* end of the last whole wake */
+};
+
+int	 hist_ioerr(const char *, const char *, char *);
+int	 hist_back_init(struct hist_back *, int, const char *, char *);
+int	 hist_back_prev(struct hist_back *, const char **, size_t *, off_t *,
+	    char *);
+void	 hist_back_free(struct hist_back *);
+json_t	*hist_line_parse(const char *, size_t);
+int	 hist_line_part(json_t *, long long *, long long *);
+int	 hist_same_wake(json_t *, json_t *);
+int	 hist_walk_init(struct hist_walk *, int, const char *, const char *,
+	    char *);
+int	 hist_walk_prev(struct hist_walk *, json_t **, off_t *, char *);
+
 /* ghost.c */
 #define GHOST_RETRY_FOR	(24 * 3600)	/* ghost_opts.retry_for's 0 */
 #define GHOST_HOLD	(10 * 60)	/* a failing answer holds up the
@@ -508,8 +544,18 @@ time_t	 wake_next(const struct soul *, const char *, struct wake_state *,
 time_t	 wake_carried(const char *, struct wake_state *, enum chamber,
 	    const char *);
 
+/* endpoint.c: the endpoints of the fleet file */
+struct endpoint {
+	char	 name[HEART_IDMAX + 1];
+	char	*base_url, *model;	/* NULL: any */
+	long long rpm, tpm;		/* 0: no limit */
+};
+int	 endpoint_read(char *);
+const struct endpoint *endpoint_named(const char *);
+const char *endpoint_file(void);
+int	 endpoint_of(const struct llm_conf *, char *, size_t, char *);
+
 /* bucket.c */
-int	 bucket_endpoint(const struct llm_conf *, char *, size_t, char *);
 int	 bucket_give(const char *, time_t, time_t, char *);
 int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
 	    char *, size_t, char *);

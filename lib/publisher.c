@@ -310,19 +310,19 @@ on_node_status(void *arg, const char *topic, const void *payload, int len,
 }
 
 /*
- * The publisher of o's souls (warnings through h), not yet connected;
+ * The publisher of o's souls (warnings to warning.c), not yet connected;
  * systemd is told it is ready.  0, or HX_USAGE or HX_CONFIG with err.
  */
 int
-publisher_open(const struct pulse_opts *o, const struct pulse_hooks *h,
-    struct publisher **out, char *err)
+publisher_open(const struct pulse_opts *o, struct publisher **out,
+    char *err)
 {
 	struct publisher *p = xcalloc(1, sizeof *p);
 	char topic[512];
 	int r;
 
 	*out = p;
-	broker_init(&p->b, o, h, 0);
+	broker_init(&p->b, o, 0);
 	identity(p);
 	p->agents = pubagents_new(o->interval, !o->noinotify);
 	p->started = mono_ms();
@@ -473,8 +473,7 @@ publisher_free(struct publisher *p)
  * load (the block leaves its agent out).
  */
 int
-publisher_acl(const struct pulse_opts *o, const struct pulse_hooks *h,
-    char **out, char *err)
+publisher_acl(const struct pulse_opts *o, char **out, char *err)
 {
 	struct publisher *p = xcalloc(1, sizeof *p);
 	struct pubagent *a;
@@ -484,7 +483,7 @@ publisher_acl(const struct pulse_opts *o, const struct pulse_hooks *h,
 	int r = HX_CONFIG;
 
 	*out = NULL;
-	broker_init(&p->b, o, h, 0);
+	broker_init(&p->b, o, 0);
 	p->agents = pubagents_new(o->interval, 0);
 	if (load(p, mono_ms()) <= 0) {
 		errf(err, "no agent to keep alive (no soul loaded)");

@@ -263,11 +263,11 @@ gate(struct round *r, const char *path, size_t ord, time_t now,
 		return 0;
 	}
 	for (i = 0; i < s->nwarn; i++)
-		r->h->warn(r->h->arg, "warning", s->warn[i]);
+		warning("warning", s->warn[i]);
 	if (r->cache != NULL)
 		soulcache_drop(r->cache, path);
 	if ((until = due_from(s, r->ro, now, &unseen, err)) == -1) {
-		r->h->warn(r->h->arg, s->name, err);
+		warning(s->name, err);
 		until = now;	/* run_wake will say it again */
 	}
 	/*
@@ -688,7 +688,7 @@ wake_all(struct round *r, struct cand *c, size_t n, int jobs, char *err)
 /*
  * One round for the souls paths[0..n), at now: every soul's result to
  * h->line, whole, one at a time (phase one's in soul order as they are
- * decided, then each wake's as it ends); messages to h->warn.  dir,
+ * decided, then each wake's as it ends); warnings to warning.c.  dir,
  * when not NULL, is the souls' directory: its soul cache serves the
  * round (and paths are all its souls).  A wake falling due within span
  * seconds of now is the round's too, begun at its second (not with
@@ -717,7 +717,7 @@ round_run(char *const *paths, size_t n, const char *dir,
 	r.now = now;
 	r.horizon = ro->dry_run ? now : now + span;
 	if (dir != NULL && (r.cache = soulcache_open(dir, e2)) == NULL)
-		h->warn(h->arg, "soul cache", e2);
+		warning("soul cache", e2);
 	for (i = 0; i < n; i++)
 		nc += gate(&r, paths[i], i, now, &c[nc]);
 	if (nc > 0)
@@ -729,12 +729,12 @@ round_run(char *const *paths, size_t n, const char *dir,
 	if (jobs <= 1)
 		wake_here_all(&r, c, nc);
 	else if ((rc = wake_all(&r, c, nc, jobs, e2)) == -1)
-		h->warn(h->arg, NULL, e2);
+		warning(NULL, e2);
 	for (i = 0; i < nc; i++)
 		soul_free(c[i].s);
 	free(c);
 	if (r.cache != NULL && soulcache_save(r.cache, 1, e2) == -1)
-		h->warn(h->arg, "soul cache", e2);
+		warning("soul cache", e2);
 	soulcache_free(r.cache);
 	free(r.text);
 	return rc == -1 ? hx_worse(r.rc, HX_TEMPFAIL) : r.rc;
@@ -763,7 +763,7 @@ round_explain(json_t *arr, const struct soul *s, const char *dir,
 	 * goes to the triage endpoint when there is one */
 	ep[0] = '\0';
 	if ((s->triage != NULL ? llm_triage_conf(s, &lc, err) :
-	    llm_conf(s, &lc, err)) == 0 && bucket_endpoint(&lc, ep,
+	    llm_conf(s, &lc, err)) == 0 && endpoint_of(&lc, ep,
 	    sizeof ep, err) == -1)
 		return -1;
 	snprintf(why, sizeof why, "no endpoint of the fleet file matches "

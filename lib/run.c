@@ -641,8 +641,8 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	brk_from_soul(s, &k.bc);
 	k.triage = s->triage != NULL;
 	if (llm_conf(s, &lc, err) == -1 || llm_triage_conf(s, &k.tc,
-	    err) == -1 || bucket_endpoint(&lc, k.ep, sizeof k.ep, err) == -1 ||
-	    (k.triage && bucket_endpoint(&k.tc, k.tep, sizeof k.tep,
+	    err) == -1 || endpoint_of(&lc, k.ep, sizeof k.ep, err) == -1 ||
+	    (k.triage && endpoint_of(&k.tc, k.tep, sizeof k.tep,
 	    err) == -1))
 		rc = fail(&k, HX_CONFIG, err);
 	else if (state_agent_dir(s->name, 1, k.dir, sizeof k.dir, err) == -1)

@@ -404,7 +404,7 @@ state_read_json(const char *dir, const char *name, json_t **out, char *err)
  * in place: a power cut in that moment can leave the document the disk
  * names torn, never both (each was synced before it was swapped in).
  * So a document that does not read is read from its partner, and the
- * reader says so on standard error, once per document; the next change
+ * reader says so (warning.c), once per document; the next change
  * writes it whole again (heart(7), State).
  */
 int
@@ -425,9 +425,9 @@ state_read_doc(const char *dir, const char *name, json_t **out, char *err)
 	for (i = 0; i < 16 && told[i] != 0 && told[i] != h; i++)
 		;
 	if (i == 16 || told[i] == 0) {
-		fprintf(stderr, "%s: warning: %s; read %s/%s, the version "
-		    "before it (a power cut can leave one torn: heart(7), "
-		    "State)\n", program_invocation_short_name, err, dir, tmp);
+		warningf("warning", "%s; read %s/%s, the version before "
+		    "it (a power cut can leave one torn: heart(7), State)",
+		    err, dir, tmp);
 		if (i < 16)
 			told[i] = h;
 	}

@@ -82,18 +82,17 @@ subscribe(struct watcher *w)
 }
 
 /*
- * The watcher o asks for (warnings through h), not yet connected.  0,
+ * The watcher o asks for (warnings to warning.c), not yet connected.  0,
  * or HX_USAGE or HX_CONFIG with err.
  */
 int
-watcher_open(const struct pulse_opts *o, const struct pulse_hooks *h,
-    struct watcher **out, char *err)
+watcher_open(const struct pulse_opts *o, struct watcher **out, char *err)
 {
 	struct watcher *w = xcalloc(1, sizeof *w);
 	int r;
 
 	*out = w;
-	broker_init(&w->b, o, h, 1);
+	broker_init(&w->b, o, 1);
 	w->events = json_array();
 	w->up_at = -1;
 	w->iv = (o->interval > 0 ? o->interval : WATCH_INTERVAL) * 1000;

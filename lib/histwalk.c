@@ -1,0 +1,297 @@
+/*
+ * histwalk.c - the history, agents/ID/history.jsonl, read back to
+ * front, line by line (hist_back_*) and whole wake by whole wake
+ * (hist_walk_*), by the rule of what a whole wake is (hist_line_part,
+ * hist_same_wake): hist.c's readers and its writer read the file so,
+ * and histrepair.c applies the same rule front to back.
+ *
+ * Invariant: the torn tail a killed writer leaves (bytes after the last
+ * newline, a last line that does not parse, the lines of a wake that
+ * never reached its last part) is skipped; anything damaged before it
+ * is an error that names the line and the repair.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heartint.h"
+#include "heartwake.h"
+
+#define CHUNK		65536
+
+int
+hist_ioerr(const char *path, const char *what, char *err)
+{
+	errf(err, "%s: %s: %s", path, what, strerror(errno));
+	return -1;
+}
+
+/* Read more of the file before lo, keeping [lo, keep) of what we have. */
+static int
+back_grow(struct hist_back *b, off_t keep, char *err)
+{
+	off_t more = keep - b->lo > CHUNK ? keep - b->lo : CHUNK;
+	off_t nlo = b->lo > more ? b->lo - more : 0, o;
+	char *nb;
+	ssize_t r;
+
+	if ((nb = malloc((size_t)(keep - nlo) + 1)) == NULL)
+		abort();
+	if (keep > b->lo)
+		memcpy(nb + (b->lo - nlo), b->buf, (size_t)(keep - b->lo));
+	for (o = nlo; o < b->lo; o += r) {
+		r = pread(b->fd, nb + (o - nlo), (size_t)(b->lo - o), o);
+		if (r <= 0) {
+			free(nb);
+			if (r == 0)
+				errno = EIO;
+			return hist_ioerr(b->path, "read", err);
+		}
+	}
+	free(b->buf);
+	b->buf = nb;
+	b->lo = nlo;
+	b->hi = keep;
+	return 0;
+}
+
+/* The offset of the last newline before off: 1, 0 if none, -1 error. */
+static int
+back_nl(struct hist_back *b, off_t off, off_t *nl, char *err)
+{
+	off_t upto = off;
+	char *q;
+
+	for (;;) {
+		if (upto > b->lo && (q = memrchr(b->buf, '\n',
+		    (size_t)(upto - b->lo))) != NULL) {
+			*nl = b->lo + (q - b->buf);
+			return 1;
+		}
+		if (b->lo == 0)
+			return 0;
+		upto = b->lo;
+		if (back_grow(b, off, err) == -1)
+			return -1;
+	}
+}
+
+/* Start reading backwards; bytes after the last newline are torn. */
+int
+hist_back_init(struct hist_back *b, int fd, const char *path, char *err)
+{
+	struct stat st;
+	off_t nl;
+	int r;
+
+	memset(b, 0, sizeof *b);
+	b->fd = fd;
+	b->path = path;
+	if (fstat(fd, &st) == -1)
+		return hist_ioerr(path, "stat", err);
+	b->lo = b->hi = st.st_size;
+	if ((r = back_nl(b, st.st_size, &nl, err)) == -1)
+		return -1;
+	b->cur = r == 1 ? nl + 1 : 0;
+	return 0;
+}
+
+void
+hist_back_free(struct hist_back *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+}
+
+/* The line before cur, without its newline: 1, 0 at the start, -1. */
+int
+hist_back_prev(struct hist_back *b, const char **line, size_t *len,
+    off_t *start, char *err)
+{
+	off_t nl, s;
+	int r;
+
+	if (b->cur == 0)
+		return 0;
+	if ((r = back_nl(b, b->cur - 1, &nl, err)) == -1)
+		return -1;
+	s = r == 1 ? nl + 1 : 0;
+	*line = b->buf + (s - b->lo);
+	*len = (size_t)(b->cur - 1 - s);
+	*start = s;
+	b->cur = s;
+	b->nread++;
+	return 1;
+}
+
+json_t *
+hist_line_parse(const char *p, size_t len)
+{
+	json_t *j = json_loadb(p, len, JSON_REJECT_DUPLICATES, NULL);
+
+	if (j != NULL && !json_is_object(j)) {
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+/* part and parts of a line; 1/1 when it has neither; -1 when bad. */
+int
+hist_line_part(json_t *o, long long *part, long long *parts)
+{
+	json_t *a = json_object_get(o, "part"), *b = json_object_get(o,
+	    "parts");
+
+	if (a == NULL && b == NULL) {
+		*part = *parts = 1;
+		return 0;
+	}
+	if (!json_is_integer(a) || !json_is_integer(b))
+		return -1;
+	*part = json_integer_value(a);
+	*parts = json_integer_value(b);
+	return *part >= 1 && *part <= *parts ? 0 : -1;
+}
+
+/* The line of the file on fd that byte at is on, counted from 1. */
+static long long
+line_at(int fd, off_t at)
+{
+	char buf[CHUNK];
+	long long line = 1;
+	off_t o;
+	ssize_t r;
+	char *p;
+
+	for (o = 0; o < at; o += r) {
+		r = pread(fd, buf, at - o < CHUNK ? (size_t)(at - o) : CHUNK,
+		    o);
+		if (r <= 0)
+			break;
+		for (p = buf; (p = memchr(p, '\n', (size_t)(buf + r - p))) !=
+		    NULL; p++)
+			line++;
+	}
+	return line;
+}
+
+static int
+damaged(struct hist_walk *w, off_t at, const char *why, char *err)
+{
+	errf(err, "%s: damaged at line %lld (byte %lld): %s; heart-ghost "
+	    "--repair %s sets it aside (heart-ghost(1))", w->b.path,
+	    line_at(w->b.fd, at), (long long)at + 1, why, w->agent);
+	return -1;
+}
+
+int
+hist_walk_init(struct hist_walk *w, int fd, const char *path,
+    const char *agent, char *err)
+{
+	if (hist_back_init(&w->b, fd, path, err) == -1)
+		return -1;
+	w->agent = agent;
+	w->tail = 1;
+	w->good_end = 0;
+	return 0;
+}
+
+/* The last line of the next wake back, skipping the torn tail. */
+static int
+walk_last(struct hist_walk *w, json_t **jo, off_t *starto, long long *partso,
+    char *err)
+{
+	const char *p;
+	size_t len;
+	off_t s;
+	long long part, parts;
+	json_t *j;
+	int r;
+
+	for (;;) {
+		if ((r = hist_back_prev(&w->b, &p, &len, &s, err)) != 1) {
+			w->tail = 0;
+			return r;
+		}
+		if ((j = hist_line_parse(p, len)) == NULL) {
+			/* the last line may be one torn by a crash */
+			if (w->tail && w->b.nread == 1)
+				continue;
+			return damaged(w, s, "a line that is not a JSON "
+			    "object", err);
+		}
+		if (hist_line_part(j, &part, &parts) == -1) {
+			json_decref(j);
+			return damaged(w, s, "bad part/parts", err);
+		}
+		if (part == parts)
+			break;
+		json_decref(j);
+		if (!w->tail)
+			return damaged(w, s, "a wake cut short", err);
+	}
+	if (w->tail)
+		w->good_end = s + (off_t)len + 1;
+	w->tail = 0;
+	*jo = j;
+	*starto = s;
+	*partso = parts;
+	return 1;
+}
+
+int
+hist_same_wake(json_t *a, json_t *b)
+{
+	const char *x = json_string_value(json_object_get(a, "wake_id"));
+	const char *y = json_string_value(json_object_get(b, "wake_id"));
+
+	return x != NULL && y != NULL && strcmp(x, y) == 0;
+}
+
+/*
+ * The next whole wake back: 1 with its lines in file order in *wakeo
+ * (a new array) and its first byte in *starto; 0 at the beginning of
+ * the file; -1 when damaged or unreadable.
+ */
+int
+hist_walk_prev(struct hist_walk *w, json_t **wakeo, off_t *starto, char *err)
+{
+	long long parts, k, part, ps;
+	const char *p;
+	size_t len;
+	json_t *last, *j, *wake;
+	off_t s;
+	int r;
+
+	if ((r = walk_last(w, &last, &s, &parts, err)) != 1)
+		return r;
+	wake = json_array();
+	json_array_append_new(wake, last);
+	for (k = parts - 1; k >= 1; k--) {
+		if ((r = hist_back_prev(&w->b, &p, &len, &s, err)) == -1)
+			goto fail;
+		if (r == 0) {
+			damaged(w, 0, "a wake without its first part", err);
+			goto fail;
+		}
+		if ((j = hist_line_parse(p, len)) == NULL ||
+		    hist_line_part(j, &part, &ps) == -1 || part != k ||
+		    ps != parts || !hist_same_wake(j, last)) {
+			json_decref(j);
+			damaged(w, s, "a wake cut short", err);
+			goto fail;
+		}
+		json_array_insert_new(wake, 0, j);
+	}
+	*wakeo = wake;
+	*starto = s;
+	return 1;
+fail:
+	json_decref(wake);
+	return -1;
+}
