@@ -105,42 +105,60 @@ fleet_free(struct fleet *f)
 	free(f);
 }
 
-/* --- the schedule: a binary min-heap on `due' --- */
+/* --- the schedule: a binary min-heap of slots on `due' --- */
 
 void
-fleet_heap_set(struct fleet *f, size_t i, struct fleet_agent *a)
+fleet_heap_set(struct fleet *f, size_t i, struct fleet_slot s)
 {
-	f->heap[i] = a;
-	a->hpos = i;
+	f->heap[i] = s;
+	s.a->hpos = i;
+}
+
+/* Slot s goes up from i, no higher than top, below no later slot. */
+static void
+rise(struct fleet *f, size_t i, size_t top, struct fleet_slot s)
+{
+	size_t up;
+
+	while (i > top && f->heap[up = (i - 1) / 2].due > s.due) {
+		fleet_heap_set(f, i, f->heap[up]);
+		i = up;
+	}
+	fleet_heap_set(f, i, s);
 }
 
 void
 fleet_sift_up(struct fleet *f, size_t i)
 {
-	struct fleet_agent *a = f->heap[i];
-
-	while (i > 0 && f->heap[(i - 1) / 2]->due > a->due) {
-		fleet_heap_set(f, i, f->heap[(i - 1) / 2]);
-		i = (i - 1) / 2;
-	}
-	fleet_heap_set(f, i, a);
+	rise(f, i, 0, f->heap[i]);
 }
 
+/* The schedule has room for it (the caller grew the heap). */
+void
+fleet_heap_add(struct fleet *f, struct fleet_agent *a, long long due)
+{
+	rise(f, f->hn++, 0, (struct fleet_slot){ due, a });
+}
+
+/*
+ * Floyd's: the hole at i goes down to a leaf along the earlier child,
+ * one comparison a level, and the slot rises from there.  A slot taken
+ * at the root comes back an interval later, among the latest, so it
+ * rises little: about half the comparisons of a plain sift.
+ */
 void
 fleet_sift_down(struct fleet *f, size_t i, size_t n)
 {
-	struct fleet_agent *a = f->heap[i];
-	size_t c;
+	struct fleet_slot s = f->heap[i];
+	size_t c, top = i;
 
 	while ((c = 2 * i + 1) < n) {
-		if (c + 1 < n && f->heap[c + 1]->due < f->heap[c]->due)
+		if (c + 1 < n && f->heap[c + 1].due < f->heap[c].due)
 			c++;
-		if (f->heap[c]->due >= a->due)
-			break;
 		fleet_heap_set(f, i, f->heap[c]);
 		i = c;
 	}
-	fleet_heap_set(f, i, a);
+	rise(f, i, top, s);
 }
 
 /* Move every slot by delta ms (the schedule starts when the broker
@@ -151,14 +169,14 @@ fleet_rebase(struct fleet *f, long long delta)
 	size_t i;
 
 	for (i = 0; i < f->hn; i++)
-		f->heap[i]->due += delta;
+		f->heap[i].due += delta;
 }
 
 /* Monotonic ms of the earliest slot; LLONG_MAX with no agent. */
 long long
 fleet_next_due(const struct fleet *f)
 {
-	return f->hn > 0 ? f->heap[0]->due : LLONG_MAX;
+	return f->hn > 0 ? f->heap[0].due : LLONG_MAX;
 }
 
 /*
@@ -173,20 +191,21 @@ fleet_next_due(const struct fleet *f)
 struct fleet_agent *
 fleet_due(struct fleet *f, long long now, long long *lag)
 {
+	struct fleet_slot *s = f->heap;
 	struct fleet_agent *a;
 	long long iv, k;
 
-	if (f->hn == 0 || f->heap[0]->due > now + BATCH_MS)
+	if (f->hn == 0 || s->due > now + BATCH_MS)
 		return NULL;
-	a = f->heap[0];
-	*lag = now - a->due;
+	a = s->a;
+	*lag = now - s->due;
 	now += BATCH_MS;
 	iv = a->interval * 1000;
 	a->seq++;
-	a->due += iv;
-	if (a->due <= now) {
-		k = (now - a->due) / iv + 1;
-		a->due += k * iv;
+	s->due += iv;
+	if (s->due <= now) {
+		k = (now - s->due) / iv + 1;
+		s->due += k * iv;
 		a->seq += (unsigned long long)k;
 	}
 	fleet_sift_down(f, 0, f->hn);

@@ -180,8 +180,8 @@ drop(struct fleet *f, struct fleet_agent *a)
 
 	fleetwatch_stop(f, a);
 	if (i != last) {
-		moved = f->heap[last];
-		fleet_heap_set(f, i, moved);
+		moved = f->heap[last].a;
+		fleet_heap_set(f, i, f->heap[last]);
 		fleet_sift_down(f, i, last);
 		fleet_sift_up(f, moved->hpos);
 	}
@@ -205,6 +205,7 @@ merge(struct fleet *f, struct fleet_agent **nv, size_t nn, char **failed,
 	struct fleet_agent **v, *a;
 	size_t i, j, k = 0, m = 0;
 	int first = f->n == 0;
+	long long due;
 
 	v = xcalloc(f->n + nn, sizeof *v);
 	for (i = 0; i < f->n; i++)
@@ -237,14 +238,13 @@ merge(struct fleet *f, struct fleet_agent **nv, size_t nn, char **failed,
 				f->gone[j--] = f->gone[--f->ngone];
 			}
 		if (first)
-			a->due = now + (long long)i * a->interval * 1000 /
+			due = now + (long long)i * a->interval * 1000 /
 			    (long long)nn;
 		else
-			a->due = now + (long long)(fnv1a_str(FNV_BASIS, a->id) %
+			due = now + (long long)(fnv1a_str(FNV_BASIS, a->id) %
 			    (uint64_t)(a->interval * 1000));
 		v[m++] = a;
-		fleet_heap_set(f, f->hn++, a);
-		fleet_sift_up(f, a->hpos);
+		fleet_heap_add(f, a, due);
 		fleetwatch_start(f, a, 0);
 	}
 	qsort(v, m, sizeof *v, cmpagent);

@@ -607,9 +607,8 @@ struct fleet_agent {
 	long long quiet_min;	/* the minute `st.quiet' was found for */
 	long long interval;	/* seconds */
 	long long misses;
-	long long due;		/* monotonic ms of the next slot */
 	unsigned long long seq;
-	size_t	 hpos;
+	size_t	 hpos;		/* its slot in the schedule */
 	int	 wd;		/* inotify watch; -1: polled */
 	unsigned dirty;		/* PS_* parts to read again */
 	unsigned reported;	/* PS_* parts whose failure was told */
@@ -621,10 +620,17 @@ struct fleet_agent {
 	struct pulse_state st;
 };
 
+/* A place in the schedule: the due time is the heap's own, so that
+   ordering it reads no agent. */
+struct fleet_slot {
+	long long due;		/* monotonic ms of the agent's next pulse */
+	struct fleet_agent *a;
+};
+
 struct fleet {
 	struct fleet_agent **a;	/* sorted by id */
 	size_t	 n;
-	struct fleet_agent **heap;
+	struct fleet_slot *heap;
 	size_t	 hn;		/* agents in the heap (== n between calls) */
 	struct fleet_agent **wdmap;
 	size_t	 nwd;
@@ -648,7 +654,8 @@ char	*fleet_warning(struct fleet *);
 long long fleet_next_due(const struct fleet *);
 void	 fleet_rebase(struct fleet *, long long);
 struct fleet_agent *fleet_due(struct fleet *, long long, long long *);
-void	 fleet_heap_set(struct fleet *, size_t, struct fleet_agent *);
+void	 fleet_heap_add(struct fleet *, struct fleet_agent *, long long);
+void	 fleet_heap_set(struct fleet *, size_t, struct fleet_slot);
 void	 fleet_sift_up(struct fleet *, size_t);
 void	 fleet_sift_down(struct fleet *, size_t, size_t);
 void	 fleet_agent_info(const struct fleet_agent *,
