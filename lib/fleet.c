@@ -7,7 +7,7 @@
  * carry is kept fresh by fleetwatch.c.
  *
  * Invariants: `a' is sorted by id; every agent is in the heap exactly
- * once, at hpos; `seq' only grows, by one for every slot of the
+ * once; `seq' only grows, by one for every slot of the
  * schedule (sent or not) and every extra pulse, so a subscriber that
  * sees a gap knows a pulse was lost.
  */
@@ -107,13 +107,6 @@ fleet_free(struct fleet *f)
 
 /* --- the schedule: a binary min-heap of slots on `due' --- */
 
-void
-fleet_heap_set(struct fleet *f, size_t i, struct fleet_slot s)
-{
-	f->heap[i] = s;
-	s.a->hpos = i;
-}
-
 /* Slot s goes up from i, no higher than top, below no later slot. */
 static void
 rise(struct fleet *f, size_t i, size_t top, struct fleet_slot s)
@@ -121,23 +114,10 @@ rise(struct fleet *f, size_t i, size_t top, struct fleet_slot s)
 	size_t up;
 
 	while (i > top && f->heap[up = (i - 1) / 2].due > s.due) {
-		fleet_heap_set(f, i, f->heap[up]);
+		f->heap[i] = f->heap[up];
 		i = up;
 	}
-	fleet_heap_set(f, i, s);
-}
-
-void
-fleet_sift_up(struct fleet *f, size_t i)
-{
-	rise(f, i, 0, f->heap[i]);
-}
-
-/* The schedule has room for it (the caller grew the heap). */
-void
-fleet_heap_add(struct fleet *f, struct fleet_agent *a, long long due)
-{
-	rise(f, f->hn++, 0, (struct fleet_slot){ due, a });
+	f->heap[i] = s;
 }
 
 /*
@@ -146,19 +126,45 @@ fleet_heap_add(struct fleet *f, struct fleet_agent *a, long long due)
  * at the root comes back an interval later, among the latest, so it
  * rises little: about half the comparisons of a plain sift.
  */
-void
-fleet_sift_down(struct fleet *f, size_t i, size_t n)
+static void
+sift_down(struct fleet *f, size_t i)
 {
 	struct fleet_slot s = f->heap[i];
 	size_t c, top = i;
 
-	while ((c = 2 * i + 1) < n) {
-		if (c + 1 < n && f->heap[c + 1].due < f->heap[c].due)
+	while ((c = 2 * i + 1) < f->hn) {
+		if (c + 1 < f->hn && f->heap[c + 1].due < f->heap[c].due)
 			c++;
-		fleet_heap_set(f, i, f->heap[c]);
+		f->heap[i] = f->heap[c];
 		i = c;
 	}
 	rise(f, i, top, s);
+}
+
+/* a's first slot, at due; the caller made room in the heap. */
+void
+fleet_heap_add(struct fleet *f, struct fleet_agent *a, long long due)
+{
+	rise(f, f->hn++, 0, (struct fleet_slot){ due, a });
+}
+
+/*
+ * Only the agents a reload keeps keep their slots, and the heap is
+ * made again from what is left: once a reload, no place kept per agent.
+ */
+void
+fleet_heap_keep(struct fleet *f)
+{
+	size_t i, m = 0;
+
+	for (i = 0; i < f->hn; i++)
+		if (f->heap[i].a->keep)
+			f->heap[m++] = f->heap[i];
+	if (m == f->hn)
+		return;
+	f->hn = m;
+	for (i = m / 2; i-- > 0;)
+		sift_down(f, i);
 }
 
 /* Move every slot by delta ms (the schedule starts when the broker
@@ -208,7 +214,7 @@ fleet_due(struct fleet *f, long long now, long long *lag)
 		s->due += k * iv;
 		a->seq += (unsigned long long)k;
 	}
-	fleet_sift_down(f, 0, f->hn);
+	sift_down(f, 0);
 	return a;
 }
 

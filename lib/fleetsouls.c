@@ -171,20 +171,14 @@ update(struct fleet_agent *old, struct fleet_agent *new)
 	fleet_agent_free(new);
 }
 
-/* Take a out of the schedule and the watches; its offline is due. */
+/* Take a out of the watches (the schedule: fleet_heap_keep); its
+   offline is due. */
 static void
 drop(struct fleet *f, struct fleet_agent *a)
 {
-	struct fleet_agent *moved;
-	size_t i = a->hpos, last = --f->hn;
+	size_t i;
 
 	fleetwatch_stop(f, a);
-	if (i != last) {
-		moved = f->heap[last].a;
-		fleet_heap_set(f, i, f->heap[last]);
-		fleet_sift_down(f, i, last);
-		fleet_sift_up(f, moved->hpos);
-	}
 	for (i = 0; i < f->nchg; i++)
 		if (f->chg[i] == a) {
 			f->chg[i] = f->chg[--f->nchg];
@@ -227,6 +221,7 @@ merge(struct fleet *f, struct fleet_agent **nv, size_t nn, char **failed,
 		else
 			drop(f, a);
 	}
+	fleet_heap_keep(f);
 	f->heap = realloc(f->heap, (m + nn + 1) * sizeof *f->heap);
 	if (f->heap == NULL)
 		abort();

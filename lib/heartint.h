@@ -608,7 +608,6 @@ struct fleet_agent {
 	long long interval;	/* seconds */
 	long long misses;
 	unsigned long long seq;
-	size_t	 hpos;		/* its slot in the schedule */
 	int	 wd;		/* inotify watch; -1: polled */
 	unsigned dirty;		/* PS_* parts to read again */
 	unsigned reported;	/* PS_* parts whose failure was told */
@@ -655,9 +654,7 @@ long long fleet_next_due(const struct fleet *);
 void	 fleet_rebase(struct fleet *, long long);
 struct fleet_agent *fleet_due(struct fleet *, long long, long long *);
 void	 fleet_heap_add(struct fleet *, struct fleet_agent *, long long);
-void	 fleet_heap_set(struct fleet *, size_t, struct fleet_slot);
-void	 fleet_sift_up(struct fleet *, size_t);
-void	 fleet_sift_down(struct fleet *, size_t, size_t);
+void	 fleet_heap_keep(struct fleet *);
 void	 fleet_agent_info(const struct fleet_agent *,
 	    struct pulse_agentinfo *);
 void	 fleet_unborn_all(struct fleet *);
