@@ -186,6 +186,19 @@ fleet_next_due(const struct fleet *f)
 }
 
 /*
+ * The next agent due, into the cache while this one's pulse is made: on
+ * a large fleet, reading it was a cache miss on every pulse.
+ */
+static void
+prefetch(const struct fleet_agent *a)
+{
+	const char *p;
+
+	for (p = (const char *)a; p < (const char *)(a + 1); p += 64)
+		__builtin_prefetch(p);
+}
+
+/*
  * The agent whose slot is due at `now', with that slot taken (seq
  * counted, next slot scheduled), or NULL; *lag is how late it is (ms,
  * negative when early).  Slots due within BATCH_MS are taken too, so
@@ -215,6 +228,7 @@ fleet_due(struct fleet *f, long long now, long long *lag)
 		a->seq += (unsigned long long)k;
 	}
 	sift_down(f, 0);
+	prefetch(f->heap[0].a);
 	return a;
 }
 
