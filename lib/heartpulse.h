@@ -93,9 +93,7 @@ struct pubagent {
 	long long quiet_min;	/* the minute `st.quiet' was found for */
 	long long interval;	/* seconds */
 	long long misses;
-	long long due;		/* monotonic ms of the next slot */
 	unsigned long long seq;
-	size_t	 hpos;
 	int	 wd;		/* inotify watch; -1: polled */
 	unsigned dirty;		/* PS_* parts to read again */
 	unsigned reported;	/* PS_* parts whose failure was told */
@@ -107,10 +105,17 @@ struct pubagent {
 	struct pulse_state st;
 };
 
+/* A place in the schedule: the due time is the heap's own, so that
+   ordering it reads no agent. */
+struct pubagent_slot {
+	long long due;		/* monotonic ms of the agent's next pulse */
+	struct pubagent *a;
+};
+
 struct pubagents {
 	struct pubagent **a;	/* sorted by id */
 	size_t	 n;
-	struct pubagent **heap;
+	struct pubagent_slot *heap;
 	size_t	 hn;		/* agents in the heap (== n between calls) */
 	struct pubagent **wdmap;
 	size_t	 nwd;

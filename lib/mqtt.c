@@ -19,6 +19,10 @@
  * "session taken over"): MQTT_EV_TAKEN.
  * A QoS 1 publish the broker refuses (MQTT v5's PUBACK reason, such as
  * "not authorized" from its ACL) is kept for mqtt_refused.
+ *
+ * libmosquitto formats a log line for every packet while a log callback
+ * is set, a pulse's publish among them: ours (on_log, for TLS's reason)
+ * is set only from a dial to its CONNACK.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -262,6 +266,7 @@ on_connect(struct mosquitto *m, void *arg, int rc, int flags,
 	q->state = MQTT_UP;
 	q->up = 1;
 	q->refused = 0;
+	mosquitto_log_callback_set(m, NULL);	/* connected: the TLS is up */
 	json_object_clear(q->acks);	/* what an old connection sent */
 	q->events |= MQTT_EV_UP;
 	if (q->nsubs > 0)
@@ -279,6 +284,8 @@ on_publish(struct mosquitto *m, void *arg, int mid, int reason,
 
 	(void)m;
 	(void)props;
+	if (json_object_size(q->acks) == 0)
+		return;		/* a pulse's QoS 0, sent */
 	snprintf(key, sizeof key, "%d", mid);
 	if ((t = json_object_get(q->acks, key)) == NULL)
 		return;
@@ -379,7 +386,6 @@ mqtt_new(const struct mqtt_conf *c, char *err)
 	mosquitto_connect_v5_callback_set(q->m, on_connect);
 	mosquitto_message_v5_callback_set(q->m, on_message);
 	mosquitto_disconnect_v5_callback_set(q->m, on_disconnect);
-	mosquitto_log_callback_set(q->m, on_log);
 	mosquitto_publish_v5_callback_set(q->m, on_publish);
 	q->acks = json_object();
 	q->denials = json_array();
@@ -474,6 +480,7 @@ mqtt_dial(struct mqtt *q, long long now)
 
 	q->up = 0;
 	q->refused = 0;
+	mosquitto_log_callback_set(q->m, on_log);	/* until the CONNACK */
 	errno = 0;
 	if (!q->dialled) {
 		rc = mosquitto_connect_bind_async(q->m, q->url.host,

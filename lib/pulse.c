@@ -490,19 +490,33 @@ pulse_prefix_valid(const char *p)
 /*
  * PREFIX/ID/LEAF for an agent; PREFIX/node/NODE/status for a node
  * (id NULL).  The node topics have one level more than any agent's, so
- * the two can never meet, whatever the agent is called.
+ * the two can never meet, whatever the agent is called.  Put together
+ * by hand: every pulse names its topic.
  */
 int
 pulse_topic(char *buf, size_t n, const char *prefix, const char *id,
     const char *leaf)
 {
-	int len;
+	struct out o = { buf, buf + n };
 
-	if (id != NULL)
-		len = snprintf(buf, n, "%s/%s/%s", prefix, id, leaf);
-	else
-		len = snprintf(buf, n, "%s/node/%s/status", prefix, leaf);
-	return len < 0 || (size_t)len >= n ? -1 : len;
+	put_str(&o, prefix);
+	if (id != NULL) {
+		PUTS(&o, "/");
+		put_str(&o, id);
+		PUTS(&o, "/");
+		put_str(&o, leaf);
+	} else {
+		PUTS(&o, "/node/");
+		put_str(&o, leaf);
+		PUTS(&o, "/status");
+	}
+	PUTS(&o, "\0");
+	if (o.p == NULL) {
+		if (n > 0)
+			buf[0] = '\0';
+		return -1;
+	}
+	return (int)(o.p - buf - 1);
 }
 
 /*
