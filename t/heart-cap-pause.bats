@@ -125,6 +125,22 @@ used() {
 	run -64 heart-cap status --all
 }
 
+@test "--explain shows the pause as a gate, and no wake before it ends" {
+	s=$(mksoul scout)
+	run -0 at_epoch "$T0" heart-wake --soul "$s"	# first sight
+	run -0 at_epoch "$T0" heart-wake --soul "$s" --explain --chamber schedule
+	run -0 jq -c '[.would, .gates.pause.ok, .next]' <<< "$output"
+	assert_output '["not_due",true,"2026-11-22T09:01:00Z"]'
+	run -0 at_epoch "$T0" heart-cap pause scout --until 2026-11-22T10:00:00Z
+	run -0 at_epoch $((T0 + 60)) heart-wake --soul "$s" --explain --chamber schedule
+	run -0 jq -c '[.would, .gates.pause.ok, .gates.pause.until, .next]' <<< "$output"
+	assert_output '["paused",false,"2026-11-22T10:00:00Z","2026-11-22T10:00:00Z"]'
+	run -0 at_epoch "$T0" heart-cap pause --all
+	run -0 at_epoch $((T0 + 60)) heart-wake --soul "$s" --explain --chamber schedule
+	run -0 jq -c '[.would, .next]' <<< "$output"
+	assert_output '["paused",null]'
+}
+
 @test "--all pauses the whole fleet, an agent created after it too; resume --all ends every pause" {
 	a=$(mksoul alpha)
 	run -0 heart-wake --soul "$a" --force
