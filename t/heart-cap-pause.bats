@@ -186,6 +186,14 @@ used() {
 	assert_line --partial --index 3 "paused: the whole fleet, since 2026-11-22T09:01:30Z, until resumed"
 	run -0 at_epoch $((T0 + 60)) script -qec "heart-cap status beta" /dev/null
 	assert_line --partial --index 2 "paused: beta (the whole fleet), since 2026-11-22T09:01:30Z, until resumed"
+	# and for node_exporter
+	run -0 at_epoch $((T0 + 60)) heart-cap resume --all
+	run -0 at_epoch $((T0 + 60)) heart-cap pause beta --until 2026-11-22T12:00:00Z
+	run -0 at_epoch $((T0 + 60)) heart-cap status --prom
+	assert_line 'heart_paused{agent="alpha"} 0'
+	assert_line 'heart_paused{agent="beta"} 1'
+	assert_line "heart_paused_until_timestamp_seconds{agent=\"beta\"} $((T0 + 10770))"
+	refute_line --partial 'heart_paused_until_timestamp_seconds{agent="alpha"}'
 	run -0 heart-cap resume --all
 	run -0 heart-cap status --json
 	run -0 jq -sc 'map(.paused)' <<< "$output"
