@@ -126,6 +126,14 @@ long long cap_cost(const struct cap_view *);
 int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
 	    size_t);
 
+/* pause.c: one pause (since 0: none; until 0: until resumed), and the
+ * rule: is an agent paused now, by its own or the fleet's (pure) */
+struct pause_entry {
+	time_t	 since, until;
+};
+void	 pause_rule(const struct pause_entry *, const struct pause_entry *,
+	    time_t, struct pause_view *);
+
 /* store.c */
 int	 store_lock(const char *, const char *, int, char *);
 void	 store_unlock(int);

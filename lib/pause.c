@@ -32,11 +32,6 @@
 #define DAY		86400LL
 #define FOREVER		(100 * 365 * DAY)	/* until resumed, s */
 
-/* One pause: since 0 is none; until 0 is until resumed. */
-struct pause_entry {
-	time_t	 since, until;
-};
-
 static int
 holds(const struct pause_entry *e, time_t now)
 {
@@ -55,7 +50,7 @@ ends_later(const struct pause_entry *a, const struct pause_entry *b)
  * the fleet's `all'?  When both hold, the one that ends later is the
  * one shown.
  */
-static void
+void
 pause_rule(const struct pause_entry *own, const struct pause_entry *all,
     time_t now, struct pause_view *v)
 {
