@@ -59,33 +59,24 @@ CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CFLAGS))
 CORE_LIBS = $$($(PKG_CONFIG) --libs $(PC_CORE)) -lm
 PC_MQTT = libmosquitto
 MQTT_LIBS = $$($(PKG_CONFIG) --libs $(PC_MQTT))
-# only the programs that open a store (redis_open) link hiredis
+# only the programs that open a store (redisstore_open) link hiredis
 REDIS_LIBS = $$($(PKG_CONFIG) --libs hiredis)
 
 PROGS = heart-cap heart-breaker heart-ghost heart-wake heart-pulse
 TPROGS = soul-dump brk-probe hist-dump core-step
-LIBSRC = lib/util.c lib/dur.c lib/id.c lib/clock.c lib/state.c \
-	lib/yj.c lib/soul.c lib/cap.c lib/brk.c lib/jscan.c lib/hist.c \
-	lib/ghost.c lib/deliver.c lib/idle.c lib/checklist.c lib/http.c \
-	lib/llm.c lib/tool.c lib/wake.c lib/adapt.c lib/run.c lib/pulse.c \
-	lib/fleet.c lib/mqtt.c lib/watch.c lib/sdnotify.c lib/broker.c \
-	lib/publisher.c lib/watcher.c lib/store.c lib/redis.c lib/prom.c \
-	lib/secret.c lib/text.c lib/status.c lib/outbox.c lib/mcp.c \
-	lib/gate.c lib/triage.c lib/price.c lib/bucket.c lib/soulcache.c \
-	lib/round.c lib/soulset.c lib/url.c lib/talk.c lib/explain.c \
-	lib/brkdoc.c lib/fleetwatch.c lib/fleetsouls.c lib/rds.c \
-	lib/redisold.c lib/ask.c lib/pause.c
+# The library is every lib/*.c: a file added to lib/ is built in.
+LIBSRC = $(sort $(wildcard lib/*.c))
 # lib/heart.h, the public header, is what the programs, the test
 # drivers and the fuzz targets include; lib/heartint.h, the library's
 # own, includes it and is included by lib/*.c (and t/core-step.c and
 # fuzz/url.c, which test the library's own parsers).
 PUBHDR = lib/heart.h
 LIBHDR = lib/heart.h lib/heartint.h
-# lib/rds.h, the Redis store's own header (it includes hiredis), is
-# included by its three files alone (RDSOBJ); a program's link takes
+# lib/redis.h, the Redis store's own header (it includes hiredis), is
+# included by its three files alone (REDISOBJ); a program's link takes
 # their objects from libheart.a, and needs hiredis, only when it calls
-# redis_open.
-RDSOBJ = rds redis redisold
+# redisstore_open.
+REDISOBJ = redisconn redisstore redisupgrade
 MAN1 = man/heart-cap.1 man/heart-breaker.1 man/heart-ghost.1 \
 	man/heart-wake.1 man/heart-pulse.1
 MAN5 = man/heart-soul.5
@@ -108,8 +99,8 @@ DEB_PKG = build-essential dpkg-dev debhelper lintian devscripts
 # The suites run a second time against a Redis store (t/helpers.bash
 # starts a redis-server per file when HEART_TEST_STORE=redis).
 STORE_SUITES = t/heart-cap.bats t/heart-cap-days.bats t/heart-breaker.bats \
-    t/heart-cap-pause.bats \
-    t/heart-wake-fleet.bats
+    t/heart-cap-pause.bats t/heart-wake-fleet.bats t/heart-wake-economy.bats \
+    t/heart-wake-money.bats
 
 all: $(PROGS)
 
@@ -131,7 +122,7 @@ build/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/lib
 	$(CC) $(WFLAGS) $(CPPFLAGS) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
 
-$(RDSOBJ:%=build/lib/%.o): lib/rds.h
+$(REDISOBJ:%=build/lib/%.o): lib/redis.h
 
 build/libheart.a: $(LIBSRC:lib/%.c=build/lib/%.o)
 	rm -f $@
@@ -162,7 +153,7 @@ build/asan/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p build/asan/lib
 	$(CC) $(WFLAGS) $(SANFLAGS) $(CORE_CFLAGS) -c -o $@ $<
 
-$(RDSOBJ:%=build/asan/lib/%.o): lib/rds.h
+$(REDISOBJ:%=build/asan/lib/%.o): lib/redis.h
 
 build/asan/libheart.a: $(LIBSRC:lib/%.c=build/asan/lib/%.o)
 	rm -f $@
@@ -201,7 +192,7 @@ build/fuzz/lib/%.o: lib/%.c $(LIBHDR) | deps
 	$(FUZZ_CC) $(WFLAGS) $(FUZZFLAGS) -fsanitize=fuzzer-no-link \
 		$(CORE_CFLAGS) -c -o $@ $<
 
-$(RDSOBJ:%=build/fuzz/lib/%.o): lib/rds.h
+$(REDISOBJ:%=build/fuzz/lib/%.o): lib/redis.h
 
 build/fuzz/libheart.a: $(LIBSRC:lib/%.c=build/fuzz/lib/%.o)
 	rm -f $@

@@ -270,7 +270,7 @@ main(int argc, char **argv)
 	if (reason != NULL && strcmp(cmd, "record") != 0)
 		die(HX_USAGE, "--reason goes with record only");
 	prog_prom_check(cmd, &o);
-	if ((rc = redis_open(o.store, err)) != 0)
+	if ((rc = redisstore_open(o.store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);
 	if (strcmp(cmd, "check") == 0)

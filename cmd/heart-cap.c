@@ -450,7 +450,7 @@ main(int argc, char **argv)
 	}
 	cmd = prog_status_cmd(&argc, &argv, &o);
 	prog_prom_check(cmd, &o);
-	if ((rc = redis_open(o.store, err)) != 0)
+	if ((rc = redisstore_open(o.store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);
 	if ((allflag || untilflag) && strcmp(cmd, "pause") != 0 &&

@@ -460,7 +460,7 @@ main(int argc, char **argv)
 		die(HX_USAGE, explain == 1 ? "--explain changes nothing and "
 		    "sends nothing already: leave out --dry-run" :
 		    "--list-tools sends nothing already: leave out --dry-run");
-	if ((rc = redis_open(store, err)) != 0)
+	if ((rc = redisstore_open(store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);
 	if (touch != NULL) {
@@ -468,7 +468,7 @@ main(int argc, char **argv)
 		free(souls);
 		return rc;
 	}
-	if (dir != NULL && fleetsouls_list(dir, &found, &nfound, err) == -1)
+	if (dir != NULL && soulset_dir(dir, &found, &nfound, err) == -1)
 		die(HX_USAGE, err);
 	if (dir != NULL && n > 0)
 		die(HX_USAGE, "--souls or --soul: one of them");

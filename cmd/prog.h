@@ -39,7 +39,7 @@ struct prog_opts {
 	struct soulset set;	/* the souls given */
 	int	 jflag, vflag, pflag;
 	const char *promfile;	/* --prom's; NULL: stdout */
-	const char *store;	/* --store's, for redis_open */
+	const char *store;	/* --store's, for redisstore_open */
 };
 void	 prog_status_opt(int, int, char **, struct prog_opts *);
 const char *prog_status_cmd(int *, char ***, struct prog_opts *);

@@ -16,7 +16,8 @@
  * gives the rule).  Intervals are rungs of a ladder (schedule.interval
  * doubled or halved, min, max) whose slots, shifted by the agent's
  * phase, nest in one another, so that a fleet still spreads; a wake is
- * never carried past the start of an hour expected to be busy.
+ * never carried past the start of an hour expected to be busy.  The
+ * ladder, the phase and the slots are slot.c's.
  *
  * Invariant: activity.json is only replaced whole (state_write) by the
  * holder of the agent's wake.lock; a file that does not parse is
@@ -186,34 +187,6 @@ adapt_load(const char *dir, struct adapt **out, char *err)
 	return 0;
 }
 
-/*
- * The rung nearest to base * 2^x in log scale: min, base doubled or
- * halved a whole number of times strictly inside (min, max), max.  On
- * a tie the shorter wins.
- */
-static long long
-rung(long long base, long long min, long long max, double x)
-{
-	double best = (double)min, bd = fabs(log2((double)min / base) - x);
-	double d, r;
-	int k, lo, hi;
-
-	lo = (int)floor(log2((double)min / base));
-	hi = (int)ceil(log2((double)max / base));
-	for (k = lo; k <= hi; k++) {
-		r = ldexp((double)base, k);
-		if (r <= (double)min || r >= (double)max)
-			continue;
-		if ((d = fabs(k - x)) < bd) {
-			best = r;
-			bd = d;
-		}
-	}
-	if (fabs(log2((double)max / base) - x) < bd)
-		best = (double)max;
-	return llround(best);
-}
-
 static double
 weighted(const struct adapt_conf *c, const long long g[4])
 {
@@ -301,44 +274,8 @@ adapt_interval(const struct soul *s, struct adapt *a, time_t t,
 			f->evidence = UNSEEN_MAX;
 		f->exponent = fmin(log2((double)c->max / base), f->evidence);
 	}
-	f->interval = rung(base, c->min, c->max, f->exponent);
+	f->interval = slot_rung(base, c->min, c->max, f->exponent);
 	return f->interval;
-}
-
-/*
- * The agent's phase inside interval iv: its offset inside the longest
- * rung of the ladder, so that the slots of every rung nest (and agree
- * with the fixed schedule's at schedule.interval).
- */
-long long
-adapt_offset(const struct soul *s, long long iv)
-{
-	long long base = s->ch[CH_SCHEDULE].every, top = base;
-
-	while (top < s->adapt.max && top <= (1LL << 40))
-		top *= 2;
-	return wake_offset(s->name, top) % iv;
-}
-
-/* The first slot (offset + k * iv) at or after t. */
-static time_t
-slot_from(time_t t, long long iv, long long off)
-{
-	long long d = (long long)t - off, k;
-
-	k = d / iv;
-	if (d > k * iv)
-		k++;
-	return (time_t)(off + k * iv);
-}
-
-/* The last slot at or before t. */
-static time_t
-slot_before(time_t t, long long iv, long long off)
-{
-	time_t c = slot_from(t, iv, off);
-
-	return c > t ? c - iv : c;
 }
 
 /*
@@ -365,12 +302,12 @@ adapt_next(const struct soul *s, struct adapt *a, time_t last,
 		iv = adapt_interval(s, a, i == 0 ? now : hs, i == 0 ? f :
 		    &tmp);
 		if (i > 0 && iv == s->adapt.min) {
-			c = slot_before(hs, iv, adapt_offset(s, iv));
+			c = slot_before(hs, iv, slot_rung_offset(s, iv));
 			if (c >= since + gap)
 				return c;
 		}
 		from = since + gap > hs ? since + gap : hs;
-		c = slot_from(from, iv, adapt_offset(s, iv));
+		c = slot_from(from, iv, slot_rung_offset(s, iv));
 		if (c < hs + 3600 && c < since + s->adapt.max)
 			return c;
 		if (hs + 3600 >= since + s->adapt.max)

@@ -8,8 +8,9 @@
  * current cooldown; once that has passed it is half-open and exactly
  * one caller is granted the probe, whose result closes it (cooldown
  * back to base) or reopens it (cooldown doubled up to max_cooldown).
- * This file holds the transitions and does them in the store; the
- * document and the events are written and read by brkdoc.c.
+ * This file holds the transitions, pure functions of what they are
+ * given; brkjson.c reads and writes the document and makes the
+ * events, and brkstore.c does the transitions in the store.
  *
  * Invariants: the rules are brk_step's, a pure function of the
  * breaker, the time and the keys; the document is only ever replaced
@@ -26,11 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "heartint.h"
 
-#define KEEP	(30 * 86400LL)	/* a server keeps it after its last wait */
 #define FAILS	(BRK_LLM_FAIL | BRK_TOOL_FAIL)
 
 static const char *const names[] = { "closed", "open", "half_open" };
@@ -182,8 +181,8 @@ keep(const struct brk_conf *given, const struct brk_conf *c, struct brk *b)
 }
 
 /* Does a check have to write (a transition, or the probe)? */
-static int
-check_writes(const struct brk *b, time_t now)
+int
+brk_check_writes(const struct brk *b, time_t now)
 {
 	switch (b->state) {
 	case BRK_CLOSED:
@@ -199,8 +198,8 @@ check_writes(const struct brk *b, time_t now)
 }
 
 /* The view of b, with the keys in force (those given, else kept). */
-static void
-to_view(const struct brk *b, const struct brk_conf *given,
+void
+brk_view_of(const struct brk *b, const struct brk_conf *given,
     struct brk_view *v)
 {
 	struct brk_conf kc, *c = &kc;
@@ -288,17 +287,6 @@ count(struct brk *b, const struct brk_rec *rec)
 	return l != b->llm_fails || t != b->tool_fails;
 }
 
-static int
-valid_flags(int f)
-{
-	return f != 0 && (f & ~(FAILS | BRK_LLM_OK | BRK_TOOL_OK |
-	    BRK_LLM_CONFIG)) == 0 &&
-	    (f & (BRK_LLM_OK | BRK_LLM_FAIL)) != (BRK_LLM_OK | BRK_LLM_FAIL) &&
-	    (f & (BRK_TOOL_OK | BRK_TOOL_FAIL)) !=
-	    (BRK_TOOL_OK | BRK_TOOL_FAIL) &&
-	    (!(f & BRK_LLM_CONFIG) || (f & BRK_LLM_FAIL));
-}
-
 /*
  * Apply an outcome to b; 1 when b changed.  A hold alone (a closed
  * breaker under its threshold) opens it until then, and no longer.
@@ -362,7 +350,7 @@ brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,
 	keys(given, b, &c);
 	switch (op) {
 	case BRK_CHECK:
-		if (!check_writes(b, now))
+		if (!brk_check_writes(b, now))
 			return 0;
 		changed = advance(&c, b, now, o);
 		changed |= keep(given, &c, b);
@@ -404,204 +392,4 @@ brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,
 		return 1;
 	}
 	return 0;
-}
-
-/* One transition in the store: what store_update asks brk_step. */
-struct brkx {
-	const char *agent;
-	enum brk_op op;
-	const struct brk_conf *given;
-	time_t	 now;
-	const struct brk_rec *rec;
-	struct brk_who me;
-	struct brk b;
-	struct brk_out o;
-};
-
-static int
-brkx_step(json_t *cur, json_t **next, long long *ttl, void *ctx, char *err)
-{
-	struct brkx *x = ctx;
-	time_t go;
-
-	if (brkdoc_parse(x->agent, cur, &x->b, err) == -1)
-		return -1;
-	if (brk_step(&x->b, x->op, x->given, x->now, x->rec, &x->me, &x->o))
-		*next = brkdoc_to_json(x->agent, &x->b, x->now);
-	go = brk_next_go(&x->b);
-	*ttl = KEEP + (go > x->now ? go - x->now : 0);
-	return 0;
-}
-
-/* Who we are, for a probe: this process on this host. */
-static void
-whoami(struct brk_who *me)
-{
-	static char host[64];
-
-	if (host[0] == '\0' && (gethostname(host, sizeof host) == -1 ||
-	    host[0] == '\0'))
-		snprintf(host, sizeof host, "localhost");
-	host[sizeof host - 1] = '\0';
-	me->pid = getpid();
-	me->host = host;
-}
-
-/* Read b (no write, no lock); -1 with err. */
-static int
-peek(const char *agent, struct brk *b, char *err)
-{
-	json_t *j;
-	int r;
-
-	if (store_get(agent, BRKFILE, &j, err) == -1)
-		return -1;
-	r = brkdoc_parse(agent, j, b, err);
-	json_decref(j);
-	return r;
-}
-
-/* Do op in the store; its events appended to `events' once written. */
-static int
-transition(const char *agent, enum brk_op op, const struct brk_conf *given,
-    time_t now, const struct brk_rec *rec, json_t *events, struct brkx *x,
-    char *err)
-{
-	static const struct brk_rec none = { 0, 0, NULL };
-
-	memset(x, 0, sizeof *x);
-	x->agent = agent;
-	x->op = op;
-	x->given = given;
-	x->now = now;
-	x->rec = rec != NULL ? rec : &none;
-	whoami(&x->me);
-	if (store_update(agent, BRKFILE, STATE_SYNC, brkx_step, x,
-	    err) == -1) {
-		x->o.probe = 0;
-		return -1;
-	}
-	brkdoc_events_of(agent, &x->b, &x->o, events, now);
-	return 0;
-}
-
-int
-brk_check(const char *agent, const struct brk_conf *conf, time_t now,
-    int *allowed, int *probe, struct brk_view *vo, json_t *events,
-    char *err)
-{
-	struct brkx x;
-
-	*allowed = *probe = 0;
-	memset(&x, 0, sizeof x);
-	if (peek(agent, &x.b, err) == -1)
-		return -1;
-	/* the common case, closed: a read, no write */
-	if (check_writes(&x.b, now) && transition(agent, BRK_CHECK, conf,
-	    now, NULL, events, &x, err) == -1)
-		return -1;
-	*probe = x.o.probe;
-	*allowed = x.b.state == BRK_CLOSED || *probe;
-	if (vo != NULL)
-		to_view(&x.b, conf, vo);
-	return 0;
-}
-
-int
-brk_giveback(const char *agent, time_t now, char *err)
-{
-	struct brkx x;
-
-	if (peek(agent, &x.b, err) == -1)
-		return -1;
-	if (x.b.state != BRK_HALF_OPEN || x.b.probe_at == 0)
-		return 0;
-	return transition(agent, BRK_GIVEBACK, NULL, now, NULL, NULL, &x,
-	    err);
-}
-
-int
-brk_record(const char *agent, const struct brk_conf *conf, time_t now,
-    int flags, time_t hold, const char *reason, json_t *events, char *err)
-{
-	struct brk_rec rec = { flags, hold, NULL };
-	char why[256], *scrubbed;
-	struct brkx x;
-
-	if (!valid_flags(flags) || (hold > now && !(flags & BRK_LLM_FAIL))) {
-		errf(err, "brk_record: bad outcome flags %#x", flags);
-		return -1;
-	}
-	if (reason == NULL)
-		reason = (flags & BRK_LLM_FAIL) ? "llm failure" :
-		    "tool failure";
-	/* no secret, on one line: it is shown and stored */
-	scrubbed = secret_dup(reason);
-	text_line(why, sizeof why, scrubbed, strlen(scrubbed));
-	free(scrubbed);
-	rec.reason = why;
-	/*
-	 * The common case, a success on a closed breaker with no failure
-	 * counted: a read, no lock, no write.  brk_step is a function of
-	 * what it is given, so an outcome that changes nothing in what
-	 * was read is the transition at the moment of the read.
-	 */
-	if (peek(agent, &x.b, err) == -1)
-		return -1;
-	whoami(&x.me);
-	if (!brk_step(&x.b, BRK_RECORD, conf, now, &rec, &x.me, &x.o))
-		return 0;
-	return transition(agent, BRK_RECORD, conf, now, &rec, events, &x,
-	    err);
-}
-
-int
-brk_peek(const char *agent, const struct brk_conf *conf, time_t now,
-    struct brk_view *v, char *err)
-{
-	struct brk_out o;
-	struct brk b;
-
-	if (peek(agent, &b, err) == -1)
-		return -1;
-	brk_step(&b, BRK_PEEK, conf, now, NULL, NULL, &o);
-	to_view(&b, conf, v);
-	return 0;
-}
-
-/* Close the breaker and clear both counts (an operator's hand). */
-int
-brk_reset(const char *agent, json_t *events, char *err)
-{
-	struct brkx x;
-
-	if (peek(agent, &x.b, err) == -1)
-		return -1;
-	if (!x.b.exists)
-		return 0;	/* never used: closed already */
-	return transition(agent, BRK_RESET, NULL, time(NULL), NULL, events,
-	    &x, err);
-}
-
-/* The status object heart-breaker prints, one per agent. */
-json_t *
-brk_json(const char *agent, const struct brk_view *v, time_t now)
-{
-	json_t *j;
-
-	j = json_pack("{s:s,s:s,s:I,s:I,s:I}", "agent", agent,
-	    "state", brk_state_name(v->state),
-	    "llm_fails", (json_int_t)v->llm_fails,
-	    "tool_fails", (json_int_t)v->tool_fails,
-	    "cooldown_s", (json_int_t)v->cooldown);
-	brkdoc_put_time(j, "until", v->until);
-	json_object_set_new(j, "wait_s", json_integer(v->until > now ?
-	    (json_int_t)(v->until - now) : 0));
-	brkdoc_put_time(j, "probe_at", v->probe_at);
-	json_object_set_new(j, "trigger", json_string(v->trigger));
-	json_object_set_new(j, "reason", json_string(v->reason));
-	json_object_set_new(j, "threshold", json_integer(v->conf.threshold));
-	json_object_set_new(j, "max_cooldown_s",
-	    json_integer(v->conf.max_cooldown));
-	return j;
 }

@@ -155,7 +155,7 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	    would ? would : "wake", "reason", why, "interval",
 	    (json_int_t)(g[0].interval ? g[0].interval : s->ch[c].every),
 	    "offset", (json_int_t)(c == CH_SCHEDULE ? (g[0].interval ?
-	    g[0].offset : wake_offset(s->name, s->ch[c].every)) : 0),
+	    g[0].offset : slot_offset(s->name, s->ch[c].every)) : 0),
 	    "breaker", brk_state_name(k->bv.state), "gates", gates, "next",
 	    "cap", "used", (json_int_t)k->cv.total, "cap",
 	    (json_int_t)cap_limit(&caps, c));

@@ -191,11 +191,13 @@ struct soul {
 const char *soul_chamber_name(enum chamber);
 int	 soul_chamber_parse(const char *, enum chamber *);
 int	 soul_load(const char *, struct soul **, char *);
-void	 soul_defaults(struct soul *);
 struct soul *soul_new(const char *);
 void	 soul_free(struct soul *);
-json_t	*soul_json(const struct soul *);
 void	 soul_dir(const struct soul *, char *, size_t);
+/* soulkey.c */
+void	 soul_defaults(struct soul *);
+/* souljson.c */
+json_t	*soul_json(const struct soul *);
 
 /* cap.c: the daily counter shared by the chambers */
 struct caps {
@@ -274,6 +276,7 @@ void	 brk_from_soul(const struct soul *, struct brk_conf *);
 const char *brk_state_name(enum brk_state);
 /* "ok" "llm-fail" "tool-fail" as flags; -1 for any other word */
 int	 brk_outcome(const char *);
+/* brkstore.c: the transitions, done in the store */
 /* May a wake go now?  *allowed = 1 when closed, or when this caller was
  * granted the half-open probe (then *probe = 1).  Transitions (open ->
  * half_open) are appended to `events' (a JSON array, may be NULL). */
@@ -293,11 +296,12 @@ int	 brk_record(const char *agent, const struct brk_conf *, time_t now,
 int	 brk_peek(const char *agent, const struct brk_conf *, time_t now,
 	    struct brk_view *, char *err);	/* no change */
 int	 brk_reset(const char *agent, json_t *events, char *err);
-/* the status object */
+/* brkjson.c: the status object */
 json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
 
 /*
- * soulset.c: the souls a status command was given (--soul FILE...).
+ * soulset.c: the souls a status command was given (--soul FILE...),
+ * and the soul files of a directory (--souls DIR).
  *   soulset_add(set, path, err)	load one; -1 with err
  *   soulset_find(set, agent)	the soul named agent, or NULL
  *   soulset_agent(set, argc, argv, err)  the one agent a command is
@@ -315,11 +319,14 @@ struct soul *soulset_find(const struct soulset *, const char *);
 const char *soulset_agent(const struct soulset *, int, char **, char *);
 int	 soulset_known(const struct soulset *, const char *, char *);
 void	 soulset_free(struct soulset *);
+/* the soul files of dir (*.yaml, *.yml, *.md opening with "---"),
+ * sorted, in *out (n of them, each to free): 0, or -1 with err */
+int	 soulset_dir(const char *, char ***, size_t *, char *);
 
 /*
  * store.c: where caps, breakers, wake locks and wake.json live: in
  * files beside the agent (the default), or in a server a fleet shares
- * (redis_open), chosen once per process.  cap_* and brk_* follow it by
+ * (redisstore_open), chosen once per process.  cap_* and brk_* follow it by
  * themselves; these are the rest, with state.c's contracts.
  */
 int	 store_known(const char *, char *);
@@ -348,10 +355,11 @@ int	 pause_until(const char *, time_t, time_t *, char *);
 void	 pause_why(const struct pause_view *, char *, size_t);
 json_t	*pause_json(const struct pause_view *);
 
-/* redis.c: the Redis store.  redis_open(flag, err) chooses the store of
- * this process from --store (flag, may be NULL), else $HEART_STORE:
- * 0, or HX_USAGE (bad flag) / HX_CONFIG (bad variable) with err. */
-int	 redis_open(const char *, char *);
+/* redisstore.c: the Redis store.  redisstore_open(flag, err) chooses
+ * the store of this process from --store (flag, may be NULL), else
+ * $HEART_STORE: 0, or HX_USAGE (bad flag) / HX_CONFIG (bad variable)
+ * with err. */
+int	 redisstore_open(const char *, char *);
 
 /* prom.c: status figures for node_exporter's textfile collector;
  * the texts are the caller's to free */
@@ -558,6 +566,7 @@ struct llm_reply {
 	long	 status;		/* failed: the HTTP status, or 0 */
 };
 
+/* llmprovider.c */
 int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
 	    char *);
 void	 llm_reply_free(struct llm_reply *);
@@ -696,7 +705,7 @@ json_t	*explain_soul(const struct soul *, const struct run_opts *, time_t,
  * allocated, freed by pulse_clear.  A copy of the struct must not be
  * freed, and pulse_changed does not look at them.
  */
-struct pulse_state {		/* a fleet keeps one per agent: keep it small */
+struct pulse_state {	/* a publisher keeps one per agent: keep it small */
 	char	 breaker[12];	/* closed, open, half_open; "": unknown */
 	int	 waking;	/* 1, 0, or -1: unknown */
 	char	 chamber[12];	/* of the running wake, if known */
@@ -721,7 +730,7 @@ int	 pulse_read(const char *, const char *, const struct caps *, time_t,
 	    unsigned, struct pulse_state *, char *);
 void	 pulse_clear(struct pulse_state *);
 
-/* round.c: one round for a fleet, its wakes at most N at once */
+/* round.c: one round over a directory of souls, N wakes at once */
 struct round_hooks {
 	/* a message: (arg, who or NULL, text) */
 	void	(*warn)(void *, const char *, const char *);
@@ -741,9 +750,6 @@ int	 round_run(char *const *, size_t, const char *,
 	    const struct round_hooks *);
 int	 round_explain(json_t *, const struct soul *, const char *, time_t,
 	    char *);
-
-/* fleetsouls.c: the soul files of a directory (--souls DIR), sorted */
-int	 fleetsouls_list(const char *, char ***, size_t *, char *);
 
 /*
  * publisher.c, watcher.c: heart-pulse's two ends (heart-pulse(1)), each

@@ -8,6 +8,7 @@
 #ifndef HEARTINT_H
 #define HEARTINT_H
 
+#include <limits.h>
 #include <stdint.h>
 
 #include "heart.h"
@@ -117,8 +118,76 @@ json_t	*price_json(long long);
 /* soul.c */
 const struct price *soul_price(const struct soul *, int);
 int	 soul_triage_same_provider(const struct soul *);
-int	 soul_tool_name_ok(const char *);
+
+/*
+ * soulcheck.c: one load of a soul (soul.c) and the checks of its
+ * values: soul_TYPE(v, obj, key, path, ..., &dst) reads obj[key] into
+ * dst when it is there; a fault is -1 and "file:line:col: path: what"
+ * in v->err.
+ */
+struct soul_loading {
+	const struct yj *y;
+	const char *file;
+	struct soul *s;
+	char	*err;
+};
 int	 soul_hours_in(const struct hours *, int);
+void	 soul_add_warning(struct soul_loading *, int, int, const char *,
+	    const char *, const char *);
+int	 soul_bad_at(struct soul_loading *, const json_t *, const char *,
+	    const char *, const char *, int);
+int	 soul_bad(struct soul_loading *, const json_t *, const char *,
+	    const char *, const char *);
+int	 soul_str(struct soul_loading *, const json_t *, const char *,
+	    const char *, char **);
+int	 soul_int(struct soul_loading *, const json_t *, const char *,
+	    const char *, long long, long long *);
+int	 soul_dur(struct soul_loading *, const json_t *, const char *,
+	    const char *, long long *);
+int	 soul_hours(struct soul_loading *, const json_t *, const char *,
+	    const char *, struct hours *);
+int	 soul_strlist(const json_t *, int);
+int	 soul_need_map(struct soul_loading *, const json_t *, const char *,
+	    const char *, json_t **);
+int	 soul_weight(struct soul_loading *, const json_t *, const char *,
+	    const char *, double *);
+int	 soul_days(struct soul_loading *, const json_t *, const char *,
+	    const char *, long long *);
+
+/* soulkey.c: the mappings of a soul whose keys its table holds */
+enum soul_map {
+	M_TOP = 1 << 0,		/* the soul itself: struct soul */
+	M_HEART = 1 << 1,	/* heart: struct soul */
+	M_SCHED = 1 << 2,	/* heart.schedule: struct chamber_conf */
+	M_IDLE = 1 << 3,	/* heart.idle: struct chamber_conf */
+	M_ADAPT = 1 << 4,	/* heart.schedule.adaptive: adapt_conf */
+	M_LEVELS = 1 << 5,	/* its levels: struct adapt_conf */
+	M_PULSE = 1 << 6,	/* heart.pulse: struct soul */
+	M_BRK = 1 << 7,		/* heart.breaker: struct soul */
+	M_HIST = 1 << 8,	/* heart.history: struct soul */
+	M_GHOST = 1 << 9,	/* heart.ghost: struct soul */
+	M_LLM = 1 << 10,	/* llm: struct soul_llm */
+	M_TRIAGE = 1 << 11,	/* llm.triage: struct soul_llm */
+	M_TOOL = 1 << 12,	/* an item of tools (its own code) */
+	M_SERVER = 1 << 13	/* a server of mcp_servers (its own code) */
+};
+#define M_CH	(M_SCHED | M_IDLE)
+#define M_EP	(M_LLM | M_TRIAGE)
+const char *soul_map_path(unsigned);
+void	*soul_map_base(struct soul *, unsigned);
+const char *soul_key_path(char *, size_t, const char *, const char *);
+int	 soul_known(unsigned, const char *);
+void	 soul_unknown_keys(struct soul_loading *, const json_t *, unsigned,
+	    const char *);
+int	 soul_walk(struct soul_loading *, const json_t *, unsigned);
+int	 soul_load_map(struct soul_loading *, const json_t *, unsigned,
+	    json_t **);
+json_t	*soul_keys_json(unsigned, const void *);
+
+/* soultool.c: a soul's tools: and mcp_servers: */
+int	 soul_tool_name_ok(const char *);
+int	 soul_load_tools(struct soul_loading *, const json_t *);
+int	 soul_load_mcp(struct soul_loading *, const json_t *);
 
 /* cap.c */
 long long cap_agent_limit(const struct caps *);
@@ -251,19 +320,47 @@ enum {
 
 int	 llm_conf(const struct soul *, struct llm_conf *, char *);
 int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
-json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
-	    const char *);
 json_t	*llm_dry(const struct llm_conf *, json_t *);
 int	 llm_send(const struct llm_conf *, json_t *, time_t,
 	    struct llm_reply *, char *);
 int	 llm_key_warning(const struct llm_conf *, char *, size_t);
-/* the bytes of a message (or any value) in a request; msgs as sent
+
+/* llmprovider.c: a provider's request and reply, by its row */
+struct llm_provider {
+	const char *name;
+	const char *url;	/* default base URL; NULL: not HTTP */
+	const char *path;	/* appended to the base URL */
+	const char *key_env;	/* default key variable */
+	json_t	*(*body)(const struct llm_conf *, json_t *, json_t *,
+		    const char *);
+	void	 (*headers)(const char *, char [][512], size_t *);
+	int	 (*parse)(json_t *, struct llm_reply *, char *);
+};
+const struct llm_provider *llm_provider_find(const char *);
+void	 llm_provider_secrets(void);
+int	 llm_reply_read(const struct llm_provider *, const char *, size_t,
+	    struct llm_reply *, char *);
+json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
+	    const char *);
+
+/* llmfail.c: an HTTP answer outside 2xx, its class (LLM_*) and why */
+int	 llm_http_fail(const struct llm_conf *, const char *, long,
+	    const char *, char *);
+
+/* llmfit.c: the bytes of a message (or any value) in a request; msgs as sent
  * within a budget of tokens: system before h0, history [h0, h1), the
  * wake's prompt at h1 */
 size_t	 llm_cost(const json_t *);
 json_t	*llm_fit(const json_t *, size_t, size_t, long long);
 /* the bytes a prompt's checklist items may take, beside the rest */
 size_t	 llm_items_room(size_t, long long);
+
+/* slot.c: the ladder of intervals, the agent's offset, its slots */
+long long slot_offset(const char *, long long);
+long long slot_rung(long long, long long, long long, double);
+long long slot_rung_offset(const struct soul *, long long);
+time_t	 slot_from(time_t, long long, long long);
+time_t	 slot_before(time_t, long long, long long);
 
 /*
  * adapt.c: the adaptive schedule, an activity estimator kept in
@@ -273,7 +370,6 @@ size_t	 llm_items_room(size_t, long long);
  *   adapt_next(s, a, last, first, now, &fig)  when the chamber is next
  *	due, its last wake being at last (0: none; first sight at first);
  *	a time <= now means due now
- *   adapt_offset(s, iv)	the agent's phase inside the interval iv
  *   adapt_record(dir, s, &a, status, level, now, err)	add one wake's
  *	outcome ("ok" or "idle", level "LOW" "MEDIUM" "HIGH" or NULL)
  *	and write the file; the caller holds wake.lock
@@ -309,7 +405,6 @@ long long adapt_interval(const struct soul *, struct adapt *, time_t,
 	    struct adapt_fig *);
 time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
 	    time_t, struct adapt_fig *);
-long long adapt_offset(const struct soul *, long long);
 int	 adapt_record(const char *, const struct soul *, struct adapt **,
 	    const char *, const char *, time_t, char *);
 json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
@@ -317,7 +412,6 @@ json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
 /* wake.c */
 int	 wake_save(const char *, const char *, const struct wake_state *,
 	    int, enum state_keep, time_t, char *);
-long long wake_offset(const char *, long long);
 void	 wake_verdicts(const struct soul *, const char *,
 	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);
 int	 wake_carry(const char *, struct wake_state *, enum chamber,
@@ -439,6 +533,9 @@ int	 triage_ask(struct ask *, const char *, const char *, time_t,
 json_t	*triage_json(const struct llm_conf *, const struct triage *,
 	    long long, const char *);
 void	 triage_free(struct triage *);
+/* a wake's triage, asked its prompt: 1 to go on to the main model */
+struct wake;
+int	 triage_wake(struct wake *, const char *, int *, char *);
 
 /* bucket.c */
 int	 bucket_endpoint(const struct llm_conf *, char *, size_t, char *);
@@ -476,9 +573,9 @@ void	 ask_usage_bound(struct usage *, long long, long long, long long,
 
 /* run.c: one wake, its orchestration; the conversation is talk.c's */
 /* The wake's outcome as its result says it, set with the result by
- * run_status, run_reply (the answer, its idle level and the status
- * they decide) and run_warn (one more warning), and read from here:
- * nothing reads the result back. */
+ * outcome.c's outcome_status, outcome_reply (the answer, its idle
+ * level and the status they decide) and outcome_warn (one more
+ * warning), and read from here: nothing reads the result back. */
 struct outcome {
 	enum wake_status status;	/* ST_ERROR until decided */
 	char	 reason[1024];		/* "" when none */
@@ -521,10 +618,14 @@ struct wake {
 };
 
 void	 run_id(time_t, char *, size_t);
-void	 run_status(struct wake *, enum wake_status);
-void	 run_reply(struct wake *, enum wake_status, const char *,
+/* outcome.c: the wake's outcome, into the wake and its result */
+void	 outcome_set(struct wake *, const char *, const char *);
+void	 outcome_status(struct wake *, enum wake_status);
+void	 outcome_reason(struct wake *, const char *);
+void	 outcome_reply(struct wake *, enum wake_status, const char *,
 	    const char *);
-void	 run_warn(struct wake *, const char *);
+void	 outcome_warn(struct wake *, const char *);
+/* run.c */
 /* from when the breaker and the cap both admit a wake of a chamber */
 time_t	 run_open_at(const struct wake *, enum chamber);
 
@@ -601,13 +702,13 @@ char	*pulse_acl(const char *, const char *, const char *const *, size_t);
 int	 pulse_rival(const struct pulse_node *, const char *, int);
 
 /*
- * fleet.c: the agents of one publisher and their schedule (a binary
- * min-heap on `due'); fleetwatch.c keeps the state their pulses carry,
- * fleetsouls.c loads them from their souls
+ * pubagents.c: the agents of one publisher and their schedule (a binary
+ * min-heap on `due'), loaded from their souls; pubstate.c keeps the
+ * state their pulses carry
  */
 #define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP)
 
-struct fleet_agent {
+struct pubagent {
 	char	 id[HEART_IDMAX + 1];
 	char	*zone;
 	char	*path;		/* the soul file */
@@ -630,57 +731,52 @@ struct fleet_agent {
 	struct pulse_state st;
 };
 
-struct fleet {
-	struct fleet_agent **a;	/* sorted by id */
+struct pubagents {
+	struct pubagent **a;	/* sorted by id */
 	size_t	 n;
-	struct fleet_agent **heap;
+	struct pubagent **heap;
 	size_t	 hn;		/* agents in the heap (== n between calls) */
-	struct fleet_agent **wdmap;
+	struct pubagent **wdmap;
 	size_t	 nwd;
 	int	 ifd;
 	int	 watchfull;	/* watch limit reported */
 	char	**warn;
 	size_t	 nwarn, warnhead;
-	struct fleet_agent **gone, **chg;
+	struct pubagent **gone, **chg;
 	size_t	 ngone, nchg;
 	size_t	 cursor;	/* births */
 	long long interval;	/* override, s; -1: the souls' */
 	size_t	 nbad;		/* souls that did not load, last load */
 };
 
-struct fleet *fleet_new(long long, int);
-void	 fleet_free(struct fleet *);
-size_t	 fleet_size(const struct fleet *);
-void	 fleet_warnf(struct fleet *, const char *, ...)
+struct pubagents *pubagents_new(long long, int);
+void	 pubagents_free(struct pubagents *);
+size_t	 pubagents_size(const struct pubagents *);
+void	 pubagents_warnf(struct pubagents *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
-char	*fleet_warning(struct fleet *);
-long long fleet_next_due(const struct fleet *);
-void	 fleet_rebase(struct fleet *, long long);
-struct fleet_agent *fleet_due(struct fleet *, long long, long long *);
-void	 fleet_heap_set(struct fleet *, size_t, struct fleet_agent *);
-void	 fleet_sift_up(struct fleet *, size_t);
-void	 fleet_sift_down(struct fleet *, size_t, size_t);
-void	 fleet_agent_info(const struct fleet_agent *,
+char	*pubagents_warning(struct pubagents *);
+long long pubagents_next_due(const struct pubagents *);
+void	 pubagents_rebase(struct pubagents *, long long);
+struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
+void	 pubagent_info(const struct pubagent *,
 	    struct pulse_agentinfo *);
-void	 fleet_unborn_all(struct fleet *);
-struct fleet_agent *fleet_unborn(struct fleet *);
-int	 fleet_unborn_pending(struct fleet *);
-struct fleet_agent *fleet_gone(struct fleet *);
-void	 fleet_agent_free(struct fleet_agent *);
+void	 pubagents_unborn_all(struct pubagents *);
+struct pubagent *pubagents_unborn(struct pubagents *);
+int	 pubagents_unborn_pending(struct pubagents *);
+struct pubagent *pubagents_gone(struct pubagents *);
+void	 pubagent_free(struct pubagent *);
+long long pubagents_load(struct pubagents *, char *const *, size_t,
+	    const char *, long long, char *);
 
-/* fleetwatch.c: the state of a fleet's pulses, kept fresh (inotify) */
-void	 fleetwatch_start(struct fleet *, struct fleet_agent *, int);
-void	 fleetwatch_stop(struct fleet *, struct fleet_agent *);
-int	 fleetwatch_fd(const struct fleet *);
-void	 fleetwatch_read(struct fleet *, time_t);
-struct fleet_agent *fleetwatch_changed(struct fleet *);
-int	 fleetwatch_pulse(struct fleet *, struct fleet_agent *, int,
+/* pubstate.c: the state the publisher's pulses carry, kept fresh */
+void	 pubstate_start(struct pubagents *, struct pubagent *, int);
+void	 pubstate_stop(struct pubagents *, struct pubagent *);
+int	 pubstate_fd(const struct pubagents *);
+void	 pubstate_read(struct pubagents *, time_t);
+struct pubagent *pubstate_changed(struct pubagents *);
+int	 pubstate_pulse(struct pubagents *, struct pubagent *, int,
 	    const char *, const char *, long long, const struct timespec *,
 	    char *, size_t, char *, size_t);
-
-/* fleetsouls.c: a fleet's agents loaded, and loaded again, from souls */
-long long fleetsouls_load(struct fleet *, char *const *, size_t,
-	    const char *, long long, char *);
 
 /* mqtt.c: one broker connection, our poll loop, our reconnect policy
    (only heart-pulse links it, and libmosquitto with it) */
@@ -740,18 +836,18 @@ void	 mqtt_disconnect(struct mqtt *);
 int	 sdnotify_send(const char *, char *);
 long long sdnotify_watchdog(void);
 
-/* watch.c: the liveness map of a subscriber, and its changes */
-struct watch;
+/* watchmap.c: the watcher's liveness map, and its changes */
+struct watchmap;
 
-struct watch *watch_new(const char *, long long, long long);
-void	 watch_free(struct watch *);
-void	 watch_message(struct watch *, const char *, const char *, int,
+struct watchmap *watchmap_new(const char *, long long, long long);
+void	 watchmap_free(struct watchmap *);
+void	 watchmap_message(struct watchmap *, const char *, const char *, int,
 	    int, long long, time_t, json_t *);
-void	 watch_tick(struct watch *, long long, time_t, json_t *);
-void	 watch_link(struct watch *, int, const char *, long long, time_t,
+void	 watchmap_tick(struct watchmap *, long long, time_t, json_t *);
+void	 watchmap_link(struct watchmap *, int, const char *, long long, time_t,
 	    json_t *);
-int	 watch_settled(const struct watch *, long long, long long);
-json_t	*watch_snapshot(struct watch *, long long, size_t *);
+int	 watchmap_settled(const struct watchmap *, long long, long long);
+json_t	*watchmap_snapshot(struct watchmap *, long long, size_t *);
 
 /*
  * broker.c: the broker connection of heart-pulse's two ends: its
@@ -807,6 +903,50 @@ void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
 void	 soulcache_drop(struct soulcache *, const char *);
 time_t	 soulcache_deferred(struct soulcache *, const char *);
 void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
+
+/* soulcache.c, soulcachesave.c: the cache's insides */
+#define SOULCACHE_NID	7	/* a file's identity: dev, ino, size, times */
+/*
+ * The version written.  A version 2 cache still reads, its skips
+ * dropped and their souls read again: before 3, a soul without a
+ * timezone was judged in the zone of the soul before it in the round.
+ * Version 3 had no GEN and no delta; it reads, and is written again.
+ */
+#define SOULCACHE_VERSION	4
+
+struct soulcache_ent {
+	char	*name;		/* the file's name in the directory */
+	long long id[SOULCACHE_NID];	/* soulcache_identity's */
+	long long until;	/* no gate passes before; with line */
+	long long deferred;	/* since; 0: not */
+	char	*line;		/* the kept skip; NULL: none */
+	int	 own;		/* 1: line is malloc'd, 2: name too */
+	int	 seen;		/* met in this round */
+	int	 chg;		/* changed since it was read */
+};
+
+struct soulcache {
+	char	 dir[4096];	/* STATE/rounds */
+	char	 name[40];	/* HASH.jsonl */
+	char	 real[PATH_MAX];	/* the souls' directory */
+	char	*buf;		/* the base as read: names and lines */
+	char	*dbuf;		/* the delta as read */
+	struct soulcache_ent *e;
+	size_t	 n, cap;
+	size_t	*tab;		/* open addressing: index + 1; 0 empty */
+	size_t	 tcap;
+	size_t	 blen;		/* the base's length */
+	long long gen;		/* the base's GEN; 0: none read */
+	long long bid[SOULCACHE_NID];	/* the base's, before it was read */
+	int	 dirty;
+	int	 whole;		/* write the base again at the next save */
+};
+
+void	 soulcache_identity(const struct stat *, long long *);
+void	 soulcache_index(struct soulcache *, size_t);
+void	 soulcache_path(const struct soulcache *, const char *, char *,
+	    size_t);
+void	 soulcache_line_drop(struct soulcache_ent *);
 int	 soulcache_save(struct soulcache *, int, char *);
 
 /*
@@ -836,7 +976,7 @@ const struct yj_pos *yj_key(const struct yj *, const json_t *, const char *);
 const struct yj_pos *yj_item(const struct yj *, const json_t *, size_t);
 
 /*
- * The stores: what a server store (redis.c) plugs into store.c, and
+ * The stores: what a server store (redisstore.c) plugs into store.c, and
  * the raw breaker it hands back to brk.c.  The file store is in store.c
  * itself: flock(2) around read-decide-write.
  */
@@ -903,24 +1043,29 @@ struct brk_out {
 };
 
 /* brk.c: when the breaker next lets a wake go (0: now, closed or a
- * half-open probe free) */
+ * half-open probe free); whether a check has to write; the view of a
+ * breaker, with the keys given (NULL: those kept) */
 time_t	 brk_next_go(const struct brk *);
+int	 brk_check_writes(const struct brk *, time_t);
+void	 brk_view_of(const struct brk *, const struct brk_conf *,
+	    struct brk_view *);
 
 /*
- * brkdoc.c: the breaker's document, agents/ID/BRKFILE, and the events
- * of a transition done (brk.c does the transitions)
- *   brkdoc_parse(agent, j, &b, err)	b from the document (NULL: none)
- *   brkdoc_to_json(agent, &b, now)	the document to write
- *   brkdoc_events_of(agent, &b, &o, events, now)
+ * brkjson.c: the breaker's document, agents/ID/BRKFILE, and the events
+ * of a transition done (brk.c does the transitions, brkstore.c the
+ * reads and writes)
+ *   brkjson_parse(agent, j, &b, err)	b from the document (NULL: none)
+ *   brkjson_of(agent, &b, now)		the document to write
+ *   brkjson_events(agent, &b, &o, events, now)
  *					o's transitions as events
- *   brkdoc_put_time(o, key, t)		a time in UTC (0: null)
+ *   brkjson_put_time(o, key, t)	a time in UTC (0: null)
  */
 #define BRKFILE	"breaker.json"
-int	 brkdoc_parse(const char *, json_t *, struct brk *, char *);
-json_t	*brkdoc_to_json(const char *, const struct brk *, time_t);
-void	 brkdoc_events_of(const char *, const struct brk *,
+int	 brkjson_parse(const char *, json_t *, struct brk *, char *);
+json_t	*brkjson_of(const char *, const struct brk *, time_t);
+void	 brkjson_events(const char *, const struct brk *,
 	    const struct brk_out *, json_t *, time_t);
-void	 brkdoc_put_time(json_t *, const char *, time_t);
+void	 brkjson_put_time(json_t *, const char *, time_t);
 
 /* An endpoint's bucket as stored (bucket.c owns the rules): requests
  * and tokens taken per second of the window, oldest first, and the

@@ -11,8 +11,9 @@
  *   - An alert is ALERT, URGENT or CRITICAL, in any case, at the start
  *     of a line (after anything but a letter: blanks, digits, markdown,
  *     punctuation, emoji, HTML tags, a bracketed word such as [IDLE]),
- *     then closing emphasis, then ':' or a dash ("ALERT -", "ALERT —");
- *     or [ALERT] alone in brackets.  A reply holding one is never a
+ *     then closing emphasis, then ':' (or a full-width one) or a dash
+ *     ("ALERT -", "ALERT —"); or one of the words alone in brackets
+ *     ("[CRITICAL] web1 down").  A reply holding one is never a
  *     ghost.
  *   - Token mode: a ghost is the token (default [IDLE]) or one of
  *     ghost.also (default HEARTBEAT_OK), wrapped in markdown or
@@ -20,7 +21,7 @@
  *     (not a list item), blank lines and a fence around the whole reply
  *     aside; [IDLE:LOW], [IDLE:MEDIUM] and [IDLE:HIGH] with a level.
  *     The remark must be an acknowledgement: at most ghost.ack_max_chars
- *     bytes, beginning with one of acks[] below and going on, if at all,
+ *     characters, beginning with one of acks[] below and going on, if at all,
  *     in plain words (letters, blanks, apostrophes and hyphens inside
  *     words; no contrast word).  "Nothing new. [IDLE]" is a ghost,
  *     "[IDLE] The server room is flooding, evacuate now." is kept.
@@ -290,13 +291,24 @@ ack(const char *s, size_t len)
 	return 0;
 }
 
+/* How many characters (UTF-8 sequences) the len bytes at s hold. */
+static size_t
+chars(const char *s, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++)
+		n += ((unsigned char)s[i] & 0xC0) != 0x80;
+	return n;
+}
+
 /* A remark that may come with the token: none, or an acknowledgement
- * of at most maxrem bytes. */
+ * of at most maxrem characters. */
 static int
 remark(const char *s, size_t len, size_t maxrem)
 {
 	peel(&s, &len);
-	return len == 0 || (len <= maxrem && ack(s, len));
+	return len == 0 || (chars(s, len) <= maxrem && ack(s, len));
 }
 
 /* A code fence: ``` or ~~~ after blanks and quote markers. */

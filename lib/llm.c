@@ -1,25 +1,17 @@
 /*
  * llm.c - the model endpoint: configuration (soul's llm: block, then
- * the environment), the request, and its reply, behind a small
- * provider table: openai (Chat Completions, and every compatible
- * server), anthropic (Messages) and command (a local program that
- * reads an OpenAI-form request on stdin and writes an OpenAI-form
- * reply on stdout).  Messages and tool calls are kept in OpenAI Chat
- * Completions form inside heart; a provider translates at the edge.
+ * the environment), and the sending of a request, by HTTP or to the
+ * command provider's program; the providers' own forms are
+ * llmprovider.c's, a failure's class llmfail.c's (llm_send sets it,
+ * with the time the provider asked to be left alone until, if it did).
  * The API key is read from the environment when the request is built
  * and lives only in memory: never in argv, output, state or an error
  * message (llm_conf registers it with secret_add, and a reply's text,
- * its tool calls and every message are scrubbed of it).  libcurl is loaded only by
- * the HTTP providers' send.
- *
- * A failure is classified by what a person must do (llm_send): the
- * key, the model or the URL is wrong (LLM_CONFIG), the account's
- * quota is used up (LLM_QUOTA), or it may pass by itself (LLM_TEMP),
- * with the time the provider asked to be left alone until, if it did.
- * A reply's bytes that are not UTF-8 are decoded lossily (utf8_clean),
- * never a failure: the paid answer is kept.  The context a request
- * carries is bounded by llm_fit.  Every request is sent through ask.c
- * (its bucket, its usage, its cost), llm_send by no one else.
+ * its tool calls and every message are scrubbed of it).  libcurl is
+ * loaded only by the HTTP providers' send.  The context a request
+ * carries is bounded by llm_fit (llmfit.c).  Every request is sent
+ * through ask.c (its bucket, its usage, its cost), llm_send by no one
+ * else.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -27,358 +19,6 @@
 #include <string.h>
 
 #include "heartint.h"
-
-struct provider {
-	const char *name;
-	const char *url;	/* default base URL; NULL: not HTTP */
-	const char *path;	/* appended to the base URL */
-	const char *key_env;	/* default key variable */
-	json_t	*(*body)(const struct llm_conf *, json_t *, json_t *,
-		    const char *);
-	void	 (*headers)(const char *, char [][512], size_t *);
-	int	 (*parse)(json_t *, struct llm_reply *, char *);
-};
-
-/*
- * The request's fields in the order of their stability from wake to
- * wake, the per-wake ones last (heart-soul(5), PROMPT CACHING): the
- * model, the tools, then the messages, whose own order is the system,
- * the history and the wake's prompt.  jansson keeps this order.
- */
-static json_t *
-openai_body(const struct llm_conf *c, json_t *messages, json_t *tools,
-    const char *force)
-{
-	json_t *b = json_object();
-
-	if (c->model[0] != '\0')
-		json_object_set_new(b, "model", json_string(c->model));
-	json_object_set_new(b, "max_tokens", json_integer(c->max_tokens));
-	if (tools != NULL && json_array_size(tools) > 0)
-		json_object_set(b, "tools", tools);
-	if (force != NULL)
-		json_object_set_new(b, "tool_choice", json_pack(
-		    "{s:s,s:{s:s}}", "type", "function", "function", "name",
-		    force));
-	json_object_set(b, "messages", messages);
-	return b;
-}
-
-static void
-openai_headers(const char *key, char h[][512], size_t *n)
-{
-	if (key != NULL && *key != '\0')
-		snprintf(h[(*n)++], 512, "Authorization: Bearer %s", key);
-}
-
-static const char *
-content_text(json_t *content)
-{
-	json_t *part;
-	size_t i;
-
-	if (json_is_string(content))
-		return json_string_value(content);
-	json_array_foreach(content, i, part)
-		if (json_is_string(json_object_get(part, "text")))
-			return json_string_value(json_object_get(part,
-			    "text"));
-	return NULL;
-}
-
-/*
- * A count of tokens in a usage object, whole or written as a real;
- * missing, not a number or below 1: 0.  One past LLM_TOKENS_MAX is
- * past any request (ask.c bounds it to the request's) and is read as
- * LLM_TOKENS_MAX, so that three of them add up.
- */
-static long long
-tokens(json_t *usage, const char *key)
-{
-	json_t *j = json_object_get(usage, key);
-	json_int_t n = json_integer_value(j);
-	double d = json_number_value(j);
-
-	if (json_is_integer(j))
-		return n <= 0 ? 0 : n > LLM_TOKENS_MAX ? LLM_TOKENS_MAX : n;
-	return !(d >= 1) ? 0 : d >= (double)LLM_TOKENS_MAX ?
-	    LLM_TOKENS_MAX : (long long)d;
-}
-
-static int
-openai_parse(json_t *j, struct llm_reply *r, char *err)
-{
-	json_t *msg, *usage, *calls;
-	const char *text;
-
-	msg = json_object_get(json_array_get(json_object_get(j, "choices"),
-	    0), "message");
-	if (!json_is_object(msg)) {
-		errf(err, "unreadable reply: no choices[0].message");
-		return -1;
-	}
-	text = content_text(json_object_get(msg, "content"));
-	calls = json_object_get(msg, "tool_calls");
-	if (text == NULL && !json_is_array(calls)) {
-		errf(err, "unreadable reply: message has no content");
-		return -1;
-	}
-	r->text = xstrdup(text ? text : "");
-	if (json_is_array(calls) && json_array_size(calls) > 0)
-		r->tool_calls = json_incref(calls);
-	usage = json_object_get(j, "usage");
-	r->prompt_tokens = tokens(usage, "prompt_tokens");
-	r->completion_tokens = tokens(usage, "completion_tokens");
-	r->cached_tokens = tokens(json_object_get(usage,
-	    "prompt_tokens_details"), "cached_tokens");
-	return 0;
-}
-
-
-/*
- * Anthropic Messages.  The system messages become the system field;
- * an assistant's tool_calls become tool_use blocks; role "tool"
- * results become tool_result blocks of a user message; messages of the
- * same role in a row are merged (the API wants turns to alternate and
- * the first to be the user's).
- */
-static json_t *
-anth_blocks(json_t *m, const char **role)
-{
-	const char *r = json_string_value(json_object_get(m, "role"));
-	const char *text = content_text(json_object_get(m, "content"));
-	json_t *blocks = json_array(), *call, *fn, *in;
-	size_t i;
-
-	*role = r != NULL && strcmp(r, "assistant") == 0 ? "assistant" :
-	    "user";
-	if (r != NULL && strcmp(r, "tool") == 0) {
-		json_array_append_new(blocks, json_pack("{s:s,s:s,s:s}",
-		    "type", "tool_result", "tool_use_id",
-		    json_string_value(json_object_get(m, "tool_call_id")) ?
-		    json_string_value(json_object_get(m, "tool_call_id")) :
-		    "", "content", text ? text : ""));
-		return blocks;
-	}
-	if (text != NULL && *text != '\0')
-		json_array_append_new(blocks, json_pack("{s:s,s:s}", "type",
-		    "text", "text", text));
-	json_array_foreach(json_object_get(m, "tool_calls"), i, call) {
-		fn = json_object_get(call, "function");
-		in = json_loads(json_string_value(json_object_get(fn,
-		    "arguments")) ? json_string_value(json_object_get(fn,
-		    "arguments")) : "", 0, NULL);
-		if (!json_is_object(in)) {
-			json_decref(in);
-			in = json_object();
-		}
-		json_array_append_new(blocks, json_pack("{s:s,s:O,s:O,s:o}",
-		    "type", "tool_use", "id", json_object_get(call, "id"),
-		    "name", json_object_get(fn, "name"), "input", in));
-	}
-	return blocks;
-}
-
-/*
- * The prompt cache's marks (llm.cache): a block so marked ends a
- * prefix Anthropic keeps for the next request.  The stable prefix ends
- * before the wake's prompt, the last user message (after it come only
- * the wake's own replies and tool results).
- */
-static void
-anth_mark(const struct llm_conf *c, json_t *block)
-{
-	if (c->cache == LLM_CACHE_OFF || block == NULL)
-		return;
-	json_object_set_new(block, "cache_control", c->cache ==
-	    LLM_CACHE_1H ? json_pack("{s:s,s:s}", "type", "ephemeral", "ttl",
-	    "1h") : json_pack("{s:s}", "type", "ephemeral"));
-}
-
-/* The index of the wake's prompt: the last user message, or n. */
-static size_t
-anth_prompt(json_t *messages)
-{
-	size_t i = json_array_size(messages);
-	const char *r;
-
-	while (i-- > 0) {
-		r = json_string_value(json_object_get(json_array_get(messages,
-		    i), "role"));
-		if (r != NULL && strcmp(r, "user") == 0)
-			return i;
-	}
-	return json_array_size(messages);
-}
-
-static json_t *
-anth_messages(const struct llm_conf *c, json_t *messages, char **system)
-{
-	json_t *out = json_array(), *m, *blocks, *last, *mark[2] = { 0 };
-	const char *role, *r, *text;
-	size_t i, n = 0, p = anth_prompt(messages);
-	FILE *fp = open_memstream(system, &n);
-
-	if (fp == NULL)
-		abort();
-	json_array_foreach(messages, i, m) {
-		r = json_string_value(json_object_get(m, "role"));
-		if (r != NULL && strcmp(r, "system") == 0) {
-			text = content_text(json_object_get(m, "content"));
-			fprintf(fp, "%s%s", ftell(fp) > 0 ? "\n\n" : "",
-			    text ? text : "");
-			continue;
-		}
-		blocks = anth_blocks(m, &role);
-		if (json_array_size(blocks) == 0) {
-			json_decref(blocks);
-			continue;
-		}
-		/* the history's end, and the wake's last reply or result */
-		if (i != p)
-			mark[i > p] = json_array_get(blocks,
-			    json_array_size(blocks) - 1);
-		if (json_array_size(out) == 0 && strcmp(role, "user") != 0)
-			json_array_append_new(out, json_pack("{s:s,s:[{s:s,"
-			    "s:s}]}", "role", "user", "content", "type",
-			    "text", "text", "(The conversation so far.)"));
-		last = json_array_get(out, json_array_size(out) - 1);
-		if (last != NULL && strcmp(json_string_value(json_object_get(
-		    last, "role")), role) == 0)
-			json_array_extend(json_object_get(last, "content"),
-			    blocks);
-		else
-			json_array_append_new(out, json_pack("{s:s,s:O}",
-			    "role", role, "content", blocks));
-		json_decref(blocks);
-	}
-	anth_mark(c, mark[0]);
-	anth_mark(c, mark[1]);
-	fclose(fp);
-	return out;
-}
-
-/* The same order as openai_body: model, tools, system, messages. */
-static json_t *
-anthropic_body(const struct llm_conf *c, json_t *messages, json_t *tools,
-    const char *force)
-{
-	json_t *b, *arr, *t, *fn, *msgs, *sys;
-	char *system = NULL;
-	size_t i;
-
-	msgs = anth_messages(c, messages, &system);
-	b = json_pack("{s:s,s:I}", "model", c->model, "max_tokens",
-	    (json_int_t)c->max_tokens);
-	arr = json_array();
-	json_array_foreach(tools, i, t) {
-		fn = json_object_get(t, "function");
-		json_array_append_new(arr, json_pack("{s:O,s:O,s:O}", "name",
-		    json_object_get(fn, "name"), "description",
-		    json_object_get(fn, "description"), "input_schema",
-		    json_object_get(fn, "parameters")));
-	}
-	if (json_array_size(arr) > 0)
-		json_object_set(b, "tools", arr);
-	if (force != NULL)
-		json_object_set_new(b, "tool_choice", json_pack("{s:s,s:s}",
-		    "type", "tool", "name", force));
-	if (system != NULL && *system != '\0' && c->cache != LLM_CACHE_OFF) {
-		sys = json_pack("{s:s,s:s}", "type", "text", "text", system);
-		anth_mark(c, sys);
-		json_object_set_new(b, "system", json_pack("[o]", sys));
-	} else if (system != NULL && *system != '\0')
-		json_object_set_new(b, "system", json_string(system));
-	else	/* no system: the tools end the prefix */
-		anth_mark(c, json_array_get(arr, json_array_size(arr) - 1));
-	free(system);
-	json_decref(arr);
-	json_object_set_new(b, "messages", msgs);
-	return b;
-}
-
-static void
-anthropic_headers(const char *key, char h[][512], size_t *n)
-{
-	snprintf(h[(*n)++], 512, "anthropic-version: 2023-06-01");
-	if (key != NULL && *key != '\0')
-		snprintf(h[(*n)++], 512, "x-api-key: %s", key);
-}
-
-/* A tool_use block as an OpenAI tool call. */
-static json_t *
-anth_call(json_t *b)
-{
-	json_t *in = json_object_get(b, "input"), *call;
-	char *args = in ? json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY) :
-	    NULL;
-
-	call = json_pack("{s:O?,s:s,s:{s:O?,s:s}}", "id", json_object_get(b,
-	    "id"), "type", "function", "function", "name",
-	    json_object_get(b, "name"), "arguments", args ? args : "{}");
-	free(args);
-	return call;
-}
-
-static int
-anthropic_parse(json_t *j, struct llm_reply *r, char *err)
-{
-	json_t *content = json_object_get(j, "content"), *b, *calls, *usage;
-	const char *type, *text;
-	char *out = NULL;
-	size_t i, n = 0;
-	FILE *fp;
-
-	if (!json_is_array(content)) {
-		errf(err, "unreadable reply: no content");
-		return -1;
-	}
-	if ((fp = open_memstream(&out, &n)) == NULL)
-		abort();
-	calls = json_array();
-	json_array_foreach(content, i, b) {
-		type = json_string_value(json_object_get(b, "type"));
-		text = json_string_value(json_object_get(b, "text"));
-		if (type != NULL && strcmp(type, "text") == 0 && text)
-			fprintf(fp, "%s%s", ftell(fp) > 0 ? "\n" : "", text);
-		else if (type != NULL && strcmp(type, "tool_use") == 0)
-			json_array_append_new(calls, anth_call(b));
-	}
-	fclose(fp);
-	r->text = out;
-	usage = json_object_get(j, "usage");
-	r->prompt_tokens = tokens(usage, "input_tokens") + tokens(usage,
-	    "cache_creation_input_tokens") + tokens(usage,
-	    "cache_read_input_tokens");
-	r->completion_tokens = tokens(usage, "output_tokens");
-	r->cached_tokens = tokens(usage, "cache_read_input_tokens");
-	r->cache_write_tokens = tokens(usage, "cache_creation_input_tokens");
-	if (json_array_size(calls) > 0)
-		r->tool_calls = calls;
-	else
-		json_decref(calls);
-	return 0;
-}
-
-static const struct provider providers[] = {
-	{ "openai", "https://api.openai.com/v1", "/chat/completions",
-	    "OPENAI_API_KEY", openai_body, openai_headers, openai_parse },
-	{ "anthropic", "https://api.anthropic.com/v1", "/messages",
-	    "ANTHROPIC_API_KEY", anthropic_body, anthropic_headers,
-	    anthropic_parse },
-	{ "command", NULL, NULL, "", openai_body, NULL, openai_parse },
-};
-
-static const struct provider *
-provider_find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof providers / sizeof providers[0]; i++)
-		if (strcmp(providers[i].name, name) == 0)
-			return &providers[i];
-	return NULL;
-}
 
 static const char *
 pick(const char *soul, const char *env, const char *def)
@@ -413,12 +53,8 @@ command_conf(const struct soul *s, const struct soul_llm *e,
 static void
 keys_known(const struct llm_conf *c)
 {
-	size_t i;
-
 	secret_add(getenv(c->key_env));
-	for (i = 0; i < sizeof providers / sizeof providers[0]; i++)
-		if (providers[i].key_env[0] != '\0')
-			secret_add(getenv(providers[i].key_env));
+	llm_provider_secrets();
 }
 
 /* A password in base_url (http://user:password@host/...) is a secret
@@ -468,12 +104,12 @@ static int
 endpoint_conf(const struct soul *s, const struct soul_llm *e,
     struct llm_conf *c, char *err)
 {
-	const struct provider *p;
+	const struct llm_provider *p;
 	const char *prov;
 
 	memset(c, 0, sizeof *c);
 	prov = pick(e->provider, "HEART_LLM_PROVIDER", "openai");
-	if ((p = provider_find(prov)) == NULL) {
+	if ((p = llm_provider_find(prov)) == NULL) {
 		errf(err, "%s: llm provider '%.32s' is not supported by "
 		    "this heart-wake (openai, anthropic, command)", s->path,
 		    prov);
@@ -547,18 +183,6 @@ llm_triage_conf(const struct soul *s, struct llm_conf *c, char *err)
 
 #undef INHERIT
 
-/*
- * The request body for messages and the tools offered (both in OpenAI
- * form; tools may be NULL), in the provider's form.  force names a
- * tool the model must call in this reply, or is NULL.
- */
-json_t *
-llm_body(const struct llm_conf *c, json_t *messages, json_t *tools,
-    const char *force)
-{
-	return provider_find(c->provider)->body(c, messages, tools, force);
-}
-
 /* Anthropic's hour-long cache is a beta: its header goes with it. */
 static void
 cache_header(const struct llm_conf *c, char h[][512], size_t *n)
@@ -572,7 +196,7 @@ cache_header(const struct llm_conf *c, char h[][512], size_t *n)
 json_t *
 llm_dry(const struct llm_conf *c, json_t *body)
 {
-	const struct provider *p = provider_find(c->provider);
+	const struct llm_provider *p = llm_provider_find(c->provider);
 	char h[8][512], url[1100];
 	const char *key = getenv(c->key_env);
 	json_t *hs;
@@ -592,172 +216,8 @@ llm_dry(const struct llm_conf *c, json_t *body)
 	return json_pack("{s:s,s:s,s:o,s:O}", "method", "POST", "url", url,
 	    "headers", hs, "body", body);
 }
-
-/* What a provider's error body says: its message, type and code. */
-struct said {
-	const char *msg, *type, *code;
-};
-
-static const char *
-str(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
-static void
-said_read(const json_t *j, struct said *sd)
-{
-	const json_t *e = json_object_get(j, "error");
-
-	memset(sd, 0, sizeof *sd);
-	if (json_is_string(e))
-		sd->msg = json_string_value(e);
-	else if (json_is_object(e)) {
-		sd->msg = str(e, "message");
-		sd->type = str(e, "type");
-		sd->code = str(e, "code");
-	}
-	if (sd->msg == NULL)
-		sd->msg = str(j, "message") ? str(j, "message") :
-		    str(j, "detail");
-}
-
 static int
-is(const char *s, const char *word)
-{
-	return s != NULL && strcmp(s, word) == 0;
-}
-
-static int
-says(const char *s, const char *words)
-{
-	return s != NULL && strcasestr(s, words) != NULL;
-}
-
-/* The account's quota or credit is used up (OpenAI insufficient_quota,
- * Anthropic billing_error or a credit balance too low, HTTP 402). */
-static int
-quota_gone(long status, const struct said *sd)
-{
-	return status == 402 || is(sd->code, "insufficient_quota") ||
-	    is(sd->type, "insufficient_quota") ||
-	    is(sd->type, "billing_error") ||
-	    says(sd->msg, "credit balance is too low");
-}
-
-/* A 400 that says the model does not exist (OpenAI, vLLM, LiteLLM,
- * Ollama word it differently). */
-static int
-no_model(const struct said *sd)
-{
-	if (is(sd->code, "model_not_found") || is(sd->type,
-	    "not_found_error"))
-		return 1;
-	return says(sd->msg, "model") && (says(sd->msg, "does not exist") ||
-	    says(sd->msg, "not found") || says(sd->msg, "no such model") ||
-	    says(sd->msg, "unknown model") || says(sd->msg, "invalid model"));
-}
-
-/*
- * The failure of an HTTP answer outside 2xx, by what a person must do,
- * and the message that says it: the soul, the URL and the fix for a
- * configuration error; the provider's own words last, cut short.
- */
-static int
-http_fail(const struct llm_conf *c, const char *url, long status,
-    const char *body, char *err)
-{
-	const char *key = getenv(c->key_env);
-	json_t *j = json_loads(body, 0, NULL);
-	char said[200] = "";
-	struct said sd;
-	int class = LLM_CONFIG;
-
-	said_read(j, &sd);
-	if (sd.msg != NULL)
-		snprintf(said, sizeof said, "; the provider said: %.160s",
-		    sd.msg);
-	if (quota_gone(status, &sd)) {
-		errf(err, "%s: %s answered HTTP %ld: the account's quota or "
-		    "credit is used up: add credit or raise the limit with "
-		    "the provider%s", c->soul, url, status, said);
-		class = LLM_QUOTA;
-	} else if (status == 401 && (key == NULL || *key == '\0'))
-		errf(err, "%s: %s answered HTTP 401: no API key was sent: "
-		    "set %s in the environment heart-wake runs in (cron and "
-		    "systemd do not read a login shell's profile)%s", c->soul,
-		    url, c->key_env, said);
-	else if (status == 401)
-		errf(err, "%s: %s answered HTTP 401: the API key was refused: "
-		    "set %s in the environment heart-wake runs in to a valid "
-		    "key%s", c->soul, url, c->key_env, said);
-	else if (status == 403)
-		errf(err, "%s: %s answered HTTP 403: the API key may not use "
-		    "this model or endpoint: check the key's permissions and "
-		    "llm.model (%s)%s", c->soul, url, c->model, said);
-	else if (status == 404)
-		errf(err, "%s: %s answered HTTP 404: no such model or URL: "
-		    "check llm.model (%s) and llm.base_url%s", c->soul, url,
-		    c->model, said);
-	else if (status == 400 && no_model(&sd))
-		errf(err, "%s: %s answered HTTP 400: no such model: check "
-		    "llm.model (%s)%s", c->soul, url, c->model, said);
-	else {
-		errf(err, "model endpoint answered HTTP %ld%s%.200s", status,
-		    sd.msg ? ": " : "", sd.msg ? sd.msg : "");
-		class = LLM_TEMP;
-	}
-	json_decref(j);
-	return class;
-}
-
-static int
-parse_reply(const struct provider *p, const char *buf, size_t len,
-    struct llm_reply *r, char *err)
-{
-	json_error_t je;
-	json_t *j;
-	char *clean;
-	size_t n;
-	int rc;
-
-	/* bytes that are not UTF-8 are decoded lossily (U+FFFD), as a
-	 * tool's or a gate's output is: the paid answer is kept; and a
-	 * number past 2^63 (a usage count, say) reads as a real, rather
-	 * than lose the answer beside it */
-	clean = utf8_clean(buf, len, &n);
-	if ((j = json_loadb(clean, n, 0, &je)) == NULL)
-		j = json_loadb(clean, n, JSON_DECODE_INT_AS_REAL, NULL);
-	free(clean);
-	if (j == NULL) {
-		errf(err, "unreadable reply: not JSON: %s", je.text);
-		return -1;
-	}
-	rc = p->parse(j, r, err);
-	json_decref(j);
-	return rc;
-}
-
-/*
- * Read a reply body of the named provider into r (free it with
- * llm_reply_free), as llm_send does with what the model answered.
- */
-int
-llm_parse(const char *provider, const char *buf, size_t len,
-    struct llm_reply *r, char *err)
-{
-	const struct provider *p = provider_find(provider);
-
-	memset(r, 0, sizeof *r);
-	if (p == NULL) {
-		errf(err, "unknown provider \"%.40s\"", provider);
-		return -1;
-	}
-	return parse_reply(p, buf, len, r, err);
-}
-
-static int
-http_send(const struct llm_conf *c, const struct provider *p,
+http_send(const struct llm_conf *c, const struct llm_provider *p,
     const char *body, time_t now, struct llm_reply *r, char *err)
 {
 	char h[8][512], url[1100];
@@ -783,12 +243,13 @@ http_send(const struct llm_conf *c, const struct provider *p,
 	if (http_post(&rq, &rs, err) == 0) {
 		if (rs.status < 200 || rs.status > 299) {
 			r->status = rs.status;
-			r->fail = http_fail(c, url, rs.status, rs.body, err);
+			r->fail = llm_http_fail(c, url, rs.status, rs.body,
+			    err);
 			if (http_retry_after(rs.retry_after, now, &r->hold) ==
 			    -1 || r->hold <= now)
 				r->hold = 0;
 		} else
-			rc = parse_reply(p, rs.body, rs.len, r, err);
+			rc = llm_reply_read(p, rs.body, rs.len, r, err);
 		free(rs.body);
 	}
 	explicit_bzero(h, sizeof h);
@@ -806,7 +267,7 @@ no_password(const char *entry, const void *arg)
 
 /* The command provider: the request on stdin, the reply on stdout. */
 static int
-command_send(const struct llm_conf *c, const struct provider *p,
+command_send(const struct llm_conf *c, const struct llm_provider *p,
     const char *body, struct llm_reply *r, char *err)
 {
 	const json_t *cmd = c->command;
@@ -835,7 +296,7 @@ command_send(const struct llm_conf *c, const struct provider *p,
 			errf(err, "llm.command: reply larger than %d bytes, "
 			    "cut off", HEART_REPLYMAX);
 		else
-			rc = parse_reply(p, o.out, o.len, r, err);
+			rc = llm_reply_read(p, o.out, o.len, r, err);
 	}
 	tool_out_free(&o);
 	env_free(env);
@@ -845,15 +306,15 @@ command_send(const struct llm_conf *c, const struct provider *p,
 
 /*
  * Send body; on success fill r (free with llm_reply_free): its text and
- * its tool calls are scrubbed of secrets.  On failure (-1, why in err), r->fail is the
- * class of the failure, and r->hold the time the provider asked not to
- * be asked again before (Retry-After), or 0.
+ * its tool calls are scrubbed of secrets.  On failure (-1, why in err),
+ * r->fail is the class of the failure (llmfail.c), and r->hold the time
+ * the provider asked not to be asked again before (Retry-After), or 0.
  */
 int
 llm_send(const struct llm_conf *c, json_t *body, time_t now,
     struct llm_reply *r, char *err)
 {
-	const struct provider *p = provider_find(c->provider);
+	const struct llm_provider *p = llm_provider_find(c->provider);
 	char *text = json_dumps(body, JSON_COMPACT), *clean;
 	int rc;
 
@@ -872,15 +333,6 @@ llm_send(const struct llm_conf *c, json_t *body, time_t now,
 	}
 	return rc;
 }
-
-void
-llm_reply_free(struct llm_reply *r)
-{
-	free(r->text);
-	json_decref(r->tool_calls);
-	memset(r, 0, sizeof *r);
-}
-
 /* Is the URL's host this machine (localhost, 127.0.0.0/8, ::1)? */
 static int
 loopback(const char *url)
@@ -935,168 +387,4 @@ llm_key_warning(const struct llm_conf *c, char *buf, size_t n)
 	    "(cron and systemd do not read a login shell's profile), to any "
 	    "value if the server needs no key", c->key_env, c->base_url);
 	return 1;
-}
-
-/*
- * The context budget.  A message costs the bytes of its JSON; a token
- * is estimated at 4 bytes.  The system messages (before h0) and the
- * wake's prompt (at h1) are sent whole, the prompt's checklist items
- * fitted first (llm_items_room); the history [h0, h1) and the wake's
- * own messages after h1 share the rest: a history message larger than
- * half of it is first shortened to that half, then the oldest history
- * messages are dropped (a tool result never without its call), then
- * the largest messages left are shortened until all fits.  A
- * shortened message keeps its head and says so.
- */
-#define FIT_FLOOR	512	/* bytes a shortened message keeps */
-
-struct fit {
-	json_t	*m;
-	size_t	 cost;
-	int	 gone;		/* dropped */
-	int	 floor;	/* cut as short as it goes */
-};
-
-size_t
-llm_cost(const json_t *m)
-{
-	return json_dumpb(m, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
-}
-
-/* The budget of tokens in bytes. */
-static size_t
-budget_bytes(long long budget)
-{
-	return (size_t)budget * 4;
-}
-
-/*
- * The bytes the checklist's items may take in a wake's prompt, when the
- * system prompt and the rest of the prompt cost fixed: half of what
- * they leave of the budget, so that the history and the wake's own
- * messages keep the other half.
- */
-size_t
-llm_items_room(size_t fixed, long long budget)
-{
-	size_t b = budget_bytes(budget);
-
-	return b > fixed ? (b - fixed) / 2 : 0;
-}
-
-static const char *
-role(const json_t *m)
-{
-	const char *r = str(m, "role");
-
-	return r != NULL ? r : "";
-}
-
-/* f's message with its content cut to cost at most target bytes (or
- * as near as its other fields let it); 0 when nothing could be cut. */
-static int
-cut(struct fit *f, size_t target)
-{
-	const char *text = str(f->m, "content");
-	size_t len, keep, c;
-	json_t *m;
-	char *t;
-
-	if (text == NULL || f->cost <= target)
-		return 0;
-	len = strlen(text);
-	keep = len;
-	m = json_copy(f->m);
-	for (c = f->cost; c > target && keep > 0;) {
-		keep = c - target < keep ? keep - (c - target) : 0;
-		while (keep > 0 && (text[keep] & 0xc0) == 0x80)
-			keep--;		/* a whole UTF-8 character */
-		if (asprintf(&t, "%.*s\n[heart: cut from %zu to %zu bytes to "
-		    "fit llm.context_budget; the history keeps it whole]",
-		    (int)keep, text, len, keep) == -1)
-			abort();
-		json_object_set_new(m, "content", json_string(t));
-		free(t);
-		c = llm_cost(m);
-	}
-	if (c >= f->cost) {		/* nothing left to cut */
-		json_decref(m);
-		return 0;
-	}
-	json_decref(f->m);
-	f->m = m;
-	f->cost = c;
-	return 1;
-}
-
-/* What the messages that share the room cost. */
-static size_t
-movable(const struct fit *f, size_t n, size_t h0, size_t h1)
-{
-	size_t i, sum = 0;
-
-	for (i = h0; i < n; i++)
-		if (i != h1 && !f[i].gone)
-			sum += f[i].cost;
-	return sum;
-}
-
-/* The largest message after h0 that may still be shortened, or n. */
-static size_t
-largest(const struct fit *f, size_t n, size_t h0, size_t h1)
-{
-	size_t i, best = n;
-
-	for (i = h0; i < n; i++)
-		if (i != h1 && !f[i].gone && !f[i].floor &&
-		    str(f[i].m, "content") != NULL && (best == n ||
-		    f[i].cost > f[best].cost))
-			best = i;
-	return best;
-}
-
-/*
- * msgs as sent within a budget of tokens: a new array (its messages
- * shared with msgs, but for the shortened ones).
- */
-json_t *
-llm_fit(const json_t *msgs, size_t h0, size_t h1, long long budget)
-{
-	size_t n = json_array_size(msgs), i, fixed = 0, room, half, b;
-	struct fit *f = xcalloc(n, sizeof *f);
-	json_t *out = json_array();
-
-	for (i = 0; i < n; i++) {
-		f[i].m = json_incref(json_array_get(msgs, i));
-		f[i].cost = llm_cost(f[i].m);
-		if (i < h0 || i == h1)
-			fixed += f[i].cost;
-	}
-	b = budget_bytes(budget);
-	room = b > fixed ? b - fixed : 0;
-	half = room / 2 > FIT_FLOOR ? room / 2 : FIT_FLOOR;
-	for (i = h0; i < h1 && i < n; i++)
-		cut(&f[i], half);
-	for (i = h0; i < h1 && movable(f, n, h0, h1) > room; i++) {
-		f[i].gone = 1;
-		while (i + 1 < h1 && strcmp(role(f[i + 1].m), "tool") == 0)
-			f[++i].gone = 1;
-	}
-	while ((b = movable(f, n, h0, h1)) > room &&
-	    (i = largest(f, n, h0, h1)) < n) {
-		half = b - room < f[i].cost ? f[i].cost - (b - room) : 0;
-		if (half <= FIT_FLOOR) {
-			half = FIT_FLOOR;
-			f[i].floor = 1;
-		}
-		if (!cut(&f[i], half))
-			f[i].floor = 1;
-	}
-	for (i = 0; i < n; i++) {
-		if (!f[i].gone)
-			json_array_append(out, f[i].m);
-		json_decref(f[i].m);
-	}
-	free(f);
-	return out;
 }

@@ -1,15 +1,17 @@
 /*
- * publisher.c - heart-pulse's publishing end: its fleet (fleet.c) kept
- * alive over one broker connection (broker.c), in the caller's poll
- * loop: publisher_work before each poll, publisher_ready after it.
+ * publisher.c - heart-pulse's publishing end: its agents (pubagents.c)
+ * kept alive over one broker connection (broker.c), in the caller's
+ * poll loop: publisher_work before each poll, publisher_ready after
+ * it; the state their pulses carry is pubstate.c's.  The watching end,
+ * the subscriber, is watcher.c.
  *
  * A connection is announced by the node's online status, then the
  * agents' births, BIRTH_BATCH at a time and only while the broker keeps
  * up; each connection's will (its node offline, "will") carries the
  * birth sequence of the attempt, counted across restarts (pulse.c).
- * Pulses follow the fleet's schedule, which starts at the first
+ * Pulses follow the agents' schedule, which starts at the first
  * connection: every slot is moved on by the time that took
- * (fleet_rebase), so that no agent's first slot passes unsent, however
+ * (pubagents_rebase), so that no agent's first slot passes unsent, however
  * long the broker kept us waiting.  Nothing here waits on
  * the broker: while it is away, or has not written the last batch,
  * slots pass unsent (their sequence numbers are skipped).  A goodbye
@@ -33,7 +35,7 @@
 
 struct publisher {
 	struct broker b;
-	struct fleet *fleet;
+	struct pubagents *agents;
 	struct pulse_node node;
 	char	 host_json[300];
 	long long born;		/* the bdseq of the last connection; 0: none */
@@ -50,7 +52,7 @@ warnings(struct publisher *p)
 {
 	char *m;
 
-	while ((m = fleet_warning(p->fleet)) != NULL) {
+	while ((m = pubagents_warning(p->agents)) != NULL) {
 		broker_say(&p->b, NULL, "%s", m);
 		free(m);
 	}
@@ -73,7 +75,7 @@ load(struct publisher *p, long long now)
 	char err[HEART_ERRLEN];
 	long long n;
 
-	n = fleetsouls_load(p->fleet, o->souls, o->nsouls, o->dir, now, err);
+	n = pubagents_load(p->agents, o->souls, o->nsouls, o->dir, now, err);
 	warnings(p);
 	if (n == -1)
 		broker_say(&p->b, NULL, "%s", err);
@@ -103,14 +105,14 @@ identity(struct publisher *p)
  * message), so that no snapshot or dashboard keeps it for ever.
  */
 static void
-retire(struct publisher *p, struct fleet_agent *a)
+retire(struct publisher *p, struct pubagent *a)
 {
 	char topic[512], *msg;
 	struct pulse_agentinfo pa;
 
-	fleet_agent_info(a, &pa);
+	pubagent_info(a, &pa);
 	pulse_topic(topic, sizeof topic, p->b.prefix, pa.id, "status");
-	p->node.agents = (long long)fleet_size(p->fleet);
+	p->node.agents = (long long)pubagents_size(p->agents);
 	msg = pulse_status(&p->node, &pa, "offline", "removed", time(NULL));
 	mqtt_publish(p->b.q, topic, msg, (int)strlen(msg), 1, 0, 0);
 	mqtt_publish(p->b.q, topic, "", 0, 1, 1, 0);
@@ -119,20 +121,20 @@ retire(struct publisher *p, struct fleet_agent *a)
 
 /* A retained status of agent a, or of the node (a NULL). */
 static void
-status(struct publisher *p, struct fleet_agent *a, const char *status,
+status(struct publisher *p, struct pubagent *a, const char *status,
     const char *reason)
 {
 	char topic[512], *msg;
 	struct pulse_agentinfo pa;
 
 	if (a != NULL) {
-		fleet_agent_info(a, &pa);
+		pubagent_info(a, &pa);
 		pulse_topic(topic, sizeof topic, p->b.prefix, pa.id,
 		    "status");
 	} else
 		pulse_topic(topic, sizeof topic, p->b.prefix, NULL,
 		    p->node.id);
-	p->node.agents = (long long)fleet_size(p->fleet);
+	p->node.agents = (long long)pubagents_size(p->agents);
 	msg = pulse_status(&p->node, a ? &pa : NULL, status, reason,
 	    time(NULL));
 	mqtt_publish(p->b.q, topic, msg, (int)strlen(msg), 1, 1, 0);
@@ -167,7 +169,7 @@ dial(struct publisher *p, long long now)
 }
 
 static void
-send_pulse(struct publisher *p, struct fleet_agent *a, int extra,
+send_pulse(struct publisher *p, struct pubagent *a, int extra,
     long long now)
 {
 	char topic[512], buf[2048];
@@ -176,9 +178,9 @@ send_pulse(struct publisher *p, struct fleet_agent *a, int extra,
 	int n;
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	n = fleetwatch_pulse(p->fleet, a, extra, p->b.prefix, p->host_json, now,
+	n = pubstate_pulse(p->agents, a, extra, p->b.prefix, p->host_json, now,
 	    &wall, topic, sizeof topic, buf, sizeof buf);
-	fleet_agent_info(a, &pa);
+	pubagent_info(a, &pa);
 	if (n < 0 || mqtt_publish(p->b.q, topic, buf, n, 0, 0,
 	    (int)pa.interval) == -1) {
 		p->st.skipped++;
@@ -193,12 +195,12 @@ send_pulse(struct publisher *p, struct fleet_agent *a, int extra,
 static void
 births(struct publisher *p)
 {
-	struct fleet_agent *a;
+	struct pubagent *a;
 	int i;
 
 	for (i = 0; i < BIRTH_BATCH && !mqtt_busy(p->b.q) &&
 	    mqtt_unacked(p->b.q) < mqtt_window(p->b.q); i++) {
-		if ((a = fleet_unborn(p->fleet)) == NULL)
+		if ((a = pubagents_unborn(p->agents)) == NULL)
 			return;
 		status(p, a, "online", NULL);
 		p->st.births++;
@@ -208,7 +210,7 @@ births(struct publisher *p)
 static void
 pulses(struct publisher *p, long long now)
 {
-	struct fleet_agent *a;
+	struct pubagent *a;
 	long long lag;
 	/*
 	 * What the last batch wrote is not gone yet (a broker that stalls,
@@ -218,7 +220,7 @@ pulses(struct publisher *p, long long now)
 	int up = mqtt_state(p->b.q) == MQTT_UP && !mqtt_busy(p->b.q);
 
 	mqtt_cork(p->b.q, 1);
-	while (p->started == 0 && (a = fleet_due(p->fleet, now, &lag)) !=
+	while (p->started == 0 && (a = pubagents_due(p->agents, now, &lag)) !=
 	    NULL) {
 		if (lag > p->st.lag_max)
 			p->st.lag_max = lag;
@@ -227,13 +229,13 @@ pulses(struct publisher *p, long long now)
 		else
 			p->st.skipped++;
 	}
-	while ((a = fleetwatch_changed(p->fleet)) != NULL)
+	while ((a = pubstate_changed(p->agents)) != NULL)
 		if (up)
 			send_pulse(p, a, 1, now);
 	/* the gone are retired once connected, else later */
-	while (up && (a = fleet_gone(p->fleet)) != NULL) {
+	while (up && (a = pubagents_gone(p->agents)) != NULL) {
 		retire(p, a);
-		fleet_agent_free(a);
+		pubagent_free(a);
 	}
 	mqtt_cork(p->b.q, 0);
 }
@@ -281,11 +283,11 @@ io(struct publisher *p, short revents, long long now)
 	if (pulse_bdseq_save(p->node.id, p->born, err) == -1)
 		bdseq_failed(p, &p->told_save, err);
 	if (p->started != 0) {
-		fleet_rebase(p->fleet, now - p->started);
+		pubagents_rebase(p->agents, now - p->started);
 		p->started = 0;
 	}
 	status(p, NULL, "online", NULL);
-	fleet_unborn_all(p->fleet);
+	pubagents_unborn_all(p->agents);
 }
 
 /*
@@ -321,7 +323,7 @@ publisher_open(const struct pulse_opts *o, const struct pulse_hooks *h,
 	*out = p;
 	broker_init(&p->b, o, h, 0);
 	identity(p);
-	p->fleet = fleet_new(o->interval, !o->noinotify);
+	p->agents = pubagents_new(o->interval, !o->noinotify);
 	p->started = mono_ms();
 	if (load(p, p->started) <= 0) {
 		errf(err, "no agent to keep alive (no soul loaded)");
@@ -373,14 +375,14 @@ publisher_poll(const struct publisher *p, long long now, struct pollfd *fd)
 	struct mqtt *q = p->b.q;
 	long long until;
 
-	until = p->started ? LLONG_MAX : fleet_next_due(p->fleet);
+	until = p->started ? LLONG_MAX : pubagents_next_due(p->agents);
 	if (p->wd > 0 && p->wd_next < until)
 		until = p->wd_next;
 	fd[0] = (struct pollfd){ mqtt_fd(q), mqtt_events(q), 0 };
-	fd[1] = (struct pollfd){ fleetwatch_fd(p->fleet), POLLIN, 0 };
+	fd[1] = (struct pollfd){ pubstate_fd(p->agents), POLLIN, 0 };
 	if (mqtt_state(q) == MQTT_UP && mqtt_busy(q) == 0 &&
 	    mqtt_unacked(q) < mqtt_window(q) &&
-	    fleet_unborn_pending(p->fleet))
+	    pubagents_unborn_pending(p->agents))
 		until = now;
 	return broker_timeout(&p->b, now, until);
 }
@@ -395,7 +397,7 @@ publisher_ready(struct publisher *p, const struct pollfd *fd, long long now,
 	if (p->b.fatal)
 		return broker_failed(&p->b, err);
 	if (fd[1].revents)
-		fleetwatch_read(p->fleet, time(NULL));
+		pubstate_read(p->agents, time(NULL));
 	return 0;
 }
 
@@ -412,7 +414,7 @@ void
 publisher_stats(const struct publisher *p, struct publisher_stats *st)
 {
 	*st = p->st;
-	st->agents = fleet_size(p->fleet);
+	st->agents = pubagents_size(p->agents);
 	st->connects = p->b.connects;
 	st->connected = mqtt_state(p->b.q) == MQTT_UP;
 	st->window = mqtt_window(p->b.q);
@@ -425,7 +427,7 @@ publisher_stats(const struct publisher *p, struct publisher_stats *st)
 int
 publisher_goodbye(struct publisher *p, char *err)
 {
-	struct fleet_agent *a;
+	struct pubagent *a;
 	long long deadline = mono_ms() + SHUTDOWN_MS;
 	struct mqtt *q = p->b.q;
 
@@ -433,8 +435,9 @@ publisher_goodbye(struct publisher *p, char *err)
 	if (mqtt_state(q) != MQTT_UP)
 		return 0;
 	status(p, NULL, "offline", "shutdown");
-	fleet_unborn_all(p->fleet);
-	while ((a = fleet_unborn(p->fleet)) != NULL && mono_ms() < deadline) {
+	pubagents_unborn_all(p->agents);
+	while ((a = pubagents_unborn(p->agents)) != NULL &&
+	    mono_ms() < deadline) {
 		status(p, a, "offline", "shutdown");
 		if (mqtt_busy(q))
 			broker_flush(&p->b, deadline, 0);
@@ -456,7 +459,7 @@ publisher_free(struct publisher *p)
 {
 	if (p != NULL) {
 		broker_close(&p->b);
-		fleet_free(p->fleet);
+		pubagents_free(p->agents);
 		json_decref(p->refused);
 	}
 	free(p);
@@ -473,7 +476,7 @@ publisher_acl(const struct pulse_opts *o, const struct pulse_hooks *h,
     char **out, char *err)
 {
 	struct publisher *p = xcalloc(1, sizeof *p);
-	struct fleet_agent *a;
+	struct pubagent *a;
 	struct pulse_agentinfo pa;
 	const char **ids = NULL;
 	size_t n = 0;
@@ -481,26 +484,26 @@ publisher_acl(const struct pulse_opts *o, const struct pulse_hooks *h,
 
 	*out = NULL;
 	broker_init(&p->b, o, h, 0);
-	p->fleet = fleet_new(o->interval, 0);
+	p->agents = pubagents_new(o->interval, 0);
 	if (load(p, mono_ms()) <= 0) {
 		errf(err, "no agent to keep alive (no soul loaded)");
 		goto out;
 	}
 	if ((r = broker_prefix_check(&p->b, err)) != 0)
 		goto out;
-	fleet_unborn_all(p->fleet);
-	while ((a = fleet_unborn(p->fleet)) != NULL) {
+	pubagents_unborn_all(p->agents);
+	while ((a = pubagents_unborn(p->agents)) != NULL) {
 		if ((ids = realloc(ids, (n + 1) * sizeof *ids)) == NULL)
 			abort();
-		fleet_agent_info(a, &pa);
+		pubagent_info(a, &pa);
 		ids[n++] = pa.id;
 	}
 	*out = pulse_acl(p->b.prefix, o->username ? o->username :
 	    p->b.mc.client_id, ids, n);
-	if (p->fleet->nbad > 0) {
+	if (p->agents->nbad > 0) {
 		errf(err, "the block leaves out the agents of the %zu "
-		    "soul%s that did not load", p->fleet->nbad,
-		    p->fleet->nbad > 1 ? "s" : "");
+		    "soul%s that did not load", p->agents->nbad,
+		    p->agents->nbad > 1 ? "s" : "");
 		r = HX_CONFIG;
 	}
 out:

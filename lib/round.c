@@ -1,7 +1,8 @@
 /*
- * round.c - one round for a fleet in one process (heart-wake --souls
- * DIR --jobs N): the gates of every soul first, with no traffic, then
- * the wakes they admit, at most N at once, by N workers at most.
+ * round.c - one round over a directory of souls in one process
+ * (heart-wake --souls DIR --jobs N): the gates of every soul first,
+ * with no traffic, then the wakes they admit, at most N at once, by N
+ * workers at most.
  *
  * Phase one, in this process and in soul order: a soul whose file is
  * as the soul cache (soulcache.c) knew it and whose time has not come

@@ -16,8 +16,8 @@
  * A result's status is one of status.c's table (finish() checks), and
  * its "exit" is heart-wake's exit status for the wake.  The outcome
  * (status, reason, idle level, warnings) is kept in the wake as it is
- * written into the result, by one helper each, and decided from there:
- * nothing is read back out of the result.
+ * written into the result, by one helper each (outcome.c), and decided
+ * from there: nothing is read back out of the result.
  */
 #include <sys/file.h>
 #include <sys/random.h>
@@ -93,59 +93,6 @@ result_new(struct wake *k, enum chamber c)
 	    "duration_ms", 0, "exit", 0);
 }
 
-static void
-set_str(json_t *o, const char *key, const char *v)
-{
-	json_object_set_new(o, key, v ? json_string(v) : json_null());
-}
-
-/* The outcome's status, into the wake and its result. */
-void
-run_status(struct wake *k, enum wake_status st)
-{
-	k->out.status = st;
-	set_str(k->res, "status", status_name(st));
-}
-
-/* The outcome's reason ("" or NULL: none), into the wake and its
- * result. */
-static void
-set_reason(struct wake *k, const char *reason)
-{
-	snprintf(k->out.reason, sizeof k->out.reason, "%s", reason ?
-	    reason : "");
-	set_str(k->res, "reason", reason && *reason ? reason : NULL);
-}
-
-/* The answer and its idle level (idle.c's, or NULL), into the wake
- * and its result, with the status they decide. */
-void
-run_reply(struct wake *k, enum wake_status st, const char *text,
-    const char *lvl)
-{
-	set_str(k->res, "response", text && *text ? text : NULL);
-	k->out.idle_level = lvl;
-	set_str(k->res, "idle_level", lvl);
-	run_status(k, st);
-}
-
-/* One more warning, into the wake and its result. */
-void
-run_warn(struct wake *k, const char *w)
-{
-	struct outcome *o = &k->out;
-	char both[sizeof o->warning];
-	json_t *v;
-
-	/* cut to fit; cut inside a character, it stays as it was */
-	if (snprintf(both, sizeof both, "%s%s%s", o->warning,
-	    o->warning[0] ? "; " : "", w) < 0 ||
-	    (v = json_string(both)) == NULL)
-		return;
-	memcpy(o->warning, both, sizeof both);
-	json_object_set_new(k->res, "warning", v);
-}
-
 /*
  * From when the breaker and the cap both admit a wake of chamber c, as
  * they stand (k->bv, k->cv): 0 when the cap never does.
@@ -199,8 +146,8 @@ finish(struct wake *k, const char *status, const char *reason)
 
 	if (status_find(status, &st) == -1)
 		abort();	/* a status not in status.c's table */
-	run_status(k, st);
-	set_reason(k, reason);
+	outcome_status(k, st);
+	outcome_reason(k, reason);
 	if (k->cv.day[0] == '\0')
 		cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
 	if (k->cv.day[0] != '\0') {
@@ -211,7 +158,7 @@ finish(struct wake *k, const char *status, const char *reason)
 		    (json_int_t)cap_limit(&caps, k->g.chamber), "day",
 		    k->cv.day));
 	}
-	set_str(k->res, "breaker", brk_state_name(k->bv.state));
+	outcome_set(k, "breaker", brk_state_name(k->bv.state));
 	if (k->g.interval > 0)
 		json_object_set_new(k->res, "interval",
 		    json_integer(k->g.interval));
@@ -222,7 +169,7 @@ finish(struct wake *k, const char *status, const char *reason)
 	if (next > 0) {
 		char iso[32];
 		clock_utc(next, iso, sizeof iso);
-		set_str(k->res, "next", iso);
+		outcome_set(k, "next", iso);
 	}
 	if (json_array_size(k->events) > 0)
 		json_object_set(k->res, "breaker_events", k->events);
@@ -354,12 +301,12 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 		snprintf(why, sizeof why, "the model asked for more than "
 		    "seed_tool_cap (%lld) tool calls in one wake; the wake "
 		    "is discarded", k->s->ch[c].seed_tool_cap);
-		set_reason(k, why);
+		outcome_reason(k, why);
 	} else if (t->failed || t->sfailed)
 		snprintf(why, sizeof why, "%s", t->toolerr);
 	if (llmerr || t->capped) {
-		run_status(k, llmerr ? ST_ERROR : st);
-		set_str(k->res, "error", why);
+		outcome_status(k, llmerr ? ST_ERROR : st);
+		outcome_set(k, "error", why);
 	}
 	cost = talk_spent(k, t, &u);
 	tools = json_pack("{s:i,s:i}", "calls", t->calls, "failed",
@@ -403,7 +350,7 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 	int rc;
 
 	if (talk_begin(k, &t, err) == -1) {
-		set_str(k->res, "error", err);
+		outcome_set(k, "error", err);
 		return HX_IOERR;
 	}
 	rc = settle(k, &t, talk_run(k, lc, &t, err) ? err : NULL, err);
@@ -422,7 +369,7 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 	brk_peek(k->s->name, &k->bc, k->now, &k->bv, err);
 	talk_fit(k, lc);
 	if (talk_begin(k, &t, err) == -1) {
-		set_str(k->res, "error", err);
+		outcome_set(k, "error", err);
 		finish(k, status_name(ST_ERROR), NULL);
 		return HX_IOERR;
 	}
@@ -461,7 +408,7 @@ skip(struct wake *k, const char *status, const char *reason)
 static int
 fail(struct wake *k, int code, const char *err)
 {
-	set_str(k->res, "error", err);
+	outcome_set(k, "error", err);
 	finish(k, status_name(ST_ERROR), NULL);
 	return code;
 }
@@ -498,7 +445,7 @@ paused(struct wake *k, char *err)
 	json_object_del(k->res, "next");
 	if (v.until != 0) {
 		clock_utc(v.until, reason, sizeof reason);
-		set_str(k->res, "next", reason);
+		outcome_set(k, "next", reason);
 	}
 	return 1;
 }
@@ -562,113 +509,20 @@ gate_step(struct wake *k, const struct llm_conf *lc, int *rc, char *err)
 	return 0;
 }
 
-/*
- * The triage's reply is not a clean skip (idle.c judged it): what the
- * main model is told the first look found (its reason to run, the
- * finding beside its skip, or what it said without a decision), and a
- * warning when it did not say run.
- */
-static void
-triage_go(struct wake *k, const struct idle_verdict *v)
-{
-	const char *why = json_string_value(json_object_get(v->decision,
-	    "reason"));
-	char w[HEART_ERRLEN];
-	int r = 0;
-
-	if (v->what == IDLE_RUN && v->why[0] == '\0')
-		r = asprintf(&k->found, "A first look found work: %s", why ?
-		    why : "(no reason given)");
-	else if (v->what == IDLE_KEEP)
-		r = asprintf(&k->found, "A first look %s: %s", v->why[0] ?
-		    "gave no decision but said" : "found work", v->keep);
-	if (r == -1)
-		abort();
-	if (v->why[0] != '\0')
-		snprintf(w, sizeof w, "triage: %s; the main model was asked "
-		    "in its place", v->why);
-	else if (v->what == IDLE_KEEP)
-		snprintf(w, sizeof w, "triage: skip, but its reply holds a "
-		    "finding; the main model was asked");
-	else
-		return;
-	run_warn(k, w);
-}
-
-/*
- * The triage model first, when the soul names one: 1 to go on to the
- * main model (run, a finding beside a skip or no readable decision, as
- * idle.c judges its reply: triage_go; or the triage failed, kept in
- * k->tfail for the breaker: a failed triage never loses a finding), 0
- * when it decided a clean skip (a ghost: the result and its counters
- * done).
- */
+/* The triage model first, when the soul names one (triage.c): 1 to go
+ * on to the main model, 0 when the wake ended there. */
 static int
-triage_step(struct wake *k, int *rc, char *err)
+triage_first(struct wake *k, int *rc, char *err)
 {
-	struct triage t;
-	struct ask a = { &k->tc, k->tep, k->taken, soul_price(k->s, 1),
-	    { 0, 0, 0, 0 }, -1, "" };
-	struct idle_verdict v;
-	enum chamber c = k->g.chamber;
-	char *text, e2[HEART_ERRLEN], w[HEART_ERRLEN + 64];
-	const char *why;
+	char *text;
 	int r;
 
 	if (!k->triage)
 		return 1;
-	text = talk_prompt(k, c, 1);
-	r = triage_ask(&a, k->s->system, text, k->now, &t, err);
-	if (a.note[0] != '\0')
-		run_warn(k, a.note);
-	k->tu = t.u;
-	k->tcost = a.cost;
-	if (r == -1) {
-		json_object_set_new(k->res, "triage", triage_json(&k->tc, &t,
-		    k->tcost, err));
-		k->tfail = t.fail;
-		k->thold = t.hold;
-		snprintf(k->terr, sizeof k->terr, "triage: %.400s", err);
-		snprintf(w, sizeof w, "%s; the main model was asked in its "
-		    "place", k->terr);
-		run_warn(k, w);
-		free(text);
-		return 1;
-	}
-	idle_judge(k->s, t.text, t.calls, 1, &v);
-	t.decision = json_incref(v.decision);
-	json_object_set_new(k->res, "triage", triage_json(&k->tc, &t,
-	    k->tcost, NULL));
-	if (v.what != IDLE_GHOST || v.why[0] != '\0') {
-		triage_go(k, &v);
-		idle_verdict_free(&v);
-		triage_free(&t);
-		free(text);
-		return 1;
-	}
-	idle_verdict_free(&v);
-	why = json_string_value(json_object_get(t.decision, "reason"));
-	json_array_append_new(k->said, json_pack("{s:s,s:s}", "role", "user",
-	    "content", text));
+	text = talk_prompt(k, k->g.chamber, 1);
+	r = triage_wake(k, text, rc, err);
 	free(text);
-	run_status(k, ST_IDLE);
-	snprintf(w, sizeof w, "triage: skip%s%.400s", why ? ": " : "",
-	    why ? why : "");
-	set_reason(k, w);
-	json_object_set_new(k->res, "cost", price_json(k->tcost));
-	triage_free(&t);
-	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
-	    status_name(ST_IDLE));
-	k->w.error[0] = '\0';
-	*rc = HX_OK;
-	if (brk_record(k->s->name, &k->bc, k->now, BRK_LLM_OK, 0, NULL,
-	    k->events, e2) == -1 || cap_record(k->s->name, k->s->timezone,
-	    k->now, 1, NULL, &k->tu, k->tcost, e2) == -1 ||
-	    brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2) == -1) {
-		snprintf(err, HEART_ERRLEN, "%s", e2);
-		*rc = HX_IOERR;
-	}
-	return 0;
+	return r;
 }
 
 static int
@@ -689,7 +543,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	json_object_set_new(k->res, "chamber",
 	    json_string(soul_chamber_name(k->g.chamber)));
 	if (k->g.warning[0])
-		run_warn(k, k->g.warning);
+		outcome_warn(k, k->g.warning);
 	if (k->o->dry_run)
 		return dry_run(k, lc, open, err);
 	if (!open) {
@@ -711,7 +565,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 		until = k->g.next;
 		r = skip(k, status, reason);
 		clock_utc(until, reason, sizeof reason);
-		set_str(k->res, "next", reason);
+		outcome_set(k, "next", reason);
 		return r;
 	}
 	if (r == 0) {
@@ -731,7 +585,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	    k->now, err) == -1)
 		return fail(k, HX_IOERR, err);
 	talk_fit(k, lc);
-	if (triage_step(k, &r, err))
+	if (triage_first(k, &r, err))
 		r = call_model(k, lc, err);
 	/* the items carried, once a model has answered: a wake that
 	 * failed, or was killed before this, leaves every item due */

@@ -3,11 +3,11 @@
  *
  * A secret (the model's API key, the Redis password, the MQTT
  * password) is registered with secret_add where heart reads it
- * (llm_conf, redis_open, mqtt_password).  Text that came from outside (a
- * provider's error body, a program's standard error, a server's error
- * reply, a tool's output, a model's answer) is scrubbed before it is
- * printed or stored: errf scrubs every message the library writes,
- * secret_dup any other text.  Scrubbed are each secret, its
+ * (llm_conf, redisstore_open, mqtt_password).  Text that came from
+ * outside (a provider's error body, a program's standard error, a
+ * server's error reply, a tool's output, a model's answer) is scrubbed
+ * before it is printed or stored: errf scrubs every message the library
+ * writes, secret_dup any other text.  Scrubbed are each secret, its
  * URL-encoded and JSON-escaped forms, and every run of at least
  * SECRET_RUN bytes of one of them (a key cut short, or shown without
  * its first characters); each becomes "[redacted]".  A value shorter

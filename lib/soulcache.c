@@ -21,12 +21,7 @@
  * ten thousand souls, none due, cost a stat each and little else.
  *
  * A round appends the entries it changed to STATE/rounds/HASH.delta,
- * the same head then entries, a later entry of a name standing for an
- * earlier one (one of id zero, until 0, not deferred and no skip: the
- * entry is gone); it writes the base again whole, with a new GEN, and
- * removes the delta only when the delta would pass half the base (or
- * 64 KiB): a steady fleet, whose every round wakes a few agents,
- * writes what changed rather than the whole cache every minute.
+ * and now and then writes the base again whole (soulcachesave.c).
  *
  * Invariants: an entry serves only while the file's identity is the
  * one kept (an edit, a touch, a rename or a replace-by-rename misses)
@@ -40,63 +35,19 @@
  * a base or a delta with a line that does not read is rebuilt: the
  * cache is never trusted over the file.
  */
-#include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "heartint.h"
 
-#define NID	7
-/*
- * The version written.  A version 2 cache still reads, its skips
- * dropped and their souls read again: before 3, a soul without a
- * timezone was judged in the zone of the soul before it in the round.
- * Version 3 had no GEN and no delta; it reads, and is written again.
- */
-#define VERSION	4
-/* The delta is appended to while it stays within half the base or
- * this, whichever is more. */
-#define DELTA_MIN	65536
-
-struct ent {
-	char	*name;		/* the file's name in the directory */
-	long long id[NID];	/* dev, ino, size, mtime, ctime (s, ns) */
-	long long until;	/* no gate passes before; with line */
-	long long deferred;	/* since; 0: not */
-	char	*line;		/* the kept skip; NULL: none */
-	int	 own;		/* 1: line is malloc'd, 2: name too */
-	int	 seen;		/* met in this round */
-	int	 chg;		/* changed since it was read */
-};
-
-struct soulcache {
-	char	 dir[4096];	/* STATE/rounds */
-	char	 name[40];	/* HASH.jsonl */
-	char	 real[PATH_MAX];	/* the souls' directory */
-	char	*buf;		/* the base as read: names and lines */
-	char	*dbuf;		/* the delta as read */
-	struct ent *e;
-	size_t	 n, cap;
-	size_t	*tab;		/* open addressing: index + 1; 0 empty */
-	size_t	 tcap;
-	size_t	 blen;		/* the base's length */
-	long long gen;		/* the base's GEN; 0: none read */
-	long long bid[NID];	/* the base's identity before it was read */
-	int	 dirty;
-	int	 whole;		/* write the base again at the next save */
-};
-
-static void
-identity(const struct stat *st, long long *id)
+void
+soulcache_identity(const struct stat *st, long long *id)
 {
 	id[0] = (long long)st->st_dev;
 	id[1] = (long long)st->st_ino;
@@ -117,8 +68,8 @@ hash(const char *s)
 	return h;
 }
 
-static void
-tab_add(struct soulcache *c, size_t i)
+void
+soulcache_index(struct soulcache *c, size_t i)
 {
 	size_t k = hash(c->e[i].name) & (c->tcap - 1);
 
@@ -144,10 +95,10 @@ grow(struct soulcache *c)
 	free(c->tab);
 	c->tab = xcalloc(c->tcap, sizeof *c->tab);
 	for (i = 0; i < c->n; i++)
-		tab_add(c, i);
+		soulcache_index(c, i);
 }
 
-static struct ent *
+static struct soulcache_ent *
 find(const struct soulcache *c, const char *name)
 {
 	size_t k, i;
@@ -160,8 +111,6 @@ find(const struct soulcache *c, const char *name)
 			return &c->e[i - 1];
 	return NULL;
 }
-
-static void line_drop(struct ent *);
 
 /* The four hex digits of a \u escape at p into *u; -1 when p does not
  * hold four (the line may end sooner: no byte past one not a digit is
@@ -238,15 +187,15 @@ num_in(char *p, long long *v, char sep)
 static int
 ent_in(struct soulcache *c, char *p, char *nl, int old, int over)
 {
-	struct ent e, *f;
+	struct soulcache_ent e, *f;
 	int i;
 
 	memset(&e, 0, sizeof e);
 	if (strncmp(p, "[\"", 2) != 0 || (p = str_in(p + 2, &e.name)) ==
 	    NULL || strncmp(p, ",[", 2) != 0)
 		return -1;
-	for (p += 2, i = 0; i < NID && p != NULL; i++)
-		p = num_in(p, &e.id[i], i < NID - 1 ? ',' : ']');
+	for (p += 2, i = 0; i < SOULCACHE_NID && p != NULL; i++)
+		p = num_in(p, &e.id[i], i < SOULCACHE_NID - 1 ? ',' : ']');
 	if (p == NULL || *p++ != ',' || (p = num_in(p, &e.until, ',')) ==
 	    NULL || (p = num_in(p, &e.deferred, ',')) == NULL ||
 	    nl - p < 5 || nl[-1] != ']' || *e.name == '\0' ||
@@ -263,7 +212,7 @@ ent_in(struct soulcache *c, char *p, char *nl, int old, int over)
 		e.until = 0;
 	}
 	if (f != NULL) {
-		line_drop(f);
+		soulcache_line_drop(f);
 		memcpy(f->id, e.id, sizeof f->id);
 		f->until = e.until;
 		f->deferred = e.deferred;
@@ -272,12 +221,12 @@ ent_in(struct soulcache *c, char *p, char *nl, int old, int over)
 	}
 	grow(c);
 	c->e[c->n] = e;
-	tab_add(c, c->n++);
+	soulcache_index(c, c->n++);
 	return 0;
 }
 
 /* The head line [p, nl): this directory's cache; its version (2 to
- * VERSION) and its GEN in *gen (0: none), or -1. */
+ * SOULCACHE_VERSION) and its GEN in *gen (0: none), or -1. */
 static int
 head_in(const struct soulcache *c, const char *p, const char *nl,
     long long *gen)
@@ -287,10 +236,10 @@ head_in(const struct soulcache *c, const char *p, const char *nl,
 	json_int_t v = json_integer_value(json_object_get(j, "v"));
 	int ok;
 
-	*gen = v == VERSION ? json_integer_value(json_object_get(j, "gen")) :
-	    0;
-	ok = v >= 2 && v <= VERSION && d != NULL && strcmp(d, c->real) == 0 &&
-	    (v < VERSION || *gen != 0);
+	*gen = v == SOULCACHE_VERSION ?
+	    json_integer_value(json_object_get(j, "gen")) : 0;
+	ok = v >= 2 && v <= SOULCACHE_VERSION && d != NULL &&
+	    strcmp(d, c->real) == 0 && (v < SOULCACHE_VERSION || *gen != 0);
 	json_decref(j);
 	return ok ? (int)v : -1;
 }
@@ -313,8 +262,8 @@ ents_free(struct soulcache *c)
 	c->n = c->cap = c->tcap = 0;
 }
 
-static void
-path_of(const struct soulcache *c, const char *ext, char *buf, size_t n)
+void
+soulcache_path(const struct soulcache *c, const char *ext, char *buf, size_t n)
 {
 	snprintf(buf, n, "%s/%.*s%s", c->dir, (int)strcspn(c->name, "."),
 	    c->name, ext);
@@ -347,18 +296,19 @@ load_delta(struct soulcache *c)
 	long long gen;
 	size_t len;
 
-	path_of(c, ".delta", path, sizeof path);
+	soulcache_path(c, ".delta", path, sizeof path);
 	if (file_read(path, SIZE_MAX - 2, &c->dbuf, &len) == -1)
 		return errno == ENOENT ? 0 : -1;
 	if ((nl = memchr(c->dbuf, '\n', len)) == NULL ||
-	    head_in(c, c->dbuf, nl, &gen) != VERSION || gen != c->gen) {
+	    head_in(c, c->dbuf, nl, &gen) != SOULCACHE_VERSION ||
+	    gen != c->gen) {
 		c->whole = 1;
 		return 0;
 	}
 	end = memrchr(c->dbuf, '\n', len) + 1;
 	if (end != c->dbuf + len)
 		c->whole = 1;
-	return ents_in(c, nl + 1, end, VERSION, 1);
+	return ents_in(c, nl + 1, end, SOULCACHE_VERSION, 1);
 }
 
 /* Read the cache; one that does not read leaves the cache empty. */
@@ -370,10 +320,10 @@ load(struct soulcache *c)
 	size_t len;
 	int v;
 
-	path_of(c, ".jsonl", path, sizeof path);
+	soulcache_path(c, ".jsonl", path, sizeof path);
 	if (stat(path, &st) == -1)
 		return;
-	identity(&st, c->bid);
+	soulcache_identity(&st, c->bid);
 	if (file_read(path, SIZE_MAX - 2, &c->buf, &len) == -1)
 		return;
 	c->blen = len;
@@ -381,7 +331,7 @@ load(struct soulcache *c)
 	    (v = head_in(c, c->buf, nl, &c->gen)) == -1 ||
 	    ents_in(c, nl + 1, c->buf + len, v, 0) == -1)
 		goto bad;
-	if (v < VERSION)
+	if (v < SOULCACHE_VERSION)
 		return;		/* written again whole */
 	c->whole = 0;
 	if (load_delta(c) == -1)
@@ -442,10 +392,10 @@ key(const char *path)
 	return slash != NULL ? slash + 1 : path;
 }
 
-static struct ent *
+static struct soulcache_ent *
 entry(struct soulcache *c, const char *path)
 {
-	struct ent *e;
+	struct soulcache_ent *e;
 
 	path = key(path);
 	if ((e = find(c, path)) == NULL) {
@@ -454,14 +404,14 @@ entry(struct soulcache *c, const char *path)
 		memset(e, 0, sizeof *e);
 		e->name = xstrdup(path);
 		e->own = 2;
-		tab_add(c, c->n++);
+		soulcache_index(c, c->n++);
 	}
 	e->seen = 1;
 	return e;
 }
 
-static void
-line_drop(struct ent *e)
+void
+soulcache_line_drop(struct soulcache_ent *e)
 {
 	if (e->own >= 1)
 		free(e->line);
@@ -480,12 +430,12 @@ const char *
 soulcache_get(struct soulcache *c, const char *path, const struct stat *st,
     time_t now)
 {
-	struct ent *e = entry(c, path);
-	long long id[NID];
+	struct soulcache_ent *e = entry(c, path);
+	long long id[SOULCACHE_NID];
 
 	if (e->line == NULL || e->until <= (long long)now)
 		return NULL;
-	identity(st, id);
+	soulcache_identity(st, id);
 	if (memcmp(id, e->id, sizeof id) != 0)
 		return NULL;
 	return e->line;
@@ -496,17 +446,17 @@ void
 soulcache_put(struct soulcache *c, const char *path, const struct stat *st,
     time_t until, const json_t *res)
 {
-	struct ent *e = entry(c, path);
+	struct soulcache_ent *e = entry(c, path);
 	json_t *line = json_deep_copy(res);
 
 	json_object_del(line, "wake_id");
 	json_object_del(line, "at");
 	json_object_del(line, "duration_ms");
-	line_drop(e);
+	soulcache_line_drop(e);
 	if ((e->line = json_line(line)) != NULL && e->own == 0)
 		e->own = 1;
 	json_decref(line);
-	identity(st, e->id);
+	soulcache_identity(st, e->id);
 	e->until = (long long)until;
 	c->dirty = e->chg = 1;
 }
@@ -515,10 +465,10 @@ soulcache_put(struct soulcache *c, const char *path, const struct stat *st,
 void
 soulcache_drop(struct soulcache *c, const char *path)
 {
-	struct ent *e = entry(c, path);
+	struct soulcache_ent *e = entry(c, path);
 
 	if (e->line != NULL) {
-		line_drop(e);
+		soulcache_line_drop(e);
 		memset(e->id, 0, sizeof e->id);
 		e->until = 0;
 		c->dirty = e->chg = 1;
@@ -529,7 +479,7 @@ soulcache_drop(struct soulcache *c, const char *path)
 time_t
 soulcache_deferred(struct soulcache *c, const char *path)
 {
-	struct ent *e = find(c, key(path));
+	struct soulcache_ent *e = find(c, key(path));
 
 	return e != NULL ? (time_t)e->deferred : 0;
 }
@@ -539,7 +489,7 @@ void
 soulcache_defer(struct soulcache *c, const char *path, int throttled,
     time_t now)
 {
-	struct ent *e = entry(c, path);
+	struct soulcache_ent *e = entry(c, path);
 
 	if (throttled && e->deferred == 0) {
 		e->deferred = (long long)now;
@@ -548,266 +498,4 @@ soulcache_defer(struct soulcache *c, const char *path, int throttled,
 		e->deferred = 0;
 		c->dirty = e->chg = 1;
 	}
-}
-
-/* A growing buffer for the file written back. */
-struct out {
-	char	*p;
-	size_t	 len, cap;
-};
-
-static void
-put(struct out *o, const char *s, size_t n)
-{
-	if (o->cap - o->len < n + 1) {
-		while (o->cap - o->len < n + 1)
-			o->cap = o->cap ? o->cap * 2 : 1 << 20;
-		if ((o->p = realloc(o->p, o->cap)) == NULL)
-			abort();
-	}
-	memcpy(o->p + o->len, s, n);
-	o->len += n;
-}
-
-static void
-put_num(struct out *o, long long v, char sep)
-{
-	char b[24], *q = b + sizeof b;
-	unsigned long long u = v < 0 ? -(unsigned long long)v :
-	    (unsigned long long)v;
-
-	*--q = sep;
-	do
-		*--q = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
-	if (v < 0)
-		*--q = '-';
-	put(o, q, (size_t)(b + sizeof b - q));
-}
-
-/* A name as a JSON string: only what JSON cannot hold raw escaped. */
-static void
-put_name(struct out *o, const char *s)
-{
-	char u[8];
-
-	put(o, "[\"", 2);
-	for (; *s != '\0'; s++)
-		if (*s == '"' || *s == '\\') {
-			put(o, "\\", 1);
-			put(o, s, 1);
-		} else if ((unsigned char)*s < 0x20) {
-			snprintf(u, sizeof u, "\\u%04x", (unsigned char)*s);
-			put(o, u, 6);
-		} else
-			put(o, s, 1);
-	put(o, "\",[", 3);
-}
-
-static int
-cmpent(const void *a, const void *b)
-{
-	return strcmp(((const struct ent *)a)->name,
-	    ((const struct ent *)b)->name);
-}
-
-/* Entry e as a line; `gone': its name with nothing kept. */
-static void
-ent_text(struct out *o, const struct ent *e, int gone)
-{
-	size_t k;
-
-	put_name(o, e->name);
-	for (k = 0; k < NID; k++)
-		put_num(o, gone ? 0 : e->id[k], k < NID - 1 ? ',' : ']');
-	put(o, ",", 1);
-	put_num(o, gone ? 0 : e->until, ',');
-	put_num(o, gone ? 0 : e->deferred, ',');
-	if (!gone && e->line != NULL)
-		put(o, e->line, strlen(e->line));
-	else
-		put(o, "null", 4);
-	put(o, "]\n", 2);
-}
-
-static int
-kept(const struct ent *e)
-{
-	return e->line != NULL || e->deferred != 0;
-}
-
-static void
-head_text(const struct soulcache *c, struct out *o)
-{
-	json_t *h = json_pack("{s:i,s:s,s:I}", "v", VERSION, "dir", c->real,
-	    "gen", (json_int_t)c->gen);
-	char *s = json_dumps(h, JSON_COMPACT);
-
-	put(o, s, strlen(s));
-	put(o, "\n", 1);
-	free(s);
-	json_decref(h);
-}
-
-/* The base, whole, of a new GEN. */
-static void
-text(struct soulcache *c, struct out *o)
-{
-	long long g = 0;
-	size_t i;
-
-	if (getrandom(&g, sizeof g, GRND_NONBLOCK) != sizeof g)
-		g = (long long)time(NULL) ^ (long long)getpid() << 32;
-	c->gen = (g & LLONG_MAX) != 0 && (g & LLONG_MAX) != c->gen ?
-	    g & LLONG_MAX : c->gen + 1;
-	head_text(c, o);
-	if (c->n > 0)	/* the table is stale; none: no table (qsort wants one) */
-		qsort(c->e, c->n, sizeof *c->e, cmpent);
-	for (i = 0; i < c->n; i++)
-		if (kept(&c->e[i]))
-			ent_text(o, &c->e[i], 0);
-	if (c->tcap > 0)
-		memset(c->tab, 0, c->tcap * sizeof *c->tab);
-	for (i = 0; i < c->n; i++)
-		tab_add(c, i);
-}
-
-/*
- * Append d (the changed entries) to the delta, its head first when it
- * is new: 1 done, 0 when the base is to be written whole instead (it
- * is not the one read, or the delta would grow past its bound), -1.
- * The caller holds the cache's lock.
- */
-static int
-append(struct soulcache *c, const struct out *d, char *err)
-{
-	char path[4200];
-	struct out h = { NULL, 0, 0 };
-	struct stat st;
-	long long id[NID];
-	size_t bound = c->blen / 2 > DELTA_MIN ? c->blen / 2 : DELTA_MIN;
-	char last;
-	int fd, r;
-
-	path_of(c, ".jsonl", path, sizeof path);
-	if (c->whole || stat(path, &st) == -1)
-		return 0;
-	identity(&st, id);
-	if (memcmp(id, c->bid, sizeof id) != 0)
-		return 0;
-	path_of(c, ".delta", path, sizeof path);
-	fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
-	    0600);
-	if (fd == -1 || fstat(fd, &st) == -1) {
-		errf(err, "%s: cannot write: %s", path, strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return -1;
-	}
-	/* past its bound, or its last line cut by a writer killed */
-	if ((size_t)st.st_size + d->len > bound || (st.st_size > 0 &&
-	    (pread(fd, &last, 1, st.st_size - 1) != 1 || last != '\n'))) {
-		close(fd);
-		return 0;
-	}
-	if (st.st_size == 0)
-		head_text(c, &h);
-	if (h.len > 0)
-		put(&h, d->p, d->len);
-	r = state_write_all(fd, h.len > 0 ? h.p : d->p,
-	    h.len > 0 ? h.len : d->len) == -1 ? -1 : 1;
-	if (close(fd) == -1)
-		r = -1;
-	if (r == -1)
-		errf(err, "%s: cannot write: %s", path, strerror(errno));
-	free(h.p);
-	return r;
-}
-
-/* Write the base whole, of a new GEN, and remove the delta. */
-static int
-rewrite(struct soulcache *c, char *err)
-{
-	struct out o = { NULL, 0, 0 };
-	char path[4200];
-	struct stat st;
-	int r;
-
-	text(c, &o);
-	r = state_put(c->dir, c->name, o.p, o.len, STATE_CACHE, err);
-	free(o.p);
-	if (r == -1)
-		return -1;
-	path_of(c, ".delta", path, sizeof path);
-	if (unlink(path) == -1 && errno != ENOENT) {
-		errf(err, "%s: cannot remove: %s", path, strerror(errno));
-		return -1;
-	}
-	path_of(c, ".jsonl", path, sizeof path);
-	if (stat(path, &st) == 0)
-		identity(&st, c->bid);
-	c->blen = o.len;
-	c->whole = 0;
-	return 0;
-}
-
-/*
- * Write the cache back if it changed: what changed appended to the
- * delta, or the base whole (see the head of this file); with `whole'
- * (a round that met every soul of the directory) the entries of files
- * not met go.
- */
-int
-soulcache_save(struct soulcache *c, int whole, char *err)
-{
-	struct out d = { NULL, 0, 0 };
-	char lock[40];
-	size_t i, k;
-	int fd, r;
-
-	/* the delta's lines, unless the base is to be written whole */
-	for (i = 0, k = 0; i < c->n; i++) {
-		if (whole && !c->e[i].seen) {
-			if (kept(&c->e[i])) {
-				c->dirty = 1;
-				if (!c->whole)
-					ent_text(&d, &c->e[i], 1);
-			}
-			line_drop(&c->e[i]);
-			if (c->e[i].own == 2)
-				free(c->e[i].name);
-			continue;
-		}
-		if (c->e[i].chg && !c->whole)
-			ent_text(&d, &c->e[i], !kept(&c->e[i]));
-		c->e[k++] = c->e[i];
-	}
-	if (k != c->n) {
-		c->n = k;
-		memset(c->tab, 0, c->tcap * sizeof *c->tab);
-		for (i = 0; i < c->n; i++)
-			tab_add(c, i);
-	}
-	r = 0;
-	if (!c->dirty)
-		goto out;
-	r = -1;
-	if (state_subdir("rounds", c->dir, sizeof c->dir, err) == -1)
-		goto out;
-	snprintf(lock, sizeof lock, "%.*s.lock", (int)strcspn(c->name, "."),
-	    c->name);
-	if ((fd = state_lock(c->dir, lock, LOCK_EX, err)) < 0)
-		goto out;
-	if ((r = c->whole ? 0 : d.len > 0 ? append(c, &d, err) : 1) == 0)
-		r = rewrite(c, err);
-	state_unlock(fd);
-	if (r != -1) {
-		r = 0;
-		c->dirty = 0;
-		for (i = 0; i < c->n; i++)
-			c->e[i].chg = 0;
-	}
-out:
-	free(d.p);
-	return r;
 }

@@ -1,12 +1,19 @@
 /*
- * soulset.c - the souls a status command was given (--soul FILE...,
- * heart-cap(1), heart-breaker(1)) and the agent operands they answer
- * for: which one agent a take, check or reset is about, and whether
- * heart knows an agent at all.
+ * soulset.c - lists of souls: the soul files of a directory (--souls
+ * DIR, heart-wake(1) and heart-pulse(1)), and the souls a status
+ * command was given (--soul FILE..., heart-cap(1), heart-breaker(1))
+ * with the agent operands they answer for: which one agent a take,
+ * check or reset is about, and whether heart knows an agent at all.
  *
  * Invariant: every soul in a set loaded; a set's souls are the set's
- * to free.
+ * to free.  A directory's list is sorted by name, and names every file
+ * that may be a soul, loaded or not.
  */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,4 +92,80 @@ soulset_free(struct soulset *set)
 	free(set->s);
 	set->s = NULL;
 	set->n = 0;
+}
+
+static int
+cmpstr(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* A Markdown file is a soul only when it opens with a "---" line: a
+ * checklist such as HEARTBEAT.md beside the souls is not one. */
+static int
+soul_file(const char *dir, const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	char path[4096], head[4];
+	size_t n;
+	FILE *fp;
+	int md;
+
+	if (name[0] == '.' || dot == NULL || (strcmp(dot, ".yaml") != 0 &&
+	    strcmp(dot, ".yml") != 0 && strcmp(dot, ".md") != 0))
+		return 0;
+	if (!(md = strcmp(dot, ".md") == 0))
+		return 1;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 1;	/* soul_load will say why */
+	n = fread(head, 1, sizeof head, fp);
+	md = n >= 3 && memcmp(head, "---", 3) == 0 && (n == 3 ||
+	    head[3] == '\n' || head[3] == '\r');
+	fclose(fp);
+	return md;
+}
+
+/*
+ * The soul files of dir, sorted: *.yaml, *.yml, and *.md that open
+ * with "---"; not a dot file, not a directory.  The one rule of a soul
+ * directory (heart-pulse --souls, heart-wake --souls).  A name that
+ * cannot be followed (a link to nowhere, a file it may not read) is
+ * listed: soul_load says why it is no soul, rather than the soul
+ * vanishing without a word.
+ */
+int
+soulset_dir(const char *dir, char ***out, size_t *no, char *err)
+{
+	char path[4096];
+	struct dirent *de;
+	struct stat st;
+	char **v = NULL;
+	size_t n = 0;
+	DIR *dp;
+
+	if ((dp = opendir(dir)) == NULL) {
+		errf(err, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(dp)) != NULL) {
+		if (!soul_file(dir, de->d_name))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		/* the directory's word for it, when it has one (a
+		 * symbolic link is followed) */
+		if (de->d_type != DT_REG && ((de->d_type != DT_UNKNOWN &&
+		    de->d_type != DT_LNK) || (stat(path, &st) == 0 &&
+		    !S_ISREG(st.st_mode))))
+			continue;
+		if ((v = realloc(v, (n + 1) * sizeof *v)) == NULL)
+			abort();
+		v[n++] = xstrdup(path);
+	}
+	closedir(dp);
+	if (n > 0)
+		qsort(v, n, sizeof *v, cmpstr);
+	*out = v;
+	*no = n;
+	return 0;
 }

@@ -1,8 +1,8 @@
 /*
  * store.c - where an agent's caps, breaker, wake lock and wake.json
  * live: in files beside the agent (the default), or in a server shared
- * by a fleet (redis.c plugs itself in with store_use).  Chosen once per
- * process, before the first call.
+ * by a fleet (redisstore.c plugs itself in with store_use).  Chosen
+ * once per process, before the first call.
  *
  * A store only keeps bytes.  cap.c and brk.c decide (cap_step,
  * brk_step) and store_update does the read-decide-write: for files

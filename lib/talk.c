@@ -12,8 +12,8 @@
  * it); a wake runs at most seed_tool_cap tool calls, so it sends at
  * most seed_tool_cap + 2 requests to the model; every tool call and
  * result is in the result's messages, up to WAKE_MSGMAX bytes, past
- * which the wake ends; the outcome goes into the wake through run.c's
- * run_status, run_reply and run_warn, never straight into the result;
+ * which the wake ends; the outcome goes into the wake through
+ * outcome.c, never straight into the result;
  * every request goes through ask.c, which counts and prices it.
  */
 #include <stdio.h>
@@ -168,12 +168,12 @@ fit_said(struct wake *k, size_t kept, long long budget)
 		snprintf(w, sizeof w, "checklist: %zu of %zu due items left "
 		    "out to fit llm.context_budget (%lld tokens); they stay "
 		    "due", k->g.left, kept + k->g.left, budget);
-		run_warn(k, w);
+		outcome_warn(k, w);
 	}
 	if (k->g.unread) {
 		snprintf(w, sizeof w, "checklist: longer than %d KiB; the "
 		    "rest of it was not read", HEART_CHECKMAX / 1024);
-		run_warn(k, w);
+		outcome_warn(k, w);
 	}
 }
 
@@ -446,7 +446,7 @@ decide(struct wake *k, struct talk *t, struct llm_reply *r)
 		snprintf(w, sizeof w, "ghost.mode tool: %s: %s", v.why,
 		    v.what == IDLE_RUN ? "taken as run" :
 		    "the reply judged by its text");
-		run_warn(k, w);
+		outcome_warn(k, w);
 	}
 	if (v.what == IDLE_EMPTY)
 		t->empty = 1;
@@ -454,7 +454,7 @@ decide(struct wake *k, struct talk *t, struct llm_reply *r)
 		if (v.what == IDLE_KEEP)
 			answer_all(k, t, r->tool_calls, 0, "not run: this "
 			    "wake was skipped");
-		run_reply(k, v.what == IDLE_GHOST ? ST_IDLE : ST_OK, v.keep,
+		outcome_reply(k, v.what == IDLE_GHOST ? ST_IDLE : ST_OK, v.keep,
 		    v.level);
 	} else if (strcmp(call_name(call), "heartbeat") == 0) {
 		tool_result(k, t, call, v.why[0] ? "this call could not be "
@@ -489,7 +489,7 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 			if (v.what == IDLE_EMPTY)
 				t->empty = 1;
 			else
-				run_reply(k, v.what == IDLE_GHOST ? ST_IDLE :
+				outcome_reply(k, v.what == IDLE_GHOST ? ST_IDLE :
 				    ST_OK, v.keep, v.level);
 			idle_verdict_free(&v);
 			return 0;
@@ -498,7 +498,7 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 	for (; (size_t)i < json_array_size(r->tool_calls); i++) {
 		call = json_array_get(r->tool_calls, i);
 		if (run_call(k, t, call) == 1) {
-			run_status(k, ST_TOOL_CAP);
+			outcome_status(k, ST_TOOL_CAP);
 			return 0;
 		}
 	}
@@ -550,7 +550,7 @@ talk_warn_key(struct wake *k, const struct llm_conf *lc)
 	char w[1024];
 
 	if (llm_key_warning(lc, w, sizeof w))
-		run_warn(k, w);
+		outcome_warn(k, w);
 }
 
 static void
@@ -588,7 +588,7 @@ mcp_begin(struct wake *k, struct talk *t)
 		json_array_extend(t->offer, (json_t *)mcp_offer(t->mcp));
 	}
 	json_array_foreach(mcp_warnings(t->mcp), i, w)
-		run_warn(k, json_string_value(w));
+		outcome_warn(k, json_string_value(w));
 }
 /*
  * The model call, and the tool calls it asks for, until a final
@@ -618,7 +618,7 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 		rc = ask_send(&a, body, k->now, &r, err);
 		json_decref(body);
 		if (a.note[0] != '\0')
-			run_warn(k, a.note);
+			outcome_warn(k, a.note);
 		if (rc == -1) {
 			t->fail = r.fail;
 			t->hold = r.hold;

@@ -9,7 +9,9 @@
  * one judge of replies, as ghost.mode: tool's first reply is (the main
  * model asked the same question with the same tool): a clean skip ends
  * the wake as a ghost; run, a finding beside a skip, or no readable
- * decision hands it to the main model (run.c).
+ * decision hands it to the main model (run.c).  triage_wake is that
+ * step of a wake: the outcome of a skip, or what the main model is
+ * told the first look found, into the wake (outcome.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,4 +120,107 @@ triage_free(struct triage *t)
 	t->text = NULL;
 	t->calls = NULL;
 	t->decision = NULL;
+}
+
+/*
+ * The triage's reply is not a clean skip (idle.c judged it): what the
+ * main model is told the first look found (its reason to run, the
+ * finding beside its skip, or what it said without a decision), and a
+ * warning when it did not say run.
+ */
+static void
+triage_go(struct wake *k, const struct idle_verdict *v)
+{
+	const char *why = json_string_value(json_object_get(v->decision,
+	    "reason"));
+	char w[HEART_ERRLEN];
+	int r = 0;
+
+	if (v->what == IDLE_RUN && v->why[0] == '\0')
+		r = asprintf(&k->found, "A first look found work: %s", why ?
+		    why : "(no reason given)");
+	else if (v->what == IDLE_KEEP)
+		r = asprintf(&k->found, "A first look %s: %s", v->why[0] ?
+		    "gave no decision but said" : "found work", v->keep);
+	if (r == -1)
+		abort();
+	if (v->why[0] != '\0')
+		snprintf(w, sizeof w, "triage: %s; the main model was asked "
+		    "in its place", v->why);
+	else if (v->what == IDLE_KEEP)
+		snprintf(w, sizeof w, "triage: skip, but its reply holds a "
+		    "finding; the main model was asked");
+	else
+		return;
+	outcome_warn(k, w);
+}
+
+/*
+ * A wake's triage, asked the wake's prompt for it (text): 1 to go on
+ * to the main model (run, a finding beside a skip or no readable
+ * decision, as idle.c judges its reply: triage_go; or the triage
+ * failed, kept in k->tfail for the breaker: a failed triage never
+ * loses a finding), 0 when it decided a clean skip (a ghost: the
+ * result and its counters done, *rc the wake's exit code).
+ */
+int
+triage_wake(struct wake *k, const char *text, int *rc, char *err)
+{
+	struct triage t;
+	struct ask a = { &k->tc, k->tep, k->taken, soul_price(k->s, 1),
+	    { 0, 0, 0, 0 }, -1, "" };
+	struct idle_verdict v;
+	enum chamber c = k->g.chamber;
+	char e2[HEART_ERRLEN], w[HEART_ERRLEN + 64];
+	const char *why;
+	int r;
+
+	r = triage_ask(&a, k->s->system, text, k->now, &t, err);
+	if (a.note[0] != '\0')
+		outcome_warn(k, a.note);
+	k->tu = t.u;
+	k->tcost = a.cost;
+	if (r == -1) {
+		json_object_set_new(k->res, "triage", triage_json(&k->tc, &t,
+		    k->tcost, err));
+		k->tfail = t.fail;
+		k->thold = t.hold;
+		snprintf(k->terr, sizeof k->terr, "triage: %.400s", err);
+		snprintf(w, sizeof w, "%s; the main model was asked in its "
+		    "place", k->terr);
+		outcome_warn(k, w);
+		return 1;
+	}
+	idle_judge(k->s, t.text, t.calls, 1, &v);
+	t.decision = json_incref(v.decision);
+	json_object_set_new(k->res, "triage", triage_json(&k->tc, &t,
+	    k->tcost, NULL));
+	if (v.what != IDLE_GHOST || v.why[0] != '\0') {
+		triage_go(k, &v);
+		idle_verdict_free(&v);
+		triage_free(&t);
+		return 1;
+	}
+	idle_verdict_free(&v);
+	why = json_string_value(json_object_get(t.decision, "reason"));
+	json_array_append_new(k->said, json_pack("{s:s,s:s}", "role", "user",
+	    "content", text));
+	outcome_status(k, ST_IDLE);
+	snprintf(w, sizeof w, "triage: skip%s%.400s", why ? ": " : "",
+	    why ? why : "");
+	outcome_reason(k, w);
+	json_object_set_new(k->res, "cost", price_json(k->tcost));
+	triage_free(&t);
+	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
+	    status_name(ST_IDLE));
+	k->w.error[0] = '\0';
+	*rc = HX_OK;
+	if (brk_record(k->s->name, &k->bc, k->now, BRK_LLM_OK, 0, NULL,
+	    k->events, e2) == -1 || cap_record(k->s->name, k->s->timezone,
+	    k->now, 1, NULL, &k->tu, k->tcost, e2) == -1 ||
+	    brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2) == -1) {
+		snprintf(err, HEART_ERRLEN, "%s", e2);
+		*rc = HX_IOERR;
+	}
+	return 0;
 }

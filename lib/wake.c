@@ -15,10 +15,10 @@
  * due, active hours, checklist; the breaker and the cap follow in
  * run.c.  Every skip says which gate held; wake_next says when a
  * wake of the chamber will next be admitted, every gate counted (the
- * checklist's items as far as their intervals tell).  An
- * adaptive schedule's due gate asks adapt.c, whose
- * agents/ID/activity.json is read here with wake.json, under the
- * same lock.
+ * checklist's items as far as their intervals tell).  The slots and
+ * the agent's offset in them are slot.c's.  An adaptive schedule's
+ * due gate asks adapt.c, whose agents/ID/activity.json is read here
+ * with wake.json, under the same lock.
  */
 #include <sys/stat.h>
 
@@ -169,31 +169,6 @@ wake_save(const char *dir, const char *agent, const struct wake_state *w,
 	return r;
 }
 
-/* A stable offset inside the interval, from the agent id (FNV-1a). */
-long long
-wake_offset(const char *agent, long long interval)
-{
-	/* the basis it has always had, a digit short of FNV's own: it
-	 * places every agent's slots, so it stays */
-	uint64_t h = fnv1a_str(1469598103934665603ULL, agent);
-
-	h ^= h >> 29;
-	return interval > 0 ? (long long)(h % (unsigned long long)interval) :
-	    0;
-}
-
-/* The latest slot boundary at or before now: offset + k * interval. */
-static time_t
-slot_start(time_t now, long long interval, long long offset)
-{
-	long long k = ((long long)now - offset) / interval;
-
-	if ((long long)now - offset < 0 &&
-	    ((long long)now - offset) % interval != 0)
-		k--;
-	return (time_t)(offset + k * interval);
-}
-
 /* The last sign of the user: input's mtime, or the last user message. */
 static time_t
 last_input(const char *agent, const char *dir)
@@ -252,8 +227,8 @@ due_at(const struct soul *s, const struct wake_state *w, enum chamber c,
 	}
 	if (s->adapt.on)
 		return adapt_next(s, w->act, since, w->first_seen, now, f);
-	return slot_start(since ? since : w->first_seen, iv,
-	    wake_offset(s->name, iv)) + iv;
+	return slot_before(since ? since : w->first_seen, iv,
+	    slot_offset(s->name, iv)) + iv;
 }
 
 /* "last wake T, " and a refusal that used the slot since, for reasons */
@@ -288,7 +263,7 @@ due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
 
 	next = due_at(s, w, CH_SCHEDULE, now, &f);
 	g->interval = f.interval;
-	g->offset = adapt_offset(s, f.interval);
+	g->offset = slot_rung_offset(s, f.interval);
 	g->why = adapt_json(s, &f);
 	if (next <= now)
 		return 1;
@@ -307,7 +282,7 @@ due_schedule(const struct soul *s, struct wake_state *w, time_t now,
     struct gate *g)
 {
 	long long iv = s->ch[CH_SCHEDULE].every;
-	long long off = wake_offset(s->name, iv);
+	long long off = slot_offset(s->name, iv);
 	char a[40], b[200];
 
 	if (s->adapt.on)
@@ -600,7 +575,7 @@ forced(const struct soul *s, struct wake_state *w, enum chamber c,
 
 	if (c == CH_SCHEDULE && s->adapt.on) {
 		g->interval = adapt_interval(s, w->act, now, &f);
-		g->offset = adapt_offset(s, g->interval);
+		g->offset = slot_rung_offset(s, g->interval);
 		g->why = adapt_json(s, &f);
 	} else if (c == CH_SCHEDULE)
 		g->interval = s->ch[c].every;

@@ -1,11 +1,11 @@
 /*
- * watcher.c - heart-pulse's watching end (--watch, --snapshot): a
- * subscriber to the chamber's topics over one broker connection
- * (broker.c) that keeps the liveness map (watch.c) in the caller's poll
- * loop, and says what changed, or, as a snapshot, the map once.
+ * watcher.c - heart-pulse's watching end (--watch, --snapshot), the
+ * subscriber: the chamber's topics read over one broker connection
+ * (broker.c) into the liveness map (watchmap.c), in the caller's poll
+ * loop, saying what changed, or, as a snapshot, the map once.
  *
  * A snapshot is taken an interval after the start, and once the map
- * has settled (watch_settled: each agent said online has pulsed since
+ * has settled (watchmap_settled: each agent said online has pulsed since
  * the connection, or had time to); a watcher that never connected in
  * that interval has no map to give.  The interval is --interval, else
  * WATCH_INTERVAL.
@@ -22,7 +22,7 @@
 
 struct watcher {
 	struct broker b;
-	struct watch *w;
+	struct watchmap *w;
 	json_t	*events;	/* the changes not yet taken */
 	long long iv;		/* the interval, ms */
 	long long end;		/* a snapshot is not taken before */
@@ -35,7 +35,7 @@ on_message(void *arg, const char *topic, const void *payload, int len,
 {
 	struct watcher *w = arg;
 
-	watch_message(w->w, topic, payload, len, retained, mono_ms(),
+	watchmap_message(w->w, topic, payload, len, retained, mono_ms(),
 	    time(NULL), w->events);
 }
 
@@ -47,10 +47,10 @@ report(struct watcher *w, unsigned ev, long long now)
 	if (w->b.fatal)
 		return;
 	if (ev & (MQTT_EV_DOWN | MQTT_EV_FAIL))
-		watch_link(w->w, 0, mqtt_why(w->b.q), now, time(NULL),
+		watchmap_link(w->w, 0, mqtt_why(w->b.q), now, time(NULL),
 		    w->events);
 	if (ev & MQTT_EV_UP)
-		watch_link(w->w, 1, NULL, now, time(NULL), w->events);
+		watchmap_link(w->w, 1, NULL, now, time(NULL), w->events);
 }
 
 /* The connection's events ev at now: told, and the first connection
@@ -98,7 +98,7 @@ watcher_open(const struct pulse_opts *o, const struct pulse_hooks *h,
 	w->iv = (o->interval > 0 ? o->interval : WATCH_INTERVAL) * 1000;
 	if ((r = broker_open(&w->b, err)) != 0)
 		return r;
-	w->w = watch_new(w->b.prefix, o->misses, w->iv);
+	w->w = watchmap_new(w->b.prefix, o->misses, w->iv);
 	mqtt_on_message(w->b.q, on_message, w);
 	subscribe(w);
 	w->end = mono_ms() + w->iv;
@@ -120,9 +120,9 @@ watcher_work(struct watcher *w, long long now, char *err)
 		mqtt_dial(q, now);
 	if (seen(w, mqtt_io(q, 0, now), now, err) == -1)
 		return -1;
-	watch_tick(w->w, now, time(NULL), w->events);
+	watchmap_tick(w->w, now, time(NULL), w->events);
 	if (w->b.o->snapshot && now >= w->end && (w->up_at < 0 ||
-	    watch_settled(w->w, w->up_at, now)))
+	    watchmap_settled(w->w, w->up_at, now)))
 		return 1;
 	return 0;
 }
@@ -173,7 +173,7 @@ watcher_snapshot(struct watcher *w, json_t **out, char *err)
 		    w->iv / 1000);
 		return -1;
 	}
-	*out = watch_snapshot(w->w, w->up_at, &off);
+	*out = watchmap_snapshot(w->w, w->up_at, &off);
 	if (json_array_size(*out) == 0) {
 		errf(err, "%s: no agent seen under %s/ (a wrong --prefix, "
 		    "an ACL that does not let this account read it, or no "
@@ -192,7 +192,7 @@ watcher_free(struct watcher *w)
 	if (w->b.q != NULL)
 		mqtt_disconnect(w->b.q);
 	broker_close(&w->b);
-	watch_free(w->w);
+	watchmap_free(w->w);
 	json_decref(w->events);
 	free(w);
 }

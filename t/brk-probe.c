@@ -50,7 +50,7 @@ main(int argc, char **argv)
 
 	if (argc < 2 || argc > 4)
 		return HX_USAGE;
-	if ((r = redis_open(NULL, err)) != 0) {
+	if ((r = redisstore_open(NULL, err)) != 0) {
 		fprintf(stderr, "brk-probe: %s\n", err);
 		return r;
 	}

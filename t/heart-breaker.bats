@@ -25,11 +25,6 @@ teardown() {
 	heart_teardown
 }
 
-soul() {	# soul NAME YAML-BODY: write a soul file, print its path
-	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
-	echo "$BATS_TEST_TMPDIR/$1.yaml"
-}
-
 # plus TIME SECONDS: the UTC time SECONDS after TIME ("2026-11-21
 # 12:00:00", as `at' takes it), for `at'; in the shell, no date(1)
 plus() {
@@ -70,7 +65,7 @@ until_of() {
 	assert_output ""
 	run jq -r '.state, .trigger, .llm_fails, .cooldown_s, .until' "$(bfile scout)"
 	assert_output "$(printf 'open\nllm\n3\n900\n2026-11-21T12:15:00Z')"
-	run at "$T0" heart-breaker record scout llm-fail
+	run -0 at "$T0" heart-breaker record scout llm-fail
 	assert_output ""
 }
 
@@ -80,13 +75,13 @@ until_of() {
 	at "$T0" heart-breaker record scout ok
 	run jq .llm_fails "$(bfile scout)"
 	assert_output 0
-	run fails 2 scout
+	run -0 fails 2 scout
 	assert_output ""
 	run at "$T0" heart-breaker check scout
 	assert_success
 	run jq -r '.state, .llm_fails' "$(bfile scout)"
 	assert_output "$(printf 'closed\n2')"
-	run fails 1 scout
+	run -0 fails 1 scout
 	assert_output --partial '"event":"open"'
 }
 
@@ -121,7 +116,7 @@ until_of() {
 	run at "$T0" heart-breaker check scout
 	assert_success
 	# tool-fail means the model answered: it resets the LLM count
-	run fails 1 scout tool-fail
+	run -0 fails 1 scout tool-fail
 	assert_output --partial '"event":"open","agent":"scout","trigger":"tool"'
 	run jq -c '[.state, .trigger, .llm_fails, .tool_fails]' "$(bfile scout)"
 	assert_output '["open","tool",0,3]'
@@ -131,34 +126,34 @@ until_of() {
 
 @test "the soul's breaker keys set the threshold and the cooldowns" {
 	meet other
-	s=$(soul scout 'heart:
+	s=$(soul_file scout.yaml 'heart:
   breaker: { threshold: 2, cooldown: 1m, max_cooldown: 3m }')
 	at "$T0" heart-breaker record --soul "$s" llm-fail
-	run at "$T0" heart-breaker record --soul "$s" llm-fail
+	run -0 at "$T0" heart-breaker record --soul "$s" llm-fail
 	assert_output --partial '"cooldown_s":60,"until":"2026-11-21T12:01:00Z"'
 	run at "$(plus "$T0" 60)" heart-breaker check --soul "$s"
 	assert_success
-	run at "$(plus "$T0" 60)" heart-breaker record --soul "$s" llm-fail
+	run -0 at "$(plus "$T0" 60)" heart-breaker record --soul "$s" llm-fail
 	assert_output --partial '"cooldown_s":120'
 	run at "$(plus "$T0" 180)" heart-breaker check --soul "$s"
 	assert_success
-	run at "$(plus "$T0" 180)" heart-breaker record --soul "$s" llm-fail
+	run -0 at "$(plus "$T0" 180)" heart-breaker record --soul "$s" llm-fail
 	assert_output --partial '"cooldown_s":180'
 	# without the soul the defaults hold: 3 failures
-	run at "$T0" heart-breaker record other llm-fail
-	run at "$T0" heart-breaker record other llm-fail
+	run -0 at "$T0" heart-breaker record other llm-fail
+	run -0 at "$T0" heart-breaker record other llm-fail
 	assert_output ""
 }
 
-# wake SOUL [TIME]: heart-wake --force for SOUL at T0 (or TIME)
-wake() {
+# forced_wake SOUL [TIME]: heart-wake --force for SOUL at T0 (or TIME)
+forced_wake() {
 	at "${2:-$T0}" heart-wake --soul "$1" --force
 }
 
 @test "401, 403, 404 and a 400 that names no such model are configuration errors: exit 78, the soul, the URL and the fix; the breaker opens at once for max_cooldown" {
 	llm_start
 	export OPENAI_API_KEY=sk-test-CONFIG-0123456789
-	s=$(soul scout 'llm: { timeout: 10s }')
+	s=$(soul_file scout.yaml 'llm: { timeout: 10s }')
 	url=$HEART_LLM_URL/chat/completions
 	for c in '401|{"status":401,"text":"Incorrect API key provided"}|the API key was refused: set OPENAI_API_KEY in the environment heart-wake runs in to a valid key; the provider said: Incorrect API key provided' \
 		'403|{"status":403,"text":"Project does not have access"}|the API key may not use this model or endpoint: check the key'"'"'s permissions and llm.model (double); the provider said: Project does not have access' \
@@ -168,14 +163,14 @@ wake() {
 		heart-breaker reset --soul "$s" > /dev/null
 		: > "$LLM_DIR/requests.jsonl"
 		llm_script "{\"replies\":[$reply]}"
-		run wake "$s"
+		run forced_wake "$s"
 		assert_failure 78
 		assert_line --index 0 "heart-wake: scout: $s: $url answered HTTP $code: $fix"
 		echo "${lines[1]}" | jq -e '.status == "error" and .breaker == "open" and .breaker_events[0].event == "open" and .breaker_events[0].cooldown_s == 7200'
 		run jq -r '.state, .cooldown_s, .until, .llm_fails' "$(bfile scout)"
 		assert_output "$(printf 'open\n7200\n2026-11-21T14:00:00Z\n1')"
 		# no retry every wake: nothing is sent until max_cooldown
-		run wake "$s" "$(plus "$T0" 7199)"
+		run forced_wake "$s" "$(plus "$T0" 7199)"
 		assert_success
 		[ "$(echo "$output" | jq -r .status)" = open ]
 		[ "$(llm_count)" -eq 1 ]
@@ -184,15 +179,15 @@ wake() {
 	unset OPENAI_API_KEY
 	heart-breaker reset --soul "$s" > /dev/null
 	llm_script '{"replies":[{"status":401,"text":"You did not provide an API key."}]}'
-	run wake "$s"
+	run forced_wake "$s"
 	assert_failure 78
 	assert_line --index 0 "heart-wake: scout: $s: $url answered HTTP 401: no API key was sent: set OPENAI_API_KEY in the environment heart-wake runs in (cron and systemd do not read a login shell's profile); the provider said: You did not provide an API key."
 	# the same for Anthropic's words
 	heart-breaker reset --soul "$s" > /dev/null
 	export ANTHROPIC_API_KEY=sk-ant-test-0123456789
-	s=$(soul scout 'llm: { provider: anthropic, timeout: 10s }')
+	s=$(soul_file scout.yaml 'llm: { provider: anthropic, timeout: 10s }')
 	llm_script '{"replies":[{"status":401,"text":"invalid x-api-key","error_type":"authentication_error"}]}'
-	run wake "$s"
+	run forced_wake "$s"
 	assert_failure 78
 	assert_line --index 0 "heart-wake: scout: $s: $HEART_LLM_URL/messages answered HTTP 401: the API key was refused: set ANTHROPIC_API_KEY in the environment heart-wake runs in to a valid key; the provider said: invalid x-api-key"
 	[ "$(jq -r .cooldown_s "$(bfile scout)")" -eq 7200 ]
@@ -200,7 +195,7 @@ wake() {
 	for r in '{"status":503,"text":"overloaded"}' '{"status":400,"text":"messages: bad role"}'; do
 		heart-breaker reset --soul "$s" > /dev/null
 		llm_script "{\"replies\":[$r]}"
-		run wake "$s"
+		run forced_wake "$s"
 		assert_failure 75
 		[ "$(jq -r .state "$(bfile scout)")" = closed ]
 	done
@@ -208,39 +203,39 @@ wake() {
 
 @test "a 429's Retry-After, in seconds or as an HTTP date, holds the breaker open at least that long; a used-up quota holds it for max_cooldown" {
 	llm_start
-	s=$(soul scout 'llm: { timeout: 10s }')
+	s=$(soul_file scout.yaml 'llm: { timeout: 10s }')
 	llm_script '{"replies":[{"status":429,"text":"rate limited","headers":{"Retry-After":"3600"}}]}'
-	run wake "$s"
+	run forced_wake "$s"
 	assert_failure 75
 	assert_output --partial 'model endpoint answered HTTP 429: rate limited'
 	run jq -r '.state, .cooldown_s, .until, .llm_fails' "$(bfile scout)"
 	assert_output "$(printf 'open\n3600\n2026-11-21T13:00:00Z\n1')"
-	run wake "$s" "$(plus "$T0" 3599)"
+	run forced_wake "$s" "$(plus "$T0" 3599)"
 	assert_success
 	[ "$(echo "$output" | jq -r .status)" = open ]
 	[ "$(llm_count)" -eq 1 ]
 	# the hour passed: the probe goes; another 429 holds it longer
 	# than the doubled cooldown
 	llm_script '{"replies":[{"status":429,"headers":{"Retry-After":"9000"}}]}'
-	run wake "$s" "$(plus "$T0" 3600)"
+	run forced_wake "$s" "$(plus "$T0" 3600)"
 	assert_failure 75
 	run jq -r '.state, .cooldown_s, .until' "$(bfile scout)"
 	assert_output "$(printf 'open
 9000
 2026-11-21T15:30:00Z')"
 	llm_script '{"replies":[{"text":"[IDLE]"}]}'
-	run wake "$s" "$(plus "$T0" 12600)"
+	run forced_wake "$s" "$(plus "$T0" 12600)"
 	assert_success
 	[ "$(llm_count)" -eq 3 ]
 	[ "$(jq -r .state "$(bfile scout)")" = closed ]
 	# late news while open: a hold or a failure a person must fix
 	# keeps it open longer, never shorter
 	fails 3 scout
-	run at "$T0" brk-probe scout retry-after 600
+	run -0 at "$T0" brk-probe scout retry-after 600
 	[ "$(jq -r .until "$(bfile scout)")" = 2026-11-21T12:15:00Z ]
-	run at "$T0" brk-probe scout retry-after 3000
+	run -0 at "$T0" brk-probe scout retry-after 3000
 	[ "$(jq -r .until "$(bfile scout)")" = 2026-11-21T12:50:00Z ]
-	run at "$T0" brk-probe scout config
+	run -0 at "$T0" brk-probe scout config
 	run jq -r '.state, .cooldown_s, .until, .llm_fails' "$(bfile scout)"
 	assert_output "$(printf 'open
 7200
@@ -252,24 +247,24 @@ wake() {
 		'999999=2026-11-22T12:00:00Z'; do
 		heart-breaker reset --soul "$s" > /dev/null
 		llm_script "{\"replies\":[{\"status\":429,\"headers\":{\"Retry-After\":\"${h%=*}\"}}]}"
-		run wake "$s"
+		run forced_wake "$s"
 		assert_failure 75
 		[ "$(jq -r .until "$(bfile scout)")" = "${h#*=}" ]
 	done
 	# a Retry-After shorter than the cooldown: the breaker's own rules
 	heart-breaker reset --soul "$s" > /dev/null
 	llm_script '{"replies":[{"status":429,"headers":{"Retry-After":"5"}}]}'
-	run wake "$s"
+	run -75 forced_wake "$s"
 	run jq -r '.state, .until' "$(bfile scout)"
 	assert_output "$(printf 'open\n2026-11-21T12:00:05Z')"
 	# the account's quota used up: OpenAI's insufficient_quota,
 	# Anthropic's credit balance; exit 75, held for max_cooldown
 	for p in openai anthropic; do
 		heart-breaker reset --soul "$s" > /dev/null
-		s=$(soul scout "llm: { provider: $p, timeout: 10s }")
+		s=$(soul_file scout.yaml "llm: { provider: $p, timeout: 10s }")
 		llm_script '{"replies":[{"status":429,"error_code":"insufficient_quota","error_type":"insufficient_quota","text":"You exceeded your current quota, please check your plan and billing details."}]}'
 		[ $p = openai ] || llm_script '{"replies":[{"status":400,"error_type":"invalid_request_error","text":"Your credit balance is too low to access the Anthropic API."}]}'
-		run wake "$s"
+		run forced_wake "$s"
 		assert_failure 75
 		assert_output --partial "answered HTTP 4"
 		assert_output --partial "the account's quota or credit is used up: add credit or raise the limit with the provider"
@@ -279,22 +274,22 @@ wake() {
 }
 
 @test "check, record and status without a soul go by the keys kept from the soul, and never change them" {
-	s=$(soul scout 'heart:
+	s=$(soul_file scout.yaml 'heart:
   breaker: { threshold: 5, cooldown: 1h, max_cooldown: 4h }')
 	at "$T0" heart-breaker record --soul "$s" llm-fail
 	# three more without the soul: its threshold of 5 holds
-	run fails 3 scout
+	run -0 fails 3 scout
 	assert_output ""
 	run jq -c '[.state, .llm_fails, .base_s, .threshold, .max_cooldown_s, .cooldown_s]' "$(bfile scout)"
 	assert_output '["closed",4,3600,5,14400,3600]'
-	run at "$T0" heart-breaker status scout
+	run -0 at "$T0" heart-breaker status scout
 	assert_output --partial '"cooldown_s":3600,'
 	assert_output --partial '"threshold":5,"max_cooldown_s":14400,"keys_from":"kept"}'
 	run at "$T0" heart-breaker check scout -v
 	assert_success
 	assert_output "scout: closed: a wake may go (llm 4/5, tool 0/5 failures; the keys kept from its soul)"
 	# the fifth opens it for the soul's hour
-	run fails 1 scout
+	run -0 fails 1 scout
 	assert_output --partial '"event":"open","agent":"scout","trigger":"llm","cooldown_s":3600,'
 	run at "$T0" heart-breaker check scout
 	assert_failure 1
@@ -308,18 +303,18 @@ wake() {
 	fails 1 fresh
 	run jq -c '[.base_s, .threshold, .max_cooldown_s, .cooldown_s]' "$(bfile fresh)"
 	assert_output '[0,0,0,900]'
-	run at "$T0" heart-breaker status fresh
+	run -0 at "$T0" heart-breaker status fresh
 	assert_output --partial '"cooldown_s":900,'
 	assert_output --partial '"threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
-	run at "$T0" heart-breaker check fresh -v
+	run -0 at "$T0" heart-breaker check fresh -v
 	assert_output "fresh: closed: a wake may go (llm 1/3, tool 0/3 failures; the default keys: no soul given, none kept)"
-	run at "$T0" script -qec "heart-breaker status fresh" /dev/null
+	run -0 at "$T0" script -qec "heart-breaker status fresh" /dev/null
 	assert_line --index 2 --partial "heart-breaker: 1 agent shown with the default keys (3 failures, 15m, 2h): no soul given, none kept; give --soul"
 }
 
 @test "a provider that keeps failing waits 15m, 30m, 1h, 2h, 2h; a good probe closes and the next open is 15m again" {
 	meet scout
-	run fails 3 scout
+	run -0 fails 3 scout
 	ev=$output
 	assert_output --partial '"cooldown_s":900,'
 	seen=900
@@ -345,12 +340,12 @@ wake() {
 	t=$(until_of "$ev")
 	run at "$t" heart-breaker check scout
 	assert_success
-	run at "$t" heart-breaker record scout ok
+	run -0 at "$t" heart-breaker record scout ok
 	assert_output --regexp '^\{"event":"closed","agent":"scout","by":"probe","at":'
 	run jq -c '[.state, .llm_fails, .tool_fails, .cooldown_s, .until]' "$(bfile scout)"
 	assert_output '["closed",0,0,900,null]'
 	T0=$t
-	run fails 3 scout
+	run -0 fails 3 scout
 	assert_output --partial '"cooldown_s":900'
 }
 
@@ -419,7 +414,7 @@ wake() {
 	assert_success
 	run at "$(plus "$t" 600)" heart-breaker check pb
 	assert_failure 1
-	run at "$(plus "$t" 610)" heart-breaker record pb ok
+	run -0 at "$(plus "$t" 610)" heart-breaker record pb ok
 	assert_output --partial '"event":"closed"'
 	run at "$(plus "$t" 610)" heart-breaker check pb
 	assert_success
@@ -461,11 +456,11 @@ wake() {
 @test "outcomes recorded while open are counted but do not close or reopen it" {
 	meet scout
 	fails 3 scout
-	run at "2026-11-21 12:05:00" heart-breaker record scout ok
+	run -0 at "2026-11-21 12:05:00" heart-breaker record scout ok
 	assert_output ""
 	run jq -c '[.state, .llm_fails, .until]' "$(bfile scout)"
 	assert_output '["open",0,"2026-11-21T12:15:00Z"]'
-	run at "2026-11-21 12:06:00" heart-breaker record scout tool-fail --reason "grep: exit 2"
+	run -0 at "2026-11-21 12:06:00" heart-breaker record scout tool-fail --reason "grep: exit 2"
 	assert_output ""
 	run jq -c '[.state, .tool_fails, .reason, .cooldown_s]' "$(bfile scout)"
 	assert_output '["open",1,"grep: exit 2",900]'
@@ -476,7 +471,7 @@ wake() {
 @test "a record while half-open is the probe's result, whoever sends it" {
 	meet scout
 	fails 3 scout
-	run at "2026-11-21 12:20:00" heart-breaker record scout tool-fail
+	run -0 at "2026-11-21 12:20:00" heart-breaker record scout tool-fail
 	assert_line --index 0 --partial '"event":"half_open"'
 	assert_line --index 1 --partial '"event":"open","agent":"scout","trigger":"tool","cooldown_s":1800'
 	assert_line --index 1 --partial '"reason":"tool failure","from":"half_open"'
@@ -493,7 +488,7 @@ wake() {
 	[ "${#lines[@]}" -eq 2 ]
 	# past the cooldown it is half-open, though the file is not rewritten
 	cp "$(bfile alpha)" "$BATS_TEST_TMPDIR/before"
-	run at "2026-11-21 12:15:00" heart-breaker status alpha
+	run -0 at "2026-11-21 12:15:00" heart-breaker status alpha
 	assert_output --partial '"state":"half_open"'
 	cmp "$(bfile alpha)" "$BATS_TEST_TMPDIR/before"
 }
@@ -531,11 +526,11 @@ wake() {
 	assert_output ""
 	[ ! -e "$(bfile fresh)" ]
 	! redis_store || [ "$(rcli --raw EXISTS 'heart:{fresh}:breaker.json')" = 0 ]
-	run heart-breaker status fresh
+	run -0 heart-breaker status fresh
 	assert_line --index 0 --partial '"agent":"fresh","state":"closed","llm_fails":0,"tool_fails":0,"cooldown_s":900'
-	run heart-breaker status --soul "$SOULS/travel_rescue.yaml"
+	run -0 heart-breaker status --soul "$SOULS/travel_rescue.yaml"
 	assert_output --partial '"agent":"travel_rescue","state":"closed"'
-	run heart-breaker record fresh ok
+	run -0 heart-breaker record fresh ok
 	assert_output ""
 	run jq -c '[.state, .llm_fails, .tool_fails, .cooldown_s, .until]' "$(bfile fresh)"
 	assert_output '["closed",0,0,900,null]'
@@ -565,7 +560,7 @@ wake() {
 	assert_output '["closed",0,0,900,""]'
 	run heart-breaker check scout
 	assert_success
-	run heart-breaker reset scout
+	run -0 heart-breaker reset scout
 	assert_output ""
 }
 
@@ -578,7 +573,7 @@ wake() {
 	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
 	! redis_store || [ "$(rcli --raw KEYS 'heart:{scuot}:*')" = "" ]
 	# with its soul before its first wake; then by its name
-	run -0 at "$T0" heart-breaker record --soul "$(soul scout 'heart: {}')" llm-fail
+	run -0 at "$T0" heart-breaker record --soul "$(soul_file scout.yaml 'heart: {}')" llm-fail
 	run -0 at "$T0" heart-breaker record scout llm-fail
 	# this host's files of it gone: a Redis shared by the fleet still
 	# knows it (another host woke it); the files were all heart knew
@@ -598,7 +593,7 @@ wake() {
 	run -64 heart-breaker check -v scuot
 	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
 	# with its soul before its first wake; then by its name once met
-	run -0 heart-breaker check --soul "$(soul scout 'heart: {}')"
+	run -0 heart-breaker check --soul "$(soul_file scout.yaml 'heart: {}')"
 	meet scout
 	run -0 heart-breaker check scout
 }
@@ -662,7 +657,7 @@ wake() {
 	for id in ../etc passwd/x .hidden .. 'a+b' 'a#b' "$(printf 'a%.0s' $(seq 65))" 'a b'; do
 		for cmd in check "record" status reset; do
 			if [ "$cmd" = record ]; then
-				run heart-breaker record "$id" llm-fail
+				run -64 heart-breaker record "$id" llm-fail
 			else
 				run heart-breaker "$cmd" "$id"
 			fi
@@ -740,7 +735,7 @@ wake() {
 	run heart-breaker record scout llm-fail extra
 	assert_failure 64
 	assert_output --partial "usage: heart-breaker"
-	s=$(soul bad 'heart:
+	s=$(soul_file bad.yaml 'heart:
   breaker: { threshold: 0 }')
 	run heart-breaker check --soul "$s"
 	assert_failure 78

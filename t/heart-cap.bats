@@ -21,14 +21,9 @@ teardown() {
 	heart_teardown
 }
 
-soul() {	# soul NAME YAML-BODY: write a soul file, print its path
-	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
-	echo "$BATS_TEST_TMPDIR/$1.yaml"
-}
-
 @test "take admits until the default schedule cap of 48, then refuses with exit 1" {
 	meet scout
-	run take_n 50 scout
+	run -0 take_n 50 scout
 	assert_output 48
 	run heart-cap take scout
 	assert_failure 1
@@ -41,17 +36,17 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	run heart-cap take scout
 	assert_success
 	assert_output ""
-	run heart-cap take scout -v
+	run -0 heart-cap take scout -v
 	assert_output --regexp '^scout: schedule admitted: 2/48 today'
 }
 
 @test "idle stops at its cap of 12 while schedule goes on to 48 on the shared total" {
 	meet scout
-	run take_n 14 scout --chamber idle
+	run -0 take_n 14 scout --chamber idle
 	assert_output 12
-	run take_n 38 scout --chamber schedule
+	run -0 take_n 38 scout --chamber schedule
 	assert_output 36
-	run heart-cap status scout --json
+	run -0 heart-cap status scout --json
 	assert_output --partial '"used":48,"cap":48,"remaining":0'
 	assert_output --partial '"schedule":{"used":36,"cap":48},"idle":{"used":12,"cap":12}'
 }
@@ -64,20 +59,20 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "the agent-wide daily_cap bounds every chamber" {
-	s=$(soul scout 'heart:
+	s=$(soul_file scout.yaml 'heart:
   daily_cap: 10
   schedule: { daily_cap: 48 }
   idle: { daily_cap: 12 }')
-	run take_n 8 --soul "$s"
+	run -0 take_n 8 --soul "$s"
 	assert_output 8
-	run take_n 5 --soul "$s" --chamber idle
+	run -0 take_n 5 --soul "$s" --chamber idle
 	assert_output 2
-	run heart-cap status --soul "$s" --json
+	run -0 heart-cap status --soul "$s" --json
 	assert_output --partial '"used":10,"cap":10,"remaining":0'
 }
 
 @test "daily_cap: 0 turns a chamber off and leaves the other on" {
-	s=$(soul scout 'heart:
+	s=$(soul_file scout.yaml 'heart:
   idle: { daily_cap: 0 }')
 	run heart-cap take --soul "$s" --chamber idle
 	assert_failure 1
@@ -86,9 +81,9 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "the soul's caps apply, and --cap overrides one take's chamber cap" {
-	s=$(soul travel_rescue 'heart:
+	s=$(soul_file travel_rescue.yaml 'heart:
   schedule: { interval: 30m, daily_cap: 3 }')
-	run take_n 5 --soul "$s"
+	run -0 take_n 5 --soul "$s"
 	assert_output 3
 	run heart-cap take --soul "$s" --cap 4
 	assert_success
@@ -97,10 +92,10 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "a take without a soul goes by the caps kept from the soul, and never changes them" {
-	s=$(soul scout 'heart:
+	s=$(soul_file scout.yaml 'heart:
   schedule: { daily_cap: 5 }
   idle: { daily_cap: 0 }')
-	run take_n 5 --soul "$s"
+	run -0 take_n 5 --soul "$s"
 	assert_output 5
 	run heart-cap take scout -v
 	assert_failure 1
@@ -109,7 +104,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	assert_failure 1
 	run jq -c .caps "$(capfile scout)"
 	assert_output '{"schedule":5,"idle":0,"agent":null}'
-	run heart-cap status scout
+	run -0 heart-cap status scout
 	assert_output --partial '"used":5,"cap":5,"remaining":0,"chambers":{"schedule":{"used":5,"cap":5},"idle":{"used":0,"cap":0}}'
 	assert_output --partial '"caps_from":"kept"'
 	# --cap is one take's cap, never kept
@@ -131,13 +126,13 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 	assert_output "newbie: schedule admitted: 1/48 today ($(date -u +%F); the default caps: no soul given, none kept)"
 	run jq -c .caps "$(capfile newbie)"
 	assert_output null
-	run heart-cap status newbie
+	run -0 heart-cap status newbie
 	assert_output --partial '"used":1,"cap":48'
 	assert_output --partial '"caps_from":"default"'
-	run script -qec "heart-cap status newbie" /dev/null
+	run -0 script -qec "heart-cap status newbie" /dev/null
 	assert_line --index 2 --partial "heart-cap: 1 agent shown with the default caps (schedule 48, idle 12): no soul given, none kept; give --soul"
 	# a soul's caps are kept from its first take on
-	s=$(soul newbie 'heart: { schedule: { daily_cap: 2 } }')
+	s=$(soul_file newbie.yaml 'heart: { schedule: { daily_cap: 2 } }')
 	heart-cap take --soul "$s"
 	run heart-cap take newbie -v
 	assert_failure 1
@@ -145,7 +140,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 }
 
 @test "the paper's travel_rescue soul admits exactly 48 a day" {
-	run take_n 50 --soul "$SOULS/travel_rescue.yaml"
+	run -0 take_n 50 --soul "$SOULS/travel_rescue.yaml"
 	assert_output 48
 }
 
@@ -173,7 +168,7 @@ soul() {	# soul NAME YAML-BODY: write a soul file, print its path
 		total=$((total + n))
 	done
 	[ "$total" -eq 48 ]
-	run heart-cap status herd --json
+	run -0 heart-cap status herd --json
 	assert_output --partial '"used":48,"cap":48'
 }
 
@@ -211,13 +206,13 @@ count_statuses() {
 	local np
 	np=$(in_pass 16 8)
 	llm_start
-	s=$(soul money "name: money
+	s=$(soul_file money.yaml "name: money
 heart: {daily_budget: 0.0045, schedule: {daily_cap: 1000}}
 llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	# every wake costs 1000 tokens at \$1 a million: \$0.001
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
 	# One run a pass, as the sanitized pass always had: with the wake
-	# lock broken (a shared flock in run.c, no NX in redis.c's
+	# lock broken (a shared flock in run.c, no NX in redisstore.c's
 	# lock_take) one run admitted 7 to 13 wakes, 5 runs of 5 in each
 	# store.  The sanitized pass's 8 processes take the same paths:
 	# admitted, capped, busy (in_pass).
@@ -239,7 +234,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	[ "$(llm_count)" -eq 5 ]
 	[ "${n[capped]}" -eq "$np" ]
 	[ "${n[other]}" -eq 0 ]
-	run heart-cap status --soul "$s" --json
+	run -0 heart-cap status --soul "$s" --json
 	echo "$output" | jq -e '.cost == 0.005 and .budget == 0.0045 and
 	    .cost <= .budget + 0.001 and .used == 5'
 	# and a script's take is refused too, by all at once
@@ -334,7 +329,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	[ ! -e "$HEART_STATE_DIR/agents/scuot" ]
 	! redis_store || [ "$(rcli --raw KEYS 'heart:{scuot}:*')" = "" ]
 	# with its soul before its first wake; then by its name
-	run -0 heart-cap take --soul "$(soul scout 'heart: {}')"
+	run -0 heart-cap take --soul "$(soul_file scout.yaml 'heart: {}')"
 	run -0 heart-cap take scout
 	# this host's files of it gone: a Redis shared by the fleet still
 	# knows it (another host woke it); the files were all heart knew
@@ -356,8 +351,8 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 
 @test "reset zeroes today's counter" {
 	# a cap of 3 (kept from the soul) reached: only the reset admits more
-	s=$(soul scout 'heart: { schedule: { daily_cap: 3 } }')
-	run take_n 4 --soul "$s"
+	s=$(soul_file scout.yaml 'heart: { schedule: { daily_cap: 3 } }')
+	run -0 take_n 4 --soul "$s"
 	assert_output 3
 	run heart-cap reset scout
 	assert_success
@@ -373,7 +368,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	# cap.json is swapped with .cap.json.tmp, which is written over in
 	# place: after 11 takes it holds the 10th, two bytes longer than a
 	# reset's document (heart(7), State)
-	run take_n 11 scout --cap 20
+	run -0 take_n 11 scout --cap 20
 	assert_output 11
 	a=$HEART_STATE_DIR/agents/scout
 	jq -e '.total == 10' "$a/.cap.json.tmp"
@@ -450,7 +445,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 
 @test "a corrupt cap.json with no version before it is named, exit 74, and never replaced" {
 	file_only
-	heart-cap take --soul "$(soul scout 'heart: {}')"	# one version
+	heart-cap take --soul "$(soul_file scout.yaml 'heart: {}')"	# one version
 	f=$(capfile scout)
 	printf '{"day":"2026-11-2' > "$f"
 	cp "$f" "$BATS_TEST_TMPDIR/before"
@@ -500,7 +495,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	file_only
 	mkdir -p "$BATS_TEST_TMPDIR/ro"
 	printf x > "$BATS_TEST_TMPDIR/ro/state"	# a file where a directory must be
-	s=$(soul scout 'heart: {}')
+	s=$(soul_file scout.yaml 'heart: {}')
 	HEART_STATE_DIR=$BATS_TEST_TMPDIR/ro/state run heart-cap take --soul "$s"
 	assert_failure 74
 	assert_output --partial "heart-cap: $BATS_TEST_TMPDIR/ro/state"
@@ -524,7 +519,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	all_kept '.total <= 48 and .total == .chambers.schedule'
 	run heart-cap status crash --json
 	assert_success
-	run take_n 50 crash
+	run -0 take_n 50 crash
 	run jq .total "$(capfile crash)"
 	assert_output 48
 }
@@ -573,7 +568,7 @@ corrupt() {
 	run at "2026-11-21 12:05:00" heart-ghost --retry-for 1h --exec false \
 	    < "$BATS_TEST_TMPDIR/in"
 	assert_failure 69
-	run heart-cap status --prom
+	run -0 heart-cap status --prom
 	assert_line 'heart_outbox_waiting{agent="alpha"} 3'
 	assert_line 'heart_outbox_dead{agent="alpha"} 0'
 	# w1 has failed for an hour: dead; w2 is tried, fails, and waits
@@ -605,7 +600,7 @@ corrupt() {
 	grep -qx 'heart_cap_used{agent="alpha"} 4' "$d/heart_cap.prom"
 	run ls -A "$d"
 	assert_output heart_cap.prom
-	heart-cap take --soul "$(soul beta 'heart: {}')"	# one version
+	heart-cap take --soul "$(soul_file beta.yaml 'heart: {}')"	# one version
 	corrupt beta
 	run heart-cap status --prom "$d/heart_cap.prom"
 	assert_failure 74

@@ -28,11 +28,6 @@ result() {
 	    {role: "assistant", content: $r}]}'
 }
 
-wakes() {
-	jq -r 'select(.part == .parts) | .wake_id' \
-	    "$HEART_STATE_DIR/agents/$1/history.jsonl"
-}
-
 # receiver_start: an HTTP server on a free loopback port that answers
 # a POST to /AGENT with 503 while rcv/down-AGENT or rcv/reject-WAKE_ID
 # exists, else 200, and logs "CODE WAKE_ID BODY" to rcv/log; hook
@@ -105,7 +100,7 @@ got() {
 	[ "$(got | tr '\n' ' ')" = "b1 b2 b3 b4 b5 " ]
 	[ "$(tries_a)" -eq 1 ]
 	# every wake is in the history whatever its delivery
-	[ "$(wakes alpha | tr '\n' ' ')" = "a1 a2 a3 a4 a5 " ]
+	[ "$(wake_ids alpha | tr '\n' ' ')" = "a1 a2 a3 a4 a5 " ]
 	# backoff: not before a minute, then two, then four; a flush
 	# exits 75 while answers wait
 	run -75 at "2026-11-21 12:06:59" heart-ghost --flush --text --exec ./hook
@@ -143,7 +138,7 @@ got() {
 	run --separate-stderr heart-ghost --flush --text
 	assert_success
 	assert_output "ALERT: the strike starts at 6."
-	[ "$(wakes scout | wc -l)" -eq 1 ]
+	[ "$(wake_ids scout | wc -l)" -eq 1 ]
 	[ ! -e "$o" ]
 	run heart-ghost --flush --text
 	assert_output ""
@@ -152,7 +147,7 @@ got() {
 	run --separate-stderr bash -c 'heart-wake --soul scout.yaml --force --chamber schedule | heart-ghost --text'
 	assert_success
 	assert_output "ALERT: gate B12."
-	[ "$(wakes scout | wc -l)" -eq 2 ]
+	[ "$(wake_ids scout | wc -l)" -eq 2 ]
 	[ ! -e "$o" ]
 	# given its line again, nothing: it was committed and delivered
 	run heart-ghost --outbox
@@ -271,7 +266,7 @@ got() {
 	[ ! -e "$o" ]
 	diff <(seq -w 1 40 | sed 's/^/k/') <(got)
 	[ "$(awk '$1 == 200' rcv/log | wc -l)" -ge 40 ]
-	diff <(seq -w 1 40 | sed 's/^/k/') <(wakes crash)
+	diff <(seq -w 1 40 | sed 's/^/k/') <(wake_ids crash)
 }
 
 # snap AGENT: every file of the agent's outbox and dead letters, whole

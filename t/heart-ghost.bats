@@ -29,11 +29,6 @@ result() {
 	    {role: "assistant", content: $r}], error: null}'
 }
 
-# wakes AGENT: the wake ids in the history, one per whole wake
-wakes() {
-	jq -r 'select(.part == .parts) | .wake_id' "$(hist "$1")"
-}
-
 @test "100 results, 78 idle and 22 ok over 3 agents: only the 22 are kept and delivered, in order" {
 	gen -n 100 --ok 22 > in
 	[ "$(grep -c '"status":"idle"' in)" -eq 78 ]
@@ -46,7 +41,7 @@ wakes() {
 		    | .messages[] | [.role, .content]" in) \
 		    <(jq -c '[.role, .content]' "$(hist "$a")")
 		diff <(jq -r "select(.agent == \"$a\" and .status == \"ok\")
-		    | .wake_id" in) <(wakes "$a")
+		    | .wake_id" in) <(wake_ids "$a")
 	done
 	[ "$(cat "$HEART_STATE_DIR"/agents/*/history.jsonl | wc -l)" -eq 44 ]
 	run grep -r ghost-prompt "$HEART_STATE_DIR" out err
@@ -78,7 +73,7 @@ wakes() {
 	assert_success
 	assert_output "$(cat in)"
 	result ok scout w2 $'two\nlines' > in
-	run heart-ghost --text in
+	run -0 heart-ghost --text in
 	assert_output $'two\nlines'
 	[ "$(wc -l < "$(hist scout)")" -eq 4 ]
 	run jq -r '"\(.role) \(.wake_id) \(.chamber) \(.at) \(.part)/\(.parts)"' "$(hist scout)"
@@ -98,11 +93,11 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 ["assistant","c-w-0",null]
 ["tool",null,"c-w-0"]
 ["assistant",null,null]'
-	run hist-dump t 3
+	run -0 hist-dump t 3
 	assert_output --partial '"role":"tool"'
 	refute_output --partial '"part"'
 	# a window that would start at a tool result starts after it
-	run hist-dump t 2
+	run -0 hist-dump t 2
 	echo "$output" | jq -e 'length == 1 and .[0].content == "answer w-0"'
 }
 
@@ -121,9 +116,9 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 	        n: 1, ok: true} else {w: .w, n: (.n + 1), ok: (.ok and
 	        $l.wake_id == .w and $l.part == .n + 1)} end;
 	        .ok)] | all' "$f"
-	[ "$(wakes shared | sort -u | wc -l)" -eq 1000 ]
-	diff <(seq 0 499 | sed 's/^/A-/') <(wakes shared | grep '^A-')
-	diff <(seq 0 499 | sed 's/^/B-/') <(wakes shared | grep '^B-')
+	[ "$(wake_ids shared | sort -u | wc -l)" -eq 1000 ]
+	diff <(seq 0 499 | sed 's/^/A-/') <(wake_ids shared | grep '^A-')
+	diff <(seq 0 499 | sed 's/^/B-/') <(wake_ids shared | grep '^B-')
 }
 
 @test "kill -9 in the middle of commits, in a loop: the history always reads back, nothing earlier lost" {
@@ -161,7 +156,7 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 		seq 0 "$n" | sed "s/^/$r-/"
 	done < kept | awk '!seen[$0]++' > want
 	echo final >> want
-	diff want <(wakes crash)
+	diff want <(wake_ids crash)
 }
 
 @test "a reader during commits sees whole wakes only" {
@@ -173,7 +168,7 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 		    | tonumber)))' > /dev/null
 	done
 	wait "$pid"
-	[ "$(wakes r | wc -l)" -eq 300 ]
+	[ "$(wake_ids r | wc -l)" -eq 300 ]
 }
 
 @test "a history cut at any byte of its last wake reads back without it, and the next commit repairs it" {
@@ -194,14 +189,14 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 		result ok cut "after-$off" > in
 		heart-ghost in > /dev/null
 		jq -e . "$f" > /dev/null
-		diff <(wakes cut) <(printf 'w-0\nw-1\nafter-%s\n' "$off")
+		diff <(wake_ids cut) <(printf 'w-0\nw-1\nafter-%s\n' "$off")
 	done
 	cp full "$f"
 	printf '{"role":"user","content":"torn by a cra\n' >> "$f"
 	hist-dump cut 100 | jq -e 'length == 12'
 	result ok cut fixed > in
 	heart-ghost in > /dev/null
-	diff <(wakes cut) <(printf 'w-0\nw-1\nw-2\nfixed\n')
+	diff <(wake_ids cut) <(printf 'w-0\nw-1\nw-2\nfixed\n')
 }
 
 @test "damage before the tail is named, never cut off, and refuses a commit next to it" {
@@ -250,7 +245,7 @@ assistant w2 schedule 2026-11-21T12:00:00Z 2/2"
 	assert_output "dmg: history.jsonl line 1 (2 lines from byte 1): a wake cut short: set aside in $HEART_STATE_DIR/agents/dmg/history.damaged
 dmg: history.jsonl line 5 (2 lines from byte $(($(head -4 damaged | wc -c) + 1))): a wake cut short: set aside in $HEART_STATE_DIR/agents/dmg/history.damaged
 dmg: history.jsonl line 9 (1 line from byte $(($(head -8 damaged | wc -c) + 1))): a last line not ended: set aside in $HEART_STATE_DIR/agents/dmg/history.damaged"
-	diff <(wakes dmg) <(printf 'w-1\nw-3\n')
+	diff <(wake_ids dmg) <(printf 'w-1\nw-3\n')
 	diff "$f" <(sed -n -e 3,4p -e 7,8p good)
 	# each run's bytes follow its line in history.damaged: every byte kept
 	a=$HEART_STATE_DIR/agents/dmg/history.damaged
@@ -260,7 +255,7 @@ dmg: history.jsonl line 9 (1 line from byte $(($(head -8 damaged | wc -c) + 1)))
 	# a commit goes on; a second repair finds nothing and keeps the first's
 	result ok dmg next > in
 	heart-ghost in > /dev/null
-	diff <(wakes dmg) <(printf 'w-1\nw-3\nnext\n')
+	diff <(wake_ids dmg) <(printf 'w-1\nw-3\nnext\n')
 	cp "$a" kept
 	run -0 heart-ghost --repair dmg
 	assert_output "dmg: nothing damaged in its history"
@@ -305,7 +300,7 @@ dmg: history.jsonl line 9 (1 line from byte $(($(head -8 damaged | wc -c) + 1)))
 	[[ ${stderr_lines[7]} == 'heart-ghost: <stdin>:10: not JSON: '* ]]
 	[[ ${stderr_lines[8]} == 'heart-ghost: <stdin>:11: '*response* ]]
 	diff <(printf 'g1\ng2\ng3\n') <(echo "$output" | jq -r .wake_id)
-	diff <(printf 'g1\ng2\ng3\n') <(wakes alpha)
+	diff <(printf 'g1\ng2\ng3\n') <(wake_ids alpha)
 	[ "$(ls "$HEART_STATE_DIR/agents")" = alpha ]
 	run heart-ghost in
 	assert_failure 65
@@ -325,7 +320,7 @@ dmg: history.jsonl line 9 (1 line from byte $(($(head -8 damaged | wc -c) + 1)))
 	[ "${#stderr_lines[@]}" -eq 2 ]
 	[ "${stderr_lines[0]}" = 'heart-ghost: in:2: line longer than 16777216 bytes' ]
 	[ "${stderr_lines[1]}" = 'heart-ghost: in:4: line longer than 16777216 bytes' ]
-	diff <(printf 'e1\ne2\n') <(wakes alpha)
+	diff <(printf 'e1\ne2\n') <(wake_ids alpha)
 	[ "${#lines[@]}" -eq 2 ]
 }
 
@@ -342,7 +337,7 @@ dmg: history.jsonl line 9 (1 line from byte $(($(head -8 damaged | wc -c) + 1)))
 	[ -z "$stderr" ]
 	assert_output "$(head -1 in)
 $(tail -1 in)"
-	diff <(printf 'a1\na2\n') <(wakes alpha)
+	diff <(printf 'a1\na2\n') <(wake_ids alpha)
 	[ ! -e "$HEART_STATE_DIR/agents/bravo" ]
 	run --separate-stderr heart-ghost <(sed -n 2p in)
 	assert_failure 75
@@ -432,7 +427,7 @@ ALERT: first'
 	[ "${stderr_lines[0]}" = 'heart-ghost: alpha: delivery of wake f1 failed: false: exit status 1; it waits in the outbox, next try from 2026-11-21T12:01:00Z' ]
 	[ "${stderr_lines[1]}" = 'heart-ghost: alpha: wake f2 waits in the outbox behind an earlier answer (heart-ghost --outbox)' ]
 	[ "${#stderr_lines[@]}" -eq 2 ]
-	diff <(printf 'f1\nf2\n') <(wakes alpha)
+	diff <(printf 'f1\nf2\n') <(wake_ids alpha)
 	run --separate-stderr at "2026-11-21 12:02:00" heart-ghost --exec ./no/such/program < in
 	assert_failure 69
 	[[ ${stderr_lines[0]} == *'failed: ./no/such/program: cannot run: No such file or directory; it waits in the outbox, next try from '* ]]
@@ -452,7 +447,7 @@ ALERT: first'
 	child=$(cat "$BATS_TEST_TMPDIR/child")
 	gone() { ! kill -0 "$child" 2> /dev/null; }
 	wait_until 5 gone
-	run heart-ghost --outbox alpha
+	run -0 heart-ghost --outbox alpha
 	assert_output --partial s1
 	for t in 0 0s 2d x; do
 		run heart-ghost --exec-timeout "$t" --exec true
@@ -476,7 +471,7 @@ ALERT: first'
 	hook=$(cat "$BATS_TEST_TMPDIR/hook")
 	gone() { ! kill -0 "$hook" 2> /dev/null; }
 	wait_until 5 gone
-	run heart-ghost --outbox alpha
+	run -0 heart-ghost --outbox alpha
 	assert_output --partial k1
 }
 
@@ -508,7 +503,7 @@ ALERT: first'
 	run --separate-stderr heart-ghost --alert-only --text < in
 	assert_success
 	assert_output $'ALERT: flight LH400 cancelled\n\n  ALERT: gate change\nChecked the feeds.\n- **ALERT**: strike at 06:00\nAll calm.\n\n> alert: rain tomorrow'
-	diff <(printf 'a1\na2\na4\na5\na6\na7\n') <(wakes alpha)
+	diff <(printf 'a1\na2\na4\na5\na6\na7\n') <(wake_ids alpha)
 	HEART_STATE_DIR=$BATS_TEST_TMPDIR/other run heart-ghost --text < in
 	[ "${#lines[@]}" -eq 8 ]
 }
@@ -521,20 +516,20 @@ ALERT: first'
 	result ok alpha d5 'alert: flight lh400 cancelled' > r5
 	result ok alpha d6 'alert: flight lh400 cancelled' > r6
 	result ok alpha d7 'ALERT: Flight LH400  cancelled' > r7
-	run at "2026-11-21 12:00:00" heart-ghost --dedupe 24h --text r1
+	run -0 at "2026-11-21 12:00:00" heart-ghost --dedupe 24h --text r1
 	assert_output 'ALERT: Flight LH400  cancelled'
 	run at "2026-11-22 11:59:00" heart-ghost --dedupe 24h --text r2
 	assert_success
 	assert_output ""
-	run at "2026-11-22 11:59:00" heart-ghost --dedupe 24h --text r3 r4
+	run -0 at "2026-11-22 11:59:00" heart-ghost --dedupe 24h --text r3 r4
 	assert_output $'ALERT: Flight LH400 cancelled\nALERT: Flight LH401 cancelled'
-	run at "2026-11-22 11:59:00" heart-ghost --text r5
+	run -0 at "2026-11-22 11:59:00" heart-ghost --text r5
 	assert_output 'alert: flight lh400 cancelled'
-	run at "2026-11-22 12:00:01" heart-ghost --dedupe 24h --text r6
+	run -0 at "2026-11-22 12:00:01" heart-ghost --dedupe 24h --text r6
 	assert_output 'alert: flight lh400 cancelled'
-	run at "2026-11-22 13:00:00" heart-ghost --dedupe 24h --text r7
+	run -0 at "2026-11-22 13:00:00" heart-ghost --dedupe 24h --text r7
 	assert_output ""
-	diff <(printf 'd1\nd2\nd4\nd5\nd6\nd7\n') <(wakes alpha)
+	diff <(printf 'd1\nd2\nd4\nd5\nd6\nd7\n') <(wake_ids alpha)
 	f=$HEART_STATE_DIR/agents/alpha/delivered.json
 	jq -e '.delivered | length >= 1' "$f"
 	run grep -ci flight "$f"
@@ -548,17 +543,17 @@ ALERT: first'
 	gen -n 10 --ok 100 --agents k --tools > in
 	heart-ghost --keep 3 in > /dev/null
 	[ "$(wc -l < "$(hist k)")" -eq 12 ]
-	diff <(printf 'w-7\nw-8\nw-9\n') <(wakes k)
+	diff <(printf 'w-7\nw-8\nw-9\n') <(wake_ids k)
 	[ "$(head -1 "$(hist k)" | jq .part)" -eq 1 ]
 	heart-ghost --keep 3 --user k 'hello'
-	diff <(printf 'w-8\nw-9\n') <(wakes k | head -2)
+	diff <(printf 'w-8\nw-9\n') <(wake_ids k | head -2)
 	[ "$(wc -l < "$(hist k)")" -eq 9 ]
 	result ok k one > in
 	heart-ghost --keep 1 in > /dev/null
-	[ "$(wakes k)" = one ]
+	[ "$(wake_ids k)" = one ]
 	result ok k two > in
 	heart-ghost in > /dev/null
-	[ "$(wakes k | wc -l)" -eq 2 ]
+	[ "$(wake_ids k | wc -l)" -eq 2 ]
 	run heart-ghost --keep 0 in
 	assert_failure 64
 }
@@ -573,16 +568,16 @@ ALERT: first'
 	in=$HEART_STATE_DIR/agents/scout/input
 	[ "$(stat -c %Y "$in")" -eq "$(date -u -d '2026-11-21 09:30:00' +%s)" ]
 	[ "$(stat -c %a "$in")" = 600 ]
-	run hist-dump -u scout
+	run -0 hist-dump -u scout
 	assert_output "$(date -u -d '2026-11-21 09:30:00' +%s)"
 	result ok scout later > in
 	heart-ghost in > /dev/null
 	printf 'from a pipe\n\n' | at "2026-11-21 10:00:00" heart-ghost --user scout -
 	run jq -r 'select(.chamber == "user") | .content' "$(hist scout)"
 	assert_output $'where is my bag?\nfrom a pipe'
-	run hist-dump -u scout
+	run -0 hist-dump -u scout
 	assert_output "$(date -u -d '2026-11-21 10:00:00' +%s)"
-	run hist-dump -u nobody
+	run -0 hist-dump -u nobody
 	assert_output 0
 }
 
@@ -651,13 +646,13 @@ ALERT: first'
 	[ -z "$stderr" ]
 	# the same line twice in one input, and again with --exec
 	result ok alpha z1 'ALERT: z1' > z
-	run heart-ghost --text z z - < z
+	run -0 heart-ghost --text z z - < z
 	assert_output 'ALERT: z1'
 	run heart-ghost --text --exec cat < z
 	assert_success
 	assert_output ""
 	for a in alpha bravo charlie; do
-		[ -z "$(wakes "$a" | sort | uniq -d)" ]
+		[ -z "$(wake_ids "$a" | sort | uniq -d)" ]
 	done
 	[ "$(cat "$HEART_STATE_DIR"/agents/*/history.jsonl | jq -r 'select(.part == .parts) | .wake_id' | wc -l)" -eq 13 ]
 	# no record is written for the wakes delivered at the first go
@@ -680,7 +675,7 @@ ALERT: first'
 	exec 4>&-
 	wait "$p"
 	diff <(printf 'ALERT: x1\nALERT: x3\n') out
-	diff <(printf 'x1\nx2\nx3\nx4\n') <(wakes alpha)
+	diff <(printf 'x1\nx2\nx3\nx4\n') <(wake_ids alpha)
 }
 
 @test "a failed delivery is remembered: the same result given again delivers it, once" {
@@ -699,7 +694,7 @@ ALERT: first'
 	run --separate-stderr heart-ghost --text < in
 	assert_success
 	assert_output ""
-	[ "$(wakes alpha)" = f1 ]
+	[ "$(wake_ids alpha)" = f1 ]
 	# a wake that --alert-only does not want is not waiting any more
 	result ok alpha f2 'all calm' > in
 	run heart-ghost --text --exec false < in
@@ -708,7 +703,7 @@ ALERT: first'
 	assert_success
 	assert_output ""
 	[ ! -e "$o" ]
-	run heart-ghost --text < in
+	run -0 heart-ghost --text < in
 	assert_output ""
 	# a damaged record: a new wake is delivered all the same, and
 	# that says why (74)
@@ -723,7 +718,7 @@ ALERT: first'
 	assert_success
 	assert_output ""
 	[ "$(jq -c . "$f")" = '{"delivered":3}' ]
-	diff <(printf 'f1\nf2\nf3\n') <(wakes alpha)
+	diff <(printf 'f1\nf2\nf3\n') <(wake_ids alpha)
 }
 
 # blocked PID...: one of PID waits for a flock(2) lock
@@ -767,7 +762,7 @@ blocked() {
 		[ "$(cat d/started)" = "c$n" ]
 		[ "$(wc -l < d/delivered)" -eq 1 ]
 	done
-	diff <(printf 'c2\nc1\n') <(wakes alpha)
+	diff <(printf 'c2\nc1\n') <(wake_ids alpha)
 }
 
 @test "--exec: the delivery program gets only the variables heart-ghost(1) names, never a key or a password" {

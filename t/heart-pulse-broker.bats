@@ -22,7 +22,7 @@ teardown() {
 	broker_stop
 }
 
-soul() {	# soul DIR NAME: a soul pulsing every second
+host_soul() {	# host_soul DIR NAME: a soul pulsing every second
 	printf 'heart: {pulse: {interval: 1s}}\n' > "$D/$1/$2.yaml"
 }
 
@@ -35,7 +35,7 @@ shipped() {
 	mosquitto_passwd -b -c "$D/heart.passwd" "$ME" me-secret
 	mosquitto_passwd -b "$D/heart.passwd" heart-pulse-other other-secret
 	mosquitto_passwd -b "$D/heart.passwd" mizpah look-only
-	soul other x
+	host_soul other x
 	{
 		cat "$T/../contrib/mosquitto/heart.acl"
 		heart-pulse --acl --souls "$D/souls" --username "$ME"
@@ -78,7 +78,7 @@ events() {	# events EVENT [AGENT]: how many such lines the watcher printed
 }
 
 @test "the shipped broker listens on loopback only, TCP and WebSockets alike" {
-	soul souls a
+	host_soul souls a
 	shipped
 	run ss -ltnH
 	assert_line --regexp "^LISTEN .* 127\.0\.0\.1:$TCP "
@@ -88,7 +88,7 @@ events() {	# events EVENT [AGENT]: how many such lines the watcher printed
 }
 
 @test "each host writes only its own topics: another host's forged offline is refused" {
-	soul souls a
+	host_soul souls a
 	shipped
 	# the block heart-pulse --acl printed for this host
 	grep -qx "user $ME" "$D/heart.acl"
@@ -126,9 +126,9 @@ events() {	# events EVENT [AGENT]: how many such lines the watcher printed
 }
 
 @test "a publish the broker's ACL denies is said, once, naming the topic and the account" {
-	soul souls a
+	host_soul souls a
 	shipped			# this host's block: agent a only
-	soul souls c
+	host_soul souls c
 	pulse --souls "$D/souls" --backoff-max 1s
 	wait_until 10 grep -q 'heart/c/status: the broker refused it' "$D/pulse.err"
 	run grep 'heart/c/' "$D/pulse.err"
@@ -174,7 +174,7 @@ setTimeout(() => { console.log(n); process.exit(1); }, 20000);
 }
 
 @test "births wait for as many acknowledgements at once as the broker grants: 1000 shipped, 20 by mosquitto's default" {
-	soul souls a
+	host_soul souls a
 	shipped
 	pulse --souls "$D/souls" > "$D/stats"
 	wait_until 10 eval '[ "$(sub -t heart/a/status -C 1 -W 2 | jq -r .status)" = online ]'

@@ -99,13 +99,6 @@ attempts() {	# attempts N: the broker has seen N connections or more
 	[ "$(grep -c 'New connection from' "$BATS_TEST_TMPDIR/broker.log")" -ge "$1" ]
 }
 
-state() {	# state AGENT FILE JSON: replace a state file as the writers do
-	local d=$HEART_STATE_DIR/agents/$1
-	mkdir -p "$d"
-	printf '%s\n' "$3" > "$d/.$2.tmp"
-	mv "$d/.$2.tmp" "$d/$2"
-}
-
 @test "pulses arrive every interval with increasing sequence numbers" {
 	broker_start
 	soul alpha >/dev/null; soul beta >/dev/null
@@ -150,7 +143,7 @@ state() {	# state AGENT FILE JSON: replace a state file as the writers do
 	for i in 1 2 3; do heart-breaker record scout llm-fail > /dev/null; done
 	sleep 30 & sleeper=$!
 	PIDS+=("$sleeper")
-	state scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"since\":\"2026-11-22T10:00:00Z\",\"pid\":$sleeper}}"
+	state_write scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"since\":\"2026-11-22T10:00:00Z\",\"pid\":$sleeper}}"
 	pulse --soul "$s"
 	run sub -t heart/scout/pulse -C 1 -W 5
 	assert_success
@@ -170,7 +163,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	heart-cap take --soul "$s"
 	heart-cap take --soul "$BATS_TEST_TMPDIR/souls/plain.yaml"
 	d=$HEART_STATE_DIR/agents/scout
-	state scout cap.json "$(jq -c '.cost = 0.4213' "$d/cap.json")"
+	state_write scout cap.json "$(jq -c '.cost = 0.4213' "$d/cap.json")"
 	pulse --souls "$BATS_TEST_TMPDIR/souls"
 	run sub -t 'heart/+/pulse' -C 2 -W 5
 	assert_success
@@ -178,7 +171,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	    .scout.cost == 0.4213 and .scout.used == 1 and
 	    (.plain | has("cost") | not)'
 	# exact to the nanodollar, as the dashboard reads it
-	state scout cap.json "$(jq -c '.cost = 12.000000001' "$d/cap.json")"
+	state_write scout cap.json "$(jq -c '.cost = 12.000000001' "$d/cap.json")"
 	wait_until 5 eval 'sub -t heart/scout/pulse -C 1 -W 2 | grep -q "\"cost\":12.000000001}"'
 }
 
@@ -202,9 +195,9 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	done
 	heart-cap take scout
 	d=$HEART_STATE_DIR/agents/scout
-	state scout cap.json "$(jq -c '.tokens = {prompt: 120, completion: 54}' "$d/cap.json")"
+	state_write scout cap.json "$(jq -c '.tokens = {prompt: 120, completion: 54}' "$d/cap.json")"
 	now=$(date +%s)
-	state scout wake.json "$(jq -nc --argjson t "$now" '{v: 1, agent: "scout",
+	state_write scout wake.json "$(jq -nc --argjson t "$now" '{v: 1, agent: "scout",
 	    last: {schedule: {at: "x", ts: ($t - 100), status: "ok"},
 	           idle: {at: "x", ts: ($t - 10), status: "error"}},
 	    running: null, last_error: {at: "x", ts: ($t - 10), status: "error",
@@ -222,7 +215,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	        error: "HTTP 429 Too Many Requests"} and
 	    .answer == $t - 100 and has("quiet") == false'
 	# a later idle wake: no error, and the answer before it is remembered
-	state scout wake.json "$(jq -nc --argjson t "$now" '{v: 1,
+	state_write scout wake.json "$(jq -nc --argjson t "$now" '{v: 1,
 	    last: {schedule: {ts: ($t - 5), status: "idle"},
 	           idle: {ts: ($t - 10), status: "error"}}, running: null}')"
 	heart-breaker reset scout > /dev/null
@@ -239,7 +232,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	broker_start
 	s=$(soul scout)
 	until=$(date -u -d @$(($(date +%s) + 8)) +%Y-%m-%dT%H:%M:%SZ)
-	state scout breaker.json "{\"v\":1,\"state\":\"open\",\"until\":\"$until\",\"trigger\":\"llm\",\"reason\":\"HTTP 429\"}"
+	state_write scout breaker.json "{\"v\":1,\"state\":\"open\",\"until\":\"$until\",\"trigger\":\"llm\",\"reason\":\"HTTP 429\"}"
 	pulse --soul "$s"
 	run sub -t heart/scout/pulse -C 1 -W 5
 	echo "$output" | jq -e '.breaker == "open"'
@@ -271,13 +264,13 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	run sub -t heart/scout/status -C 1 -W 5	# it is up
 	assert_success
 	subscribed "$BATS_TEST_TMPDIR/extra" -t heart/scout/pulse
-	state scout wake.json "{\"running\":{\"chamber\":\"idle\",\"since\":\"x\",\"pid\":$$}}"
+	state_write scout wake.json "{\"running\":{\"chamber\":\"idle\",\"since\":\"x\",\"pid\":$$}}"
 	first_json "$BATS_TEST_TMPDIR/extra" |
 	    jq -e '.waking == "idle" and .seq == 2'
 	# and its end, as fast
 	kill "$SUB"
 	subscribed "$BATS_TEST_TMPDIR/extra2" -t heart/scout/pulse
-	state scout wake.json '{"running":null}'
+	state_write scout wake.json '{"running":null}'
 	first_json "$BATS_TEST_TMPDIR/extra2" |
 	    jq -e '.waking == false and .seq == 3'
 }
@@ -288,7 +281,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	pulse --soul "$s" --no-inotify
 	run sub -t heart/scout/pulse -C 1 -W 5
 	echo "$output" | jq -e '.breaker == "closed"'
-	state scout breaker.json '{"state":"half_open"}'
+	state_write scout breaker.json '{"state":"half_open"}'
 	# no extra pulse comes: only the next scheduled one tells
 	run sub -t heart/scout/pulse -C 2 -W 5
 	echo "${lines[1]}" | jq -e '.breaker == "half_open"'
@@ -299,7 +292,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	s=$(soul scout)
 	d=$HEART_STATE_DIR/agents/scout
 	# the version before: the claim of a wake still running (this shell)
-	state scout .wake.json.tmp "{\"v\":1,\"agent\":\"scout\",\"last\":{\"schedule\":{\"at\":\"2026-11-22T10:00:00Z\",\"ts\":1795341600,\"status\":\"running\"},\"idle\":null},\"running\":{\"chamber\":\"schedule\",\"since\":\"2026-11-22T10:00:00Z\",\"pid\":$$}}"
+	state_write scout .wake.json.tmp "{\"v\":1,\"agent\":\"scout\",\"last\":{\"schedule\":{\"at\":\"2026-11-22T10:00:00Z\",\"ts\":1795341600,\"status\":\"running\"},\"idle\":null},\"running\":{\"chamber\":\"schedule\",\"since\":\"2026-11-22T10:00:00Z\",\"pid\":$$}}"
 	# the document as a power cut can leave it, torn
 	printf '{"v":1,"agent":"scout","la' > "$d/wake.json"
 	pulse --soul "$s"
@@ -315,7 +308,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 @test "an unreadable state file makes its field null, says so once, and pulses go on" {
 	broker_start
 	s=$(soul scout)
-	state scout breaker.json '{"state": oops'
+	state_write scout breaker.json '{"state": oops'
 	pulse --soul "$s"
 	run sub -t heart/scout/pulse -C 3 -W 6
 	assert_success
@@ -324,7 +317,7 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	done
 	run grep -c 'breaker.json: not valid JSON' "$BATS_TEST_TMPDIR/pulse.err"
 	assert_output 1
-	state scout breaker.json '{"state":"closed"}'
+	state_write scout breaker.json '{"state":"closed"}'
 	run sub -t heart/scout/pulse -C 1 -W 3
 	echo "$output" | jq -e '.breaker == "closed"'
 }
@@ -752,11 +745,11 @@ heart-pulse: the block leaves out the agents of the 2 souls that did not load" ]
 	wait_until 5 has_events 2 online	# ready and scout
 	for i in 1 2 3; do heart-breaker record --soul "$s" llm-fail > /dev/null; done
 	wait_until 3 has_events 1 breaker
-	state scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"pid\":$$}}"
+	state_write scout wake.json "{\"running\":{\"chamber\":\"schedule\",\"pid\":$$}}"
 	wait_until 3 has_events 1 wake_start
-	state scout wake.json '{"running":null}'
+	state_write scout wake.json '{"running":null}'
 	wait_until 3 has_events 1 wake_end
-	state scout breaker.json '{"state":"closed"}'
+	state_write scout breaker.json '{"state":"closed"}'
 	wait_until 3 has_events 2 breaker
 	run jq -c 'select(.agent and .event != "online") | [.event, .state // .chamber, .was]' \
 	    "$BATS_TEST_TMPDIR/watch.out"

@@ -20,11 +20,6 @@ teardown() {
 	heart_teardown
 }
 
-mk() {	# mk NAME TEXT: a soul file, its path printed
-	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
-	echo "$BATS_TEST_TMPDIR/$1.yaml"
-}
-
 within() {	# within SLACK N: $output is N, or up to SLACK s less
 	[ "$output" -le "$2" ] && [ "$output" -ge $(($2 - $1)) ]
 }
@@ -52,9 +47,9 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	wait
 	total=$(cat "$BATS_TEST_TMPDIR"/ok.* | awk '{ s += $1 } END { print s }')
 	[ "$total" -eq 48 ]
-	run host 1 heart-cap status herd --json
+	run -0 host 1 heart-cap status herd --json
 	assert_output --partial '"used":48,"cap":48,"remaining":0'
-	run host 2 heart-cap status herd --json
+	run -0 host 2 heart-cap status herd --json
 	assert_output --partial '"used":48,"cap":48,"remaining":0'
 	# and no host wrote a cap.json of its own
 	[ ! -e "$BATS_TEST_TMPDIR/host1/agents/herd/cap.json" ]
@@ -93,7 +88,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 
 @test "two hosts waking the same agent at the same minute: one wake goes, the others are busy or not due" {
 	llm_start
-	s=$(mk scout 'heart: { schedule: { interval: 30m } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m } }')
 	start=$(date -u -d "2026-11-22 08:00:00" +%s)
 	# heart first sees the agent; its first slot comes within 30m
 	at_epoch "$start" heart-wake --soul "$s" >/dev/null
@@ -111,10 +106,10 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	[ "$(jq -s '[.[] | select(.status == "busy" or .status == "not_due")] | length' "$BATS_TEST_TMPDIR"/r.*)" -eq 15 ]
 	run llm_count
 	assert_output 1
-	run at_epoch "$t" heart-cap status scout --json
+	run -0 at_epoch "$t" heart-cap status scout --json
 	assert_output --partial '"used":1,'
 	# the wake's state is the fleet's: a third host sees the slot taken
-	run host 3 at_epoch "$((t + 60))" heart-wake --soul "$s"
+	run -0 host 3 at_epoch "$((t + 60))" heart-wake --soul "$s"
 	[ "$(echo "$output" | jq -r .status)" = not_due ]
 	run llm_count
 	assert_output 1
@@ -122,7 +117,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 
 @test "a wake lock held in Redis by another host makes a wake busy, and so does the local flock" {
 	llm_start
-	s=$(mk scout 'heart: {}')
+	s=$(soul_file scout.yaml 'heart: {}')
 	rcli SET 'heart:{scout}:wake.lock' other-host:1:0 PX 60000 >/dev/null
 	run heart-wake --soul "$s" --force
 	assert_success
@@ -130,12 +125,12 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	rcli DEL 'heart:{scout}:wake.lock' >/dev/null
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
 	hold_lock "$HEART_STATE_DIR/agents/scout/wake.lock"
-	run heart-wake --soul "$s" --force
+	run -0 heart-wake --soul "$s" --force
 	[ "$(echo "$output" | jq -r .status)" = busy ]
 	release_lock
 	run llm_count
 	assert_output 0
-	run heart-wake --soul "$s" --force
+	run -0 heart-wake --soul "$s" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	# the lock is let go after the wake, and wake.json lives in Redis
 	run rcli EXISTS 'heart:{scout}:wake.lock'
@@ -146,7 +141,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 
 @test "Redis killed mid-run: wakes fail closed with exit 69 and a clear message; restarted, they resume with the day's count intact" {
 	llm_start
-	s=$(mk scout 'heart: { schedule: { interval: 1m } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 1m } }')
 	start=$(date -u -d "2026-11-22 08:00:30" +%s)
 	at_epoch "$start" heart-wake --soul "$s" >/dev/null
 	for m in 1 2 3; do
@@ -185,7 +180,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 @test "Redis killed during a wake's model call: the wake exits 69; after the restart the wake is counted and its lock holds until the lease" {
 	llm_start
 	llm_script '{"replies":[{"text":"[IDLE]","delay":1.5}]}'
-	s=$(mk scout 'heart: {}')
+	s=$(soul_file scout.yaml 'heart: {}')
 	heart-wake --soul "$s" --force > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" &
 	waker=$!
 	wait_until 5 eval '[ "$(llm_count)" -eq 1 ]'
@@ -195,17 +190,17 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	[ "$rc" -eq 69 ]
 	grep -q "^heart-wake: scout: $REDIS_URL: .*\(cannot connect\|connection lost\)" "$BATS_TEST_TMPDIR/err"
 	redis_up
-	run at_epoch "$t" heart-cap status scout --json
+	run -0 at_epoch "$t" heart-cap status scout --json
 	assert_output --partial '"used":1,'
 	# the holder could not let go: another wake stays out (fail closed)
-	run heart-wake --soul "$s" --force
+	run -0 heart-wake --soul "$s" --force
 	[ "$(echo "$output" | jq -r .status)" = busy ]
 	run rcli PTTL 'heart:{scout}:wake.lock'
 	[ "$output" -gt 800000 ] && [ "$output" -le 900000 ]
 }
 
 @test "keys carry the agent id and hold the files' own JSON; each expires 30 days after a change" {
-	s=$(mk scout 'heart:
+	s=$(soul_file scout.yaml 'heart:
   timezone: Asia/Shanghai')
 	at "2026-11-22 10:00:00" heart-cap take --soul "$s"
 	at "2026-11-22 10:00:00" heart-breaker record scout llm-fail >/dev/null
@@ -227,7 +222,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 }
 
 @test "the keys of heart 0.x (hashes) are moved once to the documents: the day's count, caps and an open breaker carry over" {
-	s=$(mk scout 'heart: { daily_cap: 5 }')
+	s=$(soul_file scout.yaml 'heart: { daily_cap: 5 }')
 	now=$(date -u +%s)
 	day=$(date -u +%F)
 	rcli HSET 'heart:{scout}:cap' day "$day" zone UTC cap_schedule 5 \
@@ -244,7 +239,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_output --partial "admitted: 5/5"
 	run heart-cap take --soul "$s"
 	assert_failure 1
-	run heart-breaker status scout --json
+	run -0 heart-breaker status scout --json
 	echo "$output" | jq -e '.state == "open" and .trigger == "llm" and
 	    .reason == "HTTP 503" and .wait_s > 500'
 	heart-wake --soul "$s" --explain >/dev/null
@@ -255,7 +250,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 }
 
 @test "--store picks the store for one run and beats HEART_STORE; file or an empty HEART_STORE is the file store" {
-	s=$(mk scout 'heart: {}')
+	s=$(soul_file scout.yaml 'heart: {}')
 	heart-cap take --soul "$s"
 	[ ! -e "$HEART_STATE_DIR/agents/scout/cap.json" ]
 	heart-cap take --soul "$s" --store file
@@ -266,7 +261,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_output 2
 	unset HEART_STORE
 	heart-cap take scout --store "$REDIS_URL"
-	run heart-cap status scout --store "$REDIS_URL" --json
+	run -0 heart-cap status scout --store "$REDIS_URL" --json
 	assert_output --partial '"used":2,'
 	run rcli -n 5 DBSIZE
 	assert_output 0
@@ -283,7 +278,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	HEART_STORE=rediss://h:1 run heart-breaker check scout
 	assert_failure 78
 	assert_output --partial "heart-breaker: HEART_STORE: rediss://"
-	run heart-wake --soul "$(mk scout 'heart: {}')" --store 'redis://:s3cret@127.0.0.1:6379'
+	run heart-wake --soul "$(soul_file scout.yaml 'heart: {}')" --store 'redis://:s3cret@127.0.0.1:6379'
 	assert_failure 64
 	assert_output --partial "set HEART_REDIS_PASSWORD"
 	refute_output --partial s3cret
@@ -293,11 +288,11 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 		assert_failure 64
 		assert_output --partial "heart-cap: --store:"
 	done
-	run heart-cap take scout --store 'redis://h:65536'
+	run -64 heart-cap take scout --store 'redis://h:65536'
 	assert_output "heart-cap: --store: 'redis://h:65536': not a store URL: port 65536: too large (at most 65535)"
-	run heart-cap take scout --store 'redis://h:/1'
+	run -64 heart-cap take scout --store 'redis://h:/1'
 	assert_output "heart-cap: --store: 'redis://h:/1': not a store URL: use redis://host:port[/db]"
-	run heart-cap take scout --store 'redis://h:1/x'
+	run -64 heart-cap take scout --store 'redis://h:1/x'
 	assert_output "heart-cap: --store: 'redis://h:1/x': not a store URL: database x: not a whole number"
 	run heart-cap take scout --store 'redis://[::1]:1/2'
 	assert_failure 69
@@ -316,7 +311,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_failure 78
 	assert_output --partial "the password was refused"
 	refute_output --partial wrong
-	HEART_REDIS_PASSWORD=hunter2-long run heart-cap take --soul "$(mk scout 'heart: {}')" -v
+	HEART_REDIS_PASSWORD=hunter2-long run heart-cap take --soul "$(soul_file scout.yaml 'heart: {}')" -v
 	assert_success
 	assert_output --partial "admitted: 1/48"
 	HEART_REDIS_PASSWORD=hunter2-long run heart-cap status --json
@@ -329,10 +324,10 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	export REDIS_TEST_PASSWORD=correct-horse-battery-staple
 	redis_start "requirepass $REDIS_TEST_PASSWORD"
 	export HEART_STORE=$REDIS_URL HEART_REDIS_PASSWORD=$REDIS_TEST_PASSWORD
-	s=$(mk scout 'llm: { timeout: 10s }')
+	s=$(soul_file scout.yaml 'llm: { timeout: 10s }')
 	run heart-breaker record --soul "$s" llm-fail --reason "AUTH $HEART_REDIS_PASSWORD failed"
 	assert_success
-	run heart-breaker status scout
+	run -0 heart-breaker status scout
 	assert_output --partial 'AUTH [redacted] failed'
 	refute_output --partial battery
 	llm_start
@@ -341,7 +336,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_failure 75
 	assert_output --partial 'HEART_REDIS_PASSWORD=[redacted]'
 	refute_output --partial battery
-	run heart-breaker status --json scout
+	run -0 heart-breaker status --json scout
 	refute_output --partial battery
 	run rcli --raw GET 'heart:{scout}:breaker.json'
 	refute_output --partial battery
@@ -355,7 +350,7 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	redis_start "requirepass $REDIS_TEST_PASSWORD"
 	export HEART_STORE=$REDIS_URL HEART_REDIS_PASSWORD=$REDIS_TEST_PASSWORD
 	llm_start
-	s=$(mk scout "llm: { timeout: 10s }
+	s=$(soul_file scout.yaml "llm: { timeout: 10s }
 tools:
   - { name: probe, description: sockets held, command: [$T/tools/sockets] }")
 	llm_script '{"replies":[{"tool_calls":[{"name":"probe","arguments":{}}]},{"text":"done"}]}'
@@ -365,7 +360,7 @@ tools:
 }
 
 @test "hand-edited keys, with a wrong field or not JSON at all, are refused with exit 74 and named, never reset" {
-	heart-cap take --soul "$(mk scout 'heart: {}')"
+	heart-cap take --soul "$(soul_file scout.yaml 'heart: {}')"
 	k='heart:{scout}:cap.json'
 	rcli SET "$k" "$(rcli GET "$k" | jq -c '.total = "many"')" >/dev/null
 	run heart-cap take scout
@@ -379,7 +374,7 @@ tools:
 	assert_failure 74
 	assert_output --partial "$k: field 'state' is missing or not valid; fix or delete the key by hand"
 	rcli SET 'heart:{scout}:wake.json' '{"v":' >/dev/null
-	run heart-wake --soul "$(mk scout 'heart: {}')" --explain
+	run heart-wake --soul "$(soul_file scout.yaml 'heart: {}')" --explain
 	assert_failure 74
 	assert_output --partial "heart:{scout}:wake.json: not valid JSON"
 	# a key that is not JSON at all: named, and never replaced
@@ -423,7 +418,7 @@ tools:
 	assert_success
 	[ "${#lines[@]}" -eq 3 ]
 	[ "$(echo "$output" | jq -r .agent | tr '\n' ' ')" = "alpha beta gamma " ]
-	run heart-breaker status
+	run -0 heart-breaker status
 	[ "$(echo "$output" | jq -r .agent | tr '\n' ' ')" = "alpha beta gamma " ]
 }
 

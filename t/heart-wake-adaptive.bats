@@ -3,6 +3,7 @@
 # activity estimator, the interval it puts in force, and its state.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	heart_setup
@@ -21,13 +22,8 @@ ny() {	# ny "DATE TIME": that New York time, in Unix seconds
 	TZ=America/New_York date -d "$1" +%s
 }
 
-mk() {	# mk NAME TEXT: a soul file, its path printed
-	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
-	echo "$BATS_TEST_TMPDIR/$1.yaml"
-}
-
 adaptive() {	# adaptive NAME [ADAPTIVE]: a New York soul, 30m, adaptive
-	mk "$1" "name: $1
+	soul_file "$1.yaml" "name: $1
 heart:
   timezone: America/New_York
   schedule:
@@ -50,11 +46,6 @@ act() {	# act AGENT HOUR...: write the agent's activity.json
 	    "$a" "$h" > "$HEART_STATE_DIR/agents/$a/activity.json"
 }
 
-explain() {	# explain SOUL EPOCH: the schedule chamber's --explain line
-	at_epoch "$2" heart-wake --explain --soul "$1" |
-	    jq -c 'select(.chamber == "schedule")'
-}
-
 # week PATTERN ZONE WINDOWS DAY2 UNTIL AROUND...: a short version of a
 # pattern of bench/adaptive.sh (which runs each for two whole weeks at
 # 30m): the same souls at 1h (adaptive 40m..8h), the adaptive one from
@@ -69,7 +60,7 @@ explain() {	# explain SOUL EPOCH: the schedule chamber's --explain line
 week() {
 	local name=$1 zone=$2 start w2 end a h=0
 	llm_script "{\"windows\": $3, \"span\": true}"
-	mk "$name" "name: $name
+	soul_file "$name.yaml" "name: $name
 heart:
   timezone: $zone
   schedule:
@@ -147,7 +138,7 @@ goal() {
 	act tock "$(hour '2026-11-23 10:00' 0 9)" \
 	    "$(hour '2026-11-30 09:00' 0 8)" "$(hour '2026-11-30 10:00' 4 0)"
 	t0=$(ny '2026-12-07 09:00:30')
-	run at_epoch "$t0" heart-wake --soul "$s"
+	run -0 at_epoch "$t0" heart-wake --soul "$s"
 	[ "$(echo "$output" | jq -r .status)" = not_due ]
 	echo "$output" | jq -e '.interval == 14400 and .adaptive.real == 0 and .adaptive.ghosts.idle == 8 and .adaptive.busy == "no"'
 	next=$(date -d "$(echo "$output" | jq -r .next)" +%s)
@@ -155,19 +146,19 @@ goal() {
 	# of 15m at or before 10:00
 	[ "$next" -gt "$(ny '2026-12-07 09:45')" ]
 	[ "$next" -le "$(ny '2026-12-07 10:00')" ]
-	[ "$((next % 900))" -eq "$(($(explain "$s" "$next" | jq .offset) % 900))" ]
-	run at_epoch $((next - 1)) heart-wake --soul "$s"
+	[ "$((next % 900))" -eq "$(($(explain_schedule "$next" "$s" | jq .offset) % 900))" ]
+	run -0 at_epoch $((next - 1)) heart-wake --soul "$s"
 	[ "$(echo "$output" | jq -r .status)" = not_due ]
 	[ "$(date -d "$(echo "$output" | jq -r .next)" +%s)" -eq "$next" ]
 	run llm_count
 	assert_output 0
-	run at_epoch "$next" heart-wake --soul "$s"
+	run -0 at_epoch "$next" heart-wake --soul "$s"
 	echo "$output" | jq -e '.status == "idle"'
 	# the result of a wake says when the next one is due: 15m on
 	[ "$(date -d "$(echo "$output" | jq -r .next)" +%s)" -eq $((next + 900)) ]
 	run llm_count
 	assert_output 1
-	explain "$s" $((next + 900)) | jq -e '.interval == 900 and .adaptive.busy == "here" and .adaptive.real == 4'
+	explain_schedule $((next + 900)) "$s" | jq -e '.interval == 900 and .adaptive.busy == "here" and .adaptive.real == 4'
 }
 
 @test "a fleet of adaptive agents still spreads when a busy hour begins" {
@@ -199,8 +190,8 @@ goal() {
 	assert_output 0
 }
 
-# wake AGENT-SOUL EPOCH: a forced schedule wake at that time
-wake() {
+# schedule_wake AGENT-SOUL EPOCH: a forced schedule wake at that time
+schedule_wake() {
 	at_epoch "$2" heart-wake --soul "$1" --force --chamber schedule > /dev/null
 }
 
@@ -213,13 +204,13 @@ wake() {
 	llm_script "{\"replies\":[$four,$four,$four]}"
 	for i in 0 1 2; do
 		for s in "$lo" "$me" "$hi" "$pl"; do
-			wake "$s" $((t + i * 60))
+			schedule_wake "$s" $((t + i * 60))
 		done
 	done
 	run llm_count
 	assert_output 12
 	for a in lo me hi pl; do
-		explain "$BATS_TEST_TMPDIR/$a.yaml" $((t + 600)) > "$BATS_TEST_TMPDIR/$a.json"
+		explain_schedule $((t + 600)) "$BATS_TEST_TMPDIR/$a.yaml" > "$BATS_TEST_TMPDIR/$a.json"
 	done
 	# the weights: LOW 1, MEDIUM 0.5, HIGH 0.25, a plain [IDLE] 1
 	jq -e '.adaptive | .ghosts.low == 3 and .ghosts_weighted == 3.25 and .in_a_row == 3 and .in_a_row_weighted == 3' "$BATS_TEST_TMPDIR/lo.json"
@@ -243,8 +234,8 @@ wake() {
 	[ "$(jq .interval "$BATS_TEST_TMPDIR/pl.json")" -eq 14400 ]
 	# a real answer makes the hour busy: min, whatever came before
 	llm_script '{"replies":[{"text":"ACME fell 4%."}]}'
-	wake "$lo" $((t + 900))
-	explain "$lo" $((t + 960)) > "$BATS_TEST_TMPDIR/lo2.json"
+	schedule_wake "$lo" $((t + 900))
+	explain_schedule $((t + 960)) "$lo" > "$BATS_TEST_TMPDIR/lo2.json"
 	jq -e '.adaptive | .real == 1 and .in_a_row == 0 and .busy == "here" and .interval == 900' "$BATS_TEST_TMPDIR/lo2.json"
 }
 
@@ -252,23 +243,23 @@ wake() {
 	t=$(ny '2026-12-07 12:00')
 	s=$(adaptive zero '{ min: 15m, max: 4h, levels: { high: 0 } }')
 	llm_script '{"replies":[{"text":"[IDLE:HIGH] nothing yet"}]}'
-	for i in 0 1 2 3; do wake "$s" $((t + i * 60)); done
-	explain "$s" $((t + 600)) > "$BATS_TEST_TMPDIR/z.json"
+	for i in 0 1 2 3; do schedule_wake "$s" $((t + i * 60)); done
+	explain_schedule $((t + 600)) "$s" > "$BATS_TEST_TMPDIR/z.json"
 	jq -e '.interval == 1800 and .adaptive.ghosts.high == 4 and .adaptive.ghosts_weighted == 0 and .adaptive.in_a_row == 4 and .adaptive.in_a_row_weighted == 0' "$BATS_TEST_TMPDIR/z.json"
 	# the same four as plain ghosts: E = 4 + 4/4, but this hour was
 	# not seen in an earlier week: one doubling, 1h
 	llm_script '{"replies":[{"text":"[IDLE]"}]}'
-	for i in 0 1 2 3; do wake "$s" $((t + 700 + i * 60)); done
-	explain "$s" $((t + 1200)) | jq -e '.interval == 3600 and .adaptive.seen_before == false and .adaptive.evidence == 1'
+	for i in 0 1 2 3; do schedule_wake "$s" $((t + 700 + i * 60)); done
+	explain_schedule $((t + 1200)) "$s" | jq -e '.interval == 3600 and .adaptive.seen_before == false and .adaptive.evidence == 1'
 	# the same hour a week on has seen them: the longest rung
-	explain "$s" $((t + 7 * 86400 + 600)) | jq -e '.interval == 14400 and .adaptive.seen_before and .adaptive.evidence == 5'
+	explain_schedule $((t + 7 * 86400 + 600)) "$s" | jq -e '.interval == 14400 and .adaptive.seen_before and .adaptive.evidence == 5'
 }
 
 @test "min and max clamp the interval and the gaps between wakes, on and off the ladder" {
 	s=$(adaptive clamp '{ min: 20m, max: 3h }')
 	act clamp "$(hour '2026-11-30 10:00' 20 0)" "$(hour '2026-11-30 03:00' 0 20)"
-	[ "$(explain "$s" "$(ny '2026-12-07 10:05')" | jq .interval)" -eq 1200 ]
-	[ "$(explain "$s" "$(ny '2026-12-07 03:05')" | jq .interval)" -eq 10800 ]
+	[ "$(explain_schedule "$(ny '2026-12-07 10:05')" "$s" | jq .interval)" -eq 1200 ]
+	[ "$(explain_schedule "$(ny '2026-12-07 03:05')" "$s" | jq .interval)" -eq 10800 ]
 	# a Monday seen quiet a week before: half a day of ghosts, then
 	# three hours of news
 	h=()
@@ -303,7 +294,7 @@ wake() {
 	# and one tried before then is refused
 	next=$(date -d "$(tail -n 1 "$BATS_TEST_TMPDIR/r.jsonl" | jq -r .next)" +%s)
 	[ "$next" -ge $((MON1 + 86400)) ]
-	run at_epoch $((MON1 + 86400 - 60)) heart-wake --soul "$s" --chamber schedule --force
+	run -0 at_epoch $((MON1 + 86400 - 60)) heart-wake --soul "$s" --chamber schedule --force
 	echo "$output" | jq -e '.status == "capped" and (.reason | test("daily cap reached: 6 of 6 today"))'
 	run llm_count
 	assert_output 6
@@ -314,7 +305,7 @@ wake() {
 	s=$(adaptive flaky)
 	printf '  breaker: { cooldown: 4h }\n' >> "$s"
 	llm_script '{"replies":[{"text":"[IDLE]"},{"status":500,"text":"overloaded"}]}'
-	wake "$s" "$t"
+	schedule_wake "$s" "$t"
 	f=$HEART_STATE_DIR/agents/flaky/activity.json
 	cp "$f" "$BATS_TEST_TMPDIR/one"
 	for i in 1 2 3; do
@@ -324,10 +315,10 @@ wake() {
 	cmp "$f" "$BATS_TEST_TMPDIR/one"
 	# the next due wake finds the breaker open and sends nothing; the
 	# next wake admitted is its probe
-	explain "$s" $((t + 240)) > "$BATS_TEST_TMPDIR/x.json"
+	explain_schedule $((t + 240)) "$s" > "$BATS_TEST_TMPDIR/x.json"
 	due=$(date -d "$(jq -r .gates.due.until "$BATS_TEST_TMPDIR/x.json")" +%s)
 	jq -e '.gates.breaker.ok == false and .next >= .gates.breaker.until' "$BATS_TEST_TMPDIR/x.json"
-	run at_epoch "$due" heart-wake --soul "$s"
+	run -0 at_epoch "$due" heart-wake --soul "$s"
 	echo "$output" | jq -e '.status == "open" and .breaker == "open"'
 	run llm_count
 	assert_output 4
@@ -338,10 +329,10 @@ wake() {
 	t=$(ny '2026-12-07 12:00')
 	s=$(adaptive keep)
 	llm_script '{"replies":[{"text":"[IDLE]"},{"text":"News."},{"text":"[IDLE:MEDIUM]"}]}'
-	for i in 0 1 2; do wake "$s" $((t + i * 60)); done
+	for i in 0 1 2; do schedule_wake "$s" $((t + i * 60)); done
 	f=$HEART_STATE_DIR/agents/keep/activity.json
 	jq -e '.v == 1 and .agent == "keep" and .run == {"ghosts":1,"weight":0.5} and (.hours | length) == 1 and .hours[0].ok == 1 and .hours[0].idle == 1 and .hours[0].medium == 1 and .hours[0].hour == "2026-12-07T17:00:00Z"' "$f"
-	before=$(explain "$s" $((t + 600)) | jq -c .adaptive)
+	before=$(explain_schedule $((t + 600)) "$s" | jq -c .adaptive)
 	cp "$f" "$BATS_TEST_TMPDIR/before"
 	llm_script '{"replies":[{"text":"late","delay":5}]}'
 	# (heart-wake itself in the background, so that $! is its pid)
@@ -352,13 +343,13 @@ wake() {
 	kill -KILL "$pid"
 	wait "$pid" || true
 	cmp "$f" "$BATS_TEST_TMPDIR/before"
-	[ "$(explain "$s" $((t + 600)) | jq -c .adaptive)" = "$before" ]
+	[ "$(explain_schedule $((t + 600)) "$s" | jq -c .adaptive)" = "$before" ]
 	# a later wake goes on from there; the window forgets after 14 days
 	llm_script '{"replies":[{"text":"[IDLE]"}]}'
-	wake "$s" $((t + 1200))
+	schedule_wake "$s" $((t + 1200))
 	jq -e '.run.ghosts == 2 and .hours[0].idle == 2' "$f"
-	explain "$s" $((t + 7 * 86400 + 60)) | jq -e '.adaptive.ghosts.idle == 2 and .adaptive.real == 1'
-	explain "$s" $((t + 14 * 86400 + 60)) | jq -e '.adaptive.ghosts.idle == 0 and .adaptive.real == 0'
+	explain_schedule $((t + 7 * 86400 + 60)) "$s" | jq -e '.adaptive.ghosts.idle == 2 and .adaptive.real == 1'
+	explain_schedule $((t + 14 * 86400 + 60)) "$s" | jq -e '.adaptive.ghosts.idle == 0 and .adaptive.real == 0'
 }
 
 @test "a corrupt activity.json is named, exit 74, nothing sent, and left as it was" {
@@ -391,21 +382,21 @@ wake() {
 }
 
 @test "the soul: adaptive: true takes the defaults; bad keys are refused with file:line:column" {
-	s=$(mk on 'heart: { schedule: { interval: 1h, adaptive: true } }')
+	s=$(soul_file on.yaml 'heart: { schedule: { interval: 1h, adaptive: true } }')
 	run soul-dump "$s"
 	assert_success
 	echo "$output" | jq -e '.schedule.adaptive == {"min":1800,"max":28800,"window":14,"levels":{"low":1,"medium":0.5,"high":0.25}}'
-	s=$(mk off 'heart: { schedule: { interval: 1h } }')
-	run soul-dump "$s"
+	s=$(soul_file off.yaml 'heart: { schedule: { interval: 1h } }')
+	run -0 soul-dump "$s"
 	echo "$output" | jq -e '.schedule.adaptive == null'
-	s=$(mk full 'heart:
+	s=$(soul_file full.yaml 'heart:
   schedule:
     interval: 30m
     adaptive: { min: 10m, max: 6h, window: 21d, levels: { low: 1, medium: 0.4, high: 0 } }')
-	run soul-dump "$s"
+	run -0 soul-dump "$s"
 	echo "$output" | jq -e '.schedule.adaptive == {"min":600,"max":21600,"window":21,"levels":{"low":1,"medium":0.4,"high":0}}'
 	bad() {	# bad ADAPTIVE MESSAGE
-		s=$(mk bad "heart:
+		s=$(soul_file bad.yaml "heart:
   schedule:
     interval: 30m
     adaptive: $1")
@@ -420,13 +411,13 @@ wake() {
 	bad '{ min: soon }' "4:22: heart.schedule.adaptive.min: bad duration 'soon' (write e.g. 10s, 30m, 2h, 1d or 1h30m)"
 	bad '{ levels: { high: 2 } }' '4:33: heart.schedule.adaptive.levels.high: must be a number from 0 to 1'
 	bad 'often' '4:15: heart.schedule.adaptive: must be true, false or a mapping of min, max, window and levels'
-	s=$(mk idle 'heart:
+	s=$(soul_file idle.yaml 'heart:
   idle:
     adaptive: true')
 	run soul-dump "$s"
 	[ "$status" -eq 78 ]
 	assert_output "soul-dump: $s:3:5: heart.idle.adaptive: only the schedule chamber adapts its interval"
-	s=$(mk typo 'heart: { schedule: { adaptive: { mni: 5m } } }')
+	s=$(soul_file typo.yaml 'heart: { schedule: { adaptive: { mni: 5m } } }')
 	run soul-dump "$s"
 	assert_success
 	assert_output --partial "warning: $s:1:34: unknown key 'mni' in heart.schedule.adaptive (ignored)"
@@ -436,24 +427,24 @@ wake() {
 	s=$(adaptive why)
 	act why "$(hour '2026-11-23 10:00' 2 0)" "$(hour '2026-11-30 10:00' 3 1)" \
 	    "$(hour '2026-12-01 10:00' 4 0)" "$(hour '2026-11-30 11:00' 0 2)"
-	run explain "$s" "$(ny '2026-12-07 10:20')"
+	run -0 explain_schedule "$(ny '2026-12-07 10:20')" "$s"
 	# Monday 10-11h: 3 real, 1 ghost (the 23rd is beyond 14 days): busy
 	echo "$output" | jq -e '.interval == 900 and .adaptive.hour_of_week == 10 and .adaptive.day == "Mon" and .adaptive.real == 3 and .adaptive.ghosts.idle == 1 and .adaptive.other_days == {"real":4,"ghosts_weighted":0} and .adaptive.busy == "here" and .adaptive.seen_before and .adaptive.exponent == -1 and .adaptive.window == 14'
 	echo "$output" | jq -e '.adaptive.why == "Mon 10-11h: 3 real, 1 ghosts (1.00 weighted) in 14 days; same hour other days: 4 real, 0.00 ghosts; 0 ghosts in a row (0.00); busy: real answers came in it; 30m x 2^-1.00: every 15m (min 15m, max 4h)"'
 	# Monday 11-12h: 2 ghosts a week ago, nothing else: 2 doublings
-	run explain "$s" "$(ny '2026-12-07 11:20')"
+	run -0 explain_schedule "$(ny '2026-12-07 11:20')" "$s"
 	echo "$output" | jq -e '.interval == 7200 and .adaptive.busy == "no" and .adaptive.evidence == 2'
 	echo "$output" | jq -e '.adaptive.why == "Mon 11-12h: 0 real, 2 ghosts (2.00 weighted) in 14 days; same hour other days: 0 real, 0.00 ghosts; 0 ghosts in a row (0.00); quiet: 2.00 + 0.00/6 + 0.00/4 = 2.00 doublings; 30m x 2^2.00: every 2h (min 15m, max 4h)"'
 	# Wednesday 10-11h, never seen, busy on Monday and Tuesday
-	run explain "$s" "$(ny '2026-12-09 10:20')"
+	run -0 explain_schedule "$(ny '2026-12-09 10:20')" "$s"
 	echo "$output" | jq -e '.interval == 900 and .adaptive.busy == "elsewhere" and .adaptive.seen_before == false and .adaptive.real == 0 and .adaptive.other_days.real == 7'
 	echo "$output" | jq -e '.adaptive.why | contains("busy: real answers came at this hour on other days, and it was not seen in an earlier week")'
 	# the text form on a terminal carries the same sentence
-	run script -qec "heart-wake --explain --soul $s" /dev/null
+	run -0 script -qec "heart-wake --explain --soul $s" /dev/null
 	assert_output --partial 'adaptive'
 	# a fixed schedule has no adaptive figures
-	f=$(mk plain 'heart: { schedule: { interval: 30m } }')
-	run explain "$f" "$(ny '2026-12-07 10:20')"
+	f=$(soul_file plain.yaml 'heart: { schedule: { interval: 30m } }')
+	run -0 explain_schedule "$(ny '2026-12-07 10:20')" "$f"
 	echo "$output" | jq -e '.interval == 1800 and .adaptive == null'
 }
 
@@ -461,19 +452,19 @@ wake() {
 	t=$(ny '2026-12-07 06:10')
 	s=$(adaptive span '{ min: 15m, max: 8h }')
 	llm_script '{"replies":[{"text":"[IDLE]"},{"text":"A parcel arrived."},{"text":"And another."},{"text":"[IDLE]"}]}'
-	wake "$s" "$t"
-	wake "$s" "$(ny '2026-12-07 10:30')"
+	schedule_wake "$s" "$t"
+	schedule_wake "$s" "$(ny '2026-12-07 10:30')"
 	f=$HEART_STATE_DIR/agents/span/activity.json
 	# 06:10 to 10:30: the real answer counts in 6, 7, 8, 9 and 10 (the
 	# hours named in UTC, 11Z to 15Z in New York's winter)
 	jq -e '[.hours[] | {(.hour[11:13]): [.ok, .idle]}] | add == {"11":[1,1],"12":[1,0],"13":[1,0],"14":[1,0],"15":[1,0]}' "$f"
 	jq -e '.last_wake_ts == '"$(ny '2026-12-07 10:30')"' and .last_ok_ts == .last_wake_ts' "$f"
 	# stretches no longer than min: only the hour they end in
-	for w in 10:40 10:52 11:02; do wake "$s" "$(ny "2026-12-07 $w")"; done
+	for w in 10:40 10:52 11:02; do schedule_wake "$s" "$(ny "2026-12-07 $w")"; done
 	jq -e '[.hours[] | {(.hour[11:13]): [.ok, .idle]}] | add == {"11":[1,1],"12":[1,0],"13":[1,0],"14":[1,0],"15":[2,1],"16":[0,1]}' "$f"
 	# next week those hours are busy, the one before them quiet
-	explain "$s" "$(ny '2026-12-14 08:10')" | jq -e '.interval == 900 and .adaptive.busy == "here"'
-	explain "$s" "$(ny '2026-12-14 05:10')" | jq -e '.adaptive.busy == "no"'
+	explain_schedule "$(ny '2026-12-14 08:10')" "$s" | jq -e '.interval == 900 and .adaptive.busy == "here"'
+	explain_schedule "$(ny '2026-12-14 05:10')" "$s" | jq -e '.adaptive.busy == "no"'
 }
 
 @test "an hour of the day that turns busy on another day is watched at min where it was quiet before" {
@@ -482,12 +473,12 @@ wake() {
 	# answered: Tuesday 14h is watched at min
 	act turn "$(hour '2026-11-30 14:00' 0 1)" "$(hour '2026-12-01 14:00' 0 1)" \
 	    "$(hour '2026-12-07 14:00' 2 1)"
-	explain "$s" "$(ny '2026-12-08 14:05')" > "$BATS_TEST_TMPDIR/moved.json"
+	explain_schedule "$(ny '2026-12-08 14:05')" "$s" > "$BATS_TEST_TMPDIR/moved.json"
 	jq -e '.interval == 900 and .adaptive.busy == "elsewhere" and .adaptive.seen_before and .adaptive.real == 0' "$BATS_TEST_TMPDIR/moved.json"
 	jq -e '.adaptive.why | contains("this hour turned busy on another day since it was last seen")' "$BATS_TEST_TMPDIR/moved.json"
 	# but a Monday busy every week says nothing of a quiet Tuesday:
 	# a weekly pattern stays as it was learnt
 	act turn "$(hour '2026-11-30 14:00' 3 0)" "$(hour '2026-12-01 14:00' 0 1)" \
 	    "$(hour '2026-12-07 14:00' 2 1)"
-	explain "$s" "$(ny '2026-12-08 14:05')" | jq -e '.adaptive.busy == "no" and .interval > 1800'
+	explain_schedule "$(ny '2026-12-08 14:05')" "$s" | jq -e '.adaptive.busy == "no" and .interval > 1800'
 }

@@ -102,7 +102,7 @@ EOF2
 	grep -qx 'HEART_AGENT=scout' "$D/gate.sh.env.1"
 	grep -qx 'HEART_CHAMBER=schedule' "$D/gate.sh.env.1"
 	[ -d "$HEART_STATE_DIR/agents/scout/gate" ]
-	! grep -q SECRET_KEY "$D/gate.sh.env.1"
+	! grep -q -e SECRET_KEY -e "$SECRET_KEY" "$D/gate.sh.env.1" || false
 	run at "2026-11-23 11:00:00" heart-wake --soul "$S" --force
 	assert_success
 	grep -qx "HEART_LAST_WAKE=$(date -u -d '2026-11-23 10:00:00' +%s)" "$D/gate.sh.env.2"
@@ -506,7 +506,7 @@ decide() {	# decide ACTION REASON: the triage's next answer
 	llm_last | jq -e '.model == "double" and (.messages[-1].content | contains("A first look found work: a payment bounced"))'
 	# the day's counters: the main model's tokens and the triage's apart
 	heart-cap status scout --json | jq -e '.tokens.prompt == 900 and .tokens.completion == 40 and .triage_tokens.prompt == 50 and .triage_tokens.completion == 5'
-	jq -e '.tokens.prompt == 900 and .triage_tokens.prompt == 50' "$HEART_STATE_DIR/agents/scout/cap.json"
+	jq -e '.tokens.prompt == 900 and .triage_tokens.prompt == 50' "$(capfile scout)"
 	run script -qec "heart-cap status scout" /dev/null
 	assert_line --regexp '^scout .* +940 +55 +no price '
 	heart-cap status --prom scout | grep -Fx 'heart_cap_triage_tokens{agent="scout",kind="prompt"} 50'

@@ -274,7 +274,7 @@ heart-wake: $d/empty.yaml: empty: a soul holds its keys (heart: {} for every def
 	done
 	run llm_count
 	assert_output $((2 * n))
-	run at_epoch $((T0 + 200)) heart-cap status --json
+	run -0 at_epoch $((T0 + 200)) heart-cap status --json
 	[ "$(echo "$output" | jq -s 'map(.used) | unique')" = "[
   2
 ]" ]
@@ -360,9 +360,9 @@ heart-wake: $d/empty.yaml: empty: a soul holds its keys (heart: {} for every def
 	run jq -r 'select(.agent == "s02") | "\(.would) \(.deferred) \(.gates.rate.ok) \(.rate.requests)/\(.rate.requests_per_minute)"' <<< "$output"
 	assert_output "throttled 2026-11-22T09:02:40Z false 2/2"
 	# heart-cap status shows the fleet's rate use
-	run at_epoch $((T0 + 201)) heart-cap status --json
+	run -0 at_epoch $((T0 + 201)) heart-cap status --json
 	[ "$(echo "$output" | jq -c 'select(.endpoint) | [.requests, .requests_per_minute, .throttled]')" = "[2,2,9]" ]
-	run at_epoch $((T0 + 201)) heart-cap status --prom
+	run -0 at_epoch $((T0 + 201)) heart-cap status --prom
 	assert_line 'heart_rate_requests{endpoint="double"} 2'
 	assert_line 'heart_rate_requests_limit{endpoint="double"} 2'
 	# heart-ghost passes a throttled wake by, leaving no trace
@@ -414,7 +414,7 @@ agents() {
 	assert_output 2
 	run jq -s 'map(select(.limited)) | length' "$LLM_DIR/requests.jsonl"
 	assert_output 0
-	run at_epoch "$t" heart-cap status --json
+	run -0 at_epoch "$t" heart-cap status --json
 	[ "$(echo "$output" | jq -c 'select(.endpoint) | [.waiting, .throttled]')" = "[4,28]" ]
 }
 
@@ -430,10 +430,10 @@ agents() {
 	run at_epoch $((T0 + 130)) heart-wake --souls "$d"
 	assert_success
 	echo "$output" | jq -e '.status == "throttled" and .reason == "endpoint double: 0 of 1 requests a minute used, the rest kept for the 2 wakes deferred before this one; deferred until 2026-11-22T09:03:41Z"'
-	run at_epoch $((T0 + 130)) heart-wake --explain --souls "$d" --chamber schedule
+	run -0 at_epoch $((T0 + 130)) heart-wake --explain --souls "$d" --chamber schedule
 	echo "$output" | jq -e '.would == "throttled" and (.reason | endswith("the rest kept for the 2 wakes deferred before this one"))'
 	# three minutes after they last asked, they are out of the line
-	run at_epoch $((T0 + 241)) heart-wake --souls "$d"
+	run -0 at_epoch $((T0 + 241)) heart-wake --souls "$d"
 	echo "$output" | jq -e '.status == "idle"'
 	run llm_count
 	assert_output 2
@@ -447,7 +447,7 @@ agents() {
 	# counted after it is still in its minute
 	at_epoch $((T0 + 61)) heart-wake --soul "$d/s01.yaml" --force > /dev/null
 	at_epoch $((T0 + 60)) heart-wake --soul "$d/s02.yaml" --force > /dev/null
-	run at_epoch $((T0 + 60)) heart-wake --soul "$d/s03.yaml" --force
+	run -0 at_epoch $((T0 + 60)) heart-wake --soul "$d/s03.yaml" --force
 	[ "$(echo "$output" | jq -r .status)" = throttled ]
 	run llm_count
 	assert_output 2
@@ -458,7 +458,7 @@ agents() {
 	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 3)
 	at_epoch $((T0 + 3600)) heart-wake --soul "$d/s01.yaml" --force > /dev/null
 	at_epoch $((T0 + 3600)) heart-wake --soul "$d/s02.yaml" --force > /dev/null
-	run at_epoch "$T0" heart-wake --soul "$d/s03.yaml" --force
+	run -0 at_epoch "$T0" heart-wake --soul "$d/s03.yaml" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	run llm_count
 	assert_output 3
@@ -478,10 +478,10 @@ agents() {
 	assert_output 3
 	run jq -r 'select(.agent == "s04") | .reason' "$BATS_TEST_TMPDIR/r1"
 	assert_output --partial "endpoint double: the provider answered 429 (too many requests); no request before 2026-11-22T09:02:"
-	run at_epoch $((T0 + 61)) heart-cap status --json
+	run -0 at_epoch $((T0 + 61)) heart-cap status --json
 	[ "$(echo "$output" | jq -c 'select(.endpoint) | .["429s"]')" = 1 ]
 	# once the provider's minute is over, the wakes deferred go first
-	run --separate-stderr at_epoch $((T0 + 125)) heart-wake --souls "$d" --jobs 1
+	run -75 --separate-stderr at_epoch $((T0 + 125)) heart-wake --souls "$d" --jobs 1
 	run statuses <(printf '%s\n' "$output")
 	[ "${lines[0]}" = "s04 idle" ]
 	[ "${lines[1]}" = "s05 idle" ]
@@ -501,7 +501,7 @@ agents() {
 	assert_output 3
 	# alone, the same wake is deferred at once
 	heart-wake --soul "$d/s01.yaml" --force > /dev/null 2>&1 || :
-	run heart-wake --soul "$d/s03.yaml" --force
+	run -0 heart-wake --soul "$d/s03.yaml" --force
 	[ "$(echo "$output" | jq -r .status)" = throttled ]
 }
 
@@ -534,10 +534,10 @@ EOF
 	fleet 100 50
 	llm_script '{"replies": [{"text": "done", "usage": {"prompt_tokens": 40, "completion_tokens": 20}}]}'
 	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 2)
-	run at_epoch "$T0" heart-wake --souls "$d" --jobs 1 --force
+	run -0 at_epoch "$T0" heart-wake --souls "$d" --jobs 1 --force
 	run statuses <(printf '%s\n' "$output")
 	assert_output "$(printf 's01 ok\ns02 throttled')"
-	run at_epoch "$T0" heart-cap status --json
+	run -0 at_epoch "$T0" heart-cap status --json
 	[ "$(echo "$output" | jq -c 'select(.endpoint) | [.tokens, .tokens_per_minute]')" = "[60,50]" ]
 }
 
@@ -545,43 +545,43 @@ EOF
 	d=$BATS_TEST_TMPDIR/souls
 	mkdir -p "$d"
 	printf 'name: scout\nheart: { schedule: { interval: 30m } }\n' > "$d/scout.yaml"
-	run cached "$T0"
+	run -0 cached "$T0"
 	assert_output "not_due false"
-	run cached $((T0 + 1))
+	run -0 cached $((T0 + 1))
 	assert_output "not_due true"
 	# edited
 	printf '# a comment\n' >> "$d/scout.yaml"
-	run cached $((T0 + 2))
+	run -0 cached $((T0 + 2))
 	assert_output "not_due false"
-	run cached $((T0 + 3))
+	run -0 cached $((T0 + 3))
 	assert_output "not_due true"
 	# touched
 	touch "$d/scout.yaml"
-	run cached $((T0 + 4))
+	run -0 cached $((T0 + 4))
 	assert_output "not_due false"
-	run cached $((T0 + 5))
+	run -0 cached $((T0 + 5))
 	assert_output "not_due true"
 	# renamed
 	mv "$d/scout.yaml" "$d/scout2.yaml"
-	run cached $((T0 + 6))
+	run -0 cached $((T0 + 6))
 	assert_output "not_due false"
-	run cached $((T0 + 7))
+	run -0 cached $((T0 + 7))
 	assert_output "not_due true"
 	# replaced by rename, the same bytes
 	cp -p "$d/scout2.yaml" "$BATS_TEST_TMPDIR/new.yaml"
 	mv "$BATS_TEST_TMPDIR/new.yaml" "$d/scout2.yaml"
-	run cached $((T0 + 8))
+	run -0 cached $((T0 + 8))
 	assert_output "not_due false"
 	# a cache that does not read is rebuilt, never trusted
 	printf 'garbage' > "$(ls "$HEART_STATE_DIR"/rounds/*.jsonl)"
-	run cached $((T0 + 9))
+	run -0 cached $((T0 + 9))
 	assert_output "not_due false"
-	run cached $((T0 + 10))
+	run -0 cached $((T0 + 10))
 	assert_output "not_due true"
 	# its time come, the soul is read and woken
 	llm_script '{"replies": [{"text": "[IDLE]"}]}'
 	next=$(at_epoch $((T0 + 11)) heart-wake --souls "$d" | jq -r .next)
-	run cached "$(date -u -d "$next" +%s)"
+	run -0 cached "$(date -u -d "$next" +%s)"
 	assert_output "idle false"
 }
 
@@ -619,7 +619,7 @@ EOF
 	[ "$status" -eq 0 ]
 	run jq -r 'select(.chamber == "schedule") | "\(.agent) \(.next)"' <<< "$output"
 	assert_output $'a 2026-11-23T00:00:00Z\nb 2026-11-23T08:00:00Z'
-	run at "2026-11-22 12:00:00" env TZ=Europe/Paris heart-wake --explain --soul "$d/a.yaml" --soul "$d/b.yaml"
+	run -0 at "2026-11-22 12:00:00" env TZ=Europe/Paris heart-wake --explain --soul "$d/a.yaml" --soul "$d/b.yaml"
 	run jq -r 'select(.chamber == "schedule") | "\(.agent) \(.next)"' <<< "$output"
 	assert_output $'a 2026-11-23T00:00:00Z\nb 2026-11-23T08:00:00Z'
 }
@@ -628,22 +628,22 @@ EOF
 	d=$BATS_TEST_TMPDIR/souls
 	mkdir -p "$d"
 	printf 'name: scout\nheart: { schedule: { interval: 30m } }\n' > "$d/scout.yaml"
-	run cached "$T0"
+	run -0 cached "$T0"
 	assert_output "not_due false"
 	f=$(ls "$HEART_STATE_DIR"/rounds/*.jsonl)
 	run head -n 1 "$f"
 	assert_output --regexp '^\{"v":4,.*"gen":[1-9][0-9]*\}$'
 	sed -i '1s/"v":4/"v":2/' "$f"
-	run cached $((T0 + 1))
+	run -0 cached $((T0 + 1))
 	assert_output "not_due false"
 	run head -n 1 "$f"
 	assert_output --partial '{"v":4,'
-	run cached $((T0 + 2))
+	run -0 cached $((T0 + 2))
 	assert_output "not_due true"
 	sed -i -E '1s/"v":4(.*),"gen":[0-9]+/"v":3\1/' "$f"
 	run head -n 1 "$f"
 	refute_output --partial gen
-	run cached $((T0 + 3))
+	run -0 cached $((T0 + 3))
 	assert_output "not_due true"
 	run head -n 1 "$f"
 	assert_output --partial '{"v":4,'
@@ -664,7 +664,7 @@ gen_of() {
 	[ ! -e "${f%.jsonl}.delta" ]
 	base=$(stat -c '%i %s %Y' "$f") gen=$(gen_of "$f")
 	touch "$d"/s0[1-5].yaml
-	run at_epoch $((T0 + 60)) heart-wake --souls "$d"
+	run -0 at_epoch $((T0 + 60)) heart-wake --souls "$d"
 	run jq -r 'select(.cached != true) | .agent' <<< "$output"
 	assert_output $'s01\ns02\ns03\ns04\ns05'
 	# the base as it was; the five in the delta, after its head
@@ -673,7 +673,7 @@ gen_of() {
 	run jq -r 'if type == "object" then "head" else .[0] end' "${f%.jsonl}.delta"
 	assert_output $'head\ns01.yaml\ns02.yaml\ns03.yaml\ns04.yaml\ns05.yaml'
 	# the next round serves all from the base and the delta
-	run at_epoch $((T0 + 120)) heart-wake --souls "$d"
+	run -0 at_epoch $((T0 + 120)) heart-wake --souls "$d"
 	run jq -r 'select(.cached != true) | .agent' <<< "$output"
 	assert_output ""
 	[ "$(wc -l <<< "$output")" = 1 ]
@@ -689,7 +689,7 @@ gen_of() {
 	[ ! -e "${f%.jsonl}.delta" ]
 	[ "$(gen_of "$f")" != "$gen" ]
 	[ "$(grep -c '^\["' "$f")" = 158 ]
-	run at_epoch $((T0 + 300)) heart-wake --souls "$d"
+	run -0 at_epoch $((T0 + 300)) heart-wake --souls "$d"
 	[ "$(jq -r 'select(.cached == true) | .agent' <<< "$output" | wc -l)" = 158 ]
 }
 
@@ -703,12 +703,12 @@ gen_of() {
 	# a round gives when it trusts the delta
 	{ head -n 1 "$f"; grep '^\["s02.yaml"' "$f" |
 	    sed 's/"reason":"[^"]*"/"reason":"from the delta"/'; } > "$delta"
-	run at_epoch $((T0 + 60)) heart-wake --souls "$d"
+	run -0 at_epoch $((T0 + 60)) heart-wake --souls "$d"
 	run jq -r 'select(.agent == "s02") | .reason' <<< "$output"
 	assert_output "from the delta"
 	# of another gen: ignored, and the base written again without it
 	sed -i "1s/\"gen\":$gen/\"gen\":$((gen ^ 1))/" "$delta"
-	run at_epoch $((T0 + 120)) heart-wake --souls "$d"
+	run -0 at_epoch $((T0 + 120)) heart-wake --souls "$d"
 	run jq -r 'select(.agent == "s02") | .reason' <<< "$output"
 	refute_output "from the delta"
 	[ ! -e "$delta" ]
@@ -720,7 +720,7 @@ gen_of() {
 	[ -s "$delta" ]
 	gen=$(gen_of "$f")
 	printf '["s03.yaml",[1,2' >> "$delta"
-	run at_epoch $((T0 + 240)) heart-wake --souls "$d"
+	run -0 at_epoch $((T0 + 240)) heart-wake --souls "$d"
 	run jq -r '"\(.agent) \(.status) \(.cached // false)"' <<< "$output"
 	assert_output $'s01 not_due true\ns02 not_due true\ns03 not_due true'
 	[ ! -e "$delta" ]
@@ -729,11 +729,11 @@ gen_of() {
 	touch "$d/s01.yaml"
 	at_epoch $((T0 + 300)) heart-wake --souls "$d" > /dev/null
 	printf '["s03.yaml",[1,2]]\n' >> "$delta"
-	run at_epoch $((T0 + 360)) heart-wake --souls "$d"
+	run -0 at_epoch $((T0 + 360)) heart-wake --souls "$d"
 	run jq -r '"\(.agent) \(.status) \(.cached // false)"' <<< "$output"
 	assert_output $'s01 not_due false\ns02 not_due false\ns03 not_due false'
 	[ ! -e "$delta" ]
-	run at_epoch $((T0 + 420)) heart-wake --souls "$d"
+	run -0 at_epoch $((T0 + 420)) heart-wake --souls "$d"
 	run jq -r '"\(.agent) \(.status) \(.cached // false)"' <<< "$output"
 	assert_output $'s01 not_due true\ns02 not_due true\ns03 not_due true'
 }
@@ -762,7 +762,7 @@ gen_of() {
 	    (.next | fromdate) <= $t + 60 and
 	    (.reason | test("first slot")))) | length == 3' <<< "$output"
 	# the next round, a minute on, wakes the three at its start
-	run --separate-stderr at_epoch $((T0 + 60)) heart-wake --souls "$d" --jobs 2 --span 50s
+	run -0 --separate-stderr at_epoch $((T0 + 60)) heart-wake --souls "$d" --jobs 2 --span 50s
 	jq -e -s --argjson t $((T0 + 60)) 'map(select(.status == "idle" and
 	    (.at | fromdate) == $t)) | length == 3' <<< "$output"
 	run llm_count

@@ -26,28 +26,28 @@ replies() {
 	rm -f "$BATS_TEST_TMPDIR/results"
 }
 
-# wake: a forced wake (run); its output is added to the results
-wake() {
-	run heart-wake --soul "$S" --force
+# wake_noted: a forced wake (run); its output is added to the results
+wake_noted() {
+	run -0 heart-wake --soul "$S" --force
 	printf '%s\n' "$output" >> "$BATS_TEST_TMPDIR/results"
 }
 
 # wake_each [-s]: the texts $vs as the model's replies, and a forced
-# wake for each (-s: each wake must succeed)
+# wake_noted for each (-s: each wake must succeed)
 wake_each() {
 	local v
 
 	replies "${vs[@]}"
 	for v in "${vs[@]}"; do
-		wake
+		wake_noted
 		[ "${1:-}" != -s ] || assert_success || return
 	done
 }
 
-# statuses WANT...: the results, in order, are results of those
+# results_are WANT...: the results, in order, are results of those
 # statuses (one jq reads them all); each that is not is named, with
 # the reply it had ($vs, the texts given to replies)
-statuses() {
+results_are() {
 	local got i=0 bad=0 want
 	mapfile -t got < <(jq -r .status "$BATS_TEST_TMPDIR/results")
 	[ "${#got[@]}" -eq $# ] || { echo "$# results wanted, ${#got[@]} read"; return 1; }
@@ -92,14 +92,14 @@ All quiet on the travel front today.\n\n**[IDLE]**
 [IDLE] LONG250
 EOF
 	wake_each -s
-	statuses $(printf 'idle %.0s' "${vs[@]}")
+	results_are $(printf 'idle %.0s' "${vs[@]}")
 }
 
 @test "graduated idle levels are idle with idle_level set" {
 	replies "[IDLE:LOW]" "[IDLE:MEDIUM]" "[IDLE:HIGH]" \
 	    "**[IDLE:HIGH]** nothing yet." "[IDLE]"
 	for i in 1 2 3 4 5; do
-		wake
+		wake_noted
 	done
 	run jq -r '"\(.status) \(.idle_level)"' "$BATS_TEST_TMPDIR/results"
 	assert_output "idle LOW
@@ -118,7 +118,7 @@ idle null"
 		"IDLENESS is not an option: the storm is here."
 		"[IDLE:SOON] maybe")
 	wake_each
-	statuses ok ok ok ok ok ok
+	results_are ok ok ok ok ok ok
 	responses
 }
 
@@ -139,7 +139,7 @@ All quiet.\n- ALERT: disk at 99% on web1\n[IDLE]
 HEARTBEAT_OK\n\n## ALERT: web1 down
 EOF
 	wake_each -s
-	statuses $(printf 'ok %.0s' "${vs[@]}")
+	results_are $(printf 'ok %.0s' "${vs[@]}")
 	responses
 }
 
@@ -168,7 +168,7 @@ ok|Nothing new. [IDLE]\nweb2 answers slowly.
 ok|Note: no ALERT: today. [IDLE]
 EOF
 	wake_each -s
-	statuses "${wants[@]}"
+	results_are "${wants[@]}"
 }
 
 @test "a remark beside the token is kept as a finding unless it only acknowledges" {
@@ -195,7 +195,7 @@ idle|Everything looks good.\n\n[IDLE]
 idle|[IDLE:LOW] still quiet
 EOF
 	wake_each -s
-	statuses "${wants[@]}"
+	results_are "${wants[@]}"
 }
 
 @test "an alert is recognised as models write it: any case, emphasis, an emoji, a dash, URGENT and CRITICAL" {
@@ -214,7 +214,7 @@ CRITICAL – web1 down\n[IDLE]
 [CRITICAL] web1 down [IDLE]
 EOF
 	wake_each -s
-	statuses $(printf 'ok %.0s' "${vs[@]}")
+	results_are $(printf 'ok %.0s' "${vs[@]}")
 	responses
 	# heart-ghost --alert-only knows them by the same rule
 	run heart-ghost --text --alert-only "$BATS_TEST_TMPDIR/results"
@@ -243,7 +243,15 @@ EOF
 	printf 'name: scout\nheart: { ghost: { token: "[NOP]", also: [QUIET], ack_max_chars: 5 } }\n' > "$S"
 	vs=("[NOP]" quiet "[NOP] all good now" "[IDLE]")
 	wake_each
-	statuses idle idle ok ok
+	results_are idle idle ok ok
+}
+
+@test "ghost.ack_max_chars counts characters, not bytes: a remark with a typographic apostrophe of that many characters is still an acknowledgement" {
+	printf 'name: scout\nheart: { ghost: { ack_max_chars: 22 } }\n' > "$S"
+	# 22 characters, 24 bytes (’ is three); two characters more are past
+	vs=("[IDLE] Nothing new it’s quiet" "[IDLE] Nothing new it’s quieter")
+	wake_each
+	statuses idle ok
 }
 
 @test "the request: system prompt, the last history.keep messages, the prompt with a meta line of local time and zone" {
@@ -278,16 +286,16 @@ EOF
 		[ "$(jq .llm_fails "$HEART_STATE_DIR/agents/scout/breaker.json")" -eq 1 ]
 	done
 	llm_script '{"replies":[{"status":429,"text":"rate limited"}]}'
-	run heart-wake --soul "$S" --force
+	run -75 heart-wake --soul "$S" --force
 	assert_output --partial 'model endpoint answered HTTP 429: rate limited'
 	llm_script '{"replies":[{"delay":4}]}'
-	run heart-wake --soul "$S" --force
+	run -75 heart-wake --soul "$S" --force
 	assert_output --partial 'no complete reply within 2s'
 	heart-breaker reset --soul "$S"
 	# the 4 MiB limit comes before the timeout, on a busy machine too
 	sed -i "s/timeout: 2s/timeout: $((5 * PATIENCE))s/" "$S"
 	llm_script '{"replies":[{"endless":true}]}'
-	run heart-wake --soul "$S" --force
+	run -75 heart-wake --soul "$S" --force
 	assert_output --partial 'reply larger than'
 }
 
@@ -340,7 +348,7 @@ EOF
 	grep -q 'Bearer sk-test-SECRET-5678' "$LLM_DIR/requests.jsonl"
 	run grep -rl SECRET "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err" "$HEART_STATE_DIR"
 	assert_output ""
-	run heart-wake --soul "$S" --force --dry-run
+	run -0 heart-wake --soul "$S" --force --dry-run
 	refute_output --partial SECRET
 	assert_output --partial '"Authorization: Bearer [redacted]"'
 }
@@ -373,7 +381,7 @@ no_key() {
 	done
 	heart-breaker reset --soul "$S" > /dev/null
 	llm_script '{"replies":[{"status":401,"text":"Incorrect API key provided: {{authorization}}."}]}'
-	run heart-wake --soul "$S" --force
+	run -78 heart-wake --soul "$S" --force
 	assert_output --partial 'Incorrect API key provided: Bearer [redacted].'
 	echo "$output" | tail -n 1 | jq -e '.breaker_events[0].event == "open" and (.breaker_events[0].reason | test("HTTP 401"))'
 }
@@ -545,7 +553,7 @@ history() {
 	echo "$body" | jq -e '.messages[-2].content == "the last word"'
 	[ "$(md5sum < "$HEART_STATE_DIR/agents/scout/history.jsonl")" = "$sum" ]
 	# --dry-run shows the request as it would go
-	run heart-wake --soul "$S" --dry-run
+	run -0 heart-wake --soul "$S" --dry-run
 	[ "$(echo "$output" | jq -c .request.body.messages | wc -c)" -le $((16000 * 4 + 1000)) ]
 }
 
@@ -593,7 +601,7 @@ history() {
 	[ "$(printf '%s\n' "$stderr" | grep -c 'no API key')" -eq 1 ]
 	echo "${lines[0]}" | jq -e --arg w "$warning" '.warning == $w'
 	# --dry-run shows it too
-	run --separate-stderr heart-wake --soul "$S" --dry-run --force
+	run -0 --separate-stderr heart-wake --soul "$S" --dry-run --force
 	[ "${stderr_lines[0]}" = "heart-wake: scout: warning: $warning" ]
 	# a skipped wake sends nothing, and says nothing
 	run --separate-stderr heart-wake --soul "$S" --chamber idle
@@ -611,7 +619,7 @@ history() {
 	# Anthropic's default endpoint, and its variable
 	printf 'name: scout\nllm: { provider: anthropic, model: m, timeout: 2s }\n' > "$S"
 	unset HEART_LLM_URL ANTHROPIC_API_KEY
-	run --separate-stderr heart-wake --soul "$S" --dry-run
+	run -0 --separate-stderr heart-wake --soul "$S" --dry-run
 	[[ "${stderr_lines[0]}" == "heart-wake: scout: warning: no API key: ANTHROPIC_API_KEY is not set in the environment heart-wake runs in, and https://api.anthropic.com/v1 is not on this host"* ]]
 }
 
@@ -633,7 +641,7 @@ history() {
 	echo "${lines[0]}" | jq -e '.chamber == "schedule" and .would == "not_due" and (.reason | test("last wake")) and (.next | length > 0)'
 	echo "${lines[1]}" | jq -e '.chamber == "idle" and .would == "not_idle"'
 	[ "$(cat "$HEART_STATE_DIR"/agents/scout/*.json | md5sum)" = "$snap" ]
-	run script -qec "heart-wake --explain --soul $S" /dev/null
+	run -0 script -qec "heart-wake --explain --soul $S" /dev/null
 	assert_line --index 0 --regexp '^scout schedule: not_due: schedule: not due: last wake'
 }
 

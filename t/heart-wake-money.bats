@@ -17,8 +17,8 @@ teardown() {
 	heart_teardown
 }
 
-# soul [LLM-EXTRA] [HEART-EXTRA]: scout, with a tool, history kept
-soul() {
+# scout_soul [LLM-EXTRA] [HEART-EXTRA]: scout, with a tool, history kept
+scout_soul() {
 	cat > "$S" <<EOF
 name: scout
 system: You are scout. You watch the weather for the user.
@@ -57,9 +57,9 @@ if n < len(a):
 EOF
 }
 
-# wake: a forced wake through heart-ghost (a real answer is kept in the
-# history); its result in $BATS_TEST_TMPDIR/res
-wake() {
+# ghosted_wake: a forced wake through heart-ghost (a real answer is kept
+# in the history); its result in $BATS_TEST_TMPDIR/res
+ghosted_wake() {
 	heart-wake --soul "$S" --force "$@" > "$BATS_TEST_TMPDIR/res"
 	heart-ghost < "$BATS_TEST_TMPDIR/res" > /dev/null
 }
@@ -73,12 +73,12 @@ res() {
 # a ghost repeats the second's up to its own prompt
 prefix_test() {
 	export HEART_LLM_PROVIDER=$1
-	soul "$2"
+	scout_soul "$2"
 	llm_script '{"replies": [{"text": "ALERT: rain at 16:00."}, {"text": "ALERT: the rain moved to 18:00."}, {"text": "[IDLE]"}, {"text": "[IDLE]"}]}'
-	wake
-	wake
-	wake
-	wake
+	ghosted_wake
+	ghosted_wake
+	ghosted_wake
+	ghosted_wake
 	[ "$(llm_count)" -eq 4 ]
 	raw 1 > "$BATS_TEST_TMPDIR/r1"
 	raw 2 > "$BATS_TEST_TMPDIR/r2"
@@ -110,10 +110,10 @@ prefix_test() {
 
 @test "Anthropic: cache_control marks the system and the history's end when llm.cache asks" {
 	export HEART_LLM_PROVIDER=anthropic
-	soul "cache: 5m"
+	scout_soul "cache: 5m"
 	llm_script '{"replies": [{"text": "ALERT: rain at 16:00."}]}'
-	wake
-	wake
+	ghosted_wake
+	ghosted_wake
 	sed -n 2p "$LLM_DIR/requests.jsonl" | jq -e '.headers |
 	    has("anthropic-beta") | not'
 	sed -n 2p "$LLM_DIR/requests.jsonl" | jq -e '.body |
@@ -123,8 +123,8 @@ prefix_test() {
 	    .messages[-2].role == "assistant" and
 	    (.messages[-1].content[-1] | has("cache_control") | not) and
 	    ([.tools[] | select(.cache_control)] | length) == 0'
-	soul "cache: 1h"
-	wake
+	scout_soul "cache: 1h"
+	ghosted_wake
 	llm_last | jq -e '.system[0].cache_control == {type: "ephemeral", ttl: "1h"} and
 	    .messages[-2].content[-1].cache_control.ttl == "1h"'
 	# the hour-long cache is a beta of Anthropic's, named in a header
@@ -135,11 +135,11 @@ prefix_test() {
 @test "Anthropic: no cache_control when llm.cache is off or unset" {
 	export HEART_LLM_PROVIDER=anthropic
 	llm_script '{"replies": [{"text": "ALERT: rain at 16:00."}]}'
-	soul
-	wake
-	wake
-	soul "cache: off"
-	wake
+	scout_soul
+	ghosted_wake
+	ghosted_wake
+	scout_soul "cache: off"
+	ghosted_wake
 	[ "$(llm_count)" -eq 3 ]
 	run grep -c cache_control "$LLM_DIR/requests.jsonl"
 	assert_output 0
@@ -148,15 +148,15 @@ prefix_test() {
 
 @test "Anthropic: with no system prompt the last tool ends the cached prefix" {
 	export HEART_LLM_PROVIDER=anthropic
-	soul "cache: 5m"
+	scout_soul "cache: 5m"
 	sed -i '/^system:/d' "$S"
-	wake
+	ghosted_wake
 	llm_last | jq -e '(has("system") | not) and
 	    .tools[-1].cache_control == {type: "ephemeral"}'
 }
 
 @test "a bad llm.cache is refused with the values it takes" {
-	soul "cache: 10m"
+	scout_soul "cache: 10m"
 	run heart-wake --soul "$S" --force
 	assert_failure 78
 	assert_output --partial "llm.cache: must be off, 5m or 1h"
@@ -164,34 +164,34 @@ prefix_test() {
 }
 
 @test "cached tokens are read from both protocols into the result and the day's totals" {
-	soul
+	scout_soul
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 1000, "completion_tokens": 10, "cached_tokens": 600}}]}'
-	wake
+	ghosted_wake
 	res .usage | jq -e '. == {prompt_tokens: 1000, completion_tokens: 10, cached_tokens: 600, cache_write_tokens: 0}'
 	export HEART_LLM_PROVIDER=anthropic
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 1000, "completion_tokens": 10, "cached_tokens": 500, "cache_write_tokens": 300}}]}'
-	wake
+	ghosted_wake
 	# sent as input_tokens 200 + cache_read 500 + cache_creation 300
 	res .usage | jq -e '. == {prompt_tokens: 1000, completion_tokens: 10, cached_tokens: 500, cache_write_tokens: 300}'
 	# missing fields are zero, in either protocol
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 70, "completion_tokens": 5}}]}'
-	wake
+	ghosted_wake
 	res .usage | jq -e '. == {prompt_tokens: 70, completion_tokens: 5, cached_tokens: 0, cache_write_tokens: 0}'
 	export HEART_LLM_PROVIDER=openai
-	wake
+	ghosted_wake
 	res .usage | jq -e '.cached_tokens == 0 and .cache_write_tokens == 0'
 	run heart-cap status scout --json
 	echo "$output" | jq -e '.tokens == {prompt: 2140, completion: 30, cached: 1100, cache_write: 300}'
 }
 
 @test "each wake's cost at llm.price is in its result, and the day's in heart-cap status, ghosts included" {
-	soul "price: {input: 1.0, cached_input: 0.1, cache_write: 1.25, output: 4.0}"
+	scout_soul "price: {input: 1.0, cached_input: 0.1, cache_write: 1.25, output: 4.0}"
 	export HEART_LLM_PROVIDER=anthropic
 	# 100 plain, 600 cached, 300 written, 100 out: 100 + 60 + 375 + 400
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "cached_tokens": 600, "cache_write_tokens": 300}}, {"text": "ALERT: rain.", "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "cached_tokens": 600, "cache_write_tokens": 300}}]}'
-	wake
+	ghosted_wake
 	res '[.status, .cost]' | jq -e '. == ["idle", 0.000935]'
-	wake
+	ghosted_wake
 	res '[.status, .cost]' | jq -e '. == ["ok", 0.000935]'
 	run heart-cap status scout --json
 	echo "$output" | jq -e '.cost == 0.00187 and .budget == null and .ghosts == 1'
@@ -204,14 +204,14 @@ prefix_test() {
 	assert_line 'heart_cap_tokens{agent="scout",kind="cached"} 1200'
 	assert_line 'heart_cap_tokens{agent="scout",kind="cache_write"} 600'
 	# a price without cached_input and cache_write charges them as input
-	soul "price: {input: 2, output: 4}"
-	wake
+	scout_soul "price: {input: 2, output: 4}"
+	ghosted_wake
 	res .cost | jq -e '. == 0.0024'
 }
 
 @test "an agent with no price has no cost: null in JSON, \"no price\" on a terminal, no series" {
-	soul
-	wake
+	scout_soul
+	ghosted_wake
 	res 'has("cost") and .cost == null' | grep -qx true
 	run heart-cap status scout --json
 	echo "$output" | jq -e 'has("cost") and .cost == null and .budget == null'
@@ -225,19 +225,19 @@ prefix_test() {
 
 @test "a bad llm.price is refused, naming the field" {
 	for p in "{input: 1}" "{input: -1, output: 1}" "{input: 1, output: 1, cached: 1}" "1.5" "{input: x, output: 1}"; do
-		soul "price: $p"
+		scout_soul "price: $p"
 		run heart-wake --soul "$S" --force
 		assert_failure 78
 		assert_output --partial "llm.price: "
 	done
-	soul "price: {input: 1, output: 1, cached: 1}"
+	scout_soul "price: {input: 1, output: 1, cached: 1}"
 	run heart-wake --soul "$S" --force
 	assert_output --partial "unknown key 'cached'"
 	[ "$(llm_count)" -eq 0 ]
 }
 
 @test "a daily_budget without a price is refused: without one it would never be reached" {
-	soul "" "daily_budget: 1.50"
+	scout_soul "" "daily_budget: 1.50"
 	run heart-wake --soul "$S" --force
 	assert_failure 78
 	assert_output --partial "heart.daily_budget: needs llm.price"
@@ -247,7 +247,7 @@ prefix_test() {
 }
 
 @test "daily_budget refuses a wake once the day's spend reached it, before any traffic, until local midnight" {
-	soul "price: {input: 1.0, output: 1.0}" "daily_budget: 0.002, timezone: Asia/Tokyo"
+	scout_soul "price: {input: 1.0, output: 1.0}" "daily_budget: 0.002, timezone: Asia/Tokyo"
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
 	t0="2026-11-22 10:00:00"	# 19:00 in Tokyo
 	for i in 1 2; do
@@ -277,7 +277,7 @@ prefix_test() {
 }
 
 @test "a failed wake that was billed counts too; one that sent nothing costs nothing" {
-	soul "price: {input: 1.0, output: 1.0}"
+	scout_soul "price: {input: 1.0, output: 1.0}"
 	llm_script '{"replies": [{"status": 503, "text": "overloaded"}]}'
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
@@ -293,7 +293,7 @@ prefix_test() {
 }
 
 @test "a cost prints as the decimal it is, byte for byte: the result, the outbox, heart-cap status, its table and its metrics" {
-	soul "price: {input: 2.50, cached_input: 1.25, output: 10.00}" "daily_budget: 0.0106"
+	scout_soul "price: {input: 2.50, cached_input: 1.25, output: 10.00}" "daily_budget: 0.0106"
 	# 176 plain, 1024 cached, 40 out: 440 + 1280 + 400 = 2120 microdollars
 	llm_script '{"replies": [{"text": "ALERT: rain at 16:00.", "usage": {"prompt_tokens": 1200, "completion_tokens": 40, "cached_tokens": 1024}}]}'
 	heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
@@ -330,7 +330,7 @@ sent() {
 }
 
 @test "an absurd usage block is counted within what its request could produce: no \$125 wake, no budget closed, no endpoint stopped" {
-	soul "price: {input: 2.50, output: 10.00}" "daily_budget: 1.00"
+	scout_soul "price: {input: 2.50, output: 10.00}" "daily_budget: 1.00"
 	export HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml
 	printf 'endpoints:\n  double:\n    model: double\n    tokens_per_minute: 1000000\n' > "$HEART_FLEET"
 	# fifty million prompt tokens ($125) and a million out ($10), for
@@ -360,13 +360,13 @@ sent() {
 }
 
 @test "a usage block below zero, or with more cached than prompt tokens, is read as it could be" {
-	soul "price: {input: 2.50, cached_input: 1.25, output: 10.00}"
+	scout_soul "price: {input: 2.50, cached_input: 1.25, output: 10.00}"
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": -500, "completion_tokens": -7, "cached_tokens": -3}}]}'
-	wake
+	ghosted_wake
 	res '[.usage, .cost]' | jq -e '. == [{prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, cache_write_tokens: 0}, 0]'
 	# cached past the prompt: the prompt's, at the cached price
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 100, "completion_tokens": 10, "cached_tokens": 900}}]}'
-	wake
+	ghosted_wake
 	res '[.usage, .cost]' | jq -e '. == [{prompt_tokens: 100, completion_tokens: 10, cached_tokens: 100, cache_write_tokens: 0}, 0.000225]'
 	res .warning | jq -e 'contains("cached_tokens 900 counted as 100 (the prompt'"'"'s)")'
 	# Anthropic: counts past 2^63 added together never wrap around
@@ -380,9 +380,9 @@ sent() {
 }
 
 @test "a usage count written as a real is read; one past 2^64 is bounded, never the answer beside it lost" {
-	soul "price: {input: 2.50, output: 10.00}"
+	scout_soul "price: {input: 2.50, output: 10.00}"
 	llm_script '{"replies": [{"raw": "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"[IDLE]\"}}],\"usage\":{\"prompt_tokens\":1200.0,\"completion_tokens\":4e1}}"}]}'
-	wake
+	ghosted_wake
 	res '[.status, .usage.prompt_tokens, .usage.completion_tokens, .cost]' | jq -e '. == ["idle", 1200, 40, 0.0034]'
 	llm_script '{"replies": [{"raw": "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"ALERT: the river is rising.\"}}],\"usage\":{\"prompt_tokens\":18446744073709551616,\"completion_tokens\":12}}"}]}'
 	run --separate-stderr heart-wake --soul "$S" --force

@@ -13,16 +13,16 @@ setup() {
 	D=$BATS_TEST_TMPDIR
 	ln -s "$T/tools" "$D/tools"
 	S=$D/stock.yaml
-	soul fail
+	stock_soul fail
 }
 
 teardown() {
 	llm_stop
 }
 
-# soul TOOL [HEART_EXTRA] [TOP_EXTRA]: the stock agent with one tool,
-# quote, served by t/tools/TOOL (relative to the soul's directory)
-soul() {
+# stock_soul TOOL [HEART_EXTRA] [TOP_EXTRA]: the stock agent with one
+# tool, quote, served by t/tools/TOOL (relative to the soul's directory)
+stock_soul() {
 	cat > "$S" <<EOF
 name: stock
 system: You watch stock prices.
@@ -43,10 +43,6 @@ $3
 EOF
 }
 
-field() {	# field JQ: from the last JSON line in $output
-	echo "$output" | tail -n 1 | jq -c "$1"
-}
-
 asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 
 @test "a tool that fails every time: 5 calls then tool_cap, 3 such wakes open the breaker on the tool trigger, the 4th sends nothing" {
@@ -55,8 +51,8 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	for w in 1 2 3; do
 		run --separate-stderr heart-wake --soul "$S" --force
 		assert_failure 75
-		[ "$(field .status)" = '"tool_cap"' ]
-		[ "$(field .tools)" = '{"calls":5,"failed":5}' ]
+		[ "$(output_json .status)" = '"tool_cap"' ]
+		[ "$(output_json .tools)" = '{"calls":5,"failed":5}' ]
 		[ "$(llm_count)" -eq $((w * 6)) ]
 		echo "$stderr" | grep -q 'heart-wake: stock: the model asked for more than seed_tool_cap (5) tool calls'
 		echo "$output" > "$D/wake$w.json"
@@ -72,7 +68,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	assert_output '["open",3,0]'
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field .status)" = '"open"' ]
+	[ "$(output_json .status)" = '"open"' ]
 	assert_output --partial 'tool trigger'
 	[ "$(llm_count)" -eq 18 ]
 	# discarded: heart-ghost keeps nothing of them, and exits 75 as
@@ -85,24 +81,24 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 }
 
 @test "seed_tool_cap comes from the soul" {
-	soul fail 'schedule: { seed_tool_cap: 2 }'
+	stock_soul fail 'schedule: { seed_tool_cap: 2 }'
 	sed -i '/^  schedule: { daily_cap/d' "$S"
 	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]}]}"
 	run heart-wake --soul "$S" --force
 	assert_failure 75
-	[ "$(field '[.status, .tools.calls]')" = '["tool_cap",2]' ]
+	[ "$(output_json '[.status, .tools.calls]')" = '["tool_cap",2]' ]
 	[ "$(llm_count)" -eq 3 ]
 	llm_last | jq -e '[.messages[] | select(.role == "user")][0].content | test("At most 2 tool calls in this wake")'
 }
 
 @test "a healthy tool's output reaches the model and the final answer; it resets the tool trigger; history keeps the exchange" {
-	soul quote
+	stock_soul quote
 	heart-breaker record --soul "$S" tool-fail >/dev/null
 	heart-breaker record --soul "$S" tool-fail >/dev/null
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"ACME trades at 123.45 USD.\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field '[.status, .response, .tools]')" = '["ok","ACME trades at 123.45 USD.",{"calls":1,"failed":0}]' ]
+	[ "$(output_json '[.status, .response, .tools]')" = '["ok","ACME trades at 123.45 USD.",{"calls":1,"failed":0}]' ]
 	[ "$(llm_count)" -eq 2 ]
 	body=$(llm_last)
 	echo "$body" | jq -e '.tools[0].function.name == "quote" and .tools[0].function.parameters.required == ["symbol"]'
@@ -120,11 +116,11 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 }
 
 @test "the turns of a conversation share one connection to the model, and a tool is handed none of heart-wake's sockets" {
-	soul sockets
+	stock_soul sockets
 	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]},{\"tool_calls\":[$asks_quote]},{\"text\":\"done\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field .status)" = '"ok"' ]
+	[ "$(output_json .status)" = '"ok"' ]
 	[ "$(llm_count)" -eq 3 ]
 	# the tool ran with the connection open, and saw no socket of it
 	llm_last | jq -e '[.messages[] | select(.role == "tool") | .content | fromjson | .sockets] == [0, 0]'
@@ -132,14 +128,14 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 }
 
 @test "a tool that hangs is killed at its timeout, with its children" {
-	soul hang
+	stock_soul hang
 	sed -i 's/^    timeout: 5s$/    timeout: 1s/' "$S"
 	export HANG_PIDS=$D/pids
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"The quote service hangs.\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_failure 75
-	[ "$(field '[.status, .tools]')" = '["ok",{"calls":1,"failed":1}]' ]
-	field '.messages[2].content' | grep -q 'error: quote: no result within 1s: killed with its process group'
+	[ "$(output_json '[.status, .tools]')" = '["ok",{"calls":1,"failed":1}]' ]
+	output_json '.messages[2].content' | grep -q 'error: quote: no result within 1s: killed with its process group'
 	[ "$(wc -l < "$HANG_PIDS")" -eq 2 ]
 	for pid in $(cat "$HANG_PIDS"); do
 		wait_until 5 eval "! kill -0 $pid 2>/dev/null || ps -o stat= -p $pid | grep -q Z"
@@ -150,7 +146,7 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 # tidy_soul TIMEOUT: the stock agent with t/tools/tidy as its quote
 # tool, which may run TIMEOUT; its marks and pids in $D/tidy
 tidy_soul() {
-	soul tidy
+	stock_soul tidy
 	sed -i "s/^    timeout: 5s\$/    timeout: $1/" "$S"
 	export TIDY_DIR=$D/tidy
 	mkdir -p "$TIDY_DIR"
@@ -176,7 +172,7 @@ tidy_gone() {
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"The quote service hangs.\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_failure 75
-	field '.messages[2].content' | grep -q 'error: quote: no result within 2s: killed with its process group'
+	output_json '.messages[2].content' | grep -q 'error: quote: no result within 2s: killed with its process group'
 	tidy_started
 	[ "$(sort "$TIDY_DIR/marks" | tr '\n' ' ')" = "child tool " ]
 	tidy_gone
@@ -188,8 +184,8 @@ tidy_gone() {
 	llm_script "{\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"ACME is at 1.\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field '[.status, .tools]')" = '["ok",{"calls":1,"failed":0}]' ]
-	[ "$(field '.messages[2].content')" = '"{\"price\": 1}\n"' ]
+	[ "$(output_json '[.status, .tools]')" = '["ok",{"calls":1,"failed":0}]' ]
+	[ "$(output_json '.messages[2].content')" = '"{\"price\": 1}\n"' ]
 	[ "$(cat "$TIDY_DIR/marks")" = child ]
 	tidy_gone
 }
@@ -200,7 +196,7 @@ tidy_gone() {
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"The quote service hangs.\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_failure 75
-	field '.messages[2].content' | grep -q 'error: quote: no result within 1s: killed with its process group'
+	output_json '.messages[2].content' | grep -q 'error: quote: no result within 1s: killed with its process group'
 	[ ! -e "$TIDY_DIR/marks" ]
 	tidy_gone
 }
@@ -235,19 +231,19 @@ tidy_gone() {
 }
 
 @test "a tool that prints 100 MB is cut at the cap of 32 KiB, and reaches the model whole within the default context budget" {
-	soul flood
+	stock_soul flood
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"That was long.\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field '[.status, .tools]')" = '["ok",{"calls":1,"failed":0}]' ]
-	c=$(field '.messages[2].content' | jq -r .)
+	[ "$(output_json '[.status, .tools]')" = '["ok",{"calls":1,"failed":0}]' ]
+	c=$(output_json '.messages[2].content' | jq -r .)
 	[ "${#c}" -lt 33000 ]
 	[[ "$c" == xxxxxxxx*'[heart: output cut at 32768 bytes]' ]]
 	[ "$(llm_last | jq -r '.messages[-1].content | length')" -eq "${#c}" ]
 }
 
 @test "a wake whose messages would outgrow a result line ends as an error at 8 MiB, and heart-ghost reads its line" {
-	soul quote 'schedule: { daily_cap: 1000, seed_tool_cap: 40 }'
+	stock_soul quote 'schedule: { daily_cap: 1000, seed_tool_cap: 40 }'
 	sed -i '/^  schedule: { daily_cap: 1000 }$/d' "$S"
 	head -c 1000000 /dev/zero | tr '\0' w |
 		jq -Rc --argjson c "[$asks_quote]" '{replies: [{text: ., tool_calls: $c}]}' > "$LLM_DIR/script.json"
@@ -265,20 +261,20 @@ tidy_gone() {
 }
 
 @test "a tool's bytes that are not UTF-8 reach the model as U+FFFD" {
-	soul binary
+	stock_soul binary
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote]},{\"text\":\"ok\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field '.messages[2].content == "café \ufffd\ufffdok \ufffd\ufffd"')" = true ]
+	[ "$(output_json '.messages[2].content == "café \ufffd\ufffdok \ufffd\ufffd"')" = true ]
 	llm_last | jq -e '.messages[-1].content == "café \ufffd\ufffdok \ufffd\ufffd"'
 }
 
 @test "an unknown tool or broken arguments get an error result, not a crash" {
-	soul quote
+	stock_soul quote
 	llm_script '{"cycle":true,"replies":[{"tool_calls":[{"name":"nope","arguments":{}},{"name":"quote","arguments":"{\"symbol\": ACME"},{"name":"quote","arguments":"[1, 2]"},{"name":"quote","arguments":{"symbol":"ACME"},"id":null}]},{"text":"Only one quote worked."}]}'
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
-	[ "$(field '[.status, .response, .tools]')" = '["ok","Only one quote worked.",{"calls":4,"failed":3}]' ]
+	[ "$(output_json '[.status, .response, .tools]')" = '["ok","Only one quote worked.",{"calls":4,"failed":3}]' ]
 	run jq -r '.messages[] | select(.role == "tool") | .content[0:60]' <<< "$output"
 	assert_line --index 0 "error: nope: no such tool (the tools are: quote)"
 	assert_line --index 1 --partial 'error: quote: arguments are not a JSON object: '
@@ -292,7 +288,7 @@ tidy_gone() {
 @test "model text with shell metacharacters and \$(...) reaches a tool only as JSON on stdin" {
 	export RECORD_DIR=$D/rec OPENAI_API_KEY=sk-test-SECRET-42
 	mkdir "$RECORD_DIR"
-	soul record
+	stock_soul record
 	sed -i 's|command: \[tools/record\]|command: [tools/record, --fixed, "two words"]|' "$S"
 	evil='$(touch PWNED1); `touch PWNED2`; touch PWNED3 && echo $HOME | cat > PWNED4 & '\''"\\ {x}*'
 	args=$(jq -nc --arg q "$evil" '{symbol: $q}')
@@ -321,14 +317,14 @@ tidy_gone() {
 }
 
 @test "Anthropic end to end: system field, tool_use and tool_result, key header, token usage in cap.json" {
-	soul quote
+	stock_soul quote
 	export HEART_LLM_PROVIDER=anthropic ANTHROPIC_API_KEY=sk-ant-SECRET-7
 	llm_script "{\"cycle\":true,\"replies\":[{\"text\":\"Let me look.\",\"tool_calls\":[$asks_quote],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":7}},{\"text\":\"ACME: 123.45\",\"usage\":{\"prompt_tokens\":150,\"completion_tokens\":9}}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field '[.status, .response, .tools, .usage]')" = '["ok","ACME: 123.45",{"calls":1,"failed":0},{"prompt_tokens":250,"completion_tokens":16,"cached_tokens":0,"cache_write_tokens":0}]' ]
+	[ "$(output_json '[.status, .response, .tools, .usage]')" = '["ok","ACME: 123.45",{"calls":1,"failed":0},{"prompt_tokens":250,"completion_tokens":16,"cached_tokens":0,"cache_write_tokens":0}]' ]
 	# in the result, the calls are in OpenAI form, for the history
-	[ "$(field '.messages[1].tool_calls[0].function')" = '{"name":"quote","arguments":"{\"symbol\":\"ACME\"}"}' ]
+	[ "$(output_json '.messages[1].tool_calls[0].function')" = '{"name":"quote","arguments":"{\"symbol\":\"ACME\"}"}' ]
 	run jq -r .path "$LLM_DIR/requests.jsonl"
 	assert_output "$(printf '/v1/messages\n/v1/messages')"
 	tail -n 1 "$LLM_DIR/requests.jsonl" | jq -e '.headers["x-api-key"] == "sk-ant-SECRET-7" and .headers["anthropic-version"] == "2023-06-01" and (.headers | has("Authorization") | not)'
@@ -341,7 +337,7 @@ tidy_gone() {
 	[ "$(jq -c '[.tokens.prompt, .tokens.completion]' "$HEART_STATE_DIR/agents/stock/cap.json")" = '[250,16]' ]
 	run grep -rl SECRET "$HEART_STATE_DIR"
 	assert_output ""
-	run heart-wake --soul "$S" --force --dry-run
+	run -0 heart-wake --soul "$S" --force --dry-run
 	assert_output --partial '"x-api-key: [redacted]"'
 	refute_output --partial SECRET
 	llm_script '{"replies":[{"status":429,"text":"rate_limit_error: slow down"}]}'
@@ -351,7 +347,7 @@ tidy_gone() {
 }
 
 @test "Anthropic: history that starts with the assistant, or a result cut from its call, still makes a valid request" {
-	soul quote 'history: { keep: 2 }'
+	stock_soul quote 'history: { keep: 2 }'
 	export HEART_LLM_PROVIDER=anthropic
 	mkdir -p "$HEART_STATE_DIR/agents/stock"
 	h=$HEART_STATE_DIR/agents/stock/history.jsonl
@@ -365,19 +361,19 @@ EOF
 	llm_script '{"replies":[{"text":"[IDLE]"}]}'
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field .status)" = '"idle"' ]
+	[ "$(output_json .status)" = '"idle"' ]
 	llm_last | jq -e '[.messages[] | .role] == ["user","assistant","user"] and .messages[1].content == [{"type":"text","text":"a1"}]'
 }
 
 @test "the command provider end to end: request on stdin, reply on stdout, tools, token usage; libcurl is never loaded" {
 	# (a timeout that python3's start fits in on a busy machine)
-	soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: %ss' "$T" "$LLM_DIR" $((5 * PATIENCE)))"
+	stock_soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: %ss' "$T" "$LLM_DIR" $((5 * PATIENCE)))"
 	sed -i '/^llm: { timeout: 5s }$/d' "$S"
 	unset HEART_LLM_MODEL HEART_LLM_URL HEART_LLM_PROVIDER
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$asks_quote],\"usage\":{\"prompt_tokens\":30,\"completion_tokens\":3}},{\"text\":\"ACME: 123.45\",\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":4}}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field '[.status, .response, .tools, .usage]')" = '["ok","ACME: 123.45",{"calls":1,"failed":0},{"prompt_tokens":70,"completion_tokens":7,"cached_tokens":0,"cache_write_tokens":0}]' ]
+	[ "$(output_json '[.status, .response, .tools, .usage]')" = '["ok","ACME: 123.45",{"calls":1,"failed":0},{"prompt_tokens":70,"completion_tokens":7,"cached_tokens":0,"cache_write_tokens":0}]' ]
 	run jq -r .path "$LLM_DIR/requests.jsonl"
 	assert_output "$(printf 'command\ncommand')"
 	llm_last | jq -e '(has("model") | not) and .messages[0].role == "system" and .messages[-1].role == "tool" and .tools[0].function.name == "quote"'
@@ -395,7 +391,7 @@ EOF
 
 @test "the command provider's failures are LLM failures: exit status, timeout, garbage, no command" {
 	# (a timeout that python3's start fits in on a busy machine)
-	soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: %ss' "$T" "$LLM_DIR" $((3 * PATIENCE)))"
+	stock_soul quote '' "$(printf 'llm:\n  provider: command\n  command: [python3, %s/llm-double.py, --command, %s]\n  timeout: %ss' "$T" "$LLM_DIR" $((3 * PATIENCE)))"
 	sed -i '/^llm: { timeout: 5s }$/d' "$S"
 	for r in '{"exit":2,"stderr":"model not loaded"}=llm.command: exit status 2: model not loaded' \
 		'{"raw":"Sure! Here is"}=unreadable reply: not JSON' \
@@ -410,7 +406,7 @@ EOF
 		run heart-wake --soul "$S" --force
 		assert_failure 75
 		assert_output --partial "${r#*=}"
-		[ "$(field .status)" = '"error"' ]
+		[ "$(output_json .status)" = '"error"' ]
 		[ "$(jq .llm_fails "$HEART_STATE_DIR/agents/stock/breaker.json")" -eq 1 ]
 	done
 	sed -i '/command: \[sleep/d' "$S"
@@ -420,11 +416,11 @@ EOF
 }
 
 @test "tool mode: skip is a ghost, run does the work" {
-	soul quote 'ghost: { mode: tool }'
+	stock_soul quote 'ghost: { mode: tool }'
 	llm_script '{"replies":[{"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"markets closed"}}]}]}'
 	run at "2026-11-22 03:00:00 UTC" heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field '[.status, .decision, .tools.calls]')" = '["idle",{"action":"skip","reason":"markets closed"},0]' ]
+	[ "$(output_json '[.status, .decision, .tools.calls]')" = '["idle",{"action":"skip","reason":"markets closed"},0]' ]
 	body=$(llm_last)
 	echo "$body" | jq -e '.tool_choice == {"type":"function","function":{"name":"heartbeat"}}'
 	echo "$body" | jq -e '[.tools[].function.name] == ["heartbeat","quote"] and .tools[0].function.parameters.properties.action.enum == ["skip","run"]'
@@ -437,7 +433,7 @@ EOF
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[{\"name\":\"heartbeat\",\"arguments\":{\"action\":\"run\",\"reason\":\"ACME moved\"}}]},{\"tool_calls\":[$asks_quote]},{\"text\":\"ACME fell 5% to 123.45.\"}]}"
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field '[.status, .response, .decision.action, .tools]')" = '["ok","ACME fell 5% to 123.45.","run",{"calls":1,"failed":0}]' ]
+	[ "$(output_json '[.status, .response, .decision.action, .tools]')" = '["ok","ACME fell 5% to 123.45.","run",{"calls":1,"failed":0}]' ]
 	[ "$(llm_count)" -eq 3 ]
 	run jq -c '.body | has("tool_choice")' "$LLM_DIR/requests.jsonl"
 	assert_output "$(printf 'true\nfalse\nfalse')"
@@ -454,17 +450,17 @@ EOF
 }
 
 @test "tool mode: a reply that is not a readable heartbeat call is no decision: its calls run, its text is judged, a warning says why" {
-	soul quote 'ghost: { mode: tool }'
+	stock_soul quote 'ghost: { mode: tool }'
 	local hb='{"name":"heartbeat","arguments":' reply want
 	while IFS='|' read -r reply want; do
 		: > "$LLM_DIR/requests.jsonl"
 		llm_script "{\"replies\":[$reply, {\"text\":\"ACME fell 5%.\"}]}"
 		run --separate-stderr heart-wake --soul "$S" --force
 		assert_success
-		[ "$(field '[.status, .response, .decision.action, .tools.calls]' | sed 's/^.\(.*\).$/\1/')|$(llm_count)" = "$want" ] ||
-		    { echo "$reply: not $want but $(field '[.status, .response, .decision.action, .tools.calls]')|$(llm_count)"; return 1; }
+		[ "$(output_json '[.status, .response, .decision.action, .tools.calls]' | sed 's/^.\(.*\).$/\1/')|$(llm_count)" = "$want" ] ||
+		    { echo "$reply: not $want but $(output_json '[.status, .response, .decision.action, .tools.calls]')|$(llm_count)"; return 1; }
 		[[ $stderr == *"warning: ghost.mode tool: "* ]]
-		field .warning | grep -q 'ghost.mode tool: '
+		output_json .warning | grep -q 'ghost.mode tool: '
 	done <<EOF
 {"text":"I think ACME moved."}|"ok","I think ACME moved.",null,0|1
 {"text":"[IDLE]"}|"idle","[IDLE]",null,0|1
@@ -473,18 +469,18 @@ EOF
 {"tool_calls":[${hb}"{oops"}]}|"ok","ACME fell 5%.",null,0|2
 {"tool_calls":[${hb}{"action":"skip"}},$asks_quote]}|"ok","ACME fell 5%.","skip",1|2
 EOF
-	field .warning | grep -qF "a heartbeat skip beside other calls: taken as run"
+	output_json .warning | grep -qF "a heartbeat skip beside other calls: taken as run"
 	# the calls and their results are whole for the model's second request
 	llm_last | jq -e '([.messages[] | select(.role == "tool")] | length) == ([.messages[] | .tool_calls // [] | length] | add)'
 	# no text and no call says nothing at all: an LLM failure
 	llm_script '{"replies":[{"text":""}]}'
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
-	[ "$(field '[.status, .error]')" = '["error","empty reply: no text and no tool call"]' ]
+	[ "$(output_json '[.status, .error]')" = '["error","empty reply: no text and no tool call"]' ]
 }
 
 @test "tool mode: a skip whose reply holds a finding or an alert is a real answer, kept whole" {
-	soul quote 'ghost: { mode: tool }'
+	stock_soul quote 'ghost: { mode: tool }'
 	local skip='"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip"}}]'
 	local reason='"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"ALERT: ACME halted."}}]'
 	for reply in '{"text":"ALERT: ACME halted."}' \
@@ -501,29 +497,29 @@ EOF
 		jq -e '.response | test("ACME halted")' "$D/r"
 		# the action is the model's own, none when it gave none
 		jq -e 'if .response == "ALERT: ACME halted." and .messages[1].tool_calls == null then .decision.action == null else .decision.action == "skip" end' "$D/r"
-		run heart-ghost --text "$D/r"
+		run -0 heart-ghost --text "$D/r"
 		assert_output --partial "ACME halted"
 		# every call in the history has its result: the next request is
 		# one a real server takes (the double refuses a lone result)
 		run heart-wake --soul "$S" --force
 		assert_success
-		[ "$(field .status)" = '"idle"' ]
+		[ "$(output_json .status)" = '"idle"' ]
 		llm_last | jq -e '([.messages[] | select(.role == "tool")] | length) == ([.messages[] | .tool_calls // [] | length] | add)'
 	done
 }
 
 @test "tool mode with Anthropic forces the heartbeat tool" {
-	soul quote 'ghost: { mode: tool }'
+	stock_soul quote 'ghost: { mode: tool }'
 	export HEART_LLM_PROVIDER=anthropic
 	llm_script '{"replies":[{"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"quiet"}}]}]}'
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field '[.status, .decision.action]')" = '["idle","skip"]' ]
+	[ "$(output_json '[.status, .decision.action]')" = '["idle","skip"]' ]
 	llm_last | jq -e '.tool_choice == {"type":"tool","name":"heartbeat"} and .tools[0].name == "heartbeat"'
 }
 
 @test "a tool named heartbeat is refused in tool mode" {
-	soul quote 'ghost: { mode: tool }'
+	stock_soul quote 'ghost: { mode: tool }'
 	sed -i 's/- name: quote/- name: heartbeat/' "$S"
 	run heart-wake --soul "$S" --force
 	assert_failure 78
@@ -535,11 +531,11 @@ EOF
 	llm_script '{"cycle":true,"replies":[{"tool_calls":[{"name":"price","arguments":{"symbol":"ACME"}},{"name":"price","arguments":{"symbol":"globex"}}]},{"text":"GLOBEX fell 5.30% to 55.02."}]}'
 	run heart-wake --soul "$SOULS/stock_watch.yaml" --force
 	assert_success
-	[ "$(field '[.status, .tools]')" = '["ok",{"calls":2,"failed":0}]' ]
+	[ "$(output_json '[.status, .tools]')" = '["ok",{"calls":2,"failed":0}]' ]
 	run jq -c '.messages[] | select(.role == "tool") | .content | fromjson | [.symbol, .price, .change_pct]' <<< "$output"
 	assert_output "$(printf '%s\n' '["ACME",123.45,2.88]' '["GLOBEX",55.02,-5.3]')"
 	printf 'ACME\t100\t90\t2026-11-21T10:00:00-05:00\n' > "$D/prices.tsv"
 	HEART_PRICE_FILE=$D/prices.tsv run heart-wake --soul "$SOULS/stock_watch.yaml" --force
-	[ "$(field '[.tools, (.messages[2].content | fromjson | .change_pct)]')" = '[{"calls":2,"failed":1},-10]' ]
-	field '.messages[3].content' | grep -q 'error: price: exit status 3: price: no price for GLOBEX'
+	[ "$(output_json '[.tools, (.messages[2].content | fromjson | .change_pct)]')" = '[{"calls":2,"failed":1},-10]' ]
+	output_json '.messages[3].content' | grep -q 'error: price: exit status 3: price: no price for GLOBEX'
 }

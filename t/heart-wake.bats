@@ -14,15 +14,6 @@ teardown() {
 	llm_stop
 }
 
-mk() {	# mk NAME TEXT: a soul file, its path printed
-	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1.yaml"
-	echo "$BATS_TEST_TMPDIR/$1.yaml"
-}
-
-field() {	# field NAME: from the JSON in $output
-	echo "$output" | jq -r ".$1"
-}
-
 # cron_day START ARGS...: heart-wake ARGS as cron runs it, a second
 # into every minute of the day from START, its lines in results.jsonl
 # and the runs counted in $runs.  Only the minutes where some agent may
@@ -56,8 +47,8 @@ cron_day() {
 @test "the paper's travel_rescue day: 5m with no cap sends 48 requests, not 288; 30m cap 48 sends exactly 48" {
 	plain_long
 	llm_script '{"idle_ratio": 0.9, "seed": 7}'
-	storm=$(mk storm "$(cat "$FIX/paper/s7.2-storm.yaml")")
-	fixed=$(mk travel_rescue "$(cat "$FIX/paper/s7.2-fixed.yaml")")
+	storm=$(soul_file storm.yaml "$(cat "$FIX/paper/s7.2-storm.yaml")")
+	fixed=$(soul_file travel_rescue.yaml "$(cat "$FIX/paper/s7.2-fixed.yaml")")
 	start=$(date -u -d '2026-11-22 00:00:00' +%s)
 	cron_day "$start" --chamber schedule --soul "$storm" --soul "$fixed"
 	r=$BATS_TEST_TMPDIR/results.jsonl
@@ -85,17 +76,17 @@ cron_day() {
 }
 
 @test "a due wake sends one request and prints one result line; the next minute is not_due and sends none" {
-	s=$(mk scout 'heart: { schedule: { interval: 30m, prompt: "Any news?" } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m, prompt: "Any news?" } }')
 	llm_script '{"replies":[{"text":"Big news: a release."}]}'
 	run heart-wake --soul "$s" --force
 	assert_success
 	[ "${#lines[@]}" -eq 1 ]
-	[ "$(field status)" = ok ]
-	[ "$(field response)" = "Big news: a release." ]
+	[ "$(output_field status)" = ok ]
+	[ "$(output_field response)" = "Big news: a release." ]
 	echo "$output" | jq -e '.v == 1 and .agent == "scout" and .chamber == "schedule" and (.wake_id | length > 8) and (.at | test("Z$")) and .cap.used == 1 and .cap.cap == 48 and .breaker == "closed" and .tools == {"calls":0,"failed":0} and .error == null and .usage.prompt_tokens > 0 and (.messages | length == 2) and .messages[0].role == "user" and .messages[1].content == "Big news: a release."'
 	run heart-wake --soul "$s"
 	assert_success
-	[ "$(field status)" = not_due ]
+	[ "$(output_field status)" = not_due ]
 	assert_output --partial 'schedule: not due: last wake'
 	run llm_count
 	assert_output 1
@@ -131,7 +122,7 @@ cron_day() {
 
 @test "an agent's documents are swapped with their version before: no new inode after their first write" {
 	file_only
-	s=$(mk scout 'heart: { schedule: { interval: 30m } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m } }')
 	llm_script '{"replies":[{"text":"[IDLE]"},{"text":"[IDLE]"},{"text":"[IDLE]"}]}'
 	a=$HEART_STATE_DIR/agents/scout
 	inodes() { stat -c %i "$a/cap.json" "$a/.cap.json.tmp" "$a/wake.json" "$a/.wake.json.tmp" | sort; }
@@ -149,7 +140,7 @@ cron_day() {
 
 @test "a torn wake.json is read from the version before it, and the wake goes on" {
 	file_only
-	s=$(mk scout 'heart: { schedule: { interval: 30m } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m } }')
 	llm_script '{"replies":[{"text":"[IDLE]"},{"text":"[IDLE]"},{"text":"[IDLE]"}]}'
 	a=$HEART_STATE_DIR/agents/scout
 	heart-wake --soul "$s" --force > /dev/null
@@ -165,12 +156,12 @@ cron_day() {
 }
 
 @test "busy: a held wake lock skips the wake at once and sends nothing" {
-	s=$(mk scout 'heart: {}')
+	s=$(soul_file scout.yaml 'heart: {}')
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
 	hold_lock "$HEART_STATE_DIR/agents/scout/wake.lock"
 	run heart-wake --soul "$s" --force
 	assert_success
-	[ "$(field status)" = busy ]
+	[ "$(output_field status)" = busy ]
 	assert_output --partial 'a wake of this agent is running'
 	release_lock
 	run llm_count
@@ -179,7 +170,7 @@ cron_day() {
 
 @test "spread: 100 agents with the same interval get offsets spread over it" {
 	for i in $(seq 100); do
-		mk "agent$i" 'heart: { schedule: { interval: 30m } }' > /dev/null
+		soul_file "agent$i.yaml" 'heart: { schedule: { interval: 30m } }' > /dev/null
 	done
 	run heart-wake --explain "$BATS_TEST_TMPDIR"/agent*.yaml
 	assert_success
@@ -194,42 +185,42 @@ cron_day() {
 }
 
 @test "a new fleet's first wakes wait for each agent's slot" {
-	s=$(mk scout 'heart: { schedule: { interval: 30m } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m } }')
 	off=$(heart-wake --explain --soul "$s" | jq -r 'select(.chamber == "schedule") | .offset')
 	base=$(date -u -d '2026-11-22 12:00:00' +%s)
 	slot=$(( base - base % 1800 + off ))
 	[ "$slot" -gt "$base" ] || slot=$((slot + 1800))
-	run at_epoch "$base" heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = not_due ]
-	[ "$(field next)" = "$(date -u -d "@$slot" +%FT%TZ)" ]
-	run at_epoch $((slot - 1)) heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = not_due ]
-	run at_epoch "$slot" heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = idle ]
+	run -0 at_epoch "$base" heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = not_due ]
+	[ "$(output_field next)" = "$(date -u -d "@$slot" +%FT%TZ)" ]
+	run -0 at_epoch $((slot - 1)) heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = not_due ]
+	run -0 at_epoch "$slot" heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = idle ]
 }
 
 @test "idle: not_idle while the user is active, then exactly one idle wake per quiet stretch" {
-	s=$(mk scout 'heart: { schedule: { daily_cap: 0 }, idle: { after: 2h } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { daily_cap: 0 }, idle: { after: 2h } }')
 	t0=$(date -u -d '2026-11-22 08:00:00' +%s)
 	at_epoch "$t0" heart-wake --touch scout --soul "$s"
 	touch -d "@$t0" "$HEART_STATE_DIR/agents/scout/input"
-	run at_epoch $((t0 + 3600)) heart-wake --soul "$s" --chamber idle
-	[ "$(field status)" = not_idle ]
+	run -0 at_epoch $((t0 + 3600)) heart-wake --soul "$s" --chamber idle
+	[ "$(output_field status)" = not_idle ]
 	assert_output --partial 'the user was active 1h ago'
-	run at_epoch $((t0 + 7200)) heart-wake --soul "$s" --chamber idle
-	[ "$(field status)" = idle ]
-	run at_epoch $((t0 + 7260)) heart-wake --soul "$s" --chamber idle
-	[ "$(field status)" = not_due ]
+	run -0 at_epoch $((t0 + 7200)) heart-wake --soul "$s" --chamber idle
+	[ "$(output_field status)" = idle ]
+	run -0 at_epoch $((t0 + 7260)) heart-wake --soul "$s" --chamber idle
+	[ "$(output_field status)" = not_due ]
 	assert_output --partial 'already woke in this quiet stretch'
 	run llm_count
 	assert_output 1
 	touch -d "@$((t0 + 7300))" "$HEART_STATE_DIR/agents/scout/input"
-	run at_epoch $((t0 + 7400)) heart-wake --soul "$s" --chamber idle
-	[ "$(field status)" = not_idle ]
+	run -0 at_epoch $((t0 + 7400)) heart-wake --soul "$s" --chamber idle
+	[ "$(output_field status)" = not_idle ]
 }
 
 @test "--touch of an agent heart has never seen says so and starts no agent; with its soul it records the input" {
-	s=$(mk scout 'heart: {}')
+	s=$(soul_file scout.yaml 'heart: {}')
 	run heart-wake --touch scuot
 	assert_failure 64
 	assert_output "heart-wake: scuot: no such agent (heart has no state for it: check the name, or give its soul with --soul)"
@@ -243,105 +234,105 @@ cron_day() {
 	run heart-wake --touch scout
 	assert_success
 	# an agent heart has woken is known
-	run heart-wake --soul "$(mk woken 'heart: {}')"
+	run -0 heart-wake --soul "$(soul_file woken.yaml 'heart: {}')"
 	run heart-wake --touch woken
 	assert_success
 }
 
 @test "auto wakes the idle chamber when the schedule is not due" {
-	s=$(mk scout 'heart: { idle: { after: 1h } }')
+	s=$(soul_file scout.yaml 'heart: { idle: { after: 1h } }')
 	t0=$(date -u -d '2026-11-22 08:00:00' +%s)
-	run at_epoch "$t0" heart-wake --soul "$s"
-	[ "$(field status)" = not_due ]
+	run -0 at_epoch "$t0" heart-wake --soul "$s"
+	[ "$(output_field status)" = not_due ]
 	assert_output --partial 'idle: no user input yet, quiet for 0s since heart first saw the agent'
-	run at_epoch $((t0 + 3601)) heart-wake --soul "$s" --chamber idle
-	[ "$(field chamber)" = idle ]
-	[ "$(field status)" = idle ]
+	run -0 at_epoch $((t0 + 3601)) heart-wake --soul "$s" --chamber idle
+	[ "$(output_field chamber)" = idle ]
+	[ "$(output_field status)" = idle ]
 }
 
 @test "quiet hours that wrap midnight hold the wake, and say until when" {
-	s=$(mk night 'heart:
+	s=$(soul_file night.yaml 'heart:
   timezone: Europe/Paris
   schedule: { interval: 10m, active_hours: "22:00-06:00" }')
-	run at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --chamber schedule --force
-	[ "$(field status)" = idle ]
+	run -0 at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --chamber schedule --force
+	[ "$(output_field status)" = idle ]
 	rm -rf "$HEART_STATE_DIR"
-	run at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = not_due ]
-	run at "2026-11-22 13:00:00 UTC" heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = quiet ]
+	run -0 at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = not_due ]
+	run -0 at "2026-11-22 13:00:00 UTC" heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = quiet ]
 	assert_output --partial 'outside active hours 22:00-06:00 Europe/Paris; next at 2026-11-22T21:00:00Z'
-	run at "2026-11-22 23:30:00 UTC" heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = idle ]
-	run at "2026-11-23 04:50:00 UTC" heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = idle ]
-	run at "2026-11-23 05:10:00 UTC" heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = quiet ]
+	run -0 at "2026-11-22 23:30:00 UTC" heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = idle ]
+	run -0 at "2026-11-23 04:50:00 UTC" heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = idle ]
+	run -0 at "2026-11-23 05:10:00 UTC" heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = quiet ]
 	run llm_count
 	assert_output 3
 }
 
 @test "a checklist with no open item is empty and costs no request; open items reach the prompt" {
 	printf '# Heartbeat\n\n<!-- nothing\n- [ ] hidden -->\n- [x] done\n  * [X] done too\n' > "$BATS_TEST_TMPDIR/HEARTBEAT.md"
-	s=$(mk scout 'heart: { schedule: { checklist: HEARTBEAT.md } }')
-	run heart-wake --soul "$s" --force --chamber schedule
-	[ "$(field status)" = empty ]
+	s=$(soul_file scout.yaml 'heart: { schedule: { checklist: HEARTBEAT.md } }')
+	run -0 heart-wake --soul "$s" --force --chamber schedule
+	[ "$(output_field status)" = empty ]
 	assert_output --partial 'has no open item'
 	run llm_count
 	assert_output 0
 	printf -- '- [ ] check the flight to Lyon\n' >> "$BATS_TEST_TMPDIR/HEARTBEAT.md"
-	run heart-wake --soul "$s" --force --chamber schedule
-	[ "$(field status)" = idle ]
+	run -0 heart-wake --soul "$s" --force --chamber schedule
+	[ "$(output_field status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | test("Open items of your checklist:\n- \\[ \\] check the flight to Lyon")'
 	llm_last | jq -e '[.messages[-1].content | test("hidden|done")] == [false]'
 }
 
 @test "a missing checklist warns once and the prompt goes alone" {
-	s=$(mk scout 'heart: { schedule: { interval: 1m, checklist: NOPE.md } }')
-	run heart-wake --soul "$s" --force
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 1m, checklist: NOPE.md } }')
+	run -0 heart-wake --soul "$s" --force
 	[ "$(echo "$output" | tail -1 | jq -r .status)" = idle ]
 	assert_output --partial 'warning: '
 	assert_output --partial 'NOPE.md: No such file or directory'
-	run heart-wake --soul "$s" --force
+	run -0 heart-wake --soul "$s" --force
 	refute_output --partial 'warning'
 	run llm_count
 	assert_output 2
 }
 
 @test "capped: a spent cap costs no request, and --force never passes it" {
-	s=$(mk scout 'heart: { schedule: { daily_cap: 2 } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { daily_cap: 2 } }')
 	heart-cap take --soul "$s"
 	heart-cap take --soul "$s"
 	run heart-wake --soul "$s" --force
 	assert_success
-	[ "$(field status)" = capped ]
+	[ "$(output_field status)" = capped ]
 	assert_output --partial 'daily cap reached: 2 of 2 today; resets at'
 	run llm_count
 	assert_output 0
 }
 
 @test "capped by the agent-wide daily_cap: the reason names the agent's cap, not the chamber's, in the result and in --explain" {
-	s=$(mk scout 'heart: { daily_cap: 2, schedule: { daily_cap: 48 } }')
+	s=$(soul_file scout.yaml 'heart: { daily_cap: 2, schedule: { daily_cap: 48 } }')
 	heart-cap take --soul "$s"
 	heart-cap take --soul "$s" --chamber idle
 	run -0 heart-wake --soul "$s" --force --chamber schedule
-	[ "$(field status)" = capped ]
-	[[ $(field reason) == "agent: daily cap reached: 2 of 2 today, every chamber's wakes together (heart.daily_cap; the schedule chamber's own is 48); resets at "* ]]
+	[ "$(output_field status)" = capped ]
+	[[ $(output_field reason) == "agent: daily cap reached: 2 of 2 today, every chamber's wakes together (heart.daily_cap; the schedule chamber's own is 48); resets at "* ]]
 	run -0 heart-wake --soul "$s" --explain
 	echo "$output" | jq -se '.[0].gates.cap.reason | startswith("agent: daily cap reached: 2 of 2 today")'
 	echo "$output" | jq -se '.[1].gates.cap.reason | test("the idle chamber.s own is 12\\)")'
 	# a chamber's own cap reached first is the chamber's
-	s=$(mk other 'heart: { daily_cap: 5, schedule: { daily_cap: 1 } }')
+	s=$(soul_file other.yaml 'heart: { daily_cap: 5, schedule: { daily_cap: 1 } }')
 	heart-cap take --soul "$s"
 	run -0 heart-wake --soul "$s" --force --chamber schedule
-	[[ $(field reason) == "schedule: daily cap reached: 1 of 1 today; resets at "* ]]
+	[[ $(output_field reason) == "schedule: daily cap reached: 1 of 1 today; resets at "* ]]
 	run llm_count
 	assert_output 0
 }
 
 @test "a chamber with daily_cap 0 is off; another agent's settings are untouched" {
-	off=$(mk off 'heart: { schedule: { daily_cap: 0 }, idle: { daily_cap: 0 } }')
-	on=$(mk on 'heart: {}')
+	off=$(soul_file off.yaml 'heart: { schedule: { daily_cap: 0 }, idle: { daily_cap: 0 } }')
+	on=$(soul_file on.yaml 'heart: {}')
 	run heart-wake --soul "$off" --soul "$on" --force
 	assert_success
 	[ "$(echo "${lines[0]}" | jq -r .status)" = capped ]
@@ -352,7 +343,7 @@ cron_day() {
 }
 
 @test "the pipeline: heart-wake | heart-ghost keeps real answers and leaves no trace of idle ones" {
-	s=$(mk scout 'heart: { schedule: { prompt: "Anything?" } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { prompt: "Anything?" } }')
 	llm_script '{"replies":[{"text":"[IDLE]"},{"text":"ALERT: the strike starts at 6."},{"text":"[IDLE]"}]}'
 	for i in 1 2 3; do
 		heart-wake --soul "$s" --force --chamber schedule | heart-ghost --text
@@ -366,7 +357,7 @@ cron_day() {
 }
 
 @test "a damaged line of the history: the wake names the file, the line and heart-ghost --repair, which sets it aside, kept, and the agent wakes again" {
-	s=$(mk scout 'heart: { schedule: { prompt: "Anything?" } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { prompt: "Anything?" } }')
 	llm_script '{"replies":[{"text":"ALERT: one."},{"text":"ALERT: two."},{"text":"ALERT: three."}]}'
 	for i in 1 2; do
 		heart-wake --soul "$s" --force | heart-ghost > /dev/null
@@ -404,42 +395,42 @@ cron_day() {
 	cd "$BATS_TEST_TMPDIR"
 	out=$BATS_TEST_TMPDIR/all
 	# ok, idle, dry_run, not_due, error
-	s=$(mk scout 'heart: {}')
+	s=$(soul_file scout.yaml 'heart: {}')
 	llm_script '{"replies":[{"text":"ALERT: the strike starts at 6."},{"text":"[IDLE]"}]}'
 	heart-wake --soul "$s" --force > "$out"
 	heart-wake --soul "$s" --force >> "$out"
 	# (another agent: scout's answer waits for heart-ghost in its
 	# outbox, and any line of scout's would deliver it)
-	run --separate-stderr bash -c 'heart-wake --soul "$1" --force --dry-run | tee -a "$2" | heart-ghost' _ "$(mk dry 'heart: {}')" "$out"
+	run --separate-stderr bash -c 'heart-wake --soul "$1" --force --dry-run | tee -a "$2" | heart-ghost' _ "$(soul_file dry.yaml 'heart: {}')" "$out"
 	assert_success
 	assert_output ""
 	[ -z "$stderr" ]
 	heart-wake --soul "$s" --chamber schedule >> "$out"
 	# not_idle, quiet, empty, busy, capped, open
-	u=$(mk user 'heart: {}')
+	u=$(soul_file user.yaml 'heart: {}')
 	heart-wake --touch user --soul "$u"
 	heart-wake --soul "$u" --chamber idle >> "$out"
-	night=$(mk night 'heart: { schedule: { interval: 10m, active_hours: "22:00-06:00" } }')
+	night=$(soul_file night.yaml 'heart: { schedule: { interval: 10m, active_hours: "22:00-06:00" } }')
 	at "2026-11-22 12:00:00 UTC" heart-wake --soul "$night" --chamber schedule > /dev/null
 	at "2026-11-22 13:00:00 UTC" heart-wake --soul "$night" --chamber schedule >> "$out"
 	printf -- '- [x] done\n' > HEARTBEAT.md
-	heart-wake --soul "$(mk list 'heart: { schedule: { checklist: HEARTBEAT.md } }')" --force --chamber schedule >> "$out"
-	b=$(mk busy 'heart: {}')
+	heart-wake --soul "$(soul_file list.yaml 'heart: { schedule: { checklist: HEARTBEAT.md } }')" --force --chamber schedule >> "$out"
+	b=$(soul_file busy.yaml 'heart: {}')
 	mkdir -p "$HEART_STATE_DIR/agents/busy"
 	flock "$HEART_STATE_DIR/agents/busy/wake.lock" heart-wake --soul "$b" --force >> "$out"
-	heart-wake --soul "$(mk off 'heart: { schedule: { daily_cap: 0 } }')" --force --chamber schedule >> "$out"
-	heart-wake --soul "$(mk gated 'heart: { schedule: { gate: ["false"] } }')" --force --chamber schedule >> "$out"
-	o=$(mk broken 'heart: {}')
+	heart-wake --soul "$(soul_file off.yaml 'heart: { schedule: { daily_cap: 0 } }')" --force --chamber schedule >> "$out"
+	heart-wake --soul "$(soul_file gated.yaml 'heart: { schedule: { gate: ["false"] } }')" --force --chamber schedule >> "$out"
+	o=$(soul_file broken.yaml 'heart: {}')
 	for i in 1 2 3; do heart-breaker record --soul "$o" llm-fail > /dev/null; done
 	heart-wake --soul "$o" --force >> "$out"
 	# throttled: the fleet's rate limit, one request a minute
 	printf 'endpoints:\n  double:\n    model: double\n    requests_per_minute: 1\n' \
 	    > "$BATS_TEST_TMPDIR/fleet.yaml"
-	r=$(mk rated 'heart: {}')
+	r=$(soul_file rated.yaml 'heart: {}')
 	HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml heart-wake --soul "$r" --force > /dev/null
 	HEART_FLEET=$BATS_TEST_TMPDIR/fleet.yaml heart-wake --soul "$r" --force >> "$out"
 	# paused: an operator's stop (heart-cap pause)
-	p=$(mk held 'heart: {}')
+	p=$(soul_file held.yaml 'heart: {}')
 	heart-cap pause --soul "$p"
 	heart-wake --soul "$p" --force >> "$out"
 	# tool_cap, error
@@ -470,29 +461,29 @@ cron_day() {
 }
 
 @test "auto: an agent whose schedule is off reports its idle chamber's skip" {
-	s=$(mk explorer 'heart: { schedule: { daily_cap: 0 }, idle: { after: 2h } }')
+	s=$(soul_file explorer.yaml 'heart: { schedule: { daily_cap: 0 }, idle: { after: 2h } }')
 	run heart-wake --soul "$s"
 	assert_success
-	[ "$(field chamber)" = idle ]
-	[ "$(field status)" = not_idle ]
+	[ "$(output_field chamber)" = idle ]
+	[ "$(output_field status)" = not_idle ]
 	assert_output --partial 'the chamber is off (daily_cap: 0); idle: no user input yet'
-	run heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = capped ]
+	run -0 heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = capped ]
 }
 
 @test "an agent whose idle chamber is off: a skipped wake reads no history, even to foresee its next wake" {
-	s=$(mk scout 'heart: { idle: { daily_cap: 0 } }')
+	s=$(soul_file scout.yaml 'heart: { idle: { daily_cap: 0 } }')
 	run heart-wake --soul "$s"
 	assert_success
-	[ "$(field status)" = not_due ]
+	[ "$(output_field status)" = not_due ]
 	# a history held by its writer would hold up any reader of it
 	exec {lk}>"$HEART_STATE_DIR/agents/scout/history.lock"
 	flock -x "$lk"
 	run timeout 10 heart-wake --soul "$s"
 	exec {lk}>&-
 	assert_success
-	[ "$(field status)" = not_due ]
-	[ "$(field next)" != null ]
+	[ "$(output_field status)" = not_due ]
+	[ "$(output_field next)" != null ]
 }
 
 # first_slot EPOCH OFFSET INTERVAL: the first slot boundary at or after
@@ -502,18 +493,12 @@ first_slot() {
 	echo $(($1 - d % $3 + (d % $3 ? $3 : 0)))
 }
 
-# explain EPOCH SOUL: the schedule chamber's --explain object then
-explain() {
-	at_epoch "$1" heart-wake --explain --soul "$2" |
-	    jq -c 'select(.chamber == "schedule")'
-}
-
 @test "--explain: a chamber capped for the day is next admitted at its first slot after midnight, and heart-wake admits it there" {
-	s=$(mk scout 'heart: { schedule: { interval: 30m, daily_cap: 2 } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m, daily_cap: 2 } }')
 	t0=$(date -u -d '2026-11-22 12:00:00' +%s)
 	at_epoch "$t0" heart-wake --soul "$s" --force > /dev/null
 	at_epoch $((t0 + 60)) heart-wake --soul "$s" --force > /dev/null
-	run explain $((t0 + 120)) "$s"
+	run explain_schedule $((t0 + 120)) "$s"
 	assert_success
 	off=$(echo "$output" | jq .offset)
 	next=$(first_slot "$(date -u -d '2026-11-23 00:00:00' +%s)" "$off" 1800)
@@ -530,7 +515,7 @@ explain() {
 	    .gates.cap.ok == false and .gates.cap.until == "2026-11-23T00:00:00Z" and
 	    (.gates.cap.reason | test("daily cap reached: 2 of 2 today; resets at 2026-11-23T00:00:00Z"))'
 	# the human form says the same, a gate a line
-	run at_epoch $((t0 + 120)) script -qec "heart-wake --explain --soul $s --chamber schedule" /dev/null
+	run -0 at_epoch $((t0 + 120)) script -qec "heart-wake --explain --soul $s --chamber schedule" /dev/null
 	assert_line --index 0 --regexp '^scout schedule: not_due: schedule: not due: last wake'
 	assert_line --index 1 --partial "  next wake: $(date -u -d "@$next" +%FT%TZ)"
 	assert_line --index 2 --regexp '^  due        no  schedule: not due: '
@@ -543,62 +528,62 @@ explain() {
 	# run at every slot until then, heart-wake is refused (each slot
 	# used) and says the same next wake; at that time it wakes
 	for ((t = $(first_slot $((t0 + 121)) "$off" 1800); t < next; t += 1800)); do
-		run at_epoch "$t" heart-wake --soul "$s" --chamber schedule
-		[ "$(field status)" = capped ]
-		[ "$(field next)" = "$(date -u -d "@$next" +%FT%TZ)" ]
+		run -0 at_epoch "$t" heart-wake --soul "$s" --chamber schedule
+		[ "$(output_field status)" = capped ]
+		[ "$(output_field next)" = "$(date -u -d "@$next" +%FT%TZ)" ]
 	done
-	run at_epoch $((next - 1)) heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = not_due ]
-	run at_epoch "$next" heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = idle ]
+	run -0 at_epoch $((next - 1)) heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = not_due ]
+	run -0 at_epoch "$next" heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = idle ]
 	run llm_count
 	assert_output 3
 }
 
 @test "--explain: outside its active hours once due, a chamber's next wake is the hours' next start, not its slot" {
-	s=$(mk night 'heart:
+	s=$(soul_file night.yaml 'heart:
   timezone: Europe/Paris
   schedule: { interval: 30m, active_hours: "09:00-17:00" }')
-	off=$(explain "$(date +%s)" "$s" | jq .offset)
+	off=$(explain_schedule "$(date +%s)" "$s" | jq .offset)
 	# the first slot at or after 17:00 Paris, and a wake just after the
 	# one before: the chamber is due only once the hours have ended
 	b=$(first_slot "$(date -u -d '2026-11-23 16:00:00' +%s)" "$off" 1800)
 	at_epoch $((b - 1740)) heart-wake --soul "$s" --chamber schedule --force > /dev/null
-	run explain $((b - 1700)) "$s"
+	run -0 explain_schedule $((b - 1700)) "$s"
 	echo "$output" | jq -e --arg b "$(date -u -d "@$b" +%FT%TZ)" '
 	    .would == "not_due" and .gates.due.until == $b and
 	    .next == "2026-11-24T08:00:00Z"'
-	run at_epoch $((b - 1700)) heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = not_due ]
-	[ "$(field next)" = 2026-11-24T08:00:00Z ]
-	run explain $((b + 600)) "$s"
+	run -0 at_epoch $((b - 1700)) heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = not_due ]
+	[ "$(output_field next)" = 2026-11-24T08:00:00Z ]
+	run -0 explain_schedule $((b + 600)) "$s"
 	echo "$output" | jq -e '.would == "quiet" and .gates.due.ok and .gates.hours.ok == false and
 	    .gates.hours.until == "2026-11-24T08:00:00Z" and .next == "2026-11-24T08:00:00Z"'
-	run at "2026-11-24 08:00:00 UTC" heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = idle ]
+	run -0 at "2026-11-24 08:00:00 UTC" heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = idle ]
 }
 
 @test "--explain: an open breaker's next wake is the first slot at or after its probe" {
-	s=$(mk scout 'heart: { schedule: { interval: 10m } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 10m } }')
 	t0=$(date -u -d '2026-11-22 12:00:00' +%s)
 	for i in 1 2 3; do
 		at_epoch "$t0" heart-breaker record --soul "$s" llm-fail --reason 'HTTP 429'
 	done > /dev/null
 	# heart-wake runs every minute: its first sight of the agent
 	at_epoch $((t0 + 60)) heart-wake --soul "$s" --chamber schedule > /dev/null
-	run explain $((t0 + 60)) "$s"
+	run -0 explain_schedule $((t0 + 60)) "$s"
 	off=$(echo "$output" | jq .offset)
 	next=$(first_slot $((t0 + 900)) "$off" 600)
 	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%TZ)" '
 	    .gates.breaker.ok == false and .gates.breaker.until == "2026-11-22T12:15:00Z" and
 	    (.gates.breaker.reason | test("^open \\(llm trigger: HTTP 429\\); next probe at")) and
 	    .gates.cap.ok and .next == $n'
-	run at_epoch "$next" heart-wake --soul "$s" --chamber schedule
-	[ "$(field status)" = idle ]
+	run -0 at_epoch "$next" heart-wake --soul "$s" --chamber schedule
+	[ "$(output_field status)" = idle ]
 }
 
 @test "--explain --force shows what --force skips; --explain --dry-run is refused" {
-	s=$(mk scout 'heart: { schedule: { interval: 30m, daily_cap: 1 } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m, daily_cap: 1 } }')
 	t0=$(date -u -d '2026-11-22 12:00:00' +%s)
 	run at_epoch "$t0" heart-wake --explain --force --soul "$s"
 	assert_success
@@ -609,13 +594,13 @@ explain() {
 	    .next == "2026-11-22T12:00:00Z"'
 	# without --force the same moment waits for the first slot; with
 	# --chamber, only that chamber is explained
-	run at_epoch "$t0" heart-wake --explain --soul "$s" --chamber schedule
+	run -0 at_epoch "$t0" heart-wake --explain --soul "$s" --chamber schedule
 	[ "${#lines[@]}" -eq 1 ]
 	echo "$output" | jq -e '.chamber == "schedule" and .would == "not_due" and .force == null and .next != "2026-11-22T12:00:00Z"'
 	at_epoch "$t0" heart-wake --soul "$s" --force > /dev/null
-	run at_epoch $((t0 + 60)) heart-wake --explain --force --soul "$s" --chamber schedule
+	run -0 at_epoch $((t0 + 60)) heart-wake --explain --force --soul "$s" --chamber schedule
 	echo "$output" | jq -e '.would == "capped" and .gates.cap.ok == false and .next == "2026-11-23T00:00:00Z"'
-	run at_epoch $((t0 + 60)) script -qec "heart-wake --explain --force --soul $s --chamber schedule" /dev/null
+	run -0 at_epoch $((t0 + 60)) script -qec "heart-wake --explain --force --soul $s --chamber schedule" /dev/null
 	assert_line --index 0 --partial 'scout schedule (--force): capped: '
 	assert_line --index 2 --partial '  due        yes skipped by --force'
 	run heart-wake --explain --dry-run --soul "$s"
@@ -624,41 +609,41 @@ explain() {
 }
 
 @test "wake.json keeps the last admitted wake; refused ones are kept apart, and the meta line never calls one the last wake" {
-	s=$(mk scout 'heart: { schedule: { interval: 30m, daily_cap: 2 } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m, daily_cap: 2 } }')
 	w=$HEART_STATE_DIR/agents/scout/wake.json
 	t0=$(date -u -d '2026-11-22 12:00:00' +%s)
-	run at_epoch "$t0" heart-wake --soul "$s" --force --chamber schedule
-	[ "$(field status)" = idle ]
+	run -0 at_epoch "$t0" heart-wake --soul "$s" --force --chamber schedule
+	[ "$(output_field status)" = idle ]
 	# the breaker refuses a wake
 	for i in 1 2 3; do
 		at_epoch $((t0 + 60)) heart-breaker record --soul "$s" llm-fail
 	done > /dev/null
-	run at_epoch $((t0 + 120)) heart-wake --soul "$s" --force --chamber schedule
-	[ "$(field status)" = open ]
+	run -0 at_epoch $((t0 + 120)) heart-wake --soul "$s" --force --chamber schedule
+	[ "$(output_field status)" = open ]
 	jq -e --argjson t "$t0" '.last.schedule == {"at": "2026-11-22T12:00:00Z", "ts": $t, "status": "idle"} and
 	    .refused.schedule.ts == $t + 120 and .refused.schedule.status == "open"' "$w"
 	# the probe is a wake: its meta line names the last wake admitted
-	run at_epoch $((t0 + 1000)) heart-wake --soul "$s" --force --chamber schedule
-	[ "$(field status)" = idle ]
+	run -0 at_epoch $((t0 + 1000)) heart-wake --soul "$s" --force --chamber schedule
+	[ "$(output_field status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | test("last schedule wake: 2026-11-22T12:00:00\\+00:00 \\(idle\\);")'
 	# the cap refuses the next
-	run at_epoch $((t0 + 1100)) heart-wake --soul "$s" --force --chamber schedule
-	[ "$(field status)" = capped ]
+	run -0 at_epoch $((t0 + 1100)) heart-wake --soul "$s" --force --chamber schedule
+	[ "$(output_field status)" = capped ]
 	jq -e --argjson t "$t0" '.last.schedule.ts == $t + 1000 and .last.schedule.status == "idle" and
 	    .refused.schedule.ts == $t + 1100 and .refused.schedule.status == "capped"' "$w"
-	run at_epoch $((t0 + 86400)) heart-wake --soul "$s" --force --chamber schedule
-	[ "$(field status)" = idle ]
+	run -0 at_epoch $((t0 + 86400)) heart-wake --soul "$s" --force --chamber schedule
+	[ "$(output_field status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | test("last schedule wake: 2026-11-22T12:16:40\\+00:00 \\(idle\\);")'
 	run llm_count
 	assert_output 3
 }
 
 @test "a wake.json of an older heart, whose last wake was a refusal, is read as a refusal" {
-	s=$(mk scout 'heart: { schedule: { interval: 30m } }')
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m } }')
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
 	printf '%s\n' '{"v":1,"agent":"scout","first_seen":"2026-11-22T10:00:00Z","first_seen_ts":1795341600,"last":{"schedule":{"at":"2026-11-22T11:00:00Z","ts":1795345200,"status":"capped"},"idle":null},"running":null,"last_error":null,"checklist_warned":false}' > "$HEART_STATE_DIR/agents/scout/wake.json"
-	run at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --force --chamber schedule
-	[ "$(field status)" = idle ]
+	run -0 at "2026-11-22 12:00:00 UTC" heart-wake --soul "$s" --force --chamber schedule
+	[ "$(output_field status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | test("last schedule wake: never;")'
 	jq -e '.last.schedule.ts == 1795348800 and .refused.schedule.status == "capped"' "$HEART_STATE_DIR/agents/scout/wake.json"
 }

@@ -125,6 +125,46 @@ state_clear() {
 	[ -z "${REDIS_PID:-}" ] || rcli FLUSHALL >/dev/null
 }
 
+# soul_file FILE TEXT: TEXT written to the soul $BATS_TEST_TMPDIR/FILE
+# (FILE with its extension: .yaml, .yml, .md), its path printed.
+soul_file() {
+	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1"
+	echo "$BATS_TEST_TMPDIR/$1"
+}
+
+# state_write AGENT FILE JSON: replace the agent's state file FILE as
+# heart's writers do (a temporary name, then rename).
+state_write() {
+	local d=$HEART_STATE_DIR/agents/$1
+	mkdir -p "$d"
+	printf '%s\n' "$3" > "$d/.$2.tmp"
+	mv "$d/.$2.tmp" "$d/$2"
+}
+
+# wake_ids AGENT: the wake ids in the agent's history, one per whole
+# wake (its last part).
+wake_ids() {
+	jq -r 'select(.part == .parts) | .wake_id' \
+	    "$HEART_STATE_DIR/agents/$1/history.jsonl"
+}
+
+# explain_schedule EPOCH SOUL: the schedule chamber's --explain object
+# at that time.
+explain_schedule() {
+	at_epoch "$1" heart-wake --explain --soul "$2" |
+	    jq -c 'select(.chamber == "schedule")'
+}
+
+# output_json JQ: JQ of the last JSON line of $output, compact.
+output_json() {
+	echo "$output" | tail -n 1 | jq -c "$1"
+}
+
+# output_field NAME: the field NAME of the JSON in $output, raw.
+output_field() {
+	echo "$output" | jq -r ".$1"
+}
+
 # meet AGENT...: heart knows each agent from now on, as after its
 # soul's first take, with nothing counted and no caps kept: its counter
 # reset, its soul given (a take, a record or a user message of an agent

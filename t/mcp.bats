@@ -31,9 +31,10 @@ teardown() {
 	llm_stop
 }
 
-# soul SERVERS [HEART_EXTRA] [TOP_EXTRA]: an agent with the MCP servers
-# given as YAML lines (indented by four spaces), and the soul tool quote
-soul() {
+# mcp_soul SERVERS [HEART_EXTRA] [TOP_EXTRA]: an agent with the MCP
+# servers given as YAML lines (indented by four spaces), and the soul
+# tool quote
+mcp_soul() {
 	cat > "$S" <<EOF
 name: scout
 system: You keep an eye on things.
@@ -68,10 +69,6 @@ bad() {
 	    "$1" "$T/mcp-bad.py" "$2" "$3" "${TO:-$((5 * PATIENCE))s}" "${4:-}"
 }
 
-field() {	# field JQ: from the last JSON line in $output
-	echo "$output" | tail -n 1 | jq -c "$1"
-}
-
 call() {	# call NAME ARGS: one tool call, as the double's script has it
 	printf '{"name":"%s","arguments":%s}' "$1" "$2"
 }
@@ -87,12 +84,12 @@ no_group_left() {
 }
 
 @test "a wake calls a tool of each real server (everything, filesystem); the results reach the model, the answer and the history" {
-	soul "$(everything '[echo, get-sum]')
+	mcp_soul "$(everything '[echo, get-sum]')
 $(filesystem '[read_text_file]')"
 	llm_script "{\"replies\":[{\"tool_calls\":[$(call everything__get-sum '{"a":2,"b":3}'),$(call fs__read_text_file "{\"path\":\"$D/files/note.txt\"}")]},{\"text\":\"The launch is on Thursday; 2 and 3 make 5.\"}]}"
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field '[.status, .response, .tools]')" = '["ok","The launch is on Thursday; 2 and 3 make 5.",{"calls":2,"failed":0,"servers":2,"servers_failed":0}]' ]
+	[ "$(output_json '[.status, .response, .tools]')" = '["ok","The launch is on Thursday; 2 and 3 make 5.",{"calls":2,"failed":0,"servers":2,"servers_failed":0}]' ]
 	# what the model was offered: the allowed tools, schemas unchanged
 	head -n 1 "$LLM_DIR/requests.jsonl" | jq -e '.body.tools | map(.function.name) == ["quote","everything__echo","everything__get-sum","fs__read_text_file"]'
 	head -n 1 "$LLM_DIR/requests.jsonl" | jq -e '.body.tools[2].function.parameters | .required == ["a","b"] and .properties.a.type == "number"'
@@ -107,27 +104,27 @@ $(filesystem '[read_text_file]')"
 }
 
 @test "allowlist: a tool not listed is not offered, and a call to it is refused as an unknown tool; a server with none listed is never started" {
-	soul "$(everything '[echo]')
+	mcp_soul "$(everything '[echo]')
 $(bad quiet good "$D/bad" | sed '/tools:/d')"
 	llm_script "{\"replies\":[{\"tool_calls\":[$(call everything__get-env '{}')]},{\"text\":\"done\"}]}"
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
-	[ "$(field '.tools')" = '{"calls":1,"failed":1,"servers":1,"servers_failed":0}' ]
+	[ "$(output_json '.tools')" = '{"calls":1,"failed":1,"servers":1,"servers_failed":0}' ]
 	head -n 1 "$LLM_DIR/requests.jsonl" | jq -e '.body.tools | map(.function.name) == ["quote","everything__echo"]'
-	[ "$(field '.messages[2].content')" = '"error: everything__get-env: no such tool (the tools are: quote, everything__echo)"' ]
+	[ "$(output_json '.messages[2].content')" = '"error: everything__get-env: no such tool (the tools are: quote, everything__echo)"' ]
 	echo "$stderr" | grep -q 'mcp_servers.quiet: no tools listed: none is offered and the server is never started'
 	[ ! -e "$D/bad/pids" ]
 	[ "$(jq .tool_fails "$HEART_STATE_DIR/agents/scout/breaker.json")" -eq 1 ]
 }
 
 @test "seed_tool_cap counts MCP and soul tool calls together" {
-	soul "$(everything '[echo]')" 'idle: { daily_cap: 0 }
+	mcp_soul "$(everything '[echo]')" 'idle: { daily_cap: 0 }
   breaker: { threshold: 5 }'
 	sed -i 's/^  schedule: { daily_cap: 1000 }$/  schedule: { daily_cap: 1000, seed_tool_cap: 2 }/' "$S"
 	llm_script "{\"replies\":[{\"tool_calls\":[$(call quote '{"symbol":"ACME"}'),$(call everything__echo '{"message":"hi"}')]},{\"tool_calls\":[$(call everything__echo '{"message":"again"}')]},{\"text\":\"never\"}]}"
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
-	[ "$(field '[.status, .tools.calls, .tools.failed]')" = '["tool_cap",2,0]' ]
+	[ "$(output_json '[.status, .tools.calls, .tools.failed]')" = '["tool_cap",2,0]' ]
 	[ "$(llm_count)" -eq 2 ]
 	echo "$output" | jq -e '[.messages[] | select(.role == "tool") | .content] | .[1] == "Echo: hi"'
 	head -n 1 "$LLM_DIR/requests.jsonl" | jq -e '[.body.messages[] | select(.role == "user")][0].content | test("At most 2 tool calls in this wake")'
@@ -136,7 +133,7 @@ $(bad quiet good "$D/bad" | sed '/tools:/d')"
 # misbehave MODE MESSAGE: a wake whose server misbehaves so gives a
 # clear tool failure, and leaves no process of its group
 misbehave() {
-	soul "$(bad bad "$1" "$D/bad")"
+	mcp_soul "$(bad bad "$1" "$D/bad")"
 	llm_script "{\"cycle\":true,\"replies\":[{\"tool_calls\":[$(call bad__hello '{"name":"you"}')]},{\"text\":\"The server misbehaved.\"}]}"
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
@@ -148,7 +145,7 @@ misbehave() {
 
 @test "a server that writes garbage on its output: a clear tool failure, and no process left" {
 	misbehave garbage 'bad__hello: mcp server bad: sent a line that is not JSON'
-	[ "$(field '[.status, .tools.failed]')" = '["ok",1]' ]
+	[ "$(output_json '[.status, .tools.failed]')" = '["ok",1]' ]
 	echo "$stderr" | grep -q 'mcp server bad: stderr: mcp-bad: garbage started'
 }
 
@@ -164,9 +161,9 @@ misbehave() {
 
 @test "a server that never answers initialize: a tool failure, its tools not offered, and no process left" {
 	TO=5s misbehave silent 'mcp server bad: no answer to initialize within 5s'
-	[ "$(field '[.tools, .status]')" = '[{"calls":1,"failed":1,"servers":1,"servers_failed":1},"ok"]' ]
+	[ "$(output_json '[.tools, .status]')" = '[{"calls":1,"failed":1,"servers":1,"servers_failed":1},"ok"]' ]
 	head -n 1 "$LLM_DIR/requests.jsonl" | jq -e '.body.tools | map(.function.name) == ["quote"]'
-	[ "$(field '.messages[2].content')" = '"error: bad__hello: no such tool (the tools are: quote)"' ]
+	[ "$(output_json '.messages[2].content')" = '"error: bad__hello: no such tool (the tools are: quote)"' ]
 }
 
 @test "a call past the server's timeout is cancelled; a server that ignores SIGTERM, and its child, are killed with their group" {
@@ -177,11 +174,11 @@ misbehave() {
 }
 
 @test "a tool that returns isError: a tool failure, its content to the model" {
-	soul "$(bad bad good "$D/bad")"
+	mcp_soul "$(bad bad good "$D/bad")"
 	llm_script "{\"replies\":[{\"tool_calls\":[$(call bad__fail '{}'),$(call bad__hello '{"name":"Ada"}')]},{\"text\":\"One failed.\"}]}"
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
-	[ "$(field '.tools')" = '{"calls":2,"failed":1,"servers":1,"servers_failed":0}' ]
+	[ "$(output_json '.tools')" = '{"calls":2,"failed":1,"servers":1,"servers_failed":0}' ]
 	llm_last | jq -e '[.messages[] | select(.role == "tool") | .content] == ["error: bad__fail: the tool reports an error\nno luck", "hello, Ada"]'
 	echo "$stderr" | grep -q 'heart-wake: scout: tool bad__fail: the tool reports an error: no luck'
 	# a tool's own error is no failure of the server: its stderr stays
@@ -194,12 +191,12 @@ misbehave() {
 }
 
 @test "a server that answers with an older protocol version is spoken to; one with an unknown version is not" {
-	soul "$(bad old old "$D/bad")
+	mcp_soul "$(bad old old "$D/bad")
 $(bad new future "$D/bad2")"
 	llm_script "{\"replies\":[{\"tool_calls\":[$(call old__hello '{"name":"Bob"}')]},{\"text\":\"ok\"}]}"
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
-	[ "$(field '.tools')" = '{"calls":1,"failed":0,"servers":2,"servers_failed":1}' ]
+	[ "$(output_json '.tools')" = '{"calls":1,"failed":0,"servers":2,"servers_failed":1}' ]
 	echo "$output" | jq -e '[.messages[] | select(.role == "tool") | .content] == ["hello, Bob"]'
 	echo "$stderr" | grep -q 'tool mcp server new: speaks protocol version 2099-01-01; heart-wake speaks 2025-06-18, 2025-03-26 and 2024-11-05'
 	no_group_left "$D/bad"
@@ -207,22 +204,22 @@ $(bad new future "$D/bad2")"
 }
 
 @test "a skipped wake starts no server" {
-	soul "$(bad bad good "$D/bad")"
+	mcp_soul "$(bad bad good "$D/bad")"
 	llm_script '{"replies":[{"text":"[IDLE]"}]}'
 	run heart-wake --soul "$S" --force
 	assert_success
-	[ "$(field .status)" = '"idle"' ]
+	[ "$(output_json .status)" = '"idle"' ]
 	[ "$(wc -l < "$D/bad/pids")" -eq 1 ]
 	run heart-wake --soul "$S"
 	assert_success
-	[ "$(field .status)" = '"not_due"' ]
+	[ "$(output_json .status)" = '"not_due"' ]
 	[ "$(wc -l < "$D/bad/pids")" -eq 1 ]
 	[ "$(llm_count)" -eq 1 ]
 	no_group_left "$D/bad"
 }
 
 @test "the key variables reach only the server that names them, never the model's key unless named" {
-	soul "$(bad one good "$D/bad" '    pass_env: [MCP_TOKEN_ONE]
+	mcp_soul "$(bad one good "$D/bad" '    pass_env: [MCP_TOKEN_ONE]
     env: { GREETING: hi }')
 $(bad two good "$D/bad2")
 $(everything '[get-env]' | sed 's/^    tools:.*/    tools: [get-env]\n    pass_env: [OPENAI_API_KEY]/')" '' 'llm: { timeout: 5s, api_key_env: OPENAI_API_KEY }'
@@ -250,20 +247,20 @@ $(everything '[get-env]' | sed 's/^    tools:.*/    tools: [get-env]\n    pass_e
 }
 
 @test "--explain and --dry-run name the servers and tools without starting any; --list-tools starts them, lists every tool, and stops them" {
-	soul "$(bad bad good "$D/bad" | sed 's/tools: \[hello, fail\]/tools: [hello]/')
+	mcp_soul "$(bad bad good "$D/bad" | sed 's/tools: \[hello, fail\]/tools: [hello]/')
 $(everything '[echo]')"
 	run heart-wake --explain --soul "$S"
 	assert_success
 	echo "${lines[0]}" | jq -e '.mcp | map([.server, .tools, .started]) == [["bad",["bad__hello"],false],["everything",["everything__echo"],false]]'
 	run heart-wake --dry-run --soul "$S" --force
 	assert_success
-	[ "$(field '[.status, (.mcp | map(.server))]')" = '["dry_run",["bad","everything"]]' ]
+	[ "$(output_json '[.status, (.mcp | map(.server))]')" = '["dry_run",["bad","everything"]]' ]
 	[ ! -e "$D/bad/pids" ]
 	[ "$(llm_count)" -eq 0 ]
 	run --separate-stderr heart-wake --list-tools --soul "$S"
 	assert_success
-	[ "$(field '[.servers[0].server, .servers[0].ok, .servers[0].protocol, (.servers[0].tools | map([.name, .allowed, .as]))]')" = '["bad",true,"2025-06-18",[["hello",true,"bad__hello"],["fail",false,"bad__fail"]]]' ]
-	field '.servers[1].tools | map(.name) | index("get-sum") != null'
+	[ "$(output_json '[.servers[0].server, .servers[0].ok, .servers[0].protocol, (.servers[0].tools | map([.name, .allowed, .as]))]')" = '["bad",true,"2025-06-18",[["hello",true,"bad__hello"],["fail",false,"bad__fail"]]]' ]
+	[ "$(output_json '.servers[1].tools | map(.name) | index("get-sum") != null')" = true ]
 	[ "$(wc -l < "$D/bad/pids")" -eq 1 ]
 	no_group_left "$D/bad"
 	[ "$(llm_count)" -eq 0 ]
@@ -285,7 +282,7 @@ led_groups() {
 # background (pid), the model slow to answer; returns once the three
 # are listed and the stubborn one's child runs, their groups in groups
 three_servers() {
-	soul "$(bad tidy tidy "$D/bad")
+	mcp_soul "$(bad tidy tidy "$D/bad")
 $(bad stubborn stubborn "$D/bad2")
 $(everything '[echo]')"
 	llm_script '{"replies":[{"text":"slow","delay":30}]}'

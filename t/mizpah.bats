@@ -85,7 +85,7 @@ drawn() {	# drawn [JQ]: what the page draws, one agent a line
 	step eval 'mizpah.drawn()' | jq -r ".[] | ${1:-.}"
 }
 
-soul() {	# soul NAME [YAML]: a soul pulsing every second
+page_soul() {	# page_soul NAME [YAML]: a soul pulsing every second
 	printf 'name: %s\nheart:\n  pulse: { interval: 1s }\n%s\n' "$1" "${2:-}" \
 		> "$BATS_TEST_TMPDIR/souls/$1.yaml"
 }
@@ -96,13 +96,6 @@ pulse() {	# pulse [DIR]: a heart-pulse for the souls in DIR on this prefix
 		--client-id "pulse-$BATS_TEST_NUMBER-$(basename "${1:-x}")" \
 		2>> "$BATS_TEST_TMPDIR/pulse.err" 3>&- &
 	PIDS="$PIDS $!"
-}
-
-state() {	# state AGENT FILE JSON: replace a state file as the writers do
-	local d=$HEART_STATE_DIR/agents/$1
-	mkdir -p "$d"
-	printf '%s\n' "$3" > "$d/.$2.tmp"
-	mv "$d/.$2.tmp" "$d/$2"
 }
 
 publish() {	# publish AGENT LEAF JSON [-r]: a message by hand, as heart-pulse
@@ -120,20 +113,20 @@ born() {	# born AGENT...: online for an hour, as a birth says
 @test "each state has a colour and a shape of its own, read back from the canvas" {
 	now=$(date +%s) h=$(date -u +%H)
 	off=$(printf '%02d:00-%02d:00' $(((10#$h + 2) % 24)) $(((10#$h + 3) % 24)))
-	for a in online waking open half failing capped; do soul "look-$a"; done
-	soul look-sleeping "  schedule: { active_hours: \"$off\" }
+	for a in online waking open half failing capped; do page_soul "look-$a"; done
+	page_soul look-sleeping "  schedule: { active_hours: \"$off\" }
   idle: { active_hours: \"$off\" }"
-	soul look-capped '  daily_cap: 1'
+	page_soul look-capped '  daily_cap: 1'
 	heart-cap take --soul "$BATS_TEST_TMPDIR/souls/look-capped.yaml"
 	for i in 1 2 3; do
 		heart-breaker record --soul "$BATS_TEST_TMPDIR/souls/look-open.yaml" \
 		    llm-fail > /dev/null
 	done
-	state look-half breaker.json '{"v":1,"state":"half_open","trigger":"tool","reason":"x"}'
-	state look-failing wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$now,\"status\":\"error\"}},\"running\":null}"
+	state_write look-half breaker.json '{"v":1,"state":"half_open","trigger":"tool","reason":"x"}'
+	state_write look-failing wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$now,\"status\":\"error\"}},\"running\":null}"
 	sleep 300 3>&- &
 	PIDS="$PIDS $!"
-	state look-waking wake.json "{\"v\":1,\"running\":{\"chamber\":\"idle\",\"since\":\"x\",\"pid\":$!}}"
+	state_write look-waking wake.json "{\"v\":1,\"running\":{\"chamber\":\"idle\",\"since\":\"x\",\"pid\":$!}}"
 	# two more publishers: one killed (its will), one hung (missed pulses)
 	mkdir -p "$BATS_TEST_TMPDIR/dead" "$BATS_TEST_TMPDIR/hung"
 	printf 'name: look-offline\n' > "$BATS_TEST_TMPDIR/dead/look-offline.yaml"
@@ -230,8 +223,8 @@ b b-3 capped
 }
 
 @test "the detail panel shows the figures of the pulse published, on click and from the keyboard" {
-	soul scout
-	soul sleepy "  schedule: { active_hours: \"$(printf '%02d:00-%02d:00' $(((10#$(date -u +%H) + 2) % 24)) $(((10#$(date -u +%H) + 3) % 24)))\" }
+	page_soul scout
+	page_soul sleepy "  schedule: { active_hours: \"$(printf '%02d:00-%02d:00' $(((10#$(date -u +%H) + 2) % 24)) $(((10#$(date -u +%H) + 3) % 24)))\" }
   idle: { daily_cap: 0 }"
 	for i in 1 2 3; do
 		heart-breaker record --soul "$BATS_TEST_TMPDIR/souls/scout.yaml" \
@@ -240,9 +233,9 @@ b b-3 capped
 	heart-cap take scout
 	heart-cap take scout
 	d=$HEART_STATE_DIR/agents/scout
-	state scout cap.json "$(jq -c '.tokens = {prompt: 1200, completion: 345}' "$d/cap.json")"
+	state_write scout cap.json "$(jq -c '.tokens = {prompt: 1200, completion: 345}' "$d/cap.json")"
 	now=$(date +%s)
-	state scout wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$((now - 7200)),\"status\":\"ok\"},\"idle\":{\"ts\":$((now - 60)),\"status\":\"tool_cap\"}},\"running\":null,\"last_error\":{\"ts\":$((now - 60)),\"message\":\"more than 5 tool calls\"}}"
+	state_write scout wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$((now - 7200)),\"status\":\"ok\"},\"idle\":{\"ts\":$((now - 60)),\"status\":\"tool_cap\"}},\"running\":null,\"last_error\":{\"ts\":$((now - 60)),\"message\":\"more than 5 tool calls\"}}"
 	page
 	pulse
 	wait_until 30 holds 'mizpah.drawn().some((c) => c.id === "scout" && c.look === "open")'

@@ -8,11 +8,6 @@ setup() {
 	heart_setup
 }
 
-mk() {	# mk NAME.EXT TEXT: write a soul, print its path
-	printf '%s\n' "$2" > "$BATS_TEST_TMPDIR/$1"
-	echo "$BATS_TEST_TMPDIR/$1"
-}
-
 @test "the paper's snippets (sections 3.2, 3.3, 7.2, 7.3) load verbatim" {
 	run soul-dump "$FIX"/paper/*.yaml
 	assert_success
@@ -27,16 +22,19 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 
 @test "the fixtures are the paper's own code blocks, byte for byte" {
 	plain_only
-	paper=$T/../../shared/seeds/000_heart_paper_en_zh.txt
-	[ -f "$paper" ] || skip "no ../shared beside the project"
-	for f in "$FIX"/paper/*.yaml; do
-		grep -qF -- "$(head -3 "$f" | tail -1)" "$paper"
-		python3 -c 'import sys; p=open(sys.argv[1]).read(); f=open(sys.argv[2]).read(); sys.exit(0 if f in p else 1)' "$paper" "$f"
-	done
+	# paper-blocks.txt holds the paper's code blocks as it prints them:
+	# each soul is one of them, and each of them is a soul
+	python3 - "$FIX"/paper/paper-blocks.txt "$FIX"/paper/*.yaml <<-'EOF'
+	import re, sys
+	text = open(sys.argv[1]).read()
+	blocks = re.findall(r"^```\n(.*?)^```\n", text, re.S | re.M)
+	souls = [open(f).read() for f in sys.argv[2:]]
+	sys.exit(0 if len(blocks) == 5 and sorted(blocks) == sorted(souls) else 1)
+	EOF
 }
 
 @test "defaults fill every key a soul leaves out" {
-	s=$(mk bare.yaml 'name: bare')
+	s=$(soul_file bare.yaml 'name: bare')
 	run soul-dump "$s"
 	assert_success
 	echo "$output" | jq -e '.pulse == {"interval":10,"misses":3}
@@ -50,19 +48,19 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 
 @test "a soul file with nothing in it is refused with its name, exit 78; heart: {} is every default" {
 	: > "$BATS_TEST_TMPDIR/zero.yaml"
-	mk blank.yaml '' > /dev/null
-	mk comments.yml '# only a comment' > /dev/null
-	mk bare.md $'---\n---\n  \n' > /dev/null
+	soul_file blank.yaml '' > /dev/null
+	soul_file comments.yml '# only a comment' > /dev/null
+	soul_file bare.md $'---\n---\n  \n' > /dev/null
 	for f in zero.yaml blank.yaml comments.yml bare.md; do
 		run soul-dump "$BATS_TEST_TMPDIR/$f"
 		assert_failure 78
 		assert_output "soul-dump: $BATS_TEST_TMPDIR/$f: empty: a soul holds its keys (heart: {} for every default); see heart-soul(5)"
 	done
-	run soul-dump "$(mk empty_one.yaml 'heart: {}')"
+	run soul-dump "$(soul_file empty_one.yaml 'heart: {}')"
 	assert_success
 	echo "$output" | jq -e '.name == "empty_one" and .schedule.daily_cap == 48'
 	# a Markdown soul may be its body alone: that is something in it
-	run soul-dump "$(mk prompt.md 'You watch the weather.')"
+	run soul-dump "$(soul_file prompt.md 'You watch the weather.')"
 	assert_success
 	echo "$output" | jq -e '.system == "You watch the weather."'
 }
@@ -78,7 +76,7 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 	run soul-dump "$SOULS/github_scout.md"
 	assert_success
 	echo "$output" | jq -e '.name == "github_scout" and (.system | startswith("You are github_scout.")) and .idle.after == 7200'
-	s=$(mk plain.md 'Just a prompt, no frontmatter.')
+	s=$(soul_file plain.md 'Just a prompt, no frontmatter.')
 	run soul-dump "$s"
 	echo "$output" | jq -e '.name == "plain" and .system == "Just a prompt, no frontmatter."'
 }
@@ -92,7 +90,7 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 
 @test "durations: 10s 30m 2h 1d 1h30m and bare seconds" {
 	for d in 10s:10 30m:1800 2h:7200 1d:86400 1h30m:5400 2d12h:216000 90:90; do
-		s=$(mk d.yaml "heart: { schedule: { interval: ${d%%:*} } }")
+		s=$(soul_file d.yaml "heart: { schedule: { interval: ${d%%:*} } }")
 		run soul-dump "$s"
 		assert_success
 		echo "$output" | jq -e ".schedule.interval == ${d##*:}"
@@ -100,14 +98,14 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 }
 
 @test "a bad duration names file:line:column and exits 78" {
-	s=$(mk bad.yaml 'heart:
+	s=$(soul_file bad.yaml 'heart:
   schedule:
     interval: 30x')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output "soul-dump: $s:3:15: heart.schedule.interval: bad duration '30x' (write e.g. 10s, 30m, 2h, 1d or 1h30m)"
 	for d in 0s 0 -5m 1h30 m 1.5h '"  "'; do
-		s=$(mk bad.yaml "heart: { idle: { after: $d } }")
+		s=$(soul_file bad.yaml "heart: { idle: { after: $d } }")
 		run soul-dump "$s"
 		assert_failure 78
 		assert_output --partial "heart.idle.after"
@@ -116,29 +114,29 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 
 @test "a duration of 0, or of a fraction of a second, is named as such" {
 	for d in 0 0s '"0m"' 0h0m; do
-		s=$(mk zero.yaml "heart: { schedule: { interval: $d } }")
+		s=$(soul_file zero.yaml "heart: { schedule: { interval: $d } }")
 		run soul-dump "$s"
 		assert_failure 78
 		assert_output "soul-dump: $s:1:32: heart.schedule.interval: must be longer than 0s (daily_cap: 0 turns a chamber off)"
 	done
-	s=$(mk half.yaml 'heart: { breaker: { cooldown: 1.5 } }')
+	s=$(soul_file half.yaml 'heart: { breaker: { cooldown: 1.5 } }')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output "soul-dump: $s:1:31: heart.breaker.cooldown: must be whole seconds, or a duration such as 30m"
-	s=$(mk list.yaml 'heart: { idle: { after: [2h] } }')
+	s=$(soul_file list.yaml 'heart: { idle: { after: [2h] } }')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output "soul-dump: $s:1:25: heart.idle.after: must be a duration (write e.g. 10s, 30m, 2h, 1d or 1h30m)"
 }
 
 @test "a number too large says so, in a soul and on a command line" {
-	s=$(mk big.yaml 'heart:
+	s=$(soul_file big.yaml 'heart:
   daily_cap: 99999999999999999999')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output "soul-dump: $s:2:14: heart.daily_cap: too large (at most 9223372036854775807)"
 	for d in 9999999999999999d 99999999999999 999999999999999999999s; do
-		s=$(mk big.yaml "heart: { schedule: { interval: $d } }")
+		s=$(soul_file big.yaml "heart: { schedule: { interval: $d } }")
 		run soul-dump "$s"
 		assert_failure 78
 		assert_output --partial "soul-dump: $s:1:32: heart.schedule.interval: "
@@ -164,50 +162,50 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 }
 
 @test "a tab in a soul's YAML says that YAML forbids tabs, and where it is" {
-	s=$(mk tab.yaml "$(printf 'heart:\n  schedule:\n    interval: 5m\n\tdaily_cap: 3')")
+	s=$(soul_file tab.yaml "$(printf 'heart:\n  schedule:\n    interval: 5m\n\tdaily_cap: 3')")
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output "soul-dump: $s:4:1: a tab: YAML forbids tabs for indentation; indent with spaces"
-	s=$(mk tab.md "$(printf -- '---\nheart:\n  \tidle: { after: 1h }\n---\nYou watch.')")
+	s=$(soul_file tab.md "$(printf -- '---\nheart:\n  \tidle: { after: 1h }\n---\nYou watch.')")
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output "soul-dump: $s:3:3: a tab: YAML forbids tabs for indentation; indent with spaces"
 }
 
 @test "a byte that is not UTF-8 is reported at file:line:column, in the YAML and in a Markdown body" {
-	s=$(mk latin.yaml "$(printf 'name: a\nsystem: "caf\xe9"')")
+	s=$(soul_file latin.yaml "$(printf 'name: a\nsystem: "caf\xe9"')")
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output "soul-dump: $s:2:13: byte 0xe9 is not UTF-8 (a soul is UTF-8 text: convert it, e.g. with iconv -t UTF-8)"
-	s=$(mk latin.md "$(printf -- '---\nname: a\n---\nYou watch the caf\xc3\xa9 and the h\xf4tel.')")
+	s=$(soul_file latin.md "$(printf -- '---\nname: a\n---\nYou watch the caf\xc3\xa9 and the h\xf4tel.')")
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output --partial "soul-dump: $s:4:29: byte 0xf4 is not UTF-8"
 }
 
 @test "a value of the wrong type names file:line:column and exits 78" {
-	s=$(mk bad.yaml 'heart:
+	s=$(soul_file bad.yaml 'heart:
   schedule:
     daily_cap: lots')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output "soul-dump: $s:3:16: heart.schedule.daily_cap: must be a whole number"
-	s=$(mk bad.yaml 'heart: [1, 2]')
+	s=$(soul_file bad.yaml 'heart: [1, 2]')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output --partial ":1:8: heart: must be a mapping of keys"
-	s=$(mk bad.yaml 'heart: { daily_cap: -1 }')
+	s=$(soul_file bad.yaml 'heart: { daily_cap: -1 }')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output --partial "heart.daily_cap: must be at least 0"
-	s=$(mk bad.yaml 'system: [a]')
+	s=$(soul_file bad.yaml 'system: [a]')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output --partial "system: must be a string"
 }
 
 @test "an unknown chamber is an error at its key" {
-	s=$(mk bad.yaml 'heart:
+	s=$(soul_file bad.yaml 'heart:
   schedule: { interval: 5m }
   nap:
     after: 1h')
@@ -218,7 +216,7 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 
 @test "a bad timezone is an error" {
 	for z in Mars/Olympus ../../etc/passwd /etc/localtime 'Europe/Paris ' ''; do
-		s=$(mk bad.yaml "heart: { timezone: \"$z\" }")
+		s=$(soul_file bad.yaml "heart: { timezone: \"$z\" }")
 		run soul-dump "$s"
 		assert_failure 78
 		assert_output --partial "heart.timezone: unknown timezone"
@@ -227,19 +225,19 @@ mk() {	# mk NAME.EXT TEXT: write a soul, print its path
 
 @test "bad agent ids are refused, from the name key or from the file name" {
 	for id in ../x a/b .hidden 'a+b' 'a#b' "$(printf 'x%.0s' $(seq 65))"; do
-		s=$(mk bad.yaml "name: \"$id\"")
+		s=$(soul_file bad.yaml "name: \"$id\"")
 		run soul-dump "$s"
 		assert_failure 78
 		assert_output --partial ":1:7: name: bad agent id"
 	done
-	s=$(mk 'we ird.yaml' 'heart: {}')
+	s=$(soul_file 'we ird.yaml' 'heart: {}')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output --partial "bad agent id 'we ird' from the file name"
 }
 
 @test "unknown keys warn on stderr with their position and the soul still loads" {
-	s=$(mk warn.yaml 'name: w
+	s=$(soul_file warn.yaml 'name: w
 model: gpt
 heart:
   schedule:
@@ -251,7 +249,7 @@ heart:
 }
 
 @test "a key of the other chamber warns with its position and has no effect" {
-	s=$(mk other.yaml 'heart:
+	s=$(soul_file other.yaml 'heart:
   schedule: { interval: 30m, after: 1h }
   idle:
     seed_tool_cap: 2')
@@ -263,18 +261,18 @@ heart:
 }
 
 @test "YAML syntax errors and unclosed frontmatter give a position" {
-	s=$(mk bad.yaml 'heart:
+	s=$(soul_file bad.yaml 'heart:
   schedule: [1')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output --regexp "^soul-dump: $s:[0-9]+:[0-9]+: "
-	s=$(mk bad.md '---
+	s=$(soul_file bad.md '---
 name: x
 no closing line')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output "soul-dump: $s:1:1: frontmatter opened with --- is never closed"
-	s=$(mk bad.md '---
+	s=$(soul_file bad.md '---
 heart:
   schedule:
     interval: nope
@@ -306,11 +304,11 @@ body')
 }
 
 @test "duplicate keys, alias bombs and missing files are refused" {
-	s=$(mk bad.yaml 'heart: { daily_cap: 1, daily_cap: 2 }')
+	s=$(soul_file bad.yaml 'heart: { daily_cap: 1, daily_cap: 2 }')
 	run soul-dump "$s"
 	assert_failure 78
 	assert_output --partial "duplicate key 'daily_cap'"
-	s=$(mk bomb.yaml 'a: &a [x,x,x,x,x,x,x,x,x,x]
+	s=$(soul_file bomb.yaml 'a: &a [x,x,x,x,x,x,x,x,x,x]
 b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]
 c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]
 d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]
@@ -325,7 +323,7 @@ f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]')
 }
 
 @test "active_hours, ghost, breaker, history and llm keys are checked" {
-	s=$(mk ok.yaml 'heart:
+	s=$(soul_file ok.yaml 'heart:
   schedule: { active_hours: "22:00-06:00" }
   ghost: { token: "[NOP]", also: OK, mode: tool, ack_max_chars: 10 }
   breaker: { threshold: 5, cooldown: 1m, max_cooldown: 1h }
@@ -341,7 +339,7 @@ llm: { provider: anthropic, model: m, timeout: 30s, max_tokens: 50 }')
 		'llm: { command: "sh -c x" }' \
 		'tools: [ { name: "bad name", command: [x] } ]' \
 		'tools: [ { name: ok } ]'; do
-		s=$(mk bad.yaml "$bad")
+		s=$(soul_file bad.yaml "$bad")
 		run soul-dump "$s"
 		assert_failure 78
 		assert_output --regexp ":[0-9]+:[0-9]+: "

@@ -1,11 +1,11 @@
 /*
- * redisold.c - the upgrade from heart 0.x's Redis keys: the hashes
+ * redisupgrade.c - the upgrade from heart 0.x's Redis keys: the hashes
  * heart:{ID}:cap with the day's heart:{ID}:cap:DAY and
  * heart:{ID}:breaker, and the string heart:{ID}:wake, made into the
- * document that redis.c keeps in their place (cap.json, breaker.json,
+ * document that redisstore.c keeps in their place (cap.json, breaker.json,
  * wake.json; heart(7), Stores).
  *
- * Invariants: it only reads; redis.c writes the document and deletes
+ * Invariants: it only reads; redisstore.c writes the document and deletes
  * the old key (rget).  A field missing from an old hash reads as 0, no
  * time or ""; one that is not a number is kept as its text, for the
  * document's parser to name.  A key that is not of 0.x fails the call
@@ -16,38 +16,38 @@
 #include <time.h>
 
 #include "heartint.h"
-#include "rds.h"
+#include "redis.h"
 
 /* A hash of 0.x as a JSON object of strings (NULL: none); -1 err. */
 static int
 old_hash(const char *key, json_t **out, char *err)
 {
-	struct rds_args a;
+	struct redisconn_args a;
 	redisReply *r;
 	size_t i;
 
 	*out = NULL;
 	a.n = 0;
-	rds_aput(&a, "HGETALL");
-	rds_aput(&a, key);
-	if ((r = rds_command(&a, key, err)) == NULL)
+	redisconn_aput(&a, "HGETALL");
+	redisconn_aput(&a, key);
+	if ((r = redisconn_command(&a, key, err)) == NULL)
 		return -1;
 	if (r->type != REDIS_REPLY_ARRAY) {
 		if (r->type == REDIS_REPLY_ERROR)
-			rds_reply_error(r, key, err);
+			redisconn_reply_error(r, key, err);
 		else
-			errf(err, "%s: %s: a reply not understood", rds.url,
-			    key);
+			errf(err, "%s: %s: a reply not understood",
+			    redis_conn.url, key);
 		freeReplyObject(r);
 		return -1;
 	}
 	if (r->elements > 0)
 		*out = json_object();
 	for (i = 0; i + 1 < r->elements; i += 2)
-		if (rds_str(r->element[i]) != NULL &&
-		    rds_str(r->element[i + 1]) != NULL)
-			json_object_set_new(*out, rds_str(r->element[i]),
-			    json_string(rds_str(r->element[i + 1])));
+		if (redisconn_str(r->element[i]) != NULL &&
+		    redisconn_str(r->element[i + 1]) != NULL)
+			json_object_set_new(*out, redisconn_str(r->element[i]),
+			    json_string(redisconn_str(r->element[i + 1])));
 	freeReplyObject(r);
 	return 0;
 }
@@ -94,7 +94,7 @@ old_text(json_t *h, const char *f)
  * wake.json from heart:{ID}:wake.
  */
 int
-redisold_doc(const char *agent, const char *name, char **doc, char *err)
+redisupgrade_doc(const char *agent, const char *name, char **doc, char *err)
 {
 	char key[160];
 	json_t *m, *d = NULL, *j = NULL;
@@ -105,10 +105,10 @@ redisold_doc(const char *agent, const char *name, char **doc, char *err)
 
 	*doc = NULL;
 	if (strcmp(name, "wake.json") == 0) {
-		rds_key(agent, "wake", key, sizeof key);
-		return rds_get(key, doc, err);
+		redisconn_key(agent, "wake", key, sizeof key);
+		return redisconn_get(key, doc, err);
 	}
-	rds_key(agent, strcmp(name, "cap.json") == 0 ? "cap" : "breaker",
+	redisconn_key(agent, strcmp(name, "cap.json") == 0 ? "cap" : "breaker",
 	    key, sizeof key);
 	if (old_hash(key, &m, err) == -1)
 		return -1;
@@ -161,8 +161,8 @@ redisold_doc(const char *agent, const char *name, char **doc, char *err)
 	json_decref(m);
 	json_decref(d);
 	if (j == NULL) {
-		errf(err, "%s: %s: not a 0.x key; delete it by hand", rds.url,
-		    key);
+		errf(err, "%s: %s: not a 0.x key; delete it by hand",
+		    redis_conn.url, key);
 		return -1;
 	}
 	*doc = json_dumps(j, JSON_COMPACT);

@@ -1,6 +1,6 @@
 /*
- * fleetwatch.c - the state a fleet's pulses carry (fleet.c keeps the
- * agents), cached and kept fresh without reading every agent's files
+ * pubstate.c - the state the publisher's pulses carry (pubagents.c
+ * keeps the agents), cached and kept fresh without reading every agent's files
  * on every pulse: inotify on each agent directory marks what changed
  * (a change of breaker or wake is read at once and queued for an extra
  * pulse; a change of the counter is read at the next pulse); an agent
@@ -25,7 +25,7 @@
 	IN_MOVED_FROM | IN_ONLYDIR | IN_EXCL_UNLINK)
 
 static void
-refresh(struct fleet *f, struct fleet_agent *a, unsigned parts, time_t now)
+refresh(struct pubagents *f, struct pubagent *a, unsigned parts, time_t now)
 {
 	static const unsigned bits[] = {
 		PULSE_BREAKER, PULSE_WAKE, PULSE_CAP
@@ -41,15 +41,15 @@ refresh(struct fleet *f, struct fleet_agent *a, unsigned parts, time_t now)
 			a->reported &= ~bits[i];
 		else if (!(a->reported & bits[i])) {
 			a->reported |= bits[i];
-			fleet_warnf(f, "%s: %s (its pulses carry null until "
-			    "it is readable)", a->id, err);
+			pubagents_warnf(f, "%s: %s (its pulses carry null "
+			    "until it is readable)", a->id, err);
 		}
 	}
 	a->dirty &= ~parts;
 }
 
 void
-fleetwatch_start(struct fleet *f, struct fleet_agent *a, int quiet)
+pubstate_start(struct pubagents *f, struct pubagent *a, int quiet)
 {
 	char dir[4096], err[HEART_ERRLEN];
 	int wd;
@@ -59,17 +59,17 @@ fleetwatch_start(struct fleet *f, struct fleet_agent *a, int quiet)
 		return;
 	if (state_agent_dir(a->id, 1, dir, sizeof dir, err) == -1) {
 		if (!quiet)
-			fleet_warnf(f, "%s: %s; its state is read once per "
+			pubagents_warnf(f, "%s: %s; its state is read once per "
 			    "interval", a->id, err);
 		return;
 	}
 	if ((wd = inotify_add_watch(f->ifd, dir, WATCH_MASK)) == -1) {
 		if (errno == ENOSPC && f->watchfull++ == 0)
-			fleet_warnf(f, "inotify: no more watches (see "
+			pubagents_warnf(f, "inotify: no more watches (see "
 			    "fs.inotify.max_user_watches); agents from %s on "
 			    "are read once per interval", a->id);
 		else if (errno != ENOSPC && !quiet)
-			fleet_warnf(f, "%s: inotify: %s; its state is read "
+			pubagents_warnf(f, "%s: inotify: %s; its state is read "
 			    "once per interval", dir, strerror(errno));
 		return;
 	}
@@ -86,7 +86,7 @@ fleetwatch_start(struct fleet *f, struct fleet_agent *a, int quiet)
 }
 
 void
-fleetwatch_stop(struct fleet *f, struct fleet_agent *a)
+pubstate_stop(struct pubagents *f, struct pubagent *a)
 {
 	if (a->wd < 0)
 		return;
@@ -97,13 +97,13 @@ fleetwatch_stop(struct fleet *f, struct fleet_agent *a)
 }
 
 int
-fleetwatch_fd(const struct fleet *f)
+pubstate_fd(const struct pubagents *f)
 {
 	return f->ifd;
 }
 
 static void
-queue_changed(struct fleet *f, struct fleet_agent *a)
+queue_changed(struct pubagents *f, struct pubagent *a)
 {
 	if (a->queued)
 		return;
@@ -115,9 +115,9 @@ queue_changed(struct fleet *f, struct fleet_agent *a)
 }
 
 static void
-on_event(struct fleet *f, const struct inotify_event *ev, time_t now)
+on_event(struct pubagents *f, const struct inotify_event *ev, time_t now)
 {
-	struct fleet_agent *a;
+	struct pubagent *a;
 	struct pulse_state old;
 	unsigned part = 0;
 
@@ -154,7 +154,7 @@ on_event(struct fleet *f, const struct inotify_event *ev, time_t now)
 
 /* Read what inotify has; agents whose drawn state changed are queued. */
 void
-fleetwatch_read(struct fleet *f, time_t now)
+pubstate_read(struct pubagents *f, time_t now)
 {
 	char buf[65536] __attribute__((aligned(__alignof__(struct
 	    inotify_event))));
@@ -172,10 +172,10 @@ fleetwatch_read(struct fleet *f, time_t now)
 }
 
 /* The next agent whose breaker or wake changed, for an extra pulse. */
-struct fleet_agent *
-fleetwatch_changed(struct fleet *f)
+struct pubagent *
+pubstate_changed(struct pubagents *f)
 {
-	struct fleet_agent *a;
+	struct pubagent *a;
 
 	if (f->nchg == 0)
 		return NULL;
@@ -187,11 +187,11 @@ fleetwatch_changed(struct fleet *f)
 /*
  * Topic and payload of a's pulse, with its state brought up to date.
  * An extra pulse (a change) takes a sequence number of its own; a
- * scheduled one uses the slot fleet_due took.  Returns the payload's
+ * scheduled one uses the slot pubagents_due took.  Returns the payload's
  * length, or -1 if a buffer is too small.
  */
 int
-fleetwatch_pulse(struct fleet *f, struct fleet_agent *a, int extra,
+pubstate_pulse(struct pubagents *f, struct pubagent *a, int extra,
     const char *prefix, const char *host_json, long long mono,
     const struct timespec *wall, char *topic, size_t tn, char *buf,
     size_t n)
@@ -202,7 +202,7 @@ fleetwatch_pulse(struct fleet *f, struct fleet_agent *a, int extra,
 		parts = PS_ALL;
 		if (a->rewatch && f->watchfull == 0) {
 			a->rewatch = 0;
-			fleetwatch_start(f, a, 1);
+			pubstate_start(f, a, 1);
 		}
 	}
 	if (a->st.waking == 1)

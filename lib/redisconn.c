@@ -1,12 +1,13 @@
 /*
- * rds.c - the Redis store's connection and protocol (hiredis), for
- * redis.c and redisold.c (rds.h): the store's URL, the connection with
- * its AUTH and SELECT, commands sent one at a time or pipelined, their
- * replies, and a reply's error as a message and an exit code.
+ * redisconn.c - the Redis store's connection and protocol (hiredis),
+ * for redisstore.c and redisupgrade.c (redis.h): the store's URL, the
+ * connection with its AUTH and SELECT, commands sent one at a time or
+ * pipelined, their replies, and a reply's error as a message and an
+ * exit code.
  *
- * Invariants: one connection a process (rds), made at the first call
- * (rds_begin) and again at the next after one is lost; a connection
- * lost, or refused at AUTH or SELECT, is dropped at once.  A server
+ * Invariants: one connection a process (redis_conn), made at the first
+ * call (redisconn_begin) and again at the next after one is lost; a
+ * connection lost, or refused at AUTH or SELECT, is dropped at once.  A server
  * that cannot be reached fails the call (store_fail: HX_UNAVAILABLE):
  * the caller fails closed.  The URL never holds a password: it is read
  * from HEART_REDIS_PASSWORD at each connect.
@@ -17,32 +18,32 @@
 #include <string.h>
 
 #include "heartint.h"
-#include "rds.h"
+#include "redis.h"
 
 #define TIMEOUT		3		/* s, to connect and per command */
 
-struct rds_conn rds;
+struct redisconn redis_conn;
 
 void
-rds_aput(struct rds_args *a, const char *s)
+redisconn_aput(struct redisconn_args *a, const char *s)
 {
 	a->len[a->n] = strlen(s);
 	a->v[a->n++] = s;
 }
 
 void
-rds_anum(struct rds_args *a, long long x)
+redisconn_anum(struct redisconn_args *a, long long x)
 {
 	snprintf(a->buf[a->n], sizeof a->buf[a->n], "%lld", x);
-	rds_aput(a, a->buf[a->n]);
+	redisconn_aput(a, a->buf[a->n]);
 }
 
 void
-rds_disconnect(void)
+redisconn_disconnect(void)
 {
-	if (rds.c != NULL)
-		redisFree(rds.c);
-	rds.c = NULL;
+	if (redis_conn.ctx != NULL)
+		redisFree(redis_conn.ctx);
+	redis_conn.ctx = NULL;
 }
 
 /*
@@ -51,7 +52,7 @@ rds_disconnect(void)
  * is misconfigured; anything else is a state error.
  */
 void
-rds_reply_error(const redisReply *r, const char *what, char *err)
+redisconn_reply_error(const redisReply *r, const char *what, char *err)
 {
 	static const char *down[] = { "LOADING", "BUSY", "MASTERDOWN",
 	    "MISCONF", "READONLY", "TRYAGAIN", "CLUSTERDOWN", NULL };
@@ -61,23 +62,23 @@ rds_reply_error(const redisReply *r, const char *what, char *err)
 	if (strncmp(r->str, "NOAUTH", 6) == 0 ||
 	    strstr(r->str, "unauthenticated") != NULL) {
 		errf(err, "%s: the server wants a password: set "
-		    "HEART_REDIS_PASSWORD", rds.url);
+		    "HEART_REDIS_PASSWORD", redis_conn.url);
 		store_fail(HX_CONFIG);
 		return;
 	}
 	if (strncmp(r->str, "WRONGPASS", 9) == 0 ||
 	    strstr(r->str, "invalid password") != NULL ||
 	    strstr(r->str, "no password is set") != NULL) {
-		errf(err, "%s: the password was refused: %.200s", rds.url,
-		    r->str);
+		errf(err, "%s: the password was refused: %.200s",
+		    redis_conn.url, r->str);
 		store_fail(HX_CONFIG);
 		return;
 	}
 	if (strncmp(r->str, "heart:{", 7) == 0)	/* a script's: it names
 						   the key */
-		errf(err, "%s: %.400s", rds.url, r->str);
+		errf(err, "%s: %.400s", redis_conn.url, r->str);
 	else
-		errf(err, "%s: %s: %.300s", rds.url, what, r->str);
+		errf(err, "%s: %s: %.300s", redis_conn.url, what, r->str);
 	for (i = 0; down[i] != NULL; i++)
 		if (strncmp(r->str, down[i], strlen(down[i])) == 0)
 			store_fail(HX_UNAVAILABLE);
@@ -85,38 +86,39 @@ rds_reply_error(const redisReply *r, const char *what, char *err)
 
 /* A command's reply, or NULL with err: the connection is then gone. */
 redisReply *
-rds_command(struct rds_args *a, const char *what, char *err)
+redisconn_command(struct redisconn_args *a, const char *what, char *err)
 {
 	redisReply *r;
 
-	r = redisCommandArgv(rds.c, a->n, a->v, a->len);
+	r = redisCommandArgv(redis_conn.ctx, a->n, a->v, a->len);
 	if (r == NULL) {
-		errf(err, "%s: %s: connection lost: %s", rds.url, what,
-		    rds.c->errstr[0] ? rds.c->errstr : strerror(errno));
+		errf(err, "%s: %s: connection lost: %s", redis_conn.url, what,
+		    redis_conn.ctx->errstr[0] ? redis_conn.ctx->errstr :
+		    strerror(errno));
 		store_fail(HX_UNAVAILABLE);
-		rds_disconnect();
+		redisconn_disconnect();
 	}
 	return r;
 }
 
 /* A command whose reply must be OK (AUTH, SELECT); -1 with err. */
 static int
-command_ok(struct rds_args *a, const char *what, char *err)
+command_ok(struct redisconn_args *a, const char *what, char *err)
 {
 	redisReply *r;
 	int ok;
 
-	if ((r = rds_command(a, what, err)) == NULL)
+	if ((r = redisconn_command(a, what, err)) == NULL)
 		return -1;
 	ok = r->type != REDIS_REPLY_ERROR;
 	if (!ok) {
-		rds_reply_error(r, what, err);
+		redisconn_reply_error(r, what, err);
 		if (strcmp(what, "SELECT") == 0)
 			store_fail(HX_CONFIG);
 	}
 	freeReplyObject(r);
 	if (!ok)
-		rds_disconnect();
+		redisconn_disconnect();
 	return ok ? 0 : -1;
 }
 
@@ -125,31 +127,33 @@ connect_now(char *err)
 {
 	struct timeval tv = { TIMEOUT, 0 };
 	const char *pw = getenv("HEART_REDIS_PASSWORD");
-	struct rds_args a;
+	struct redisconn_args a;
 
-	if (rds.c != NULL && rds.c->err == 0)
+	if (redis_conn.ctx != NULL && redis_conn.ctx->err == 0)
 		return 0;
-	rds_disconnect();
-	rds.c = redisConnectWithTimeout(rds.host, rds.port, tv);
-	if (rds.c == NULL || rds.c->err) {
-		errf(err, "%s: cannot connect: %s", rds.url, rds.c != NULL ?
-		    rds.c->errstr : "out of memory");
+	redisconn_disconnect();
+	redis_conn.ctx = redisConnectWithTimeout(redis_conn.host,
+	    redis_conn.port, tv);
+	if (redis_conn.ctx == NULL || redis_conn.ctx->err) {
+		errf(err, "%s: cannot connect: %s", redis_conn.url,
+		    redis_conn.ctx != NULL ? redis_conn.ctx->errstr :
+		    "out of memory");
 		store_fail(HX_UNAVAILABLE);
-		rds_disconnect();
+		redisconn_disconnect();
 		return -1;
 	}
-	redisSetTimeout(rds.c, tv);
+	redisSetTimeout(redis_conn.ctx, tv);
 	if (pw != NULL && *pw != '\0') {
 		a.n = 0;
-		rds_aput(&a, "AUTH");
-		rds_aput(&a, pw);
+		redisconn_aput(&a, "AUTH");
+		redisconn_aput(&a, pw);
 		if (command_ok(&a, "AUTH", err) == -1)
 			return -1;
 	}
-	if (rds.db != 0) {
+	if (redis_conn.db != 0) {
 		a.n = 0;
-		rds_aput(&a, "SELECT");
-		rds_anum(&a, rds.db);
+		redisconn_aput(&a, "SELECT");
+		redisconn_anum(&a, redis_conn.db);
 		if (command_ok(&a, "SELECT", err) == -1)
 			return -1;
 	}
@@ -158,7 +162,7 @@ connect_now(char *err)
 
 /* Each call starts clean: a failure says what it asks for. */
 int
-rds_begin(char *err)
+redisconn_begin(char *err)
 {
 	store_fail(0);
 	return connect_now(err);
@@ -170,22 +174,24 @@ rds_begin(char *err)
  * connection failed; an error reply is left for the caller.
  */
 int
-rds_pipeline(struct rds_args *cmd, int n, redisReply **r, const char *what,
-    char *err)
+redisconn_pipeline(struct redisconn_args *cmd, int n, redisReply **r,
+    const char *what, char *err)
 {
 	int i, j;
 
 	for (i = 0; i < n; i++)
-		redisAppendCommandArgv(rds.c, cmd[i].n, cmd[i].v, cmd[i].len);
+		redisAppendCommandArgv(redis_conn.ctx, cmd[i].n, cmd[i].v,
+		    cmd[i].len);
 	for (i = 0; i < n; i++) {
-		if (redisGetReply(rds.c, (void **)&r[i]) != REDIS_OK ||
+		if (redisGetReply(redis_conn.ctx, (void **)&r[i]) != REDIS_OK ||
 		    r[i] == NULL) {
-			errf(err, "%s: %s: connection lost: %s", rds.url, what,
-			    rds.c->errstr[0] ? rds.c->errstr : strerror(errno));
+			errf(err, "%s: %s: connection lost: %s",
+			    redis_conn.url, what, redis_conn.ctx->errstr[0] ?
+			    redis_conn.ctx->errstr : strerror(errno));
 			store_fail(HX_UNAVAILABLE);
 			for (j = 0; j < i; j++)
 				freeReplyObject(r[j]);
-			rds_disconnect();
+			redisconn_disconnect();
 			return -1;
 		}
 	}
@@ -193,7 +199,7 @@ rds_pipeline(struct rds_args *cmd, int n, redisReply **r, const char *what,
 }
 
 void
-rds_free_replies(redisReply **r, int n)
+redisconn_free_replies(redisReply **r, int n)
 {
 	int i;
 
@@ -203,20 +209,20 @@ rds_free_replies(redisReply **r, int n)
 
 /* The first error among n replies, as err; 1 if there was one. */
 int
-rds_any_error(redisReply **r, int n, const char *what, char *err)
+redisconn_any_error(redisReply **r, int n, const char *what, char *err)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
 		if (r[i]->type == REDIS_REPLY_ERROR) {
-			rds_reply_error(r[i], what, err);
+			redisconn_reply_error(r[i], what, err);
 			return 1;
 		}
 	return 0;
 }
 
 const char *
-rds_str(const redisReply *r)
+redisconn_str(const redisReply *r)
 {
 	if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS)
 		return r->str;
@@ -224,32 +230,32 @@ rds_str(const redisReply *r)
 }
 
 void
-rds_key(const char *agent, const char *name, char *buf, size_t n)
+redisconn_key(const char *agent, const char *name, char *buf, size_t n)
 {
 	snprintf(buf, n, "heart:{%s}:%s", agent, name);
 }
 
 /* A string key (NULL: none) in *out; -1 with err. */
 int
-rds_get(const char *key, char **out, char *err)
+redisconn_get(const char *key, char **out, char *err)
 {
-	struct rds_args a;
+	struct redisconn_args a;
 	redisReply *r;
 	int rc = -1;
 
 	*out = NULL;
 	a.n = 0;
-	rds_aput(&a, "GET");
-	rds_aput(&a, key);
-	if ((r = rds_command(&a, key, err)) == NULL)
+	redisconn_aput(&a, "GET");
+	redisconn_aput(&a, key);
+	if ((r = redisconn_command(&a, key, err)) == NULL)
 		return -1;
 	if (r->type == REDIS_REPLY_ERROR)
-		rds_reply_error(r, key, err);
+		redisconn_reply_error(r, key, err);
 	else if (r->type == REDIS_REPLY_STRING) {
 		*out = xstrdup(r->str);
 		if (strlen(*out) != r->len)
 			errf(err, "%s: %s: holds a NUL byte; fix or delete "
-			    "the key by hand", rds.url, key);
+			    "the key by hand", redis_conn.url, key);
 		else
 			rc = 0;
 		if (rc == -1) {
@@ -264,7 +270,7 @@ rds_get(const char *key, char **out, char *err)
 
 /* redis://HOST[:PORT][/DB], HOST a name, an IPv4 or an [IPv6] address */
 int
-rds_parse_url(const char *u, char *err)
+redisconn_parse_url(const char *u, char *err)
 {
 	const char *p;
 	long long port = 6379, db = 0;
@@ -291,8 +297,8 @@ rds_parse_url(const char *u, char *err)
 		    "HEART_REDIS_PASSWORD");
 		return -1;
 	}
-	if ((r = url_hostport(p, rds.host, sizeof rds.host, &port, &p, why,
-	    sizeof why)) == -2) {
+	if ((r = url_hostport(p, redis_conn.host, sizeof redis_conn.host,
+	    &port, &p, why, sizeof why)) == -2) {
 		errf(err, "'%.200s': not a store URL: %s", u, why);
 		return -1;
 	}
@@ -304,9 +310,9 @@ rds_parse_url(const char *u, char *err)
 		    p + 1, num_why(p + 1, 0, 1 << 30, why, sizeof why));
 		return -1;
 	}
-	rds.port = (int)port;
-	rds.db = db;
-	snprintf(rds.url, sizeof rds.url, "%s", u);
+	redis_conn.port = (int)port;
+	redis_conn.db = db;
+	snprintf(redis_conn.url, sizeof redis_conn.url, "%s", u);
 	return 0;
 bad:
 	errf(err, "'%.200s': not a store URL: use redis://host:port[/db]", u);

@@ -1,6 +1,6 @@
 /*
- * redis.c - the Redis store: the caps, breakers, wake locks and
- * wake.json of a fleet that spans machines, in one Redis (rds.c makes
+ * redisstore.c - the Redis store: the caps, breakers, wake locks and
+ * wake.json of a fleet that spans machines, in one Redis (redisconn.c makes
  * the connection and speaks the protocol).
  *
  * Invariants: the store keeps bytes and knows no rule.  A document is
@@ -22,7 +22,7 @@
  *
  * The hashes of heart 0.x (heart:{ID}:cap, :cap:DAY, :breaker and the
  * string :wake) are read once, when a document is not there yet, and
- * moved to it (redisold.c makes it; heart(7), Stores).
+ * moved to it (redisupgrade.c makes it; heart(7), Stores).
  *
  * A server that cannot be reached fails the call (store_fail:
  * HX_UNAVAILABLE): the caller fails closed.
@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
-#include "rds.h"
+#include "redis.h"
 
 #define DAY		86400LL
 #define KEEP		(30 * DAY)	/* wake.json, after a change */
@@ -67,8 +67,8 @@ rwhere(const char *agent, const char *name, char *buf, size_t n)
 {
 	char key[128];
 
-	rds_key(agent, name, key, sizeof key);
-	snprintf(buf, n, "%s: %s", rds.url, key);
+	redisconn_key(agent, name, key, sizeof key);
+	snprintf(buf, n, "%s: %s", redis_conn.url, key);
 }
 
 /*
@@ -81,56 +81,56 @@ static int
 guarded_set(const char *guard, const char *want, const char *key,
     const char *doc, long long ttl, char *err)
 {
-	struct rds_args c[3];
+	struct redisconn_args c[3];
 	redisReply *r[3];
 	int same, n = 0, rc;
 
 	c[0].n = c[1].n = c[2].n = 0;
-	rds_aput(&c[0], "WATCH");
-	rds_aput(&c[0], guard);
-	rds_aput(&c[1], "GET");
-	rds_aput(&c[1], guard);
-	if (rds_pipeline(c, 2, r, guard, err) == -1)
+	redisconn_aput(&c[0], "WATCH");
+	redisconn_aput(&c[0], guard);
+	redisconn_aput(&c[1], "GET");
+	redisconn_aput(&c[1], guard);
+	if (redisconn_pipeline(c, 2, r, guard, err) == -1)
 		return -1;
-	if (rds_any_error(r, 2, guard, err)) {
-		rds_free_replies(r, 2);
-		rds_disconnect();	/* and its WATCH */
+	if (redisconn_any_error(r, 2, guard, err)) {
+		redisconn_free_replies(r, 2);
+		redisconn_disconnect();	/* and its WATCH */
 		return -1;
 	}
 	same = want == NULL ? r[1]->type == REDIS_REPLY_NIL :
-	    rds_str(r[1]) != NULL && r[1]->type == REDIS_REPLY_STRING &&
+	    redisconn_str(r[1]) != NULL && r[1]->type == REDIS_REPLY_STRING &&
 	    strlen(want) == r[1]->len && memcmp(want, r[1]->str,
 	    r[1]->len) == 0;
-	rds_free_replies(r, 2);
+	redisconn_free_replies(r, 2);
 	c[0].n = c[1].n = c[2].n = 0;
 	if (!same) {
-		rds_aput(&c[0], "UNWATCH");
+		redisconn_aput(&c[0], "UNWATCH");
 		n = 1;
 	} else {
-		rds_aput(&c[0], "MULTI");
+		redisconn_aput(&c[0], "MULTI");
 		if (doc != NULL) {
-			rds_aput(&c[1], "SET");
-			rds_aput(&c[1], key);
-			rds_aput(&c[1], doc);
-			rds_aput(&c[1], "EX");
-			rds_anum(&c[1], ttl > 0 ? ttl : KEEP);
+			redisconn_aput(&c[1], "SET");
+			redisconn_aput(&c[1], key);
+			redisconn_aput(&c[1], doc);
+			redisconn_aput(&c[1], "EX");
+			redisconn_anum(&c[1], ttl > 0 ? ttl : KEEP);
 		} else {
-			rds_aput(&c[1], "DEL");
-			rds_aput(&c[1], key);
+			redisconn_aput(&c[1], "DEL");
+			redisconn_aput(&c[1], key);
 		}
-		rds_aput(&c[2], "EXEC");
+		redisconn_aput(&c[2], "EXEC");
 		n = 3;
 	}
-	if (rds_pipeline(c, n, r, key, err) == -1)
+	if (redisconn_pipeline(c, n, r, key, err) == -1)
 		return -1;
-	if (rds_any_error(r, n, key, err)) {
-		rds_free_replies(r, n);
-		rds_disconnect();
+	if (redisconn_any_error(r, n, key, err)) {
+		redisconn_free_replies(r, n);
+		redisconn_disconnect();
 		return -1;
 	}
 	/* EXEC: nil when a watched key changed, else the replies */
 	rc = same && r[2]->type == REDIS_REPLY_ARRAY;
-	rds_free_replies(r, n);
+	redisconn_free_replies(r, n);
 	return rc;
 }
 
@@ -143,47 +143,47 @@ static int
 rget(const char *agent, const char *name, char **doc, char *err)
 {
 	char key[160], old[160];
-	struct rds_args c[2];
+	struct redisconn_args c[2];
 	redisReply *r[2];
 	char *moved;
 	int n;
 
 	*doc = NULL;
-	if (store_owner_check(agent, err) == -1 || rds_begin(err) == -1)
+	if (store_owner_check(agent, err) == -1 || redisconn_begin(err) == -1)
 		return -1;
-	rds_key(agent, name, key, sizeof key);
-	if (rds_get(key, doc, err) == -1)
+	redisconn_key(agent, name, key, sizeof key);
+	if (redisconn_get(key, doc, err) == -1)
 		return -1;
 	if (*doc != NULL || !id_valid(agent))	/* an endpoint, the store's
 						   own: no 0.x's */
 		return 0;
-	if (redisold_doc(agent, name, &moved, err) == -1)
+	if (redisupgrade_doc(agent, name, &moved, err) == -1)
 		return -1;
 	if (moved == NULL)
 		return 0;
 	c[0].n = c[1].n = 0;
-	rds_aput(&c[0], "SET");
-	rds_aput(&c[0], key);
-	rds_aput(&c[0], moved);
-	rds_aput(&c[0], "NX");
-	rds_aput(&c[0], "EX");
-	rds_anum(&c[0], KEEP);
-	rds_aput(&c[1], "DEL");
-	rds_key(agent, strcmp(name, "wake.json") == 0 ? "wake" :
+	redisconn_aput(&c[0], "SET");
+	redisconn_aput(&c[0], key);
+	redisconn_aput(&c[0], moved);
+	redisconn_aput(&c[0], "NX");
+	redisconn_aput(&c[0], "EX");
+	redisconn_anum(&c[0], KEEP);
+	redisconn_aput(&c[1], "DEL");
+	redisconn_key(agent, strcmp(name, "wake.json") == 0 ? "wake" :
 	    strcmp(name, "cap.json") == 0 ? "cap" : "breaker", old,
 	    sizeof old);
-	rds_aput(&c[1], old);
-	n = rds_pipeline(c, 2, r, key, err);
+	redisconn_aput(&c[1], old);
+	n = redisconn_pipeline(c, 2, r, key, err);
 	free(moved);
 	if (n == -1)
 		return -1;
 	n = 2;
-	if (rds_any_error(r, n, key, err)) {
-		rds_free_replies(r, n);
+	if (redisconn_any_error(r, n, key, err)) {
+		redisconn_free_replies(r, n);
 		return -1;
 	}
-	rds_free_replies(r, n);
-	return rds_get(key, doc, err);
+	redisconn_free_replies(r, n);
+	return redisconn_get(key, doc, err);
 }
 
 static int
@@ -192,9 +192,9 @@ rcas(const char *agent, const char *name, const char *old, const char *doc,
 {
 	char key[160];
 
-	if (store_owner_check(agent, err) == -1 || rds_begin(err) == -1)
+	if (store_owner_check(agent, err) == -1 || redisconn_begin(err) == -1)
 		return -1;
-	rds_key(agent, name, key, sizeof key);
+	redisconn_key(agent, name, key, sizeof key);
 	return guarded_set(key, old, key, doc, ttl, err);
 }
 
@@ -206,7 +206,7 @@ make_token(char *buf, size_t n)
 
 	if (getrandom(&x, sizeof x, GRND_NONBLOCK) != sizeof x)
 		x = (unsigned int)time(NULL) ^ (unsigned int)getpid();
-	snprintf(buf, n, "%s:%ld:%08x", rds.me, (long)getpid(), x);
+	snprintf(buf, n, "%s:%ld:%08x", redis_conn.me, (long)getpid(), x);
 }
 
 /* Take the fleet's wake lock of agent: 1 taken, 0 held, -1 err. */
@@ -215,22 +215,22 @@ lock_take(const char *agent, const char *name, const char *token,
     char *err)
 {
 	char key[160];
-	struct rds_args a;
+	struct redisconn_args a;
 	redisReply *r;
 	int rc = -1;
 
-	rds_key(agent, name, key, sizeof key);
+	redisconn_key(agent, name, key, sizeof key);
 	a.n = 0;
-	rds_aput(&a, "SET");
-	rds_aput(&a, key);
-	rds_aput(&a, token);
-	rds_aput(&a, "NX");
-	rds_aput(&a, "PX");
-	rds_anum(&a, STORE_WAKE_LEASE * 1000LL);
-	if ((r = rds_command(&a, key, err)) == NULL)
+	redisconn_aput(&a, "SET");
+	redisconn_aput(&a, key);
+	redisconn_aput(&a, token);
+	redisconn_aput(&a, "NX");
+	redisconn_aput(&a, "PX");
+	redisconn_anum(&a, STORE_WAKE_LEASE * 1000LL);
+	if ((r = redisconn_command(&a, key, err)) == NULL)
 		return -1;
 	if (r->type == REDIS_REPLY_ERROR)
-		rds_reply_error(r, key, err);
+		redisconn_reply_error(r, key, err);
 	else
 		rc = r->type == REDIS_REPLY_STATUS;	/* OK; nil: held */
 	freeReplyObject(r);
@@ -280,9 +280,10 @@ rlock(const char *dir, const char *name, int flags, char *err)
 		;
 	for (;;) {
 		if (i == MAXHELD) {
-			errf(err, "%s: too many wake locks held", rds.url);
+			errf(err, "%s: too many wake locks held",
+			    redis_conn.url);
 			got = -1;
-		} else if (rds_begin(err) == -1)
+		} else if (redisconn_begin(err) == -1)
 			got = -1;
 		else
 			got = lock_take(agent, name, token, err);
@@ -310,8 +311,8 @@ runlock(int fd)
 	int i;
 
 	if ((i = held_slot(fd)) >= 0) {
-		rds_key(held[i].agent, held[i].name, key, sizeof key);
-		if (rds_begin(err) == 0)
+		redisconn_key(held[i].agent, held[i].name, key, sizeof key);
+		if (redisconn_begin(err) == 0)
 			guarded_set(key, held[i].token, key, NULL, 0, err);
 		held[i].agent[0] = '\0';
 	}
@@ -343,30 +344,30 @@ rwrite(const char *dir, const char *name, const json_t *j, char *err)
 {
 	char key[160], lock[160];
 	const char *agent, *token;
-	struct rds_args a;
+	struct redisconn_args a;
 	redisReply *x;
 	char *s;
 	int r = -1, tries;
 
-	if ((agent = agent_of(dir, err)) == NULL || rds_begin(err) == -1)
+	if ((agent = agent_of(dir, err)) == NULL || redisconn_begin(err) == -1)
 		return -1;
 	if ((s = json_dumps(j, JSON_COMPACT)) == NULL) {
 		errf(err, "%s: cannot encode JSON", name);
 		return -1;
 	}
-	rds_key(agent, name, key, sizeof key);
-	rds_key(agent, "wake.lock", lock, sizeof lock);
+	redisconn_key(agent, name, key, sizeof key);
+	redisconn_key(agent, "wake.lock", lock, sizeof lock);
 	token = held_token(agent);
 	if (*token == '\0') {
 		a.n = 0;
-		rds_aput(&a, "SET");
-		rds_aput(&a, key);
-		rds_aput(&a, s);
-		rds_aput(&a, "EX");
-		rds_anum(&a, KEEP);
-		if ((x = rds_command(&a, key, err)) != NULL) {
+		redisconn_aput(&a, "SET");
+		redisconn_aput(&a, key);
+		redisconn_aput(&a, s);
+		redisconn_aput(&a, "EX");
+		redisconn_anum(&a, KEEP);
+		if ((x = redisconn_command(&a, key, err)) != NULL) {
 			if (x->type == REDIS_REPLY_ERROR)
-				rds_reply_error(x, key, err);
+				redisconn_reply_error(x, key, err);
 			else
 				r = 1;
 			freeReplyObject(x);
@@ -377,7 +378,7 @@ rwrite(const char *dir, const char *name, const json_t *j, char *err)
 	free(s);
 	if (r == 0)
 		errf(err, "%s: %s: the wake lock was lost: its lease of %ds "
-		    "ran out", rds.url, key, STORE_WAKE_LEASE);
+		    "ran out", redis_conn.url, key, STORE_WAKE_LEASE);
 	return r == 1 ? 0 : -1;
 }
 
@@ -412,41 +413,43 @@ ragents(char ***listo, size_t *no, char *err)
 	char **list = NULL;
 	size_t n = 0, i, j;
 	redisReply *r, *keys;
-	struct rds_args a;
+	struct redisconn_args a;
 
 	*listo = NULL;
 	*no = 0;
-	if (rds_begin(err) == -1)
+	if (redisconn_begin(err) == -1)
 		return -1;
 	do {
 		a.n = 0;
-		rds_aput(&a, "SCAN");
-		rds_aput(&a, cursor);
-		rds_aput(&a, "MATCH");
-		rds_aput(&a, "heart:{*}:*");
-		rds_aput(&a, "COUNT");
-		rds_aput(&a, "1000");
-		if ((r = rds_command(&a, "SCAN", err)) == NULL) {
+		redisconn_aput(&a, "SCAN");
+		redisconn_aput(&a, cursor);
+		redisconn_aput(&a, "MATCH");
+		redisconn_aput(&a, "heart:{*}:*");
+		redisconn_aput(&a, "COUNT");
+		redisconn_aput(&a, "1000");
+		if ((r = redisconn_command(&a, "SCAN", err)) == NULL) {
 			state_free_list(list, n);
 			return -1;
 		}
 		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-		    rds_str(r->element[0]) == NULL) {
+		    redisconn_str(r->element[0]) == NULL) {
 			if (r->type == REDIS_REPLY_ERROR)
-				rds_reply_error(r, "SCAN", err);
+				redisconn_reply_error(r, "SCAN", err);
 			else
 				errf(err, "%s: SCAN: a reply not understood",
-				    rds.url);
+				    redis_conn.url);
 			freeReplyObject(r);
 			state_free_list(list, n);
 			return -1;
 		}
-		snprintf(cursor, sizeof cursor, "%s", rds_str(r->element[0]));
+		snprintf(cursor, sizeof cursor, "%s",
+		    redisconn_str(r->element[0]));
 		keys = r->element[1];
 		for (i = 0; keys->type == REDIS_REPLY_ARRAY &&
 		    i < keys->elements; i++)
-			if (rds_str(keys->element[i]) != NULL)
-				add_agent(rds_str(keys->element[i]), &list, &n);
+			if (redisconn_str(keys->element[i]) != NULL)
+				add_agent(redisconn_str(keys->element[i]),
+				    &list, &n);
 		freeReplyObject(r);
 	} while (strcmp(cursor, "0") != 0);
 	if (n > 0)
@@ -471,25 +474,25 @@ rknown(const char *agent, char *err)
 	    "wake.json", "cap", "breaker", "wake" };
 	char k[6][96];
 	redisReply *r;
-	struct rds_args a;
+	struct redisconn_args a;
 	int i, rc = -1;
 
-	if (id_check(agent, err) == -1 || rds_begin(err) == -1)
+	if (id_check(agent, err) == -1 || redisconn_begin(err) == -1)
 		return -1;
 	a.n = 0;
-	rds_aput(&a, "EXISTS");
+	redisconn_aput(&a, "EXISTS");
 	for (i = 0; i < 6; i++) {
-		rds_key(agent, what[i], k[i], sizeof k[i]);
-		rds_aput(&a, k[i]);
+		redisconn_key(agent, what[i], k[i], sizeof k[i]);
+		redisconn_aput(&a, k[i]);
 	}
-	if ((r = rds_command(&a, "EXISTS", err)) == NULL)
+	if ((r = redisconn_command(&a, "EXISTS", err)) == NULL)
 		return -1;
 	if (r->type == REDIS_REPLY_INTEGER)
 		rc = r->integer > 0;
 	else if (r->type == REDIS_REPLY_ERROR)
-		rds_reply_error(r, "EXISTS", err);
+		redisconn_reply_error(r, "EXISTS", err);
 	else
-		errf(err, "%s: EXISTS: a reply not understood", rds.url);
+		errf(err, "%s: EXISTS: a reply not understood", redis_conn.url);
 	freeReplyObject(r);
 	return rc;
 }
@@ -503,7 +506,7 @@ rclose(void)
 	for (i = 0; i < MAXHELD; i++)
 		if (held[i].agent[0] != '\0')
 			runlock(held[i].fd);
-	rds_disconnect();
+	redisconn_disconnect();
 }
 
 /*
@@ -513,7 +516,7 @@ rclose(void)
  * flag, HX_CONFIG for a bad HEART_STORE.
  */
 int
-redis_open(const char *flag, char *err)
+redisstore_open(const char *flag, char *err)
 {
 	const char *u = flag, *what = "--store";
 	char why[HEART_ERRLEN];
@@ -526,15 +529,16 @@ redis_open(const char *flag, char *err)
 	}
 	if (u == NULL || *u == '\0' || strcmp(u, "file") == 0)
 		return 0;
-	if (rds_parse_url(u, why) == -1) {
+	if (redisconn_parse_url(u, why) == -1) {
 		errf(err, "%s: %s", what, why);
 		return bad;
 	}
 	secret_add(getenv("HEART_REDIS_PASSWORD"));
-	if (gethostname(rds.me, sizeof rds.me) == -1 || rds.me[0] == '\0')
-		snprintf(rds.me, sizeof rds.me, "localhost");
-	rds.me[sizeof rds.me - 1] = '\0';
-	ops.name = rds.url;
+	if (gethostname(redis_conn.me, sizeof redis_conn.me) == -1 ||
+	    redis_conn.me[0] == '\0')
+		snprintf(redis_conn.me, sizeof redis_conn.me, "localhost");
+	redis_conn.me[sizeof redis_conn.me - 1] = '\0';
+	ops.name = redis_conn.url;
 	ops.get = rget;
 	ops.cas = rcas;
 	ops.where = rwhere;
@@ -544,7 +548,7 @@ redis_open(const char *flag, char *err)
 	ops.write_json = rwrite;
 	ops.agents = ragents;
 	ops.known = rknown;
-	ops.forked = rds_disconnect;
+	ops.forked = redisconn_disconnect;
 	if (store_ops() == NULL)
 		atexit(rclose);
 	store_use(&ops);

@@ -1,7 +1,9 @@
 /*
- * brkdoc.c - the breaker's codec: agents/ID/breaker.json read into a
- * struct brk and written from one, and the events of a transition made
- * from the names brk_step gave it (brk.c does the transitions).
+ * brkjson.c - the breaker as JSON: its document, agents/ID/breaker.json,
+ * read into a struct brk and written from one; the events of a
+ * transition, made from the names brk_step gave it; and the status
+ * object heart-breaker prints.  brk.c does the transitions,
+ * brkstore.c the reads and writes.
  *
  * Invariants: a document is read whole or refused (a field of the
  * wrong type, an unknown state or trigger, an open breaker without its
@@ -29,7 +31,7 @@ parse_utc(const char *s, time_t *t)
 }
 
 void
-brkdoc_put_time(json_t *o, const char *key, time_t t)
+brkjson_put_time(json_t *o, const char *key, time_t t)
 {
 	char buf[32];
 
@@ -88,7 +90,7 @@ get_state(json_t *o, enum brk_state *st)
 
 /* Fill b from the stored JSON (NULL: none); -1 if it is not sound. */
 int
-brkdoc_parse(const char *agent, json_t *j, struct brk *b, char *err)
+brkjson_parse(const char *agent, json_t *j, struct brk *b, char *err)
 {
 	const char *bad = NULL;
 	time_t ignored;
@@ -140,7 +142,7 @@ brkdoc_parse(const char *agent, json_t *j, struct brk *b, char *err)
 }
 
 json_t *
-brkdoc_to_json(const char *agent, const struct brk *b, time_t now)
+brkjson_of(const char *agent, const struct brk *b, time_t now)
 {
 	json_t *j;
 
@@ -152,15 +154,15 @@ brkdoc_to_json(const char *agent, const struct brk *b, time_t now)
 	    "base_s", (json_int_t)b->base,
 	    "threshold", (json_int_t)b->threshold,
 	    "max_cooldown_s", (json_int_t)b->max);
-	brkdoc_put_time(j, "until", brk_next_go(b));
-	brkdoc_put_time(j, "probe_at", b->probe_at);
+	brkjson_put_time(j, "until", brk_next_go(b));
+	brkjson_put_time(j, "probe_at", b->probe_at);
 	json_object_set_new(j, "probe_pid", b->probe_pid > 0 ?
 	    json_integer(b->probe_pid) : json_null());
 	json_object_set_new(j, "probe_host", b->probe_pid > 0 ?
 	    json_string(b->probe_host) : json_null());
 	json_object_set_new(j, "trigger", json_string(b->trigger));
 	json_object_set_new(j, "reason", json_string(b->reason));
-	brkdoc_put_time(j, "updated", now);
+	brkjson_put_time(j, "updated", now);
 	return j;
 }
 
@@ -174,7 +176,7 @@ event(const char *name, const char *agent)
 static void
 emit(json_t *events, json_t *e, time_t now)
 {
-	brkdoc_put_time(e, "at", now);
+	brkjson_put_time(e, "at", now);
 	if (events != NULL)
 		json_array_append(events, e);
 	json_decref(e);
@@ -201,7 +203,7 @@ open_event(const char *agent, const struct brk *b, const char *from,
 /* The events of a transition done, in order, from the names in o;
  * b is the breaker after it. */
 void
-brkdoc_events_of(const char *agent, const struct brk *b,
+brkjson_events(const char *agent, const struct brk *b,
     const struct brk_out *o, json_t *events, time_t now)
 {
 	char name[24], *by;
@@ -222,4 +224,27 @@ brkdoc_events_of(const char *agent, const struct brk *b,
 			json_object_set_new(e, "by", json_string(by));
 		emit(events, e, now);
 	}
+}
+
+/* The status object heart-breaker prints, one per agent. */
+json_t *
+brk_json(const char *agent, const struct brk_view *v, time_t now)
+{
+	json_t *j;
+
+	j = json_pack("{s:s,s:s,s:I,s:I,s:I}", "agent", agent,
+	    "state", brk_state_name(v->state),
+	    "llm_fails", (json_int_t)v->llm_fails,
+	    "tool_fails", (json_int_t)v->tool_fails,
+	    "cooldown_s", (json_int_t)v->cooldown);
+	brkjson_put_time(j, "until", v->until);
+	json_object_set_new(j, "wait_s", json_integer(v->until > now ?
+	    (json_int_t)(v->until - now) : 0));
+	brkjson_put_time(j, "probe_at", v->probe_at);
+	json_object_set_new(j, "trigger", json_string(v->trigger));
+	json_object_set_new(j, "reason", json_string(v->reason));
+	json_object_set_new(j, "threshold", json_integer(v->conf.threshold));
+	json_object_set_new(j, "max_cooldown_s",
+	    json_integer(v->conf.max_cooldown));
+	return j;
 }

@@ -1,6 +1,7 @@
 /*
- * watch.c - the liveness map a subscriber keeps from the pulse
- * chamber's topics, and the changes it reports: an agent came online,
+ * watchmap.c - the liveness map the watcher (watcher.c, heart-pulse's
+ * subscribing end) keeps from the pulse chamber's topics, and the
+ * changes it reports: an agent came online,
  * went offline (its status said so, its publisher's last will did, or
  * `misses' intervals passed without a pulse), a wake started or ended,
  * the breaker changed.
@@ -47,7 +48,7 @@ struct wagent {
 	json_t	*pulse;		/* the last pulse */
 };
 
-struct watch {
+struct watchmap {
 	char	*prefix;
 	size_t	 plen;
 	long long misses;	/* override; -1: each agent's */
@@ -60,10 +61,10 @@ struct watch {
 	json_t	*nodes;		/* node -> {"status", "bdseq"} */
 };
 
-struct watch *
-watch_new(const char *prefix, long long misses, long long interval)
+struct watchmap *
+watchmap_new(const char *prefix, long long misses, long long interval)
 {
-	struct watch *w = xcalloc(1, sizeof *w);
+	struct watchmap *w = xcalloc(1, sizeof *w);
 
 	w->prefix = xstrdup(prefix);
 	w->plen = strlen(prefix);
@@ -71,12 +72,12 @@ watch_new(const char *prefix, long long misses, long long interval)
 	w->interval = interval > 0 ? interval : 10000;
 	w->index = json_object();
 	w->nodes = json_object();
-	w->up = 0;	/* until watch_link says it is up */
+	w->up = 0;	/* until watchmap_link says it is up */
 	return w;
 }
 
 void
-watch_free(struct watch *w)
+watchmap_free(struct watchmap *w)
 {
 	size_t i;
 
@@ -94,7 +95,7 @@ watch_free(struct watch *w)
 }
 
 static struct wagent *
-agent(struct watch *w, const char *id)
+agent(struct watchmap *w, const char *id)
 {
 	json_t *i = json_object_get(w->index, id);
 	struct wagent *a;
@@ -157,7 +158,7 @@ str(json_t *o, const char *k)
 }
 
 static void
-on_pulse(struct watch *w, struct wagent *a, json_t *p, long long now,
+on_pulse(struct watchmap *w, struct wagent *a, json_t *p, long long now,
     time_t wall, json_t *out)
 {
 	json_t *wk = json_object_get(p, "waking"), *e;
@@ -194,7 +195,7 @@ on_pulse(struct watch *w, struct wagent *a, json_t *p, long long now,
 
 /* How long after its last sign of life an agent is offline by misses. */
 static long long
-grace(const struct watch *w, const struct wagent *a)
+grace(const struct watchmap *w, const struct wagent *a)
 {
 	long long iv = a->interval > 0 ? a->interval : w->interval;
 	long long m = w->misses > 0 ? w->misses : a->misses > 0 ? a->misses :
@@ -205,7 +206,7 @@ grace(const struct watch *w, const struct wagent *a)
 
 /* a's node's will: told later (the head comment says when). */
 static void
-hold_will(const struct watch *w, struct wagent *a, long long now,
+hold_will(const struct watchmap *w, struct wagent *a, long long now,
     int retained)
 {
 	if (a->online == 0 || a->held >= 0)
@@ -214,7 +215,7 @@ hold_will(const struct watch *w, struct wagent *a, long long now,
 }
 
 static int
-node_offline(struct watch *w, const char *node, long long bdseq)
+node_offline(struct watchmap *w, const char *node, long long bdseq)
 {
 	json_t *n = json_object_get(w->nodes, node);
 	const char *s = str(n, "status");
@@ -224,7 +225,7 @@ node_offline(struct watch *w, const char *node, long long bdseq)
 }
 
 static void
-on_status(struct watch *w, struct wagent *a, json_t *p, long long now,
+on_status(struct watchmap *w, struct wagent *a, json_t *p, long long now,
     int retained, time_t wall, json_t *out)
 {
 	const char *s = str(p, "status"), *node = str(p, "node");
@@ -263,7 +264,7 @@ on_status(struct watch *w, struct wagent *a, json_t *p, long long now,
 }
 
 static void
-on_node(struct watch *w, const char *node, json_t *p, long long now,
+on_node(struct watchmap *w, const char *node, json_t *p, long long now,
     int retained, time_t wall, json_t *out)
 {
 	const char *s = str(p, "status"), *reason = str(p, "reason");
@@ -290,7 +291,7 @@ on_node(struct watch *w, const char *node, json_t *p, long long now,
 
 /* An agent whose retained status was cleared leaves the map. */
 static void
-retire(struct watch *w, const char *rest, time_t wall, json_t *out)
+retire(struct watchmap *w, const char *rest, time_t wall, json_t *out)
 {
 	char id[HEART_IDMAX + 1];
 	const char *slash = strchr(rest, '/');
@@ -322,7 +323,7 @@ retire(struct watch *w, const char *rest, time_t wall, json_t *out)
  * that are not the chamber's are ignored.
  */
 void
-watch_message(struct watch *w, const char *topic, const char *payload,
+watchmap_message(struct watchmap *w, const char *topic, const char *payload,
     int len, int retained, long long now, time_t wall, json_t *out)
 {
 	char id[HEART_IDMAX + 1];
@@ -371,7 +372,7 @@ out:
  * wills held long enough.
  */
 void
-watch_tick(struct watch *w, long long now, time_t wall, json_t *out)
+watchmap_tick(struct watchmap *w, long long now, time_t wall, json_t *out)
 {
 	struct wagent *a;
 	size_t i;
@@ -396,7 +397,7 @@ watch_tick(struct watch *w, long long now, time_t wall, json_t *out)
  * event says it: {"event":"connected"} or {"event":"disconnected"}.
  */
 void
-watch_link(struct watch *w, int up, const char *why, long long now,
+watchmap_link(struct watchmap *w, int up, const char *why, long long now,
     time_t wall, json_t *out)
 {
 	char at[32];
@@ -431,7 +432,7 @@ watch_link(struct watch *w, int up, const char *why, long long now,
  * has passed without it.
  */
 int
-watch_settled(const struct watch *w, long long since, long long now)
+watchmap_settled(const struct watchmap *w, long long since, long long now)
 {
 	const struct wagent *a;
 	long long iv;
@@ -452,7 +453,7 @@ watch_settled(const struct watch *w, long long since, long long now)
  * a's: a's online is what an older connection said before it died.
  */
 static int
-stale(const struct watch *w, const struct wagent *a)
+stale(const struct watchmap *w, const struct wagent *a)
 {
 	json_t *n = json_object_get(w->nodes, a->node);
 
@@ -470,12 +471,12 @@ cmpw(const void *x, const void *y)
 /*
  * The map, one object per agent, sorted; *offline counts the agents
  * that are not online.  With since >= 0 (a snapshot, taken when
- * watch_settled), an agent is online only if it has pulsed since then
+ * watchmap_settled), an agent is online only if it has pulsed since then
  * and its birth is its node's latest: an online status from an older
  * birth, or with no pulse for an interval and a half, is not alive.
  */
 json_t *
-watch_snapshot(struct watch *w, long long since, size_t *offline)
+watchmap_snapshot(struct watchmap *w, long long since, size_t *offline)
 {
 	struct wagent **v = xcalloc(w->n, sizeof *v);
 	json_t *arr = json_array(), *o, *p;
