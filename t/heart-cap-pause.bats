@@ -267,3 +267,30 @@ used() {
 	run -0 jq -r 'select(.status == "paused") | .cap.used // 0' "$BATS_TEST_TMPDIR/out"
 	[ "$(sort -u <<< "$output")" = 0 ]
 }
+
+@test "a pause.json that does not read fails every wake closed, named, with nothing sent, and is never replaced" {
+	s=$(mksoul scout)
+	bad='{"v":1,"all":'
+	if redis_store; then
+		rcli SET 'heart:{*}:pause.json' "$bad" > /dev/null
+		where='heart:{*}:pause.json'
+	else
+		mkdir -p "$HEART_STATE_DIR"
+		printf '%s' "$bad" > "$HEART_STATE_DIR/pause.json"
+		where=$HEART_STATE_DIR/pause.json
+	fi
+	run -74 heart-wake --soul "$s" --force
+	assert_output --partial "$where: not valid JSON"
+	assert_output --partial '"status":"error"'
+	run -0 llm_count
+	assert_output 0
+	run -74 heart-cap pause scout
+	assert_output --partial "$where: not valid JSON"
+	run -74 heart-cap take --soul "$s"
+	assert_output --partial "$where: not valid JSON"
+	if redis_store; then
+		[ "$(rcli GET 'heart:{*}:pause.json')" = "$bad" ]
+	else
+		[ "$(cat "$HEART_STATE_DIR/pause.json")" = "$bad" ]
+	fi
+}
