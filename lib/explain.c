@@ -2,9 +2,8 @@
  * explain.c - heart-wake --explain: each chamber's gates asked as a
  * wake with the same options would meet them (the due, active-hours
  * and checklist gates, an operator's pause, the gate program, the
- * breaker, the cap), each
- * verdict whatever the others say, and when a wake will next be
- * admitted (heart-wake(1), --explain).
+ * breaker, the cap), each verdict whatever the others say, and when a
+ * wake will next be admitted (heart-wake(1), --explain).
  *
  * Invariant: nothing is changed, started or sent: the state is only
  * read (a breaker's probe is not claimed, the cap not taken), and the
