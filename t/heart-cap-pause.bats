@@ -63,6 +63,10 @@ used() {
 	assert_output "$n"
 	run -0 used scout
 	assert_output 1
+	# a rehearsal says so too, with the request it would send
+	run -0 heart-wake --soul "$s" --force --dry-run
+	run -0 jq -c '[.status, .dry_run, (.request != null)]' <<< "$output"
+	assert_output '["paused",true,true]'
 	# a script's take is refused as the wakes are
 	run -1 heart-cap take scout -v
 	assert_output --partial "scout: schedule refused: paused by heart-cap pause"
