@@ -66,12 +66,14 @@ PROGS = heart-cap heart-breaker heart-ghost heart-wake heart-pulse
 TPROGS = soul-dump brk-probe hist-dump core-step
 # The library is every lib/*.c: a file added to lib/ is built in.
 LIBSRC = $(sort $(wildcard lib/*.c))
-# lib/heart.h, the public header, is what the programs, the test
-# drivers and the fuzz targets include; lib/heartint.h, the library's
-# own, includes it and is included by lib/*.c (and t/core-step.c and
-# fuzz/url.c, which test the library's own parsers).
+# lib/heart.h, the public header, is what the programs include;
+# lib/heartint.h, the library's own, includes it and is included by
+# every lib/*.c, and each wing's header (heartstore.h, heartwake.h,
+# heartpulse.h) by the files that use it, and by the test drivers and
+# fuzz targets that test that wing's insides.
 PUBHDR = lib/heart.h
-LIBHDR = lib/heart.h lib/heartint.h
+LIBHDR = lib/heart.h lib/heartint.h lib/heartstore.h lib/heartwake.h lib/heartsoul.h \
+	lib/heartpulse.h
 # lib/redis.h, the Redis store's own header (it includes hiredis), is
 # included by its three files alone (REDISOBJ); a program's link takes
 # their objects from libheart.a, and needs hiredis, only when it calls
@@ -199,7 +201,7 @@ build/fuzz/libheart.a: $(LIBSRC:lib/%.c=build/fuzz/lib/%.o)
 	ar rcs $@ $^
 
 $(FUZZ:%=build/fuzz/%): build/fuzz/%: fuzz/%.c fuzz/fuzz.c fuzz/fuzz.h \
-    $(PUBHDR) build/fuzz/libheart.a
+    $(LIBHDR) build/fuzz/libheart.a
 	$(FUZZ_CC) $(WFLAGS) $(FUZZFLAGS) -fsanitize=fuzzer $(CORE_CFLAGS) \
 		-Ilib -o $@ $< fuzz/fuzz.c build/fuzz/libheart.a $(FUZZ_LIBS)
 

@@ -16,6 +16,7 @@
 
 #include "fuzz.h"
 #include "heartint.h"	/* the soul cache is the library's own */
+#include "heartwake.h"
 
 #define NOW	1795348800	/* 2026-11-22T12:00:00Z */
 

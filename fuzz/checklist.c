@@ -12,6 +12,7 @@
 
 #include "fuzz.h"
 #include "heartint.h"	/* checklist_fit is the library's own */
+#include "heartwake.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "heartint.h"
 
 static char dir[256], adir[4096];
 

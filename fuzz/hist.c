@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "heartwake.h"
 
 static void
 commit_and_read(long long keep)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "heartint.h"
 
 #define MAXKEYS	8
 

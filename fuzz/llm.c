@@ -7,6 +7,7 @@
  */
 #include "fuzz.h"
 #include "heartint.h"	/* ask.c's bound is the library's own */
+#include "heartwake.h"
 
 static struct soul *soul;	/* every default */
 

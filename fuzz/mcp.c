@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "heartint.h"
+#include "heartwake.h"
 
 static void
 as_result(const json_t *res)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "heartint.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "heartstore.h"
+#include "heartwake.h"
+#include "heartpulse.h"
 
 #define NOW	1795348800	/* 2026-11-22T12:00:00Z */
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "heartint.h"	/* mqtt_url_parse is the library's own */
+#include "heartpulse.h"	/* mqtt_url_parse is the library's own */
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)

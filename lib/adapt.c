@@ -30,6 +30,7 @@
 #include <strings.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 #define ACTFILE		"activity.json"
 #define RUN_STEP	0.25	/* doublings per ghost in a row */

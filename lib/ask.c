@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 /* One count past its bound: counted at the bound, and said in note. */
 static void

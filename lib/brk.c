@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 
 #define FAILS	(BRK_LLM_FAIL | BRK_TOOL_FAIL)
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 
 static int
 parse_utc(const char *s, time_t *t)

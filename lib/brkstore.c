@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 
 #define KEEP	(30 * 86400LL)	/* a server keeps it after its last wait */
 

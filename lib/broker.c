@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartpulse.h"
 
 #define BROKER_URL	"mqtt://localhost:1883"
 #define BROKER_PREFIX	"heart"

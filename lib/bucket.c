@@ -38,6 +38,8 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartstore.h"
+#include "heartwake.h"
 
 #define BKTFILE		"bucket.json"
 #define WINDOW		61	/* s: a take returns this long after */

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 
 #define CAPFILE	"cap.json"
 #define KEEP	(30 * 86400LL)	/* a server keeps it after a change, s */

@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 static int
 blank(const char *s)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 /* What a mailer, notify-send, curl or a script needs, and no more. */
 static const char *const passed[] = {

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
+#include "heartwake.h"
 
 /* One gate's verdict, for --explain. */
 static json_t *

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 /* The agent's scratch directory, made if need be. */
 static int

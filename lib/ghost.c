@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 #define DLVFILE	"delivered.json"
 #define DLVLOCK	"delivered.lock"

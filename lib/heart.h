@@ -1,7 +1,9 @@
 /*
- * heart.h - the public header of libheart: what the programs (cmd/),
- * the test drivers (t/) and the fuzz targets (fuzz/) use.  What only
- * the library's own files use is in heartint.h.
+ * heart.h - the public header of libheart: what the programs (cmd/)
+ * call, and the types they hold.  What only the library's own files,
+ * the test drivers (t/) and the fuzz targets (fuzz/) use is in
+ * heartint.h and the wings' headers (heartstore.h, heartwake.h,
+ * heartpulse.h).
  *
  * Grouped by source file.  Every function that can fail returns -1 (or
  * a documented non-zero code) and writes a readable message into the
@@ -26,7 +28,8 @@
  * a model's reply are at most 1 MiB; the context sent is bounded by the
  * soul's llm.context_budget; a wake's messages are at most half a
  * result line, so that every wake result heart-wake prints is a line
- * heart-ghost reads (GHOST_LINEMAX); a tool's output is TOOL_MAXOUT.
+ * heart-ghost reads (GHOST_LINEMAX); a tool's output is TOOL_MAXOUT
+ * (heartwake.h).
  */
 #define HEART_SOULMAX	(1024 * 1024)	/* a soul file */
 #define HEART_CHECKMAX	(256 * 1024)	/* a checklist read */
@@ -52,8 +55,6 @@ enum {
 /* util.c */
 int	 num_parse(const char *, long long, long long, long long *);
 const char *num_why(const char *, long long, long long, char *, size_t);
-size_t	 utf8_len(const unsigned char *, size_t);
-char	*utf8_clean(const char *, size_t, size_t *);
 long long mono_ms(void);	/* monotonic milliseconds */
 void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
@@ -74,7 +75,6 @@ char	*text_line(char *, size_t, const char *, size_t);
 /* dur.c: durations such as 10s 30m 2h 1d 1h30m, in seconds */
 int	 dur_parse(const char *, long long *);
 const char *dur_why(const char *, long long, char *, size_t);
-long long dur_max(void);
 char	*dur_format(long long, char *, size_t);
 
 /* id.c: agent ids, checked before they become paths or topics */
@@ -82,14 +82,11 @@ int	 id_valid(const char *);
 int	 id_check(const char *, char *);
 
 /* clock.c: local dates and hours in an IANA zone; every time printed */
-void	 clock_day(const char *, time_t, char *, size_t);
 void	 clock_utc(time_t, char *, size_t);
 
 /* state.c: the state directory, atomic files, locks */
-int	 state_agent_dir(const char *, int, char *, size_t, char *);
 int	 state_agents(char ***, size_t *, char *);
 void	 state_free_list(char **, size_t);
-int	 state_write(const char *, const char *, const char *, size_t, char *);
 int	 state_write_all(int, const char *, size_t);
 
 /*
@@ -113,7 +110,6 @@ struct usage {
 };
 
 long long price_nano(const json_t *);
-char	*price_text(long long, int, char *, size_t);
 char	*price_format(long long, char *, size_t);
 
 /* soul.c */
@@ -191,13 +187,66 @@ struct soul {
 const char *soul_chamber_name(enum chamber);
 int	 soul_chamber_parse(const char *, enum chamber *);
 int	 soul_load(const char *, struct soul **, char *);
-struct soul *soul_new(const char *);
 void	 soul_free(struct soul *);
 void	 soul_dir(const struct soul *, char *, size_t);
-/* soulkey.c */
-void	 soul_defaults(struct soul *);
-/* souljson.c */
-json_t	*soul_json(const struct soul *);
+
+/*
+ * soulset.c: the souls a status command was given (--soul FILE...),
+ * and the soul files of a directory (--souls DIR).
+ *   soulset_add(set, path, err)	load one; -1 with err
+ *   soulset_find(set, agent)	the soul named agent, or NULL
+ *   soulset_agent(set, argc, argv, err)  the one agent a command is
+ *	about: the operand, else the one soul's name; NULL with err
+ *	empty for bad usage, else err says why
+ *   soulset_known(set, agent, err)	1 a soul names it or the store
+ *	keeps state for it, 0 not (err says so), -1 store error
+ */
+struct soulset {
+	struct soul **s;
+	size_t	 n;
+};
+int	 soulset_add(struct soulset *, const char *, char *);
+struct soul *soulset_find(const struct soulset *, const char *);
+const char *soulset_agent(const struct soulset *, int, char **, char *);
+int	 soulset_known(const struct soulset *, const char *, char *);
+void	 soulset_free(struct soulset *);
+/* the soul files of dir (*.yaml, *.yml, *.md opening with "---"),
+ * sorted, in *out (n of them, each to free): 0, or -1 with err */
+int	 soulset_dir(const char *, char ***, size_t *, char *);
+
+/* status.c: what ghost mode does with a wake's status */
+enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
+
+/*
+ * store.c: where caps, breakers, wake locks and wake.json live: in
+ * files beside the agent (the default), or in a server a fleet shares
+ * (redisstore_open), chosen once per process.  cap_* and brk_* follow it by
+ * themselves; these are the rest, with state.c's contracts.
+ */
+int	 store_status_names(char **, size_t, struct soul **, size_t,
+	    char ***, size_t *, char ***, size_t *, char *);
+/* the exit code of a failed store call: HX_UNAVAILABLE (server not
+ * reached), HX_CONFIG (refused us), else the code given (HX_IOERR) */
+int	 store_code(int);
+
+/*
+ * pause.c: an operator's stop (heart-cap pause, resume), for one agent
+ * or the whole fleet, until a time or until resumed; one document of
+ * the store, read at each wake's admission.  pause_peek: 1 paused, 0
+ * not, -1 err (agent NULL: the fleet's pause alone).
+ */
+struct pause_view {
+	int	 paused;
+	int	 all;		/* by the fleet's pause, not the agent's own */
+	time_t	 since;
+	time_t	 until;		/* 0: until resumed */
+};
+int	 pause_peek(const char *, time_t, struct pause_view *, char *);
+int	 pause_set(char *const *, size_t, time_t, time_t, char *);
+int	 pause_clear(char *const *, size_t, time_t, char *);
+int	 pause_until(const char *, time_t, time_t *, char *);
+void	 pause_why(const struct pause_view *, char *, size_t);
+json_t	*pause_json(const struct pause_view *);
 
 /* cap.c: the daily counter shared by the chambers */
 struct caps {
@@ -226,11 +275,8 @@ long long cap_limit(const struct caps *, enum chamber);
 int	 cap_take(const char *, enum chamber, const struct caps *,
 	    long long, const char *, time_t, int, int *, struct cap_view *,
 	    char *);
-int	 cap_record(const char *, const char *, time_t, int,
-	    const struct usage *, const struct usage *, long long, char *);
 int	 cap_peek(const char *, const char *, time_t, struct cap_view *,
 	    char *);
-time_t	 cap_resets_at(const struct cap_view *, time_t);
 json_t	*cap_json(const char *, const struct cap_view *, time_t);
 int	 cap_reset(const char *, const char *, time_t, char *);
 
@@ -276,16 +322,12 @@ void	 brk_from_soul(const struct soul *, struct brk_conf *);
 const char *brk_state_name(enum brk_state);
 /* "ok" "llm-fail" "tool-fail" as flags; -1 for any other word */
 int	 brk_outcome(const char *);
-/* brkstore.c: the transitions, done in the store */
 /* May a wake go now?  *allowed = 1 when closed, or when this caller was
  * granted the half-open probe (then *probe = 1).  Transitions (open ->
  * half_open) are appended to `events' (a JSON array, may be NULL). */
 int	 brk_check(const char *agent, const struct brk_conf *, time_t now,
 	    int *allowed, int *probe, struct brk_view *, json_t *events,
 	    char *err);
-/* Hand back a probe that was granted but not used (e.g. the cap then
- * refused the wake): the breaker stays half-open, a later caller may probe. */
-int	 brk_giveback(const char *agent, time_t now, char *err);
 /* Feed an outcome (flags above) with a human reason (may be NULL);
  * with BRK_LLM_FAIL, a hold later than now keeps the breaker open at
  * least until then (a provider's Retry-After), opening it now if need
@@ -296,64 +338,8 @@ int	 brk_record(const char *agent, const struct brk_conf *, time_t now,
 int	 brk_peek(const char *agent, const struct brk_conf *, time_t now,
 	    struct brk_view *, char *err);	/* no change */
 int	 brk_reset(const char *agent, json_t *events, char *err);
-/* brkjson.c: the status object */
+/* the status object */
 json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
-
-/*
- * soulset.c: the souls a status command was given (--soul FILE...),
- * and the soul files of a directory (--souls DIR).
- *   soulset_add(set, path, err)	load one; -1 with err
- *   soulset_find(set, agent)	the soul named agent, or NULL
- *   soulset_agent(set, argc, argv, err)  the one agent a command is
- *	about: the operand, else the one soul's name; NULL with err
- *	empty for bad usage, else err says why
- *   soulset_known(set, agent, err)	1 a soul names it or the store
- *	keeps state for it, 0 not (err says so), -1 store error
- */
-struct soulset {
-	struct soul **s;
-	size_t	 n;
-};
-int	 soulset_add(struct soulset *, const char *, char *);
-struct soul *soulset_find(const struct soulset *, const char *);
-const char *soulset_agent(const struct soulset *, int, char **, char *);
-int	 soulset_known(const struct soulset *, const char *, char *);
-void	 soulset_free(struct soulset *);
-/* the soul files of dir (*.yaml, *.yml, *.md opening with "---"),
- * sorted, in *out (n of them, each to free): 0, or -1 with err */
-int	 soulset_dir(const char *, char ***, size_t *, char *);
-
-/*
- * store.c: where caps, breakers, wake locks and wake.json live: in
- * files beside the agent (the default), or in a server a fleet shares
- * (redisstore_open), chosen once per process.  cap_* and brk_* follow it by
- * themselves; these are the rest, with state.c's contracts.
- */
-int	 store_known(const char *, char *);
-int	 store_status_names(char **, size_t, struct soul **, size_t,
-	    char ***, size_t *, char ***, size_t *, char *);
-/* the exit code of a failed store call: HX_UNAVAILABLE (server not
- * reached), HX_CONFIG (refused us), else the code given (HX_IOERR) */
-int	 store_code(int);
-
-/*
- * pause.c: an operator's stop (heart-cap pause, resume), for one agent
- * or the whole fleet, until a time or until resumed; one document of
- * the store, read at each wake's admission.  pause_peek: 1 paused, 0
- * not, -1 err (agent NULL: the fleet's pause alone).
- */
-struct pause_view {
-	int	 paused;
-	int	 all;		/* by the fleet's pause, not the agent's own */
-	time_t	 since;
-	time_t	 until;		/* 0: until resumed */
-};
-int	 pause_peek(const char *, time_t, struct pause_view *, char *);
-int	 pause_set(char *const *, size_t, time_t, time_t, char *);
-int	 pause_clear(char *const *, size_t, time_t, char *);
-int	 pause_until(const char *, time_t, time_t *, char *);
-void	 pause_why(const struct pause_view *, char *, size_t);
-json_t	*pause_json(const struct pause_view *);
 
 /* redisstore.c: the Redis store.  redisstore_open(flag, err) chooses
  * the store of this process from --store (flag, may be NULL), else
@@ -374,49 +360,20 @@ char	*prom_breakers(char *const *, const struct brk_view *, size_t,
 int	 prom_named(const char *);	/* a name the collector reads */
 int	 prom_write(const char *, const char *, char *);
 
-/* jscan.c: a validating JSON scanner that builds no tree */
-enum {
-	JSCAN_NONE, JSCAN_STRING, JSCAN_NUMBER, JSCAN_OBJECT, JSCAN_ARRAY,
-	JSCAN_TRUE, JSCAN_FALSE, JSCAN_NULL
-};
-
-struct jscan_member {
-	const char *key;	/* in: the top-level key wanted */
-	const char *val;	/* out: its raw value, NULL when absent */
-	size_t	 len;
-	int	 type;		/* out: JSCAN_* */
-};
-
-int	 jscan_object(const char *, size_t, struct jscan_member *, size_t,
-	    char *);
-int	 jscan_string(const char *, size_t, char *, size_t);
-
 /*
  * hist.c: the agent's history, agents/ID/history.jsonl, one message a
  * line with its wake's wake_id, chamber and at.
- *   hist_commit(agent, messages, wake_id, chamber, at, keep, err)
- *	append one wake atomically; keep > 0 trims to the last keep wakes;
- *	1 (nothing written) when a wake of that wake_id is there already
- *   hist_tail(agent, n, &array, err)	the last n messages, oldest first
- *   hist_last_user(agent, &t, err)	time of the last user message, or 0
  *   hist_touch_input(agent, now, err)	agents/ID/input's mtime = now
  *   hist_user(agent, text, now, keep, err)  record the user, touch input
  *   hist_user_text(text, err)  whether text may be recorded as the user's
  *   hist_repair(agent, now, &runs, where, n, err)  set aside what is
  *				not a whole wake (heart-ghost --repair)
  */
-int	 hist_commit(const char *, const json_t *, const char *,
-	    const char *, const char *, long long, char *);
-int	 hist_tail(const char *, size_t, json_t **, char *);
-int	 hist_last_user(const char *, time_t *, char *);
 int	 hist_touch_input(const char *, time_t, char *);
 int	 hist_user(const char *, const char *, time_t, long long, char *);
 int	 hist_user_text(const char *, char *);
 int	 hist_repair(const char *, time_t, json_t **, char *, size_t,
 	    char *);
-
-/* status.c: what ghost mode does with a wake's status */
-enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
 
 /* ghost.c: ghost mode: which wake results leave a trace, which are
  * delivered, and which were delivered already */
@@ -524,107 +481,10 @@ struct deliver_env {
 int	 deliver_exec(char *const *, const char *, size_t,
 	    const struct deliver_env *, char *);
 
-/*
- * idle.c: the one judge of replies (heart-soul(5), GHOSTS): a ghost, a
- * finding to keep, or work to go on with; the token rule alone
- * (idle_detect); and does a text carry an alert (idle_alert)?
- */
-enum { IDLE_GHOST, IDLE_KEEP, IDLE_RUN, IDLE_EMPTY };
-
-struct idle_verdict {
-	int	 what;		/* IDLE_GHOST, IDLE_KEEP, IDLE_RUN, or
-				   IDLE_EMPTY: no text and no call */
-	const char *level;	/* a ghost's: "LOW", "MEDIUM", "HIGH", NULL */
-	const char *keep;	/* IDLE_KEEP: the answer, never NULL */
-	json_t	*decision;	/* asked: the heartbeat call as given,
-				   {"action"?, "reason"?}; else NULL */
-	char	 why[256];	/* asked: why there is no decision, or "" */
-	char	*own;		/* private */
-};
-
-void	 idle_judge(const struct soul *, const char *, const json_t *, int,
-	    struct idle_verdict *);
-void	 idle_verdict_free(struct idle_verdict *);
-int	 idle_detect(const struct soul *, const char *, const char **);
+/* idle.c: does a text carry an alert (heart-ghost --alert-only)? */
 int	 idle_alert(const char *);
 
-/* checklist.c: HEARTBEAT.md, its open items */
-int	 checklist_open_items(const char *, char **, char *);
-int	 checklist_interval(const char *, long long *);
-
-/* llm.c: the model endpoint */
-
-struct llm_reply {
-	char	*text;
-	json_t	*tool_calls;		/* OpenAI form, or NULL */
-	long long prompt_tokens;	/* every input token */
-	long long completion_tokens;
-	long long cached_tokens;	/* of prompt: read from a cache */
-	long long cache_write_tokens;	/* of prompt: written to it */
-	int	 fail;			/* failed: LLM_*; else 0 */
-	time_t	 hold;			/* failed: Retry-After, or 0 */
-	long	 status;		/* failed: the HTTP status, or 0 */
-};
-
-/* llmprovider.c */
-int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
-	    char *);
-void	 llm_reply_free(struct llm_reply *);
-
-/* wake.c: the chambers' gates and agents/ID/wake.json */
-struct adapt;
-struct wake_state {
-	int	 exists;
-	time_t	 first_seen;
-	time_t	 last[CH_NCHAMBERS];	/* last wake admitted */
-	char	 last_status[CH_NCHAMBERS][16];
-	time_t	 refused[CH_NCHAMBERS];	/* last wake the breaker or the cap
-					   refused: it used up its slot */
-	char	 refused_status[CH_NCHAMBERS][16];
-	time_t	 input;			/* the user's last sign, 0: none */
-	int	 input_read;		/* input is known (wake_input) */
-	time_t	 error_at;
-	char	 error[256];
-	int	 checklist_warned;
-	int	 running_pid;
-	struct adapt *act;		/* activity.json, or NULL */
-	json_t	*carried;		/* checklist.json, once read */
-	int	 carried_read;
-};
-
-struct gate {
-	enum chamber chamber;
-	char	 status[16];		/* the skip status, "" if open */
-	char	 reason[1024];
-	char	 warning[512];		/* to print once, or "" */
-	time_t	 next;			/* when this gate opens */
-	long long interval;		/* in force, s */
-	long long offset;
-	char	*items;			/* open checklist items, or NULL */
-	size_t	 left;			/* items left out of the prompt */
-	int	 unread;		/* the checklist's end was not read */
-	json_t	*why;			/* adaptive: the figures, or NULL */
-};
-
-int	 wake_load(const char *, struct wake_state *, char *);
-void	 wake_free(struct wake_state *);
-int	 wake_gates(const struct soul *, const char *, struct wake_state *,
-	    enum chamber, time_t, int, struct gate *);
-void	 wake_input(const struct soul *, const char *, struct wake_state *);
-time_t	 wake_admit(const struct soul *, const struct wake_state *,
-	    enum chamber, time_t, time_t, int);
-void	 wake_gate_free(struct gate *);
-
-/*
- * tool.c: programs run on the model's behalf, the soul's tools and the
- * command provider's program: no shell, input on stdin, their own
- * process group stopped (SIGTERM, TOOL_GRACE, SIGKILL) at the timeout
- * or when they exit, output capped.
- */
-#define TOOL_MAXOUT	(32 * 1024)	/* a tool's output read back */
-#define TOOL_GRACE	2000		/* ms from SIGTERM to SIGKILL, when
-					   a child's group is stopped */
-
+/* tool.c: what a wake's tools and MCP servers are told of it */
 struct tool_ctx {		/* HEART_AGENT, HEART_CHAMBER, HEART_WAKE_ID */
 	const char *agent;
 	const char *chamber;
@@ -632,8 +492,6 @@ struct tool_ctx {		/* HEART_AGENT, HEART_CHAMBER, HEART_WAKE_ID */
 	const char *hide;	/* a variable tools must not see (the key) */
 	const json_t *offer;	/* the tools offered, or NULL */
 };
-
-char	*tool_text(const char *, const char *, size_t, int);
 
 /*
  * mcp.c: tools from MCP servers (heart-soul(5), mcp_servers), spoken
@@ -644,10 +502,7 @@ char	*tool_text(const char *, const char *, size_t, int);
  *   mcp_close(m, tell, arg)	end every server started; tell(arg,
  *	server, text) hears the end of each failed one's stderr
  *   mcp_list(m)	--list-tools
- *   mcp_message, mcp_tools, mcp_result	the parsers of what a server
- *	sends (pure)
  */
-enum { MCP_RESULT, MCP_ERROR, MCP_NOTE, MCP_REQUEST, MCP_STRAY };
 
 struct mcp;
 
@@ -656,9 +511,6 @@ int	 mcp_open(const struct soul *, const struct tool_ctx *,
 void	 mcp_close(struct mcp *, void (*)(void *, const char *,
 	    const char *), void *);
 json_t	*mcp_list(const struct mcp *);
-int	 mcp_message(const char *, size_t, long long, json_t **, char *);
-int	 mcp_tools(const json_t *, json_t *, const char **, char *);
-int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
 
 /* bucket.c: the fleet-wide rate limit, per endpoint (HEART_FLEET) */
 /* An endpoint's rate use over the last minute. */
@@ -691,44 +543,10 @@ struct run_opts {
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 	    json_t **, char *);
 json_t	*run_refused(int, const char *, time_t);
+
 /* explain.c: --explain, each chamber's gates, changing nothing */
 json_t	*explain_soul(const struct soul *, const struct run_opts *, time_t,
 	    char *);
-
-/* pulse.c: what a pulse says, read from state without locks */
-#define PULSE_BREAKER	1
-#define PULSE_WAKE		2
-#define PULSE_CAP		4
-
-/*
- * The texts (brk_reason, last_error) are owned by the state: NULL or
- * allocated, freed by pulse_clear.  A copy of the struct must not be
- * freed, and pulse_changed does not look at them.
- */
-struct pulse_state {	/* a publisher keeps one per agent: keep it small */
-	char	 breaker[12];	/* closed, open, half_open; "": unknown */
-	int	 waking;	/* 1, 0, or -1: unknown */
-	char	 chamber[12];	/* of the running wake, if known */
-	char	 last_status[16];	/* of the last admitted wake; "": none */
-	signed char last_chamber;	/* its enum chamber */
-	char	 brk_trigger[5];	/* "llm", "tool" or "" */
-	char	 quiet;		/* outside every chamber's active hours */
-	long long pid;		/* of the running wake, 0 if not given */
-	long long cap_used;	/* -1: unknown */
-	long long cap_max;
-	time_t	 cap_until;	/* cap_used holds until this time */
-	long long tokens;	/* today's, prompt and completion */
-	long long cost;		/* today's, nanodollars; -1: no price */
-	time_t	 brk_until;	/* not closed: the next probe; 0: none */
-	char	*brk_reason;	/* not closed: why it opened, or NULL */
-	time_t	 last_ts;	/* when the last admitted wake began */
-	char	*last_error;	/* its error, or NULL */
-	time_t	 answer;	/* the last real answer seen; 0: none */
-};
-
-int	 pulse_read(const char *, const char *, const struct caps *, time_t,
-	    unsigned, struct pulse_state *, char *);
-void	 pulse_clear(struct pulse_state *);
 
 /* round.c: one round over a directory of souls, N wakes at once */
 struct round_hooks {

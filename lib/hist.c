@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 #define HISTFILE	"history.jsonl"
 #define HISTLOCK	"history.lock"

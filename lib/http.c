@@ -27,6 +27,7 @@
 #include <curl/curl.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 static struct {
 	void	*dl;

@@ -46,6 +46,7 @@
 #include <strings.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 #define MAXLINES	4	/* content lines looked at; more is real */
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 static const char *
 pick(const char *soul, const char *env, const char *def)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 /* What a provider's error body says: its message, type and code. */
 struct said {

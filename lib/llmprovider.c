@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 /*
  * The request's fields in the order of their stability from wake to

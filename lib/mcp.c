@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 /* the protocol versions heart speaks, the one it asks for first */
 static const char *const versions[] = { "2025-06-18", "2025-03-26",

@@ -38,6 +38,7 @@
 #include <mqtt_protocol.h>
 
 #include "heartint.h"
+#include "heartpulse.h"
 
 #define BACKOFF_MIN	500	/* ms */
 #define SEND_MAX	1024	/* QoS 1 publishes in flight at most: births

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 #define OBLOCK	"outbox.lock"
 

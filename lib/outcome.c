@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 /* A string field of the wake's result (NULL: null). */
 void

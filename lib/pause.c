@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 
 #define PAUSEDOC	"pause.json"
 #define OWNER		"*"		/* the store's own (store.c) */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 
 static void
 family(FILE *fp, const char *name, const char *help)

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartpulse.h"
 
 #define BATCH_MS 200	/* slots due this soon are taken with this batch */
 

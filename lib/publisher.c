@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartpulse.h"
 
 #define SHUTDOWN_MS	5000	/* most a goodbye may take */
 #define BIRTH_BATCH	512

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartpulse.h"
 
 #define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | \
 	IN_MOVED_FROM | IN_ONLYDIR | IN_EXCL_UNLINK)

@@ -23,6 +23,8 @@
 #include <time.h>
 
 #include "heartint.h"
+#include "heartstore.h"
+#include "heartpulse.h"
 
 /* Keep a text of a state file, made fit for a pulse, or none. */
 static void

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 #include "redis.h"
 
 #define TIMEOUT		3		/* s, to connect and per command */

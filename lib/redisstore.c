@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 #include "redis.h"
 
 #define DAY		86400LL

@@ -40,6 +40,8 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartstore.h"
+#include "heartwake.h"
 
 /* s: a round's wakes wait for the fleet's rate limit this long after
  * the round began; past it they are deferred to the next round */

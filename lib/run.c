@@ -29,6 +29,8 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartstore.h"
+#include "heartwake.h"
 
 /* run_id's seed, drawn again in a forked child (atfork) */
 static int	id_seeded;

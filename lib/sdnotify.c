@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartpulse.h"
 
 int
 sdnotify_send(const char *state, char *err)

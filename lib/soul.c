@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartsoul.h"
+#include "heartwake.h"
 
 static const char *chambers[] = { "schedule", "idle" };
 

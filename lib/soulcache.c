@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 void
 soulcache_identity(const struct stat *st, long long *id)

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 /* The delta is appended to while it stays within half the base or
  * this, whichever is more. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartsoul.h"
 
 /* "08:00-23:00", end exclusive; wraps midnight when end <= start. */
 static int

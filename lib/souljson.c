@@ -6,6 +6,8 @@
 #include <stdio.h>
 
 #include "heartint.h"
+#include "heartsoul.h"
+#include "heartwake.h"
 
 static json_t *
 hours_json(const struct hours *h)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartsoul.h"
 
 #define DEF_INTERVAL	(30 * 60)	/* schedule.interval */
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 
 int
 soulset_add(struct soulset *set, const char *path, char *err)

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
+#include "heartsoul.h"
 
 /* A tool's name as the model APIs take it: 1 to 64 of A-Z a-z 0-9 _ - */
 int

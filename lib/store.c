@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 
 /* Compare-and-set rounds lost to other writers before a store_update
  * gives up (heart(7) LIMITS): each round lost is another's won. */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 static const char *default_prompt[CH_NCHAMBERS] = {
 	"This is a scheduled heartbeat. Review your duties and any open "

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 extern char **environ;
 

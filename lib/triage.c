@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
+#include "heartwake.h"
 
 static const char heartbeat_tool[] =
     "{\"type\":\"function\",\"function\":{\"name\":\"heartbeat\","

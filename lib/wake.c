@@ -31,6 +31,8 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartstore.h"
+#include "heartwake.h"
 
 #define WAKEFILE	"wake.json"
 #define CARRYFILE	"checklist.json"

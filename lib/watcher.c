@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "heartint.h"
+#include "heartpulse.h"
 
 #define WATCH_INTERVAL	10	/* s */
 

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartpulse.h"
 
 #define WILL_HOLD	1000	/* ms a will waits before it is told */
 

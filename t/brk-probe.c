@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "heart.h"
+#include "heartstore.h"
 
 static int
 record(const char *agent, const struct brk_conf *c, time_t now,

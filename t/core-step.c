@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "heartint.h"
+#include "heartstore.h"
+#include "heartwake.h"
 
 static int failed, n;
 

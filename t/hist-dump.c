@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heart.h"
+#include "heartwake.h"
 
 int
 main(int argc, char **argv)

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "heart.h"
+#include "heartint.h"
 
 int
 main(int argc, char **argv)

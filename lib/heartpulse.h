@@ -1,0 +1,270 @@
+/*
+ * heartpulse.h - private to libheart's pulse chamber: what a pulse
+ * says (pulse.c), the publisher's agents (pubagents.c, pubstate.c),
+ * the broker connection (mqtt.c, broker.c), the watcher's map
+ * (watchmap.c) and systemd's notifications (sdnotify.c).
+ */
+#ifndef HEARTPULSE_H
+#define HEARTPULSE_H
+
+#include "heartint.h"
+
+/* pulse.c: what a pulse says, read from state without locks */
+#define PULSE_BREAKER	1
+#define PULSE_WAKE		2
+#define PULSE_CAP		4
+/*
+ * The texts (brk_reason, last_error) are owned by the state: NULL or
+ * allocated, freed by pulse_clear.  A copy of the struct must not be
+ * freed, and pulse_changed does not look at them.
+ */
+struct pulse_state {	/* a publisher keeps one per agent: keep it small */
+	char	 breaker[12];	/* closed, open, half_open; "": unknown */
+	int	 waking;	/* 1, 0, or -1: unknown */
+	char	 chamber[12];	/* of the running wake, if known */
+	char	 last_status[16];	/* of the last admitted wake; "": none */
+	signed char last_chamber;	/* its enum chamber */
+	char	 brk_trigger[5];	/* "llm", "tool" or "" */
+	char	 quiet;		/* outside every chamber's active hours */
+	long long pid;		/* of the running wake, 0 if not given */
+	long long cap_used;	/* -1: unknown */
+	long long cap_max;
+	time_t	 cap_until;	/* cap_used holds until this time */
+	long long tokens;	/* today's, prompt and completion */
+	long long cost;		/* today's, nanodollars; -1: no price */
+	time_t	 brk_until;	/* not closed: the next probe; 0: none */
+	char	*brk_reason;	/* not closed: why it opened, or NULL */
+	time_t	 last_ts;	/* when the last admitted wake began */
+	char	*last_error;	/* its error, or NULL */
+	time_t	 answer;	/* the last real answer seen; 0: none */
+};
+
+int	 pulse_read(const char *, const char *, const struct caps *, time_t,
+	    unsigned, struct pulse_state *, char *);
+void	 pulse_clear(struct pulse_state *);
+#define PULSE_TEXTMAX	121	/* a reason in a pulse: 120 bytes at most */
+int	 pulse_changed(const struct pulse_state *, const struct pulse_state *);
+int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
+	    time_t);
+int	 pulse_format(char *, size_t, const char *, unsigned long long,
+	    long long, const struct timespec *, const char *,
+	    const struct pulse_state *);
+/* topics, status messages, the birth sequence, the rival rule */
+struct pulse_node {		/* one publishing process and connection */
+	const char *id;		/* the client id */
+	const char *host;
+	long	 pid;
+	time_t	 since;		/* when the process started */
+	long long bdseq;	/* birth sequence of this connection */
+	long long agents;	/* -1: do not say */
+};
+
+struct pulse_agentinfo {
+	const char *id;
+	long long interval;	/* seconds */
+	long long misses;
+};
+
+int	 pulse_prefix_valid(const char *);
+int	 pulse_topic(char *, size_t, const char *, const char *,
+	    const char *);
+char	*pulse_status(const struct pulse_node *,
+	    const struct pulse_agentinfo *, const char *, const char *,
+	    time_t);
+int	 pulse_bdseq_next(const char *, long long, long long *, char *);
+int	 pulse_bdseq_save(const char *, long long, char *);
+void	 pulse_node_name(const char *, long, char *, size_t);
+char	*pulse_acl(const char *, const char *, const char *const *, size_t);
+int	 pulse_rival(const struct pulse_node *, const char *, int);
+
+/*
+ * pubagents.c: the agents of one publisher and their schedule (a binary
+ * min-heap on `due'), loaded from their souls; pubstate.c keeps the
+ * state their pulses carry
+ */
+#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP)
+
+struct pubagent {
+	char	 id[HEART_IDMAX + 1];
+	char	*zone;
+	char	*path;		/* the soul file */
+	struct caps caps;
+	struct hours active[CH_NCHAMBERS];
+	long long quiet_min;	/* the minute `st.quiet' was found for */
+	long long interval;	/* seconds */
+	long long misses;
+	long long due;		/* monotonic ms of the next slot */
+	unsigned long long seq;
+	size_t	 hpos;
+	int	 wd;		/* inotify watch; -1: polled */
+	unsigned dirty;		/* PS_* parts to read again */
+	unsigned reported;	/* PS_* parts whose failure was told */
+	int	 born;		/* birth sent on this connection */
+	int	 queued;	/* in the changed queue */
+	int	 keep;		/* reload: still wanted */
+	int	 rewatch;	/* its directory went away: watch again */
+	size_t	 ord;		/* reload: order of its soul */
+	struct pulse_state st;
+};
+
+struct pubagents {
+	struct pubagent **a;	/* sorted by id */
+	size_t	 n;
+	struct pubagent **heap;
+	size_t	 hn;		/* agents in the heap (== n between calls) */
+	struct pubagent **wdmap;
+	size_t	 nwd;
+	int	 ifd;
+	int	 watchfull;	/* watch limit reported */
+	char	**warn;
+	size_t	 nwarn, warnhead;
+	struct pubagent **gone, **chg;
+	size_t	 ngone, nchg;
+	size_t	 cursor;	/* births */
+	long long interval;	/* override, s; -1: the souls' */
+	size_t	 nbad;		/* souls that did not load, last load */
+};
+
+struct pubagents *pubagents_new(long long, int);
+void	 pubagents_free(struct pubagents *);
+size_t	 pubagents_size(const struct pubagents *);
+void	 pubagents_warnf(struct pubagents *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+char	*pubagents_warning(struct pubagents *);
+long long pubagents_next_due(const struct pubagents *);
+void	 pubagents_rebase(struct pubagents *, long long);
+struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
+void	 pubagent_info(const struct pubagent *,
+	    struct pulse_agentinfo *);
+void	 pubagents_unborn_all(struct pubagents *);
+struct pubagent *pubagents_unborn(struct pubagents *);
+int	 pubagents_unborn_pending(struct pubagents *);
+struct pubagent *pubagents_gone(struct pubagents *);
+void	 pubagent_free(struct pubagent *);
+long long pubagents_load(struct pubagents *, char *const *, size_t,
+	    const char *, long long, char *);
+
+/* pubstate.c: the state the publisher's pulses carry, kept fresh */
+void	 pubstate_start(struct pubagents *, struct pubagent *, int);
+void	 pubstate_stop(struct pubagents *, struct pubagent *);
+int	 pubstate_fd(const struct pubagents *);
+void	 pubstate_read(struct pubagents *, time_t);
+struct pubagent *pubstate_changed(struct pubagents *);
+int	 pubstate_pulse(struct pubagents *, struct pubagent *, int,
+	    const char *, const char *, long long, const struct timespec *,
+	    char *, size_t, char *, size_t);
+
+/* mqtt.c: one broker connection, our poll loop, our reconnect policy
+   (only heart-pulse links it, and libmosquitto with it) */
+enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
+#define MQTT_EV_UP	1	/* connected (CONNACK accepted) */
+#define MQTT_EV_DOWN	2	/* a working connection went */
+#define MQTT_EV_FAIL	4	/* an attempt failed */
+#define MQTT_EV_DENIED	8	/* it was refused our credentials */
+#define MQTT_EV_TAKEN	16	/* another client took our client id */
+
+struct mqtt_url {
+	int	 tls;
+	char	 host[256];
+	int	 port;
+};
+
+struct mqtt_conf {
+	struct mqtt_url url;
+	const char *client_id;	/* NULL: one is made up */
+	const char *username;
+	const char *password;
+	const char *cafile;
+	const char *certfile;
+	const char *keyfile;
+	int	 keepalive;	/* seconds */
+	long long backoff_max;	/* ms */
+};
+
+struct mqtt;
+
+int	 mqtt_url_parse(const char *, struct mqtt_url *, char *);
+int	 mqtt_password(const char *, char **, char *);
+struct mqtt *mqtt_new(const struct mqtt_conf *, char *);
+void	 mqtt_free(struct mqtt *);
+void	 mqtt_on_message(struct mqtt *, void (*)(void *, const char *,
+	    const void *, int, int), void *);
+void	 mqtt_subscribe(struct mqtt *, const char *);
+int	 mqtt_will(struct mqtt *, const char *, const char *, int, char *);
+void	 mqtt_dial(struct mqtt *, long long);
+int	 mqtt_state(const struct mqtt *);
+long long mqtt_retry_at(const struct mqtt *);
+int	 mqtt_fd(const struct mqtt *);
+short	 mqtt_events(const struct mqtt *);
+int	 mqtt_busy(const struct mqtt *);
+const char *mqtt_why(const struct mqtt *);
+int	 mqtt_v5(const struct mqtt *);
+int	 mqtt_unacked(const struct mqtt *);
+int	 mqtt_window(const struct mqtt *);
+unsigned mqtt_io(struct mqtt *, short, long long);
+int	 mqtt_publish(struct mqtt *, const char *, const void *, int, int,
+	    int, int);
+int	 mqtt_refused(struct mqtt *, char *, size_t, char *, size_t);
+void	 mqtt_cork(struct mqtt *, int);
+void	 mqtt_disconnect(struct mqtt *);
+
+/* sdnotify.c: READY=1 and WATCHDOG=1 to $NOTIFY_SOCKET */
+int	 sdnotify_send(const char *, char *);
+long long sdnotify_watchdog(void);
+
+/*
+ * broker.c: the broker connection of heart-pulse's two ends: its
+ * defaults, name, credentials, and what its events say (messages to
+ * the hooks; a failure retrying cannot mend kept in fatal and why).
+ *   broker_init(b, o, h, watcher)	the name on the broker, no I/O
+ *   broker_open(b, err)	the connection, not yet dialled: 0, or
+ *	HX_USAGE or HX_CONFIG with err
+ *   broker_report(b, ev)	mqtt_io's events said
+ *   broker_timeout(b, now, until)	a poll's timeout, ms
+ *   broker_flush(b, deadline, acked)	what is queued, written
+ *   broker_failed(b, err)	b->why into err: -1
+ */
+struct broker {
+	const struct pulse_opts *o;
+	struct pulse_hooks h;
+	struct mqtt *q;
+	struct mqtt_conf mc;
+	const char *url;	/* the broker */
+	const char *prefix;
+	char	 host[256];
+	char	 client_id[HEART_IDMAX + 1];
+	int	 watcher;
+	int	 said_down;	/* an outage was said; quiet until it ends */
+	int	 connects;
+	int	 fatal;
+	char	 why[HEART_ERRLEN];
+};
+
+void	 broker_init(struct broker *, const struct pulse_opts *,
+	    const struct pulse_hooks *, int);
+int	 broker_prefix_check(const struct broker *, char *);
+int	 broker_open(struct broker *, char *);
+void	 broker_close(struct broker *);
+void	 broker_say(struct broker *, const char *, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+void	 broker_fatal(struct broker *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	 broker_report(struct broker *, unsigned);
+int	 broker_timeout(const struct broker *, long long, long long);
+void	 broker_flush(struct broker *, long long, int);
+int	 broker_failed(const struct broker *, char *);
+
+/* watchmap.c: the watcher's liveness map, and its changes */
+struct watchmap;
+
+struct watchmap *watchmap_new(const char *, long long, long long);
+void	 watchmap_free(struct watchmap *);
+void	 watchmap_message(struct watchmap *, const char *, const char *, int,
+	    int, long long, time_t, json_t *);
+void	 watchmap_tick(struct watchmap *, long long, time_t, json_t *);
+void	 watchmap_link(struct watchmap *, int, const char *, long long, time_t,
+	    json_t *);
+int	 watchmap_settled(const struct watchmap *, long long, long long);
+json_t	*watchmap_snapshot(struct watchmap *, long long, size_t *);
+
+#endif

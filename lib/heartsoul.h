@@ -1,0 +1,77 @@
+/*
+ * heartsoul.h - the soul loader's own header: how soul.c, soulcheck.c,
+ * soulkey.c, soultool.c and souljson.c share one load of a soul.
+ * Included by those files alone, after heartint.h.
+ */
+#ifndef HEARTSOUL_H
+#define HEARTSOUL_H
+
+/*
+ * soulcheck.c: one load of a soul (soul.c) and the checks of its
+ * values: soul_TYPE(v, obj, key, path, ..., &dst) reads obj[key] into
+ * dst when it is there; a fault is -1 and "file:line:col: path: what"
+ * in v->err.
+ */
+struct soul_loading {
+	const struct yj *y;
+	const char *file;
+	struct soul *s;
+	char	*err;
+};
+void	 soul_add_warning(struct soul_loading *, int, int, const char *,
+	    const char *, const char *);
+int	 soul_bad_at(struct soul_loading *, const json_t *, const char *,
+	    const char *, const char *, int);
+int	 soul_bad(struct soul_loading *, const json_t *, const char *,
+	    const char *, const char *);
+int	 soul_str(struct soul_loading *, const json_t *, const char *,
+	    const char *, char **);
+int	 soul_int(struct soul_loading *, const json_t *, const char *,
+	    const char *, long long, long long *);
+int	 soul_dur(struct soul_loading *, const json_t *, const char *,
+	    const char *, long long *);
+int	 soul_hours(struct soul_loading *, const json_t *, const char *,
+	    const char *, struct hours *);
+int	 soul_strlist(const json_t *, int);
+int	 soul_need_map(struct soul_loading *, const json_t *, const char *,
+	    const char *, json_t **);
+int	 soul_weight(struct soul_loading *, const json_t *, const char *,
+	    const char *, double *);
+int	 soul_days(struct soul_loading *, const json_t *, const char *,
+	    const char *, long long *);
+
+/* soulkey.c: the mappings of a soul whose keys its table holds */
+enum soul_map {
+	M_TOP = 1 << 0,		/* the soul itself: struct soul */
+	M_HEART = 1 << 1,	/* heart: struct soul */
+	M_SCHED = 1 << 2,	/* heart.schedule: struct chamber_conf */
+	M_IDLE = 1 << 3,	/* heart.idle: struct chamber_conf */
+	M_ADAPT = 1 << 4,	/* heart.schedule.adaptive: adapt_conf */
+	M_LEVELS = 1 << 5,	/* its levels: struct adapt_conf */
+	M_PULSE = 1 << 6,	/* heart.pulse: struct soul */
+	M_BRK = 1 << 7,		/* heart.breaker: struct soul */
+	M_HIST = 1 << 8,	/* heart.history: struct soul */
+	M_GHOST = 1 << 9,	/* heart.ghost: struct soul */
+	M_LLM = 1 << 10,	/* llm: struct soul_llm */
+	M_TRIAGE = 1 << 11,	/* llm.triage: struct soul_llm */
+	M_TOOL = 1 << 12,	/* an item of tools (its own code) */
+	M_SERVER = 1 << 13	/* a server of mcp_servers (its own code) */
+};
+#define M_CH	(M_SCHED | M_IDLE)
+#define M_EP	(M_LLM | M_TRIAGE)
+const char *soul_map_path(unsigned);
+void	*soul_map_base(struct soul *, unsigned);
+const char *soul_key_path(char *, size_t, const char *, const char *);
+int	 soul_known(unsigned, const char *);
+void	 soul_unknown_keys(struct soul_loading *, const json_t *, unsigned,
+	    const char *);
+int	 soul_walk(struct soul_loading *, const json_t *, unsigned);
+int	 soul_load_map(struct soul_loading *, const json_t *, unsigned,
+	    json_t **);
+json_t	*soul_keys_json(unsigned, const void *);
+
+/* soultool.c: a soul's tools: and mcp_servers: */
+int	 soul_load_tools(struct soul_loading *, const json_t *);
+int	 soul_load_mcp(struct soul_loading *, const json_t *);
+
+#endif

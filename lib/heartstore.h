@@ -1,0 +1,229 @@
+/*
+ * heartstore.h - private to libheart's stores: where caps, breakers,
+ * wake locks, wake.json and the rate limit's buckets are kept (store.c,
+ * redisstore.c), and the pure rules that decide on them (cap.c, brk.c,
+ * bucket.c), with the breaker's document (brkjson.c).
+ */
+#ifndef HEARTSTORE_H
+#define HEARTSTORE_H
+
+#include "heartint.h"
+
+/* store.c */
+int	 store_known(const char *, char *);
+int	 store_lock(const char *, const char *, int, char *);
+void	 store_unlock(int);
+int	 store_read_json(const char *, const char *, json_t **, char *);
+int	 store_put_json(const char *, const char *, const json_t *,
+	    enum state_keep, char *);
+/*
+ * The stores: what a server store (redisstore.c) plugs into store.c, and
+ * the raw breaker it hands back to brk.c.  The file store is in store.c
+ * itself: flock(2) around read-decide-write.
+ */
+/*
+ * A wake lock held in a server store is leased: a holder killed before
+ * it lets go blocks its agent for at most this many seconds.  Longer
+ * than any wake: the model's timeout (60s by default) times its rounds
+ * of tool calls.
+ */
+#define STORE_WAKE_LEASE	900
+/*
+ * A store keeps bytes: an agent's documents (cap.json, breaker.json,
+ * wake.json) and its wake lock.  It knows nothing of caps and breakers.
+ */
+struct store_ops {
+	const char *name;	/* the URL, for messages */
+	/* *doc: agent's document `name' as stored (NULL: none); free it */
+	int	(*get)(const char *agent, const char *name, char **doc,
+		    char *err);
+	/* replace it with doc, kept ttl seconds, only if it still is old
+	 * (NULL: none): 1 done, 0 someone changed it meanwhile, -1 err */
+	int	(*cas)(const char *agent, const char *name, const char *old,
+		    const char *doc, long long ttl, char *err);
+	/* "URL: KEY" of a document, for messages */
+	void	(*where)(const char *agent, const char *name, char *buf,
+		    size_t n);
+	int	(*lock)(const char *dir, const char *name, int flags,
+		    char *err);
+	void	(*unlock)(int);
+	int	(*read_json)(const char *dir, const char *name, json_t **,
+		    char *err);
+	int	(*write_json)(const char *dir, const char *name,
+		    const json_t *, char *err);
+	int	(*agents)(char ***, size_t *, char *err);
+	/* 1: agent has keys in the store, 0: none, -1: err */
+	int	(*known)(const char *agent, char *err);
+	/* in a forked child: drop the parent's connection, unused */
+	void	(*forked)(void);
+};
+/*
+ * A read-decide-write of one document: step is given what is stored
+ * (NULL: nothing) and sets *next to what is to be written instead
+ * (NULL: nothing) and *ttl to how long a server keeps it (seconds).
+ * It may be called again, with what another writer left, and must
+ * decide afresh each time.
+ */
+typedef int (*store_step_fn)(json_t *cur, json_t **next, long long *ttl,
+    void *ctx, char *err);
+const struct store_ops *store_ops(void);	/* NULL: files */
+int	 store_owner_check(const char *, char *);	/* ID, @ENDPOINT or * */
+void	 store_forked(void);
+void	 store_use(const struct store_ops *);
+void	 store_fail(int);	/* the exit code the last failure asks for */
+int	 store_get(const char *agent, const char *name, json_t **,
+	    char *err);
+int	 store_update(const char *agent, const char *name, enum state_keep,
+	    store_step_fn, void *ctx, char *err);
+json_t	*store_parse(const char *where, const char *noun, const char *doc,
+	    size_t, char *err);
+void	 store_bad_field(const char *agent, const char *name,
+	    const char *field, char *err);
+
+/* cap.c */
+int	 cap_record(const char *, const char *, time_t, int,
+	    const struct usage *, const struct usage *, long long, char *);
+time_t	 cap_resets_at(const struct cap_view *, time_t);
+long long cap_agent_limit(const struct caps *);
+long long cap_cost(const struct cap_view *);
+int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
+	    size_t);
+
+/* brk.c */
+/* Hand back a probe that was granted but not used (e.g. the cap then
+ * refused the wake): the breaker stays half-open, a later caller may probe. */
+int	 brk_giveback(const char *agent, time_t now, char *err);
+/* The breaker as stored, whichever the store (brk.c owns the rules). */
+struct brk {
+	enum brk_state state;
+	long long llm_fails, tool_fails;
+	long long cooldown;	/* open, half_open: the current one, s */
+	long long base;		/* the base cooldown last written */
+	long long threshold, max;	/* and the threshold, max cooldown */
+	time_t	 until;		/* open: end of the cooldown */
+	time_t	 probe_at;	/* half_open: probe granted; 0 if none */
+	long long probe_pid;	/* the process it was granted to */
+	char	 probe_host[64];	/* and its host */
+	char	 trigger[8];
+	char	 reason[256];
+	int	 exists;	/* it was stored before */
+};
+
+enum cap_op { CAP_TAKE, CAP_RECORD, CAP_PEEK, CAP_RESET };
+enum brk_op { BRK_CHECK, BRK_GIVEBACK, BRK_RECORD, BRK_PEEK, BRK_RESET };
+
+struct cap_args {
+	enum chamber ch;		/* take */
+	const struct caps *caps;	/* take; NULL: those kept */
+	long long chcap;		/* take: ch's cap instead, or -1 */
+	int	 ghost;			/* record */
+	const struct usage *u;		/* record: tokens, or NULL */
+	const struct usage *tu;		/* record: the triage's, or NULL */
+	long long cost;			/* record: nanodollars, or -1 */
+};
+/* An outcome for BRK_RECORD: flags, a time to stay open until (0:
+ * none) and the reason kept, already one line. */
+struct brk_rec {
+	int	 flags;
+	time_t	 hold;
+	const char *reason;
+};
+/* Who asks: a half-open probe is granted to one process of one host. */
+struct brk_who {
+	long long pid;
+	const char *host;
+};
+
+#define BRK_MAXEV	4
+/* What a transition did: whether this caller got the half-open probe,
+ * and the transitions, in order, as "half_open", "open/FROM" or
+ * "closed/BY". */
+struct brk_out {
+	int	 probe;
+	int	 nev;
+	char	 ev[BRK_MAXEV][24];
+};
+/* brk.c: when the breaker next lets a wake go (0: now, closed or a
+ * half-open probe free); whether a check has to write; the view of a
+ * breaker, with the keys given (NULL: those kept) */
+time_t	 brk_next_go(const struct brk *);
+int	 brk_check_writes(const struct brk *, time_t);
+void	 brk_view_of(const struct brk *, const struct brk_conf *,
+	    struct brk_view *);
+
+/*
+ * brkjson.c: the breaker's document, agents/ID/BRKFILE, and the events
+ * of a transition done (brk.c does the transitions, brkstore.c the
+ * reads and writes)
+ *   brkjson_parse(agent, j, &b, err)	b from the document (NULL: none)
+ *   brkjson_of(agent, &b, now)		the document to write
+ *   brkjson_events(agent, &b, &o, events, now)
+ *					o's transitions as events
+ *   brkjson_put_time(o, key, t)	a time in UTC (0: null)
+ */
+#define BRKFILE	"breaker.json"
+int	 brkjson_parse(const char *, json_t *, struct brk *, char *);
+json_t	*brkjson_of(const char *, const struct brk *, time_t);
+void	 brkjson_events(const char *, const struct brk *,
+	    const struct brk_out *, json_t *, time_t);
+void	 brkjson_put_time(json_t *, const char *, time_t);
+
+
+/* bucket.c */
+/* An endpoint's bucket as stored (bucket.c owns the rules): requests
+ * and tokens taken per second of the window, oldest first, and the
+ * wakes it deferred, in line in the order they were first deferred. */
+#define BKT_SLOTS	124	/* the window on either side of now */
+#define BKT_LINE	512	/* wakes kept in line */
+struct bucket {
+	long long rpm, tpm;	/* the limits in force; 0: none */
+	struct {
+		long long sec, req, tok;
+	} e[BKT_SLOTS];
+	int	 n;
+	struct {
+		char	 who[HEART_IDMAX + 1];	/* the agent */
+		long long since, seen;	/* first deferred, last asked */
+	} q[BKT_LINE];
+	int	 nq;
+	long long slow_until;	/* a 429 stops the endpoint until then */
+	long long n429, throttled, taken;	/* counted since it began */
+	long long ahead;	/* the last take's: wakes in line before it */
+};
+
+enum bkt_op { BKT_TAKE, BKT_GIVE, BKT_MOVE, BKT_RECORD, BKT_SLOW, BKT_PEEK };
+
+struct bkt_args {
+	long long tokens;	/* record */
+	time_t	 hold;		/* slow: Retry-After; 0: none given */
+	time_t	 at;		/* give, move: when the request was taken */
+	const char *who;	/* take: the agent whose wake asks, in line;
+				   NULL: a later request of a wake admitted */
+};
+
+/*
+ * The rules, as pure functions of (state, now, configuration): no I/O,
+ * no clock.  Each changes the state it is given into the state after
+ * and returns 1 when that is to be written back, 0 when not.
+ */
+/* (tests) t/core-step.c */
+int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
+	    const char *zone, time_t now, int *admitted);
+/* (tests) t/core-step.c */
+int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *given,
+	    time_t now, const struct brk_rec *, const struct brk_who *,
+	    struct brk_out *);
+/* (tests) t/core-step.c */
+int	 bucket_step(struct bucket *, enum bkt_op, const struct bkt_args *,
+	    time_t now, time_t *until);
+
+/* pause.c: one pause (since 0: none; until 0: until resumed), and the
+ * rule: is an agent paused at now, by its own pause or the fleet's */
+struct pause_entry {
+	time_t	 since, until;
+};
+/* (tests) t/core-step.c */
+void	 pause_rule(const struct pause_entry *, const struct pause_entry *,
+	    time_t now, struct pause_view *);
+
+#endif

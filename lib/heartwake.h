@@ -1,0 +1,618 @@
+/*
+ * heartwake.h - private to libheart's wake: one wake (run.c, talk.c)
+ * and its gates (wake.c, adapt.c, gate.c, checklist.c), the model
+ * (llm.c, http.c, ask.c, triage.c, idle.c), tools (tool.c, mcp.c), a
+ * round (round.c, soulcache.c), and heart-ghost's side (hist.c,
+ * ghost.c, outbox.c).
+ */
+#ifndef HEARTWAKE_H
+#define HEARTWAKE_H
+
+#include "heartint.h"
+
+/*
+ * hist.c: hist_commit(agent, messages, wake_id, chamber, at, keep, err)
+ * appends one wake atomically, keep > 0 trimming to the last keep
+ * wakes (1, nothing written: a wake of that wake_id is there already);
+ * hist_tail(agent, n, &array, err), the last n messages, oldest first;
+ * hist_last_user(agent, &t, err), the last user message's time, or 0
+ */
+int	 hist_commit(const char *, const json_t *, const char *,
+	    const char *, const char *, long long, char *);
+int	 hist_tail(const char *, size_t, json_t **, char *);
+int	 hist_last_user(const char *, time_t *, char *);
+
+/* ghost.c */
+#define GHOST_RETRY_FOR	(24 * 3600)	/* ghost_opts.retry_for's 0 */
+#define GHOST_HOLD	(10 * 60)	/* a failing answer holds up the
+					   later ones for this long */
+void	 ghost_hash(const char *, char *);
+void	 ghost_via(const struct ghost_opts *, char *);
+
+/* outbox.c */
+struct outbox_entry {
+	char	 wake_id[HEART_IDMAX + 1];
+	char	 at[32];
+	json_t	*doc;		/* the file; NULL: it does not read (err) */
+	char	 err[HEART_ERRLEN];
+	int	 due;		/* given again: tried now */
+	int	 dirty;		/* to be written back */
+	int	 gone;		/* delivered, not wanted, or dead */
+};
+
+long long outbox_backoff(long long);
+int	 outbox_put(const char *, const char *, const char *, const json_t *,
+	    char *);
+int	 outbox_drop(const char *, const char *, const char *, char *);
+void	 outbox_tidy(const char *);
+int	 outbox_cmp(const void *, const void *);
+int	 outbox_load(const char *, const char *, struct outbox_entry **,
+	    size_t *, char *);
+void	 outbox_free(struct outbox_entry *, size_t);
+
+/*
+ * idle.c: the one judge of replies (heart-soul(5), GHOSTS): a ghost, a
+ * finding to keep, or work to go on with; the token rule alone
+ * (idle_detect); an alert is heart.h's (idle_alert).
+ */
+enum { IDLE_GHOST, IDLE_KEEP, IDLE_RUN, IDLE_EMPTY };
+
+struct idle_verdict {
+	int	 what;		/* IDLE_GHOST, IDLE_KEEP, IDLE_RUN, or
+				   IDLE_EMPTY: no text and no call */
+	const char *level;	/* a ghost's: "LOW", "MEDIUM", "HIGH", NULL */
+	const char *keep;	/* IDLE_KEEP: the answer, never NULL */
+	json_t	*decision;	/* asked: the heartbeat call as given,
+				   {"action"?, "reason"?}; else NULL */
+	char	 why[256];	/* asked: why there is no decision, or "" */
+	char	*own;		/* private */
+};
+
+void	 idle_judge(const struct soul *, const char *, const json_t *, int,
+	    struct idle_verdict *);
+void	 idle_verdict_free(struct idle_verdict *);
+/* (tests) fuzz/llm.c */
+int	 idle_detect(const struct soul *, const char *, const char **);
+
+/* checklist.c: HEARTBEAT.md, its open items */
+int	 checklist_open_items(const char *, char **, char *);
+int	 checklist_interval(const char *, long long *);
+/* An item due, as checklist_fit weighs it for a prompt */
+struct checklist_item {
+	const char *line;
+	size_t	 cost;		/* its bytes in the request */
+	int	 every;		/* it has its own interval */
+	time_t	 carried;	/* when last carried; 0: never */
+	int	 keep;		/* out: the prompt carries it */
+};
+
+size_t	 checklist_fit(struct checklist_item *, size_t, size_t);
+
+/* http.c: one POST through libcurl, loaded only when needed */
+struct http_req {
+	const char *url;
+	const char *const *headers;	/* NULL-terminated */
+	const char *body;
+	long	 timeout;		/* s */
+	size_t	 maxbytes;
+};
+
+struct http_resp {
+	long	 status;
+	char	*body;
+	size_t	 len;
+	char	 retry_after[64];	/* the header's value, or "" */
+};
+/* A Retry-After is honoured for a day at most. */
+#define HTTP_HOLDMAX	86400
+
+int	 http_preload(char *);
+int	 http_post(const struct http_req *, struct http_resp *, char *);
+int	 http_retry_after(const char *, time_t, time_t *);
+
+/* llm.c: the model endpoint */
+
+struct llm_reply {
+	char	*text;
+	json_t	*tool_calls;		/* OpenAI form, or NULL */
+	long long prompt_tokens;	/* every input token */
+	long long completion_tokens;
+	long long cached_tokens;	/* of prompt: read from a cache */
+	long long cache_write_tokens;	/* of prompt: written to it */
+	int	 fail;			/* failed: LLM_*; else 0 */
+	time_t	 hold;			/* failed: Retry-After, or 0 */
+	long	 status;		/* failed: the HTTP status, or 0 */
+};
+
+/* (tests) fuzz/llm.c */
+int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
+	    char *);
+void	 llm_reply_free(struct llm_reply *);
+#define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */
+/* llm.cache: Anthropic's prompt cache */
+enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
+
+struct llm_conf {
+	char	 provider[16];
+	char	 base_url[1024];
+	char	 model[256];
+	char	 key_env[128];
+	long long timeout;
+	long long max_tokens;
+	long long budget;		/* llm.context_budget, tokens */
+	int	 cache;			/* llm.cache: LLM_CACHE_* */
+	const char *soul;		/* the soul's path, for messages */
+	const json_t *command;		/* command provider: the soul's argv */
+	char	 dir[4096];		/* where the command runs */
+};
+/* what a failure asks of a person (llm_reply.fail) */
+enum {
+	LLM_TEMP = 1,	/* nothing: it may pass (5xx, 429, timeout...) */
+	LLM_CONFIG,	/* fix the key, the model or the URL (401, 403,
+			   404, a 400 that names no such model) */
+	LLM_QUOTA	/* add credit: the account's quota is used up */
+};
+
+int	 llm_conf(const struct soul *, struct llm_conf *, char *);
+int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
+json_t	*llm_dry(const struct llm_conf *, json_t *);
+int	 llm_send(const struct llm_conf *, json_t *, time_t,
+	    struct llm_reply *, char *);
+int	 llm_key_warning(const struct llm_conf *, char *, size_t);
+
+/* llmprovider.c: a provider's request and reply, by its row */
+struct llm_provider {
+	const char *name;
+	const char *url;	/* default base URL; NULL: not HTTP */
+	const char *path;	/* appended to the base URL */
+	const char *key_env;	/* default key variable */
+	json_t	*(*body)(const struct llm_conf *, json_t *, json_t *,
+		    const char *);
+	void	 (*headers)(const char *, char [][512], size_t *);
+	int	 (*parse)(json_t *, struct llm_reply *, char *);
+};
+const struct llm_provider *llm_provider_find(const char *);
+void	 llm_provider_secrets(void);
+int	 llm_reply_read(const struct llm_provider *, const char *, size_t,
+	    struct llm_reply *, char *);
+json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
+	    const char *);
+
+/* llmfail.c: an HTTP answer outside 2xx, its class (LLM_*) and why */
+int	 llm_http_fail(const struct llm_conf *, const char *, long,
+	    const char *, char *);
+
+/* llmfit.c: the bytes of a message (or any value) in a request; msgs as sent
+ * within a budget of tokens: system before h0, history [h0, h1), the
+ * wake's prompt at h1 */
+size_t	 llm_cost(const json_t *);
+json_t	*llm_fit(const json_t *, size_t, size_t, long long);
+/* the bytes a prompt's checklist items may take, beside the rest */
+size_t	 llm_items_room(size_t, long long);
+
+/* slot.c: the ladder of intervals, the agent's offset, its slots */
+long long slot_offset(const char *, long long);
+long long slot_rung(long long, long long, long long, double);
+long long slot_rung_offset(const struct soul *, long long);
+time_t	 slot_from(time_t, long long, long long);
+time_t	 slot_before(time_t, long long, long long);
+
+/*
+ * ask.c: one request to a model, every one heart sends: its turn in
+ * the endpoint's bucket, the request, the bucket told, the usage read
+ * within what the request could produce (USAGE_SLACK tokens more than
+ * its bytes, or than max_tokens or the reply's bytes), and its cost.
+ */
+#define USAGE_SLACK	4096	/* tokens a provider may add on its side */
+
+struct ask {
+	const struct llm_conf *lc;	/* the endpoint's settings */
+	const char *ep;		/* its bucket (bucket.c), or "" */
+	time_t	 taken;		/* the wake's first request, taken by
+				   bucket_gate then; 0: wait for a turn */
+	const struct price *price;	/* NULL or unset: no price */
+	struct usage u;		/* its tokens, as counted */
+	long long cost;		/* and their cost, nano$; -1: no price */
+	char	 note[384];	/* what of the usage was mended, or "" */
+};
+
+int	 ask_send(struct ask *, json_t *, time_t, struct llm_reply *,
+	    char *);
+/* (tests) t/core-step.c fuzz/llm.c */
+void	 ask_usage_bound(struct usage *, long long, long long, long long,
+	    char *, size_t);
+
+/*
+ * tool.c: programs run on the model's behalf, the soul's tools and the
+ * command provider's program: no shell, input on stdin, their own
+ * process group stopped (SIGTERM, TOOL_GRACE, SIGKILL) at the timeout
+ * or when they exit, output capped.
+ */
+#define TOOL_MAXOUT	(32 * 1024)	/* a tool's output read back */
+#define TOOL_GRACE	2000		/* ms from SIGTERM to SIGKILL, when
+					   a child's group is stopped */
+char	*tool_text(const char *, const char *, size_t, int);
+struct tool_proc {
+	char	*const *argv;
+	const char *dir;	/* working directory, or NULL */
+	char	*const *env;	/* NULL: heart-wake's own */
+	const char *in;		/* standard input */
+	size_t	 inlen;
+	long long timeout;	/* s */
+	size_t	 maxout;	/* stdout kept; the rest is read and dropped */
+	int	 inherit;	/* stdout and stderr are the caller's */
+};
+
+struct tool_out {
+	char	*out;		/* stdout, at most maxout bytes, NUL-ended */
+	size_t	 len;
+	int	 cut;		/* stdout had more than maxout */
+	char	 errout[1024];	/* the start of stderr */
+	int	 status;	/* as from wait(2) */
+	int	 timedout;	/* killed at the timeout */
+	long long ms;		/* wall time */
+};
+/* a child started by tool_spawn or tool_fork: its group's leader, the
+ * group's sentinel (-1: none), and our ends of its standard input,
+ * output and error (non-blocking; -1: none) */
+struct tool_child {
+	int	 pid;
+	int	 sentinel;
+	int	 in, out, err;
+};
+
+#define TOOL_ENVMORE	8	/* names tool_env adds for a caller */
+#define TOOL_LIVEMAX	1100	/* children of one process at once: a
+				   round's workers, a wake's servers */
+char	**tool_env(const struct tool_ctx *, const char *, char *const *);
+int	 tool_spawn(const struct tool_proc *, struct tool_child *, char *);
+int	 tool_fork(struct tool_child *, char *);
+int	 tool_gone(int);
+void	 tool_end(struct tool_child *, size_t, long long, int *);
+int	 tool_exec(const struct tool_proc *, struct tool_out *, char *);
+void	 tool_out_free(struct tool_out *);
+int	 tool_status(const char *, const struct tool_proc *,
+	    const struct tool_out *, char *);
+json_t	*tool_offer(const json_t *);
+json_t	*tool_args(const json_t *, char *);
+int	 tool_call(const struct soul *, const struct tool_ctx *,
+	    const json_t *, char **, char *);
+
+/* mcp.c: the parsers of what a server sends (pure) */
+enum { MCP_RESULT, MCP_ERROR, MCP_NOTE, MCP_REQUEST, MCP_STRAY };
+/* (tests) fuzz/mcp.c */
+int	 mcp_message(const char *, size_t, long long, json_t **, char *);
+/* (tests) fuzz/mcp.c */
+int	 mcp_tools(const json_t *, json_t *, const char **, char *);
+/* (tests) fuzz/mcp.c */
+int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
+/*
+ *   mcp_offer(m), mcp_warnings(m)	the tools offered (OpenAI form);
+ *	what opening found worth a word (strings)
+ *   mcp_has(m, name), mcp_call(m, call, &text, err)	as tool_call
+ *   mcp_plan(s)	--explain and --dry-run
+ */
+#define MCP_SEP		"__"
+#define MCP_NAMEMAX	32		/* a server's name */
+#define MCP_SERVERMAX	16		/* servers in a soul */
+#define MCP_LINEMAX	(4 * 1024 * 1024)	/* one message */
+#define MCP_READMAX	(16 * 1024 * 1024)	/* read for one answer */
+#define MCP_TOOLMAX	1024		/* tools a server lists */
+#define MCP_PAGEMAX	64		/* pages of tools/list */
+
+const json_t *mcp_offer(const struct mcp *);
+const json_t *mcp_warnings(const struct mcp *);
+int	 mcp_has(struct mcp *, const char *);
+int	 mcp_call(struct mcp *, const json_t *, char **, char *);
+json_t	*mcp_plan(const struct soul *);
+
+/*
+ * gate.c: a chamber's gate program (heart-soul(5), gate), run after
+ * the cheap gates and before the breaker and the cap, in the soul's
+ * directory, through tool.c, with the tools' environment and
+ *   HEART_LAST_WAKE	the chamber's last admitted wake, epoch seconds
+ *			(0: never), and HEART_LAST_WAKE_AT, in UTC ("")
+ *   HEART_GATE_DIR	agents/ID/gate/, the agent's scratch directory
+ * gate_run(s, c, ctx, dir, last, &g, err): GATE_WAKE (g.text: its
+ * output, at most GATE_MAXOUT bytes, for the prompt), GATE_SKIP (g.text:
+ * its first line), or GATE_FAIL (err: why, a tool failure).
+ */
+#define GATE_MAXOUT	(4 * 1024)
+enum { GATE_WAKE, GATE_SKIP, GATE_FAIL };
+
+struct gate_out {
+	char	*text;		/* to free */
+	int	 exit;		/* its exit status, or -1 */
+	long long ms;
+};
+
+int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
+	    const char *, time_t, struct gate_out *, char *);
+
+/* triage.c: the skip/run decision (the heartbeat tool) and the triage
+ * model that asks it alone (llm.triage) */
+struct triage {
+	char	*text;		/* its reply, to judge (idle_judge), */
+	json_t	*calls;		/* or NULL */
+	json_t	*decision;	/* as judged: {"action"?, "reason"?}, or NULL */
+	struct usage u;		/* its tokens, apart from the main model's */
+	int	 fail;		/* failed: LLM_* */
+	long	 status;	/* its HTTP status, 0: none */
+	time_t	 hold;
+};
+
+json_t	*triage_hb_tool(void);
+json_t	*triage_body(const struct llm_conf *, const char *, const char *);
+struct ask;
+int	 triage_ask(struct ask *, const char *, const char *, time_t,
+	    struct triage *, char *);
+json_t	*triage_json(const struct llm_conf *, const struct triage *,
+	    long long, const char *);
+void	 triage_free(struct triage *);
+/* a wake's triage, asked its prompt: 1 to go on to the main model */
+struct wake;
+int	 triage_wake(struct wake *, const char *, int *, char *);
+
+/*
+ * adapt.c: the adaptive schedule, an activity estimator kept in
+ * agents/ID/activity.json (opaque; NULL is an agent with no history).
+ *   adapt_load(dir, &a, err)	read it; *a = NULL when there is none
+ *   adapt_interval(s, a, t, &fig)	the interval in force at t, and why
+ *   adapt_next(s, a, last, first, now, &fig)  when the chamber is next
+ *	due, its last wake being at last (0: none; first sight at first);
+ *	a time <= now means due now
+ *   adapt_offset(s, iv)	the agent's phase inside the interval iv
+ *   adapt_record(dir, s, &a, status, level, now, err)	add one wake's
+ *	outcome ("ok" or "idle", level "LOW" "MEDIUM" "HIGH" or NULL)
+ *	and write the file; the caller holds wake.lock
+ *   adapt_json(s, &fig)	the figures, for --explain and the result
+ */
+struct adapt;
+
+enum { ADAPT_BUSY_HERE = 1, ADAPT_BUSY_ELSEWHERE };
+
+struct adapt_fig {
+	int	 how;		/* hour of the week, 0: Monday 00:00 */
+	time_t	 hour;		/* when that hour began */
+	long long real;		/* real answers in it over the window */
+	long long ghosts[4];	/* ghosts: plain, LOW, MEDIUM, HIGH */
+	double	 gweight;	/* the ghosts, weighted */
+	long long dreal;	/* the same, for the same hour of the day */
+	double	 dgweight;	/* on the other days of the week */
+	long long run;		/* ghosts in a row since the last real one */
+	double	 runweight;
+	int	 busy;		/* ADAPT_BUSY_HERE, ADAPT_BUSY_ELSEWHERE,
+				   or 0 */
+	int	 unseen;	/* not seen in an earlier week */
+	int	 turned;	/* real answers at this hour on another
+				   day, quiet at it before, since then */
+	double	 evidence;	/* else the doublings the ghosts allow */
+	double	 exponent;	/* interval = schedule.interval * 2^exponent */
+	long long interval;	/* the rung in force */
+};
+
+int	 adapt_load(const char *, struct adapt **, char *);
+void	 adapt_free(struct adapt *);
+long long adapt_interval(const struct soul *, struct adapt *, time_t,
+	    struct adapt_fig *);
+time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
+	    time_t, struct adapt_fig *);
+long long adapt_offset(const struct soul *, long long);
+int	 adapt_record(const char *, const struct soul *, struct adapt **,
+	    const char *, const char *, time_t, char *);
+json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
+
+/* wake.c: the chambers' gates and agents/ID/wake.json */
+struct adapt;
+struct wake_state {
+	int	 exists;
+	time_t	 first_seen;
+	time_t	 last[CH_NCHAMBERS];	/* last wake admitted */
+	char	 last_status[CH_NCHAMBERS][16];
+	time_t	 refused[CH_NCHAMBERS];	/* last wake the breaker or the cap
+					   refused: it used up its slot */
+	char	 refused_status[CH_NCHAMBERS][16];
+	time_t	 input;			/* the user's last sign, 0: none */
+	int	 input_read;		/* input is known (wake_input) */
+	time_t	 error_at;
+	char	 error[256];
+	int	 checklist_warned;
+	int	 running_pid;
+	struct adapt *act;		/* activity.json, or NULL */
+	json_t	*carried;		/* checklist.json, once read */
+	int	 carried_read;
+};
+
+struct gate {
+	enum chamber chamber;
+	char	 status[16];		/* the skip status, "" if open */
+	char	 reason[1024];
+	char	 warning[512];		/* to print once, or "" */
+	time_t	 next;			/* when this gate opens */
+	long long interval;		/* in force, s */
+	long long offset;
+	char	*items;			/* open checklist items, or NULL */
+	size_t	 left;			/* items left out of the prompt */
+	int	 unread;		/* the checklist's end was not read */
+	json_t	*why;			/* adaptive: the figures, or NULL */
+};
+
+int	 wake_load(const char *, struct wake_state *, char *);
+void	 wake_free(struct wake_state *);
+int	 wake_gates(const struct soul *, const char *, struct wake_state *,
+	    enum chamber, time_t, int, struct gate *);
+void	 wake_input(const struct soul *, const char *, struct wake_state *);
+time_t	 wake_admit(const struct soul *, const struct wake_state *,
+	    enum chamber, time_t, time_t, int);
+void	 wake_gate_free(struct gate *);
+int	 wake_save(const char *, const char *, const struct wake_state *,
+	    int, enum state_keep, time_t, char *);
+void	 wake_verdicts(const struct soul *, const char *,
+	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);
+int	 wake_carry(const char *, struct wake_state *, enum chamber,
+	    const char *, time_t, char *);
+time_t	 wake_next(const struct soul *, const char *, struct wake_state *,
+	    enum chamber, time_t, time_t, int);
+time_t	 wake_carried(const char *, struct wake_state *, enum chamber,
+	    const char *);
+
+/* bucket.c */
+int	 bucket_endpoint(const struct llm_conf *, char *, size_t, char *);
+int	 bucket_give(const char *, time_t, time_t, char *);
+int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
+	    char *, size_t, char *);
+int	 bucket_gate_ok(const struct rate_view *, time_t, char *, size_t);
+int	 bucket_wait(const char *, long long, char *);
+int	 bucket_send(const char *, time_t, long long, char *);
+void	 bucket_after(const char *, long, time_t, long long, time_t);
+
+/* run.c: one wake, its orchestration; the conversation is talk.c's */
+/* The wake's outcome as its result says it, set with the result by
+ * outcome.c's outcome_status, outcome_reply (the answer, its idle
+ * level and the status they decide) and outcome_warn (one more
+ * warning), and read from here: nothing reads the result back. */
+struct outcome {
+	enum wake_status status;	/* ST_ERROR until decided */
+	char	 reason[1024];		/* "" when none */
+	const char *idle_level;		/* idle.c's, or NULL */
+	char	 warning[2048];		/* the warnings, "; " between, or "" */
+};
+/* One wake of one agent, from its lock to its result. */
+struct wake {
+	const struct soul *s;
+	const struct run_opts *o;
+	time_t	 now;
+	char	 dir[4096];
+	char	 id[40];
+	struct wake_state w;
+	struct wake_state prev;		/* w as it was before this wake */
+	struct gate g;
+	struct brk_conf bc;
+	struct brk_view bv;
+	struct cap_view cv;
+	json_t	*events;
+	json_t	*res;
+	json_t	*said;			/* res's messages */
+	struct outcome out;		/* what res says of the outcome */
+	long long t0;
+	int	 loaded;		/* w was read */
+	char	*gate_out;		/* the gate program's output, or NULL */
+	struct llm_conf tc;		/* the triage endpoint, */
+	int	 triage;		/* when the soul names one */
+	char	*found;			/* what the prompt says the triage
+					   found, or NULL */
+	int	 tfail;			/* the triage failed: LLM_* */
+	struct usage tu;		/* the triage's tokens */
+	long long tcost;		/* and their cost, nano$; -1: none */
+	time_t	 thold;
+	char	 terr[HEART_ERRLEN];
+	char	 ep[HEART_IDMAX + 1];	/* its endpoint (bucket.c), or "" */
+	char	 tep[HEART_IDMAX + 1];	/* the triage's, or "" */
+	time_t	 taken;			/* when its first request was admitted */
+};
+
+void	 run_id(time_t, char *, size_t);
+/* outcome.c: the wake's outcome, into the wake and its result */
+void	 outcome_set(struct wake *, const char *, const char *);
+void	 outcome_status(struct wake *, enum wake_status);
+void	 outcome_reason(struct wake *, const char *);
+void	 outcome_reply(struct wake *, enum wake_status, const char *,
+	    const char *);
+void	 outcome_warn(struct wake *, const char *);
+/* run.c */
+/* from when the breaker and the cap both admit a wake of a chamber */
+time_t	 run_open_at(const struct wake *, enum chamber);
+
+/* talk.c: an admitted wake's conversation with the model and its tools */
+struct talk {
+	json_t	*msgs;		/* the request's messages, growing */
+	size_t	 h0, h1;	/* the history in msgs: [h0, h1) */
+	size_t	 bytes;		/* of the result's messages */
+	int	 overflow;	/* they would pass WAKE_MSGMAX */
+	int	 empty;		/* the reply said nothing (IDLE_EMPTY) */
+	int	 fail;		/* the model's failure: LLM_* */
+	time_t	 hold;		/* and how long it asks to be let be */
+	json_t	*offer;		/* the tools offered, or NULL */
+	const char *force;	/* the tool the next reply must call */
+	const char *hide;	/* the key's variable, kept from tools */
+	enum chamber c;
+	long long ptok, ctok;
+	long long cached, cwrite;	/* of ptok: read from, written to a
+					   provider's cache */
+	long long cost;		/* its requests', nano$; -1: no price */
+	int	 calls, failed;	/* tool calls run, and failed */
+	struct mcp *mcp;	/* the MCP servers started, or NULL */
+	int	 servers, sfailed;	/* MCP servers started, and failed */
+	int	 capped;	/* the model asked for one past the cap */
+	int	 ids;		/* call ids given by heart */
+	char	 toolerr[HEART_ERRLEN];	/* the first tool failure */
+};
+
+char	*talk_prompt(struct wake *, enum chamber, int);
+void	 talk_fit(struct wake *, const struct llm_conf *);
+int	 talk_begin(struct wake *, struct talk *, char *);
+json_t	*talk_request(const struct llm_conf *, const struct talk *);
+void	 talk_warn_key(struct wake *, const struct llm_conf *);
+int	 talk_run(struct wake *, const struct llm_conf *, struct talk *,
+	    char *);
+long long talk_spent(struct wake *, const struct talk *, struct usage *);
+void	 talk_end(struct talk *);
+
+/* soulcache.c: what a round learnt of each soul of a directory */
+struct soulcache;
+struct stat;
+struct soulcache *soulcache_open(const char *, char *);
+void	 soulcache_free(struct soulcache *);
+const char *soulcache_get(struct soulcache *, const char *,
+	    const struct stat *, time_t);
+void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
+	    time_t, const json_t *);
+void	 soulcache_drop(struct soulcache *, const char *);
+time_t	 soulcache_deferred(struct soulcache *, const char *);
+void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
+/* the cache's insides, soulcache.c's and soulcachesave.c's */
+#define SOULCACHE_NID	7	/* a file's identity: dev, ino, size, times */
+/*
+ * The version written.  A version 2 cache still reads, its skips
+ * dropped and their souls read again: before 3, a soul without a
+ * timezone was judged in the zone of the soul before it in the round.
+ * Version 3 had no GEN and no delta; it reads, and is written again.
+ */
+#define SOULCACHE_VERSION	4
+
+struct soulcache_ent {
+	char	*name;		/* the file's name in the directory */
+	long long id[SOULCACHE_NID];	/* soulcache_identity's */
+	long long until;	/* no gate passes before; with line */
+	long long deferred;	/* since; 0: not */
+	char	*line;		/* the kept skip; NULL: none */
+	int	 own;		/* 1: line is malloc'd, 2: name too */
+	int	 seen;		/* met in this round */
+	int	 chg;		/* changed since it was read */
+};
+
+struct soulcache {
+	char	 dir[4096];	/* STATE/rounds */
+	char	 name[40];	/* HASH.jsonl */
+	char	 real[PATH_MAX];	/* the souls' directory */
+	char	*buf;		/* the base as read: names and lines */
+	char	*dbuf;		/* the delta as read */
+	struct soulcache_ent *e;
+	size_t	 n, cap;
+	size_t	*tab;		/* open addressing: index + 1; 0 empty */
+	size_t	 tcap;
+	size_t	 blen;		/* the base's length */
+	long long gen;		/* the base's GEN; 0: none read */
+	long long bid[SOULCACHE_NID];	/* the base's, before it was read */
+	int	 dirty;
+	int	 whole;		/* write the base again at the next save */
+};
+
+void	 soulcache_identity(const struct stat *, long long *);
+void	 soulcache_index(struct soulcache *, size_t);
+void	 soulcache_path(const struct soulcache *, const char *, char *,
+	    size_t);
+void	 soulcache_line_drop(struct soulcache_ent *);
+int	 soulcache_save(struct soulcache *, int, char *);
+
+#endif
