@@ -124,12 +124,12 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	}
 	if (s != NULL)
 		cap_from_soul(s, &v->caps);
-	if (o.pflag)
-		return HX_OK;
 	if (pause_peek(agent, now, &pauses[k], err) == -1) {
 		say(NULL, err);
 		return store_code(HX_IOERR);
 	}
+	if (o.pflag)
+		return HX_OK;
 	j = cap_json(agent, v, now);
 	json_object_set_new(j, "paused", pause_json(&pauses[k]));
 	json_object_set_new(j, "caps_from", json_string(prog_whose(s != NULL,
@@ -153,7 +153,7 @@ static int
 print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
     const char *rates, int rc)
 {
-	char err[HEART_ERRLEN], *caps, *box, *text;
+	char err[HEART_ERRLEN], *caps, *box, *held, *text;
 	struct outbox_count *c = xcalloc(n + 1, sizeof *c);
 	size_t i;
 
@@ -164,11 +164,14 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 		}
 	caps = prom_caps(names, v, n, now);
 	box = prom_outbox(names, c, n);
-	if (asprintf(&text, "%s%s%s", caps, box, rates ? rates : "") == -1)
+	held = prom_pauses(names, pauses, n);
+	if (asprintf(&text, "%s%s%s%s", caps, box, held, rates ? rates :
+	    "") == -1)
 		abort();
 	rc = prog_prom_put(o.promfile, text, rc);
 	free(caps);
 	free(box);
+	free(held);
 	free(text);
 	free(c);
 	return rc;

@@ -1,9 +1,9 @@
 /*
  * explain.c - heart-wake --explain: each chamber's gates asked as a
  * wake with the same options would meet them (the due, active-hours
- * and checklist gates, the gate program, the breaker, the cap), each
- * verdict whatever the others say, and when a wake will next be
- * admitted (heart-wake(1), --explain).
+ * and checklist gates, an operator's pause, the gate program, the
+ * breaker, the cap), each verdict whatever the others say, and when a
+ * wake will next be admitted (heart-wake(1), --explain).
  *
  * Invariant: nothing is changed, started or sent: the state is only
  * read (a breaker's probe is not claimed, the cap not taken), and the
@@ -100,12 +100,13 @@ cap_verdict(const struct wake *k, enum chamber c, char *r, size_t n)
  * and when a wake will next be admitted, every gate counted.
  */
 static json_t *
-explain_chamber(struct wake *k, enum chamber c, int force)
+explain_chamber(struct wake *k, enum chamber c, int force,
+    const struct pause_view *pv)
 {
 	static const char *const names[] = { "due", "hours", "checklist" };
 	const struct soul *s = k->s;
 	const char *would = NULL, *why = NULL;
-	char br[400], cr[300], iso[40];
+	char br[400], cr[300], pr[160], iso[40];
 	struct caps caps;
 	struct gate g[3];
 	json_t *o, *gates;
@@ -124,6 +125,13 @@ explain_chamber(struct wake *k, enum chamber c, int force)
 			why = g[i].reason;
 		}
 	}
+	pause_why(pv, pr, sizeof pr);
+	json_object_set_new(gates, "pause", verdict(!pv->paused, pv->paused ?
+	    pr : "not paused", pv->until));
+	if (would == NULL && pv->paused) {
+		would = status_name(ST_PAUSED);
+		why = pr;
+	}
 	json_object_set_new(gates, "gate", gate_verdict(s, c));
 	json_object_set_new(gates, "breaker", verdict(bok, br,
 	    bok ? 0 : k->bv.until));
@@ -139,6 +147,9 @@ explain_chamber(struct wake *k, enum chamber c, int force)
 	}
 	next = wake_next(s, k->dir, &k->w, c, k->now, run_open_at(k, c),
 	    force);
+	/* a paused wake uses no slot: it waits for the pause's end */
+	if (pv->paused && next != 0 && (pv->until == 0 || next < pv->until))
+		next = pv->until;
 	cap_from_soul(s, &caps);
 	o = json_pack("{s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:o,s:n,s:{s:I,s:I}}",
 	    "agent", s->name, "chamber", soul_chamber_name(c), "would",
@@ -173,6 +184,7 @@ explain_soul(const struct soul *s, const struct run_opts *ro, time_t now,
     char *err)
 {
 	struct run_opts all = { -1, 0, 0, NULL, NULL, 0 };
+	struct pause_view pv;
 	struct wake k;
 	json_t *arr = json_array();
 	int c;
@@ -185,7 +197,8 @@ explain_soul(const struct soul *s, const struct run_opts *ro, time_t now,
 	if (state_agent_dir(s->name, 0, k.dir, sizeof k.dir, err) == -1 ||
 	    wake_load(k.dir, &k.w, err) == -1 ||
 	    brk_peek(s->name, &k.bc, now, &k.bv, err) == -1 ||
-	    cap_peek(s->name, s->timezone, now, &k.cv, err) == -1) {
+	    cap_peek(s->name, s->timezone, now, &k.cv, err) == -1 ||
+	    pause_peek(s->name, now, &pv, err) == -1) {
 		wake_free(&k.w);
 		json_decref(arr);
 		return NULL;
@@ -196,7 +209,7 @@ explain_soul(const struct soul *s, const struct run_opts *ro, time_t now,
 	for (c = 0; c < CH_NCHAMBERS; c++)
 		if (k.o->chamber < 0 || c == k.o->chamber)
 			json_array_append_new(arr, explain_chamber(&k,
-			    (enum chamber)c, k.o->force));
+			    (enum chamber)c, k.o->force, &pv));
 	wake_free(&k.w);
 	return arr;
 }

@@ -72,7 +72,7 @@ struct store_ops {
 typedef int (*store_step_fn)(json_t *cur, json_t **next, long long *ttl,
     void *ctx, char *err);
 const struct store_ops *store_ops(void);	/* NULL: files */
-int	 store_owner_check(const char *, char *);	/* ID or @ENDPOINT */
+int	 store_owner_check(const char *, char *);	/* ID, @ENDPOINT or * */
 void	 store_forked(void);
 void	 store_use(const struct store_ops *);
 void	 store_fail(int);	/* the exit code the last failure asks for */
@@ -215,5 +215,13 @@ struct bkt_args {
 int	 bucket_step(struct bucket *, enum bkt_op, const struct bkt_args *,
 	    time_t now, time_t *until);
 
+/* pause.c: one pause (since 0: none; until 0: until resumed), and the
+ * rule: is an agent paused at now, by its own pause or the fleet's */
+struct pause_entry {
+	time_t	 since, until;
+};
+/* (tests) t/core-step.c */
+void	 pause_rule(const struct pause_entry *, const struct pause_entry *,
+	    time_t now, struct pause_view *);
 
 #endif

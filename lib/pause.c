@@ -33,11 +33,6 @@
 #define DAY		86400LL
 #define FOREVER		(100 * 365 * DAY)	/* until resumed, s */
 
-/* One pause: since 0 is none; until 0 is until resumed. */
-struct pause_entry {
-	time_t	 since, until;
-};
-
 static int
 holds(const struct pause_entry *e, time_t now)
 {
@@ -56,7 +51,7 @@ ends_later(const struct pause_entry *a, const struct pause_entry *b)
  * the fleet's `all'?  When both hold, the one that ends later is the
  * one shown.
  */
-static void
+void
 pause_rule(const struct pause_entry *own, const struct pause_entry *all,
     time_t now, struct pause_view *v)
 {
@@ -187,41 +182,50 @@ put(json_t *agents, const char *id, const struct pause_entry *e,
 	return NULL;
 }
 
+/* Into agents, each agent's pause of cur that still holds (none when
+ * x resumes every pause).  -1 with err when one does not read. */
+static int
+holding(json_t *cur, const struct pausex *x, json_t *agents,
+    long long *last, char *err)
+{
+	struct pause_entry e;
+	const char *id;
+	json_t *o;
+
+	json_object_foreach(json_object_get(cur, "agents"), id, o) {
+		if (!id_valid(id)) {
+			store_bad_field(OWNER, PAUSEDOC, "agents", err);
+			return -1;
+		}
+		if (doc_entry(cur, id, &e, err) == -1)
+			return -1;
+		if (holds(&e, x->now) && !(x->resume && x->n == 0))
+			put(agents, id, &e, x->now, last);
+	}
+	return 0;
+}
+
 /* The pauses of cur that still hold, each named in x dropped (resume)
  * or set (pause); with none named, the fleet's.  NULL with err. */
 static json_t *
 apply(json_t *cur, const struct pausex *x, long long *ttl, char *err)
 {
 	struct pause_entry all, e;
-	json_t *agents, *o, *allo = NULL;
-	const char *id;
+	json_t *agents = json_object(), *allo = NULL;
 	long long last = 0;
-	int everything = x->resume && x->n == 0;
 	size_t i;
 
 	if (doc_check(cur, err) == -1 || doc_entry(cur, NULL, &all, err) ==
-	    -1)
+	    -1 || holding(cur, x, agents, &last, err) == -1) {
+		json_decref(agents);
 		return NULL;
-	agents = json_object();
-	json_object_foreach(json_object_get(cur, "agents"), id, o) {
-		if (!id_valid(id)) {
-			store_bad_field(OWNER, PAUSEDOC, "agents", err);
-			json_decref(agents);
-			return NULL;
-		}
-		if (doc_entry(cur, id, &e, err) == -1) {
-			json_decref(agents);
-			return NULL;
-		}
-		if (holds(&e, x->now) && !everything)
-			put(agents, id, &e, x->now, &last);
 	}
 	for (i = 0; i < x->n; i++) {
 		if (x->resume) {
 			json_object_del(agents, x->agents[i]);
 			continue;
 		}
-		doc_entry(cur, x->agents[i], &e, err);
+		doc_entry(cur, x->agents[i], &e, err);	/* read: holding */
 		if (!holds(&e, x->now))
 			e.since = x->now;
 		e.until = x->until;
@@ -231,7 +235,7 @@ apply(json_t *cur, const struct pausex *x, long long *ttl, char *err)
 		if (!holds(&all, x->now))
 			all.since = x->now;
 		all.until = x->until;
-	} else if (!holds(&all, x->now) || everything)
+	} else if (!holds(&all, x->now) || (x->resume && x->n == 0))
 		all.since = 0;
 	if (all.since != 0)
 		allo = put(NULL, NULL, &all, x->now, &last);

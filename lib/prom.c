@@ -192,6 +192,29 @@ prom_outbox(char *const *agent, const struct outbox_count *c, size_t n)
 	return out;
 }
 
+/* The pauses of n agents (heart-cap pause): paused or not, and until
+ * when, for those paused until a time; caller frees. */
+char *
+prom_pauses(char *const *agent, const struct pause_view *v, size_t n)
+{
+	char *out;
+	size_t len, i;
+	FILE *fp = text_open(&out, &len);
+
+	family(fp, "heart_paused", "1 while the agent is paused (heart-cap "
+	    "pause), by its own pause or the whole fleet's.");
+	for (i = 0; i < n; i++)
+		sample(fp, "heart_paused", agent[i], NULL, NULL, v[i].paused);
+	family(fp, "heart_paused_until_timestamp_seconds", "When the "
+	    "agent's pause ends; no sample while it lasts until resumed.");
+	for (i = 0; i < n; i++)
+		if (v[i].paused && v[i].until != 0)
+			sample(fp, "heart_paused_until_timestamp_seconds",
+			    agent[i], NULL, NULL, (long long)v[i].until);
+	fclose(fp);
+	return out;
+}
+
 /* The breakers text of n agents; caller frees. */
 char *
 prom_breakers(char *const *agent, const struct brk_view *v, size_t n,

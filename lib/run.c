@@ -364,7 +364,9 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 static int
 dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 {
+	struct pause_view pv;
 	struct talk t;
+	char why[160];
 	json_t *body;
 
 	cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
@@ -390,6 +392,13 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 		    body));
 		json_decref(body);
 		free(text);
+	}
+	/* a pause is a gate too (read as the cap and breaker are: a
+	 * rehearsal fails on none of them) */
+	if (open && pause_peek(k->s->name, k->now, &pv, err) == 1) {
+		pause_why(&pv, why, sizeof why);
+		finish(k, status_name(ST_PAUSED), why);
+		return HX_OK;
 	}
 	finish(k, open ? status_name(ST_DRY_RUN) : k->g.status, open ?
 	    "would wake if the breaker and the cap admit it" : k->g.reason);

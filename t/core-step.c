@@ -1,10 +1,10 @@
 /*
  * core-step - test driver for the pure rules (lib/heartstore.h):
- * cap_step, brk_step and bucket_step over tables of states, times and
- * keys, DST days included, and ask.c's bound of a usage block
- * (lib/heartwake.h), with no store, no clock and no file.  Prints
- * "ok N name" or "not ok N name: what differs" per case; exit 0 when
- * every case held, 1 when one did not.
+ * cap_step, brk_step, bucket_step and pause_rule over tables of
+ * states, times and keys, DST days included, and ask.c's bound of a
+ * usage block (lib/heartwake.h), with no store, no clock and no file.
+ * Prints "ok N name" or "not ok N name: what differs" per case; exit 0
+ * when every case held, 1 when one did not.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,6 +379,53 @@ usage_cases(void)
 	    note[0] == '\0', note);
 }
 
+/* An agent's own pause and the fleet's, at a time: paused, by which,
+ * until when. */
+static const struct pausecase {
+	const char *name;
+	const char *own0, *own1, *all0, *all1;	/* since, until; "": none,
+						   "-" until: resumed */
+	const char *now;
+	int	 paused, all;
+	const char *until;	/* "": until resumed */
+} pauses[] = {
+	{ "pause: none holds", "", "", "", "", "2026-11-22T10:00:00Z", 0, 0,
+	  "" },
+	{ "pause: its own, until resumed", "2026-11-22T09:00:00Z", "-", "",
+	  "", "2026-11-22T10:00:00Z", 1, 0, "" },
+	{ "pause: its own ends at its until, not a second later",
+	  "2026-11-22T09:00:00Z", "2026-11-22T10:00:00Z", "", "",
+	  "2026-11-22T10:00:00Z", 0, 0, "" },
+	{ "pause: the fleet's holds an agent with none of its own", "", "",
+	  "2026-11-22T09:00:00Z", "2026-11-22T11:00:00Z",
+	  "2026-11-22T10:00:00Z", 1, 1, "2026-11-22T11:00:00Z" },
+	{ "pause: of two, the one that ends later is shown",
+	  "2026-11-22T09:00:00Z", "-", "2026-11-22T09:30:00Z",
+	  "2026-11-22T11:00:00Z", "2026-11-22T10:00:00Z", 1, 0, "" },
+	{ "pause: its own outlives the fleet's, which has ended",
+	  "2026-11-22T09:00:00Z", "2026-11-22T12:00:00Z",
+	  "2026-11-22T09:30:00Z", "2026-11-22T09:45:00Z",
+	  "2026-11-22T10:00:00Z", 1, 0, "2026-11-22T12:00:00Z" },
+};
+
+static time_t
+utc_or(const char *s, time_t none)
+{
+	return s[0] == '\0' || s[0] == '-' ? none : utc(s);
+}
+
+static void
+pause_case(const struct pausecase *c)
+{
+	struct pause_entry own = { utc_or(c->own0, 0), utc_or(c->own1, 0) };
+	struct pause_entry all = { utc_or(c->all0, 0), utc_or(c->all1, 0) };
+	struct pause_view v;
+
+	pause_rule(&own, &all, utc(c->now), &v);
+	check(c->name, v.paused == c->paused && v.all == c->all &&
+	    v.until == utc_or(c->until, 0), "paused, all or until");
+}
+
 int
 main(void)
 {
@@ -391,6 +438,8 @@ main(void)
 		cap_case(&caps[i]);
 	for (i = 0; i < sizeof brks / sizeof brks[0]; i++)
 		brk_case(&brks[i], t);
+	for (i = 0; i < sizeof pauses / sizeof pauses[0]; i++)
+		pause_case(&pauses[i]);
 	budget_cases();
 	bucket_cases(t);
 	usage_cases();

@@ -1,14 +1,14 @@
 #!/usr/bin/env bats
 # The rules as pure functions (lib/heartstore.h: cap_step, brk_step,
-# bucket_step; lib/heartwake.h: ask.c's bound of a usage block):
-# tables of states, times and keys run by t/core-step.c, no store, no
-# clock.
+# bucket_step, pause_rule; lib/heartwake.h: ask.c's bound of a usage
+# block): tables of states, times and keys run by t/core-step.c, no
+# store, no clock.
 # The same rules are proven through the programs, on both stores, by
 # heart-cap*.bats, heart-breaker.bats and heart-redis.bats.
 
 load helpers
 
-@test "cap_step, brk_step and bucket_step hold on every row of their tables, DST days included; a usage block is bounded" {
+@test "cap_step, brk_step, bucket_step and pause_rule hold on every row of their tables, DST days included; a usage block is bounded" {
 	run core-step
 	assert_success
 	refute_output --partial 'not ok'
@@ -17,5 +17,6 @@ load helpers
 	assert_line --partial 'budget: reached, a take is refused'
 	assert_line --partial 'bucket: a wake not in line waits for those in it'
 	assert_line --partial 'usage: each count past its bound is counted at it'
-	assert_line '1..51'
+	assert_line --partial 'pause: of two, the one that ends later is shown'
+	assert_line '1..57'
 }

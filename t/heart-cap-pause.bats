@@ -63,6 +63,10 @@ used() {
 	assert_output "$n"
 	run -0 used scout
 	assert_output 1
+	# a rehearsal says so too, with the request it would send
+	run -0 heart-wake --soul "$s" --force --dry-run
+	run -0 jq -c '[.status, .dry_run, (.request != null)]' <<< "$output"
+	assert_output '["paused",true,true]'
 	# a script's take is refused as the wakes are
 	run -1 heart-cap take scout -v
 	assert_output --partial "scout: schedule refused: paused by heart-cap pause"
@@ -125,6 +129,22 @@ used() {
 	run -64 heart-cap status --all
 }
 
+@test "--explain shows the pause as a gate, and no wake before it ends" {
+	s=$(mksoul scout)
+	run -0 at_epoch "$T0" heart-wake --soul "$s"	# first sight
+	run -0 at_epoch "$T0" heart-wake --soul "$s" --explain --chamber schedule
+	run -0 jq -c '[.would, .gates.pause.ok, .next]' <<< "$output"
+	assert_output '["not_due",true,"2026-11-22T09:01:00Z"]'
+	run -0 at_epoch "$T0" heart-cap pause scout --until 2026-11-22T10:00:00Z
+	run -0 at_epoch $((T0 + 60)) heart-wake --soul "$s" --explain --chamber schedule
+	run -0 jq -c '[.would, .gates.pause.ok, .gates.pause.until, .next]' <<< "$output"
+	assert_output '["paused",false,"2026-11-22T10:00:00Z","2026-11-22T10:00:00Z"]'
+	run -0 at_epoch "$T0" heart-cap pause --all
+	run -0 at_epoch $((T0 + 60)) heart-wake --soul "$s" --explain --chamber schedule
+	run -0 jq -c '[.would, .next]' <<< "$output"
+	assert_output '["paused",null]'
+}
+
 @test "--all pauses the whole fleet, an agent created after it too; resume --all ends every pause" {
 	a=$(mksoul alpha)
 	run -0 heart-wake --soul "$a" --force
@@ -170,6 +190,14 @@ used() {
 	assert_line --partial --index 3 "paused: the whole fleet, since 2026-11-22T09:01:30Z, until resumed"
 	run -0 at_epoch $((T0 + 60)) script -qec "heart-cap status beta" /dev/null
 	assert_line --partial --index 2 "paused: beta (the whole fleet), since 2026-11-22T09:01:30Z, until resumed"
+	# and for node_exporter
+	run -0 at_epoch $((T0 + 60)) heart-cap resume --all
+	run -0 at_epoch $((T0 + 60)) heart-cap pause beta --until 2026-11-22T12:00:00Z
+	run -0 at_epoch $((T0 + 60)) heart-cap status --prom
+	assert_line 'heart_paused{agent="alpha"} 0'
+	assert_line 'heart_paused{agent="beta"} 1'
+	assert_line "heart_paused_until_timestamp_seconds{agent=\"beta\"} $((T0 + 10770))"
+	refute_line --partial 'heart_paused_until_timestamp_seconds{agent="alpha"}'
 	run -0 heart-cap resume --all
 	run -0 heart-cap status --json
 	run -0 jq -sc 'map(.paused)' <<< "$output"
@@ -242,4 +270,31 @@ used() {
 	assert_output 2
 	run -0 jq -r 'select(.status == "paused") | .cap.used // 0' "$BATS_TEST_TMPDIR/out"
 	[ "$(sort -u <<< "$output")" = 0 ]
+}
+
+@test "a pause.json that does not read fails every wake closed, named, with nothing sent, and is never replaced" {
+	s=$(mksoul scout)
+	bad='{"v":1,"all":'
+	if redis_store; then
+		rcli SET 'heart:{*}:pause.json' "$bad" > /dev/null
+		where='heart:{*}:pause.json'
+	else
+		mkdir -p "$HEART_STATE_DIR"
+		printf '%s' "$bad" > "$HEART_STATE_DIR/pause.json"
+		where=$HEART_STATE_DIR/pause.json
+	fi
+	run -74 heart-wake --soul "$s" --force
+	assert_output --partial "$where: not valid JSON"
+	assert_output --partial '"status":"error"'
+	run -0 llm_count
+	assert_output 0
+	run -74 heart-cap pause scout
+	assert_output --partial "$where: not valid JSON"
+	run -74 heart-cap take --soul "$s"
+	assert_output --partial "$where: not valid JSON"
+	if redis_store; then
+		[ "$(rcli GET 'heart:{*}:pause.json')" = "$bad" ]
+	else
+		[ "$(cat "$HEART_STATE_DIR/pause.json")" = "$bad" ]
+	fi
 }

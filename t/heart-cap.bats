@@ -552,7 +552,7 @@ corrupt() {
 	    /^# HELP / { if (seen[$3]++) exit 1; fam = $3; next }
 	    /^# TYPE / { if ($3 != fam || $4 != "gauge") exit 1; next }
 	    { n = $1; sub(/\{.*/, "", n); if (n != fam) exit 1 }'
-	[ "$(echo "$output" | grep -c '^# TYPE')" -eq 11 ]
+	[ "$(echo "$output" | grep -c '^# TYPE')" -eq 13 ]
 }
 
 @test "status --prom counts each agent's answers waiting in the outbox and its dead letters" {
