@@ -554,9 +554,9 @@ broker_gap() {	# the other chambers while the broker is away: each
 		assert_failure 64
 		assert_output --partial 'not a broker URL'
 	done
-	run heart-pulse --soul "$s" --broker mqtt://h:99999
+	run -64 heart-pulse --soul "$s" --broker mqtt://h:99999
 	assert_output "heart-pulse: mqtt://h:99999: not a broker URL: port 99999: too large (at most 65535)"
-	run heart-pulse --soul "$s" --broker mqtt://h:
+	run -64 heart-pulse --soul "$s" --broker mqtt://h:
 	assert_output "heart-pulse: mqtt://h:: not a broker URL (use mqtt://HOST[:PORT] or mqtts://HOST[:PORT])"
 	run heart-pulse --soul "$s" --broker mqtt://bob:s3cret@h
 	assert_failure 64
