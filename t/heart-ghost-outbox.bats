@@ -140,7 +140,7 @@ got() {
 	assert_output "ALERT: the strike starts at 6."
 	[ "$(wake_ids scout | wc -l)" -eq 1 ]
 	[ ! -e "$o" ]
-	run heart-ghost --flush --text
+	run -0 heart-ghost --flush --text
 	assert_output ""
 	# the next run that reads a line of the agent, an idle one too
 	heart-wake --soul scout.yaml --force --chamber schedule > /dev/null
@@ -150,7 +150,7 @@ got() {
 	[ "$(wake_ids scout | wc -l)" -eq 2 ]
 	[ ! -e "$o" ]
 	# given its line again, nothing: it was committed and delivered
-	run heart-ghost --outbox
+	run -0 heart-ghost --outbox
 	assert_output ""
 }
 
@@ -162,10 +162,10 @@ got() {
 	id=$(jq -r .wake_id line)
 	f=$HEART_STATE_DIR/agents/scout/outbox/$id.json
 	[ "$(jq -r .line "$f")" = "$(cat line)" ]
-	run heart-ghost --text line
+	run -0 heart-ghost --text line
 	assert_output "ALERT: one."
 	[ ! -e "$f" ]
-	run heart-ghost --text line
+	run -0 heart-ghost --text line
 	assert_output ""
 }
 
@@ -189,13 +189,13 @@ got() {
 	assert_success
 	[ -z "$stderr" ]
 	assert_output ""
-	run heart-ghost --outbox
+	run -0 heart-ghost --outbox
 	[ "$(echo "$output" | jq -r '"\(.wake_id) \(.state) \(.tries) \(.since) \(.dead) \(.error)"')" = "d1 dead 3 2026-11-21T12:00:00Z 2026-11-21T13:00:00Z ./hook: exit status 1" ]
 	# given again by hand, it is tried once more, now
 	run at "2026-11-21 15:00:00" heart-ghost --text < d1
 	assert_success
 	assert_output "answer d1"
-	run heart-ghost --outbox
+	run -0 heart-ghost --outbox
 	assert_output ""
 }
 
