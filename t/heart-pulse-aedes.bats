@@ -39,17 +39,6 @@ souls_pulse() {
 	PIDS+=("$PULSE")
 }
 
-watcher() {
-	heart-pulse --watch --broker "$BROKER_URL" "$@" > "$D/watch.out" \
-	    2>> "$D/watch.err" 3>&- &
-	PIDS+=("$!")
-}
-
-events() {	# events EVENT REASON
-	jq -c "select(.event == \"$1\" and .reason == \"$2\")" "$D/watch.out" \
-	    2>/dev/null | wc -l
-}
-
 @test "aedes: births, pulses and every goodbye reach a subscriber, over MQTT 3.1.1" {
 	# more statuses than the 20 QoS 1 messages in flight at a time: the
 	# goodbye waits for the broker's acknowledgements before it leaves

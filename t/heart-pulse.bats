@@ -34,14 +34,6 @@ pulse() {	# pulse ARGS...: start heart-pulse in the background
 	PIDS+=("$PULSE")
 }
 
-watcher() {	# watcher ARGS...: start a watcher, its lines in watch.out
-	heart-pulse --watch --broker "$BROKER_URL" "$@" \
-	    > "$BATS_TEST_TMPDIR/watch.out" \
-	    2>> "$BATS_TEST_TMPDIR/watch.err" 3>&- &
-	WATCHER=$!
-	PIDS+=("$WATCHER")
-}
-
 sub() {		# sub ARGS...: mosquitto_sub on the test's broker (its
 		# -W timeout times PATIENCE)
 	local a=()
@@ -72,11 +64,6 @@ marked() {	# marked FILE WORD: publish WORD on the marker topic; is it in FILE?
 
 first_json() {	# first_json FILE: wait for the first JSON line in FILE, print it
 	wait_until 10 grep -q '^{' "$1" && grep -m 1 '^{' "$1"
-}
-
-events() {	# events EVENT REASON: how many such lines the watcher printed
-	jq -c "select(.event == \"$1\" and (\"$2\" == \"\" or .reason == \"$2\"))" \
-	    "$BATS_TEST_TMPDIR/watch.out" 2>/dev/null | wc -l
 }
 
 has_events() {	# has_events N EVENT [REASON]
