@@ -507,7 +507,8 @@ decide() {	# decide ACTION REASON: the triage's next answer
 	# the day's counters: the main model's tokens and the triage's apart
 	heart-cap status scout --json | jq -e '.tokens.prompt == 900 and .tokens.completion == 40 and .triage_tokens.prompt == 50 and .triage_tokens.completion == 5'
 	jq -e '.tokens.prompt == 900 and .triage_tokens.prompt == 50' "$HEART_STATE_DIR/agents/scout/cap.json"
-	run -0 script -qec "heart-cap status scout" /dev/null
+	run script -qec "heart-cap status scout" /dev/null
+	assert_success
 	assert_line --regexp '^scout .* +940 +55 +no price '
 	heart-cap status --prom scout | grep -Fx 'heart_cap_triage_tokens{agent="scout",kind="prompt"} 50'
 }
