@@ -71,7 +71,7 @@ souls3() {
 		run llm_count
 		assert_output 3
 		# the figures of the day the wakes ran in, whatever the real date
-		run at_epoch $((t + 61)) heart-cap status alpha bravo charlie --json
+		run -0 at_epoch $((t + 61)) heart-cap status alpha bravo charlie --json
 		[ "$(echo "$output" | jq -s '[.[].used] == [1, 1, 1] and .[1].ghosts == 1')" = true ]
 	done
 }

@@ -23,8 +23,8 @@ teardown() {
 	[ -z "${SMTP_PID:-}" ] || kill "$SMTP_PID" 2> /dev/null || true
 }
 
-# result AGENT WAKE_ID RESPONSE [AT]: one ok wake result, one line
-result() {
+# answer_result AGENT WAKE_ID RESPONSE [AT]: one ok wake result, one line
+answer_result() {
 	jq -cn --arg a "$1" --arg id "$2" --arg r "$3" \
 	    --arg at "${4:-2026-11-21T12:00:00Z}" '{v: 1, agent: $a,
 	    chamber: "schedule", wake_id: $id, at: $at, status: "ok",
@@ -73,12 +73,12 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	rcv_start
 	export HEART_DELIVER_SLACK_URL=$RCV/s
 	run --separate-stderr heart-ghost --exec "$D/slack" \
-	    < <(result alpha x1 'hello')
+	    < <(answer_result alpha x1 'hello')
 	assert_failure 69
 	[[ $stderr == *"heart-deliver-slack: standard input is the wake's result line, not its answer: give heart-ghost --text"* ]]
 	[ ! -s rcv/log ]
 	run --separate-stderr heart-ghost --text --exec "$D/slack" \
-	    < <(result alpha x1 'hello')
+	    < <(answer_result alpha x1 'hello')
 	assert_success
 	req 1 | jq -e '.body | fromjson | .text == "[alpha] hello"'
 }
@@ -90,7 +90,7 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	export HEART_DELIVER_WEBHOOK_URL=$RCV/hooks/heart
 	export HEART_DELIVER_WEBHOOK_SECRET_FILE=$PWD/key
 	text=$'ALERT: disk at 99% on "web1"\n\tnext: \\ \xf0\x9f\x98\x80 \xc3\xa9 \x01 %s'
-	{ result alpha w1 "$text"; result alpha w2 'All fine.'; } > in
+	{ answer_result alpha w1 "$text"; answer_result alpha w2 'All fine.'; } > in
 	run --separate-stderr heart-ghost --text --exec "$D/webhook" < in
 	assert_success
 	[ "$(wc -l < rcv/log)" -eq 2 ]
@@ -107,20 +107,20 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	    .headers["x-heart-signature"] == "sha256=" + .sig'
 	# a receiver with another key finds the signature wrong
 	printf 'another key' > rcv/key
-	result alpha w3 'x' | heart-ghost --text --exec "$D/webhook"
+	answer_result alpha w3 'x' | heart-ghost --text --exec "$D/webhook"
 	req 3 | jq -e '.headers["x-heart-signature"] != "sha256=" + .sig'
 	# a key longer than a SHA-256 block is hashed first (RFC 2104)
 	k=$(printf 'long key %.0s' $(seq 20))
 	printf '%s' "$k" > rcv/key
 	HEART_DELIVER_WEBHOOK_SECRET=$k HEART_DELIVER_WEBHOOK_SECRET_FILE= \
-	    heart-ghost --text --exec "$D/webhook" < <(result alpha w4 'y')
+	    heart-ghost --text --exec "$D/webhook" < <(answer_result alpha w4 'y')
 	req 4 | jq -e '.headers["x-heart-signature"] == "sha256=" + .sig'
 	# no secret: no signature
 	unset HEART_DELIVER_WEBHOOK_SECRET_FILE
-	result alpha w5 'z' | heart-ghost --text --exec "$D/webhook"
+	answer_result alpha w5 'z' | heart-ghost --text --exec "$D/webhook"
 	req 5 | jq -e '.headers | has("x-heart-signature") | not'
 	# a time given by hand that is not a word is escaped all the same
-	result alpha w6 'z' '2026-11-21 "noon" \' |
+	answer_result alpha w6 'z' '2026-11-21 "noon" \' |
 	    heart-ghost --text --exec "$D/webhook"
 	req 6 | jq -e '.body | fromjson | .at == "2026-11-21 \"noon\" \\"'
 }
@@ -132,8 +132,8 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	export HEART_DELIVER_NTFY_TOKEN_FILE=$PWD/tok
 	line=$(printf '\xc3\xa9%.0s' $(seq 50))	# 100 bytes
 	long=$(for i in $(seq 100); do echo "$line"; done)
-	{ result alpha n1 'ALERT: web1 down'; result alpha n2 'A note.'
-	  result alpha n3 "$long"; } > in
+	{ answer_result alpha n1 'ALERT: web1 down'; answer_result alpha n2 'A note.'
+	  answer_result alpha n3 "$long"; } > in
 	run --separate-stderr heart-ghost --text --exec "$D/ntfy" < in
 	assert_success
 	req 1 | jq -e '.method == "POST" and .path == "/heart-alerts" and
@@ -151,7 +151,7 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	# a token file others may read is refused: the answer waits
 	chmod 644 tok
 	run --separate-stderr heart-ghost --text --exec "$D/ntfy" \
-	    < <(result alpha n4 'x')
+	    < <(answer_result alpha n4 'x')
 	assert_failure 69
 	[[ $stderr == *"heart-deliver-ntfy: HEART_DELIVER_NTFY_TOKEN_FILE: $PWD/tok: others may read it: chmod 600 it"* ]]
 	[[ $stderr == *"heart-ghost: alpha: delivery of wake n4 failed: $D/ntfy: exit status 78; it waits in the outbox"* ]]
@@ -166,8 +166,8 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	export HEART_DELIVER_SLACK_MENTION='<!here>'
 	printf -v row '%49s' ''	# 49 x's, made once, not a seq a line
 	long=$(for ((i = 0; i < 900; i++)); do echo "${row// /x}"; done)
-	{ result alpha s1 'ALERT: gate change'; result alpha s2 'A note.'
-	  result alpha s3 "$long"; } > in
+	{ answer_result alpha s1 'ALERT: gate change'; answer_result alpha s2 'A note.'
+	  answer_result alpha s3 "$long"; } > in
 	run --separate-stderr heart-ghost --text --exec "$D/slack" < in
 	assert_success
 	[ "$(wc -l < rcv/log)" -eq 4 ]
@@ -188,8 +188,8 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	export HEART_DELIVER_TELEGRAM_CHAT=-100123
 	export HEART_DELIVER_TELEGRAM_API=$RCV
 	long=$(printf '\xf0\x9f\x98\x80%.0s' $(seq 3000))	# 2 units each
-	{ result alpha t1 'ALERT: strike at 6'; result alpha t2 'A note.'
-	  result alpha t3 "$long"; } > in
+	{ answer_result alpha t1 'ALERT: strike at 6'; answer_result alpha t2 'A note.'
+	  answer_result alpha t3 "$long"; } > in
 	run --separate-stderr heart-ghost --text --exec "$D/telegram" < in
 	assert_success
 	[ "$(wc -l < rcv/log)" -eq 4 ]
@@ -210,8 +210,8 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	rcv_start
 	export HEART_DELIVER_DISCORD_URL=$RCV/api/webhooks/42/tok-secret
 	long=$(printf 'a%.0s' $(seq 2500))
-	{ result alpha d1 'ALERT: @everyone web1 down'; result alpha d2 'A note.'
-	  result alpha d3 "$long"; } > in
+	{ answer_result alpha d1 'ALERT: @everyone web1 down'; answer_result alpha d2 'A note.'
+	  answer_result alpha d3 "$long"; } > in
 	run --separate-stderr heart-ghost --text --exec "$D/discord" < in
 	assert_success
 	[ "$(wc -l < rcv/log)" -eq 4 ]
@@ -226,7 +226,7 @@ print(len(sys.stdin.buffer.read().decode().encode("utf-16-le")) // 2)'
 	[ "$(req 3 | jq -j '.body | fromjson | .content'; req 4 | jq -j '.body | fromjson | .content')" = "[alpha] $long" ]
 	# a URL with a query (a thread) keeps it
 	HEART_DELIVER_DISCORD_URL="$RCV/api/webhooks/42/tok?thread_id=7" \
-	    heart-ghost --text --exec "$D/discord" < <(result alpha d4 'x')
+	    heart-ghost --text --exec "$D/discord" < <(answer_result alpha d4 'x')
 	req 5 | jq -e '.path == "/api/webhooks/42/tok?thread_id=7&wait=true"'
 }
 
@@ -271,8 +271,8 @@ mails() {
 	export HEART_DELIVER_MAIL_TO=ops@example.org
 	export HEART_DELIVER_MAIL_FROM=heart@example.org
 	wide=$(printf 'w%.0s' $(seq 1200))
-	{ result alpha m1 $'ALERT: web1 down\n\nd\xc3\xa9tails'
-	  result alpha m2 "A note, and a wide line: $wide"; } > in
+	{ answer_result alpha m1 $'ALERT: web1 down\n\nd\xc3\xa9tails'
+	  answer_result alpha m2 "A note, and a wide line: $wide"; } > in
 	run --separate-stderr heart-ghost --text --exec "$D/mail" < in
 	assert_success
 	wait_until 20 test "$(ls maildir/new | wc -l)" -eq 2
@@ -294,7 +294,7 @@ mails() {
 	# no recipient: it says so, and the answer waits
 	unset HEART_DELIVER_MAIL_TO
 	run --separate-stderr heart-ghost --text --exec "$D/mail" \
-	    < <(result alpha m3 'x')
+	    < <(answer_result alpha m3 'x')
 	assert_failure 69
 	[[ $stderr == *"heart-deliver-mail: HEART_DELIVER_MAIL_TO (or HEART_DELIVER_MAIL_TO_FILE) is not set"* ]]
 }
@@ -352,7 +352,7 @@ secret_seen() {
 	for r in webhook ntfy slack telegram discord; do
 		touch rcv/hold
 		rm -f rcv/holding
-		heart-ghost --text --exec "$D/$r" < <(result alpha "p$r" 'x') &
+		heart-ghost --text --exec "$D/$r" < <(answer_result alpha "p$r" 'x') &
 		pid=$!
 		wait_until 20 test -e rcv/holding
 		# curl is there, waiting for the service, its config in a file
@@ -391,7 +391,7 @@ hold_webhook() {
 @test "a recipe whose service hangs past --exec-timeout is sent SIGTERM: its EXIT trap runs, no temporary file (the text, the URL, the signature) is left" {
 	hold_webhook
 	run --separate-stderr heart-ghost --text --exec-timeout "${PATIENCE}s" \
-	    --exec "$D/webhook" < <(result alpha t1 'x')
+	    --exec "$D/webhook" < <(answer_result alpha t1 'x')
 	assert_failure 69
 	# one line: the shell says nothing of curl's end
 	[ ${#stderr_lines[@]} -eq 1 ]
@@ -403,7 +403,7 @@ hold_webhook() {
 
 @test "heart-ghost killed with SIGKILL while a recipe waits for its service: the recipe is still sent SIGTERM, and its temporary directory is removed" {
 	hold_webhook
-	heart-ghost --text --exec "$D/webhook" < <(result alpha k1 'x') 2> err &
+	heart-ghost --text --exec "$D/webhook" < <(answer_result alpha k1 'x') 2> err &
 	pid=$!
 	wait_until 20 test -e rcv/holding
 	[ -n "$(ls -A tmp)" ]
@@ -419,7 +419,7 @@ hold_webhook() {
 	rcv_start
 	export HEART_DELIVER_WEBHOOK_URL=$RCV/hook HEART_DELIVER_TIMEOUT=1
 	for i in 1 2 3 4 5; do
-		result alpha "a$i" "answer $i" "2026-11-21T12:0$i:00Z"
+		answer_result alpha "a$i" "answer $i" "2026-11-21T12:0$i:00Z"
 	done > in
 	# down: the first fails, the others wait behind it
 	touch rcv/down

@@ -2,6 +2,7 @@
 # heart-cap: "the day" is the local date in the soul's zone (libfaketime).
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file() {
 	heart_setup_file
@@ -65,20 +66,20 @@ resets() {
 }
 
 @test "a 23-hour spring-forward day (New York, 2026-03-08) ends at local midnight" {
-	run at "2026-03-08 12:00:00 UTC" heart-cap status --soul "$(zsoul America/New_York)" --json
+	run -0 at "2026-03-08 12:00:00 UTC" heart-cap status --soul "$(zsoul America/New_York)" --json
 	assert_output --partial '"day":"2026-03-08"'
 	assert_output --partial '"resets_at":"2026-03-09T04:00:00Z"'
 	resets America/New_York "2026-03-09 03:59:59 UTC" "2026-03-09 04:00:00 UTC"
 }
 
 @test "a 25-hour fall-back day (New York, 2026-11-01) ends at local midnight" {
-	run at "2026-11-01 05:30:00 UTC" heart-cap status --soul "$(zsoul America/New_York)" --json
+	run -0 at "2026-11-01 05:30:00 UTC" heart-cap status --soul "$(zsoul America/New_York)" --json
 	assert_output --partial '"resets_at":"2026-11-02T05:00:00Z"'
 	resets America/New_York "2026-11-02 04:59:59 UTC" "2026-11-02 05:00:00 UTC"
 }
 
 @test "a day whose midnight is skipped (Santiago, 2026-09-06) starts at 01:00" {
-	run at "2026-09-05 12:00:00 UTC" heart-cap status --soul "$(zsoul America/Santiago)" --json
+	run -0 at "2026-09-05 12:00:00 UTC" heart-cap status --soul "$(zsoul America/Santiago)" --json
 	assert_output --partial '"resets_at":"2026-09-06T04:00:00Z"'
 	resets America/Santiago "2026-09-06 03:59:59 UTC" "2026-09-06 04:00:00 UTC"
 }
@@ -101,9 +102,9 @@ resets() {
 
 @test "status without a soul uses the zone stored by the last take" {
 	fill Asia/Shanghai "2026-11-22 10:00:00 UTC"
-	run at "2026-11-22 10:00:00 UTC" heart-cap status z --json
+	run -0 at "2026-11-22 10:00:00 UTC" heart-cap status z --json
 	assert_output --partial '"zone":"Asia/Shanghai"'
 	assert_output --partial '"resets_at":"2026-11-22T16:00:00Z"'
-	run at "2026-11-22 16:00:01 UTC" heart-cap status z --json
+	run -0 at "2026-11-22 16:00:01 UTC" heart-cap status z --json
 	assert_output --partial '"day":"2026-11-23","zone":"Asia/Shanghai","used":0'
 }

@@ -19,8 +19,8 @@ teardown() {
 	llm_stop
 }
 
-# result AGENT WAKE_ID AT [RESPONSE]: one ok wake result, one line
-result() {
+# result_at AGENT WAKE_ID AT [RESPONSE]: one ok wake result, one line
+result_at() {
 	jq -cn --arg a "$1" --arg id "$2" --arg at "$3" \
 	    --arg r "${4-answer $2}" '{v: 1, agent: $a, chamber: "schedule",
 	    wake_id: $id, at: $at, status: "ok", response: $r, messages: [
@@ -87,8 +87,8 @@ got() {
 	receiver_start
 	touch rcv/down-alpha
 	for i in 1 2 3 4 5; do
-		result alpha "a$i" "2026-11-21T12:0$i:00Z"
-		result bravo "b$i" "2026-11-21T12:0$i:00Z"
+		result_at alpha "a$i" "2026-11-21T12:0$i:00Z"
+		result_at bravo "b$i" "2026-11-21T12:0$i:00Z"
 	done > in
 	run --separate-stderr at "2026-11-21 12:06:00" heart-ghost --text --exec ./hook < in
 	assert_failure 69
@@ -140,7 +140,7 @@ got() {
 	assert_output "ALERT: the strike starts at 6."
 	[ "$(wake_ids scout | wc -l)" -eq 1 ]
 	[ ! -e "$o" ]
-	run heart-ghost --flush --text
+	run -0 heart-ghost --flush --text
 	assert_output ""
 	# the next run that reads a line of the agent, an idle one too
 	heart-wake --soul scout.yaml --force --chamber schedule > /dev/null
@@ -150,7 +150,7 @@ got() {
 	[ "$(wake_ids scout | wc -l)" -eq 2 ]
 	[ ! -e "$o" ]
 	# given its line again, nothing: it was committed and delivered
-	run heart-ghost --outbox
+	run -0 heart-ghost --outbox
 	assert_output ""
 }
 
@@ -162,16 +162,16 @@ got() {
 	id=$(jq -r .wake_id line)
 	f=$HEART_STATE_DIR/agents/scout/outbox/$id.json
 	[ "$(jq -r .line "$f")" = "$(cat line)" ]
-	run heart-ghost --text line
+	run -0 heart-ghost --text line
 	assert_output "ALERT: one."
 	[ ! -e "$f" ]
-	run heart-ghost --text line
+	run -0 heart-ghost --text line
 	assert_output ""
 }
 
 @test "a dead letter: failing for --retry-for, it is kept, listed, reported once; later answers go on; given again it is tried" {
-	result alpha d1 2026-11-21T12:00:00Z > d1
-	result alpha d2 2026-11-21T12:30:00Z > d2
+	result_at alpha d1 2026-11-21T12:00:00Z > d1
+	result_at alpha d2 2026-11-21T12:30:00Z > d2
 	# hook: never takes d1, the others while there is no file down
 	printf '#!/bin/sh\n[ "$HEART_WAKE_ID" != d1 ] && [ ! -e down ] && cat\n' > hook
 	chmod +x hook
@@ -189,19 +189,19 @@ got() {
 	assert_success
 	[ -z "$stderr" ]
 	assert_output ""
-	run heart-ghost --outbox
+	run -0 heart-ghost --outbox
 	[ "$(echo "$output" | jq -r '"\(.wake_id) \(.state) \(.tries) \(.since) \(.dead) \(.error)"')" = "d1 dead 3 2026-11-21T12:00:00Z 2026-11-21T13:00:00Z ./hook: exit status 1" ]
 	# given again by hand, it is tried once more, now
 	run at "2026-11-21 15:00:00" heart-ghost --text < d1
 	assert_success
 	assert_output "answer d1"
-	run heart-ghost --outbox
+	run -0 heart-ghost --outbox
 	assert_output ""
 }
 
 @test "--outbox: JSON lines in a pipe, a table on a terminal" {
-	result alpha t1 2026-11-21T12:00:00Z > in
-	result alpha t2 2026-11-21T12:01:00Z >> in
+	result_at alpha t1 2026-11-21T12:00:00Z > in
+	result_at alpha t2 2026-11-21T12:01:00Z >> in
 	at "2026-11-21 12:01:00" heart-ghost --exec false < in 2> /dev/null || true
 	run heart-ghost --outbox alpha
 	assert_success
@@ -218,7 +218,7 @@ got() {
 	run heart-ghost --outbox ../x
 	assert_failure 64
 	# a wake id names a file: one that cannot is bad data
-	result alpha ../t3 2026-11-21T12:02:00Z > bad
+	result_at alpha ../t3 2026-11-21T12:02:00Z > bad
 	run --separate-stderr heart-ghost bad
 	assert_failure 65
 	[ "$stderr" = 'heart-ghost: bad:1: wake_id "../t3" is not 1 to 64 of A-Z a-z 0-9 _ . -' ]
@@ -229,7 +229,7 @@ got() {
 @test "kill -9 of heart-ghost --flush in a loop: nothing lost, nothing corrupt, each answer once after dedupe, in order" {
 	receiver_start
 	for i in $(seq -w 1 40); do
-		result crash "k$i" "2026-11-21T12:00:00Z" "$(head -c 20000 /dev/zero | tr '\0' x) $i"
+		result_at crash "k$i" "2026-11-21T12:00:00Z" "$(head -c 20000 /dev/zero | tr '\0' x) $i"
 	done > in
 	touch rcv/down-crash
 	at "2026-11-20 12:00:00" heart-ghost --text --exec ./hook < in 2> /dev/null || true
@@ -312,8 +312,8 @@ snap() {
 @test "an answer remembers its delivery options: a heart-ghost with others leaves it and says so once, and no argument is kept" {
 	receiver_start
 	touch rcv/down-alpha
-	result alpha a1 2026-11-21T12:01:00Z > in
-	result alpha a2 2026-11-21T12:02:00Z >> in
+	result_at alpha a1 2026-11-21T12:01:00Z > in
+	result_at alpha a2 2026-11-21T12:02:00Z >> in
 	run -69 at "2026-11-21 12:02:00" heart-ghost --text --exec ./hook \
 	    --token=s3cret-in-argv < in
 	snap alpha > before
@@ -337,7 +337,7 @@ snap() {
 	# a pipe with other options delivers its own answers, and says so
 	# once for three lines
 	for i in 3 4 5; do
-		result alpha "a$i" "2026-11-21T12:0$i:00Z"
+		result_at alpha "a$i" "2026-11-21T12:0$i:00Z"
 	done > more
 	run -0 --separate-stderr at "2026-11-21 12:10:00" heart-ghost --text < more
 	assert_output $'answer a3\nanswer a4\nanswer a5'
@@ -354,8 +354,8 @@ snap() {
 }
 
 @test "an answer whose heart-ghost never comes back is a dead letter after --retry-for, and given again goes the giver's way" {
-	result alpha g1 2026-11-21T12:00:00Z > in
-	result alpha g2 2026-11-21T12:00:30Z >> in
+	result_at alpha g1 2026-11-21T12:00:00Z > in
+	result_at alpha g2 2026-11-21T12:00:30Z >> in
 	run -69 at "2026-11-21 12:00:30" heart-ghost --text --exec false < in
 	# g1 was due from 12:01:30, g2 (never tried: behind g1) from its
 	# wake; another heart-ghost's --retry-for after that, each is dead
@@ -380,10 +380,10 @@ snap() {
 @test "one answer the receiver always rejects holds up the later ones for 10 minutes, then they go around it, in order, while it is retried until dead" {
 	receiver_start
 	touch rcv/reject-r1
-	result alpha r1 2026-11-21T12:00:00Z > r1
-	result alpha r2 2026-11-21T12:01:00Z 'ALERT: r2' > r2
-	result alpha r3 2026-11-21T12:05:00Z > r3
-	result alpha r4 2026-11-21T12:20:00Z 'ALERT: r4' > r4
+	result_at alpha r1 2026-11-21T12:00:00Z > r1
+	result_at alpha r2 2026-11-21T12:01:00Z 'ALERT: r2' > r2
+	result_at alpha r3 2026-11-21T12:05:00Z > r3
+	result_at alpha r4 2026-11-21T12:20:00Z 'ALERT: r4' > r4
 	ghost() {	# ghost TIME ARG...: the pipe's heart-ghost at TIME
 		local t=$1
 		shift
@@ -415,7 +415,7 @@ snap() {
 @test "--flush exits 75 while answers wait, 0 when none do; --now tries them at once, whatever their next try" {
 	receiver_start
 	touch rcv/down-alpha
-	result alpha n1 2026-11-21T12:00:00Z > in
+	result_at alpha n1 2026-11-21T12:00:00Z > in
 	run -69 at "2026-11-21 12:00:00" heart-ghost --text --exec ./hook < in
 	# not due: nothing tried, and 75 says it waits
 	run -75 --separate-stderr at "2026-11-21 12:00:30" heart-ghost --flush --text --exec ./hook

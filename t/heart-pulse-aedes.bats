@@ -31,22 +31,12 @@ teardown() {
 	done
 }
 
-pulse() {
+# souls_pulse ARGS...: heart-pulse for the souls in $D/souls
+souls_pulse() {
 	heart-pulse --broker "$BROKER_URL" --souls "$D/souls" "$@" \
 	    2>> "$D/pulse.err" 3>&- &
 	PULSE=$!
 	PIDS+=("$PULSE")
-}
-
-watcher() {
-	heart-pulse --watch --broker "$BROKER_URL" "$@" > "$D/watch.out" \
-	    2>> "$D/watch.err" 3>&- &
-	PIDS+=("$!")
-}
-
-events() {	# events EVENT REASON
-	jq -c "select(.event == \"$1\" and .reason == \"$2\")" "$D/watch.out" \
-	    2>/dev/null | wc -l
 }
 
 @test "aedes: births, pulses and every goodbye reach a subscriber, over MQTT 3.1.1" {
@@ -61,7 +51,7 @@ for i in range(300):
 	PIDS+=("$!")
 	wait_until 10 eval 'mosquitto_pub -p "$PORT" -t ready -m x &&
 	    grep -q "^ready x" "$D/sub"'
-	pulse --client-id n1 -v
+	souls_pulse --client-id n1 -v
 	wait_until 10 eval '[ "$(grep -c "^heart/[abc]/pulse " "$D/sub")" -ge 3 ]'
 	wait_until 10 eval '[ "$(grep "^heart/[abc]/status " "$D/sub" | grep -c "\"online\"")" -ge 3 ]'
 	grep -q "connected (MQTT 3.1.1)" "$D/pulse.err"
@@ -76,7 +66,7 @@ for i in range(300):
 }
 
 @test "aedes: a kill -9 is seen through the will, a hung publisher through misses" {
-	pulse --client-id n2
+	souls_pulse --client-id n2
 	watcher --misses 2
 	wait_until 10 eval '[ "$(jq -c "select(.event == \"online\")" "$D/watch.out" | wc -l)" -ge 3 ]'
 	kill -STOP "$PULSE"

@@ -54,25 +54,29 @@ shipped() {
 	wait_until 10 eval "(exec 5<>/dev/tcp/127.0.0.1/$WS) 2>/dev/null"
 }
 
-pulse() {	# pulse ARGS...: this host's heart-pulse, as the unit runs it
+# host_pulse ARGS...: this host's heart-pulse, as the unit runs it
+host_pulse() {
 	HEART_MQTT_PASSWORD=me-secret heart-pulse --broker "$BROKER_URL" \
 	    --username "$ME" "$@" 2>> "$D/pulse.err" 3>&- &
 	PULSE=$!
 	PIDS+=("$PULSE")
 }
 
-watcher() {	# watcher ARGS...: a watcher as the dashboard's user
+# dashboard_watcher ARGS...: a watcher as the dashboard's user
+dashboard_watcher() {
 	HEART_MQTT_PASSWORD=look-only heart-pulse --watch --broker \
 	    "$BROKER_URL" --username mizpah "$@" > "$D/watch.out" \
 	    2>> "$D/watch.err" 3>&- &
 	PIDS+=("$!")
 }
 
-sub() {		# sub ARGS...: mosquitto_sub as the dashboard's user
+# dashboard_sub ARGS...: mosquitto_sub as the dashboard's user
+dashboard_sub() {
 	mosquitto_sub -h 127.0.0.1 -p "$TCP" -u mizpah -P look-only "$@"
 }
 
-events() {	# events EVENT [AGENT]: how many such lines the watcher printed
+# agent_events EVENT [AGENT]: how many such lines the watcher printed
+agent_events() {
 	jq -c "select(.event == \"$1\" and (\"${2:-}\" == \"\" or .agent == \"${2:-}\"))" \
 	    "$D/watch.out" 2>/dev/null | wc -l
 }
@@ -93,12 +97,12 @@ events() {	# events EVENT [AGENT]: how many such lines the watcher printed
 	# the block heart-pulse --acl printed for this host
 	grep -qx "user $ME" "$D/heart.acl"
 	grep -qx 'topic write heart/a/status' "$D/heart.acl"
-	watcher --misses 1000
-	pulse --souls "$D/souls"
-	wait_until 10 eval '[ "$(events online a)" -ge 1 ]'
+	dashboard_watcher --misses 1000
+	host_pulse --souls "$D/souls"
+	wait_until 10 eval '[ "$(agent_events online a)" -ge 1 ]'
 	# the node's status too: the shipped pattern lets heart-pulse-HOST
 	# write heart/node/heart-pulse-HOST/status, its default client id
-	run sub -t "heart/node/$ME/status" -C 1 -W 5
+	run dashboard_sub -t "heart/node/$ME/status" -C 1 -W 5
 	echo "$output" | jq -e '.status == "online"'
 	# another host's account: neither an agent's status nor this
 	# node's will gets through
@@ -113,15 +117,15 @@ events() {	# events EVENT [AGENT]: how many such lines the watcher printed
 	mosquitto_pub -h 127.0.0.1 -p "$TCP" -u heart-pulse-other \
 	    -P other-secret -q 1 -t heart/x/status \
 	    -m '{"status":"online","node":"heart-pulse-other","bdseq":1}'
-	wait_until 10 eval '[ "$(events online x)" -ge 1 ]'
-	run events offline
+	wait_until 10 eval '[ "$(agent_events online x)" -ge 1 ]'
+	run agent_events offline
 	assert_output 0
-	run sub -t heart/a/status -C 1 -W 5
+	run dashboard_sub -t heart/a/status -C 1 -W 5
 	echo "$output" | jq -e '.status == "online"'
 	# the dashboard's account cannot write at all
 	mosquitto_pub -h 127.0.0.1 -p "$TCP" -u mizpah -P look-only -q 1 \
 	    -t heart/a/status -r -m '{"status":"offline"}'
-	run sub -t heart/a/status -C 1 -W 5
+	run dashboard_sub -t heart/a/status -C 1 -W 5
 	echo "$output" | jq -e '.status == "online"'
 }
 
@@ -129,13 +133,13 @@ events() {	# events EVENT [AGENT]: how many such lines the watcher printed
 	host_soul souls a
 	shipped			# this host's block: agent a only
 	host_soul souls c
-	pulse --souls "$D/souls" --backoff-max 1s
+	host_pulse --souls "$D/souls" --backoff-max 1s
 	wait_until 10 grep -q 'heart/c/status: the broker refused it' "$D/pulse.err"
 	run grep 'heart/c/' "$D/pulse.err"
 	assert_output "heart-pulse: heart/c/status: the broker refused it (Not authorized): the account $ME may not write it; add the agent to the account's block in the broker's ACL (heart-pulse --acl)"
 	run grep -c refused "$D/pulse.err"
 	assert_output 1
-	run sub -t heart/a/pulse -C 1 -W 5
+	run dashboard_sub -t heart/a/pulse -C 1 -W 5
 	assert_success
 }
 
@@ -158,8 +162,8 @@ for i in range(1500):
     open("%s/a%04d.yaml" % (sys.argv[1], i), "w").write("heart: {pulse: {interval: 1h}}\n")
 ' "$D/souls"
 	shipped
-	pulse --souls "$D/souls"
-	wait_until 30 eval '[ "$(sub -t "heart/+/status" --retained-only -W 2 | wc -l)" -ge 1500 ]'
+	host_pulse --souls "$D/souls"
+	wait_until 30 eval '[ "$(dashboard_sub -t "heart/+/status" --retained-only -W 2 | wc -l)" -ge 1500 ]'
 	run node -e '
 const mqtt = require(process.argv[1]);
 const c = mqtt.connect(process.argv[2], { username: "mizpah", password: "look-only" });
@@ -176,8 +180,8 @@ setTimeout(() => { console.log(n); process.exit(1); }, 20000);
 @test "births wait for as many acknowledgements at once as the broker grants: 1000 shipped, 20 by mosquitto's default" {
 	host_soul souls a
 	shipped
-	pulse --souls "$D/souls" > "$D/stats"
-	wait_until 10 eval '[ "$(sub -t heart/a/status -C 1 -W 2 | jq -r .status)" = online ]'
+	host_pulse --souls "$D/souls" > "$D/stats"
+	wait_until 10 eval '[ "$(dashboard_sub -t heart/a/status -C 1 -W 2 | jq -r .status)" = online ]'
 	kill -USR1 "$PULSE"
 	wait_until 5 grep -q '"window":' "$D/stats"
 	run jq -r .window "$D/stats"

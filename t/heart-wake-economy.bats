@@ -52,7 +52,7 @@ EOF2
 	[ "$(llm_count)" = 0 ]
 	[ "$(gate_runs)" = 1 ]
 	# the slot is used: the next run is not due and runs no gate
-	run heart-wake --soul "$S"
+	run -0 heart-wake --soul "$S"
 	[ "$(echo "$output" | jq -r .status)" = not_due ]
 	[ "$(gate_runs)" = 1 ]
 	# a gated wake leaves no trace through heart-ghost
@@ -150,7 +150,7 @@ EOF2
 	gate_script <<'EOF2'
 echo quiet; exit 1
 EOF2
-	run heart-wake --soul "$S" --force
+	run -0 heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = gated ]
 	[ "$(jq .tool_fails "$(bfile scout)")" = 0 ]
 }
@@ -161,21 +161,21 @@ exit 0
 EOF2
 	printf '# nothing open\n- [x] done\n' > "$D/HEARTBEAT.md"
 	gate_soul '[./gate.sh]' 'checklist: HEARTBEAT.md'
-	run heart-wake --soul "$S" --force
+	run -0 heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = empty ]
 	[ "$(gate_runs)" = 0 ]
 	# not due (the first slot is ahead): no gate
 	state_clear
 	gate_soul '[./gate.sh]'
-	run at "2026-11-23 10:00:00" heart-wake --soul "$S"
+	run -0 at "2026-11-23 10:00:00" heart-wake --soul "$S"
 	[ "$(echo "$output" | jq -r .status)" = not_due ]
 	[ "$(gate_runs)" = 0 ]
 	next=$(echo "$output" | jq -r .next)
-	run at "$next" heart-wake --soul "$S"
+	run -0 at "$next" heart-wake --soul "$S"
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	[ "$(gate_runs)" = 1 ]
 	gate_soul '[./gate.sh]' 'active_hours: "00:00-00:01"'
-	run at "2026-11-23 12:00:00" heart-wake --soul "$S"
+	run -0 at "2026-11-23 12:00:00" heart-wake --soul "$S"
 	[ "$(echo "$output" | jq -r .status)" = quiet ]
 	[ "$(gate_runs)" = 1 ]
 }
@@ -192,7 +192,7 @@ EOF2
 	run heart-wake --soul "$S" --dry-run
 	assert_success
 	[ "$(gate_runs)" = 0 ]
-	run soul-dump "$S"
+	run -0 soul-dump "$S"
 	echo "$output" | jq -e '.schedule.gate == {"command": ["./gate.sh", "--since-last"], "timeout": 20}'
 	echo "$output" | jq -e '.idle.gate == null and .llm.triage == null'
 }
@@ -209,15 +209,15 @@ EOF2
 	echo a > "$D/notes/a.txt"
 	touch -d '2026-11-23 09:00:00' "$D/notes/a.txt" "$D/notes"
 	gate_soul "[$G/changed-files, notes]"
-	run at "2026-11-23 10:00:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 10:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | contains("first wake")'
-	run at "2026-11-23 11:00:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 11:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = gated ]
 	echo "$output" | jq -e '.reason == "schedule: gated: nothing under notes changed since 2026-11-23T10:00:00Z"'
 	echo b > "$D/notes/b.txt"
 	touch -d '2026-11-23 11:30:00' "$D/notes/b.txt"
-	run at "2026-11-23 12:00:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 12:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | contains("notes/b.txt")'
 	[ "$(llm_count)" = 2 ]
@@ -226,23 +226,23 @@ EOF2
 @test "the shipped gate changed-output wakes on a change of a command's output, and keeps a change a refused wake did not see" {
 	echo "price 10" > "$D/world"
 	printf 'name: scout\nheart:\n  schedule: { daily_cap: 2, gate: [%s/changed-output, cat, world] }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' "$G" > "$S"
-	run at "2026-11-23 10:00:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 10:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | contains("(first look):\nprice 10")'
-	run at "2026-11-23 11:00:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 11:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = gated ]
 	[ "$(echo "$output" | jq -r .reason)" = "schedule: gated: no change in the output of cat world" ]
 	echo "price 12" > "$D/world"
-	run at "2026-11-23 12:00:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 12:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | contains("changed:\n< price 10\n> price 12")'
 	[ "$(llm_count)" = 2 ]
 	# the cap (2) refuses the next wake: the change it would have seen waits
 	echo "price 15" > "$D/world"
-	run at "2026-11-23 13:00:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 13:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = capped ]
 	heart-cap reset scout
-	run at "2026-11-23 14:00:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 14:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | contains("< price 12\n> price 15")'
 }
@@ -250,21 +250,21 @@ EOF2
 @test "an item's own interval: open only once it has passed since the last wake that carried it; none due is empty at zero requests" {
 	printf -- '- [ ] check the backups (every 6h)\n- [ ] read the news\n' > "$D/HEARTBEAT.md"
 	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1000, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
-	run at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	llm_last | jq -e '.messages[-1].content | contains("- [ ] check the backups (every 6h)\n- [ ] read the news")'
-	run at "2026-11-23 09:00:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 09:00:00" heart-wake --soul "$S" --force
 	llm_last | jq -e '.messages[-1].content | (contains("read the news") and (contains("backups") | not))'
 	# with only the interval item, nothing is due: empty, no request
 	printf -- '- [ ] check the backups (every 6h)\n' > "$D/HEARTBEAT.md"
-	run at "2026-11-23 13:59:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 13:59:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = empty ]
 	echo "$output" | jq -e '.reason | contains("has no item due; the next one is at 2026-11-23T14:00:00")'
 	[ "$(llm_count)" = 2 ]
-	run at "2026-11-23 14:00:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 14:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	[ "$(llm_count)" = 3 ]
-	run at "2026-11-23 15:00:00" heart-wake --soul "$S" --explain --chamber schedule
+	run -0 at "2026-11-23 15:00:00" heart-wake --soul "$S" --explain --chamber schedule
 	echo "$output" | jq -e '.gates.checklist.ok == false'
 	echo "$output" | jq -e '.would == "empty"'
 }
@@ -273,10 +273,10 @@ EOF2
 	printf -- '- [ ] check the backups (every 6h)\n' > "$D/HEARTBEAT.md"
 	printf 'name: scout\nheart:\n  schedule: { daily_cap: 1, checklist: HEARTBEAT.md }\n  idle: { daily_cap: 0 }\nllm: { timeout: 5s }\n' > "$S"
 	heart-cap take --soul "$S" > /dev/null
-	run at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 08:00:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = capped ]
 	heart-cap reset scout
-	run at "2026-11-23 08:01:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 08:01:00" heart-wake --soul "$S" --force
 	[ "$(echo "$output" | jq -r .status)" = idle ]
 	[ "$(llm_count)" = 1 ]
 }
@@ -508,6 +508,7 @@ decide() {	# decide ACTION REASON: the triage's next answer
 	heart-cap status scout --json | jq -e '.tokens.prompt == 900 and .tokens.completion == 40 and .triage_tokens.prompt == 50 and .triage_tokens.completion == 5'
 	jq -e '.tokens.prompt == 900 and .triage_tokens.prompt == 50' "$(capfile scout)"
 	run script -qec "heart-cap status scout" /dev/null
+	assert_success
 	assert_line --regexp '^scout .* +940 +55 +no price '
 	heart-cap status --prom scout | grep -Fx 'heart_cap_triage_tokens{agent="scout",kind="prompt"} 50'
 }
@@ -601,7 +602,7 @@ decide() {	# decide ACTION REASON: the triage's next answer
 	[ "$output" = '["closed",1,0]' ]
 	# the answer is delivered all the same
 	heart-wake --soul "$S" --force > "$D/r" || :
-	run heart-ghost < "$D/r"
+	run -75 heart-ghost < "$D/r"
 	[ -s "$HEART_STATE_DIR/agents/scout/history.jsonl" ]
 }
 
@@ -689,11 +690,11 @@ EOF
 	w='"windows": [{"from": "09:00", "to": "09:01", "text": "ALERT: the storm is here."}], "span": true'
 	printf '{%s, "decide": true}\n' "$w" > "$TRIAGE_DIR/script.json"
 	llm_script "{$w}"
-	run at "2026-11-23 08:45:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 08:45:00" heart-wake --soul "$S" --force
 	echo "$output" | jq -e '.status == "idle" and .triage.action == "skip"'
-	run at "2026-11-23 09:15:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 09:15:00" heart-wake --soul "$S" --force
 	echo "$output" | jq -e '.status == "ok" and .triage.action == "run" and .response == "ALERT: the storm is here."'
-	run at "2026-11-23 10:15:00" heart-wake --soul "$S" --force
+	run -0 at "2026-11-23 10:15:00" heart-wake --soul "$S" --force
 	echo "$output" | jq -e '.status == "idle" and .triage.action == "skip"'
 	[ "$(triage_count)" = 3 ]
 	[ "$(llm_count)" = 1 ]

@@ -180,7 +180,7 @@ prefix_test() {
 	export HEART_LLM_PROVIDER=openai
 	ghosted_wake
 	res .usage | jq -e '.cached_tokens == 0 and .cache_write_tokens == 0'
-	run heart-cap status scout --json
+	run -0 heart-cap status scout --json
 	echo "$output" | jq -e '.tokens == {prompt: 2140, completion: 30, cached: 1100, cache_write: 300}'
 }
 
@@ -193,13 +193,13 @@ prefix_test() {
 	res '[.status, .cost]' | jq -e '. == ["idle", 0.000935]'
 	ghosted_wake
 	res '[.status, .cost]' | jq -e '. == ["ok", 0.000935]'
-	run heart-cap status scout --json
+	run -0 heart-cap status scout --json
 	echo "$output" | jq -e '.cost == 0.00187 and .budget == null and .ghosts == 1'
-	run heart-cap status --soul "$S" --json
+	run -0 heart-cap status --soul "$S" --json
 	echo "$output" | jq -e '.cost == 0.00187'
-	run script -qec "heart-cap status scout" /dev/null
+	run -0 script -qec "heart-cap status scout" /dev/null
 	assert_line --index 1 --regexp '^scout +.* \$0\.00187 +[0-9T:-]{19}Z'
-	run heart-cap status --prom
+	run -0 heart-cap status --prom
 	assert_line 'heart_cap_cost_dollars{agent="scout"} 0.00187'
 	assert_line 'heart_cap_tokens{agent="scout",kind="cached"} 1200'
 	assert_line 'heart_cap_tokens{agent="scout",kind="cache_write"} 600'
@@ -213,9 +213,9 @@ prefix_test() {
 	scout_soul
 	ghosted_wake
 	res 'has("cost") and .cost == null' | grep -qx true
-	run heart-cap status scout --json
+	run -0 heart-cap status scout --json
 	echo "$output" | jq -e 'has("cost") and .cost == null and .budget == null'
-	run script -qec "heart-cap status scout" /dev/null
+	run -0 script -qec "heart-cap status scout" /dev/null
 	assert_line --index 1 --partial ' no price '
 	run heart-cap status --prom
 	assert_success
@@ -231,7 +231,7 @@ prefix_test() {
 		assert_output --partial "llm.price: "
 	done
 	scout_soul "price: {input: 1, output: 1, cached: 1}"
-	run heart-wake --soul "$S" --force
+	run -78 heart-wake --soul "$S" --force
 	assert_output --partial "unknown key 'cached'"
 	[ "$(llm_count)" -eq 0 ]
 }
@@ -263,16 +263,16 @@ prefix_test() {
 	[ "$(llm_count)" -eq 2 ]
 	run at "$t0" heart-cap take --soul "$S"
 	assert_failure 1
-	run at "$t0" heart-wake --soul "$S" --explain --force
+	run -0 at "$t0" heart-wake --soul "$S" --explain --force
 	echo "$output" | jq -se '.[0].would == "capped" and
 	    (.[0].gates.cap.reason | startswith("daily budget reached"))'
-	run at "$t0" heart-cap status --soul "$S" --json
+	run -0 at "$t0" heart-cap status --soul "$S" --json
 	echo "$output" | jq -e '.cost == 0.002 and .budget == 0.002'
 	# Tokyo's midnight: a new day, a new budget
 	at "2026-11-22 15:00:01" heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
 	res .status | grep -qx '"idle"'
 	[ "$(llm_count)" -eq 3 ]
-	run at "2026-11-22 15:00:01" heart-cap status --soul "$S" --json
+	run -0 at "2026-11-22 15:00:01" heart-cap status --soul "$S" --json
 	echo "$output" | jq -e '.cost == 0.001 and .day == "2026-11-23"'
 }
 
@@ -288,7 +288,7 @@ prefix_test() {
 	run --separate-stderr heart-wake --soul "$S" --force
 	assert_failure 75
 	echo "$output" | jq -e '.status == "error" and .cost == 0.001'
-	run heart-cap status scout --json
+	run -0 heart-cap status scout --json
 	echo "$output" | jq -e '.cost == 0.001'
 }
 
@@ -305,9 +305,9 @@ prefix_test() {
 	heart-cap status scout --json > "$BATS_TEST_TMPDIR/status"
 	grep -qF '"cost":0.00212,' "$BATS_TEST_TMPDIR/status"
 	grep -qF '"budget":0.0106,' "$BATS_TEST_TMPDIR/status"
-	run script -qec "heart-cap status scout" /dev/null
+	run -0 script -qec "heart-cap status scout" /dev/null
 	assert_line --index 1 --regexp '^scout +.* \$0\.00212 +[0-9T:-]{19}Z'
-	run heart-cap status --prom
+	run -0 heart-cap status --prom
 	assert_line 'heart_cap_cost_dollars{agent="scout"} 0.00212'
 	assert_line 'heart_cap_budget_dollars{agent="scout"} 0.0106'
 	# five wakes: 0.0106 spent, the budget reached, said exactly
@@ -318,7 +318,7 @@ prefix_test() {
 	assert_success
 	echo "$output" | jq -e '.status == "capped"'
 	assert_output --partial 'daily budget reached: $0.0106 of $0.0106 spent today'
-	run heart-cap status scout --json
+	run -0 heart-cap status scout --json
 	assert_output --partial '"cost":0.0106,'
 	cat "$BATS_TEST_TMPDIR"/res "$BATS_TEST_TMPDIR"/status "$HEART_STATE_DIR"/agents/scout/outbox/*.json > "$BATS_TEST_TMPDIR/all"
 	run -1 grep -E '0\.00211999|0\.010599|0\.01060000' "$BATS_TEST_TMPDIR/all"

@@ -485,6 +485,24 @@ broker_stop() {
 	return 0
 }
 
+# watcher ARGS...: heart-pulse --watch on $BROKER_URL in the background,
+# its lines in $BATS_TEST_TMPDIR/watch.out; its pid is WATCHER, added to
+# the file's PIDS, which its teardown stops.
+watcher() {
+	heart-pulse --watch --broker "$BROKER_URL" "$@" \
+	    > "$BATS_TEST_TMPDIR/watch.out" \
+	    2>> "$BATS_TEST_TMPDIR/watch.err" 3>&- &
+	WATCHER=$!
+	PIDS+=("$WATCHER")
+}
+
+# events EVENT REASON: how many lines of EVENT the watcher printed, of
+# that REASON if not empty
+events() {
+	jq -c "select(.event == \"$1\" and (\"$2\" == \"\" or .reason == \"$2\"))" \
+	    "$BATS_TEST_TMPDIR/watch.out" 2>/dev/null | wc -l
+}
+
 # hold_lock FILE: another process holds an flock on FILE until
 # release_lock; back once it is held.  HOLDER is its pid.
 hold_lock() {

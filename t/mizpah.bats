@@ -90,7 +90,8 @@ page_soul() {	# page_soul NAME [YAML]: a soul pulsing every second
 		> "$BATS_TEST_TMPDIR/souls/$1.yaml"
 }
 
-pulse() {	# pulse [DIR]: a heart-pulse for the souls in DIR on this prefix
+# page_pulse [DIR]: a heart-pulse for the souls in DIR on this prefix
+page_pulse() {
 	heart-pulse --souls "${1:-$BATS_TEST_TMPDIR/souls}" --prefix "$P" \
 		--broker "mqtt://127.0.0.1:$TCP" --username heart-pulse \
 		--client-id "pulse-$BATS_TEST_NUMBER-$(basename "${1:-x}")" \
@@ -133,10 +134,10 @@ born() {	# born AGENT...: online for an hour, as a birth says
 	printf 'name: look-late\nheart: { pulse: { interval: 1s, misses: 60 } }\n' \
 		> "$BATS_TEST_TMPDIR/hung/look-late.yaml"
 	page
-	pulse
-	pulse "$BATS_TEST_TMPDIR/dead"
+	page_pulse
+	page_pulse "$BATS_TEST_TMPDIR/dead"
 	dead=${PIDS##* }
-	pulse "$BATS_TEST_TMPDIR/hung"
+	page_pulse "$BATS_TEST_TMPDIR/hung"
 	hung=${PIDS##* }
 	wait_until 30 holds 'mizpah.drawn().length === 9'
 	kill -9 "$dead"
@@ -237,7 +238,7 @@ b b-3 capped
 	now=$(date +%s)
 	state_write scout wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$((now - 7200)),\"status\":\"ok\"},\"idle\":{\"ts\":$((now - 60)),\"status\":\"tool_cap\"}},\"running\":null,\"last_error\":{\"ts\":$((now - 60)),\"message\":\"more than 5 tool calls\"}}"
 	page
-	pulse
+	page_pulse
 	wait_until 30 holds 'mizpah.drawn().some((c) => c.id === "scout" && c.look === "open")'
 	mosquitto_sub -h 127.0.0.1 -p "$TCP" -u heart-pulse -P pulse-secret \
 		-t "$P/scout/pulse" -C 1 -W 10 > "$BATS_TEST_TMPDIR/p"

@@ -3,6 +3,7 @@
 # with every default filled in (read through t/soul-dump.c).
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	heart_setup
@@ -77,7 +78,7 @@ setup() {
 	assert_success
 	echo "$output" | jq -e '.name == "github_scout" and (.system | startswith("You are github_scout.")) and .idle.after == 7200'
 	s=$(soul_file plain.md 'Just a prompt, no frontmatter.')
-	run soul-dump "$s"
+	run -0 soul-dump "$s"
 	echo "$output" | jq -e '.name == "plain" and .system == "Just a prompt, no frontmatter."'
 }
 
@@ -145,7 +146,7 @@ setup() {
 	run heart-cap take scout --cap 99999999999
 	assert_failure 64
 	assert_output "heart-cap: --cap: too large (at most 1000000000)"
-	run heart-cap take scout --cap 12x
+	run -64 heart-cap take scout --cap 12x
 	assert_output "heart-cap: --cap: not a whole number"
 	run heart-ghost --keep 99999999999999999999
 	assert_failure 64
