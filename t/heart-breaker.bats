@@ -287,7 +287,7 @@ forced_wake() {
 	assert_output --partial '"threshold":5,"max_cooldown_s":14400,"keys_from":"kept"}'
 	run at "$T0" heart-breaker check scout -v
 	assert_success
-	assert_output "scout: closed: a wake may go (llm 4/5, tool 0/5 failures; the keys kept from its soul)"
+	assert_output "scout: closed: a wake may go (llm 4/5, tool 0/5 failures, 4/10 within 1h; the keys kept from its soul)"
 	# the fifth opens it for the soul's hour
 	run -0 fails 1 scout
 	assert_output --partial '"event":"open","agent":"scout","trigger":"llm","cooldown_s":3600,'
@@ -307,7 +307,7 @@ forced_wake() {
 	assert_output --partial '"cooldown_s":900,'
 	assert_output --partial '"threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
 	run -0 at "$T0" heart-breaker check fresh -v
-	assert_output "fresh: closed: a wake may go (llm 1/3, tool 0/3 failures; the default keys: no soul given, none kept)"
+	assert_output "fresh: closed: a wake may go (llm 1/3, tool 0/3 failures, 1/10 within 1h; the default keys: no soul given, none kept)"
 	run -0 at "$T0" script -qec "heart-breaker status fresh" /dev/null
 	assert_line --index 2 --partial "heart-breaker: 1 agent shown with the default keys (3 failures, 15m, 2h): no soul given, none kept; give --soul"
 }
@@ -483,8 +483,8 @@ forced_wake() {
 	fails 1 beta tool-fail
 	run at "2026-11-21 12:05:00" heart-breaker status
 	assert_success
-	assert_line --index 0 '{"agent":"alpha","state":"open","llm_fails":3,"tool_fails":0,"cooldown_s":900,"until":"2026-11-21T12:15:00Z","wait_s":600,"probe_at":null,"trigger":"llm","reason":"HTTP 429","threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
-	assert_line --index 1 '{"agent":"beta","state":"closed","llm_fails":0,"tool_fails":1,"cooldown_s":900,"until":null,"wait_s":0,"probe_at":null,"trigger":"","reason":"HTTP 429","threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
+	assert_line --index 0 '{"agent":"alpha","state":"open","llm_fails":3,"tool_fails":0,"cooldown_s":900,"until":"2026-11-21T12:15:00Z","wait_s":600,"probe_at":null,"trigger":"llm","reason":"HTTP 429","window_fails":3,"window_failures":10,"window_s":3600,"threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
+	assert_line --index 1 '{"agent":"beta","state":"closed","llm_fails":0,"tool_fails":1,"cooldown_s":900,"until":null,"wait_s":0,"probe_at":null,"trigger":"","reason":"HTTP 429","window_fails":1,"window_failures":10,"window_s":3600,"threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
 	[ "${#lines[@]}" -eq 2 ]
 	# past the cooldown it is half-open, though the file is not rewritten
 	cp "$(bfile alpha)" "$BATS_TEST_TMPDIR/before"
