@@ -421,8 +421,9 @@ apply(const struct brk_conf *c, struct brk *b, time_t now,
  * NULL: those kept, else the defaults), asked by `me': check grants
  * the half-open probe to the first caller (o->probe); giveback hands
  * back me's probe; record applies rec's outcome; reset closes it and
- * clears both counts and the window; peek only brings it up to now.  The transitions
- * are named in o.  Returns 1 when b is to be written back.
+ * clears both counts and the window; peek only brings it up to now.
+ * The transitions are named in o.  Returns 1 when b is to be written
+ * back.
  */
 int
 brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,

@@ -418,6 +418,23 @@ get_budget(struct soul_loading *v, const json_t *heart, const char *path,
 	return 0;
 }
 
+/* Warn about the keys of breaker.window w (at path) other than its two. */
+static void
+window_unknown(struct soul_loading *v, const json_t *w, const char *path)
+{
+	const struct yj_pos *p;
+	const char *key;
+	json_t *val;
+
+	json_object_foreach((json_t *)w, key, val) {
+		if (strcmp(key, "failures") == 0 || strcmp(key, "within") == 0)
+			continue;
+		p = yj_key(v->y, w, key);
+		soul_add_warning(v, p ? p->kline : 1, p ? p->kcol : 1,
+		    "unknown key '%.64s' in %s (ignored)", key, path);
+	}
+}
+
 /*
  * heart.breaker.window: a mapping of failures (1 to BRK_WINDOW_MAX)
  * and within (a duration), each defaulting to 10 and 1h; true, the
@@ -428,9 +445,7 @@ get_window(struct soul_loading *v, const json_t *brk, const char *path,
     void *base)
 {
 	struct soul *s = base;
-	json_t *j = json_object_get(brk, "window"), *val;
-	const struct yj_pos *p;
-	const char *key;
+	json_t *j = json_object_get(brk, "window");
 	char m[64], kp[128];
 
 	if (j == NULL || json_is_null(j) || json_is_true(j))
@@ -453,13 +468,7 @@ get_window(struct soul_loading *v, const json_t *brk, const char *path,
 		return soul_bad(v, j, "failures", soul_key_path(kp, sizeof kp,
 		    path, "failures"), m);
 	}
-	json_object_foreach(j, key, val) {
-		if (strcmp(key, "failures") == 0 || strcmp(key, "within") == 0)
-			continue;
-		p = yj_key(v->y, j, key);
-		soul_add_warning(v, p ? p->kline : 1, p ? p->kcol : 1,
-		    "unknown key '%.64s' in %s (ignored)", key, path);
-	}
+	window_unknown(v, j, path);
 	return 0;
 }
 
