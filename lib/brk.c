@@ -10,8 +10,9 @@
  * many successes came between (a provider that fails every other
  * request).  Once the cooldown has passed it is half-open and exactly
  * one caller is granted the probe, whose result closes it (cooldown
- * back to base, the window emptied) or reopens it (cooldown doubled
- * up to max_cooldown).
+ * back to base) or reopens it (cooldown doubled up to max_cooldown).
+ * A closing probe leaves the window as it is: a failure that comes
+ * while it still holds enough reopens the breaker at once.
  * This file holds the transitions, pure functions of what they are
  * given; brkjson.c reads and writes the document and makes the
  * events, and brkstore.c does the transitions in the store.
@@ -223,7 +224,8 @@ in_window(const struct brk_conf *c, const struct brk *b, time_t now)
 }
 
 /* Note a failure at now: the window keeps the last window_fails
- * failures' times within window_s, none when it is off. */
+ * failures' times within window_s, oldest first (a clock set back
+ * puts now before later ones), none when it is off. */
 static void
 note_failure(const struct brk_conf *c, struct brk *b, time_t now)
 {
@@ -234,7 +236,9 @@ note_failure(const struct brk_conf *c, struct brk *b, time_t now)
 			b->failed[n++] = b->failed[i];
 	if (n == BRK_WINDOW_MAX)
 		memmove(b->failed, b->failed + 1, --n * sizeof b->failed[0]);
-	b->failed[n++] = now;
+	for (i = n++; i > 0 && b->failed[i - 1] > now; i--)
+		b->failed[i] = b->failed[i - 1];
+	b->failed[i] = now;
 	if (n > c->window_fails) {
 		memmove(b->failed, b->failed + n - c->window_fails,
 		    c->window_fails * sizeof b->failed[0]);
@@ -390,7 +394,6 @@ apply(const struct brk_conf *c, struct brk *b, time_t now,
 		}
 		b->state = BRK_CLOSED;
 		b->llm_fails = b->tool_fails = 0;
-		b->nfailed = 0;
 		b->cooldown = c->cooldown;
 		b->until = 0;
 		noprobe(b);

@@ -264,28 +264,35 @@ brk_case(const struct brkcase *c, time_t t)
 }
 
 /*
- * The window: keys 3 in a row or 10 within 1h.  A closed breaker with
- * `had' failures noted `ago' seconds before T, each a second apart,
- * then the outcome at T; nothing counted in a row.
+ * The window: keys 3 in a row or 10 within 1h.  A breaker in state
+ * `from' (half-open: our probe out) with `had' failures noted `ago'
+ * seconds before T, each a second apart, then the outcome at T;
+ * nothing counted in a row.
  */
 static const struct wincase {
 	const char *name;
+	enum brk_state from;
 	int	 had;
 	long long ago;
 	int	 flags;
 	enum brk_state after;
 	int	 nafter;		/* failures noted after */
 } wins[] = {
-	{ "window: the tenth failure within the hour opens it", 9, 600,
-	  BRK_LLM_FAIL, BRK_OPEN, 10 },
-	{ "window: the ninth only counts", 8, 600, BRK_LLM_FAIL, BRK_CLOSED,
-	  9 },
-	{ "window: a success leaves the failures noted", 9, 600,
-	  BRK_LLM_OK | BRK_TOOL_OK, BRK_CLOSED, 9 },
-	{ "window: failures older than the hour do not count", 9, 4000,
-	  BRK_LLM_FAIL, BRK_CLOSED, 1 },
-	{ "window: a tool failure counts in it too", 9, 600,
-	  BRK_LLM_OK | BRK_TOOL_FAIL, BRK_OPEN, 10 },
+	{ "window: the tenth failure within the hour opens it",
+	  BRK_CLOSED, 9, 600, BRK_LLM_FAIL, BRK_OPEN, 10 },
+	{ "window: the ninth only counts",
+	  BRK_CLOSED, 8, 600, BRK_LLM_FAIL, BRK_CLOSED, 9 },
+	{ "window: a success leaves the failures noted",
+	  BRK_CLOSED, 9, 600, BRK_LLM_OK | BRK_TOOL_OK, BRK_CLOSED, 9 },
+	{ "window: failures older than the hour do not count",
+	  BRK_CLOSED, 9, 4000, BRK_LLM_FAIL, BRK_CLOSED, 1 },
+	{ "window: a tool failure counts in it too",
+	  BRK_CLOSED, 9, 600, BRK_LLM_OK | BRK_TOOL_FAIL, BRK_OPEN, 10 },
+	{ "window: a clock set back notes the failure in its place",
+	  BRK_CLOSED, 3, -600, BRK_LLM_FAIL, BRK_CLOSED, 4 },
+	{ "window: the probe's success closes it and leaves them noted",
+	  BRK_HALF_OPEN, 10, 1200, BRK_LLM_OK | BRK_TOOL_OK, BRK_CLOSED,
+	  10 },
 };
 
 static void
@@ -297,16 +304,23 @@ win_case(const struct wincase *c, time_t t)
 	struct brk_out o;
 	struct brk b;
 	char why[320];
-	int i;
+	int i, sorted;
 
 	memset(&b, 0, sizeof b);
 	b.exists = 1;
+	b.state = c->from;
+	b.cooldown = 900;
+	b.probe_at = c->from == BRK_HALF_OPEN ? t - 1 : 0;
+	b.probe_pid = c->from == BRK_HALF_OPEN ? 42 : 0;
 	for (i = 0; i < c->had; i++)
 		b.failed[b.nfailed++] = t - c->ago + i;
 	brk_step(&b, BRK_RECORD, &conf, t, &rec, &me, &o);
-	snprintf(why, sizeof why, "state %s, %d noted, reason '%s'",
-	    brk_state_name(b.state), b.nfailed, b.reason);
+	snprintf(why, sizeof why, "state %s, %d noted (oldest first?), "
+	    "reason '%s'", brk_state_name(b.state), b.nfailed, b.reason);
+	for (i = 1, sorted = 1; i < b.nfailed; i++)
+		sorted &= b.failed[i] >= b.failed[i - 1];
 	check(c->name, b.state == c->after && b.nfailed == c->nafter &&
+	    sorted &&
 	    (b.state != BRK_OPEN || (b.cooldown == 900 && strcmp(b.reason,
 	    "10 failures within 1h: HTTP 503") == 0)), why);
 }

@@ -17,5 +17,5 @@ load helpers
 	assert_line --partial 'budget: reached, a take is refused'
 	assert_line --partial 'bucket: a wake not in line waits for those in it'
 	assert_line --partial 'usage: each count past its bound is counted at it'
-	assert_line '1..56'
+	assert_line '1..58'
 }

@@ -384,15 +384,26 @@ flap() {
 	run -0 at "2026-11-21 12:37:00" heart-breaker status scout
 	assert_output --partial '"state":"open","llm_fails":1,'
 	assert_output --partial '"reason":"10 failures within 1h: HTTP 503","window_fails":10,"window_failures":10,"window_s":3600,'
-	# a good probe closes it and empties the window
+	# a good probe closes it, and the window still holds ten
+	# failures: the next failure within the hour opens it again
 	run -0 at "2026-11-21 12:51:00" heart-breaker check scout
 	run -0 at "2026-11-21 12:51:00" heart-breaker record scout ok
 	assert_output --partial '"event":"closed","agent":"scout","by":"probe"'
 	run -0 at "2026-11-21 12:52:00" heart-breaker record scout llm-fail
+	assert_output --partial '"event":"open","agent":"scout","trigger":"llm","cooldown_s":900,"until":"2026-11-21T13:07:00Z","reason":"10 failures within 1h: llm failure","from":"closed"'
+	# once they are older than the hour, a failure only counts
+	run -0 at "2026-11-21 13:07:00" heart-breaker check scout
+	run -0 at "2026-11-21 13:07:00" heart-breaker record scout ok
+	run -0 at "2026-11-21 13:40:00" heart-breaker record scout llm-fail
 	assert_output ""
-	run -0 at "2026-11-21 12:52:00" heart-breaker status scout
+	run -0 at "2026-11-21 13:40:00" heart-breaker status scout
 	assert_output --partial '"state":"closed",'
-	assert_output --partial '"window_fails":1,'
+	assert_output --partial '"window_fails":2,'
+	# reset empties it
+	run -0 heart-breaker reset scout
+	run -0 at "2026-11-21 13:41:00" heart-breaker record scout llm-fail
+	run -0 jq -c '[.state, .failed_at]' "$(bfile scout)"
+	assert_output '["closed",["2026-11-21T13:41:00Z"]]'
 }
 
 @test "failures older than the window do not count: a failure an hour after the first is the tenth within none" {
