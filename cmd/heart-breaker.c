@@ -62,18 +62,24 @@ explain(const char *agent, const struct brk_view *v, int allowed,
     int probe, const struct brk_conf *given, time_t now)
 {
 	const struct brk_conf *c = &v->conf;
-	char until[32], left[32], lease[32], whose[64];
+	char until[32], left[32], lease[32], whose[64], win[64], d[32];
 
 	clock_utc(v->until, until, sizeof until);
 	dur_format(v->until - now, left, sizeof left);
 	dur_format(BRK_PROBE_LEASE, lease, sizeof lease);
+	if (c->window_fails > 0)
+		snprintf(win, sizeof win, "%lld/%lld within %s",
+		    v->window_fails, c->window_fails,
+		    dur_format(c->window_s, d, sizeof d));
+	else
+		snprintf(win, sizeof win, "no window");
 	if (probe)
 		fprintf(stderr, "%s: half_open: this caller holds the probe; "
 		    "report it (record) within %s\n", agent, lease);
 	else if (allowed)
 		fprintf(stderr, "%s: closed: a wake may go (llm %lld/%lld, "
-		    "tool %lld/%lld failures; %s)\n", agent, v->llm_fails,
-		    c->threshold, v->tool_fails, c->threshold,
+		    "tool %lld/%lld failures, %s; %s)\n", agent, v->llm_fails,
+		    c->threshold, v->tool_fails, c->threshold, win,
 		    prog_whose_text(given != NULL, v->kept, "keys", whose,
 		    sizeof whose));
 	else if (v->state == BRK_OPEN)

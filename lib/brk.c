@@ -4,10 +4,15 @@
  *
  * One breaker per agent, in agents/ID/breaker.json: closed, open or
  * half_open, with a count of consecutive LLM failures and one of tool
- * failures.  Either count reaching the threshold opens it for the
- * current cooldown; once that has passed it is half-open and exactly
+ * failures, and the times of the last failures of either kind.  Either
+ * count reaching the threshold opens it for the current cooldown, and
+ * so does the window: window_fails failures within window_s, however
+ * many successes came between (a provider that fails every other
+ * request).  Once the cooldown has passed it is half-open and exactly
  * one caller is granted the probe, whose result closes it (cooldown
  * back to base) or reopens it (cooldown doubled up to max_cooldown).
+ * A closing probe leaves the window as it is: a failure that comes
+ * while it still holds enough reopens the breaker at once.
  * This file holds the transitions, pure functions of what they are
  * given; brkjson.c reads and writes the document and makes the
  * events, and brkstore.c does the transitions in the store.
@@ -41,6 +46,8 @@ brk_from_soul(const struct soul *s, struct brk_conf *c)
 	c->threshold = DEF_BRK_THRESHOLD;
 	c->cooldown = DEF_BRK_COOLDOWN;
 	c->max_cooldown = DEF_BRK_MAX_COOLDOWN;
+	c->window_fails = DEF_BRK_WINDOW_FAILS;
+	c->window_s = DEF_BRK_WINDOW;
 	if (s == NULL)
 		return;
 	if (s->brk_threshold > 0)
@@ -49,6 +56,10 @@ brk_from_soul(const struct soul *s, struct brk_conf *c)
 		c->cooldown = s->brk_cooldown;
 	if (s->brk_max_cooldown > 0)
 		c->max_cooldown = s->brk_max_cooldown;
+	if (s->brk_window_fails >= 0)
+		c->window_fails = s->brk_window_fails;
+	if (s->brk_window > 0)
+		c->window_s = s->brk_window;
 }
 
 const char *
@@ -75,8 +86,9 @@ brk_outcome(const char *word)
 
 /*
  * The keys in force, made usable (threshold and cooldown at least 1,
- * max >= base): those given (a soul's); else, given NULL, those kept
- * with b, else the defaults.  Returns 1 when they are the kept ones.
+ * max >= base, the window's failures 0 (off) to BRK_WINDOW_MAX): those
+ * given (a soul's); else, given NULL, those kept with b, else the
+ * defaults.  Returns 1 when they are the kept ones.
  */
 static int
 keys(const struct brk_conf *c, const struct brk *b, struct brk_conf *o)
@@ -93,12 +105,22 @@ keys(const struct brk_conf *c, const struct brk *b, struct brk_conf *o)
 		o->threshold = b->threshold;
 	if (c == NULL && b != NULL && b->max > 0)
 		o->max_cooldown = b->max;
+	if (c == NULL && b != NULL && b->wfails != 0)
+		o->window_fails = b->wfails > 0 ? b->wfails : 0;
+	if (c == NULL && b != NULL && b->wsecs > 0)
+		o->window_s = b->wsecs;
 	if (o->threshold < 1)
 		o->threshold = 1;
 	if (o->cooldown < 1)
 		o->cooldown = 1;
 	if (o->max_cooldown < o->cooldown)
 		o->max_cooldown = o->cooldown;
+	if (o->window_fails < 0)
+		o->window_fails = 0;
+	if (o->window_fails > BRK_WINDOW_MAX)
+		o->window_fails = BRK_WINDOW_MAX;
+	if (o->window_s < 1)
+		o->window_s = 1;
 	return kept;
 }
 
@@ -168,17 +190,62 @@ advance(const struct brk_conf *c, struct brk *b, time_t now,
 }
 
 /* Keep the keys given (a soul's) with b; 1 when b changed.  Without
- * them (NULL) b keeps what it had: defaults are never kept. */
+ * them (NULL) b keeps what it had: defaults are never kept.  A window
+ * turned off is kept as -1 failures. */
 static int
 keep(const struct brk_conf *given, const struct brk_conf *c, struct brk *b)
 {
+	long long wf = c->window_fails > 0 ? c->window_fails : -1;
+
 	if (given == NULL || (b->base == c->cooldown &&
-	    b->threshold == c->threshold && b->max == c->max_cooldown))
+	    b->threshold == c->threshold && b->max == c->max_cooldown &&
+	    b->wfails == wf && b->wsecs == c->window_s))
 		return 0;
 	b->base = c->cooldown;
 	b->threshold = c->threshold;
 	b->max = c->max_cooldown;
+	b->wfails = wf;
+	b->wsecs = c->window_s;
 	return 1;
+}
+
+/* The failures of b within the window at now (0: no window). */
+static long long
+in_window(const struct brk_conf *c, const struct brk *b, time_t now)
+{
+	long long n = 0;
+	int i;
+
+	if (c->window_fails <= 0)
+		return 0;
+	for (i = 0; i < b->nfailed; i++)
+		if (b->failed[i] > now - c->window_s)
+			n++;
+	return n;
+}
+
+/* Note a failure at now: the window keeps the last window_fails
+ * failures' times within window_s, oldest first (a clock set back
+ * puts now before later ones), none when it is off. */
+static void
+note_failure(const struct brk_conf *c, struct brk *b, time_t now)
+{
+	int i, n = 0;
+
+	for (i = 0; i < b->nfailed; i++)
+		if (b->failed[i] > now - c->window_s)
+			b->failed[n++] = b->failed[i];
+	if (n == BRK_WINDOW_MAX)
+		memmove(b->failed, b->failed + 1, --n * sizeof b->failed[0]);
+	for (i = n++; i > 0 && b->failed[i - 1] > now; i--)
+		b->failed[i] = b->failed[i - 1];
+	b->failed[i] = now;
+	if (n > c->window_fails) {
+		memmove(b->failed, b->failed + n - c->window_fails,
+		    c->window_fails * sizeof b->failed[0]);
+		n = c->window_fails;
+	}
+	b->nfailed = n;
 }
 
 /* Does a check have to write (a transition, or the probe)? */
@@ -200,7 +267,7 @@ brk_check_writes(const struct brk *b, time_t now)
 
 /* The view of b, with the keys in force (those given, else kept). */
 void
-brk_view_of(const struct brk *b, const struct brk_conf *given,
+brk_view_of(const struct brk *b, const struct brk_conf *given, time_t now,
     struct brk_view *v)
 {
 	struct brk_conf kc, *c = &kc;
@@ -211,6 +278,7 @@ brk_view_of(const struct brk *b, const struct brk_conf *given,
 	v->state = b->state;
 	v->llm_fails = b->llm_fails;
 	v->tool_fails = b->tool_fails;
+	v->window_fails = in_window(c, b, now);
 	v->cooldown = b->state == BRK_CLOSED || b->cooldown <= 0 ?
 	    c->cooldown : b->cooldown;
 	v->until = brk_next_go(b);
@@ -288,9 +356,26 @@ count(struct brk *b, const struct brk_rec *rec)
 	return l != b->llm_fails || t != b->tool_fails;
 }
 
+/* Has b's window filled at now?  Then its reason says so. */
+static int
+window_full(const struct brk_conf *c, struct brk *b, time_t now)
+{
+	long long n = in_window(c, b, now);
+	char why[400], d[32];
+
+	if (c->window_fails <= 0 || n < c->window_fails)
+		return 0;
+	snprintf(why, sizeof why, "%lld failures within %s: %s", n,
+	    dur_format(c->window_s, d, sizeof d), b->reason);
+	text_line(b->reason, sizeof b->reason, why, strlen(why));
+	return 1;
+}
+
 /*
- * Apply an outcome to b; 1 when b changed.  A hold alone (a closed
- * breaker under its threshold) opens it until then, and no longer.
+ * Apply an outcome to b; 1 when b changed.  A failure is noted in the
+ * window, which a success leaves as it is.  A hold alone (a closed
+ * breaker under its threshold and its window) opens it until then,
+ * and no longer.
  */
 static int
 apply(const struct brk_conf *c, struct brk *b, time_t now,
@@ -300,6 +385,8 @@ apply(const struct brk_conf *c, struct brk *b, time_t now,
 	const char *trig = (flags & BRK_LLM_FAIL) ? "llm" : "tool";
 	long long cd = next_cooldown(c, b, flags);
 
+	if (flags & FAILS)
+		note_failure(c, b, now);
 	switch (b->state) {
 	case BRK_HALF_OPEN:	/* the probe's result */
 		if (flags & FAILS) {
@@ -319,6 +406,8 @@ apply(const struct brk_conf *c, struct brk *b, time_t now,
 			open_now(b, now, "llm", cd, rec->hold, o);
 		else if (b->tool_fails >= c->threshold)
 			open_now(b, now, "tool", cd, rec->hold, o);
+		else if ((flags & FAILS) && window_full(c, b, now))
+			open_now(b, now, trig, cd, rec->hold, o);
 		else if (rec->hold > now)
 			open_now(b, now, "llm", 0, rec->hold, o);
 		break;
@@ -336,8 +425,9 @@ apply(const struct brk_conf *c, struct brk *b, time_t now,
  * NULL: those kept, else the defaults), asked by `me': check grants
  * the half-open probe to the first caller (o->probe); giveback hands
  * back me's probe; record applies rec's outcome; reset closes it and
- * clears both counts; peek only brings it up to now.  The transitions
- * are named in o.  Returns 1 when b is to be written back.
+ * clears both counts and the window; peek only brings it up to now.
+ * The transitions are named in o.  Returns 1 when b is to be written
+ * back.
  */
 int
 brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,
@@ -385,6 +475,7 @@ brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,
 			said(o, "closed", "reset");
 		b->state = BRK_CLOSED;
 		b->llm_fails = b->tool_fails = 0;
+		b->nfailed = 0;
 		if (b->base > 0)
 			b->cooldown = b->base;
 		b->until = 0;

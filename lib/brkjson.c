@@ -9,7 +9,9 @@
  * wrong type, an unknown state or trigger, an open breaker without its
  * until: store_bad_field names it), never half taken; a probe is read
  * only from a half-open breaker; what is written is a whole document,
- * its times in UTC.  An event's time is its last field.
+ * its times in UTC.  A document from before the window (no failed_at,
+ * no window_failures) reads as no failure in it and no window kept.
+ * An event's time is its last field.
  */
 #include <stdio.h>
 #include <string.h>
@@ -73,6 +75,44 @@ get_text(json_t *o, const char *key, char *buf, size_t n)
 	return 0;
 }
 
+/* failed_at: the window's failure times, oldest first, at most
+ * BRK_WINDOW_MAX of them. */
+static int
+get_failed(json_t *o, struct brk *b)
+{
+	json_t *j = json_object_get(o, "failed_at"), *e;
+	size_t i;
+
+	b->nfailed = 0;
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_array(j) || json_array_size(j) > BRK_WINDOW_MAX)
+		return -1;
+	json_array_foreach(j, i, e) {
+		if (!json_is_string(e) || parse_utc(json_string_value(e),
+		    &b->failed[i]) == -1 ||
+		    (i > 0 && b->failed[i] < b->failed[i - 1]))
+			return -1;
+		b->nfailed++;
+	}
+	return 0;
+}
+
+/* window_failures kept: null or missing, none (0); 0, the window off
+ * (-1); else the count. */
+static int
+get_wfails(json_t *o, long long *wf)
+{
+	json_t *j = json_object_get(o, "window_failures");
+
+	if (state_count(o, "window_failures", wf) == -1 ||
+	    *wf > BRK_WINDOW_MAX)
+		return -1;
+	if (json_is_integer(j) && *wf == 0)
+		*wf = -1;
+	return 0;
+}
+
 static int
 get_state(json_t *o, enum brk_state *st)
 {
@@ -115,6 +155,12 @@ brkjson_parse(const char *agent, json_t *j, struct brk *b, char *err)
 		bad = "threshold";
 	else if (state_count(j, "max_cooldown_s", &b->max) == -1)
 		bad = "max_cooldown_s";
+	else if (get_wfails(j, &b->wfails) == -1)
+		bad = "window_failures";
+	else if (state_count(j, "window_s", &b->wsecs) == -1)
+		bad = "window_s";
+	else if (get_failed(j, b) == -1)
+		bad = "failed_at";
 	else if (get_time(j, "until", b->state == BRK_OPEN ? &b->until :
 	    &ignored) == -1 || (b->state == BRK_OPEN && b->until == 0))
 		bad = "until";
@@ -142,6 +188,25 @@ brkjson_parse(const char *agent, json_t *j, struct brk *b, char *err)
 	return 0;
 }
 
+/* The kept window and its failures' times. */
+static void
+put_window(json_t *j, const struct brk *b)
+{
+	json_t *a = json_array();
+	char buf[32];
+	int i;
+
+	json_object_set_new(j, "window_failures", b->wfails == 0 ?
+	    json_null() : json_integer(b->wfails > 0 ? b->wfails : 0));
+	json_object_set_new(j, "window_s", b->wsecs > 0 ?
+	    json_integer(b->wsecs) : json_null());
+	for (i = 0; i < b->nfailed; i++) {
+		clock_utc(b->failed[i], buf, sizeof buf);
+		json_array_append_new(a, json_string(buf));
+	}
+	json_object_set_new(j, "failed_at", a);
+}
+
 json_t *
 brkjson_of(const char *agent, const struct brk *b, time_t now)
 {
@@ -163,6 +228,7 @@ brkjson_of(const char *agent, const struct brk *b, time_t now)
 	    json_string(b->probe_host) : json_null());
 	json_object_set_new(j, "trigger", json_string(b->trigger));
 	json_object_set_new(j, "reason", json_string(b->reason));
+	put_window(j, b);
 	brkjson_put_time(j, "updated", now);
 	return j;
 }
@@ -244,6 +310,11 @@ brk_json(const char *agent, const struct brk_view *v, time_t now)
 	brkjson_put_time(j, "probe_at", v->probe_at);
 	json_object_set_new(j, "trigger", json_string(v->trigger));
 	json_object_set_new(j, "reason", json_string(v->reason));
+	json_object_set_new(j, "window_fails",
+	    json_integer(v->window_fails));
+	json_object_set_new(j, "window_failures",
+	    json_integer(v->conf.window_fails));
+	json_object_set_new(j, "window_s", json_integer(v->conf.window_s));
 	json_object_set_new(j, "threshold", json_integer(v->conf.threshold));
 	json_object_set_new(j, "max_cooldown_s",
 	    json_integer(v->conf.max_cooldown));

@@ -129,7 +129,7 @@ brk_check(const char *agent, const struct brk_conf *conf, time_t now,
 	*probe = x.o.probe;
 	*allowed = x.b.state == BRK_CLOSED || *probe;
 	if (vo != NULL)
-		brk_view_of(&x.b, conf, vo);
+		brk_view_of(&x.b, conf, now, vo);
 	return 0;
 }
 
@@ -191,7 +191,7 @@ brk_peek(const char *agent, const struct brk_conf *conf, time_t now,
 	if (peek(agent, &b, err) == -1)
 		return -1;
 	brk_step(&b, BRK_PEEK, conf, now, NULL, NULL, &o);
-	brk_view_of(&b, conf, v);
+	brk_view_of(&b, conf, now, v);
 	return 0;
 }
 

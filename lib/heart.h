@@ -179,6 +179,8 @@ struct soul {
 	long long brk_threshold;
 	long long brk_cooldown;
 	long long brk_max_cooldown;
+	long long brk_window_fails;	/* breaker.window.failures; 0: off */
+	long long brk_window;		/* breaker.window.within, s */
 	char	*ghost_token;
 	json_t	*ghost_also;	/* array of strings */
 	char	*ghost_mode;
@@ -310,10 +312,15 @@ enum brk_state { BRK_CLOSED, BRK_OPEN, BRK_HALF_OPEN };
  * and the next caller may probe.
  */
 #define BRK_PROBE_LEASE	600
-struct brk_conf { long long threshold, cooldown, max_cooldown; };
+/* window_fails failures within window_s open it too; 0: no window */
+struct brk_conf {
+	long long threshold, cooldown, max_cooldown;
+	long long window_fails, window_s;
+};
 struct brk_view {
 	enum brk_state state;
 	long long llm_fails, tool_fails;
+	long long window_fails;	/* failures within the window now */
 	long long cooldown;	/* current cooldown, s */
 	time_t	 until;		/* open: when the next probe may go;
 				   0 if none */
@@ -324,7 +331,8 @@ struct brk_view {
 	struct brk_conf conf;	/* the keys in force */
 	int	 kept;		/* they were kept with the breaker */
 };
-/* the soul's breaker keys; a NULL soul gives the defaults 3, 15m, 2h.
+/* the soul's breaker keys; a NULL soul gives the defaults 3, 15m, 2h,
+ * and a window of 10 failures within 1h.
  * A breaker keeps the keys it was last given; a call given a NULL conf
  * goes by those (else the defaults) and leaves them as they are. */
 void	 brk_from_soul(const struct soul *, struct brk_conf *);

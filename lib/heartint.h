@@ -159,6 +159,9 @@ json_t	*soul_json(const struct soul *);
 #define DEF_BRK_THRESHOLD	3
 #define DEF_BRK_COOLDOWN	(15 * 60)
 #define DEF_BRK_MAX_COOLDOWN	(2 * 3600)
+#define DEF_BRK_WINDOW_FAILS	10
+#define DEF_BRK_WINDOW		3600
+#define BRK_WINDOW_MAX		100	/* breaker.window.failures at most */
 #define GATE_TIMEOUT		10	/* a gate program's, s */
 /* llm.cache: Anthropic's prompt cache */
 enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };

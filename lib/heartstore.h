@@ -119,6 +119,11 @@ struct brk {
 	long long cooldown;	/* open, half_open: the current one, s */
 	long long base;		/* the base cooldown last written */
 	long long threshold, max;	/* and the threshold, max cooldown */
+	long long wfails, wsecs;	/* and the window: 0 none kept;
+					   wfails -1: the window off */
+	time_t	 failed[BRK_WINDOW_MAX];	/* the last failures' times,
+						   oldest first */
+	int	 nfailed;
 	time_t	 until;		/* open: end of the cooldown */
 	time_t	 probe_at;	/* half_open: probe granted; 0 if none */
 	long long probe_pid;	/* the process it was granted to */
@@ -152,10 +157,10 @@ struct brk_out {
 };
 /* brk.c: when the breaker next lets a wake go (0: now, closed or a
  * half-open probe free); whether a check has to write; the view of a
- * breaker, with the keys given (NULL: those kept) */
+ * breaker at now, with the keys given (NULL: those kept) */
 time_t	 brk_next_go(const struct brk *);
 int	 brk_check_writes(const struct brk *, time_t);
-void	 brk_view_of(const struct brk *, const struct brk_conf *,
+void	 brk_view_of(const struct brk *, const struct brk_conf *, time_t,
 	    struct brk_view *);
 /* (tests) t/core-step.c */
 int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *given,

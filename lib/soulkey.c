@@ -57,7 +57,8 @@ struct key {
 	keyfn	*fn;
 };
 
-static keyfn get_budget, get_gate, load_adaptive, no_adaptive, no_interval;
+static keyfn get_budget, get_gate, get_window, load_adaptive, no_adaptive,
+    no_interval;
 
 #define SO(f)	offsetof(struct soul, f)
 #define CO(f)	offsetof(struct chamber_conf, f)
@@ -121,6 +122,7 @@ static const struct key keys[] = {
 	DUR(M_BRK, "cooldown", SO(brk_cooldown), DEF_BRK_COOLDOWN),
 	DUR(M_BRK, "max_cooldown", SO(brk_max_cooldown),
 	    DEF_BRK_MAX_COOLDOWN),
+	FN(M_BRK, "window", get_window),
 	INT(M_HIST, "keep", SO(history_keep), 0, 8),
 	STR(M_GHOST, "token", SO(ghost_token), "[IDLE]"),
 	STR(M_GHOST, "mode", SO(ghost_mode), "token"),
@@ -418,6 +420,60 @@ get_budget(struct soul_loading *v, const json_t *heart, const char *path,
 	return 0;
 }
 
+/* Warn about the keys of breaker.window w (at path) other than its two. */
+static void
+window_unknown(struct soul_loading *v, const json_t *w, const char *path)
+{
+	const struct yj_pos *p;
+	const char *key;
+	json_t *val;
+
+	json_object_foreach((json_t *)w, key, val) {
+		if (strcmp(key, "failures") == 0 || strcmp(key, "within") == 0)
+			continue;
+		p = yj_key(v->y, w, key);
+		soul_add_warning(v, p ? p->kline : 1, p ? p->kcol : 1,
+		    "unknown key '%.64s' in %s (ignored)", key, path);
+	}
+}
+
+/*
+ * heart.breaker.window: a mapping of failures (1 to BRK_WINDOW_MAX)
+ * and within (a duration), each defaulting to 10 and 1h; true, the
+ * defaults; false, no window.
+ */
+static int
+get_window(struct soul_loading *v, const json_t *brk, const char *path,
+    void *base)
+{
+	struct soul *s = base;
+	json_t *j = json_object_get(brk, "window");
+	char m[64], kp[128];
+
+	if (j == NULL || json_is_null(j) || json_is_true(j))
+		return 0;
+	if (json_is_false(j)) {
+		s->brk_window_fails = 0;
+		return 0;
+	}
+	if (!json_is_object(j))
+		return soul_bad(v, brk, "window", path, "must be a mapping of "
+		    "failures and within, such as { failures: 10, within: "
+		    "1h }, or false");
+	if (soul_int(v, j, "failures", soul_key_path(kp, sizeof kp, path,
+	    "failures"), 1, &s->brk_window_fails) == -1 ||
+	    soul_dur(v, j, "within", soul_key_path(kp, sizeof kp, path,
+	    "within"), &s->brk_window) == -1)
+		return -1;
+	if (s->brk_window_fails > BRK_WINDOW_MAX) {
+		snprintf(m, sizeof m, "must be at most %d", BRK_WINDOW_MAX);
+		return soul_bad(v, j, "failures", soul_key_path(kp, sizeof kp,
+		    path, "failures"), m);
+	}
+	window_unknown(v, j, path);
+	return 0;
+}
+
 /* The default of key k into base where the soul left it unset. */
 static void
 key_default(const struct key *k, void *base)
@@ -449,6 +505,10 @@ soul_defaults(struct soul *s)
 		idle->seed_tool_cap = s->ch[CH_SCHEDULE].seed_tool_cap;
 	if (s->brk_max_cooldown < s->brk_cooldown)
 		s->brk_max_cooldown = s->brk_cooldown;
+	if (s->brk_window_fails < 0)
+		s->brk_window_fails = DEF_BRK_WINDOW_FAILS;
+	if (s->brk_window < 0)
+		s->brk_window = DEF_BRK_WINDOW;
 	if (s->ghost_also == NULL)
 		s->ghost_also = json_pack("[s]", "HEARTBEAT_OK");
 	if (s->timezone == NULL)

@@ -228,7 +228,7 @@ static const struct brkcase {
 static void
 brk_case(const struct brkcase *c, time_t t)
 {
-	struct brk_conf conf = { 3, 900, 7200 };
+	struct brk_conf conf = { 3, 900, 7200, 0, 3600 };	/* no window */
 	struct brk_rec rec = { c->flags, c->hold ? t + c->hold : 0, "x" };
 	struct brk_who me = { 42, "h1" };
 	struct brk_out o;
@@ -263,6 +263,68 @@ brk_case(const struct brkcase *c, time_t t)
 	    b.until == t + c->untilafter)) && strcmp(ev, c->ev) == 0 &&
 	    (!o.probe || (b.probe_pid == 42 &&
 	    strcmp(b.probe_host, "h1") == 0)), why);
+}
+
+/*
+ * The window: keys 3 in a row or 10 within 1h.  A breaker in state
+ * `from' (half-open: our probe out) with `had' failures noted `ago'
+ * seconds before T, each a second apart, then the outcome at T;
+ * nothing counted in a row.
+ */
+static const struct wincase {
+	const char *name;
+	enum brk_state from;
+	int	 had;
+	long long ago;
+	int	 flags;
+	enum brk_state after;
+	int	 nafter;		/* failures noted after */
+} wins[] = {
+	{ "window: the tenth failure within the hour opens it",
+	  BRK_CLOSED, 9, 600, BRK_LLM_FAIL, BRK_OPEN, 10 },
+	{ "window: the ninth only counts",
+	  BRK_CLOSED, 8, 600, BRK_LLM_FAIL, BRK_CLOSED, 9 },
+	{ "window: a success leaves the failures noted",
+	  BRK_CLOSED, 9, 600, BRK_LLM_OK | BRK_TOOL_OK, BRK_CLOSED, 9 },
+	{ "window: failures older than the hour do not count",
+	  BRK_CLOSED, 9, 4000, BRK_LLM_FAIL, BRK_CLOSED, 1 },
+	{ "window: a tool failure counts in it too",
+	  BRK_CLOSED, 9, 600, BRK_LLM_OK | BRK_TOOL_FAIL, BRK_OPEN, 10 },
+	{ "window: a clock set back notes the failure in its place",
+	  BRK_CLOSED, 3, -600, BRK_LLM_FAIL, BRK_CLOSED, 4 },
+	{ "window: the probe's success closes it and leaves them noted",
+	  BRK_HALF_OPEN, 10, 1200, BRK_LLM_OK | BRK_TOOL_OK, BRK_CLOSED,
+	  10 },
+};
+
+static void
+win_case(const struct wincase *c, time_t t)
+{
+	struct brk_conf conf = { 3, 900, 7200, 10, 3600 };
+	struct brk_rec rec = { c->flags, 0, "HTTP 503" };
+	struct brk_who me = { 42, "h1" };
+	struct brk_out o;
+	struct brk b;
+	char why[320];
+	int i, sorted;
+
+	memset(&b, 0, sizeof b);
+	b.exists = 1;
+	b.state = c->from;
+	b.cooldown = 900;
+	b.probe_at = c->from == BRK_HALF_OPEN ? t - 1 : 0;
+	b.probe_pid = c->from == BRK_HALF_OPEN ? 42 : 0;
+	for (i = 0; i < c->had; i++)
+		b.failed[b.nfailed++] = t - c->ago + i;
+	brk_step(&b, BRK_RECORD, &conf, t, &rec, &me, &o);
+	snprintf(why, sizeof why, "state %s, %d noted (oldest first?), "
+	    "reason '%s'", brk_state_name(b.state), b.nfailed, b.reason);
+	for (i = 1, sorted = 1; i < b.nfailed; i++)
+		sorted &= b.failed[i] >= b.failed[i - 1];
+	check(c->name, b.state == c->after && b.nfailed == c->nafter &&
+	    sorted &&
+	    (b.state != BRK_OPEN || (b.cooldown == 900 && strcmp(b.reason,
+	    "10 failures within 1h: HTTP 503") == 0)), why);
 }
 
 /*
@@ -440,6 +502,8 @@ main(void)
 		brk_case(&brks[i], t);
 	for (i = 0; i < sizeof pauses / sizeof pauses[0]; i++)
 		pause_case(&pauses[i]);
+	for (i = 0; i < sizeof wins / sizeof wins[0]; i++)
+		win_case(&wins[i], t);
 	budget_cases();
 	bucket_cases(t);
 	usage_cases();

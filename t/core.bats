@@ -14,9 +14,10 @@ load helpers
 	refute_output --partial 'not ok'
 	assert_line --partial 'spring forward: the next day starts at 04:00Z (EDT)'
 	assert_line --partial 'one probe: a second caller is refused'
+	assert_line --partial 'window: the tenth failure within the hour opens it'
 	assert_line --partial 'budget: reached, a take is refused'
 	assert_line --partial 'bucket: a wake not in line waits for those in it'
 	assert_line --partial 'usage: each count past its bound is counted at it'
 	assert_line --partial 'pause: of two, the one that ends later is shown'
-	assert_line '1..57'
+	assert_line '1..64'
 }

@@ -287,7 +287,7 @@ forced_wake() {
 	assert_output --partial '"threshold":5,"max_cooldown_s":14400,"keys_from":"kept"}'
 	run at "$T0" heart-breaker check scout -v
 	assert_success
-	assert_output "scout: closed: a wake may go (llm 4/5, tool 0/5 failures; the keys kept from its soul)"
+	assert_output "scout: closed: a wake may go (llm 4/5, tool 0/5 failures, 4/10 within 1h; the keys kept from its soul)"
 	# the fifth opens it for the soul's hour
 	run -0 fails 1 scout
 	assert_output --partial '"event":"open","agent":"scout","trigger":"llm","cooldown_s":3600,'
@@ -307,7 +307,7 @@ forced_wake() {
 	assert_output --partial '"cooldown_s":900,'
 	assert_output --partial '"threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
 	run -0 at "$T0" heart-breaker check fresh -v
-	assert_output "fresh: closed: a wake may go (llm 1/3, tool 0/3 failures; the default keys: no soul given, none kept)"
+	assert_output "fresh: closed: a wake may go (llm 1/3, tool 0/3 failures, 1/10 within 1h; the default keys: no soul given, none kept)"
 	run -0 at "$T0" script -qec "heart-breaker status fresh" /dev/null
 	assert_line --index 2 --partial "heart-breaker: 1 agent shown with the default keys (3 failures, 15m, 2h): no soul given, none kept; give --soul"
 }
@@ -347,6 +347,190 @@ forced_wake() {
 	T0=$t
 	run -0 fails 3 scout
 	assert_output --partial '"cooldown_s":900'
+}
+
+# flap N AGENT [START [STEP [ARGS...]]]: N failures of AGENT, each
+# followed by a success, STEP seconds apart (default 120) from START
+# (default T0): a provider that fails every other request; the last
+# record's output in $output (not i: bats's run sets an i of its own)
+flap() {
+	local k n=$1 a=$2 t0=${3:-$T0} step=${4:-120} t
+	shift $(($# < 4 ? $# : 4))
+	for ((k = 0; k < n; k++)); do
+		t=$(plus "$t0" $((2 * k * step)))
+		run -0 at "$t" heart-breaker record "$a" llm-fail \
+		    --reason "HTTP 503" "$@" || return
+		fail_out=$output
+		t=$(plus "$t0" $(((2 * k + 1) * step)))
+		run -0 at "$t" heart-breaker record "$a" ok "$@" || return
+	done
+	output=$fail_out
+}
+
+@test "a provider that fails every other request: 10 failures within an hour open the breaker with the window's reason, 9 do not" {
+	meet scout
+	# 9 failures and 9 successes in 36 minutes: never 3 in a row
+	flap 9 scout
+	assert_output ""
+	run -0 jq -c '[.state, .llm_fails, (.failed_at | length)]' "$(bfile scout)"
+	assert_output '["closed",0,9]'
+	run -0 at "2026-11-21 12:36:00" heart-breaker check scout -v
+	assert_output "scout: closed: a wake may go (llm 0/3, tool 0/3 failures, 9/10 within 1h; the default keys: no soul given, none kept)"
+	# the tenth, 38 minutes in, opens it for the base cooldown
+	run -0 at "2026-11-21 12:36:00" heart-breaker record scout llm-fail --reason "HTTP 503"
+	assert_output '{"event":"open","agent":"scout","trigger":"llm","cooldown_s":900,"until":"2026-11-21T12:51:00Z","reason":"10 failures within 1h: HTTP 503","from":"closed","llm_fails":1,"tool_fails":0,"at":"2026-11-21T12:36:00Z"}'
+	run -1 at "2026-11-21 12:37:00" heart-breaker check scout -v
+	assert_output "scout: open (llm: 10 failures within 1h: HTTP 503): no wake until 2026-11-21T12:51:00Z (14m)"
+	run -0 at "2026-11-21 12:37:00" heart-breaker status scout
+	assert_output --partial '"state":"open","llm_fails":1,'
+	assert_output --partial '"reason":"10 failures within 1h: HTTP 503","window_fails":10,"window_failures":10,"window_s":3600,'
+	# a good probe closes it, and the window still holds ten
+	# failures: the next failure within the hour opens it again
+	run -0 at "2026-11-21 12:51:00" heart-breaker check scout
+	run -0 at "2026-11-21 12:51:00" heart-breaker record scout ok
+	assert_output --partial '"event":"closed","agent":"scout","by":"probe"'
+	run -0 at "2026-11-21 12:52:00" heart-breaker record scout llm-fail
+	assert_output --partial '"event":"open","agent":"scout","trigger":"llm","cooldown_s":900,"until":"2026-11-21T13:07:00Z","reason":"10 failures within 1h: llm failure","from":"closed"'
+	# once they are older than the hour, a failure only counts
+	run -0 at "2026-11-21 13:07:00" heart-breaker check scout
+	run -0 at "2026-11-21 13:07:00" heart-breaker record scout ok
+	run -0 at "2026-11-21 13:40:00" heart-breaker record scout llm-fail
+	assert_output ""
+	run -0 at "2026-11-21 13:40:00" heart-breaker status scout
+	assert_output --partial '"state":"closed",'
+	assert_output --partial '"window_fails":2,'
+	# reset empties it
+	run -0 heart-breaker reset scout
+	run -0 at "2026-11-21 13:41:00" heart-breaker record scout llm-fail
+	run -0 jq -c '[.state, .failed_at]' "$(bfile scout)"
+	assert_output '["closed",["2026-11-21T13:41:00Z"]]'
+}
+
+@test "failures older than the window do not count: a failure an hour after the first is the tenth within none" {
+	meet scout other
+	# 9 failures between 12:00 and 12:32, the tenth at 13:00 and at
+	# 12:59:59; the window holds what is newer than an hour
+	flap 9 scout "$T0" 120
+	run -0 at "2026-11-21 13:00:00" heart-breaker record scout llm-fail
+	assert_output ""
+	run -0 at "2026-11-21 13:00:00" heart-breaker status scout
+	assert_output --partial '"state":"closed",'
+	assert_output --partial '"window_fails":9,'
+	flap 9 other "$T0" 120
+	run -0 at "2026-11-21 12:59:59" heart-breaker record other llm-fail
+	assert_output --partial '"event":"open","agent":"other","trigger":"llm"'
+	assert_output --partial '"reason":"10 failures within 1h: llm failure"'
+	# late at night, one failure an hour never opens it
+	meet night
+	for h in 0 1 2 3 4 5 6 7 8 9 10 11; do
+		run -0 at "$(plus "$T0" $((h * 3600)))" heart-breaker record night llm-fail
+		assert_output ""
+		run -0 at "$(plus "$T0" $((h * 3600 + 60)))" heart-breaker record night ok
+	done
+	run -0 jq -c '[.state, (.failed_at | length)]' "$(bfile night)"
+	assert_output '["closed",1]'
+}
+
+@test "tool failures and LLM failures share the window; the opening failure names the trigger" {
+	meet scout
+	flap 5 scout
+	for w in 0 1 2 3; do
+		run -0 at "$(plus "$T0" $((1200 + 120 * w)))" heart-breaker record scout tool-fail --reason "grep: exit 2"
+		assert_output ""
+		run -0 at "$(plus "$T0" $((1260 + 120 * w)))" heart-breaker record scout ok
+	done
+	run -0 at "2026-11-21 12:30:00" heart-breaker record scout tool-fail --reason "grep: exit 2"
+	assert_output --partial '"event":"open","agent":"scout","trigger":"tool","cooldown_s":900,"until":"2026-11-21T12:45:00Z","reason":"10 failures within 1h: grep: exit 2"'
+}
+
+@test "the soul's breaker.window sets the window, kept with the breaker; false turns it off" {
+	s=$(soul_file scout.yaml 'heart:
+  breaker: { threshold: 3, window: { failures: 4, within: 10m } }')
+	flap 3 scout "$T0" 60 --soul "$s"
+	assert_output ""
+	run -0 jq -c '[.window_failures, .window_s]' "$(bfile scout)"
+	assert_output '[4,600]'
+	# the fourth without the soul: the kept window holds
+	run -0 at "2026-11-21 12:06:00" heart-breaker record scout llm-fail
+	assert_output --partial '"event":"open","agent":"scout","trigger":"llm","cooldown_s":900,"until":"2026-11-21T12:21:00Z","reason":"4 failures within 10m: llm failure"'
+	# four failures eleven minutes apart never fill it
+	s=$(soul_file slow.yaml 'name: slow
+heart:
+  breaker: { window: { failures: 4, within: 10m } }')
+	flap 6 slow "$T0" 330 --soul "$s"
+	assert_output ""
+	# off: twenty failures every other request, never opened
+	s=$(soul_file off.yaml 'name: off
+heart:
+  breaker: { window: false }')
+	flap 20 off "$T0" 30 --soul "$s"
+	assert_output ""
+	run -0 jq -c '[.state, .window_failures, (.failed_at | length)]' "$(bfile off)"
+	assert_output '["closed",0,0]'
+	run -0 at "2026-11-21 12:30:00" heart-breaker check off -v
+	assert_output "off: closed: a wake may go (llm 0/3, tool 0/3 failures, no window; the keys kept from its soul)"
+}
+
+@test "heart-wake feeds the window: a model that fails every other wake is stopped at the tenth failure, and no request goes while open" {
+	llm_start
+	s=$(soul_file scout.yaml 'llm: { timeout: 10s }')
+	llm_script '{"replies":[{"status":500,"text":"overloaded"},{"text":"[IDLE]"}],"cycle":true}'
+	for w in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17; do
+		if ((w % 2 == 0)); then
+			run -75 forced_wake "$s" "$(plus "$T0" $((120 * w)))"
+		else
+			run -0 forced_wake "$s" "$(plus "$T0" $((120 * w)))"
+		fi
+	done
+	# nine failed wakes, never two in a row: closed
+	run -0 jq -c '[.state, .llm_fails, (.failed_at | length)]' "$(bfile scout)"
+	assert_output '["closed",0,9]'
+	run -75 forced_wake "$s" "2026-11-21 12:36:00"
+	run -0 jq -r '.state, .reason' "$(bfile scout)"
+	assert_output --regexp '^open
+10 failures within 1h: .*HTTP 500'
+	[ "$(llm_count)" -eq 19 ]
+	run -0 forced_wake "$s" "2026-11-21 12:38:00"
+	[ "$(echo "$output" | jq -r .status)" = open ]
+	[ "$(llm_count)" -eq 19 ]
+}
+
+@test "a bad breaker.window is refused with the soul's file, line and key, exit 78" {
+	meet scout
+	for w in '{ failures: 0 }=heart.breaker.window.failures: must be at least 1' \
+	    '{ failures: 101 }=heart.breaker.window.failures: must be at most 100' \
+	    '{ failures: many }=heart.breaker.window.failures: must be a whole number' \
+	    '{ within: soon }=heart.breaker.window.within: bad duration '"'soon'" \
+	    '{ within: 0s }=heart.breaker.window.within: must be longer than 0s' \
+	    '10=heart.breaker.window: must be a mapping of failures and within'; do
+		s=$(soul_file bad.yaml "heart:
+  breaker: { window: ${w%%=*} }")
+		run -78 heart-breaker record --soul "$s" llm-fail
+		assert_output --partial "$s:2:"
+		assert_output --partial "${w#*=}"
+		run -78 heart-breaker check --soul "$s"
+		assert_output --partial "${w#*=}"
+	done
+	s=$(soul_file odd.yaml 'heart:
+  breaker: { window: { failures: 5, within: 1h, per: agent } }')
+	run -0 heart-breaker check --soul "$s"
+	assert_output --partial "unknown key 'per' in heart.breaker.window (ignored)"
+}
+
+@test "a breaker.json from before the window reads as no failure in it, and gets one" {
+	file_only
+	meet scout
+	fails 2 scout
+	f=$(bfile scout)
+	jq -c 'del(.failed_at, .window_failures, .window_s)' "$f" > "$f.old"
+	mv "$f.old" "$f"
+	run -0 at "$T0" heart-breaker status scout
+	assert_output --partial '"llm_fails":2,'
+	assert_output --partial '"window_fails":0,"window_failures":10,"window_s":3600,'
+	run -0 at "$T0" heart-breaker record scout ok
+	run -0 at "$T0" heart-breaker record scout llm-fail
+	run -0 jq -c '[.llm_fails, .failed_at, .window_failures]' "$f"
+	assert_output '[1,["2026-11-21T12:00:00Z"],null]'
 }
 
 @test "open refuses until the cooldown has passed, then grants exactly one probe" {
@@ -483,8 +667,8 @@ forced_wake() {
 	fails 1 beta tool-fail
 	run at "2026-11-21 12:05:00" heart-breaker status
 	assert_success
-	assert_line --index 0 '{"agent":"alpha","state":"open","llm_fails":3,"tool_fails":0,"cooldown_s":900,"until":"2026-11-21T12:15:00Z","wait_s":600,"probe_at":null,"trigger":"llm","reason":"HTTP 429","threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
-	assert_line --index 1 '{"agent":"beta","state":"closed","llm_fails":0,"tool_fails":1,"cooldown_s":900,"until":null,"wait_s":0,"probe_at":null,"trigger":"","reason":"HTTP 429","threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
+	assert_line --index 0 '{"agent":"alpha","state":"open","llm_fails":3,"tool_fails":0,"cooldown_s":900,"until":"2026-11-21T12:15:00Z","wait_s":600,"probe_at":null,"trigger":"llm","reason":"HTTP 429","window_fails":3,"window_failures":10,"window_s":3600,"threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
+	assert_line --index 1 '{"agent":"beta","state":"closed","llm_fails":0,"tool_fails":1,"cooldown_s":900,"until":null,"wait_s":0,"probe_at":null,"trigger":"","reason":"HTTP 429","window_fails":1,"window_failures":10,"window_s":3600,"threshold":3,"max_cooldown_s":7200,"keys_from":"default"}'
 	[ "${#lines[@]}" -eq 2 ]
 	# past the cooldown it is half-open, though the file is not rewritten
 	cp "$(bfile alpha)" "$BATS_TEST_TMPDIR/before"
@@ -694,7 +878,9 @@ forced_wake() {
 	file_only
 	meet scout
 	edits=('state = "ajar"' 'llm_fails = "many"' 'until = "soon"'
-	    'until = null' 'trigger = "disk"' 'cooldown_s = -5' 'state = 3')
+	    'until = null' 'trigger = "disk"' 'cooldown_s = -5' 'state = 3'
+	    'failed_at = "soon"' 'failed_at = ["2026-11-21T12:00:00Z", 5]'
+	    'window_failures = 500')
 	fails 3 scout
 	f=$(bfile scout)
 	# the open breaker's file edited each way: one jq, a line an edit
