@@ -133,9 +133,12 @@ struct pubagents {
 struct pubagents *pubagents_new(long long, int);
 void	 pubagents_free(struct pubagents *);
 size_t	 pubagents_size(const struct pubagents *);
+/* pubwarn.c: warnings queued (pubagents_warnf), said in order
+ * (pubagents_warning: the next, to free, or NULL) */
 void	 pubagents_warnf(struct pubagents *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 char	*pubagents_warning(struct pubagents *);
+/* pubagents.c */
 long long pubagents_next_due(const struct pubagents *);
 void	 pubagents_rebase(struct pubagents *, long long);
 struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
