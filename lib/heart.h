@@ -196,10 +196,11 @@ struct soul {
 	size_t	 nwarn;
 };
 
-const char *soul_chamber_name(enum chamber);
-int	 soul_chamber_parse(const char *, enum chamber *);
 int	 soul_load(const char *, struct soul **, char *);
 void	 soul_free(struct soul *);
+/* soulfacts.c: what a loaded soul says */
+const char *soul_chamber_name(enum chamber);
+int	 soul_chamber_parse(const char *, enum chamber *);
 void	 soul_dir(const struct soul *, char *, size_t);
 
 /*

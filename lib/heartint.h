@@ -169,8 +169,10 @@ enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
 #define MCP_SEP		"__"
 #define MCP_NAMEMAX	32		/* a server's name */
 #define MCP_SERVERMAX	16		/* servers in a soul */
+/* soulfacts.c */
 const struct price *soul_price(const struct soul *, int);
 int	 soul_triage_same_provider(const struct soul *);
+/* soultool.c, soulcheck.c */
 int	 soul_tool_name_ok(const char *);
 int	 soul_hours_in(const struct hours *, int);
 

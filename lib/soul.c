@@ -19,26 +19,6 @@
 #include "heartint.h"
 #include "heartsoul.h"
 
-static const char *chambers[] = { "schedule", "idle" };
-
-const char *
-soul_chamber_name(enum chamber c)
-{
-	return c < CH_NCHAMBERS ? chambers[c] : "?";
-}
-
-int
-soul_chamber_parse(const char *s, enum chamber *out)
-{
-	int i;
-
-	for (i = 0; i < CH_NCHAMBERS; i++)
-		if (strcmp(s, chambers[i]) == 0) {
-			*out = (enum chamber)i;
-			return 0;
-		}
-	return -1;
-}
 static int
 load_ghost(struct soul_loading *v, const json_t *heart)
 {
@@ -410,19 +390,6 @@ soul_new(const char *path)
 	return s;
 }
 
-/* The directory of the soul file: tools and checklists are found there. */
-void
-soul_dir(const struct soul *s, char *buf, size_t n)
-{
-	const char *slash = strrchr(s->path, '/');
-
-	if (slash == NULL)
-		snprintf(buf, n, ".");
-	else if (slash == s->path)
-		snprintf(buf, n, "/");
-	else
-		snprintf(buf, n, "%.*s", (int)(slash - s->path), s->path);
-}
 static int
 parse_soul(struct soul *s, char *buf, size_t len, char *err)
 {
@@ -523,41 +490,4 @@ soul_free(struct soul *s)
 	json_decref(s->mcp);
 	json_decref(s->doc);
 	free(s);
-}
-/* A key of llm.triage (t) that is left out or says what llm's (l) does. */
-static int
-as_llm(const char *t, const char *l)
-{
-	return t == NULL || (l != NULL && strcmp(t, l) == 0);
-}
-
-/* llm.triage asks llm's provider, so llm's URL, key, command and model
- * are its own where it leaves them out (heart-soul(5)). */
-int
-soul_triage_same_provider(const struct soul *s)
-{
-	return s->triage != NULL && as_llm(s->triage->provider,
-	    s->llm.provider);
-}
-
-/*
- * The price of the main model (triage 0) or of llm.triage (1): its
- * own, else llm's when it asks llm's model (heart-soul(5)); set 0 when
- * there is none.
- */
-const struct price *
-soul_price(const struct soul *s, int triage)
-{
-	static const struct price none;
-	const struct soul_llm *t = s->triage;
-
-	if (!triage)
-		return &s->llm.price;
-	if (t == NULL)
-		return &none;
-	if (t->price.set)
-		return &t->price;
-	if (soul_triage_same_provider(s) && as_llm(t->model, s->llm.model))
-		return &s->llm.price;
-	return &none;
 }
