@@ -106,6 +106,7 @@ struct idle_verdict {
 
 void	 idle_judge(const struct soul *, const char *, const json_t *, int,
 	    struct idle_verdict *);
+json_t	*idle_heartbeat_tool(void);	/* the heartbeat tool offered */
 void	 idle_verdict_free(struct idle_verdict *);
 /* (tests) fuzz/llm.c */
 int	 idle_detect(const struct soul *, const char *, const char **);
@@ -429,7 +430,6 @@ struct triage {
 	time_t	 hold;
 };
 
-json_t	*triage_hb_tool(void);
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
 struct ask;
 int	 triage_ask(struct ask *, const char *, const char *, time_t,

@@ -707,3 +707,21 @@ idle_verdict_free(struct idle_verdict *v)
 	v->decision = NULL;
 	v->own = NULL;
 }
+
+/* The heartbeat tool the judge reads a decision from (tool mode and
+ * triage offer it), OpenAI form. */
+static const char heartbeat_tool[] =
+    "{\"type\":\"function\",\"function\":{\"name\":\"heartbeat\","
+    "\"description\":\"Call this first, before anything else: does this "
+    "wake have work? skip: nothing needs doing or telling now. run: "
+    "there is work; go on with it.\",\"parameters\":{\"type\":"
+    "\"object\",\"properties\":{\"action\":{\"type\":\"string\","
+    "\"enum\":[\"skip\",\"run\"]},\"reason\":{\"type\":\"string\","
+    "\"description\":\"why, in a few words\"}},\"required\":"
+    "[\"action\"]}}}";
+
+json_t *
+idle_heartbeat_tool(void)
+{
+	return json_loads(heartbeat_tool, 0, NULL);
+}

@@ -282,7 +282,7 @@ offer(const struct soul *s, enum chamber c)
 	else
 		arr = json_array();
 	if (tool_mode(s))
-		json_array_insert_new(arr, 0, triage_hb_tool());
+		json_array_insert_new(arr, 0, idle_heartbeat_tool());
 	if (json_array_size(arr) == 0) {
 		json_decref(arr);
 		return NULL;

@@ -21,23 +21,6 @@
 #include "heartstore.h"
 #include "heartwake.h"
 
-static const char heartbeat_tool[] =
-    "{\"type\":\"function\",\"function\":{\"name\":\"heartbeat\","
-    "\"description\":\"Call this first, before anything else: does this "
-    "wake have work? skip: nothing needs doing or telling now. run: "
-    "there is work; go on with it.\",\"parameters\":{\"type\":"
-    "\"object\",\"properties\":{\"action\":{\"type\":\"string\","
-    "\"enum\":[\"skip\",\"run\"]},\"reason\":{\"type\":\"string\","
-    "\"description\":\"why, in a few words\"}},\"required\":"
-    "[\"action\"]}}}";
-
-/* The heartbeat tool, OpenAI form. */
-json_t *
-triage_hb_tool(void)
-{
-	return json_loads(heartbeat_tool, 0, NULL);
-}
-
 /* The triage request's body: system (may be NULL) and prompt alone,
  * the heartbeat tool offered and forced. */
 json_t *
@@ -50,7 +33,7 @@ triage_body(const struct llm_conf *tc, const char *system, const char *prompt)
 		    "system", "content", system));
 	json_array_append_new(msgs, json_pack("{s:s,s:s}", "role", "user",
 	    "content", prompt));
-	json_array_append_new(tools, triage_hb_tool());
+	json_array_append_new(tools, idle_heartbeat_tool());
 	body = llm_body(tc, msgs, tools, "heartbeat");
 	json_decref(msgs);
 	json_decref(tools);
