@@ -1,6 +1,7 @@
 /*
- * triage.c - the structured skip/run decision, the heartbeat tool, and
- * the cheap triage model that asks it alone (heart-soul(5), llm.triage).
+ * triage.c - the structured skip/run decision asked of the cheap
+ * triage model alone, with idle.c's heartbeat tool (heart-soul(5),
+ * llm.triage).
  *
  * A wake whose soul names llm.triage asks that endpoint first, with the
  * system prompt and the wake's own prompt (the checklist's open items,
