@@ -7,14 +7,6 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-setup_file() {
-	heart_setup_file
-}
-
-teardown_file() {
-	heart_teardown_file
-}
-
 setup() {
 	heart_setup
 	T0="2026-11-21 12:00:00"

@@ -4,14 +4,6 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-setup_file() {
-	heart_setup_file
-}
-
-teardown_file() {
-	heart_teardown_file
-}
-
 setup() {
 	heart_setup
 }

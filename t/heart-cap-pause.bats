@@ -8,14 +8,6 @@ bats_require_minimum_version 1.5.0
 
 T0=$(date -u -d '2026-11-22 09:00:30' +%s)
 
-setup_file() {
-	heart_setup_file
-}
-
-teardown_file() {
-	heart_teardown_file
-}
-
 setup() {
 	heart_setup
 	llm_start

@@ -6,16 +6,14 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 setup() {
-	heart_setup
-	llm_start
-	unset OPENAI_API_KEY
+	model_setup
 	# Monday 2026-11-23 00:00 in New York; no DST change for weeks
 	MON1=$(ny '2026-11-23 00:00')
 	MON3=$((MON1 + 14 * 86400))
 }
 
 teardown() {
-	llm_stop
+	model_teardown
 }
 
 ny() {	# ny "DATE TIME": that New York time, in Unix seconds

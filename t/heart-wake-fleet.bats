@@ -8,14 +8,11 @@ bats_require_minimum_version 1.5.0
 T0=$(date -u -d '2026-11-22 09:00:30' +%s)
 
 setup() {
-	heart_setup
-	llm_start
-	unset OPENAI_API_KEY HEART_FLEET
+	model_setup
 }
 
 teardown() {
-	llm_stop
-	heart_teardown
+	model_teardown
 }
 
 # mksouls DIR PREFIX N [HEART-KEYS]: N souls PREFIX01... due every

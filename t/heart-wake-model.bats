@@ -5,15 +5,13 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 setup() {
-	heart_setup
-	llm_start
-	unset OPENAI_API_KEY
+	model_setup
 	S=$BATS_TEST_TMPDIR/scout.yaml
 	printf 'name: scout\nsystem: You are scout.\nheart: { schedule: { daily_cap: 1000 } }\nllm: { timeout: 2s }\n' > "$S"
 }
 
 teardown() {
-	llm_stop
+	model_teardown
 }
 
 # replies TEXT...: the double's answers to the next wakes, in order:

@@ -6,15 +6,12 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 setup() {
-	heart_setup
-	llm_start
-	unset OPENAI_API_KEY ANTHROPIC_API_KEY
+	model_setup
 	S=$BATS_TEST_TMPDIR/scout.yaml
 }
 
 teardown() {
-	llm_stop
-	heart_teardown
+	model_teardown
 }
 
 # scout_soul [LLM-EXTRA] [HEART-EXTRA]: scout, with a tool, history kept

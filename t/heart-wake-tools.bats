@@ -7,9 +7,7 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 setup() {
-	heart_setup
-	llm_start
-	unset OPENAI_API_KEY ANTHROPIC_API_KEY
+	model_setup
 	D=$BATS_TEST_TMPDIR
 	ln -s "$T/tools" "$D/tools"
 	S=$D/stock.yaml
@@ -17,7 +15,7 @@ setup() {
 }
 
 teardown() {
-	llm_stop
+	model_teardown
 }
 
 # stock_soul TOOL [HEART_EXTRA] [TOP_EXTRA]: the stock agent with one

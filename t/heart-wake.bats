@@ -5,13 +5,11 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 setup() {
-	heart_setup
-	llm_start
-	unset OPENAI_API_KEY
+	model_setup
 }
 
 teardown() {
-	llm_stop
+	model_teardown
 }
 
 # cron_day START ARGS...: heart-wake ARGS as cron runs it, a second

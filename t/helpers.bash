@@ -108,6 +108,31 @@ heart_teardown_file() {
 	redis_stop
 }
 
+# Every suite's file-wide setup and teardown, unless it defines its own
+# after it loads this file: heart_setup_file's one redis-server for the
+# file in the Redis passes, nothing over files.
+setup_file() {
+	heart_setup_file
+}
+
+teardown_file() {
+	heart_teardown_file
+}
+
+# model_setup, model_teardown: a test that wakes the model: heart_setup
+# and the LLM double (llm_start), with no key or fleet file from the
+# caller's environment; then the double stopped and the store's server.
+model_setup() {
+	heart_setup
+	llm_start
+	unset OPENAI_API_KEY ANTHROPIC_API_KEY HEART_FLEET
+}
+
+model_teardown() {
+	llm_stop
+	heart_teardown
+}
+
 # file_only: skip a test that looks at the state files themselves.
 file_only() {
 	! redis_store ||

@@ -18,9 +18,7 @@ setup_file() {
 }
 
 setup() {
-	heart_setup
-	llm_start
-	unset OPENAI_API_KEY ANTHROPIC_API_KEY
+	model_setup
 	D=$BATS_TEST_TMPDIR
 	S=$D/scout.yaml
 	mkdir -p "$D/files" "$D/bad" "$D/bad2"
@@ -28,7 +26,7 @@ setup() {
 }
 
 teardown() {
-	llm_stop
+	model_teardown
 }
 
 # mcp_soul SERVERS [HEART_EXTRA] [TOP_EXTRA]: an agent with the MCP
