@@ -13,7 +13,7 @@ static struct soul *soul;	/* every default */
 /* The counts read are whole and never wrap; bounded as ask.c bounds
  * them (a request of n bytes), they are within the request. */
 static void
-usage(const struct llm_reply *r, size_t n)
+bounded(const struct llm_reply *r, size_t n)
 {
 	struct usage u = { r->prompt_tokens, r->completion_tokens,
 	    r->cached_tokens, r->cache_write_tokens };
@@ -44,7 +44,7 @@ one(const char *provider, const uint8_t *data, size_t n)
 		FZ_ASSERT(r.text != NULL);
 		FZ_ASSERT(r.tool_calls == NULL ||
 		    json_array_size(r.tool_calls) > 0);
-		usage(&r, n);
+		bounded(&r, n);
 		if (idle_detect(soul, r.text, &level) == 0)
 			FZ_ASSERT(level == NULL);
 	} else
