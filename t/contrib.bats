@@ -12,7 +12,7 @@ C=$T/../contrib
 setup() {
 	heart_setup
 	# the rounds here run at chosen times: only what is due then
-	# (heart-wake-fleet.bats shows heart-round's span)
+	# (heart-wake-round.bats shows heart-round's span)
 	export HEART_SPAN=0s
 }
 

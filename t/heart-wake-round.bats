@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# heart-wake --souls DIR --jobs N: a fleet's round in one process, the
-# fleet-wide rate limit (HEART_FLEET) and the soul cache.
+# heart-wake --souls DIR --jobs N: a round over a directory of souls in
+# one process, the soul cache, and the fleet file's rate limit
+# (HEART_FLEET) over rounds.
 
 load helpers
 bats_require_minimum_version 1.5.0
