@@ -32,6 +32,8 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+enum { ADAPT_BUSY_HERE = 1, ADAPT_BUSY_ELSEWHERE };	/* adapt_fig.busy */
+
 #define ACTFILE		"activity.json"
 #define RUN_STEP	0.25	/* doublings per ghost in a row */
 #define OTHER_DAYS	6.0	/* the other days' ghosts count 1/6 */

@@ -33,7 +33,7 @@ parse_utc(const char *s, time_t *t)
 	return *t > 0 ? 0 : -1;
 }
 
-void
+static void
 brkjson_put_time(json_t *o, const char *key, time_t t)
 {
 	char buf[32];

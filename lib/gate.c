@@ -20,6 +20,8 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+#define GATE_MAXOUT	(4 * 1024)	/* a gate's output, for the prompt */
+
 /* The agent's scratch directory, made if need be. */
 static int
 scratch(const char *dir, char *buf, size_t n, char *err)

@@ -37,6 +37,10 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+#define GHOST_RETRY_FOR	(24 * 3600)	/* ghost_opts.retry_for's 0 */
+#define GHOST_HOLD	(10 * 60)	/* a failing answer holds up the
+					   later ones for this long */
+
 #define DLVFILE	"delivered.json"
 #define DLVLOCK	"delivered.lock"
 
@@ -88,7 +92,7 @@ hash_bytes(uint64_t h, const char *s, size_t n)
  * words, each ended by a NUL; never the words themselves, which may
  * hold a secret.
  */
-void
+static void
 ghost_via(const struct ghost_opts *o, char *out)
 {
 	char head[64];

@@ -22,23 +22,11 @@
 #define HEART_ERRLEN	512
 #define HEART_IDMAX	64
 
-/*
- * Limits, each defined once and agreeing with the others; heart(7),
- * LIMITS, is their table.  A person's text (a soul, a user message) and
- * a model's reply are at most 1 MiB; the context sent is bounded by the
- * soul's llm.context_budget; a wake's messages are at most half a
- * result line, so that every wake result heart-wake prints is a line
- * heart-ghost reads (GHOST_LINEMAX); a tool's output is TOOL_MAXOUT
- * (heartwake.h).
- */
+/* Limits, each defined once, where it is used; heart(7), LIMITS, is
+ * their table. */
 #define HEART_SOULMAX	(1024 * 1024)	/* a soul file */
 #define HEART_CHECKMAX	(256 * 1024)	/* a checklist read */
 #define HEART_USERMAX	(1024 * 1024)	/* heart-ghost --user's text */
-#define HEART_REPLYMAX	(1024 * 1024)	/* a model's reply, as sent */
-#define HEART_BUDGET	16000		/* llm.context_budget's default, */
-#define HEART_BUDGET_MIN 1000		/* and its bounds, in tokens */
-#define HEART_BUDGET_MAX 1000000	/* estimated as bytes / 4 */
-#define WAKE_MSGMAX	(GHOST_LINEMAX / 2)	/* a wake's messages */
 
 /* exit codes, shared by every program */
 enum {

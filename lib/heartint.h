@@ -41,7 +41,6 @@ long long wall_ms(void);
  * is scrubbed of them before it is printed or stored: every message by
  * errf, any other text by secret_dup.
  *   secret_add(value)		register (NULL or under 4 bytes: none)
- *   secret_scrub(buf, size)	scrub a string in place, cut to fit
  *   secret_dup(s)		a scrubbed copy, to free
  *   secret_json(j)		every string of j scrubbed in place
  *   secret_held(v)		1 if v is a secret held, in any form
@@ -49,7 +48,6 @@ long long wall_ms(void);
  *				or is a delivery's setting (HEART_DELIVER_*)
  */
 void	 secret_add(const char *);
-void	 secret_scrub(char *, size_t);
 void	 secret_json(json_t *);
 int	 secret_held(const char *);
 int	 secret_password_var(const char *);
@@ -162,12 +160,10 @@ json_t	*soul_json(const struct soul *);
 #define DEF_BRK_WINDOW_FAILS	10
 #define DEF_BRK_WINDOW		3600
 #define BRK_WINDOW_MAX		100	/* breaker.window.failures at most */
-#define GATE_TIMEOUT		10	/* a gate program's, s */
 /* llm.cache: Anthropic's prompt cache */
 enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
 /* mcp_servers: a server's tool NAME is offered as SERVER__NAME */
 #define MCP_SEP		"__"
-#define MCP_NAMEMAX	32		/* a server's name */
 #define MCP_SERVERMAX	16		/* servers in a soul */
 /* soulfacts.c */
 const struct price *soul_price(const struct soul *, int);

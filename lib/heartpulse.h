@@ -42,7 +42,6 @@ struct pulse_state {	/* a publisher keeps one per agent: keep it small */
 int	 pulse_read(const char *, const char *, const struct caps *, time_t,
 	    unsigned, struct pulse_state *, char *);
 void	 pulse_clear(struct pulse_state *);
-#define PULSE_TEXTMAX	121	/* a reason in a pulse: 120 bytes at most */
 int	 pulse_changed(const struct pulse_state *, const struct pulse_state *);
 int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
 	    time_t);

@@ -57,8 +57,6 @@ enum soul_map {
 	M_TOOL = 1 << 12,	/* an item of tools (its own code) */
 	M_SERVER = 1 << 13	/* a server of mcp_servers (its own code) */
 };
-#define M_CH	(M_SCHED | M_IDLE)
-#define M_EP	(M_LLM | M_TRIAGE)
 const char *soul_map_path(unsigned);
 void	*soul_map_base(struct soul *, unsigned);
 const char *soul_key_path(char *, size_t, const char *, const char *);

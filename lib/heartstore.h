@@ -27,13 +27,6 @@ int	 store_put_json(const char *, const char *, const json_t *,
  * itself: flock(2) around read-decide-write.
  */
 /*
- * A wake lock held in a server store is leased: a holder killed before
- * it lets go blocks its agent for at most this many seconds.  Longer
- * than any wake: the model's timeout (60s by default) times its rounds
- * of tool calls.
- */
-#define STORE_WAKE_LEASE	900
-/*
  * A store keeps bytes: an agent's documents (cap.json, breaker.json,
  * wake.json) and its wake lock.  It knows nothing of caps and breakers.
  */
@@ -175,14 +168,12 @@ int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *given,
  *   brkjson_of(agent, &b, now)		the document to write
  *   brkjson_events(agent, &b, &o, events, now)
  *					o's transitions as events
- *   brkjson_put_time(o, key, t)	a time in UTC (0: null)
  */
 #define BRKFILE	"breaker.json"
 int	 brkjson_parse(const char *, json_t *, struct brk *, char *);
 json_t	*brkjson_of(const char *, const struct brk *, time_t);
 void	 brkjson_events(const char *, const struct brk *,
 	    const struct brk_out *, json_t *, time_t);
-void	 brkjson_put_time(json_t *, const char *, time_t);
 
 
 /* bucket.c */

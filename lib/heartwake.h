@@ -59,11 +59,7 @@ int	 hist_walk_init(struct hist_walk *, int, const char *, const char *,
 int	 hist_walk_prev(struct hist_walk *, json_t **, off_t *, char *);
 
 /* ghost.c */
-#define GHOST_RETRY_FOR	(24 * 3600)	/* ghost_opts.retry_for's 0 */
-#define GHOST_HOLD	(10 * 60)	/* a failing answer holds up the
-					   later ones for this long */
 void	 ghost_hash(const char *, char *);
-void	 ghost_via(const struct ghost_opts *, char *);
 
 /* outbox.c */
 struct outbox_entry {
@@ -140,8 +136,6 @@ struct http_resp {
 	size_t	 len;
 	char	 retry_after[64];	/* the header's value, or "" */
 };
-/* A Retry-After is honoured for a day at most. */
-#define HTTP_HOLDMAX	86400
 
 int	 http_preload(char *);
 int	 http_post(const struct http_req *, struct http_resp *, char *);
@@ -297,9 +291,6 @@ struct tool_child {
 	int	 in, out, err;
 };
 
-#define TOOL_ENVMORE	8	/* names tool_env adds for a caller */
-#define TOOL_LIVEMAX	1100	/* children of one process at once: a
-				   round's workers, a wake's servers */
 /* child.c */
 int	 tool_spawn(const struct tool_proc *, struct tool_child *, char *);
 int	 tool_fork(struct tool_child *, char *);
@@ -345,8 +336,6 @@ int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
  */
 #define MCP_LINEMAX	(4 * 1024 * 1024)	/* one message */
 #define MCP_READMAX	(16 * 1024 * 1024)	/* read for one answer */
-#define MCP_TOOLMAX	1024		/* tools a server lists */
-#define MCP_PAGEMAX	64		/* pages of tools/list */
 
 const json_t *mcp_offer(const struct mcp *);
 const json_t *mcp_warnings(const struct mcp *);
@@ -406,7 +395,6 @@ void	 mcp_stop(struct mcp_server *, size_t);
  * output, at most GATE_MAXOUT bytes, for the prompt), GATE_SKIP (g.text:
  * its first line), or GATE_FAIL (err: why, a tool failure).
  */
-#define GATE_MAXOUT	(4 * 1024)
 enum { GATE_WAKE, GATE_SKIP, GATE_FAIL };
 
 struct gate_out {
@@ -420,23 +408,7 @@ int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
 
 /* triage.c: the skip/run decision (the heartbeat tool) and the triage
  * model that asks it alone (llm.triage) */
-struct triage {
-	char	*text;		/* its reply, to judge (idle_judge), */
-	json_t	*calls;		/* or NULL */
-	json_t	*decision;	/* as judged: {"action"?, "reason"?}, or NULL */
-	struct usage u;		/* its tokens, apart from the main model's */
-	int	 fail;		/* failed: LLM_* */
-	long	 status;	/* its HTTP status, 0: none */
-	time_t	 hold;
-};
-
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
-struct ask;
-int	 triage_ask(struct ask *, const char *, const char *, time_t,
-	    struct triage *, char *);
-json_t	*triage_json(const struct llm_conf *, const struct triage *,
-	    long long, const char *);
-void	 triage_free(struct triage *);
 /* a wake's triage, asked its prompt: 1 to go on to the main model */
 struct wake;
 int	 triage_wake(struct wake *, const char *, int *, char *);
@@ -449,15 +421,12 @@ int	 triage_wake(struct wake *, const char *, int *, char *);
  *   adapt_next(s, a, last, first, now, &fig)  when the chamber is next
  *	due, its last wake being at last (0: none; first sight at first);
  *	a time <= now means due now
- *   adapt_offset(s, iv)	the agent's phase inside the interval iv
  *   adapt_record(dir, s, &a, status, level, now, err)	add one wake's
  *	outcome ("ok" or "idle", level "LOW" "MEDIUM" "HIGH" or NULL)
  *	and write the file; the caller holds wake.lock
  *   adapt_json(s, &fig)	the figures, for --explain and the result
  */
 struct adapt;
-
-enum { ADAPT_BUSY_HERE = 1, ADAPT_BUSY_ELSEWHERE };
 
 struct adapt_fig {
 	int	 how;		/* hour of the week, 0: Monday 00:00 */
@@ -485,7 +454,6 @@ long long adapt_interval(const struct soul *, struct adapt *, time_t,
 	    struct adapt_fig *);
 time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
 	    time_t, struct adapt_fig *);
-long long adapt_offset(const struct soul *, long long);
 int	 adapt_record(const char *, const struct soul *, struct adapt **,
 	    const char *, const char *, time_t, char *);
 json_t	*adapt_json(const struct soul *, const struct adapt_fig *);

@@ -26,6 +26,8 @@
 #include "heartstore.h"
 #include "heartpulse.h"
 
+#define PULSE_TEXTMAX	121	/* a reason in a pulse: 120 bytes at most */
+
 /* Keep a text of a state file, made fit for a pulse, or none. */
 static void
 set_text(char **dst, const char *s)
