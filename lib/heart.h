@@ -24,8 +24,6 @@
 
 /* Limits, each defined once, where it is used; heart(7), LIMITS, is
  * their table. */
-#define HEART_SOULMAX	(1024 * 1024)	/* a soul file */
-#define HEART_CHECKMAX	(256 * 1024)	/* a checklist read */
 #define HEART_USERMAX	(1024 * 1024)	/* heart-ghost --user's text */
 
 /* exit codes, shared by every program */
@@ -56,18 +54,13 @@ char	*json_line(const json_t *);
  * fn(arg, who or NULL, text) */
 void	 warning_sink(void (*)(void *, const char *, const char *), void *);
 void	 warning(const char *, const char *);
-void	 warningf(const char *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
 
 /* secret.c: a copy of a text scrubbed of every secret heart holds (the
  * model's API key, the Redis and MQTT passwords), to free */
 char	*secret_dup(const char *);
 
-/* utf8.c: the one UTF-8 check; bytes decoded lossily (U+FFFD, to
- * free); text from outside as one printable line of UTF-8, control
+/* utf8.c: text from outside as one printable line of UTF-8, control
  * characters and escape sequences neutralised (dst may be src) */
-size_t	 utf8_len(const unsigned char *, size_t);
-char	*utf8_clean(const char *, size_t, size_t *);
 char	*text_line(char *, size_t, const char *, size_t);
 
 /* dur.c: durations such as 10s 30m 2h 1d 1h30m, in seconds */
@@ -283,18 +276,6 @@ int	 cap_reset(const char *, const char *, time_t, char *);
 
 /* brk.c: the dual-trigger circuit breaker, agents/ID/breaker.json */
 enum brk_state { BRK_CLOSED, BRK_OPEN, BRK_HALF_OPEN };
-/* outcome flags for brk_record; combine one LLM and one tool flag */
-#define BRK_LLM_OK	0x1	/* the model answered: resets the LLM count */
-#define BRK_LLM_FAIL	0x2	/* HTTP error, timeout, unreadable reply */
-#define BRK_TOOL_OK	0x4	/* the wake's tool calls all succeeded:
-				   resets the tool count */
-#define BRK_TOOL_FAIL	0x8	/* a tool failed, or seed_tool_cap was
-				   passed */
-#define BRK_LLM_CONFIG	0x10	/* with BRK_LLM_FAIL: a failure only a
-				   person can fix (the key, the model,
-				   the URL, the account's quota): the
-				   breaker opens now, whatever the
-				   count, for max_cooldown */
 /*
  * A granted half-open probe that has not reported (brk_record) or been
  * handed back (brk_giveback) this many seconds later is presumed dead,

@@ -35,6 +35,11 @@ void	 env_free(char **);
 /* The wall clock in ms (round.c: a second to the tick) */
 long long wall_ms(void);
 
+/* utf8.c: the one UTF-8 check; bytes decoded lossily (U+FFFD, to
+ * free) */
+size_t	 utf8_len(const unsigned char *, size_t);
+char	*utf8_clean(const char *, size_t, size_t *);
+
 /*
  * secret.c: the secrets heart holds (the model's API key, the Redis and
  * MQTT passwords), registered where they are read; text from outside
@@ -54,6 +59,10 @@ int	 secret_password_var(const char *);
 /* errf's message is scrubbed of secrets and made one line
  * (secret_scrub, text_line) */
 void	 errf(char *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+/* warning.c */
+void	 warningf(const char *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 
 /* dur.c */
@@ -141,6 +150,7 @@ long long price_cost(const struct price *, const struct usage *);
 json_t	*price_json(long long);
 
 /* soul.c */
+#define HEART_SOULMAX	(1024 * 1024)	/* a soul file (heart(7), LIMITS) */
 /* (tests) fuzz/llm.c fuzz/judge.c */
 void	 soul_defaults(struct soul *);
 /* (tests) fuzz/llm.c fuzz/judge.c */

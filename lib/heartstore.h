@@ -101,6 +101,18 @@ int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
 	    const char *zone, time_t now, int *admitted);
 
 /* brk.c */
+/* outcome flags for brk_record; combine one LLM and one tool flag */
+#define BRK_LLM_OK	0x1	/* the model answered: resets the LLM count */
+#define BRK_LLM_FAIL	0x2	/* HTTP error, timeout, unreadable reply */
+#define BRK_TOOL_OK	0x4	/* the wake's tool calls all succeeded:
+				   resets the tool count */
+#define BRK_TOOL_FAIL	0x8	/* a tool failed, or seed_tool_cap was
+				   passed */
+#define BRK_LLM_CONFIG	0x10	/* with BRK_LLM_FAIL: a failure only a
+				   person can fix (the key, the model,
+				   the URL, the account's quota): the
+				   breaker opens now, whatever the
+				   count, for max_cooldown */
 /* Hand back a probe that was granted but not used (e.g. the cap then
  * refused the wake): the breaker stays half-open, a later caller may
  * probe. */

@@ -108,6 +108,7 @@ void	 idle_verdict_free(struct idle_verdict *);
 int	 idle_detect(const struct soul *, const char *, const char **);
 
 /* checklist.c: HEARTBEAT.md, its open items */
+#define HEART_CHECKMAX	(256 * 1024)	/* a checklist read (heart(7), LIMITS) */
 int	 checklist_open_items(const char *, char **, char *);
 int	 checklist_interval(const char *, long long *);
 /* An item due, as checklist_fit weighs it for a prompt */
