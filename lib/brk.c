@@ -40,6 +40,12 @@
 
 static const char *const names[] = { "closed", "open", "half_open" };
 
+/*
+ * The soul's breaker keys; a NULL soul gives the defaults 3, 15m, 2h,
+ * and a window of 10 failures within 1h.  A breaker keeps the keys it
+ * was last given; a call given a NULL conf goes by those (else the
+ * defaults) and leaves them as they are.
+ */
 void
 brk_from_soul(const struct soul *s, struct brk_conf *c)
 {

@@ -352,6 +352,12 @@ revive(struct ghost_txn *t, const struct ghost_result *r, char *err)
 	return outbox_drop(t->dir, "dead", r->wake_id, err);
 }
 
+/*
+ * One agent's deliveries, from ghost_begin or ghost_open to ghost_end,
+ * under its delivered.lock.  Commit an "ok" result and put it in the
+ * outbox (a replayed one waiting or dead: due now): 0; 1 (err: a
+ * warning, go on); -1 (err: not kept, nothing held).
+ */
 int
 ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
     time_t now, struct ghost_txn *t, char *err)
@@ -388,6 +394,8 @@ ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
 	return rc == -1 ? 1 : 0;
 }
 
+/* The outbox alone (--flush): 0; 1 when nothing waits or another
+ * process has the agent; -1 (err). */
 int
 ghost_open(const char *agent, const struct ghost_opts *o, time_t now,
     struct ghost_txn *t, char *err)
@@ -487,6 +495,11 @@ leave(struct ghost_txn *t, struct outbox_entry *e, char *err)
 	return rc;
 }
 
+/*
+ * 1: deliver *r now (err may warn); 0: no more now; -1: an entry is
+ * skipped (err), call again; GHOST_DEAD: an answer left to other
+ * options was given up (err), call again.
+ */
 int
 ghost_next(struct ghost_txn *t, const struct ghost_result **r, char *err)
 {
@@ -567,6 +580,8 @@ failed(struct ghost_txn *t, struct outbox_entry *e, const char *why,
 	return GHOST_RETRY;
 }
 
+/* The delivery of the answer ghost_next gave: GHOST_SENT; GHOST_RETRY
+ * (err: the next try's time); GHOST_DEAD (err: the dead letter); -1. */
 int
 ghost_done(struct ghost_txn *t, int delivered, const char *why, char *err)
 {

@@ -1,15 +1,7 @@
 /*
- * heart.h - the public header of libheart: what the programs (cmd/)
- * call, and the types they hold.  What only the library's own files,
- * the test drivers (t/) and the fuzz targets (fuzz/) use is in
- * heartint.h and the wings' headers (heartstore.h, heartwake.h,
- * heartpulse.h).
- *
- * Grouped by source file.  Every function that can fail returns -1 (or
- * a documented non-zero code) and writes a readable message into the
- * caller's buffer `err' of size HEART_ERRLEN (one printable line, with
- * no registered secret); the library never prints and never exits.
- * Exit codes are the toolkit's table (heart(7), EXIT STATUS).
+ * heart.h - libheart's public header: what the programs (cmd/) call,
+ * grouped by source file (HACKING).  A call that fails returns -1 (or a
+ * code it documents) with one line in `err' (HEART_ERRLEN bytes).
  */
 #ifndef HEART_H
 #define HEART_H
@@ -22,8 +14,7 @@
 #define HEART_ERRLEN	512
 #define HEART_IDMAX	64
 
-/* Limits, each defined once, where it is used; heart(7), LIMITS, is
- * their table. */
+/* limits: heart(7), LIMITS */
 #define HEART_USERMAX	(1024 * 1024)	/* heart-ghost --user's text */
 
 /* exit codes, shared by every program */
@@ -46,21 +37,17 @@ void	*xcalloc(size_t, size_t);
 char	*xstrdup(const char *);
 /* the worse of two exit codes: 78, then 74, 69, 75, 0 (as EXIT STATUS) */
 int	 hx_worse(int, int);
-/* j as one line of JSON, as heart prints it (to free): a cost reads as
- * the decimal it is (price.c) */
+/* j as one line of JSON, to free */
 char	*json_line(const json_t *);
 
-/* warning.c: the library's warnings, to the sink the program registers:
- * fn(arg, who or NULL, text) */
+/* warning.c: the sink is fn(arg, who or NULL, text) */
 void	 warning_sink(void (*)(void *, const char *, const char *), void *);
 void	 warning(const char *, const char *);
 
-/* secret.c: a copy of a text scrubbed of every secret heart holds (the
- * model's API key, the Redis and MQTT passwords), to free */
+/* secret.c */
 char	*secret_dup(const char *);
 
-/* utf8.c: text from outside as one printable line of UTF-8, control
- * characters and escape sequences neutralised (dst may be src) */
+/* utf8.c */
 char	*text_line(char *, size_t, const char *, size_t);
 
 /* dur.c: durations such as 10s 30m 2h 1d 1h30m, in seconds */
@@ -80,14 +67,7 @@ int	 state_agents(char ***, size_t *, char *);
 void	 state_free_list(char **, size_t);
 int	 state_write_all(int, const char *, size_t);
 
-/*
- * price.c: money.  A price is dollars per million tokens of each kind
- * (heart-soul(5), llm.price); a cost is in nanodollars (1e-9 $), -1
- * when there is no price (never $0).
- *   price_nano(j)		a cost from dollars in JSON
- *   price_text(nano, places, buf, n)	"0.00212": the decimal it is
- *   price_format(nano, buf, n)	"$0.00212", or "no price"
- */
+/* price.c: a cost is in nanodollars, -1 when there is no price */
 struct price {
 	int	 set;		/* 0: no price: no cost, no budget */
 	double	 input, cached_input, cache_write, output;
@@ -184,17 +164,7 @@ const char *soul_chamber_name(enum chamber);
 int	 soul_chamber_parse(const char *, enum chamber *);
 void	 soul_dir(const struct soul *, char *, size_t);
 
-/*
- * soulset.c: the souls a status command was given (--soul FILE...),
- * and the soul files of a directory (--souls DIR).
- *   soulset_add(set, path, err)	load one; -1 with err
- *   soulset_find(set, agent)	the soul named agent, or NULL
- *   soulset_agent(set, argc, argv, err)  the one agent a command is
- *	about: the operand, else the one soul's name; NULL with err
- *	empty for bad usage, else err says why
- *   soulset_known(set, agent, err)	1 a soul names it or the store
- *	keeps state for it, 0 not (err says so), -1 store error
- */
+/* soulset.c: the souls given (--soul FILE...) or a directory's */
 struct soulset {
 	struct soul **s;
 	size_t	 n;
@@ -204,31 +174,17 @@ struct soul *soulset_find(const struct soulset *, const char *);
 const char *soulset_agent(const struct soulset *, int, char **, char *);
 int	 soulset_known(const struct soulset *, const char *, char *);
 void	 soulset_free(struct soulset *);
-/* the soul files of dir (*.yaml, *.yml, *.md opening with "---"),
- * sorted, in *out (n of them, each to free): 0, or -1 with err */
 int	 soulset_dir(const char *, char ***, size_t *, char *);
 
 /* status.c: what ghost mode does with a wake's status */
 enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
 
-/*
- * store.c: where caps, breakers, wake locks and wake.json live: in
- * files beside the agent (the default), or in a server a fleet shares
- * (redisstore_open), chosen once per process.  cap_* and brk_* follow it by
- * themselves; these are the rest, with state.c's contracts.
- */
+/* store.c: where state lives, files or a server (redisstore_open) */
 int	 store_status_names(char **, size_t, struct soul **, size_t,
 	    char ***, size_t *, char ***, size_t *, char *);
-/* the exit code of a failed store call: HX_UNAVAILABLE (server not
- * reached), HX_CONFIG (refused us), else the code given (HX_IOERR) */
 int	 store_code(int);
 
-/*
- * pause.c: an operator's stop (heart-cap pause, resume), for one agent
- * or the whole fleet, until a time or until resumed; one document of
- * the store, read at each wake's admission.  pause_peek: 1 paused, 0
- * not, -1 err (agent NULL: the fleet's pause alone).
- */
+/* pause.c: an operator's stop (heart-cap pause, resume) */
 struct pause_view {
 	int	 paused;
 	int	 all;		/* by the fleet's pause, not the agent's own */
@@ -276,11 +232,7 @@ int	 cap_reset(const char *, const char *, time_t, char *);
 
 /* brk.c: the dual-trigger circuit breaker, agents/ID/breaker.json */
 enum brk_state { BRK_CLOSED, BRK_OPEN, BRK_HALF_OPEN };
-/*
- * A granted half-open probe that has not reported (brk_record) or been
- * handed back (brk_giveback) this many seconds later is presumed dead,
- * and the next caller may probe.
- */
+/* a half-open probe unreported this long is presumed dead, s */
 #define BRK_PROBE_LEASE	600
 /* window_fails failures within window_s open it too; 0: no window */
 struct brk_conf {
@@ -301,25 +253,14 @@ struct brk_view {
 	struct brk_conf conf;	/* the keys in force */
 	int	 kept;		/* they were kept with the breaker */
 };
-/* the soul's breaker keys; a NULL soul gives the defaults 3, 15m, 2h,
- * and a window of 10 failures within 1h.
- * A breaker keeps the keys it was last given; a call given a NULL conf
- * goes by those (else the defaults) and leaves them as they are. */
 void	 brk_from_soul(const struct soul *, struct brk_conf *);
 /* "closed" "open" "half_open" */
 const char *brk_state_name(enum brk_state);
 /* "ok" "llm-fail" "tool-fail" as flags; -1 for any other word */
 int	 brk_outcome(const char *);
-/* May a wake go now?  *allowed = 1 when closed, or when this caller was
- * granted the half-open probe (then *probe = 1).  Transitions (open ->
- * half_open) are appended to `events' (a JSON array, may be NULL). */
 int	 brk_check(const char *agent, const struct brk_conf *, time_t now,
 	    int *allowed, int *probe, struct brk_view *, json_t *events,
 	    char *err);
-/* Feed an outcome (flags above) with a human reason (may be NULL);
- * with BRK_LLM_FAIL, a hold later than now keeps the breaker open at
- * least until then (a provider's Retry-After), opening it now if need
- * be (0: none); transitions are appended to `events'. */
 int	 brk_record(const char *agent, const struct brk_conf *, time_t now,
 	    int flags, time_t hold, const char *reason, json_t *events,
 	    char *err);
@@ -329,14 +270,10 @@ int	 brk_reset(const char *agent, json_t *events, char *err);
 /* the status object */
 json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
 
-/* redisstore.c: the Redis store.  redisstore_open(flag, err) chooses
- * the store of this process from --store (flag, may be NULL), else
- * $HEART_STORE: 0, or HX_USAGE (bad flag) / HX_CONFIG (bad variable)
- * with err. */
+/* redisstore.c */
 int	 redisstore_open(const char *, char *);
 
-/* prom.c: status figures for node_exporter's textfile collector;
- * the texts are the caller's to free */
+/* prom.c: node_exporter's textfile collector (texts to free) */
 char	*prom_caps(char *const *, const struct cap_view *, size_t, time_t);
 struct outbox_count;
 char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
@@ -348,23 +285,14 @@ char	*prom_breakers(char *const *, const struct brk_view *, size_t,
 int	 prom_named(const char *);	/* a name the collector reads */
 int	 prom_write(const char *, const char *, char *);
 
-/*
- * hist.c: the agent's history, agents/ID/history.jsonl, one message a
- * line with its wake's wake_id, chamber and at.
- *   hist_touch_input(agent, now, err)	agents/ID/input's mtime = now
- *   hist_user(agent, text, now, keep, err)  record the user, touch input
- *   hist_user_text(text, err)  whether text may be recorded as the user's
- *   hist_repair(agent, now, &runs, where, n, err)  set aside what is
- *				not a whole wake (heart-ghost --repair)
- */
+/* hist.c: the agent's history, agents/ID/history.jsonl */
 int	 hist_touch_input(const char *, time_t, char *);
 int	 hist_user(const char *, const char *, time_t, long long, char *);
 int	 hist_user_text(const char *, char *);
 int	 hist_repair(const char *, time_t, json_t **, char *, size_t,
 	    char *);
 
-/* ghost.c: ghost mode: which wake results leave a trace, which are
- * delivered, and which were delivered already */
+/* ghost.c: ghost mode: what leaves a trace, what is delivered */
 #define GHOST_LINEMAX	(16 * 1024 * 1024)
 
 struct ghost_result {
@@ -430,23 +358,7 @@ enum { GHOST_SENT = 1, GHOST_RETRY, GHOST_DEAD };
 /* ghostparse.c: a wake result line read */
 int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
 void	 ghost_result_free(struct ghost_result *);
-/*
- * One agent's deliveries, under its delivered.lock:
- *   ghost_begin(r, o, now, &t, err)	commit an "ok" result and put it
- *	in the outbox (a replayed one waiting or dead: due now); 0, 1
- *	(err: a warning, go on), -1 (err: not kept, nothing held)
- *   ghost_open(agent, o, now, &t, err)	the outbox alone (--flush): 0;
- *	1 when nothing waits or another process has the agent; -1 (err)
- *   ghost_next(&t, &r, err)	1: deliver *r now (err may warn); 0: no
- *	more now; -1: an entry is skipped (err), call again; GHOST_DEAD:
- *	an answer left to other options was given up (err), call again
- *   ghost_done(&t, delivered, why, err)	GHOST_SENT; GHOST_RETRY (err:
- *	the next try's time); GHOST_DEAD (err: the dead letter); -1
- *   ghost_waits(&t, wake_id)	does that wake's answer still wait?
- *   ghost_others(&t, &wake_id)	how many answers were left to other
- *	delivery options, and the first of them
- *   ghost_end(&t, err)	the number of answers still waiting, or -1
- */
+/* one agent's deliveries, ghost_begin or ghost_open to ghost_end */
 int	 ghost_begin(const struct ghost_result *, const struct ghost_opts *,
 	    time_t, struct ghost_txn *, char *);
 int	 ghost_open(const char *, const struct ghost_opts *, time_t,
@@ -482,16 +394,7 @@ struct tool_ctx {		/* HEART_AGENT, HEART_CHAMBER, HEART_WAKE_ID */
 	const json_t *offer;	/* the tools offered, or NULL */
 };
 
-/*
- * mcp.c: tools from MCP servers (heart-soul(5), mcp_servers), spoken
- * to over stdio; server SERVER's tool NAME is offered as SERVER__NAME.
- *   mcp_open(s, ctx, version, all, &m, err)	start, initialize, list
- *	the servers with a tool allowed (all: every one); returns how
- *	many failed, the first one's message in err; m is always set
- *   mcp_close(m, tell, arg)	end every server started; tell(arg,
- *	server, text) hears the end of each failed one's stderr
- *   mcp_list(m)	--list-tools
- */
+/* mcp.c: tools from MCP servers, over stdio */
 
 struct mcp;
 
@@ -558,16 +461,7 @@ int	 round_run(char *const *, size_t, const char *,
 int	 round_explain(json_t *, const struct soul *, const char *, time_t,
 	    char *);
 
-/*
- * publisher.c, watcher.c: heart-pulse's two ends (heart-pulse(1)), each
- * over one broker connection, in the caller's poll loop: _work before
- * each poll, _poll for what to poll and how long, _ready after it.  A
- * -1 from _work or _ready is a failure retrying cannot mend (the broker
- * refused our credentials, another process has our client id): the
- * end, with err.  Messages (an outage, a refused topic, an unreadable
- * soul) go to warning.c's sink, warning(who or NULL, text), as they
- * happen.
- */
+/* publisher.c, watcher.c: heart-pulse's two ends (heart-pulse(1)) */
 struct pollfd;
 
 struct pulse_opts {		/* NULL, 0 or -1: the default */
@@ -587,14 +481,7 @@ struct pulse_opts {		/* NULL, 0 or -1: the default */
 	int	 noinotify, verbose, snapshot;
 };
 
-/*
- * publisher.c: publisher_open and publisher_acl return 0, or HX_USAGE
- * or HX_CONFIG with err; *out is set either way, for publisher_free.
- *   publisher_poll(p, now, fd[2])	fills fd, returns the timeout, ms
- *   publisher_reload(p, now)	the souls again (SIGHUP)
- *   publisher_goodbye(p, err)	offline said, a clean disconnect
- *   publisher_acl(o, &text, err)	--acl's ACL block, to free
- */
+/* publisher.c */
 struct publisher;
 
 struct publisher_stats {	/* SIGUSR1 */
@@ -618,12 +505,7 @@ int	 publisher_goodbye(struct publisher *, char *);
 void	 publisher_free(struct publisher *);
 int	 publisher_acl(const struct pulse_opts *, char **, char *);
 
-/*
- * watcher.c: watcher_open as publisher_open; watcher_work returns 1
- * when --snapshot's map is due: watcher_snapshot(w, &map, err) gives it
- * (0 all online, 1 not, or none seen; -1 never connected).
- * watcher_events(w) is the changes since, to print and empty.
- */
+/* watcher.c */
 struct watcher;
 
 int	 watcher_open(const struct pulse_opts *, struct watcher **, char *);
