@@ -165,6 +165,10 @@ from_json(json_t *j, struct adapt *a, char *what, size_t n)
 	return 0;
 }
 
+/*
+ * Read agents/ID/activity.json in dir: *out = NULL when there is none
+ * (an agent with no history).  0, or -1 with err.
+ */
 int
 adapt_load(const char *dir, struct adapt **out, char *err)
 {

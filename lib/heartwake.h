@@ -1,31 +1,19 @@
 /*
- * heartwake.h - private to libheart's wake: one wake (run.c, talk.c)
- * and its gates (wake.c, adapt.c, gate.c, checklist.c), the model
- * (llm.c, http.c, ask.c, triage.c, idle.c), tools (tool.c, mcp.c), a
- * round (round.c, soulcache.c), and heart-ghost's side (hist.c,
- * ghost.c, outbox.c).
+ * heartwake.h - private to libheart's wake, its model, its tools and
+ * heart-ghost's side (HACKING: runner and judge, ghost, wake).
  */
 #ifndef HEARTWAKE_H
 #define HEARTWAKE_H
 
 #include "heartint.h"
 
-/*
- * hist.c: hist_commit(agent, messages, wake_id, chamber, at, keep, err)
- * appends one wake atomically, keep > 0 trimming to the last keep
- * wakes (1, nothing written: a wake of that wake_id is there already);
- * hist_tail(agent, n, &array, err), the last n messages, oldest first;
- * hist_last_user(agent, &t, err), the last user message's time, or 0
- */
+/* hist.c */
 int	 hist_commit(const char *, const json_t *, const char *,
 	    const char *, const char *, long long, char *);
 int	 hist_tail(const char *, size_t, json_t **, char *);
 int	 hist_last_user(const char *, time_t *, char *);
 
-/*
- * histwalk.c: the history read back to front, by the readers' rule of
- * a whole wake (hist.c reads and writes it, histrepair.c repairs it)
- */
+/* histwalk.c: the history read back to front, a whole wake at a time */
 #define HISTFILE	"history.jsonl"
 #define HISTLOCK	"history.lock"
 /* The file read backwards, line by line. */
@@ -82,11 +70,7 @@ int	 outbox_load(const char *, const char *, struct outbox_entry **,
 	    size_t *, char *);
 void	 outbox_free(struct outbox_entry *, size_t);
 
-/*
- * idle.c: the one judge of replies (heart-soul(5), GHOSTS): a ghost, a
- * finding to keep, or work to go on with; the token rule alone
- * (idle_detect); an alert is heart.h's (idle_alert).
- */
+/* idle.c: the one judge of replies (heart-soul(5), GHOSTS) */
 enum { IDLE_GHOST, IDLE_KEEP, IDLE_RUN, IDLE_EMPTY };
 
 struct idle_verdict {
@@ -211,9 +195,7 @@ json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
 int	 llm_http_fail(const struct llm_conf *, const char *, long,
 	    const char *, char *);
 
-/* llmfit.c: the bytes of a message (or any value) in a request; msgs as sent
- * within a budget of tokens: system before h0, history [h0, h1), the
- * wake's prompt at h1 */
+/* llmfit.c */
 size_t	 llm_cost(const json_t *);
 json_t	*llm_fit(const json_t *, size_t, size_t, long long);
 /* the bytes a prompt's checklist items may take, beside the rest */
@@ -226,12 +208,7 @@ long long slot_rung_offset(const struct soul *, long long);
 time_t	 slot_from(time_t, long long, long long);
 time_t	 slot_before(time_t, long long, long long);
 
-/*
- * ask.c: one request to a model, every one heart sends: its turn in
- * the endpoint's bucket, the request, the bucket told, the usage read
- * within what the request could produce (USAGE_SLACK tokens more than
- * its bytes, or than max_tokens or the reply's bytes), and its cost.
- */
+/* ask.c: one request to a model, every one heart sends */
 #define USAGE_SLACK	4096	/* tokens a provider may add on its side */
 
 struct ask {
@@ -251,13 +228,7 @@ int	 ask_send(struct ask *, json_t *, time_t, struct llm_reply *,
 void	 ask_usage_bound(struct usage *, long long, long long, long long,
 	    char *, size_t);
 
-/*
- * child.c, tool.c: programs run on the model's behalf, the soul's tools
- * and the command provider's program (child.c runs them, tool.c makes
- * the tool calls): no shell, input on stdin, their own
- * process group stopped (SIGTERM, TOOL_GRACE, SIGKILL) at the timeout
- * or when they exit, output capped.
- */
+/* child.c, tool.c: programs run on the model's behalf */
 #define TOOL_MAXOUT	(32 * 1024)	/* a tool's output read back */
 #define TOOL_GRACE	2000		/* ms from SIGTERM to SIGKILL, when
 					   a child's group is stopped */
@@ -283,9 +254,7 @@ struct tool_out {
 	long long ms;		/* wall time */
 };
 
-/* a child started by tool_spawn or tool_fork: its group's leader, the
- * group's sentinel (-1: none), and our ends of its standard input,
- * output and error (non-blocking; -1: none) */
+/* a child started by tool_spawn or tool_fork (-1: none) */
 struct tool_child {
 	int	 pid;
 	int	 sentinel;
@@ -301,8 +270,7 @@ int	 tool_exec(const struct tool_proc *, struct tool_out *, char *);
 void	 tool_out_free(struct tool_out *);
 int	 tool_status(const char *, const struct tool_proc *,
 	    const struct tool_out *, char *);
-/* childgroup.c: 1 when a process of the groups of c[0..n) other than
- * their sentinels runs, 0, -1 when /proc cannot be read */
+/* childgroup.c */
 int	 tool_groups_run(const struct tool_child *, size_t);
 /* childpipe.c: a child's pipes, fed and read (tool_exec, the stop) */
 struct tool_io {
@@ -329,12 +297,6 @@ int	 mcp_message(const char *, size_t, long long, json_t **, char *);
 int	 mcp_tools(const json_t *, json_t *, const char **, char *);
 /* (tests) fuzz/mcp.c */
 int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
-/*
- *   mcp_offer(m), mcp_warnings(m)	the tools offered (OpenAI form);
- *	what opening found worth a word (strings)
- *   mcp_has(m, name), mcp_call(m, call, &text, err)	as tool_call
- *   mcp_plan(s)	--explain and --dry-run
- */
 #define MCP_LINEMAX	(4 * 1024 * 1024)	/* one message */
 #define MCP_READMAX	(16 * 1024 * 1024)	/* read for one answer */
 
@@ -344,17 +306,7 @@ int	 mcp_has(struct mcp *, const char *);
 int	 mcp_call(struct mcp *, const json_t *, char **, char *);
 json_t	*mcp_plan(const struct soul *);
 
-/*
- * mcpstdio.c: an MCP server's process and its messages
- *   mcp_start(v, s, ctx, err)	start it (its own process group)
- *   mcp_send(v, msg, deadline, err)	write msg (taken) and a newline
- *   mcp_recv(v, deadline, &total, &line, err)	the next message: 1,
- *	0 when the deadline passed, -1 when it ended or passed a bound
- *   mcp_fail(v, broken, err, fmt, ...)	why it failed: kept the first
- *	time, said in err; -1
- *   mcp_guard(on)	SIGPIPE ignored while servers run
- *   mcp_stop(sv, n)	stop every server of sv[0..n) started
- */
+/* mcpstdio.c: an MCP server's process and its messages */
 #define MCP_TAIL	4096	/* the end of a server's stderr, kept */
 
 struct mcp_server {
@@ -385,17 +337,7 @@ int	 mcp_fail(struct mcp_server *, int, char *, const char *, ...)
 void	 mcp_guard(int);
 void	 mcp_stop(struct mcp_server *, size_t);
 
-/*
- * gate.c: a chamber's gate program (heart-soul(5), gate), run after
- * the cheap gates and before the breaker and the cap, in the soul's
- * directory, through tool.c, with the tools' environment and
- *   HEART_LAST_WAKE	the chamber's last admitted wake, epoch seconds
- *			(0: never), and HEART_LAST_WAKE_AT, in UTC ("")
- *   HEART_GATE_DIR	agents/ID/gate/, the agent's scratch directory
- * gate_run(s, c, ctx, dir, last, &g, err): GATE_WAKE (g.text: its
- * output, at most GATE_MAXOUT bytes, for the prompt), GATE_SKIP (g.text:
- * its first line), or GATE_FAIL (err: why, a tool failure).
- */
+/* gate.c: a chamber's gate program (heart-soul(5), gate) */
 enum { GATE_WAKE, GATE_SKIP, GATE_FAIL };
 
 struct gate_out {
@@ -407,26 +349,13 @@ struct gate_out {
 int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
 	    const char *, time_t, struct gate_out *, char *);
 
-/* triage.c: the skip/run decision (the heartbeat tool) and the triage
- * model that asks it alone (llm.triage) */
+/* triage.c: the skip/run decision and the triage model */
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
 /* a wake's triage, asked its prompt: 1 to go on to the main model */
 struct wake;
 int	 triage_wake(struct wake *, const char *, int *, char *);
 
-/*
- * adapt.c: the adaptive schedule, an activity estimator kept in
- * agents/ID/activity.json (opaque; NULL is an agent with no history).
- *   adapt_load(dir, &a, err)	read it; *a = NULL when there is none
- *   adapt_interval(s, a, t, &fig)	the interval in force at t, and why
- *   adapt_next(s, a, last, first, now, &fig)  when the chamber is next
- *	due, its last wake being at last (0: none; first sight at first);
- *	a time <= now means due now
- *   adapt_record(dir, s, &a, status, level, now, err)	add one wake's
- *	outcome ("ok" or "idle", level "LOW" "MEDIUM" "HIGH" or NULL)
- *	and write the file; the caller holds wake.lock
- *   adapt_json(s, &fig)	the figures, for --explain and the result
- */
+/* adapt.c: the adaptive schedule, agents/ID/activity.json */
 struct adapt;
 
 struct adapt_fig {
@@ -534,10 +463,7 @@ int	 bucket_send(const char *, time_t, long long, char *);
 void	 bucket_after(const char *, long, time_t, long long, time_t);
 
 /* run.c: one wake, its orchestration; the conversation is talk.c's */
-/* The wake's outcome as its result says it, set with the result by
- * outcome.c's outcome_status, outcome_reply (the answer, its idle
- * level and the status they decide) and outcome_warn (one more
- * warning), and read from here: nothing reads the result back. */
+/* the wake's outcome, as its result says it (outcome.c) */
 struct outcome {
 	enum wake_status status;	/* ST_ERROR until decided */
 	char	 reason[1024];		/* "" when none */
@@ -639,12 +565,7 @@ time_t	 soulcache_deferred(struct soulcache *, const char *);
 void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
 /* the cache's insides, soulcache.c's and soulcachesave.c's */
 #define SOULCACHE_NID	7	/* a file's identity: dev, ino, size, times */
-/*
- * The version written.  A version 2 cache still reads, its skips
- * dropped and their souls read again: before 3, a soul without a
- * timezone was judged in the zone of the soul before it in the round.
- * Version 3 had no GEN and no delta; it reads, and is written again.
- */
+/* the version written (soulcache.c, head_in) */
 #define SOULCACHE_VERSION	4
 
 struct soulcache_ent {

@@ -353,6 +353,8 @@ find(struct mcp *m, const char *name, const char **tool)
 	return NULL;
 }
 
+/* Is name (SERVER__NAME) a tool offered?  The calls it owns go to
+ * mcp_call, as tool_call's do. */
 int
 mcp_has(struct mcp *m, const char *name)
 {
