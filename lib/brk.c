@@ -36,6 +36,16 @@
 #include "heartint.h"
 #include "heartstore.h"
 
+/*
+ * The outcome flags of brk_record (heartstore.h), one LLM and one tool
+ * flag combined: BRK_LLM_OK, the model answered (resets the LLM count);
+ * BRK_LLM_FAIL, an HTTP error, a timeout, an unreadable reply;
+ * BRK_TOOL_OK, the wake's tool calls all succeeded (resets the tool
+ * count); BRK_TOOL_FAIL, a tool failed, or seed_tool_cap was passed;
+ * BRK_LLM_CONFIG, with BRK_LLM_FAIL, a failure only a person can fix
+ * (the key, the model, the URL, the account's quota): the breaker
+ * opens now, whatever the count, for max_cooldown.
+ */
 #define FAILS	(BRK_LLM_FAIL | BRK_TOOL_FAIL)
 
 static const char *const names[] = { "closed", "open", "half_open" };
@@ -130,6 +140,8 @@ keys(const struct brk_conf *c, const struct brk *b, struct brk_conf *o)
 	return kept;
 }
 
+/* When the breaker next lets a wake go: 0 now (closed, or a half-open
+ * probe free). */
 time_t
 brk_next_go(const struct brk *b)
 {

@@ -207,6 +207,7 @@ put_window(json_t *j, const struct brk *b)
 	json_object_set_new(j, "failed_at", a);
 }
 
+/* The document to write of b, agents/ID/BRKFILE. */
 json_t *
 brkjson_of(const char *agent, const struct brk *b, time_t now)
 {

@@ -138,6 +138,11 @@ brk_check(const char *agent, const struct brk_conf *conf, time_t now,
 	return 0;
 }
 
+/*
+ * Hand back a probe that was granted but not used (e.g. the cap then
+ * refused the wake): the breaker stays half-open, a later caller may
+ * probe.
+ */
 int
 brk_giveback(const char *agent, time_t now, char *err)
 {
