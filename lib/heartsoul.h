@@ -1,17 +1,8 @@
-/*
- * heartsoul.h - the soul loader's own header: how soul.c, soulcheck.c,
- * soulkey.c, soultool.c and souljson.c share one load of a soul.
- * Included by those files alone, after heartint.h.
- */
+/* heartsoul.h - the soul loader's own (HACKING: soul), after heartint.h */
 #ifndef HEARTSOUL_H
 #define HEARTSOUL_H
 
-/*
- * soulcheck.c: one load of a soul (soul.c) and the checks of its
- * values: soul_TYPE(v, obj, key, path, ..., &dst) reads obj[key] into
- * dst when it is there; a fault is -1 and "file:line:col: path: what"
- * in v->err.
- */
+/* soulcheck.c: one load of a soul, and the checks of its values */
 struct soul_loading {
 	const struct yj *y;
 	const char *file;
