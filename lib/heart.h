@@ -184,19 +184,8 @@ int	 store_status_names(char **, size_t, struct soul **, size_t,
 	    char ***, size_t *, char ***, size_t *, char *);
 int	 store_code(int);
 
-/* pause.c: an operator's stop (heart-cap pause, resume) */
-struct pause_view {
-	int	 paused;
-	int	 all;		/* by the fleet's pause, not the agent's own */
-	time_t	 since;
-	time_t	 until;		/* 0: until resumed */
-};
-int	 pause_peek(const char *, time_t, struct pause_view *, char *);
-int	 pause_set(char *const *, size_t, time_t, time_t, char *);
-int	 pause_clear(char *const *, size_t, time_t, char *);
-int	 pause_until(const char *, time_t, time_t *, char *);
-void	 pause_why(const struct pause_view *, char *, size_t);
-json_t	*pause_json(const struct pause_view *);
+/* redisstore.c */
+int	 redisstore_open(const char *, char *);
 
 /* cap.c: the daily counter shared by the chambers */
 struct caps {
@@ -270,20 +259,36 @@ int	 brk_reset(const char *agent, json_t *events, char *err);
 /* the status object */
 json_t	*brk_json(const char *agent, const struct brk_view *, time_t now);
 
-/* redisstore.c */
-int	 redisstore_open(const char *, char *);
+/* pause.c: an operator's stop (heart-cap pause, resume) */
+struct pause_view {
+	int	 paused;
+	int	 all;		/* by the fleet's pause, not the agent's own */
+	time_t	 since;
+	time_t	 until;		/* 0: until resumed */
+};
+int	 pause_peek(const char *, time_t, struct pause_view *, char *);
+int	 pause_set(char *const *, size_t, time_t, time_t, char *);
+int	 pause_clear(char *const *, size_t, time_t, char *);
+int	 pause_until(const char *, time_t, time_t *, char *);
+void	 pause_why(const struct pause_view *, char *, size_t);
+json_t	*pause_json(const struct pause_view *);
 
-/* prom.c: node_exporter's textfile collector (texts to free) */
-char	*prom_caps(char *const *, const struct cap_view *, size_t, time_t);
-struct outbox_count;
-char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
-struct rate_view;
-char	*prom_rates(const struct rate_view *, size_t, time_t);
-char	*prom_pauses(char *const *, const struct pause_view *, size_t);
-char	*prom_breakers(char *const *, const struct brk_view *, size_t,
-	    time_t);
-int	 prom_named(const char *);	/* a name the collector reads */
-int	 prom_write(const char *, const char *, char *);
+/* endpoint.c: the endpoints the fleet file declares */
+int	 endpoint_names(const char ***, size_t *, char *);
+
+/* bucket.c: the fleet-wide rate limit, per endpoint (HEART_FLEET) */
+struct rate_view {
+	char	 endpoint[HEART_IDMAX + 1];
+	long long rpm, tpm;		/* its limits; 0: none */
+	long long requests, tokens;	/* taken in the window */
+	time_t	 slow_until;		/* a 429 stops it until then */
+	long long n429, throttled, taken;	/* counted since it began */
+	long long waiting;		/* wakes deferred, in line */
+	long long ahead;		/* of them before the agent asked of */
+};
+int	 bucket_peek(const char *, const char *, time_t, struct rate_view *,
+	    char *);
+json_t	*bucket_json(const struct rate_view *, time_t);
 
 /* hist.c: the agent's history, agents/ID/history.jsonl */
 int	 hist_touch_input(const char *, time_t, char *);
@@ -324,17 +329,7 @@ struct ghost_opts {
 				   "next" */
 };
 
-/* outbox.c: answers waiting for their delivery, and dead letters */
 struct outbox_entry;
-int	 outbox_keep(const json_t *, const char *, char *);
-int	 outbox_waiting(const char *);
-int	 outbox_list(const char *, json_t *, char *);
-struct outbox_count {
-	long long waiting;	/* in agents/ID/outbox/ */
-	long long dead;		/* in agents/ID/dead/ */
-};
-int	 outbox_count(const char *, struct outbox_count *, char *);
-
 struct ghost_txn {		/* from _begin or _open to _end; private */
 	int	 lockfd;
 	char	 dir[4096];
@@ -355,10 +350,7 @@ struct ghost_txn {		/* from _begin or _open to _end; private */
 
 enum { GHOST_SENT = 1, GHOST_RETRY, GHOST_DEAD };
 
-/* ghostparse.c: a wake result line read */
-int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
-void	 ghost_result_free(struct ghost_result *);
-/* one agent's deliveries, ghost_begin or ghost_open to ghost_end */
+/* one agent's deliveries, from ghost_begin or ghost_open to ghost_end */
 int	 ghost_begin(const struct ghost_result *, const struct ghost_opts *,
 	    time_t, struct ghost_txn *, char *);
 int	 ghost_open(const char *, const struct ghost_opts *, time_t,
@@ -368,6 +360,20 @@ int	 ghost_done(struct ghost_txn *, int, const char *, char *);
 int	 ghost_waits(const struct ghost_txn *, const char *);
 size_t	 ghost_others(const struct ghost_txn *, const char **);
 int	 ghost_end(struct ghost_txn *, char *);
+
+/* ghostparse.c: a wake result line read */
+int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
+void	 ghost_result_free(struct ghost_result *);
+
+/* outbox.c: answers waiting for their delivery, and dead letters */
+int	 outbox_keep(const json_t *, const char *, char *);
+int	 outbox_waiting(const char *);
+int	 outbox_list(const char *, json_t *, char *);
+struct outbox_count {
+	long long waiting;	/* in agents/ID/outbox/ */
+	long long dead;		/* in agents/ID/dead/ */
+};
+int	 outbox_count(const char *, struct outbox_count *, char *);
 
 /* deliver.c: hand a deliverable to a program, no shell */
 struct deliver_env {
@@ -403,24 +409,6 @@ int	 mcp_open(const struct soul *, const struct tool_ctx *,
 void	 mcp_close(struct mcp *, void (*)(void *, const char *,
 	    const char *), void *);
 json_t	*mcp_list(const struct mcp *);
-
-/* bucket.c: the fleet-wide rate limit, per endpoint (HEART_FLEET) */
-/* An endpoint's rate use over the last minute. */
-struct rate_view {
-	char	 endpoint[HEART_IDMAX + 1];
-	long long rpm, tpm;		/* its limits; 0: none */
-	long long requests, tokens;	/* taken in the window */
-	time_t	 slow_until;		/* a 429 stops it until then */
-	long long n429, throttled, taken;	/* counted since it began */
-	long long waiting;		/* wakes deferred, in line */
-	long long ahead;		/* of them before the agent asked of */
-};
-/* endpoint.c: the endpoints the fleet file declares */
-int	 endpoint_names(const char ***, size_t *, char *);
-/* bucket.c */
-int	 bucket_peek(const char *, const char *, time_t, struct rate_view *,
-	    char *);
-json_t	*bucket_json(const struct rate_view *, time_t);
 
 /* run.c: one wake, start to end */
 struct run_opts {
@@ -515,5 +503,15 @@ int	 watcher_ready(struct watcher *, const struct pollfd *, char *);
 json_t	*watcher_events(struct watcher *);
 int	 watcher_snapshot(struct watcher *, json_t **, char *);
 void	 watcher_free(struct watcher *);
+
+/* prom.c: node_exporter's textfile collector (texts to free) */
+char	*prom_caps(char *const *, const struct cap_view *, size_t, time_t);
+char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
+char	*prom_rates(const struct rate_view *, size_t, time_t);
+char	*prom_pauses(char *const *, const struct pause_view *, size_t);
+char	*prom_breakers(char *const *, const struct brk_view *, size_t,
+	    time_t);
+int	 prom_named(const char *);	/* a name the collector reads */
+int	 prom_write(const char *, const char *, char *);
 
 #endif

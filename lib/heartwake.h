@@ -232,7 +232,6 @@ void	 ask_usage_bound(struct usage *, long long, long long, long long,
 #define TOOL_MAXOUT	(32 * 1024)	/* a tool's output read back */
 #define TOOL_GRACE	2000		/* ms from SIGTERM to SIGKILL, when
 					   a child's group is stopped */
-char	*tool_text(const char *, const char *, size_t, int);
 struct tool_proc {
 	char	*const *argv;
 	const char *dir;	/* working directory, or NULL */
@@ -283,6 +282,7 @@ struct tool_io {
 };
 int	 tool_io_exchange(struct tool_io *, int, long long);
 /* tool.c */
+char	*tool_text(const char *, const char *, size_t, int);
 char	**tool_env(const struct tool_ctx *, const char *, char *const *);
 json_t	*tool_offer(const json_t *);
 json_t	*tool_args(const json_t *, char *);
@@ -389,7 +389,6 @@ int	 adapt_record(const char *, const struct soul *, struct adapt **,
 json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
 
 /* wake.c: the chambers' gates and agents/ID/wake.json */
-struct adapt;
 struct wake_state {
 	int	 exists;
 	time_t	 first_seen;
@@ -505,6 +504,9 @@ struct wake {
 };
 
 void	 run_id(time_t, char *, size_t);
+/* from when the breaker and the cap both admit a wake of a chamber */
+time_t	 run_open_at(const struct wake *, enum chamber);
+
 /* outcome.c: the wake's outcome, into the wake and its result */
 void	 outcome_set(struct wake *, const char *, const char *);
 void	 outcome_status(struct wake *, enum wake_status);
@@ -512,9 +514,6 @@ void	 outcome_reason(struct wake *, const char *);
 void	 outcome_reply(struct wake *, enum wake_status, const char *,
 	    const char *);
 void	 outcome_warn(struct wake *, const char *);
-/* run.c */
-/* from when the breaker and the cap both admit a wake of a chamber */
-time_t	 run_open_at(const struct wake *, enum chamber);
 
 /* talk.c: an admitted wake's conversation with the model and its tools */
 struct talk {
@@ -552,18 +551,6 @@ long long talk_spent(struct wake *, const struct talk *, struct usage *);
 void	 talk_end(struct talk *);
 
 /* soulcache.c: what a round learnt of each soul of a directory */
-struct soulcache;
-struct stat;
-struct soulcache *soulcache_open(const char *, char *);
-void	 soulcache_free(struct soulcache *);
-const char *soulcache_get(struct soulcache *, const char *,
-	    const struct stat *, time_t);
-void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
-	    time_t, const json_t *);
-void	 soulcache_drop(struct soulcache *, const char *);
-time_t	 soulcache_deferred(struct soulcache *, const char *);
-void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
-/* the cache's insides, soulcache.c's and soulcachesave.c's */
 #define SOULCACHE_NID	7	/* a file's identity: dev, ino, size, times */
 /* the version written (soulcache.c, head_in) */
 #define SOULCACHE_VERSION	4
@@ -596,11 +583,22 @@ struct soulcache {
 	int	 whole;		/* write the base again at the next save */
 };
 
+struct stat;
+struct soulcache *soulcache_open(const char *, char *);
+void	 soulcache_free(struct soulcache *);
+const char *soulcache_get(struct soulcache *, const char *,
+	    const struct stat *, time_t);
+void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
+	    time_t, const json_t *);
+void	 soulcache_drop(struct soulcache *, const char *);
+time_t	 soulcache_deferred(struct soulcache *, const char *);
+void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
 void	 soulcache_identity(const struct stat *, long long *);
 void	 soulcache_index(struct soulcache *, size_t);
 void	 soulcache_path(const struct soulcache *, const char *, char *,
 	    size_t);
 void	 soulcache_line_drop(struct soulcache_ent *);
+/* soulcachesave.c */
 int	 soulcache_save(struct soulcache *, int, char *);
 
 #endif
