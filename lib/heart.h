@@ -79,7 +79,6 @@ struct usage {
 	long long cached;	/* of prompt: read from a provider's cache */
 	long long cache_write;	/* of prompt: written to it */
 };
-
 long long price_nano(const json_t *);
 char	*price_format(long long, char *, size_t);
 
@@ -156,7 +155,6 @@ struct soul {
 	char	**warn;		/* unknown keys and the like */
 	size_t	 nwarn;
 };
-
 int	 soul_load(const char *, struct soul **, char *);
 void	 soul_free(struct soul *);
 /* soulfacts.c: what a loaded soul says */
@@ -207,7 +205,6 @@ struct cap_view {
 	struct caps caps;
 	int	 have_caps;	/* caps were kept: else the defaults */
 };
-
 void	 cap_from_soul(const struct soul *, struct caps *);
 void	 cap_defaults(struct caps *);	/* no soul at hand */
 long long cap_limit(const struct caps *, enum chamber);
@@ -328,7 +325,6 @@ struct ghost_opts {
 	int	 try_now;	/* each answer is due now, whatever its
 				   "next" */
 };
-
 struct outbox_entry;
 struct ghost_txn {		/* from _begin or _open to _end; private */
 	int	 lockfd;
@@ -347,7 +343,6 @@ struct ghost_txn {		/* from _begin or _open to _end; private */
 	size_t	 others;	/* answers left to other options */
 	char	 other[HEART_IDMAX + 1];	/* the first of them */
 };
-
 enum { GHOST_SENT = 1, GHOST_RETRY, GHOST_DEAD };
 
 /* one agent's deliveries, from ghost_begin or ghost_open to ghost_end */
@@ -384,7 +379,6 @@ struct deliver_env {
 	int	 alert;		/* the answer carries an alert: HEART_ALERT=1 */
 	long long timeout;	/* s: then killed with its process group */
 };
-
 int	 deliver_exec(char *const *, const char *, size_t,
 	    const struct deliver_env *, char *);
 
@@ -401,9 +395,7 @@ struct tool_ctx {		/* HEART_AGENT, HEART_CHAMBER, HEART_WAKE_ID */
 };
 
 /* mcp.c: tools from MCP servers, over stdio */
-
 struct mcp;
-
 int	 mcp_open(const struct soul *, const struct tool_ctx *,
 	    const char *, int, struct mcp **, char *);
 void	 mcp_close(struct mcp *, void (*)(void *, const char *,
@@ -421,7 +413,6 @@ struct run_opts {
 	/* a round's: wait for the fleet's rate limit until then; 0: not */
 	time_t	 wait;
 };
-
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 	    json_t **, char *);
 json_t	*run_refused(int, const char *, time_t);
@@ -480,7 +471,6 @@ struct publisher_stats {	/* SIGUSR1 */
 	int	 connected;
 	int	 window;
 };
-
 int	 publisher_open(const struct pulse_opts *, struct publisher **,
 	    char *);
 int	 publisher_work(struct publisher *, long long, char *);
@@ -495,7 +485,6 @@ int	 publisher_acl(const struct pulse_opts *, char **, char *);
 
 /* watcher.c */
 struct watcher;
-
 int	 watcher_open(const struct pulse_opts *, struct watcher **, char *);
 int	 watcher_work(struct watcher *, long long, char *);
 int	 watcher_poll(const struct watcher *, long long, struct pollfd *);

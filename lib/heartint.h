@@ -100,7 +100,6 @@ struct yj {
 	size_t	 npos;
 	int	 nodoc;	/* no document (blank, or comments): root is {} */
 };
-
 int	yj_load(const char *, size_t, int, const char *, struct yj *,
 	    char *);
 void	yj_free(struct yj *);
@@ -151,7 +150,6 @@ enum wake_status {
 	ST_PAUSED,
 	ST_NSTATUS
 };
-
 const char *status_name(enum wake_status);
 enum ghost_kind status_kind(enum wake_status);
 int	 status_ran(enum wake_status);
@@ -169,7 +167,6 @@ struct jscan_member {
 	size_t	 len;
 	int	 type;		/* out: JSCAN_* */
 };
-
 int	 jscan_object(const char *, size_t, struct jscan_member *, size_t,
 	    char *);
 int	 jscan_string(const char *, size_t, char *, size_t);

@@ -29,7 +29,6 @@ struct pulse_state {	/* a publisher keeps one per agent: keep it small */
 	char	*last_error;	/* its error, or NULL */
 	time_t	 answer;	/* the last real answer seen; 0: none */
 };
-
 int	 pulse_read(const char *, const char *, const struct caps *, time_t,
 	    unsigned, struct pulse_state *, char *);
 void	 pulse_clear(struct pulse_state *);
@@ -54,7 +53,6 @@ struct pulse_agentinfo {
 	long long interval;	/* seconds */
 	long long misses;
 };
-
 int	 pulse_prefix_valid(const char *);
 int	 pulse_topic(char *, size_t, const char *, const char *,
 	    const char *);
@@ -114,7 +112,6 @@ struct pubagents {
 	long long interval;	/* override, s; -1: the souls' */
 	size_t	 nbad;		/* souls that did not load, last load */
 };
-
 struct pubagents *pubagents_new(long long, int);
 void	 pubagents_free(struct pubagents *);
 size_t	 pubagents_size(const struct pubagents *);
@@ -171,9 +168,7 @@ struct mqtt_conf {
 	int	 keepalive;	/* seconds */
 	long long backoff_max;	/* ms */
 };
-
 struct mqtt;
-
 int	 mqtt_url_parse(const char *, struct mqtt_url *, char *);
 int	 mqtt_password(const char *, char **, char *);
 struct mqtt *mqtt_new(const struct mqtt_conf *, char *);
@@ -218,7 +213,6 @@ struct broker {
 	int	 fatal;
 	char	 why[HEART_ERRLEN];
 };
-
 void	 broker_init(struct broker *, const struct pulse_opts *, int);
 int	 broker_prefix_check(const struct broker *, char *);
 int	 broker_open(struct broker *, char *);
@@ -234,7 +228,6 @@ int	 broker_failed(const struct broker *, char *);
 
 /* watchmap.c: the watcher's liveness map, and its changes */
 struct watchmap;
-
 struct watchmap *watchmap_new(const char *, long long, long long);
 void	 watchmap_free(struct watchmap *);
 void	 watchmap_message(struct watchmap *, const char *, const char *, int,

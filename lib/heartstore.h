@@ -171,7 +171,6 @@ struct bucket {
 	long long n429, throttled, taken;	/* counted since it began */
 	long long ahead;	/* the last take's: wakes in line before it */
 };
-
 enum bkt_op { BKT_TAKE, BKT_GIVE, BKT_MOVE, BKT_RECORD, BKT_SLOW, BKT_PEEK };
 
 struct bkt_args {

@@ -33,7 +33,6 @@ struct hist_walk {
 	int	 tail;		/* still inside the torn tail */
 	off_t	 good_end;	/* end of the last whole wake */
 };
-
 int	 hist_ioerr(const char *, const char *, char *);
 int	 hist_back_init(struct hist_back *, int, const char *, char *);
 int	 hist_back_prev(struct hist_back *, const char **, size_t *, off_t *,
@@ -59,7 +58,6 @@ struct outbox_entry {
 	int	 dirty;		/* to be written back */
 	int	 gone;		/* delivered, not wanted, or dead */
 };
-
 long long outbox_backoff(long long);
 int	 outbox_put(const char *, const char *, const char *, const json_t *,
 	    char *);
@@ -83,7 +81,6 @@ struct idle_verdict {
 	char	 why[256];	/* asked: why there is no decision, or "" */
 	char	*own;		/* private */
 };
-
 void	 idle_judge(const struct soul *, const char *, const json_t *, int,
 	    struct idle_verdict *);
 json_t	*idle_heartbeat_tool(void);	/* the heartbeat tool offered */
@@ -103,7 +100,6 @@ struct checklist_item {
 	time_t	 carried;	/* when last carried; 0: never */
 	int	 keep;		/* out: the prompt carries it */
 };
-
 size_t	 checklist_fit(struct checklist_item *, size_t, size_t);
 
 /* http.c: one POST through libcurl, loaded only when needed */
@@ -121,7 +117,6 @@ struct http_resp {
 	size_t	 len;
 	char	 retry_after[64];	/* the header's value, or "" */
 };
-
 int	 http_preload(char *);
 int	 http_post(const struct http_req *, struct http_resp *, char *);
 int	 http_retry_after(const char *, time_t, time_t *);
@@ -165,7 +160,6 @@ enum {
 			   404, a 400 that names no such model) */
 	LLM_QUOTA	/* add credit: the account's quota is used up */
 };
-
 int	 llm_conf(const struct soul *, struct llm_conf *, char *);
 int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
 json_t	*llm_dry(const struct llm_conf *, json_t *);
@@ -221,7 +215,6 @@ struct ask {
 	long long cost;		/* and their cost, nano$; -1: no price */
 	char	 note[384];	/* what of the usage was mended, or "" */
 };
-
 int	 ask_send(struct ask *, json_t *, time_t, struct llm_reply *,
 	    char *);
 /* (tests) t/core-step.c fuzz/llm.c */
@@ -299,7 +292,6 @@ int	 mcp_tools(const json_t *, json_t *, const char **, char *);
 int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
 #define MCP_LINEMAX	(4 * 1024 * 1024)	/* one message */
 #define MCP_READMAX	(16 * 1024 * 1024)	/* read for one answer */
-
 const json_t *mcp_offer(const struct mcp *);
 const json_t *mcp_warnings(const struct mcp *);
 int	 mcp_has(struct mcp *, const char *);
@@ -327,7 +319,6 @@ struct mcp_server {
 	json_t	*listed;	/* the tools it listed */
 	char	 why[HEART_ERRLEN];	/* its first failure, or "" */
 };
-
 int	 mcp_start(struct mcp_server *, const struct soul *,
 	    const struct tool_ctx *, char *);
 int	 mcp_send(struct mcp_server *, json_t *, long long, char *);
@@ -345,7 +336,6 @@ struct gate_out {
 	int	 exit;		/* its exit status, or -1 */
 	long long ms;
 };
-
 int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
 	    const char *, time_t, struct gate_out *, char *);
 
@@ -377,7 +367,6 @@ struct adapt_fig {
 	double	 exponent;	/* interval = schedule.interval * 2^exponent */
 	long long interval;	/* the rung in force */
 };
-
 int	 adapt_load(const char *, struct adapt **, char *);
 void	 adapt_free(struct adapt *);
 long long adapt_interval(const struct soul *, struct adapt *, time_t,
@@ -421,7 +410,6 @@ struct gate {
 	int	 unread;		/* the checklist's end was not read */
 	json_t	*why;			/* adaptive: the figures, or NULL */
 };
-
 int	 wake_load(const char *, struct wake_state *, char *);
 void	 wake_free(struct wake_state *);
 int	 wake_gates(const struct soul *, const char *, struct wake_state *,
@@ -502,7 +490,6 @@ struct wake {
 	char	 tep[HEART_IDMAX + 1];	/* the triage's, or "" */
 	time_t	 taken;			/* when its first request was admitted */
 };
-
 void	 run_id(time_t, char *, size_t);
 /* from when the breaker and the cap both admit a wake of a chamber */
 time_t	 run_open_at(const struct wake *, enum chamber);
@@ -539,7 +526,6 @@ struct talk {
 	int	 ids;		/* call ids given by heart */
 	char	 toolerr[HEART_ERRLEN];	/* the first tool failure */
 };
-
 char	*talk_prompt(struct wake *, enum chamber, int);
 void	 talk_fit(struct wake *, const struct llm_conf *);
 int	 talk_begin(struct wake *, struct talk *, char *);
@@ -582,7 +568,6 @@ struct soulcache {
 	int	 dirty;
 	int	 whole;		/* write the base again at the next save */
 };
-
 struct stat;
 struct soulcache *soulcache_open(const char *, char *);
 void	 soulcache_free(struct soulcache *);

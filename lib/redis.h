@@ -28,7 +28,6 @@ struct redisconn_args {
 	size_t	 len[REDISCONN_MAXARGS];
 	char	 buf[REDISCONN_MAXARGS][32];
 };
-
 int	 redisconn_parse_url(const char *, char *);
 int	 redisconn_begin(char *);
 void	 redisconn_disconnect(void);
