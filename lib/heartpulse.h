@@ -89,16 +89,10 @@ struct pubagent {
 	struct pulse_state st;
 };
 
-/* a place in the schedule, a binary min-heap on due */
-struct pubagent_slot {
-	long long due;		/* monotonic ms of the agent's next pulse */
-	struct pubagent *a;
-};
-
 struct pubagents {
 	struct pubagent **a;	/* sorted by id */
 	size_t	 n;
-	struct pubagent_slot *heap;
+	struct pubagent_slot *heap;	/* pubagents.c's */
 	size_t	 hn;		/* agents in the heap (== n between calls) */
 	struct pubagent **wdmap;
 	size_t	 nwd;
