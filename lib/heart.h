@@ -96,8 +96,7 @@ struct adapt_conf {
 	int	 on;
 	long long min, max;	/* the interval's bounds, s */
 	long long window;	/* days of history looked at */
-	double	 weight[3];	/* a ghost's weight by idle level: LOW,
-				   MEDIUM, HIGH (a plain one weighs 1) */
+	double	 weight[3];	/* a LOW, MEDIUM, HIGH ghost's (plain: 1) */
 };
 
 /* an LLM endpoint of a soul, llm or llm.triage; NULL or -1: unset */
@@ -147,8 +146,7 @@ struct soul {
 	long long ghost_ack_max;
 	long long history_keep;
 	struct soul_llm llm;	/* the main model */
-	struct soul_llm *triage;	/* llm.triage, or NULL: keys it
-					   leaves out are llm's */
+	struct soul_llm *triage;	/* or NULL; a key unset: llm's */
 	json_t	*tools;		/* array, or NULL */
 	json_t	*mcp;		/* mcp_servers: name -> server, or NULL */
 	json_t	*doc;		/* the whole soul as JSON */
@@ -230,10 +228,8 @@ struct brk_view {
 	long long llm_fails, tool_fails;
 	long long window_fails;	/* failures within the window now */
 	long long cooldown;	/* current cooldown, s */
-	time_t	 until;		/* open: when the next probe may go;
-				   0 if none */
-	time_t	 probe_at;	/* half-open: when the probe was
-				   granted; 0 if none */
+	time_t	 until;		/* open: the next probe's time; 0: none */
+	time_t	 probe_at;	/* half-open: when granted; 0: none */
 	char	 trigger[8];	/* "llm", "tool" or "" */
 	char	 reason[256];
 	struct brk_conf conf;	/* the keys in force */
@@ -317,13 +313,10 @@ struct ghost_opts {
 	int	 alert_only;	/* deliver only answers with an alert */
 	long long dedupe;	/* s: the same text not again within; 0 */
 	long long keep;		/* the history's last wakes kept; 0: all */
-	long long retry_for;	/* s: a failing answer is retried; 0:
-				   GHOST_RETRY_FOR, a day */
+	long long retry_for;	/* s: a failing answer retried; 0: a day */
 	int	 text;		/* the answer alone is delivered */
-	char *const *exec;	/* the delivery program's argv; NULL:
-				   standard output */
-	int	 try_now;	/* each answer is due now, whatever its
-				   "next" */
+	char *const *exec;	/* delivery program's argv; NULL: stdout */
+	int	 try_now;	/* each answer due now, whatever "next" */
 };
 struct outbox_entry;
 struct ghost_txn {		/* from _begin or _open to _end; private */

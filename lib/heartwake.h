@@ -72,8 +72,7 @@ void	 outbox_free(struct outbox_entry *, size_t);
 enum { IDLE_GHOST, IDLE_KEEP, IDLE_RUN, IDLE_EMPTY };
 
 struct idle_verdict {
-	int	 what;		/* IDLE_GHOST, IDLE_KEEP, IDLE_RUN, or
-				   IDLE_EMPTY: no text and no call */
+	int	 what;		/* IDLE_*; IDLE_EMPTY: no text, no call */
 	const char *level;	/* a ghost's: "LOW", "MEDIUM", "HIGH", NULL */
 	const char *keep;	/* IDLE_KEEP: the answer, never NULL */
 	json_t	*decision;	/* asked: the heartbeat call as given,
@@ -89,7 +88,7 @@ void	 idle_verdict_free(struct idle_verdict *);
 int	 idle_detect(const struct soul *, const char *, const char **);
 
 /* checklist.c: HEARTBEAT.md, its open items */
-#define HEART_CHECKMAX	(256 * 1024)	/* a checklist read (heart(7), LIMITS) */
+#define HEART_CHECKMAX	(256 * 1024)	/* a checklist (heart(7) LIMITS) */
 int	 checklist_open_items(const char *, char **, char *);
 int	 checklist_interval(const char *, long long *);
 /* An item due, as checklist_fit weighs it for a prompt */
@@ -223,8 +222,7 @@ void	 ask_usage_bound(struct usage *, long long, long long, long long,
 
 /* child.c, tool.c: programs run on the model's behalf */
 #define TOOL_MAXOUT	(32 * 1024)	/* a tool's output read back */
-#define TOOL_GRACE	2000		/* ms from SIGTERM to SIGKILL, when
-					   a child's group is stopped */
+#define TOOL_GRACE	2000		/* ms from SIGTERM to SIGKILL */
 struct tool_proc {
 	char	*const *argv;
 	const char *dir;	/* working directory, or NULL */
@@ -358,8 +356,7 @@ struct adapt_fig {
 	double	 dgweight;	/* on the other days of the week */
 	long long run;		/* ghosts in a row since the last real one */
 	double	 runweight;
-	int	 busy;		/* ADAPT_BUSY_HERE, ADAPT_BUSY_ELSEWHERE,
-				   or 0 */
+	int	 busy;		/* ADAPT_BUSY_HERE, _ELSEWHERE, or 0 */
 	int	 unseen;	/* not seen in an earlier week */
 	int	 turned;	/* real answers at this hour on another
 				   day, quiet at it before, since then */
@@ -479,8 +476,7 @@ struct wake {
 	char	*gate_out;		/* the gate program's output, or NULL */
 	struct llm_conf tc;		/* the triage endpoint, */
 	int	 triage;		/* when the soul names one */
-	char	*found;			/* what the prompt says the triage
-					   found, or NULL */
+	char	*found;			/* the triage's finding, or NULL */
 	int	 tfail;			/* the triage failed: LLM_* */
 	struct usage tu;		/* the triage's tokens */
 	long long tcost;		/* and their cost, nano$; -1: none */
@@ -516,8 +512,7 @@ struct talk {
 	const char *hide;	/* the key's variable, kept from tools */
 	enum chamber c;
 	long long ptok, ctok;
-	long long cached, cwrite;	/* of ptok: read from, written to a
-					   provider's cache */
+	long long cached, cwrite;	/* of ptok: a cache's read, written */
 	long long cost;		/* its requests', nano$; -1: no price */
 	int	 calls, failed;	/* tool calls run, and failed */
 	struct mcp *mcp;	/* the MCP servers started, or NULL */
