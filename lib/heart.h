@@ -261,6 +261,29 @@ int	 pause_until(const char *, time_t, time_t *, char *);
 void	 pause_why(const struct pause_view *, char *, size_t);
 json_t	*pause_json(const struct pause_view *);
 
+/*
+ * hold.c: one hold per provider account (base URL and key's
+ * fingerprint), set by a quota or key error, read at each wake's
+ * admission; one probe per HOLD_PROBE seconds for the whole fleet.
+ * hold_admit: 0 not held, 1 held, 2 held and this is the probe.
+ */
+#define HOLD_PROBE	900
+struct hold_view {
+	int	 held;
+	char	 endpoint[1024];
+	char	 fp[17];		/* FNV-1a 64 of the key, hex */
+	char	 kind[8];		/* "quota" or "key" */
+	long	 http;
+	time_t	 since, probe;
+};
+int	 hold_admit(const char *, const char *, time_t, int,
+	    struct hold_view *, char *);
+int	 hold_set(const char *, const char *, const char *, long, time_t,
+	    time_t, char *);
+int	 hold_lift(const char *, const char *, time_t, char *);
+int	 hold_list(json_t **, char *);
+void	 hold_why(const struct hold_view *, char *, size_t);
+
 /* cap.c: the daily counter shared by the chambers */
 struct caps {
 	long long chamber[CH_NCHAMBERS];

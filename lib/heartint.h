@@ -187,6 +187,7 @@ enum wake_status {
 	ST_GATED,
 	ST_THROTTLED,
 	ST_PAUSED,
+	ST_HELD,
 	ST_NSTATUS
 };
 

@@ -218,10 +218,52 @@ pick_chamber(struct wake *k)
 	return 0;
 }
 
-/* Breaker, then cap.  Returns 1 when admitted. */
+/* lc's account's hold (hold.c), with grant its probe taken: 1 held,
+ * 0 not, or the probe is this wake's (grant) or due (not), -1 with
+ * err; v says which. */
 static int
-admit(struct wake *k, char *reason, size_t rn, const char **status,
-    char *err)
+account_held(const struct llm_conf *lc, time_t now, int grant,
+    struct hold_view *v, char *err)
+{
+	const char *key;
+	int r;
+
+	if (lc->command != NULL)
+		return 0;
+	key = lc->key_env[0] != '\0' ? getenv(lc->key_env) : NULL;
+	r = hold_admit(lc->base_url, key, now, grant, v, err);
+	return r == 2 ? 0 : r;
+}
+
+/*
+ * Is the wake held by its model's account (its triage model's too)?
+ * Asked twice: before the gate program, only read (a held wake runs
+ * nothing, sends nothing, uses no slot, as a paused one), and once the
+ * breaker admits it, with grant, so that the fleet's one probe of the
+ * period goes to a wake that sends.  1 held (reason and k->g.next
+ * say why and until when), 0 not, -1 with err.
+ */
+static int
+held(struct wake *k, const struct llm_conf *lc, int grant, char *reason,
+    size_t rn, char *err)
+{
+	struct hold_view v;
+	int r;
+
+	if ((r = account_held(lc, k->now, grant, &v, err)) == 0 &&
+	    k->triage)
+		r = account_held(&k->tc, k->now, grant, &v, err);
+	if (r != 1)
+		return r;
+	hold_why(&v, reason, rn);
+	k->g.next = v.probe;
+	return 1;
+}
+
+/* Breaker, the account's hold, then cap.  Returns 1 when admitted. */
+static int
+admit(struct wake *k, const struct llm_conf *lc, char *reason, size_t rn,
+    const char **status, char *err)
 {
 	enum chamber c = k->g.chamber;
 	struct caps caps;
@@ -241,6 +283,12 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 		k->g.next = k->bv.until;
 		*status = status_name(ST_OPEN);
 		return 0;
+	}
+	if ((ok = held(k, lc, 1, reason, rn, err)) != 0) {
+		if (probe)
+			brk_giveback(k->s->name, k->now, NULL);
+		*status = status_name(ST_HELD);
+		return ok == 1 ? 0 : -1;
 	}
 	/* the fleet's rate limit: a throttled wake is deferred, not spent;
 	 * its first request goes to the triage endpoint when there is one */
@@ -567,12 +615,19 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	}
 	if ((r = paused(k, err)) != 0)
 		return r == -1 ? fail(k, HX_IOERR, err) : HX_OK;
-	if (!gate_step(k, lc, &r, err))
-		return r;
-	if ((r = admit(k, reason, sizeof reason, &status, err)) == -1)
+	if ((r = held(k, lc, 0, reason, sizeof reason, err)) == -1)
 		return fail(k, HX_IOERR, err);
-	if (r == 0 && strcmp(status, status_name(ST_THROTTLED)) == 0) {
-		/* deferred: its slot waits for the next round */
+	if (r == 1)
+		status = status_name(ST_HELD);
+	else if (!gate_step(k, lc, &r, err))
+		return r;
+	else if ((r = admit(k, lc, reason, sizeof reason, &status, err)) ==
+	    -1)
+		return fail(k, HX_IOERR, err);
+	if (status != NULL && (strcmp(status, status_name(ST_THROTTLED)) ==
+	    0 || strcmp(status, status_name(ST_HELD)) == 0)) {
+		/* deferred: its slot waits for the next round (held: the
+		 * hold's next probe) */
 		until = k->g.next;
 		r = skip(k, status, reason);
 		clock_utc(until, reason, sizeof reason);

@@ -431,6 +431,11 @@ cron_day() {
 	p=$(soul_file held.yaml 'heart: {}')
 	heart-cap pause --soul "$p"
 	heart-wake --soul "$p" --force >> "$out"
+	# held: a 402 to one agent holds the others on its account
+	llm_script '{"replies":[{"status":402}]}'
+	heart-wake --soul "$(soul_file payer.yaml 'heart: {}')" --force > /dev/null 2>&1 || true
+	heart-wake --soul "$(soul_file payee.yaml 'heart: {}')" --force >> "$out"
+	hold_clear
 	# tool_cap, error
 	printf 'name: tooly\nheart: { schedule: { seed_tool_cap: 1 } }\ntools:\n  - name: look\n    description: Look.\n    parameters: { type: object }\n    command: [cat]\n' > tooly.yaml
 	llm_script '{"replies":[{"tool_calls":[{"name":"look","arguments":{}}]}]}'
@@ -444,7 +449,7 @@ cron_day() {
 	    sed -n 's/^\.It Cm \([a-z_]*\)$/\1/p' | sort)
 	ghost1=$(sed -n '/^\.Sh DESCRIPTION/,/^\.Ss /p' "$T/../man/heart-ghost.1" |
 	    sed -n 's/^\.It Cm //p' | tr -d ' ' | tr ',' '\n' | sort)
-	[ "$(echo "$printed" | wc -l)" -eq 15 ]
+	[ "$(echo "$printed" | wc -l)" -eq 16 ]
 	diff <(echo "$table") <(echo "$printed")
 	diff <(echo "$table") <(echo "$wake1")
 	diff <(echo "$table") <(echo "$ghost1")
