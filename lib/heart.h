@@ -397,6 +397,7 @@ char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
 struct rate_view;
 char	*prom_rates(const struct rate_view *, size_t, time_t);
 char	*prom_pauses(char *const *, const struct pause_view *, size_t);
+char	*prom_holds(const json_t *);
 char	*prom_breakers(char *const *, const struct brk_view *, size_t,
 	    time_t);
 int	 prom_named(const char *);	/* a name the collector reads */

@@ -198,3 +198,26 @@ used() {
 	run -0 jq -c .holds <<< "$output"
 	assert_output '[]'
 }
+
+@test "heart-cap status shows each hold: a JSON line, a line after the table, a gauge; named agents alone show none" {
+	a=$(mksoul a)
+	llm_script '{"replies":[{"status":402,"text":"Payment required"}]}'
+	run -75 wake "$a" "$T0"
+	run -0 heart-cap status --json
+	run -0 jq -c 'select(.hold) | .hold | [.endpoint, (.fingerprint | length), .kind, .http, .since, .probe]' <<< "$output"
+	assert_output "[\"$HEART_LLM_URL\",8,\"quota\",402,\"2026-11-22T09:00:30Z\",\"2026-11-22T09:15:30Z\"]"
+	# on a terminal, a line each after the table
+	run -0 script -qec "heart-cap status" /dev/null
+	assert_line --regexp "^held: $HEART_LLM_URL \(key [0-9a-f]{8}\): out of credit \(HTTP 402\), since 2026-11-22T09:00:30Z, next probe 2026-11-22T09:15:30Z"
+	run -0 heart-cap status --prom
+	assert_line --regexp "^heart_account_held\{endpoint=\"$HEART_LLM_URL\",fingerprint=\"[0-9a-f]{8}\",kind=\"quota\"\} 1$"
+	assert_line --regexp "^heart_account_probe_timestamp_seconds\{.*\} $(date -u -d '2026-11-22 09:15:30' +%s)$"
+	run -0 heart-cap status a --json
+	refute_output --partial '"hold"'
+	# lifted: none shown
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 wake "$(mksoul b)" '2026-11-22 09:15:30'
+	assert_output --partial '"status":"idle"'
+	run -0 heart-cap status --prom
+	refute_output --partial heart_account_held
+}
