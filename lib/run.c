@@ -414,7 +414,7 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 {
 	struct pause_view pv;
 	struct talk t;
-	char why[160];
+	char why[160], held_why[1024];
 	json_t *body;
 
 	cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
@@ -441,11 +441,15 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 		json_decref(body);
 		free(text);
 	}
-	/* a pause is a gate too (read as the cap and breaker are: a
-	 * rehearsal fails on none of them) */
+	/* a pause and a hold are gates too (read as the cap and breaker
+	 * are: a rehearsal fails on none of them) */
 	if (open && pause_peek(k->s->name, k->now, &pv, err) == 1) {
 		pause_why(&pv, why, sizeof why);
 		finish(k, status_name(ST_PAUSED), why);
+		return HX_OK;
+	}
+	if (open && held(k, lc, 0, held_why, sizeof held_why, err) == 1) {
+		finish(k, status_name(ST_HELD), held_why);
 		return HX_OK;
 	}
 	finish(k, open ? status_name(ST_DRY_RUN) : k->g.status, open ?

@@ -70,6 +70,10 @@ used() {
 	assert_output 1
 	run -0 used b
 	assert_output 0
+	# a rehearsal says so too, with the request it would send
+	run -0 at '2026-11-22 09:01:30' heart-wake --soul "$b" --force --dry-run
+	run -0 jq -c '[.status, .dry_run, (.request != null)]' <<< "$output"
+	assert_output '["held",true,true]'
 	# a wake not due never reads the hold: not_due as ever
 	run -0 at '2026-11-22 09:00:50' heart-wake --soul "$a"
 	assert_output --partial '"status":"not_due"'
