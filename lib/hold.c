@@ -129,16 +129,48 @@ find(json_t *doc, const char *ep, const char *fp, size_t *at,
 	return 0;
 }
 
-/* A change to one account's hold. */
+/* A change to one account's hold: set it, take its probe, lift it. */
+enum { SET, TAKE, LIFT };
 struct holdx {
 	char	 ep[1024], fp[17];
-	const char *kind;	/* set: "quota" or "key"; NULL: lift */
+	int	 op;
+	const char *kind;	/* SET: "quota" or "key" */
 	long	 http;
-	time_t	 probe;		/* set: the next probe */
+	time_t	 probe;		/* SET, TAKE: the next probe */
 	time_t	 now;
-	int	 granted;	/* admit: 1 when this caller probes */
-	struct hold_view v;	/* after the change */
+	int	 granted;	/* TAKE: 1 when this caller probes */
+	struct hold_view v;	/* the hold, then after the change */
 };
+
+/* x's change to the account's hold x->v (found: it is held): 0 when
+ * there is nothing to write. */
+static int
+change(struct holdx *x, int found)
+{
+	if (x->op != SET && !found)
+		return 0;		/* lifted meanwhile */
+	if (x->op == LIFT) {
+		x->v.held = 0;
+		return 1;
+	}
+	if (x->op == TAKE) {
+		if (x->v.probe > x->now)
+			return 0;	/* another caller probes */
+		x->granted = 1;
+	} else {
+		if (!found) {
+			snprintf(x->v.endpoint, sizeof x->v.endpoint, "%s",
+			    x->ep);
+			snprintf(x->v.fp, sizeof x->v.fp, "%s", x->fp);
+			x->v.since = x->now;
+		}
+		snprintf(x->v.kind, sizeof x->v.kind, "%s", x->kind);
+		x->v.http = x->http;
+	}
+	x->v.held = 1;
+	x->v.probe = x->probe;
+	return 1;
+}
 
 /* cur with the hold changed as x says: *next NULL when unchanged. */
 static int
@@ -154,38 +186,19 @@ holdx_step(json_t *cur, json_t **next, long long *ttl, void *ctx,
 	x->granted = 0;
 	if ((r = find(cur, x->ep, x->fp, &at, &x->v, err)) == -1)
 		return -1;
-	if (r == 0 && x->kind == NULL)
-		return 0;			/* nothing to lift */
-	if (x->kind == NULL && x->probe != 0 && x->v.probe > x->now)
-		return 0;			/* another probes */
+	if (!change(x, r))
+		return 0;
 	*next = cur != NULL ? json_deep_copy(cur) : json_pack("{s:i}", "v",
 	    1);
-	holds_of(*next, &a, err);
+	holds_of(*next, &a, err);	/* read: find */
 	if (a == NULL)
 		json_object_set_new(*next, "holds", a = json_array());
-	if (x->kind == NULL && x->probe == 0) {
+	if (x->op == LIFT)
 		json_array_remove(a, at);
-		x->v.held = 0;
-	} else {
-		if (x->kind == NULL)
-			x->granted = 1;		/* the probe is this one's */
-		else {
-			if (r == 0) {
-				snprintf(x->v.endpoint, sizeof x->v.endpoint,
-				    "%s", x->ep);
-				snprintf(x->v.fp, sizeof x->v.fp, "%s", x->fp);
-				x->v.since = x->now;
-			}
-			snprintf(x->v.kind, sizeof x->v.kind, "%s", x->kind);
-			x->v.http = x->http;
-		}
-		x->v.held = 1;
-		x->v.probe = x->probe;
-		if (r == 0)
-			json_array_append_new(a, entry_json(&x->v));
-		else
-			json_array_set_new(a, at, entry_json(&x->v));
-	}
+	else if (r == 0)
+		json_array_append_new(a, entry_json(&x->v));
+	else
+		json_array_set_new(a, at, entry_json(&x->v));
 	clock_utc(x->now, t, sizeof t);
 	json_object_set_new(*next, "updated", json_string(t));
 	*ttl = KEEP;
@@ -217,6 +230,7 @@ hold_admit(const char *url, const char *key, time_t now, int grant,
 		return r;
 	if (!grant)
 		return 2;
+	x.op = TAKE;
 	x.probe = now + HOLD_PROBE;
 	x.now = now;
 	if (store_update(OWNER, HOLDDOC, STATE_SYNC, holdx_step, &x,
@@ -240,6 +254,7 @@ hold_set(const char *url, const char *key, const char *kind, long http,
 
 	memset(&x, 0, sizeof x);
 	account(url, key, x.ep, sizeof x.ep, x.fp);
+	x.op = SET;
 	x.kind = kind;
 	x.http = http;
 	x.now = now;
@@ -260,6 +275,7 @@ hold_lift(const char *url, const char *key, time_t now, char *err)
 
 	memset(&x, 0, sizeof x);
 	account(url, key, x.ep, sizeof x.ep, x.fp);
+	x.op = LIFT;
 	x.now = now;
 	if (store_get(OWNER, HOLDDOC, &doc, err) == -1)
 		return -1;
