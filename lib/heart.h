@@ -265,7 +265,8 @@ json_t	*pause_json(const struct pause_view *);
  * hold.c: one hold per provider account (base URL and key's
  * fingerprint), set by a quota or key error, read at each wake's
  * admission; one probe per HOLD_PROBE seconds for the whole fleet.
- * hold_admit: 0 not held, 1 held, 2 held and this is the probe.
+ * hold_admit: 0 not held, 1 held, 2 held and this is the probe (or,
+ * without grant, it is due).
  */
 #define HOLD_PROBE	900
 struct hold_view {
@@ -280,6 +281,7 @@ int	 hold_admit(const char *, const char *, time_t, int,
 	    struct hold_view *, char *);
 int	 hold_set(const char *, const char *, const char *, long, time_t,
 	    time_t, char *);
+int	 hold_giveback(const char *, const char *, time_t, char *);
 int	 hold_lift(const char *, const char *, time_t, char *);
 int	 hold_list(json_t **, char *);
 void	 hold_why(const struct hold_view *, char *, size_t);

@@ -130,13 +130,13 @@ find(json_t *doc, const char *ep, const char *fp, size_t *at,
 }
 
 /* A change to one account's hold: set it, take its probe, lift it. */
-enum { SET, TAKE, LIFT };
+enum { SET, TAKE, GIVE, LIFT };
 struct holdx {
 	char	 ep[1024], fp[17];
 	int	 op;
 	const char *kind;	/* SET: "quota" or "key" */
 	long	 http;
-	time_t	 probe;		/* SET, TAKE: the next probe */
+	time_t	 probe;		/* SET, TAKE, GIVE: the next probe */
 	time_t	 now;
 	int	 granted;	/* TAKE: 1 when this caller probes */
 	struct hold_view v;	/* the hold, then after the change */
@@ -157,6 +157,9 @@ change(struct holdx *x, int found)
 		if (x->v.probe > x->now)
 			return 0;	/* another caller probes */
 		x->granted = 1;
+	} else if (x->op == GIVE) {
+		if (x->v.probe != x->now + HOLD_PROBE)
+			return 0;	/* not the probe taken at now */
 	} else {
 		if (!found) {
 			snprintf(x->v.endpoint, sizeof x->v.endpoint, "%s",
@@ -259,6 +262,21 @@ hold_set(const char *url, const char *key, const char *kind, long http,
 	x.http = http;
 	x.now = now;
 	x.probe = reset > now ? reset : now + HOLD_PROBE;
+	return store_update(OWNER, HOLDDOC, STATE_SYNC, holdx_step, &x, err);
+}
+
+/* The probe hold_admit granted at now goes unused (the wake was
+ * refused after it): the next caller may take it at once. */
+int
+hold_giveback(const char *url, const char *key, time_t now, char *err)
+{
+	struct holdx x;
+
+	memset(&x, 0, sizeof x);
+	account(url, key, x.ep, sizeof x.ep, x.fp);
+	x.op = GIVE;
+	x.now = now;
+	x.probe = now;
 	return store_update(OWNER, HOLDDOC, STATE_SYNC, holdx_step, &x, err);
 }
 

@@ -218,21 +218,35 @@ pick_chamber(struct wake *k)
 	return 0;
 }
 
+/* The key lc sends, or NULL. */
+static const char *
+key_of(const struct llm_conf *lc)
+{
+	return lc->key_env[0] != '\0' ? getenv(lc->key_env) : NULL;
+}
+
 /* lc's account's hold (hold.c), with grant its probe taken: 1 held,
- * 0 not, or the probe is this wake's (grant) or due (not), -1 with
+ * 0 not, 2 the probe is this wake's (grant) or due (not), -1 with
  * err; v says which. */
 static int
 account_held(const struct llm_conf *lc, time_t now, int grant,
     struct hold_view *v, char *err)
 {
-	const char *key;
-	int r;
-
 	if (lc->command != NULL)
 		return 0;
-	key = lc->key_env[0] != '\0' ? getenv(lc->key_env) : NULL;
-	r = hold_admit(lc->base_url, key, now, grant, v, err);
-	return r == 2 ? 0 : r;
+	return hold_admit(lc->base_url, key_of(lc), now, grant, v, err);
+}
+
+/* The probes a wake refused after held() granted them, handed back. */
+static void
+hold_give(struct wake *k, const struct llm_conf *lc)
+{
+	char e2[HEART_ERRLEN];
+
+	if (lc->command == NULL)
+		hold_giveback(lc->base_url, key_of(lc), k->now, e2);
+	if (k->triage && k->tc.command == NULL)
+		hold_giveback(k->tc.base_url, key_of(&k->tc), k->now, e2);
 }
 
 /*
@@ -241,18 +255,29 @@ account_held(const struct llm_conf *lc, time_t now, int grant,
  * nothing, sends nothing, uses no slot, as a paused one), and once the
  * breaker admits it, with grant, so that the fleet's one probe of the
  * period goes to a wake that sends.  1 held (reason and k->g.next
- * say why and until when), 0 not, -1 with err.
+ * say why and until when), 0 not, 2 not but the probe is this wake's
+ * (grant) or due (not), -1 with err.
  */
 static int
 held(struct wake *k, const struct llm_conf *lc, int grant, char *reason,
     size_t rn, char *err)
 {
 	struct hold_view v;
-	int r;
+	const char *mk, *tk;
+	char e2[HEART_ERRLEN];
+	int r, t;
 
-	if ((r = account_held(lc, k->now, grant, &v, err)) == 0 &&
-	    k->triage)
-		r = account_held(&k->tc, k->now, grant, &v, err);
+	if ((r = account_held(lc, k->now, grant, &v, err)) == -1)
+		return -1;
+	mk = key_of(lc);
+	tk = k->triage ? key_of(&k->tc) : NULL;
+	if (r != 1 && k->triage && (strcmp(k->tc.base_url, lc->base_url) != 0 ||
+	    strcmp(mk ? mk : "", tk ? tk : "") != 0) && (t = account_held(
+	    &k->tc, k->now, grant, &v, err)) != 0) {
+		if (t != 2 && r == 2 && grant)	/* the main's, unused */
+			hold_giveback(lc->base_url, mk, k->now, e2);
+		r = t;
+	}
 	if (r != 1)
 		return r;
 	hold_why(&v, reason, rn);
@@ -260,7 +285,9 @@ held(struct wake *k, const struct llm_conf *lc, int grant, char *reason,
 	return 1;
 }
 
-/* Breaker, the account's hold, then cap.  Returns 1 when admitted. */
+/* Breaker, the account's hold, then cap.  Returns 1 when admitted.  A
+ * probe granted (the breaker's, the hold's) to a wake refused after it
+ * is handed back. */
 static int
 admit(struct wake *k, const struct llm_conf *lc, char *reason, size_t rn,
     const char **status, char *err)
@@ -269,7 +296,7 @@ admit(struct wake *k, const struct llm_conf *lc, char *reason, size_t rn,
 	struct caps caps;
 	const char *ep;
 	char until[40], e2[HEART_ERRLEN];
-	int allowed, probe, ok;
+	int allowed, probe, ok, took;
 
 	if (brk_check(k->s->name, &k->bc, k->now, &allowed, &probe, &k->bv,
 	    k->events, err) == -1)
@@ -284,11 +311,11 @@ admit(struct wake *k, const struct llm_conf *lc, char *reason, size_t rn,
 		*status = status_name(ST_OPEN);
 		return 0;
 	}
-	if ((ok = held(k, lc, 1, reason, rn, err)) != 0) {
+	if ((took = held(k, lc, 1, reason, rn, err)) == 1 || took == -1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);
 		*status = status_name(ST_HELD);
-		return ok == 1 ? 0 : -1;
+		return took == 1 ? 0 : -1;
 	}
 	/* the fleet's rate limit: a throttled wake is deferred, not spent;
 	 * its first request goes to the triage endpoint when there is one */
@@ -298,6 +325,8 @@ admit(struct wake *k, const struct llm_conf *lc, char *reason, size_t rn,
 	    &k->g.next, reason, rn, err)) != 1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);
+		if (took == 2)
+			hold_give(k, lc);
 		*status = status_name(ST_THROTTLED);
 		return ok;
 	}
@@ -311,6 +340,8 @@ admit(struct wake *k, const struct llm_conf *lc, char *reason, size_t rn,
 		return 1;
 	if (probe)
 		brk_giveback(k->s->name, k->now, NULL);
+	if (took == 2)
+		hold_give(k, lc);
 	if (ep[0] != '\0')
 		bucket_give(ep, k->taken, time(NULL), e2);
 	if (ok == -1)

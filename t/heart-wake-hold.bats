@@ -225,3 +225,52 @@ used() {
 	run -0 heart-cap status --prom
 	refute_output --partial heart_account_held
 }
+
+@test "a probe the cap then refuses is handed back: the next wake of the fleet probes" {
+	a=$(mksoul a) b=$(mksoul b)
+	x=$BATS_TEST_TMPDIR/x.yaml
+	printf 'name: x\nheart: { schedule: { interval: 1m, daily_cap: 1 } }\n' > "$x"
+	run -0 wake "$x" '2026-11-22 08:00:00'
+	assert_output --partial '"status":"idle"'
+	llm_script '{"replies":[{"status":402,"text":"Payment required"}]}'
+	run -75 wake "$a" "$T0"
+	run -0 wake "$x" '2026-11-22 09:16:00'
+	assert_output --partial '"status":"capped"'
+	run -0 llm_count
+	assert_output 2
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 wake "$b" '2026-11-22 09:16:00'
+	assert_output --partial '"status":"idle"'
+	run -0 llm_count
+	assert_output 3
+}
+
+@test "a triage model's account holds the wake too; a triage on the main model's account is one account, its probe not held by itself" {
+	a=$(mksoul a)
+	llm_script '{"replies":[{"status":402,"text":"Payment required"}]}'
+	run -75 wake "$a" "$T0"
+	# the main model elsewhere, the triage model on the held account
+	t=$BATS_TEST_TMPDIR/t.yaml
+	printf 'name: t\nllm:\n  base_url: "%s"\n  timeout: 10s\n  triage: { base_url: "%s", model: cheap, timeout: 10s }\n' \
+	    "${HEART_LLM_URL%/v1}/v2" "$HEART_LLM_URL" > "$t"
+	run -0 wake "$t" '2026-11-22 09:01:00'
+	run -0 jq -r '.status, .reason' <<< "$output"
+	assert_line --index 0 held
+	assert_line --index 1 --partial "held: the account at $HEART_LLM_URL (key "
+	run -0 llm_count
+	assert_output 1
+	# both on the held account: at the probe, the wake is let through
+	u=$BATS_TEST_TMPDIR/u.yaml
+	printf 'name: u\nllm:\n  timeout: 10s\n  triage: { base_url: "%s", model: cheap, timeout: 10s }\n' \
+	    "$HEART_LLM_URL" > "$u"
+	run -75 wake "$u" '2026-11-22 09:16:00'
+	refute_output --partial '"status":"held"'
+	# the triage's request failed, and the main model was asked in its
+	# place (triage.c), in this one wake of the period
+	run -0 llm_count
+	assert_output 3
+	run -0 wake "$a" '2026-11-22 09:16:10'
+	assert_output --partial '"status":"held"'
+	run -0 llm_count
+	assert_output 3
+}
