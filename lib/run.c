@@ -249,6 +249,17 @@ hold_give(struct wake *k, const struct llm_conf *lc)
 		hold_giveback(k->tc.base_url, key_of(&k->tc), k->now, e2);
 }
 
+/* Do a and b send to one account (base URL and key)? */
+static int
+same_account(const struct llm_conf *a, const struct llm_conf *b)
+{
+	const char *ka = key_of(a), *kb = key_of(b);
+
+	return a->command == NULL && b->command == NULL &&
+	    strcmp(a->base_url, b->base_url) == 0 &&
+	    strcmp(ka ? ka : "", kb ? kb : "") == 0;
+}
+
 /*
  * Is the wake held by its model's account (its triage model's too)?
  * Asked twice: before the gate program, only read (a held wake runs
@@ -263,19 +274,15 @@ held(struct wake *k, const struct llm_conf *lc, int grant, char *reason,
     size_t rn, char *err)
 {
 	struct hold_view v;
-	const char *mk, *tk;
 	char e2[HEART_ERRLEN];
 	int r, t;
 
 	if ((r = account_held(lc, k->now, grant, &v, err)) == -1)
 		return -1;
-	mk = key_of(lc);
-	tk = k->triage ? key_of(&k->tc) : NULL;
-	if (r != 1 && k->triage && (strcmp(k->tc.base_url, lc->base_url) != 0 ||
-	    strcmp(mk ? mk : "", tk ? tk : "") != 0) && (t = account_held(
-	    &k->tc, k->now, grant, &v, err)) != 0) {
+	if (r != 1 && k->triage && !same_account(lc, &k->tc) &&
+	    (t = account_held(&k->tc, k->now, grant, &v, err)) != 0) {
 		if (t != 2 && r == 2 && grant)	/* the main's, unused */
-			hold_giveback(lc->base_url, mk, k->now, e2);
+			hold_giveback(lc->base_url, key_of(lc), k->now, e2);
 		r = t;
 	}
 	if (r != 1)
