@@ -70,6 +70,10 @@ used() {
 	assert_output 1
 	run -0 used b
 	assert_output 0
+	# --explain says so, and when the probe is
+	run -0 at '2026-11-22 09:01:30' heart-wake --soul "$b" --explain --force --chamber schedule
+	run -0 jq -c '[.would, .gates.hold.ok, .gates.hold.until, .next]' <<< "$output"
+	assert_output '["held",false,"2026-11-22T09:15:30Z","2026-11-22T09:15:30Z"]'
 	# a rehearsal says so too, with the request it would send
 	run -0 at '2026-11-22 09:01:30' heart-wake --soul "$b" --force --dry-run
 	run -0 jq -c '[.status, .dry_run, (.request != null)]' <<< "$output"
