@@ -29,6 +29,7 @@ static struct prog_opts o;	/* the souls given, the flags */
 static struct prog_status st;	/* the agents status shows */
 static struct cap_view *views;	/* theirs, as read */
 static struct pause_view *pauses;	/* and their pauses */
+static json_t *holds;		/* the provider accounts held (hold.c) */
 
 static int
 cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
@@ -153,7 +154,7 @@ static int
 print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
     const char *rates, int rc)
 {
-	char err[HEART_ERRLEN], *caps, *box, *held, *text;
+	char err[HEART_ERRLEN], *caps, *box, *held, *acct, *text;
 	struct outbox_count *c = xcalloc(n + 1, sizeof *c);
 	size_t i;
 
@@ -165,13 +166,15 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 	caps = prom_caps(names, v, n, now);
 	box = prom_outbox(names, c, n);
 	held = prom_pauses(names, pauses, n);
-	if (asprintf(&text, "%s%s%s%s", caps, box, held, rates ? rates :
-	    "") == -1)
+	acct = prom_holds(holds);
+	if (asprintf(&text, "%s%s%s%s%s", caps, box, held, acct, rates ?
+	    rates : "") == -1)
 		abort();
 	rc = prog_prom_put(o.promfile, text, rc);
 	free(caps);
 	free(box);
 	free(held);
+	free(acct);
 	free(text);
 	free(c);
 	return rc;
@@ -234,6 +237,51 @@ status_rates(time_t now, char **prom)
 	return rc;
 }
 
+/*
+ * The provider accounts held, with no agent named: a JSON line
+ * {"hold":{...}} each before the agents, or, kept in holds, a line
+ * each after the table or --prom's figures.  An exit code.
+ */
+static int
+status_holds(void)
+{
+	char err[HEART_ERRLEN], *line;
+	json_t *h, *j;
+	size_t i;
+
+	if (hold_list(&holds, err) == -1) {
+		say(NULL, err);
+		return store_code(HX_IOERR);
+	}
+	json_array_foreach(o.jflag && !o.pflag ? holds : NULL, i, h) {
+		j = json_pack("{s:O}", "hold", h);
+		line = json_line(j);
+		puts(line);
+		free(line);
+		json_decref(j);
+	}
+	return HX_OK;
+}
+
+/* The holds, after the table: a line each. */
+static void
+print_holds(void)
+{
+	json_t *h;
+	size_t i;
+
+	json_array_foreach(holds, i, h)
+		printf("held: %s (key %s): %s (HTTP %lld), since %s, next "
+		    "probe %s\n", json_string_value(json_object_get(h,
+		    "endpoint")), json_string_value(json_object_get(h,
+		    "fingerprint")), strcmp(json_string_value(
+		    json_object_get(h, "kind")), "quota") == 0 ?
+		    "out of credit" : "key refused", json_integer_value(
+		    json_object_get(h, "http")), json_string_value(
+		    json_object_get(h, "since")), json_string_value(
+		    json_object_get(h, "probe")));
+}
+
 /* A pause, after the table: whose (agent; NULL: the whole fleet's),
  * since and until when. */
 static void
@@ -294,6 +342,8 @@ cmd_status(int argc, char **argv, time_t now)
 		rc = r;
 	if (argc == 0 && (fleet = status_pause(&all, now)) == -1)
 		rc = store_code(HX_IOERR);
+	if (argc == 0 && (r = status_holds()) != HX_OK)
+		rc = r;
 	views = xcalloc(st.n + 1, sizeof *views);
 	pauses = xcalloc(st.n + 1, sizeof *pauses);
 	rc = prog_status_each(&st, status_one, now, rc);
@@ -302,6 +352,8 @@ cmd_status(int argc, char **argv, time_t now)
 	for (i = 0; i < st.nread && !o.jflag && !o.pflag; i++)
 		if (pauses[i].paused && (!pauses[i].all || fleet != 1))
 			print_pause(st.names[i], &pauses[i]);
+	if (!o.jflag && !o.pflag)
+		print_holds();
 	if (o.pflag)
 		rc = print_prom(st.names, views, st.nread, now, rates, rc);
 	cap_defaults(&c);
@@ -311,6 +363,7 @@ cmd_status(int argc, char **argv, time_t now)
 		prog_defaults_note(&st, "caps", def);
 	free(views);
 	free(pauses);
+	json_decref(holds);
 	free(rates);
 	prog_status_free(&st);
 	return rc;

@@ -5,7 +5,8 @@
  * its endpoint's bucket, the fleet's rate limit (bucket.c); the request
  * (llm.c); what the answer tells the bucket (a 429, its tokens); and
  * the answer's usage, read within what the request could have produced
- * and priced (price.c).
+ * and priced (price.c); what the answer tells the account's hold
+ * (hold.c): a quota or key error sets it, a success lifts it.
  *
  * Invariant: the usage ask_send returns is the one every count uses,
  * the bucket's tokens, the day's counters, the result and the cost.
@@ -17,10 +18,12 @@
  * costs a wake no more than its request could have.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 #include "heartwake.h"
 
 /* One count past its bound: counted at the bound, and said in note. */
@@ -76,6 +79,36 @@ answered(const struct llm_reply *r)
 	    (long long)(r->tool_calls != NULL ? llm_cost(r->tool_calls) : 0);
 }
 
+/* The hold a failure of class fail (HTTP status http) puts on its
+ * account: "quota", "key", or NULL when the failure is the agent's. */
+static const char *
+hold_kind(int fail, long http)
+{
+	if (fail == LLM_QUOTA)
+		return "quota";
+	if (fail == LLM_CONFIG && (http == 401 || http == 403))
+		return "key";
+	return NULL;
+}
+
+/* What r tells lc's account's hold, at now (a store out of reach
+ * leaves the hold as it was: the wake's own outcome says the rest). */
+static void
+hold_after(const struct llm_conf *lc, int rc, const struct llm_reply *r,
+    time_t now)
+{
+	const char *key, *kind;
+	char e2[HEART_ERRLEN];
+
+	if (lc->command != NULL)
+		return;
+	key = lc->key_env[0] != '\0' ? getenv(lc->key_env) : NULL;
+	if (rc == 0)
+		hold_lift(lc->base_url, key, now, e2);
+	else if ((kind = hold_kind(r->fail, r->status)) != NULL)
+		hold_set(lc->base_url, key, kind, r->status, r->hold, now, e2);
+}
+
 /*
  * Send body as a->lc says, at now: first its turn in a->ep's bucket
  * (the first request of a wake, taken by bucket_gate in second
@@ -117,6 +150,7 @@ ask_send(struct ask *a, json_t *body, time_t now, struct llm_reply *r,
 	r->cache_write_tokens = a->u.cache_write;
 	bucket_after(a->ep, r->status, r->hold, a->u.prompt + a->u.completion,
 	    time(NULL));
+	hold_after(a->lc, rc, r, now);
 	a->cost = price_cost(a->price, &a->u);
 	return rc;
 }

@@ -95,18 +95,51 @@ cap_verdict(const struct wake *k, enum chamber c, char *r, size_t n)
 }
 
 /*
+ * The account's hold a wake of s would meet now (hold.c, only read):
+ * hv->held 0 when none, or when the probe is due (the wake would be
+ * it); a soul whose model is not configured meets none here (its
+ * wake says why).
+ */
+static int
+hold_peek(const struct soul *s, time_t now, struct hold_view *hv,
+    char *err)
+{
+	struct llm_conf lc[2];
+	char e2[HEART_ERRLEN];
+	const char *key;
+	int i, n, r;
+
+	memset(hv, 0, sizeof *hv);
+	if (llm_conf(s, &lc[0], e2) == -1)
+		return 0;
+	n = s->triage != NULL && llm_triage_conf(s, &lc[1], e2) == 0 ? 2 : 1;
+	for (i = 0; i < n; i++) {
+		if (lc[i].command != NULL)
+			continue;
+		key = lc[i].key_env[0] != '\0' ? getenv(lc[i].key_env) : NULL;
+		if ((r = hold_admit(lc[i].base_url, key, now, 0, hv, err)) ==
+		    -1)
+			return -1;
+		if (r == 1)
+			return 0;
+	}
+	memset(hv, 0, sizeof *hv);
+	return 0;
+}
+
+/*
  * --explain of chamber c: every gate's verdict, each whatever the
  * others say; the first that holds (what a wake now would report);
  * and when a wake will next be admitted, every gate counted.
  */
 static json_t *
 explain_chamber(struct wake *k, enum chamber c, int force,
-    const struct pause_view *pv)
+    const struct pause_view *pv, const struct hold_view *hv)
 {
 	static const char *const names[] = { "due", "hours", "checklist" };
 	const struct soul *s = k->s;
 	const char *would = NULL, *why = NULL;
-	char br[400], cr[300], pr[160], iso[40];
+	char br[400], cr[300], pr[160], hr[1024], iso[40];
 	struct caps caps;
 	struct gate g[3];
 	json_t *o, *gates;
@@ -132,6 +165,14 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 		would = status_name(ST_PAUSED);
 		why = pr;
 	}
+	if (hv->held)
+		hold_why(hv, hr, sizeof hr);
+	json_object_set_new(gates, "hold", verdict(!hv->held, hv->held ? hr :
+	    "not held", hv->probe));
+	if (would == NULL && hv->held) {
+		would = status_name(ST_HELD);
+		why = hr;
+	}
 	json_object_set_new(gates, "gate", gate_verdict(s, c));
 	json_object_set_new(gates, "breaker", verdict(bok, br,
 	    bok ? 0 : k->bv.until));
@@ -150,6 +191,8 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	/* a paused wake uses no slot: it waits for the pause's end */
 	if (pv->paused && next != 0 && (pv->until == 0 || next < pv->until))
 		next = pv->until;
+	if (hv->held && next != 0 && next < hv->probe)
+		next = hv->probe;
 	cap_from_soul(s, &caps);
 	o = json_pack("{s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:o,s:n,s:{s:I,s:I}}",
 	    "agent", s->name, "chamber", soul_chamber_name(c), "would",
@@ -185,6 +228,7 @@ explain_soul(const struct soul *s, const struct run_opts *ro, time_t now,
 {
 	struct run_opts all = { -1, 0, 0, NULL, NULL, 0 };
 	struct pause_view pv;
+	struct hold_view hv;
 	struct wake k;
 	json_t *arr = json_array();
 	int c;
@@ -198,7 +242,8 @@ explain_soul(const struct soul *s, const struct run_opts *ro, time_t now,
 	    wake_load(k.dir, &k.w, err) == -1 ||
 	    brk_peek(s->name, &k.bc, now, &k.bv, err) == -1 ||
 	    cap_peek(s->name, s->timezone, now, &k.cv, err) == -1 ||
-	    pause_peek(s->name, now, &pv, err) == -1) {
+	    pause_peek(s->name, now, &pv, err) == -1 ||
+	    hold_peek(s, now, &hv, err) == -1) {
 		wake_free(&k.w);
 		json_decref(arr);
 		return NULL;
@@ -209,7 +254,7 @@ explain_soul(const struct soul *s, const struct run_opts *ro, time_t now,
 	for (c = 0; c < CH_NCHAMBERS; c++)
 		if (k.o->chamber < 0 || c == k.o->chamber)
 			json_array_append_new(arr, explain_chamber(&k,
-			    (enum chamber)c, k.o->force, &pv));
+			    (enum chamber)c, k.o->force, &pv, &hv));
 	wake_free(&k.w);
 	return arr;
 }

@@ -183,6 +183,9 @@ int	 store_code(int);
 /* redisstore.c */
 int	 redisstore_open(const char *, char *);
 
+/* hold.c: one hold per provider account (heart-cap status) */
+int	 hold_list(json_t **, char *);
+
 /* cap.c: the daily counter shared by the chambers */
 struct caps {
 	long long chamber[CH_NCHAMBERS];
@@ -491,6 +494,7 @@ char	*prom_caps(char *const *, const struct cap_view *, size_t, time_t);
 char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
 char	*prom_rates(const struct rate_view *, size_t, time_t);
 char	*prom_pauses(char *const *, const struct pause_view *, size_t);
+char	*prom_holds(const json_t *);
 char	*prom_breakers(char *const *, const struct brk_view *, size_t,
 	    time_t);
 int	 prom_named(const char *);	/* a name the collector reads */

@@ -148,6 +148,7 @@ enum wake_status {
 	ST_GATED,
 	ST_THROTTLED,
 	ST_PAUSED,
+	ST_HELD,
 	ST_NSTATUS
 };
 const char *status_name(enum wake_status);

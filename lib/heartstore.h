@@ -145,6 +145,25 @@ void	 brkjson_events(const char *, const struct brk *,
 /* brkstore.c */
 int	 brk_giveback(const char *agent, time_t now, char *err);
 
+/* hold.c: one hold per provider account; hold_admit 0 not held, 1
+ * held, 2 held and this wake is the probe */
+#define HOLD_PROBE	900	/* s between probes, unless told */
+struct hold_view {
+	int	 held;
+	char	 endpoint[1024];
+	char	 fp[17];	/* FNV-1a 64 of the key, hex */
+	char	 kind[8];	/* "quota" or "key" */
+	long	 http;
+	time_t	 since, probe;
+};
+int	 hold_admit(const char *, const char *, time_t, int,
+	    struct hold_view *, char *);
+int	 hold_set(const char *, const char *, const char *, long, time_t,
+	    time_t, char *);
+int	 hold_giveback(const char *, const char *, time_t, char *);
+int	 hold_lift(const char *, const char *, time_t, char *);
+void	 hold_why(const struct hold_view *, char *, size_t);
+
 /* pause.c: one pause (since 0: none; until 0: until resumed) */
 struct pause_entry {
 	time_t	 since, until;

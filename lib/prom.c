@@ -215,6 +215,55 @@ prom_pauses(char *const *agent, const struct pause_view *v, size_t n)
 	return out;
 }
 
+/* s as a label's value: backslash, quote and newline escaped. */
+static void
+label(FILE *fp, const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (*s == '\\' || *s == '"')
+			fprintf(fp, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", fp);
+		else
+			fputc(*s, fp);
+}
+
+/* The provider accounts held (hold_list's array): one sample each of
+ * heart_account_held, and of when its next probe is; caller frees. */
+char *
+prom_holds(const json_t *holds)
+{
+	static const char *const name[] = { "heart_account_held",
+	    "heart_account_probe_timestamp_seconds" };
+	char *out;
+	size_t len, i;
+	time_t t;
+	json_t *h;
+	FILE *fp = text_open(&out, &len);
+	int k;
+
+	for (k = 0; json_array_size(holds) > 0 && k < 2; k++) {
+		family(fp, name[k], k == 0 ? "1 while the provider account "
+		    "is held after a quota or key error (heart(7), Holds)." :
+		    "When the held account's next probe may go.");
+		json_array_foreach(holds, i, h) {
+			fprintf(fp, "%s{endpoint=\"", name[k]);
+			label(fp, json_string_value(json_object_get(h,
+			    "endpoint")));
+			fprintf(fp, "\",fingerprint=\"%s\",kind=\"%s\"} ",
+			    json_string_value(json_object_get(h,
+			    "fingerprint")), json_string_value(
+			    json_object_get(h, "kind")));
+			if (k == 0 || clock_parse_utc(json_string_value(
+			    json_object_get(h, "probe")), &t) == -1)
+				t = 1;
+			fprintf(fp, "%lld\n", (long long)t);
+		}
+	}
+	fclose(fp);
+	return out;
+}
+
 /* The breakers text of n agents; caller frees. */
 char *
 prom_breakers(char *const *agent, const struct brk_view *v, size_t n,

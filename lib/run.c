@@ -218,16 +218,92 @@ pick_chamber(struct wake *k)
 	return 0;
 }
 
-/* Breaker, then cap.  Returns 1 when admitted. */
+/* The key lc sends, or NULL. */
+static const char *
+key_of(const struct llm_conf *lc)
+{
+	return lc->key_env[0] != '\0' ? getenv(lc->key_env) : NULL;
+}
+
+/* lc's account's hold (hold.c), with grant its probe taken: 1 held,
+ * 0 not, 2 the probe is this wake's (grant) or due (not), -1 with
+ * err; v says which. */
 static int
-admit(struct wake *k, char *reason, size_t rn, const char **status,
-    char *err)
+account_held(const struct llm_conf *lc, time_t now, int grant,
+    struct hold_view *v, char *err)
+{
+	if (lc->command != NULL)
+		return 0;
+	return hold_admit(lc->base_url, key_of(lc), now, grant, v, err);
+}
+
+/* The probes a wake refused after held() granted them, handed back. */
+static void
+hold_give(struct wake *k, const struct llm_conf *lc)
+{
+	char e2[HEART_ERRLEN];
+
+	if (lc->command == NULL)
+		hold_giveback(lc->base_url, key_of(lc), k->now, e2);
+	if (k->triage && k->tc.command == NULL)
+		hold_giveback(k->tc.base_url, key_of(&k->tc), k->now, e2);
+}
+
+/* Do a and b send to one account (base URL and key)? */
+static int
+same_account(const struct llm_conf *a, const struct llm_conf *b)
+{
+	const char *ka = key_of(a), *kb = key_of(b);
+
+	return a->command == NULL && b->command == NULL &&
+	    strcmp(a->base_url, b->base_url) == 0 &&
+	    strcmp(ka ? ka : "", kb ? kb : "") == 0;
+}
+
+/*
+ * Is the wake held by its model's account (its triage model's too)?
+ * Asked twice: before the gate program, only read (a held wake runs
+ * nothing, sends nothing, uses no slot, as a paused one), and once the
+ * breaker admits it, with grant, so that the fleet's one probe of the
+ * period goes to a wake that sends.  1 held (reason and k->g.next
+ * say why and until when), 0 not, 2 not but the probe is this wake's
+ * (grant) or due (not), -1 with err.
+ */
+static int
+held(struct wake *k, const struct llm_conf *lc, int grant, char *reason,
+    size_t rn, char *err)
+{
+	struct hold_view v;
+	char e2[HEART_ERRLEN];
+	int r, t;
+
+	if ((r = account_held(lc, k->now, grant, &v, err)) == -1)
+		return -1;
+	if (r != 1 && k->triage && !same_account(lc, &k->tc) &&
+	    (t = account_held(&k->tc, k->now, grant, &v, err)) != 0) {
+		if (t != 2 && r == 2 && grant)	/* the main's, unused */
+			hold_giveback(lc->base_url, key_of(lc), k->now, e2);
+		r = t;
+	}
+	if (r != 1)
+		return r;
+	hold_why(&v, reason, rn);
+	k->g.next = v.probe;
+	return 1;
+}
+
+/* Breaker, the account's hold, then cap.  Returns 1 when admitted.  A
+ * probe granted (the breaker's, the hold's) to a wake refused after it
+ * is handed back. */
+static int
+admit(struct wake *k, const struct llm_conf *lc, char *reason, size_t rn,
+    const char **status, char *err)
 {
 	enum chamber c = k->g.chamber;
 	struct caps caps;
 	const char *ep;
 	char until[40], e2[HEART_ERRLEN];
-	int allowed, probe, ok;
+	int allowed, probe, ok, took;
 
 	if (brk_check(k->s->name, &k->bc, k->now, &allowed, &probe, &k->bv,
 	    k->events, err) == -1)
@@ -242,6 +318,12 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 		*status = status_name(ST_OPEN);
 		return 0;
 	}
+	if ((took = held(k, lc, 1, reason, rn, err)) == 1 || took == -1) {
+		if (probe)
+			brk_giveback(k->s->name, k->now, NULL);
+		*status = status_name(ST_HELD);
+		return took == 1 ? 0 : -1;
+	}
 	/* the fleet's rate limit: a throttled wake is deferred, not spent;
 	 * its first request goes to the triage endpoint when there is one */
 	ep = k->triage ? k->tep : k->ep;
@@ -250,6 +332,8 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 	    &k->g.next, reason, rn, err)) != 1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);
+		if (took == 2)
+			hold_give(k, lc);
 		*status = status_name(ST_THROTTLED);
 		return ok;
 	}
@@ -263,6 +347,8 @@ admit(struct wake *k, char *reason, size_t rn, const char **status,
 		return 1;
 	if (probe)
 		brk_giveback(k->s->name, k->now, NULL);
+	if (took == 2)
+		hold_give(k, lc);
 	if (ep[0] != '\0')
 		bucket_give(ep, k->taken, time(NULL), e2);
 	if (ok == -1)
@@ -366,7 +452,7 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 {
 	struct pause_view pv;
 	struct talk t;
-	char why[160];
+	char why[160], held_why[1024];
 	json_t *body;
 
 	cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
@@ -393,11 +479,15 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 		json_decref(body);
 		free(text);
 	}
-	/* a pause is a gate too (read as the cap and breaker are: a
-	 * rehearsal fails on none of them) */
+	/* a pause and a hold are gates too (read as the cap and breaker
+	 * are: a rehearsal fails on none of them) */
 	if (open && pause_peek(k->s->name, k->now, &pv, err) == 1) {
 		pause_why(&pv, why, sizeof why);
 		finish(k, status_name(ST_PAUSED), why);
+		return HX_OK;
+	}
+	if (open && held(k, lc, 0, held_why, sizeof held_why, err) == 1) {
+		finish(k, status_name(ST_HELD), held_why);
 		return HX_OK;
 	}
 	finish(k, open ? status_name(ST_DRY_RUN) : k->g.status, open ?
@@ -567,12 +657,19 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	}
 	if ((r = paused(k, err)) != 0)
 		return r == -1 ? fail(k, HX_IOERR, err) : HX_OK;
-	if (!gate_step(k, lc, &r, err))
-		return r;
-	if ((r = admit(k, reason, sizeof reason, &status, err)) == -1)
+	if ((r = held(k, lc, 0, reason, sizeof reason, err)) == -1)
 		return fail(k, HX_IOERR, err);
-	if (r == 0 && strcmp(status, status_name(ST_THROTTLED)) == 0) {
-		/* deferred: its slot waits for the next round */
+	if (r == 1)
+		status = status_name(ST_HELD);
+	else if (!gate_step(k, lc, &r, err))
+		return r;
+	else if ((r = admit(k, lc, reason, sizeof reason, &status, err)) ==
+	    -1)
+		return fail(k, HX_IOERR, err);
+	if (status != NULL && (strcmp(status, status_name(ST_THROTTLED)) ==
+	    0 || strcmp(status, status_name(ST_HELD)) == 0)) {
+		/* deferred: its slot waits for the next round (held: the
+		 * hold's next probe) */
 		until = k->g.next;
 		r = skip(k, status, reason);
 		clock_utc(until, reason, sizeof reason);

@@ -32,6 +32,7 @@ static const struct {
 	[ST_GATED] = { "gated", GHOST_ROLLBACK, 0 },
 	[ST_THROTTLED] = { "throttled", GHOST_ROLLBACK, 0 },
 	[ST_PAUSED] = { "paused", GHOST_ROLLBACK, 0 },
+	[ST_HELD] = { "held", GHOST_ROLLBACK, 0 },
 };
 
 const char *

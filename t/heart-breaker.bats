@@ -153,6 +153,7 @@ forced_wake() {
 		'400|{"status":400,"text":"The model `double` does not exist."}|no such model: check llm.model (double); the provider said: The model `double` does not exist.'; do
 		IFS='|' read -r code reply fix <<< "$c"
 		heart-breaker reset --soul "$s" > /dev/null
+		hold_clear
 		: > "$LLM_DIR/requests.jsonl"
 		llm_script "{\"replies\":[$reply]}"
 		run forced_wake "$s"
@@ -170,12 +171,14 @@ forced_wake() {
 	# no key at all: the message says which variable, and where
 	unset OPENAI_API_KEY
 	heart-breaker reset --soul "$s" > /dev/null
+	hold_clear
 	llm_script '{"replies":[{"status":401,"text":"You did not provide an API key."}]}'
 	run forced_wake "$s"
 	assert_failure 78
 	assert_line --index 0 "heart-wake: scout: $s: $url answered HTTP 401: no API key was sent: set OPENAI_API_KEY in the environment heart-wake runs in (cron and systemd do not read a login shell's profile); the provider said: You did not provide an API key."
 	# the same for Anthropic's words
 	heart-breaker reset --soul "$s" > /dev/null
+	hold_clear
 	export ANTHROPIC_API_KEY=sk-ant-test-0123456789
 	s=$(soul_file scout.yaml 'llm: { provider: anthropic, timeout: 10s }')
 	llm_script '{"replies":[{"status":401,"text":"invalid x-api-key","error_type":"authentication_error"}]}'
@@ -186,6 +189,7 @@ forced_wake() {
 	# 5xx and a 400 of another kind stay temporary
 	for r in '{"status":503,"text":"overloaded"}' '{"status":400,"text":"messages: bad role"}'; do
 		heart-breaker reset --soul "$s" > /dev/null
+		hold_clear
 		llm_script "{\"replies\":[$r]}"
 		run forced_wake "$s"
 		assert_failure 75
@@ -253,6 +257,7 @@ forced_wake() {
 	# Anthropic's credit balance; exit 75, held for max_cooldown
 	for p in openai anthropic; do
 		heart-breaker reset --soul "$s" > /dev/null
+		hold_clear
 		s=$(soul_file scout.yaml "llm: { provider: $p, timeout: 10s }")
 		llm_script '{"replies":[{"status":429,"error_code":"insufficient_quota","error_type":"insufficient_quota","text":"You exceeded your current quota, please check your plan and billing details."}]}'
 		[ $p = openai ] || llm_script '{"replies":[{"status":400,"error_type":"invalid_request_error","text":"Your credit balance is too low to access the Anthropic API."}]}'

@@ -369,6 +369,7 @@ no_key() {
 		"{\"status\":500,\"text\":\"upstream refused key=$KEY_URL (${KEY:0:20}...)\"}" \
 		'{"status":429,"raw":"{\"message\":\"slow down, {{authorization}}\"}"}'; do
 		heart-breaker reset --soul "$S" > /dev/null
+		hold_clear
 		llm_script "{\"replies\":[$r]}"
 		heart-wake --soul "$S" --force > "$D/stdout" 2> "$D/stderr" || true
 		grep -q 'Bearer sk-test-ECHO' "$LLM_DIR/requests.jsonl"
@@ -378,6 +379,7 @@ no_key() {
 		grep -q 'redacted' "$D/stderr" "$D/stdout" "$D/status"
 	done
 	heart-breaker reset --soul "$S" > /dev/null
+	hold_clear
 	llm_script '{"replies":[{"status":401,"text":"Incorrect API key provided: {{authorization}}."}]}'
 	run -78 heart-wake --soul "$S" --force
 	assert_output --partial 'Incorrect API key provided: Bearer [redacted].'

@@ -431,6 +431,11 @@ cron_day() {
 	p=$(soul_file held.yaml 'heart: {}')
 	heart-cap pause --soul "$p"
 	heart-wake --soul "$p" --force >> "$out"
+	# held: a 402 to one agent holds the others on its account
+	llm_script '{"replies":[{"status":402}]}'
+	heart-wake --soul "$(soul_file payer.yaml 'heart: {}')" --force > /dev/null 2>&1 || true
+	heart-wake --soul "$(soul_file payee.yaml 'heart: {}')" --force >> "$out"
+	hold_clear
 	# tool_cap, error
 	printf 'name: tooly\nheart: { schedule: { seed_tool_cap: 1 } }\ntools:\n  - name: look\n    description: Look.\n    parameters: { type: object }\n    command: [cat]\n' > tooly.yaml
 	llm_script '{"replies":[{"tool_calls":[{"name":"look","arguments":{}}]}]}'
@@ -444,7 +449,7 @@ cron_day() {
 	    sed -n 's/^\.It Cm \([a-z_]*\)$/\1/p' | sort)
 	ghost1=$(sed -n '/^\.Sh DESCRIPTION/,/^\.Ss /p' "$T/../man/heart-ghost.1" |
 	    sed -n 's/^\.It Cm //p' | tr -d ' ' | tr ',' '\n' | sort)
-	[ "$(echo "$printed" | wc -l)" -eq 15 ]
+	[ "$(echo "$printed" | wc -l)" -eq 16 ]
 	diff <(echo "$table") <(echo "$printed")
 	diff <(echo "$table") <(echo "$wake1")
 	diff <(echo "$table") <(echo "$ghost1")
@@ -503,8 +508,9 @@ first_slot() {
 	# every gate has its verdict; the next wake counts them all
 	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%TZ)" '
 	    .would == "not_due" and (.reason | test("^schedule: not due: last wake")) and
-	    .next == $n and ([.gates | keys_unsorted[]] == ["due", "hours", "checklist", "pause", "gate", "breaker", "cap", "rate"]) and
+	    .next == $n and ([.gates | keys_unsorted[]] == ["due", "hours", "checklist", "pause", "hold", "gate", "breaker", "cap", "rate"]) and
 	    .gates.pause == {"ok": true, "reason": "not paused"} and
+	    .gates.hold == {"ok": true, "reason": "not held"} and
 	    .gates.gate == {"ok": true, "reason": "no gate program"} and
 	    .gates.due.ok == false and (.gates.due.until | length > 0) and
 	    .gates.hours == {"ok": true, "reason": "all day (no active_hours)"} and
@@ -520,9 +526,10 @@ first_slot() {
 	assert_line --index 3 --partial '  hours      yes all day (no active_hours)'
 	assert_line --index 4 --partial '  checklist  yes no checklist'
 	assert_line --index 5 --partial '  pause      yes not paused'
-	assert_line --index 6 --partial '  gate       yes no gate program'
-	assert_line --index 7 --partial '  breaker    yes closed'
-	assert_line --index 8 --partial '  cap        no  schedule: daily cap reached: 2 of 2 today'
+	assert_line --index 6 --partial '  hold       yes not held'
+	assert_line --index 7 --partial '  gate       yes no gate program'
+	assert_line --index 8 --partial '  breaker    yes closed'
+	assert_line --index 9 --partial '  cap        no  schedule: daily cap reached: 2 of 2 today'
 	# run at every slot until then, heart-wake is refused (each slot
 	# used) and says the same next wake; at that time it wakes
 	for ((t = $(first_slot $((t0 + 121)) "$off" 1800); t < next; t += 1800)); do

@@ -157,6 +157,13 @@ soul_file() {
 	echo "$BATS_TEST_TMPDIR/$1"
 }
 
+# hold_clear: forget every provider account's hold (lib/hold.c), as a
+# person who fixed the account would; in whichever store is in force.
+hold_clear() {
+	rm -f "$HEART_STATE_DIR/hold.json"
+	[ -z "${REDIS_PID:-}" ] || rcli DEL 'heart:{*}:hold.json' > /dev/null
+}
+
 # state_write AGENT FILE JSON: replace the agent's state file FILE as
 # heart's writers do (a temporary name, then rename).
 state_write() {
