@@ -322,12 +322,14 @@ next_cooldown(const struct brk_conf *c, const struct brk *b, int flags)
 	return cd < c->cooldown ? c->cooldown : cd;
 }
 
-/* Open b now for cooldown seconds, or until hold if that is later. */
+/* Open b now for cooldown seconds, or until hold if that is later;
+ * kind: what opened it (struct brk_out). */
 static void
 open_now(struct brk *b, time_t now, const char *trigger, long long cooldown,
-    time_t hold, struct brk_out *o)
+    time_t hold, const char *kind, struct brk_out *o)
 {
 	said(o, "open", names[b->state]);
+	o->kind = kind;
 	b->state = BRK_OPEN;
 	b->cooldown = cooldown;
 	b->until = now + cooldown;
@@ -390,7 +392,7 @@ apply(const struct brk_conf *c, struct brk *b, time_t now,
 	switch (b->state) {
 	case BRK_HALF_OPEN:	/* the probe's result */
 		if (flags & FAILS) {
-			open_now(b, now, trig, cd, rec->hold, o);
+			open_now(b, now, trig, cd, rec->hold, "probe", o);
 			return 1;
 		}
 		b->state = BRK_CLOSED;
@@ -402,14 +404,16 @@ apply(const struct brk_conf *c, struct brk *b, time_t now,
 		said(o, "closed", "probe");
 		return 1;
 	case BRK_CLOSED:
-		if ((flags & BRK_LLM_CONFIG) || b->llm_fails >= c->threshold)
-			open_now(b, now, "llm", cd, rec->hold, o);
+		if (flags & BRK_LLM_CONFIG)
+			open_now(b, now, "llm", cd, rec->hold, "config", o);
+		else if (b->llm_fails >= c->threshold)
+			open_now(b, now, "llm", cd, rec->hold, "failures", o);
 		else if (b->tool_fails >= c->threshold)
-			open_now(b, now, "tool", cd, rec->hold, o);
+			open_now(b, now, "tool", cd, rec->hold, "failures", o);
 		else if ((flags & FAILS) && window_full(c, b, now))
-			open_now(b, now, trig, cd, rec->hold, o);
+			open_now(b, now, trig, cd, rec->hold, "window", o);
 		else if (rec->hold > now)
-			open_now(b, now, "llm", 0, rec->hold, o);
+			open_now(b, now, "llm", 0, rec->hold, "hold", o);
 		break;
 	case BRK_OPEN:		/* late news: counted; it may hold longer */
 		if (flags & BRK_LLM_CONFIG)

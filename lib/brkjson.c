@@ -249,19 +249,20 @@ emit(json_t *events, json_t *e, time_t now)
 	json_decref(e);
 }
 
-/* The "open" event of b, just opened from state `from'. */
+/* The "open" event of b, just opened from state `from' by kind. */
 static void
 open_event(const char *agent, const struct brk *b, const char *from,
-    json_t *events, time_t now)
+    const char *kind, json_t *events, time_t now)
 {
 	char until[32];
 	json_t *e;
 
 	clock_utc(b->until, until, sizeof until);
-	e = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:I,s:I}",
+	e = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:I,s:I}",
 	    "event", "open", "agent", agent, "trigger", b->trigger,
 	    "cooldown_s", (json_int_t)b->cooldown, "until", until,
 	    "reason", b->reason, "from", from,
+	    "kind", kind != NULL ? kind : "?",
 	    "llm_fails", (json_int_t)b->llm_fails,
 	    "tool_fails", (json_int_t)b->tool_fails);
 	emit(events, e, now);
@@ -282,8 +283,8 @@ brkjson_events(const char *agent, const struct brk *b,
 		if ((by = strchr(name, '/')) != NULL)
 			*by++ = '\0';
 		if (strcmp(name, "open") == 0) {
-			open_event(agent, b, by != NULL ? by : "?", events,
-			    now);
+			open_event(agent, b, by != NULL ? by : "?", o->kind,
+			    events, now);
 			continue;
 		}
 		e = event(name, agent);

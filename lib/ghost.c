@@ -4,6 +4,8 @@
  *
  * A result that is not "ok" rolls back: nothing of it is kept (the
  * statuses are status.c's table); ghostparse.c reads the result line.
+ * A breaker's notice goes the way of an "ok" result, through the
+ * outbox, but is never committed to the history.
  *
  * An "ok" result is handled under the agent's delivered.lock, held
  * from the commit to the record of the delivery: the wake id is the
@@ -199,7 +201,7 @@ add_delivered(struct ghost_txn *t)
 static int
 wanted(struct ghost_txn *t, const struct ghost_result *r, char *err)
 {
-	if (t->o->alert_only && !idle_alert(r->response))
+	if (t->o->alert_only && !r->alert && !idle_alert(r->response))
 		return 0;
 	if (t->o->dedupe > 0) {
 		if (txn_read(t, err) == -1)
@@ -265,8 +267,9 @@ commit_waiting(struct ghost_txn *t, char *err)
 			snprintf(e->err, sizeof e->err, "%s", err);
 			continue;
 		}
-		if (hist_commit(t->r.agent, t->r.messages, t->r.wake_id,
-		    t->r.chamber, t->r.at, t->o->keep, err) == -1)
+		if (t->r.hist && hist_commit(t->r.agent, t->r.messages,
+		    t->r.wake_id, t->r.chamber, t->r.at, t->o->keep,
+		    err) == -1)
 			return -1;
 		json_object_set_new(e->doc, "committed", json_true());
 		e->dirty = 1;
@@ -354,7 +357,7 @@ ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
 {
 	struct outbox_entry *e;
 	json_t *doc;
-	int rc;
+	int rc = 0;
 
 	if (txn_open(r->agent, LOCK_EX, o, now, t, err) == -1)
 		return -1;
@@ -367,8 +370,9 @@ ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
 		}
 		return 0;
 	}
-	if ((rc = hist_commit(r->agent, r->messages, r->wake_id, r->chamber,
-	    r->at, o->keep, err)) == -1) {
+	/* a breaker's notice is delivered, never kept (status.c) */
+	if (r->hist && (rc = hist_commit(r->agent, r->messages, r->wake_id,
+	    r->chamber, r->at, o->keep, err)) == -1) {
 		txn_free(t);
 		return -1;
 	}

@@ -149,11 +149,13 @@ struct brk_who {
 #define BRK_MAXEV	4
 /* What a transition did: whether this caller got the half-open probe,
  * and the transitions, in order, as "half_open", "open/FROM" or
- * "closed/BY". */
+ * "closed/BY"; what opened it: "failures" (in a row), "window",
+ * "config", "hold" or "probe" (NULL: it did not open). */
 struct brk_out {
 	int	 probe;
 	int	 nev;
 	char	 ev[BRK_MAXEV][24];
+	const char *kind;
 };
 /* brk.c: when the breaker next lets a wake go (0: now, closed or a
  * half-open probe free); whether a check has to write; the view of a
