@@ -41,6 +41,7 @@
 
 #define DLVFILE	"delivered.json"
 #define DLVLOCK	"delivered.lock"
+#define NOTICE_KEEP	(30 * 86400)	/* s: a notice delivered is known */
 
 static int
 is_space(int c)
@@ -107,7 +108,8 @@ ghost_via(const struct ghost_opts *o, char *out)
 
 
 /*
- * Check delivered.json's shape: {"delivered":[{"hash","at"}...]}; the
+ * Check delivered.json's shape: {"delivered":[{"hash","at"}...],
+ * "notices":[{"wake_id","at"}...]} ("notices" may be missing); the
  * "undelivered" list an older heart-ghost kept is left as it is.
  */
 static int
@@ -121,6 +123,14 @@ check_delivered(json_t *doc, const char *dir, char *err)
 		goto bad;
 	json_array_foreach(a, i, e)
 		if (!json_is_string(json_object_get(e, "hash")) ||
+		    clock_parse_utc(json_string_value(json_object_get(e,
+		    "at")), &t) == -1)
+			goto bad;
+	a = json_object_get(doc, "notices");
+	if (a != NULL && !json_is_array(a))
+		goto bad;
+	json_array_foreach(a, i, e)
+		if (!json_is_string(json_object_get(e, "wake_id")) ||
 		    clock_parse_utc(json_string_value(json_object_get(e,
 		    "at")), &t) == -1)
 			goto bad;
@@ -173,6 +183,45 @@ delivered_within(struct ghost_txn *t, const char *text)
 		    t->o->dedupe)
 			return 1;
 	return 0;
+}
+
+/*
+ * Was the notice wake_id delivered (heart-wake(1), NOTICES)?  A notice
+ * is in no history to say so: delivered.json's "notices" does, for
+ * NOTICE_KEEP.  Unreadable, it was not: better twice than never.
+ */
+static int
+noticed(struct ghost_txn *t, const char *wake_id)
+{
+	char err[HEART_ERRLEN];
+	json_t *e;
+	size_t i;
+
+	if (txn_read(t, err) == -1)
+		return 0;
+	json_array_foreach(json_object_get(t->doc, "notices"), i, e)
+		if (strcmp(json_string_value(json_object_get(e, "wake_id")),
+		    wake_id) == 0)
+			return 1;
+	return 0;
+}
+
+/* Remember a delivered notice, and forget those older than NOTICE_KEEP. */
+static void
+add_noticed(struct ghost_txn *t, const char *wake_id)
+{
+	json_t *keep = json_array(), *e;
+	char at[32];
+	size_t i;
+
+	json_array_foreach(json_object_get(t->doc, "notices"), i, e)
+		if (t->now - entry_time(e, "at") < NOTICE_KEEP)
+			json_array_append(keep, e);
+	clock_utc(t->now, at, sizeof at);
+	json_array_append_new(keep, json_pack("{s:s,s:s}", "wake_id",
+	    wake_id, "at", at));
+	json_object_set_new(t->doc, "notices", keep);
+	t->dirty = 1;
 }
 
 /* Remember a delivered text, and forget those older than the window. */
@@ -357,7 +406,7 @@ ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
 {
 	struct outbox_entry *e;
 	json_t *doc;
-	int rc = 0;
+	int rc;
 
 	if (txn_open(r->agent, LOCK_EX, o, now, t, err) == -1)
 		return -1;
@@ -370,8 +419,11 @@ ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
 		}
 		return 0;
 	}
-	/* a breaker's notice is delivered, never kept (status.c) */
-	if (r->hist && (rc = hist_commit(r->agent, r->messages, r->wake_id,
+	/* a breaker's notice is delivered, never kept (status.c): once
+	 * delivered, delivered.json says so */
+	if (!r->hist)
+		rc = noticed(t, r->wake_id);
+	else if ((rc = hist_commit(r->agent, r->messages, r->wake_id,
 	    r->chamber, r->at, o->keep, err)) == -1) {
 		txn_free(t);
 		return -1;
@@ -577,6 +629,8 @@ ghost_done(struct ghost_txn *t, int delivered, const char *why, char *err)
 	e->gone = 1;
 	if (t->o->dedupe > 0 && t->state == 1)
 		add_delivered(t);
+	if (!t->r.hist && txn_read(t, err) == 0)
+		add_noticed(t, e->wake_id);
 	if (outbox_drop(t->dir, "outbox", e->wake_id, err) == -1)
 		return -1;
 	return GHOST_SENT;
