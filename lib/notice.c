@@ -33,10 +33,13 @@ kind_text(const json_t *e, char *buf, size_t n)
 	const char *kind = field(e, "kind");
 	int tool = strcmp(field(e, "trigger"), "tool") == 0;
 
-	if (strcmp(kind, "failures") == 0)
-		snprintf(buf, n, "%lld failures in a row", (long long)
-		    json_integer_value(json_object_get(e, tool ?
-		    "tool_fails" : "llm_fails")));
+	long long k = json_integer_value(json_object_get(e, tool ?
+	    "tool_fails" : "llm_fails"));
+
+	if (strcmp(kind, "failures") == 0 && k == 1)
+		snprintf(buf, n, "1 failure");
+	else if (strcmp(kind, "failures") == 0)
+		snprintf(buf, n, "%lld failures in a row", k);
 	else if (strcmp(kind, "window") == 0)
 		snprintf(buf, n, "too many failures within its window");
 	else if (strcmp(kind, "config") == 0)

@@ -138,7 +138,7 @@ text() {
 	wake "$s" 5 --alert-only
 	[ "$(notices breaker_open)" -eq 1 ]
 	[ "$(wc -l < rcv/log)" -eq 1 ]
-	[[ $(text 1) == "heart: scout's model is failing (1 failures in a row): "* ]]
+	[ "$(text 1)" = "heart: scout's model is failing (1 failure): model endpoint answered HTTP 503: overloaded. No wake until 2026-11-21T12:10:00Z; heart tries again then." ]
 	llm_script '{"replies":[{"text":"[IDLE]"}]}'
 	wake "$s" 11 --alert-only
 	[ "$(notices breaker_closed)" -eq 1 ]
