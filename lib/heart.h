@@ -307,6 +307,8 @@ enum brk_state { BRK_CLOSED, BRK_OPEN, BRK_HALF_OPEN };
 				   the URL, the account's quota): the
 				   breaker opens now, whatever the
 				   count, for max_cooldown */
+#define BRK_TELL	0x20	/* a wake's outcome, whose notice heart-wake
+				   prints: its opening or closing is told */
 /*
  * A granted half-open probe that has not reported (brk_record) or been
  * handed back (brk_giveback) this many seconds later is presumed dead,

@@ -130,6 +130,7 @@ struct brk {
 	char	 probe_host[64];	/* and its host */
 	char	 trigger[8];
 	char	 reason[256];
+	int	 told;		/* its opening was told: its closing is */
 	int	 exists;	/* it was stored before */
 };
 enum brk_op { BRK_CHECK, BRK_GIVEBACK, BRK_RECORD, BRK_PEEK, BRK_RESET };
@@ -150,12 +151,15 @@ struct brk_who {
 /* What a transition did: whether this caller got the half-open probe,
  * and the transitions, in order, as "half_open", "open/FROM" or
  * "closed/BY"; what opened it: "failures" (in a row), "window",
- * "config", "hold" or "probe" (NULL: it did not open). */
+ * "config", "hold" or "probe" (NULL: it did not open); whether its
+ * opening or closing is to be told (heart-wake(1), Notices). */
 struct brk_out {
 	int	 probe;
 	int	 nev;
 	char	 ev[BRK_MAXEV][24];
 	const char *kind;
+	int	 tell;		/* the outcome's BRK_TELL */
+	int	 notice;
 };
 /* brk.c: when the breaker next lets a wake go (0: now, closed or a
  * half-open probe free); whether a check has to write; the view of a

@@ -7,11 +7,13 @@
  * process or host made it, and a transition another process made is
  * never told here.
  *
- * Invariants: an opening from closed is told, a reopening after a
- * failed probe is not (a provider down for a day is two notices); a
- * closing by the probe is told, an operator's reset is not; the error
- * told is the breaker's reason, scrubbed of secrets when it was
- * recorded (brk_record).
+ * Which transitions are told is brk.c's rule (the events' "notice"):
+ * the first opening of a stretch of failures, not a reopening after a
+ * failed probe (a provider down for a day is two notices), nor an
+ * opening by a Retry-After alone; the closing of a stretch that was
+ * told, by the probe, not by an operator's reset.  The error told is
+ * the breaker's reason, scrubbed of secrets when it was recorded
+ * (brk_record).
  */
 #include <stdio.h>
 #include <string.h>
@@ -109,11 +111,11 @@ notice_of(const json_t *res)
 
 	json_array_foreach(json_object_get(res, "breaker_events"), i, e) {
 		ev = field(e, "event");
-		if (strcmp(ev, "open") == 0 &&
-		    strcmp(field(e, "from"), "closed") == 0)
+		if (!json_is_true(json_object_get(e, "notice")))
+			continue;
+		if (strcmp(ev, "open") == 0)
 			return open_notice(res, e);
-		if (strcmp(ev, "closed") == 0 &&
-		    strcmp(field(e, "by"), "probe") == 0)
+		if (strcmp(ev, "closed") == 0)
 			return closed_notice(res, e);
 	}
 	return NULL;

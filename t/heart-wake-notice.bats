@@ -169,3 +169,37 @@ text() {
 	    "breaker_open") | $l[. - 1].wake_id + "-breaker" ==
 	    $l[.].wake_id] | length == 2 and all' wakes.jsonl
 }
+
+@test "a Retry-After alone is no notice, nor its end; an opening heart-breaker record made is told by the first wake that fails" {
+	s=$(soul_file scout.yaml 'heart: {}')
+	# a 429 that holds the breaker a minute, then answers
+	llm_script '{"replies":[{"status":429,"text":"slow down","headers":{"Retry-After":"60"}},{"text":"[IDLE]"}]}'
+	wake "$s" 0
+	wake "$s" 2
+	jq -e -s 'map(.status) == ["error", "idle"]' wakes.jsonl
+	[ ! -s rcv/log ]
+	# a script's own records open it: events, no notice
+	for i in 1 2 3; do
+		run -0 at_epoch $((T0 + 600)) heart-breaker record --soul "$s" llm-fail
+	done
+	assert_output --partial '"event":"open"'
+	# the probe fails: this wake is the first to tell it
+	llm_script '{"replies":[{"status":500,"text":"down"}]}'
+	: > wakes.jsonl
+	wake "$s" 26
+	jq -e -s 'map(.status) == ["error", "breaker_open"] and
+	    .[1].kind == "failures"' wakes.jsonl
+	[ "$(wc -l < rcv/log)" -eq 1 ]
+	[[ $(text 1) == "heart: scout's model is failing (4 failures in a row): "* ]]
+	# a reset closes it: no notice; opened again by records, a wake's
+	# good probe closes it and tells nothing either
+	run -0 at_epoch $((T0 + 60 * 60)) heart-breaker reset --soul "$s"
+	for i in 1 2 3; do
+		run -0 at_epoch $((T0 + 60 * 61)) heart-breaker record --soul "$s" llm-fail
+	done
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	: > wakes.jsonl
+	wake "$s" 80
+	jq -e -s 'map(.status) == ["idle"]' wakes.jsonl
+	[ "$(wc -l < rcv/log)" -eq 1 ]
+}
