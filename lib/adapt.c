@@ -32,6 +32,8 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+enum { ADAPT_BUSY_HERE = 1, ADAPT_BUSY_ELSEWHERE };	/* adapt_fig.busy */
+
 #define ACTFILE		"activity.json"
 #define RUN_STEP	0.25	/* doublings per ghost in a row */
 #define OTHER_DAYS	6.0	/* the other days' ghosts count 1/6 */
@@ -163,6 +165,10 @@ from_json(json_t *j, struct adapt *a, char *what, size_t n)
 	return 0;
 }
 
+/*
+ * Read agents/ID/activity.json in dir: *out = NULL when there is none
+ * (an agent with no history).  0, or -1 with err.
+ */
 int
 adapt_load(const char *dir, struct adapt **out, char *err)
 {

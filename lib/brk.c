@@ -40,10 +40,31 @@
 #include "heartint.h"
 #include "heartstore.h"
 
+/*
+ * The outcome flags of brk_record (heartstore.h), one LLM and one tool
+ * flag combined: BRK_LLM_OK, the model answered (resets the LLM count);
+ * BRK_LLM_FAIL, an HTTP error, a timeout, an unreadable reply;
+ * BRK_TOOL_OK, the wake's tool calls all succeeded (resets the tool
+ * count); BRK_TOOL_FAIL, a tool failed, or seed_tool_cap was passed;
+ * BRK_LLM_CONFIG, with BRK_LLM_FAIL, a failure only a person can fix
+ * (the key, the model, the URL, the account's quota): the breaker
+ * opens now, whatever the count, for max_cooldown; BRK_TELL, with
+ * others, a wake's outcome, whose notice heart-wake prints.
+ *
+ * struct brk_out's kind says what opened it: "failures" (in a row),
+ * "window", "config", "hold" (a Retry-After alone) or "probe"; its
+ * notice, that the transition is told (heart-wake(1), Notices).
+ */
 #define FAILS	(BRK_LLM_FAIL | BRK_TOOL_FAIL)
 
 static const char *const names[] = { "closed", "open", "half_open" };
 
+/*
+ * The soul's breaker keys; a NULL soul gives the defaults 3, 15m, 2h,
+ * and a window of 10 failures within 1h.  A breaker keeps the keys it
+ * was last given; a call given a NULL conf goes by those (else the
+ * defaults) and leaves them as they are.
+ */
 void
 brk_from_soul(const struct soul *s, struct brk_conf *c)
 {
@@ -128,6 +149,8 @@ keys(const struct brk_conf *c, const struct brk *b, struct brk_conf *o)
 	return kept;
 }
 
+/* When the breaker next lets a wake go: 0 now (closed, or a half-open
+ * probe free). */
 time_t
 brk_next_go(const struct brk *b)
 {

@@ -33,7 +33,7 @@ parse_utc(const char *s, time_t *t)
 	return *t > 0 ? 0 : -1;
 }
 
-void
+static void
 brkjson_put_time(json_t *o, const char *key, time_t t)
 {
 	char buf[32];
@@ -219,6 +219,7 @@ put_window(json_t *j, const struct brk *b)
 	json_object_set_new(j, "failed_at", a);
 }
 
+/* The document to write of b, agents/ID/BRKFILE. */
 json_t *
 brkjson_of(const char *agent, const struct brk *b, time_t now)
 {

@@ -111,6 +111,11 @@ transition(const char *agent, enum brk_op op, const struct brk_conf *given,
 	return 0;
 }
 
+/*
+ * May a wake go now?  *allowed = 1 when closed, or when this caller was
+ * granted the half-open probe (then *probe = 1).  Transitions (open ->
+ * half_open) are appended to `events' (a JSON array, may be NULL).
+ */
 int
 brk_check(const char *agent, const struct brk_conf *conf, time_t now,
     int *allowed, int *probe, struct brk_view *vo, json_t *events,
@@ -133,6 +138,11 @@ brk_check(const char *agent, const struct brk_conf *conf, time_t now,
 	return 0;
 }
 
+/*
+ * Hand back a probe that was granted but not used (e.g. the cap then
+ * refused the wake): the breaker stays half-open, a later caller may
+ * probe.
+ */
 int
 brk_giveback(const char *agent, time_t now, char *err)
 {
@@ -146,6 +156,12 @@ brk_giveback(const char *agent, time_t now, char *err)
 	    err);
 }
 
+/*
+ * Feed an outcome (BRK_* flags) with a human reason (may be NULL); with
+ * BRK_LLM_FAIL, a hold later than now keeps the breaker open at least
+ * until then (a provider's Retry-After), opening it now if need be (0:
+ * none); transitions are appended to `events'.
+ */
 int
 brk_record(const char *agent, const struct brk_conf *conf, time_t now,
     int flags, time_t hold, const char *reason, json_t *events, char *err)

@@ -42,6 +42,9 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+#define TOOL_LIVEMAX	1100	/* children of one process at once: a
+				   round's workers, a wake's servers */
+
 extern char **environ;
 
 static const int fatal[3] = { SIGTERM, SIGINT, SIGHUP };

@@ -20,6 +20,8 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+#define GATE_MAXOUT	(4 * 1024)	/* a gate's output, for the prompt */
+
 /* The agent's scratch directory, made if need be. */
 static int
 scratch(const char *dir, char *buf, size_t n, char *err)
@@ -59,6 +61,16 @@ first_line(const struct tool_out *o)
 	return xstrdup(line);
 }
 
+/*
+ * Run chamber c's gate in dir, after the cheap gates and before the
+ * breaker and the cap, with the tools' environment and
+ *   HEART_LAST_WAKE	the chamber's last admitted wake, epoch seconds
+ *			(0: never), and HEART_LAST_WAKE_AT, in UTC ("")
+ *   HEART_GATE_DIR	agents/ID/gate/, the agent's scratch directory.
+ * GATE_WAKE (g->text: its output, at most GATE_MAXOUT bytes, for the
+ * prompt), GATE_SKIP (g->text: its first line), or GATE_FAIL (err: why,
+ * a tool failure).
+ */
 int
 gate_run(const struct soul *s, enum chamber c, const struct tool_ctx *ctx,
     const char *dir, time_t last, struct gate_out *g, char *err)

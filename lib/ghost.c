@@ -39,9 +39,14 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+#define GHOST_RETRY_FOR	(24 * 3600)	/* ghost_opts.retry_for's 0 */
+#define GHOST_HOLD	(10 * 60)	/* a failing answer holds up the
+					   later ones for this long */
+#define GHOST_NOTICE_KEEP (30 * 86400)	/* a notice delivered is known
+					   this long (delivered.json) */
+
 #define DLVFILE	"delivered.json"
 #define DLVLOCK	"delivered.lock"
-#define NOTICE_KEEP	(30 * 86400)	/* s: a notice delivered is known */
 
 static int
 is_space(int c)
@@ -91,7 +96,7 @@ hash_bytes(uint64_t h, const char *s, size_t n)
  * words, each ended by a NUL; never the words themselves, which may
  * hold a secret.
  */
-void
+static void
 ghost_via(const struct ghost_opts *o, char *out)
 {
 	char head[64];
@@ -188,7 +193,7 @@ delivered_within(struct ghost_txn *t, const char *text)
 /*
  * Was the notice wake_id delivered (heart-wake(1), NOTICES)?  A notice
  * is in no history to say so: delivered.json's "notices" does, for
- * NOTICE_KEEP.  Unreadable, it was not: better twice than never.
+ * GHOST_NOTICE_KEEP.  Unreadable, it was not: better twice than never.
  */
 static int
 noticed(struct ghost_txn *t, const char *wake_id)
@@ -206,7 +211,8 @@ noticed(struct ghost_txn *t, const char *wake_id)
 	return 0;
 }
 
-/* Remember a delivered notice, and forget those older than NOTICE_KEEP. */
+/* Remember a delivered notice; forget those older than
+ * GHOST_NOTICE_KEEP. */
 static void
 add_noticed(struct ghost_txn *t, const char *wake_id)
 {
@@ -215,7 +221,7 @@ add_noticed(struct ghost_txn *t, const char *wake_id)
 	size_t i;
 
 	json_array_foreach(json_object_get(t->doc, "notices"), i, e)
-		if (t->now - entry_time(e, "at") < NOTICE_KEEP)
+		if (t->now - entry_time(e, "at") < GHOST_NOTICE_KEEP)
 			json_array_append(keep, e);
 	clock_utc(t->now, at, sizeof at);
 	json_array_append_new(keep, json_pack("{s:s,s:s}", "wake_id",
@@ -400,6 +406,12 @@ revive(struct ghost_txn *t, const struct ghost_result *r, char *err)
 	return outbox_drop(t->dir, "dead", r->wake_id, err);
 }
 
+/*
+ * One agent's deliveries, from ghost_begin or ghost_open to ghost_end,
+ * under its delivered.lock.  Commit an "ok" result and put it in the
+ * outbox (a replayed one waiting or dead: due now): 0; 1 (err: a
+ * warning, go on); -1 (err: not kept, nothing held).
+ */
 int
 ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
     time_t now, struct ghost_txn *t, char *err)
@@ -440,6 +452,8 @@ ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
 	return rc == -1 ? 1 : 0;
 }
 
+/* The outbox alone (--flush): 0; 1 when nothing waits or another
+ * process has the agent; -1 (err). */
 int
 ghost_open(const char *agent, const struct ghost_opts *o, time_t now,
     struct ghost_txn *t, char *err)
@@ -539,6 +553,11 @@ leave(struct ghost_txn *t, struct outbox_entry *e, char *err)
 	return rc;
 }
 
+/*
+ * 1: deliver *r now (err may warn); 0: no more now; -1: an entry is
+ * skipped (err), call again; GHOST_DEAD: an answer left to other
+ * options was given up (err), call again.
+ */
 int
 ghost_next(struct ghost_txn *t, const struct ghost_result **r, char *err)
 {
@@ -619,6 +638,8 @@ failed(struct ghost_txn *t, struct outbox_entry *e, const char *why,
 	return GHOST_RETRY;
 }
 
+/* The delivery of the answer ghost_next gave: GHOST_SENT; GHOST_RETRY
+ * (err: the next try's time); GHOST_DEAD (err: the dead letter); -1. */
 int
 ghost_done(struct ghost_txn *t, int delivered, const char *why, char *err)
 {

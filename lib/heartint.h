@@ -1,14 +1,8 @@
 /*
- * heartint.h - private to libheart: what every wing of the library
- * shares and no program calls (errors, secrets, time, the state
- * directory, YAML, souls, statuses), with the documented defaults.  It
- * includes heart.h, the public header, and is grouped by source file
- * the same way.  Each wing has its own header besides, included only
- * where it is used: heartstore.h (the stores), heartwake.h (the wake,
- * the model and heart-ghost's side), heartpulse.h (the pulse chamber);
- * and redis.h, the Redis store's own.  A prototype marked "(tests)"
- * is called, outside its own file, only by the test drivers (t/) or
- * the fuzz targets (fuzz/) it names.
+ * heartint.h - private to libheart: the ground every wing stands on
+ * (HACKING), with the documented defaults; it includes heart.h.  Each
+ * wing has its own header, included only where used.  "(tests)" marks
+ * what outside its file only t/ or fuzz/ calls.
  */
 #ifndef HEARTINT_H
 #define HEARTINT_H
@@ -24,38 +18,28 @@
 uint64_t fnv1a(uint64_t, unsigned char);
 uint64_t fnv1a_str(uint64_t, const char *);
 int	 file_read(const char *, size_t, char **, size_t *);
-/*
- * A child's environment: the entries of environ that keep(entry, arg)
- * accepts (all when keep is NULL), without the names of set, then set
- * ("NAME=value" each, NULL-ended).  Free it with env_free.
- */
+/* a child's environment, to free with env_free */
 char	**env_make(int (*)(const char *, const void *), const void *,
 	    char *const *);
 void	 env_free(char **);
 /* The wall clock in ms (round.c: a second to the tick) */
 long long wall_ms(void);
 
-/*
- * secret.c: the secrets heart holds (the model's API key, the Redis and
- * MQTT passwords), registered where they are read; text from outside
- * is scrubbed of them before it is printed or stored: every message by
- * errf, any other text by secret_dup.
- *   secret_add(value)		register (NULL or under 4 bytes: none)
- *   secret_scrub(buf, size)	scrub a string in place, cut to fit
- *   secret_dup(s)		a scrubbed copy, to free
- *   secret_json(j)		every string of j scrubbed in place
- *   secret_held(v)		1 if v is a secret held, in any form
- *   secret_password_var(e)	1 if e ("NAME=value") holds a password,
- *				or is a delivery's setting (HEART_DELIVER_*)
- */
+/* utf8.c */
+size_t	 utf8_len(const unsigned char *, size_t);
+char	*utf8_clean(const char *, size_t, size_t *);
+
+/* secret.c: the secrets heart holds, scrubbed from what it says */
 void	 secret_add(const char *);
-void	 secret_scrub(char *, size_t);
 void	 secret_json(json_t *);
 int	 secret_held(const char *);
 int	 secret_password_var(const char *);
-/* errf's message is scrubbed of secrets and made one line
- * (secret_scrub, text_line) */
+/* errf: a message, scrubbed of secrets, one line */
 void	 errf(char *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+/* warning.c */
+void	 warningf(const char *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 
 /* dur.c */
@@ -88,11 +72,7 @@ int	 state_replace(const char *, const char *, const char *, size_t,
 int	 state_read_json(const char *, const char *, json_t **, char *);
 int	 state_read_doc(const char *, const char *, json_t **, char *);
 int	 state_write_json(const char *, const char *, const json_t *, char *);
-/*
- * How a replaced file is kept (heart(7), State).  Every one is whole
- * whenever a process is killed and, but a STATE_CACHE, after a power
- * cut too; they differ in when the new version is also durable.
- */
+/* how a replaced file is kept (state.c; heart(7), State) */
 enum state_keep {
 	STATE_SYNC,	/* at once: fdatasync, rename, fsync of the dir */
 	STATE_WHOLE,	/* at the next sync of its directory, or the
@@ -105,11 +85,7 @@ int	 state_swap_json(const char *, const char *, const json_t *,
 	    enum state_keep, char *);
 int	 state_count(const json_t *, const char *, long long *);
 
-/*
- * yj.c: YAML read into jansson JSON, with the source position of every
- * key and value kept beside the tree so that validation can say
- * file:line:column.
- */
+/* yj.c: YAML into JSON, each key's and value's place kept */
 struct yj_pos {
 	const json_t *parent;	/* object or array holding the item */
 	char	*key;		/* object key, or NULL for array items */
@@ -124,7 +100,6 @@ struct yj {
 	size_t	 npos;
 	int	 nodoc;	/* no document (blank, or comments): root is {} */
 };
-
 int	yj_load(const char *, size_t, int, const char *, struct yj *,
 	    char *);
 void	yj_free(struct yj *);
@@ -133,27 +108,19 @@ const struct yj_pos *yj_item(const struct yj *, const json_t *, size_t);
 
 /* price.c */
 char	*price_text(long long, int, char *, size_t);
-/*
- *   price_parse(j, &p, err)	read a price; NULL or null: p.set = 0
- *   price_cost(&p, &u)		what usage u cost at p
- *   price_json(nano)		a cost as dollars in JSON
- */
 int	 price_parse(const json_t *, struct price *, char *);
 long long price_cost(const struct price *, const struct usage *);
 json_t	*price_json(long long);
 
 /* soul.c */
+#define HEART_SOULMAX	(1024 * 1024)	/* a soul file (heart(7), LIMITS) */
 /* (tests) fuzz/llm.c fuzz/judge.c */
 void	 soul_defaults(struct soul *);
 /* (tests) fuzz/llm.c fuzz/judge.c */
 struct soul *soul_new(const char *);
 /* (tests) t/soul-dump.c fuzz/soul.c */
 json_t	*soul_json(const struct soul *);
-/*
- * The documented defaults of the caps and the breaker (heart-soul(5)),
- * for a soul that leaves them out and for an agent whose soul is not
- * at hand (heart-cap take AGENT, heart-breaker check AGENT).
- */
+/* the documented defaults (heart-soul(5)) of the caps and the breaker */
 #define DEF_SCHEDULE_CAP	48
 #define DEF_IDLE_CAP		12
 #define DEF_BRK_THRESHOLD	3
@@ -162,12 +129,10 @@ json_t	*soul_json(const struct soul *);
 #define DEF_BRK_WINDOW_FAILS	10
 #define DEF_BRK_WINDOW		3600
 #define BRK_WINDOW_MAX		100	/* breaker.window.failures at most */
-#define GATE_TIMEOUT		10	/* a gate program's, s */
 /* llm.cache: Anthropic's prompt cache */
 enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
 /* mcp_servers: a server's tool NAME is offered as SERVER__NAME */
 #define MCP_SEP		"__"
-#define MCP_NAMEMAX	32		/* a server's name */
 #define MCP_SERVERMAX	16		/* servers in a soul */
 /* soulfacts.c */
 const struct price *soul_price(const struct soul *, int);
@@ -176,11 +141,7 @@ int	 soul_triage_same_provider(const struct soul *);
 int	 soul_tool_name_ok(const char *);
 int	 soul_hours_in(const struct hours *, int);
 
-/*
- * status.c: the statuses of a wake result and what ghost mode does with
- * each (roll back, commit, an error): one table for heart-wake, which
- * names statuses only through it, and heart-ghost.
- */
+/* status.c: the statuses of a wake result, one table */
 enum wake_status {
 	ST_OK, ST_IDLE, ST_CAPPED, ST_OPEN, ST_NOT_DUE, ST_QUIET,
 	ST_NOT_IDLE, ST_BUSY, ST_EMPTY, ST_TOOL_CAP, ST_DRY_RUN, ST_ERROR,
@@ -190,7 +151,6 @@ enum wake_status {
 	ST_BREAKER_OPEN, ST_BREAKER_CLOSED,
 	ST_NSTATUS
 };
-
 const char *status_name(enum wake_status);
 enum ghost_kind status_kind(enum wake_status);
 int	 status_ran(enum wake_status);
@@ -210,7 +170,6 @@ struct jscan_member {
 	size_t	 len;
 	int	 type;		/* out: JSCAN_* */
 };
-
 int	 jscan_object(const char *, size_t, struct jscan_member *, size_t,
 	    char *);
 int	 jscan_string(const char *, size_t, char *, size_t);

@@ -1,9 +1,4 @@
-/*
- * heartpulse.h - private to libheart's pulse chamber: what a pulse
- * says (pulse.c), the publisher's agents (pubagents.c, pubstate.c),
- * the broker connection (mqtt.c, broker.c), the watcher's map
- * (watchmap.c) and systemd's notifications (sdnotify.c).
- */
+/* heartpulse.h - private to libheart's pulse side (HACKING: pulse) */
 #ifndef HEARTPULSE_H
 #define HEARTPULSE_H
 
@@ -13,11 +8,7 @@
 #define PULSE_BREAKER	1
 #define PULSE_WAKE		2
 #define PULSE_CAP		4
-/*
- * The texts (brk_reason, last_error) are owned by the state: NULL or
- * allocated, freed by pulse_clear.  A copy of the struct must not be
- * freed, and pulse_changed does not look at them.
- */
+/* its texts are its own: pulse_clear frees them */
 struct pulse_state {	/* a publisher keeps one per agent: keep it small */
 	char	 breaker[12];	/* closed, open, half_open; "": unknown */
 	int	 waking;	/* 1, 0, or -1: unknown */
@@ -38,11 +29,9 @@ struct pulse_state {	/* a publisher keeps one per agent: keep it small */
 	char	*last_error;	/* its error, or NULL */
 	time_t	 answer;	/* the last real answer seen; 0: none */
 };
-
 int	 pulse_read(const char *, const char *, const struct caps *, time_t,
 	    unsigned, struct pulse_state *, char *);
 void	 pulse_clear(struct pulse_state *);
-#define PULSE_TEXTMAX	121	/* a reason in a pulse: 120 bytes at most */
 int	 pulse_changed(const struct pulse_state *, const struct pulse_state *);
 int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
 	    time_t);
@@ -64,7 +53,6 @@ struct pulse_agentinfo {
 	long long interval;	/* seconds */
 	long long misses;
 };
-
 int	 pulse_prefix_valid(const char *);
 int	 pulse_topic(char *, size_t, const char *, const char *,
 	    const char *);
@@ -77,11 +65,7 @@ void	 pulse_node_name(const char *, long, char *, size_t);
 char	*pulse_acl(const char *, const char *, const char *const *, size_t);
 int	 pulse_rival(const struct pulse_node *, const char *, int);
 
-/*
- * pubagents.c: the agents of one publisher and their schedule (a binary
- * min-heap on `due'), loaded from their souls; pubstate.c keeps the
- * state their pulses carry
- */
+/* pubagents.c: the agents of one publisher and their schedule */
 #define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP)
 
 struct pubagent {
@@ -105,17 +89,10 @@ struct pubagent {
 	struct pulse_state st;
 };
 
-/* A place in the schedule: the due time is the heap's own, so that
-   ordering it reads no agent. */
-struct pubagent_slot {
-	long long due;		/* monotonic ms of the agent's next pulse */
-	struct pubagent *a;
-};
-
 struct pubagents {
 	struct pubagent **a;	/* sorted by id */
 	size_t	 n;
-	struct pubagent_slot *heap;
+	struct pubagent_slot *heap;	/* pubagents.c's */
 	size_t	 hn;		/* agents in the heap (== n between calls) */
 	struct pubagent **wdmap;
 	size_t	 nwd;
@@ -129,12 +106,10 @@ struct pubagents {
 	long long interval;	/* override, s; -1: the souls' */
 	size_t	 nbad;		/* souls that did not load, last load */
 };
-
 struct pubagents *pubagents_new(long long, int);
 void	 pubagents_free(struct pubagents *);
 size_t	 pubagents_size(const struct pubagents *);
-/* pubwarn.c: warnings queued (pubagents_warnf), said in order
- * (pubagents_warning: the next, to free, or NULL) */
+/* pubwarn.c */
 void	 pubagents_warnf(struct pubagents *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 char	*pubagents_warning(struct pubagents *);
@@ -162,8 +137,7 @@ int	 pubstate_pulse(struct pubagents *, struct pubagent *, int,
 	    const char *, const char *, long long, const struct timespec *,
 	    char *, size_t, char *, size_t);
 
-/* mqtt.c: one broker connection, our poll loop, our reconnect policy
-   (only heart-pulse links it, and libmosquitto with it) */
+/* mqtt.c: one broker connection (only heart-pulse links it) */
 enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
 #define MQTT_EV_UP	1	/* connected (CONNACK accepted) */
 #define MQTT_EV_DOWN	2	/* a working connection went */
@@ -188,9 +162,7 @@ struct mqtt_conf {
 	int	 keepalive;	/* seconds */
 	long long backoff_max;	/* ms */
 };
-
 struct mqtt;
-
 int	 mqtt_url_parse(const char *, struct mqtt_url *, char *);
 int	 mqtt_password(const char *, char **, char *);
 struct mqtt *mqtt_new(const struct mqtt_conf *, char *);
@@ -220,19 +192,7 @@ void	 mqtt_disconnect(struct mqtt *);
 int	 sdnotify_send(const char *, char *);
 long long sdnotify_watchdog(void);
 
-/*
- * broker.c: the broker connection of heart-pulse's two ends: its
- * defaults, name, credentials, and what its events say (messages to
- * the warning sink, warning.c; a failure retrying cannot mend kept in
- * fatal and why).
- *   broker_init(b, o, watcher)	the name on the broker, no I/O
- *   broker_open(b, err)	the connection, not yet dialled: 0, or
- *	HX_USAGE or HX_CONFIG with err
- *   broker_report(b, ev)	mqtt_io's events said
- *   broker_timeout(b, now, until)	a poll's timeout, ms
- *   broker_flush(b, deadline, acked)	what is queued, written
- *   broker_failed(b, err)	b->why into err: -1
- */
+/* broker.c: the broker connection of heart-pulse's two ends */
 struct broker {
 	const struct pulse_opts *o;
 	struct mqtt *q;
@@ -247,7 +207,6 @@ struct broker {
 	int	 fatal;
 	char	 why[HEART_ERRLEN];
 };
-
 void	 broker_init(struct broker *, const struct pulse_opts *, int);
 int	 broker_prefix_check(const struct broker *, char *);
 int	 broker_open(struct broker *, char *);
@@ -263,7 +222,6 @@ int	 broker_failed(const struct broker *, char *);
 
 /* watchmap.c: the watcher's liveness map, and its changes */
 struct watchmap;
-
 struct watchmap *watchmap_new(const char *, long long, long long);
 void	 watchmap_free(struct watchmap *);
 void	 watchmap_message(struct watchmap *, const char *, const char *, int,

@@ -1,17 +1,8 @@
-/*
- * heartsoul.h - the soul loader's own header: how soul.c, soulcheck.c,
- * soulkey.c, soultool.c and souljson.c share one load of a soul.
- * Included by those files alone, after heartint.h.
- */
+/* heartsoul.h - the soul loader's own (HACKING: soul), after heartint.h */
 #ifndef HEARTSOUL_H
 #define HEARTSOUL_H
 
-/*
- * soulcheck.c: one load of a soul (soul.c) and the checks of its
- * values: soul_TYPE(v, obj, key, path, ..., &dst) reads obj[key] into
- * dst when it is there; a fault is -1 and "file:line:col: path: what"
- * in v->err.
- */
+/* soulcheck.c: one load of a soul, and the checks of its values */
 struct soul_loading {
 	const struct yj *y;
 	const char *file;
@@ -57,8 +48,6 @@ enum soul_map {
 	M_TOOL = 1 << 12,	/* an item of tools (its own code) */
 	M_SERVER = 1 << 13	/* a server of mcp_servers (its own code) */
 };
-#define M_CH	(M_SCHED | M_IDLE)
-#define M_EP	(M_LLM | M_TRIAGE)
 const char *soul_map_path(unsigned);
 void	*soul_map_base(struct soul *, unsigned);
 const char *soul_key_path(char *, size_t, const char *, const char *);

@@ -1,13 +1,7 @@
 /*
- * heartstore.h - private to libheart's stores: where caps, breakers,
- * wake locks, wake.json and the rate limit's buckets are kept (store.c,
- * redisstore.c), and the pure rules that decide on them (cap.c, brk.c,
- * bucket.c), with the breaker's document (brkjson.c).
- *
- * The rules (cap_step, brk_step, bucket_step) are pure functions of
- * (state, now, configuration): no I/O, no clock.  Each changes the
- * state it is given into the state after and returns 1 when that is
- * to be written back, 0 when not.
+ * heartstore.h - private to libheart's stores (HACKING: stores).  The
+ * rules (cap_step, brk_step, bucket_step) are pure: no I/O, no clock;
+ * each returns 1 when the state it changed is to be written back.
  */
 #ifndef HEARTSTORE_H
 #define HEARTSTORE_H
@@ -21,22 +15,7 @@ void	 store_unlock(int);
 int	 store_read_json(const char *, const char *, json_t **, char *);
 int	 store_put_json(const char *, const char *, const json_t *,
 	    enum state_keep, char *);
-/*
- * The stores: what a server store (redisstore.c) plugs into store.c, and
- * the raw breaker it hands back to brk.c.  The file store is in store.c
- * itself: flock(2) around read-decide-write.
- */
-/*
- * A wake lock held in a server store is leased: a holder killed before
- * it lets go blocks its agent for at most this many seconds.  Longer
- * than any wake: the model's timeout (60s by default) times its rounds
- * of tool calls.
- */
-#define STORE_WAKE_LEASE	900
-/*
- * A store keeps bytes: an agent's documents (cap.json, breaker.json,
- * wake.json) and its wake lock.  It knows nothing of caps and breakers.
- */
+/* a server store (redisstore.c), plugged into store.c: it keeps bytes */
 struct store_ops {
 	const char *name;	/* the URL, for messages */
 	/* *doc: agent's document `name' as stored (NULL: none); free it */
@@ -62,13 +41,6 @@ struct store_ops {
 	/* in a forked child: drop the parent's connection, unused */
 	void	(*forked)(void);
 };
-/*
- * A read-decide-write of one document: step is given what is stored
- * (NULL: nothing) and sets *next to what is to be written instead
- * (NULL: nothing) and *ttl to how long a server keeps it (seconds).
- * It may be called again, with what another writer left, and must
- * decide afresh each time.
- */
 typedef int (*store_step_fn)(json_t *cur, json_t **next, long long *ttl,
     void *ctx, char *err);
 const struct store_ops *store_ops(void);	/* NULL: files */
@@ -108,10 +80,13 @@ int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
 	    const char *zone, time_t now, int *admitted);
 
 /* brk.c */
-/* Hand back a probe that was granted but not used (e.g. the cap then
- * refused the wake): the breaker stays half-open, a later caller may
- * probe. */
-int	 brk_giveback(const char *agent, time_t now, char *err);
+/* outcome flags for brk_record (brk.c says each) */
+#define BRK_LLM_OK	0x1
+#define BRK_LLM_FAIL	0x2
+#define BRK_TOOL_OK	0x4
+#define BRK_TOOL_FAIL	0x8
+#define BRK_LLM_CONFIG	0x10
+#define BRK_TELL	0x20
 /* The breaker as stored, whichever the store (brk.c owns the rules). */
 struct brk {
 	enum brk_state state;
@@ -134,8 +109,7 @@ struct brk {
 	int	 exists;	/* it was stored before */
 };
 enum brk_op { BRK_CHECK, BRK_GIVEBACK, BRK_RECORD, BRK_PEEK, BRK_RESET };
-/* An outcome for BRK_RECORD: flags, a time to stay open until (0:
- * none) and the reason kept, already one line. */
+/* an outcome for BRK_RECORD; the reason already one line */
 struct brk_rec {
 	int	 flags;
 	time_t	 hold;
@@ -148,11 +122,8 @@ struct brk_who {
 };
 
 #define BRK_MAXEV	4
-/* What a transition did: whether this caller got the half-open probe,
- * and the transitions, in order, as "half_open", "open/FROM" or
- * "closed/BY"; what opened it: "failures" (in a row), "window",
- * "config", "hold" or "probe" (NULL: it did not open); whether its
- * opening or closing is to be told (heart-wake(1), Notices). */
+/* what a transition did: the probe, and "half_open", "open/FROM"...;
+ * what opened it, and whether it is told (brk.c) */
 struct brk_out {
 	int	 probe;
 	int	 nev;
@@ -161,9 +132,6 @@ struct brk_out {
 	int	 tell;		/* the outcome's BRK_TELL */
 	int	 notice;
 };
-/* brk.c: when the breaker next lets a wake go (0: now, closed or a
- * half-open probe free); whether a check has to write; the view of a
- * breaker at now, with the keys given (NULL: those kept) */
 time_t	 brk_next_go(const struct brk *);
 int	 brk_check_writes(const struct brk *, time_t);
 void	 brk_view_of(const struct brk *, const struct brk_conf *, time_t,
@@ -173,28 +141,25 @@ int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *given,
 	    time_t now, const struct brk_rec *, const struct brk_who *,
 	    struct brk_out *);
 
-/*
- * brkjson.c: the breaker's document, agents/ID/BRKFILE, and the events
- * of a transition done (brk.c does the transitions, brkstore.c the
- * reads and writes)
- *   brkjson_parse(agent, j, &b, err)	b from the document (NULL: none)
- *   brkjson_of(agent, &b, now)		the document to write
- *   brkjson_events(agent, &b, &o, events, now)
- *					o's transitions as events
- *   brkjson_put_time(o, key, t)	a time in UTC (0: null)
- */
+/* brkjson.c: the breaker's document, and a transition's events */
 #define BRKFILE	"breaker.json"
 int	 brkjson_parse(const char *, json_t *, struct brk *, char *);
 json_t	*brkjson_of(const char *, const struct brk *, time_t);
 void	 brkjson_events(const char *, const struct brk *,
 	    const struct brk_out *, json_t *, time_t);
-void	 brkjson_put_time(json_t *, const char *, time_t);
 
+/* brkstore.c */
+int	 brk_giveback(const char *agent, time_t now, char *err);
 
-/* bucket.c */
-/* An endpoint's bucket as stored (bucket.c owns the rules): requests
- * and tokens taken per second of the window, oldest first, and the
- * wakes it deferred, in line in the order they were first deferred. */
+/* pause.c: one pause (since 0: none; until 0: until resumed) */
+struct pause_entry {
+	time_t	 since, until;
+};
+/* (tests) t/core-step.c */
+void	 pause_rule(const struct pause_entry *, const struct pause_entry *,
+	    time_t now, struct pause_view *);
+
+/* bucket.c: an endpoint's bucket as stored (bucket.c owns the rules) */
 #define BKT_SLOTS	124	/* the window on either side of now */
 #define BKT_LINE	512	/* wakes kept in line */
 struct bucket {
@@ -212,7 +177,6 @@ struct bucket {
 	long long n429, throttled, taken;	/* counted since it began */
 	long long ahead;	/* the last take's: wakes in line before it */
 };
-
 enum bkt_op { BKT_TAKE, BKT_GIVE, BKT_MOVE, BKT_RECORD, BKT_SLOW, BKT_PEEK };
 
 struct bkt_args {
@@ -225,14 +189,5 @@ struct bkt_args {
 /* (tests) t/core-step.c */
 int	 bucket_step(struct bucket *, enum bkt_op, const struct bkt_args *,
 	    time_t now, time_t *until);
-
-/* pause.c: one pause (since 0: none; until 0: until resumed), and the
- * rule: is an agent paused at now, by its own pause or the fleet's */
-struct pause_entry {
-	time_t	 since, until;
-};
-/* (tests) t/core-step.c */
-void	 pause_rule(const struct pause_entry *, const struct pause_entry *,
-	    time_t now, struct pause_view *);
 
 #endif

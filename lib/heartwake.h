@@ -1,31 +1,19 @@
 /*
- * heartwake.h - private to libheart's wake: one wake (run.c, talk.c)
- * and its gates (wake.c, adapt.c, gate.c, checklist.c), the model
- * (llm.c, http.c, ask.c, triage.c, idle.c), tools (tool.c, mcp.c), a
- * round (round.c, soulcache.c), and heart-ghost's side (hist.c,
- * ghost.c, outbox.c).
+ * heartwake.h - private to libheart's wake, its model, its tools and
+ * heart-ghost's side (HACKING: runner and judge, ghost, wake).
  */
 #ifndef HEARTWAKE_H
 #define HEARTWAKE_H
 
 #include "heartint.h"
 
-/*
- * hist.c: hist_commit(agent, messages, wake_id, chamber, at, keep, err)
- * appends one wake atomically, keep > 0 trimming to the last keep
- * wakes (1, nothing written: a wake of that wake_id is there already);
- * hist_tail(agent, n, &array, err), the last n messages, oldest first;
- * hist_last_user(agent, &t, err), the last user message's time, or 0
- */
+/* hist.c */
 int	 hist_commit(const char *, const json_t *, const char *,
 	    const char *, const char *, long long, char *);
 int	 hist_tail(const char *, size_t, json_t **, char *);
 int	 hist_last_user(const char *, time_t *, char *);
 
-/*
- * histwalk.c: the history read back to front, by the readers' rule of
- * a whole wake (hist.c reads and writes it, histrepair.c repairs it)
- */
+/* histwalk.c: the history read back to front, a whole wake at a time */
 #define HISTFILE	"history.jsonl"
 #define HISTLOCK	"history.lock"
 /* The file read backwards, line by line. */
@@ -45,7 +33,6 @@ struct hist_walk {
 	int	 tail;		/* still inside the torn tail */
 	off_t	 good_end;	/* end of the last whole wake */
 };
-
 int	 hist_ioerr(const char *, const char *, char *);
 int	 hist_back_init(struct hist_back *, int, const char *, char *);
 int	 hist_back_prev(struct hist_back *, const char **, size_t *, off_t *,
@@ -59,11 +46,7 @@ int	 hist_walk_init(struct hist_walk *, int, const char *, const char *,
 int	 hist_walk_prev(struct hist_walk *, json_t **, off_t *, char *);
 
 /* ghost.c */
-#define GHOST_RETRY_FOR	(24 * 3600)	/* ghost_opts.retry_for's 0 */
-#define GHOST_HOLD	(10 * 60)	/* a failing answer holds up the
-					   later ones for this long */
 void	 ghost_hash(const char *, char *);
-void	 ghost_via(const struct ghost_opts *, char *);
 
 /* outbox.c */
 struct outbox_entry {
@@ -75,7 +58,6 @@ struct outbox_entry {
 	int	 dirty;		/* to be written back */
 	int	 gone;		/* delivered, not wanted, or dead */
 };
-
 long long outbox_backoff(long long);
 int	 outbox_put(const char *, const char *, const char *, const json_t *,
 	    char *);
@@ -86,16 +68,11 @@ int	 outbox_load(const char *, const char *, struct outbox_entry **,
 	    size_t *, char *);
 void	 outbox_free(struct outbox_entry *, size_t);
 
-/*
- * idle.c: the one judge of replies (heart-soul(5), GHOSTS): a ghost, a
- * finding to keep, or work to go on with; the token rule alone
- * (idle_detect); an alert is heart.h's (idle_alert).
- */
+/* idle.c: the one judge of replies (heart-soul(5), GHOSTS) */
 enum { IDLE_GHOST, IDLE_KEEP, IDLE_RUN, IDLE_EMPTY };
 
 struct idle_verdict {
-	int	 what;		/* IDLE_GHOST, IDLE_KEEP, IDLE_RUN, or
-				   IDLE_EMPTY: no text and no call */
+	int	 what;		/* IDLE_*; IDLE_EMPTY: no text, no call */
 	const char *level;	/* a ghost's: "LOW", "MEDIUM", "HIGH", NULL */
 	const char *keep;	/* IDLE_KEEP: the answer, never NULL */
 	json_t	*decision;	/* asked: the heartbeat call as given,
@@ -103,7 +80,6 @@ struct idle_verdict {
 	char	 why[256];	/* asked: why there is no decision, or "" */
 	char	*own;		/* private */
 };
-
 void	 idle_judge(const struct soul *, const char *, const json_t *, int,
 	    struct idle_verdict *);
 json_t	*idle_heartbeat_tool(void);	/* the heartbeat tool offered */
@@ -112,6 +88,7 @@ void	 idle_verdict_free(struct idle_verdict *);
 int	 idle_detect(const struct soul *, const char *, const char **);
 
 /* checklist.c: HEARTBEAT.md, its open items */
+#define HEART_CHECKMAX	(256 * 1024)	/* a checklist (heart(7) LIMITS) */
 int	 checklist_open_items(const char *, char **, char *);
 int	 checklist_interval(const char *, long long *);
 /* An item due, as checklist_fit weighs it for a prompt */
@@ -122,7 +99,6 @@ struct checklist_item {
 	time_t	 carried;	/* when last carried; 0: never */
 	int	 keep;		/* out: the prompt carries it */
 };
-
 size_t	 checklist_fit(struct checklist_item *, size_t, size_t);
 
 /* http.c: one POST through libcurl, loaded only when needed */
@@ -140,9 +116,6 @@ struct http_resp {
 	size_t	 len;
 	char	 retry_after[64];	/* the header's value, or "" */
 };
-/* A Retry-After is honoured for a day at most. */
-#define HTTP_HOLDMAX	86400
-
 int	 http_preload(char *);
 int	 http_post(const struct http_req *, struct http_resp *, char *);
 int	 http_retry_after(const char *, time_t, time_t *);
@@ -186,7 +159,6 @@ enum {
 			   404, a 400 that names no such model) */
 	LLM_QUOTA	/* add credit: the account's quota is used up */
 };
-
 int	 llm_conf(const struct soul *, struct llm_conf *, char *);
 int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
 json_t	*llm_dry(const struct llm_conf *, json_t *);
@@ -216,9 +188,7 @@ json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
 int	 llm_http_fail(const struct llm_conf *, const char *, long,
 	    const char *, char *);
 
-/* llmfit.c: the bytes of a message (or any value) in a request; msgs as sent
- * within a budget of tokens: system before h0, history [h0, h1), the
- * wake's prompt at h1 */
+/* llmfit.c */
 size_t	 llm_cost(const json_t *);
 json_t	*llm_fit(const json_t *, size_t, size_t, long long);
 /* the bytes a prompt's checklist items may take, beside the rest */
@@ -231,12 +201,7 @@ long long slot_rung_offset(const struct soul *, long long);
 time_t	 slot_from(time_t, long long, long long);
 time_t	 slot_before(time_t, long long, long long);
 
-/*
- * ask.c: one request to a model, every one heart sends: its turn in
- * the endpoint's bucket, the request, the bucket told, the usage read
- * within what the request could produce (USAGE_SLACK tokens more than
- * its bytes, or than max_tokens or the reply's bytes), and its cost.
- */
+/* ask.c: one request to a model, every one heart sends */
 #define USAGE_SLACK	4096	/* tokens a provider may add on its side */
 
 struct ask {
@@ -249,24 +214,15 @@ struct ask {
 	long long cost;		/* and their cost, nano$; -1: no price */
 	char	 note[384];	/* what of the usage was mended, or "" */
 };
-
 int	 ask_send(struct ask *, json_t *, time_t, struct llm_reply *,
 	    char *);
 /* (tests) t/core-step.c fuzz/llm.c */
 void	 ask_usage_bound(struct usage *, long long, long long, long long,
 	    char *, size_t);
 
-/*
- * child.c, tool.c: programs run on the model's behalf, the soul's tools
- * and the command provider's program (child.c runs them, tool.c makes
- * the tool calls): no shell, input on stdin, their own
- * process group stopped (SIGTERM, TOOL_GRACE, SIGKILL) at the timeout
- * or when they exit, output capped.
- */
+/* child.c, tool.c: programs run on the model's behalf */
 #define TOOL_MAXOUT	(32 * 1024)	/* a tool's output read back */
-#define TOOL_GRACE	2000		/* ms from SIGTERM to SIGKILL, when
-					   a child's group is stopped */
-char	*tool_text(const char *, const char *, size_t, int);
+#define TOOL_GRACE	2000		/* ms from SIGTERM to SIGKILL */
 struct tool_proc {
 	char	*const *argv;
 	const char *dir;	/* working directory, or NULL */
@@ -288,18 +244,13 @@ struct tool_out {
 	long long ms;		/* wall time */
 };
 
-/* a child started by tool_spawn or tool_fork: its group's leader, the
- * group's sentinel (-1: none), and our ends of its standard input,
- * output and error (non-blocking; -1: none) */
+/* a child started by tool_spawn or tool_fork (-1: none) */
 struct tool_child {
 	int	 pid;
 	int	 sentinel;
 	int	 in, out, err;
 };
 
-#define TOOL_ENVMORE	8	/* names tool_env adds for a caller */
-#define TOOL_LIVEMAX	1100	/* children of one process at once: a
-				   round's workers, a wake's servers */
 /* child.c */
 int	 tool_spawn(const struct tool_proc *, struct tool_child *, char *);
 int	 tool_fork(struct tool_child *, char *);
@@ -309,8 +260,7 @@ int	 tool_exec(const struct tool_proc *, struct tool_out *, char *);
 void	 tool_out_free(struct tool_out *);
 int	 tool_status(const char *, const struct tool_proc *,
 	    const struct tool_out *, char *);
-/* childgroup.c: 1 when a process of the groups of c[0..n) other than
- * their sentinels runs, 0, -1 when /proc cannot be read */
+/* childgroup.c */
 int	 tool_groups_run(const struct tool_child *, size_t);
 /* childpipe.c: a child's pipes, fed and read (tool_exec, the stop) */
 struct tool_io {
@@ -323,6 +273,7 @@ struct tool_io {
 };
 int	 tool_io_exchange(struct tool_io *, int, long long);
 /* tool.c */
+char	*tool_text(const char *, const char *, size_t, int);
 char	**tool_env(const struct tool_ctx *, const char *, char *const *);
 json_t	*tool_offer(const json_t *);
 json_t	*tool_args(const json_t *, char *);
@@ -337,34 +288,15 @@ int	 mcp_message(const char *, size_t, long long, json_t **, char *);
 int	 mcp_tools(const json_t *, json_t *, const char **, char *);
 /* (tests) fuzz/mcp.c */
 int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
-/*
- *   mcp_offer(m), mcp_warnings(m)	the tools offered (OpenAI form);
- *	what opening found worth a word (strings)
- *   mcp_has(m, name), mcp_call(m, call, &text, err)	as tool_call
- *   mcp_plan(s)	--explain and --dry-run
- */
 #define MCP_LINEMAX	(4 * 1024 * 1024)	/* one message */
 #define MCP_READMAX	(16 * 1024 * 1024)	/* read for one answer */
-#define MCP_TOOLMAX	1024		/* tools a server lists */
-#define MCP_PAGEMAX	64		/* pages of tools/list */
-
 const json_t *mcp_offer(const struct mcp *);
 const json_t *mcp_warnings(const struct mcp *);
 int	 mcp_has(struct mcp *, const char *);
 int	 mcp_call(struct mcp *, const json_t *, char **, char *);
 json_t	*mcp_plan(const struct soul *);
 
-/*
- * mcpstdio.c: an MCP server's process and its messages
- *   mcp_start(v, s, ctx, err)	start it (its own process group)
- *   mcp_send(v, msg, deadline, err)	write msg (taken) and a newline
- *   mcp_recv(v, deadline, &total, &line, err)	the next message: 1,
- *	0 when the deadline passed, -1 when it ended or passed a bound
- *   mcp_fail(v, broken, err, fmt, ...)	why it failed: kept the first
- *	time, said in err; -1
- *   mcp_guard(on)	SIGPIPE ignored while servers run
- *   mcp_stop(sv, n)	stop every server of sv[0..n) started
- */
+/* mcpstdio.c: an MCP server's process and its messages */
 #define MCP_TAIL	4096	/* the end of a server's stderr, kept */
 
 struct mcp_server {
@@ -385,7 +317,6 @@ struct mcp_server {
 	json_t	*listed;	/* the tools it listed */
 	char	 why[HEART_ERRLEN];	/* its first failure, or "" */
 };
-
 int	 mcp_start(struct mcp_server *, const struct soul *,
 	    const struct tool_ctx *, char *);
 int	 mcp_send(struct mcp_server *, json_t *, long long, char *);
@@ -395,18 +326,7 @@ int	 mcp_fail(struct mcp_server *, int, char *, const char *, ...)
 void	 mcp_guard(int);
 void	 mcp_stop(struct mcp_server *, size_t);
 
-/*
- * gate.c: a chamber's gate program (heart-soul(5), gate), run after
- * the cheap gates and before the breaker and the cap, in the soul's
- * directory, through tool.c, with the tools' environment and
- *   HEART_LAST_WAKE	the chamber's last admitted wake, epoch seconds
- *			(0: never), and HEART_LAST_WAKE_AT, in UTC ("")
- *   HEART_GATE_DIR	agents/ID/gate/, the agent's scratch directory
- * gate_run(s, c, ctx, dir, last, &g, err): GATE_WAKE (g.text: its
- * output, at most GATE_MAXOUT bytes, for the prompt), GATE_SKIP (g.text:
- * its first line), or GATE_FAIL (err: why, a tool failure).
- */
-#define GATE_MAXOUT	(4 * 1024)
+/* gate.c: a chamber's gate program (heart-soul(5), gate) */
 enum { GATE_WAKE, GATE_SKIP, GATE_FAIL };
 
 struct gate_out {
@@ -414,50 +334,17 @@ struct gate_out {
 	int	 exit;		/* its exit status, or -1 */
 	long long ms;
 };
-
 int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
 	    const char *, time_t, struct gate_out *, char *);
 
-/* triage.c: the skip/run decision (the heartbeat tool) and the triage
- * model that asks it alone (llm.triage) */
-struct triage {
-	char	*text;		/* its reply, to judge (idle_judge), */
-	json_t	*calls;		/* or NULL */
-	json_t	*decision;	/* as judged: {"action"?, "reason"?}, or NULL */
-	struct usage u;		/* its tokens, apart from the main model's */
-	int	 fail;		/* failed: LLM_* */
-	long	 status;	/* its HTTP status, 0: none */
-	time_t	 hold;
-};
-
+/* triage.c: the skip/run decision and the triage model */
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
-struct ask;
-int	 triage_ask(struct ask *, const char *, const char *, time_t,
-	    struct triage *, char *);
-json_t	*triage_json(const struct llm_conf *, const struct triage *,
-	    long long, const char *);
-void	 triage_free(struct triage *);
 /* a wake's triage, asked its prompt: 1 to go on to the main model */
 struct wake;
 int	 triage_wake(struct wake *, const char *, int *, char *);
 
-/*
- * adapt.c: the adaptive schedule, an activity estimator kept in
- * agents/ID/activity.json (opaque; NULL is an agent with no history).
- *   adapt_load(dir, &a, err)	read it; *a = NULL when there is none
- *   adapt_interval(s, a, t, &fig)	the interval in force at t, and why
- *   adapt_next(s, a, last, first, now, &fig)  when the chamber is next
- *	due, its last wake being at last (0: none; first sight at first);
- *	a time <= now means due now
- *   adapt_offset(s, iv)	the agent's phase inside the interval iv
- *   adapt_record(dir, s, &a, status, level, now, err)	add one wake's
- *	outcome ("ok" or "idle", level "LOW" "MEDIUM" "HIGH" or NULL)
- *	and write the file; the caller holds wake.lock
- *   adapt_json(s, &fig)	the figures, for --explain and the result
- */
+/* adapt.c: the adaptive schedule, agents/ID/activity.json */
 struct adapt;
-
-enum { ADAPT_BUSY_HERE = 1, ADAPT_BUSY_ELSEWHERE };
 
 struct adapt_fig {
 	int	 how;		/* hour of the week, 0: Monday 00:00 */
@@ -469,8 +356,7 @@ struct adapt_fig {
 	double	 dgweight;	/* on the other days of the week */
 	long long run;		/* ghosts in a row since the last real one */
 	double	 runweight;
-	int	 busy;		/* ADAPT_BUSY_HERE, ADAPT_BUSY_ELSEWHERE,
-				   or 0 */
+	int	 busy;		/* ADAPT_BUSY_HERE, _ELSEWHERE, or 0 */
 	int	 unseen;	/* not seen in an earlier week */
 	int	 turned;	/* real answers at this hour on another
 				   day, quiet at it before, since then */
@@ -478,20 +364,17 @@ struct adapt_fig {
 	double	 exponent;	/* interval = schedule.interval * 2^exponent */
 	long long interval;	/* the rung in force */
 };
-
 int	 adapt_load(const char *, struct adapt **, char *);
 void	 adapt_free(struct adapt *);
 long long adapt_interval(const struct soul *, struct adapt *, time_t,
 	    struct adapt_fig *);
 time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
 	    time_t, struct adapt_fig *);
-long long adapt_offset(const struct soul *, long long);
 int	 adapt_record(const char *, const struct soul *, struct adapt **,
 	    const char *, const char *, time_t, char *);
 json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
 
 /* wake.c: the chambers' gates and agents/ID/wake.json */
-struct adapt;
 struct wake_state {
 	int	 exists;
 	time_t	 first_seen;
@@ -524,7 +407,6 @@ struct gate {
 	int	 unread;		/* the checklist's end was not read */
 	json_t	*why;			/* adaptive: the figures, or NULL */
 };
-
 int	 wake_load(const char *, struct wake_state *, char *);
 void	 wake_free(struct wake_state *);
 int	 wake_gates(const struct soul *, const char *, struct wake_state *,
@@ -565,10 +447,7 @@ int	 bucket_send(const char *, time_t, long long, char *);
 void	 bucket_after(const char *, long, time_t, long long, time_t);
 
 /* run.c: one wake, its orchestration; the conversation is talk.c's */
-/* The wake's outcome as its result says it, set with the result by
- * outcome.c's outcome_status, outcome_reply (the answer, its idle
- * level and the status they decide) and outcome_warn (one more
- * warning), and read from here: nothing reads the result back. */
+/* the wake's outcome, as its result says it (outcome.c) */
 struct outcome {
 	enum wake_status status;	/* ST_ERROR until decided */
 	char	 reason[1024];		/* "" when none */
@@ -597,8 +476,7 @@ struct wake {
 	char	*gate_out;		/* the gate program's output, or NULL */
 	struct llm_conf tc;		/* the triage endpoint, */
 	int	 triage;		/* when the soul names one */
-	char	*found;			/* what the prompt says the triage
-					   found, or NULL */
+	char	*found;			/* the triage's finding, or NULL */
 	int	 tfail;			/* the triage failed: LLM_* */
 	struct usage tu;		/* the triage's tokens */
 	long long tcost;		/* and their cost, nano$; -1: none */
@@ -608,8 +486,10 @@ struct wake {
 	char	 tep[HEART_IDMAX + 1];	/* the triage's, or "" */
 	time_t	 taken;			/* when its first request was admitted */
 };
-
 void	 run_id(time_t, char *, size_t);
+/* from when the breaker and the cap both admit a wake of a chamber */
+time_t	 run_open_at(const struct wake *, enum chamber);
+
 /* outcome.c: the wake's outcome, into the wake and its result */
 void	 outcome_set(struct wake *, const char *, const char *);
 void	 outcome_status(struct wake *, enum wake_status);
@@ -617,9 +497,6 @@ void	 outcome_reason(struct wake *, const char *);
 void	 outcome_reply(struct wake *, enum wake_status, const char *,
 	    const char *);
 void	 outcome_warn(struct wake *, const char *);
-/* run.c */
-/* from when the breaker and the cap both admit a wake of a chamber */
-time_t	 run_open_at(const struct wake *, enum chamber);
 
 /* talk.c: an admitted wake's conversation with the model and its tools */
 struct talk {
@@ -635,8 +512,7 @@ struct talk {
 	const char *hide;	/* the key's variable, kept from tools */
 	enum chamber c;
 	long long ptok, ctok;
-	long long cached, cwrite;	/* of ptok: read from, written to a
-					   provider's cache */
+	long long cached, cwrite;	/* of ptok: a cache's read, written */
 	long long cost;		/* its requests', nano$; -1: no price */
 	int	 calls, failed;	/* tool calls run, and failed */
 	struct mcp *mcp;	/* the MCP servers started, or NULL */
@@ -645,7 +521,6 @@ struct talk {
 	int	 ids;		/* call ids given by heart */
 	char	 toolerr[HEART_ERRLEN];	/* the first tool failure */
 };
-
 char	*talk_prompt(struct wake *, enum chamber, int);
 void	 talk_fit(struct wake *, const struct llm_conf *);
 int	 talk_begin(struct wake *, struct talk *, char *);
@@ -657,25 +532,8 @@ long long talk_spent(struct wake *, const struct talk *, struct usage *);
 void	 talk_end(struct talk *);
 
 /* soulcache.c: what a round learnt of each soul of a directory */
-struct soulcache;
-struct stat;
-struct soulcache *soulcache_open(const char *, char *);
-void	 soulcache_free(struct soulcache *);
-const char *soulcache_get(struct soulcache *, const char *,
-	    const struct stat *, time_t);
-void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
-	    time_t, const json_t *);
-void	 soulcache_drop(struct soulcache *, const char *);
-time_t	 soulcache_deferred(struct soulcache *, const char *);
-void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
-/* the cache's insides, soulcache.c's and soulcachesave.c's */
 #define SOULCACHE_NID	7	/* a file's identity: dev, ino, size, times */
-/*
- * The version written.  A version 2 cache still reads, its skips
- * dropped and their souls read again: before 3, a soul without a
- * timezone was judged in the zone of the soul before it in the round.
- * Version 3 had no GEN and no delta; it reads, and is written again.
- */
+/* the version written (soulcache.c, head_in) */
 #define SOULCACHE_VERSION	4
 
 struct soulcache_ent {
@@ -705,12 +563,22 @@ struct soulcache {
 	int	 dirty;
 	int	 whole;		/* write the base again at the next save */
 };
-
+struct stat;
+struct soulcache *soulcache_open(const char *, char *);
+void	 soulcache_free(struct soulcache *);
+const char *soulcache_get(struct soulcache *, const char *,
+	    const struct stat *, time_t);
+void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
+	    time_t, const json_t *);
+void	 soulcache_drop(struct soulcache *, const char *);
+time_t	 soulcache_deferred(struct soulcache *, const char *);
+void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
 void	 soulcache_identity(const struct stat *, long long *);
 void	 soulcache_index(struct soulcache *, size_t);
 void	 soulcache_path(const struct soulcache *, const char *, char *,
 	    size_t);
 void	 soulcache_line_drop(struct soulcache_ent *);
+/* soulcachesave.c */
 int	 soulcache_save(struct soulcache *, int, char *);
 
 #endif

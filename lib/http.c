@@ -29,6 +29,9 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+/* A Retry-After is honoured for a day at most. */
+#define HTTP_HOLDMAX	86400
+
 static struct {
 	void	*dl;
 	CURLcode (*global_init)(long);

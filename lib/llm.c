@@ -21,6 +21,9 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+/* a model's reply, as sent (heart(7), LIMITS) */
+#define HEART_REPLYMAX	(1024 * 1024)
+
 static const char *
 pick(const char *soul, const char *env, const char *def)
 {

@@ -35,6 +35,7 @@ str(const json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
+/* The bytes of a message (or any value) in a request. */
 size_t
 llm_cost(const json_t *m)
 {

@@ -34,6 +34,9 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+#define MCP_TOOLMAX	1024		/* tools a server lists */
+#define MCP_PAGEMAX	64		/* pages of tools/list */
+
 /* the protocol versions heart speaks, the one it asks for first */
 static const char *const versions[] = { "2025-06-18", "2025-03-26",
     "2024-11-05", NULL };
@@ -350,6 +353,8 @@ find(struct mcp *m, const char *name, const char **tool)
 	return NULL;
 }
 
+/* Is name (SERVER__NAME) a tool offered?  The calls it owns go to
+ * mcp_call, as tool_call's do. */
 int
 mcp_has(struct mcp *m, const char *name)
 {

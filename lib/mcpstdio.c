@@ -253,6 +253,7 @@ server_env(const struct mcp_server *v, const struct tool_ctx *c)
 	return out;
 }
 
+/* Start a server, in its own process group: 0, or -1 with err. */
 int
 mcp_start(struct mcp_server *v, const struct soul *s, const struct tool_ctx *c,
     char *err)

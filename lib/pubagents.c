@@ -29,6 +29,13 @@
 #include "heartint.h"
 #include "heartpulse.h"
 
+/* A place in the schedule, a binary min-heap on due: the due time is
+ * the heap's own, so that ordering it reads no agent. */
+struct pubagent_slot {
+	long long due;		/* monotonic ms of the agent's next pulse */
+	struct pubagent *a;
+};
+
 #define BATCH_MS 200	/* slots due this soon are taken with this batch */
 
 struct pubagents *

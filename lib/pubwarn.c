@@ -10,6 +10,7 @@
 #include "heartint.h"
 #include "heartpulse.h"
 
+/* Queue a warning, to be said in order (pubagents_warning). */
 void
 pubagents_warnf(struct pubagents *f, const char *fmt, ...)
 {

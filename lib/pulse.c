@@ -26,6 +26,8 @@
 #include "heartstore.h"
 #include "heartpulse.h"
 
+#define PULSE_TEXTMAX	121	/* a reason in a pulse: 120 bytes at most */
+
 /* Keep a text of a state file, made fit for a pulse, or none. */
 static void
 set_text(char **dst, const char *s)
@@ -244,6 +246,11 @@ pulse_quiet(const char *zone, const struct caps *caps,
 	return on;
 }
 
+/*
+ * Free st's texts (brk_reason, last_error): they are the state's own,
+ * NULL or allocated.  A copy of the struct must not be freed, and
+ * pulse_changed does not look at them.
+ */
 void
 pulse_clear(struct pulse_state *st)
 {

@@ -1,11 +1,7 @@
 /*
- * redis.h - private to the Redis store: what redisconn.c, its
- * connection and protocol, gives redisstore.c (the store's operations)
- * and redisupgrade.c (the upgrade of heart 0.x's keys).  Only those
- * three include it, after heartint.h: it brings in hiredis, which
- * heartint.h, included by every file of the library, must not (a
- * program that opens no store, heart-ghost, links no client library:
- * see store.c).
+ * redis.h - private to the Redis store (redisconn.c, redisstore.c,
+ * redisupgrade.c): it brings in hiredis, which heartint.h must not
+ * (heart-ghost links no client library: store.c).
  */
 #ifndef REDIS_H
 #define REDIS_H
@@ -25,24 +21,13 @@ struct redisconn {
 };
 extern struct redisconn redis_conn;
 
-/* A command, built with redisconn_aput and redisconn_anum (a.n = 0
- * to start one) */
+/* a command, built with redisconn_aput and _anum (a.n = 0 to start) */
 struct redisconn_args {
 	int	 n;
 	const char *v[REDISCONN_MAXARGS];
 	size_t	 len[REDISCONN_MAXARGS];
 	char	 buf[REDISCONN_MAXARGS][32];
 };
-
-/*
- * redisconn.c: redisconn_parse_url fills redis_conn from a redis://
- * URL; redisconn_begin starts each call (connected, store_fail
- * cleared); redisconn_command and redisconn_pipeline send (NULL or -1
- * with err: the connection is gone); redisconn_reply_error and
- * redisconn_any_error make an error reply err and the exit code;
- * redisconn_get reads a string key; redisconn_key makes
- * heart:{ID}:NAME.
- */
 int	 redisconn_parse_url(const char *, char *);
 int	 redisconn_begin(char *);
 void	 redisconn_disconnect(void);
@@ -58,8 +43,7 @@ const char *redisconn_str(const redisReply *);
 void	 redisconn_key(const char *, const char *, char *, size_t);
 int	 redisconn_get(const char *, char **, char *);
 
-/* redisupgrade.c: document name of agent made from heart 0.x's keys (NULL:
- * none there); -1 with err */
+/* redisupgrade.c */
 int	 redisupgrade_doc(const char *, const char *, char **, char *);
 
 #endif

@@ -230,6 +230,7 @@ redisconn_str(const redisReply *r)
 	return NULL;
 }
 
+/* The key of agent's document name: heart:{ID}:NAME. */
 void
 redisconn_key(const char *agent, const char *name, char *buf, size_t n)
 {

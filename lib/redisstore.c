@@ -40,6 +40,14 @@
 #include "heartstore.h"
 #include "redis.h"
 
+/*
+ * A wake lock held in a server store is leased: a holder killed before
+ * it lets go blocks its agent for at most this many seconds.  Longer
+ * than any wake: the model's timeout (60s by default) times its rounds
+ * of tool calls.
+ */
+#define STORE_WAKE_LEASE	900
+
 #define DAY		86400LL
 #define KEEP		(30 * DAY)	/* wake.json, after a change */
 #define MAXHELD		8

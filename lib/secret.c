@@ -220,7 +220,7 @@ scrub(const char *s, size_t len, char *out, size_t n)
 
 /* Scrub the string in buf (of size n) in place; the result is cut to
  * fit. */
-void
+static void
 secret_scrub(char *buf, size_t n)
 {
 	char *copy;

@@ -19,6 +19,9 @@
 #include "heartint.h"
 #include "heartsoul.h"
 
+/* llm.context_budget's most, in tokens (heart(7), LIMITS) */
+#define HEART_BUDGET_MAX 1000000
+
 static int
 load_ghost(struct soul_loading *v, const json_t *heart)
 {

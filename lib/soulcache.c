@@ -226,8 +226,14 @@ ent_in(struct soulcache *c, char *p, char *nl, int old, int over)
 	return 0;
 }
 
-/* The head line [p, nl): this directory's cache; its version (2 to
- * SOULCACHE_VERSION) and its GEN in *gen (0: none), or -1. */
+/*
+ * The head line [p, nl): this directory's cache; its version (2 to
+ * SOULCACHE_VERSION) and its GEN in *gen (0: none), or -1.  A version 2
+ * cache still reads, its skips dropped and their souls read again:
+ * before 3, a soul without a timezone was judged in the zone of the
+ * soul before it in the round.  Version 3 had no GEN and no delta; it
+ * reads, and is written again.
+ */
 static int
 head_in(const struct soulcache *c, const char *p, const char *nl,
     long long *gen)

@@ -15,6 +15,15 @@
 #include "heartint.h"
 #include "heartsoul.h"
 
+#define M_CH	(M_SCHED | M_IDLE)
+#define M_EP	(M_LLM | M_TRIAGE)
+
+/* llm.context_budget's default and least, in tokens (heart(7), LIMITS) */
+#define HEART_BUDGET	16000
+#define HEART_BUDGET_MIN 1000
+
+#define GATE_TIMEOUT	10	/* a gate program's, s */
+
 #define DEF_INTERVAL	(30 * 60)	/* schedule.interval */
 
 /* Each map's path in messages, in the order of its bit (soul_map). */

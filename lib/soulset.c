@@ -20,6 +20,7 @@
 #include "heartint.h"
 #include "heartstore.h"
 
+/* Load the soul at path into set: 0, or -1 with err. */
 int
 soulset_add(struct soulset *set, const char *path, char *err)
 {
@@ -34,6 +35,7 @@ soulset_add(struct soulset *set, const char *path, char *err)
 	return 0;
 }
 
+/* The soul of set named agent, or NULL. */
 struct soul *
 soulset_find(const struct soulset *set, const char *agent)
 {

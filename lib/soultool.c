@@ -10,6 +10,8 @@
 #include "heartwake.h"
 #include "heartsoul.h"
 
+#define MCP_NAMEMAX	32	/* a server's name */
+
 /* A tool's name as the model APIs take it: 1 to 64 of A-Z a-z 0-9 _ - */
 int
 soul_tool_name_ok(const char *n)

@@ -326,6 +326,13 @@ file_update(const char *agent, const char *name, enum state_keep keep,
 	return r;
 }
 
+/*
+ * A read-decide-write of agent's document name: step is given what is
+ * stored (NULL: nothing) and sets *next to what is to be written
+ * instead (NULL: nothing) and *ttl to how long a server keeps it
+ * (seconds).  It may be called again, with what another writer left,
+ * and must decide afresh each time.
+ */
 int
 store_update(const char *agent, const char *name, enum state_keep keep,
     store_step_fn step, void *ctx, char *err)

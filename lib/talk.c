@@ -23,6 +23,10 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+/* a wake's messages: half a result line, so that every result is a
+ * line heart-ghost reads (heart(7), LIMITS) */
+#define WAKE_MSGMAX	(GHOST_LINEMAX / 2)
+
 static const char *default_prompt[CH_NCHAMBERS] = {
 	"This is a scheduled heartbeat. Review your duties and any open "
 	    "items below.",

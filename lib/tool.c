@@ -14,6 +14,8 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+#define TOOL_ENVMORE	8	/* names tool_env adds for a caller */
+
 /* The soul's tools as the model is offered them (OpenAI form). */
 json_t *
 tool_offer(const json_t *tools)

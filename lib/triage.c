@@ -22,6 +22,17 @@
 #include "heartstore.h"
 #include "heartwake.h"
 
+/* What the triage model said, or how it failed */
+struct triage {
+	char	*text;		/* its reply, to judge (idle_judge), */
+	json_t	*calls;		/* or NULL */
+	json_t	*decision;	/* as judged: {"action"?, "reason"?}, or NULL */
+	struct usage u;		/* its tokens, apart from the main model's */
+	int	 fail;		/* failed: LLM_* */
+	long	 status;	/* its HTTP status, 0: none */
+	time_t	 hold;
+};
+
 /* The triage request's body: system (may be NULL) and prompt alone,
  * the heartbeat tool offered and forced. */
 json_t *
@@ -48,7 +59,7 @@ triage_body(const struct llm_conf *tc, const char *system, const char *prompt)
  * t->hold (llm_reply's).  The tokens are counted either way, and
  * priced in a->cost.
  */
-int
+static int
 triage_ask(struct ask *a, const char *system, const char *prompt,
     time_t now, struct triage *t, char *err)
 {
@@ -78,7 +89,7 @@ triage_ask(struct ask *a, const char *system, const char *prompt,
 /* What the result line says of it: its endpoint, decision as judged
  * (t->decision: the action only when the model gave one), usage and
  * what that cost (nanodollars, -1: no price). */
-json_t *
+static json_t *
 triage_json(const struct llm_conf *tc, const struct triage *t,
     long long cost, const char *error)
 {
@@ -97,7 +108,7 @@ triage_json(const struct llm_conf *tc, const struct triage *t,
 	return o;
 }
 
-void
+static void
 triage_free(struct triage *t)
 {
 	free(t->text);

@@ -137,6 +137,11 @@ env_in(const char *entry, char *const *set)
 	return 0;
 }
 
+/*
+ * A child's environment: the entries of environ that keep(entry, arg)
+ * accepts (all when keep is NULL), without the names of set, then set
+ * ("NAME=value" each, NULL-ended).  Free it with env_free.
+ */
 char **
 env_make(int (*keep)(const char *, const void *), const void *arg,
     char *const *set)
