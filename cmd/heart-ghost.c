@@ -80,7 +80,7 @@ deliver(const struct ghost_result *r, const char *text, size_t len,
     char *why)
 {
 	struct deliver_env de = { r->agent, r->chamber, r->wake_id, r->at,
-	    idle_alert(r->response), exec_timeout };
+	    r->alert || idle_alert(r->response), exec_timeout };
 
 	if (execargv != NULL)
 		return deliver_exec(execargv, text, len, &de, why) == 0;

@@ -100,6 +100,21 @@ print_result(const char *name, json_t *j)
 	return rc;
 }
 
+/* A wake's result, then the breaker's notice it made, if any
+ * (heart-wake(1), NOTICES): kept and printed as a result is. */
+static int
+print_wake(const char *name, json_t *j)
+{
+	json_t *n = notice_of(j);
+	int rc = print_result(name, j);
+
+	if (n != NULL) {
+		rc = hx_worse(rc, print_result(name, n));
+		json_decref(n);
+	}
+	return rc;
+}
+
 /* The MCP servers a wake would start, and their tools offered. */
 static void
 mcp_text(const json_t *plan)
@@ -212,9 +227,9 @@ round_line(void *arg, const char *agent, json_t *j, int rc, const char *err)
 	if (rc != HX_OK && err != NULL && *err != '\0')
 		say(agent, err);
 	if (agent != NULL && rc == HX_OK)
-		rc = print_result(agent, j);
+		rc = print_wake(agent, j);
 	else if (agent != NULL)
-		print_result(agent, j);
+		print_wake(agent, j);
 	else
 		print_json(j);
 }
@@ -316,7 +331,7 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 	}
 	if (rc != HX_OK)
 		say(s->name, err);
-	rc = hx_worse(rc, print_result(s->name, j));
+	rc = hx_worse(rc, print_wake(s->name, j));
 	json_decref(j);
 	soul_free(s);
 	return rc;

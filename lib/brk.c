@@ -13,6 +13,10 @@
  * back to base) or reopens it (cooldown doubled up to max_cooldown).
  * A closing probe leaves the window as it is: a failure that comes
  * while it still holds enough reopens the breaker at once.
+ * The first opening of a stretch of failures that a wake reports
+ * (BRK_TELL), a Retry-After alone aside, is told (its event's notice,
+ * heart-wake's notice.c) and marks the breaker told; the probe of a
+ * wake that closes a told breaker is told too.
  * This file holds the transitions, pure functions of what they are
  * given; brkjson.c reads and writes the document and makes the
  * events, and brkstore.c does the transitions in the store.
@@ -44,7 +48,12 @@
  * count); BRK_TOOL_FAIL, a tool failed, or seed_tool_cap was passed;
  * BRK_LLM_CONFIG, with BRK_LLM_FAIL, a failure only a person can fix
  * (the key, the model, the URL, the account's quota): the breaker
- * opens now, whatever the count, for max_cooldown.
+ * opens now, whatever the count, for max_cooldown; BRK_TELL, with
+ * others, a wake's outcome, whose notice heart-wake prints.
+ *
+ * struct brk_out's kind says what opened it: "failures" (in a row),
+ * "window", "config", "hold" (a Retry-After alone) or "probe"; its
+ * notice, that the transition is told (heart-wake(1), Notices).
  */
 #define FAILS	(BRK_LLM_FAIL | BRK_TOOL_FAIL)
 
@@ -340,12 +349,18 @@ next_cooldown(const struct brk_conf *c, const struct brk *b, int flags)
 	return cd < c->cooldown ? c->cooldown : cd;
 }
 
-/* Open b now for cooldown seconds, or until hold if that is later. */
+/* Open b now for cooldown seconds, or until hold if that is later;
+ * kind: what opened it (struct brk_out). */
 static void
 open_now(struct brk *b, time_t now, const char *trigger, long long cooldown,
-    time_t hold, struct brk_out *o)
+    time_t hold, const char *kind, struct brk_out *o)
 {
 	said(o, "open", names[b->state]);
+	o->kind = kind;
+	/* told once a stretch of failures, by the first wake that opens
+	 * it (BRK_TELL); a Retry-After alone is no failing heartbeat */
+	if (o->tell && !b->told && strcmp(kind, "hold") != 0)
+		o->notice = b->told = 1;
 	b->state = BRK_OPEN;
 	b->cooldown = cooldown;
 	b->until = now + cooldown;
@@ -389,6 +404,21 @@ window_full(const struct brk_conf *c, struct brk *b, time_t now)
 	return 1;
 }
 
+/* What a failed probe's reopening is: as a closed breaker's opening
+ * would be, else "probe". */
+static const char *
+probe_kind(const struct brk_conf *c, const struct brk *b,
+    const struct brk_rec *rec, time_t now)
+{
+	if (rec->flags & BRK_LLM_CONFIG)
+		return "config";
+	if (b->llm_fails >= c->threshold || b->tool_fails >= c->threshold)
+		return "failures";
+	if (rec->hold > now)
+		return "hold";
+	return "probe";
+}
+
 /*
  * Apply an outcome to b; 1 when b changed.  A failure is noted in the
  * window, which a success leaves as it is.  A hold alone (a closed
@@ -403,14 +433,18 @@ apply(const struct brk_conf *c, struct brk *b, time_t now,
 	const char *trig = (flags & BRK_LLM_FAIL) ? "llm" : "tool";
 	long long cd = next_cooldown(c, b, flags);
 
+	o->tell = (flags & BRK_TELL) != 0;
 	if (flags & FAILS)
 		note_failure(c, b, now);
 	switch (b->state) {
 	case BRK_HALF_OPEN:	/* the probe's result */
 		if (flags & FAILS) {
-			open_now(b, now, trig, cd, rec->hold, o);
+			open_now(b, now, trig, cd, rec->hold, probe_kind(c, b,
+			    rec, now), o);
 			return 1;
 		}
+		o->notice = o->tell && b->told;
+		b->told = 0;
 		b->state = BRK_CLOSED;
 		b->llm_fails = b->tool_fails = 0;
 		b->cooldown = c->cooldown;
@@ -420,14 +454,16 @@ apply(const struct brk_conf *c, struct brk *b, time_t now,
 		said(o, "closed", "probe");
 		return 1;
 	case BRK_CLOSED:
-		if ((flags & BRK_LLM_CONFIG) || b->llm_fails >= c->threshold)
-			open_now(b, now, "llm", cd, rec->hold, o);
+		if (flags & BRK_LLM_CONFIG)
+			open_now(b, now, "llm", cd, rec->hold, "config", o);
+		else if (b->llm_fails >= c->threshold)
+			open_now(b, now, "llm", cd, rec->hold, "failures", o);
 		else if (b->tool_fails >= c->threshold)
-			open_now(b, now, "tool", cd, rec->hold, o);
+			open_now(b, now, "tool", cd, rec->hold, "failures", o);
 		else if ((flags & FAILS) && window_full(c, b, now))
-			open_now(b, now, trig, cd, rec->hold, o);
+			open_now(b, now, trig, cd, rec->hold, "window", o);
 		else if (rec->hold > now)
-			open_now(b, now, "llm", 0, rec->hold, o);
+			open_now(b, now, "llm", 0, rec->hold, "hold", o);
 		break;
 	case BRK_OPEN:		/* late news: counted; it may hold longer */
 		if (flags & BRK_LLM_CONFIG)
@@ -497,6 +533,7 @@ brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,
 		if (b->base > 0)
 			b->cooldown = b->base;
 		b->until = 0;
+		b->told = 0;
 		noprobe(b);
 		b->trigger[0] = b->reason[0] = '\0';
 		return 1;

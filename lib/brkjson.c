@@ -113,6 +113,16 @@ get_wfails(json_t *o, long long *wf)
 	return 0;
 }
 
+/* told: missing (a breaker from before the notices), not told */
+static int
+get_told(json_t *o, int *told)
+{
+	json_t *j = json_object_get(o, "told");
+
+	*told = json_is_true(j);
+	return j == NULL || json_is_boolean(j) ? 0 : -1;
+}
+
 static int
 get_state(json_t *o, enum brk_state *st)
 {
@@ -177,6 +187,8 @@ brkjson_parse(const char *agent, json_t *j, struct brk *b, char *err)
 		bad = "trigger";
 	else if (get_text(j, "reason", b->reason, sizeof b->reason) == -1)
 		bad = "reason";
+	else if (get_told(j, &b->told) == -1)
+		bad = "told";
 	if (bad != NULL) {
 		store_bad_field(agent, BRKFILE, bad, err);
 		return -1;
@@ -229,6 +241,7 @@ brkjson_of(const char *agent, const struct brk *b, time_t now)
 	    json_string(b->probe_host) : json_null());
 	json_object_set_new(j, "trigger", json_string(b->trigger));
 	json_object_set_new(j, "reason", json_string(b->reason));
+	json_object_set_new(j, "told", json_boolean(b->told));
 	put_window(j, b);
 	brkjson_put_time(j, "updated", now);
 	return j;
@@ -250,21 +263,24 @@ emit(json_t *events, json_t *e, time_t now)
 	json_decref(e);
 }
 
-/* The "open" event of b, just opened from state `from'. */
+/* The "open" event of b, just opened from state `from' (o: how). */
 static void
 open_event(const char *agent, const struct brk *b, const char *from,
-    json_t *events, time_t now)
+    const struct brk_out *o, json_t *events, time_t now)
 {
 	char until[32];
 	json_t *e;
 
 	clock_utc(b->until, until, sizeof until);
-	e = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:I,s:I}",
+	e = json_pack("{s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:I,s:I}",
 	    "event", "open", "agent", agent, "trigger", b->trigger,
 	    "cooldown_s", (json_int_t)b->cooldown, "until", until,
 	    "reason", b->reason, "from", from,
+	    "kind", o->kind != NULL ? o->kind : "?",
 	    "llm_fails", (json_int_t)b->llm_fails,
 	    "tool_fails", (json_int_t)b->tool_fails);
+	if (o->notice)
+		json_object_set_new(e, "notice", json_true());
 	emit(events, e, now);
 }
 
@@ -283,13 +299,15 @@ brkjson_events(const char *agent, const struct brk *b,
 		if ((by = strchr(name, '/')) != NULL)
 			*by++ = '\0';
 		if (strcmp(name, "open") == 0) {
-			open_event(agent, b, by != NULL ? by : "?", events,
-			    now);
+			open_event(agent, b, by != NULL ? by : "?", o,
+			    events, now);
 			continue;
 		}
 		e = event(name, agent);
 		if (by != NULL)
 			json_object_set_new(e, "by", json_string(by));
+		if (strcmp(name, "closed") == 0 && o->notice)
+			json_object_set_new(e, "notice", json_true());
 		emit(events, e, now);
 	}
 }

@@ -19,13 +19,13 @@
 
 #define KEEP	(30 * 86400LL)	/* a server keeps it after its last wait */
 
-/* An outcome's flags: one LLM flag and one tool flag at most, and
- * BRK_LLM_CONFIG only with BRK_LLM_FAIL. */
+/* An outcome's flags: one LLM flag and one tool flag at most,
+ * BRK_LLM_CONFIG only with BRK_LLM_FAIL, and BRK_TELL with others. */
 static int
 valid_flags(int f)
 {
-	return f != 0 && (f & ~(BRK_LLM_FAIL | BRK_TOOL_FAIL | BRK_LLM_OK |
-	    BRK_TOOL_OK | BRK_LLM_CONFIG)) == 0 &&
+	return (f & ~BRK_TELL) != 0 && (f & ~(BRK_LLM_FAIL | BRK_TOOL_FAIL |
+	    BRK_LLM_OK | BRK_TOOL_OK | BRK_LLM_CONFIG | BRK_TELL)) == 0 &&
 	    (f & (BRK_LLM_OK | BRK_LLM_FAIL)) != (BRK_LLM_OK | BRK_LLM_FAIL) &&
 	    (f & (BRK_TOOL_OK | BRK_TOOL_FAIL)) !=
 	    (BRK_TOOL_OK | BRK_TOOL_FAIL) &&

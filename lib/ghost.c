@@ -4,6 +4,8 @@
  *
  * A result that is not "ok" rolls back: nothing of it is kept (the
  * statuses are status.c's table); ghostparse.c reads the result line.
+ * A breaker's notice goes the way of an "ok" result, through the
+ * outbox, but is never committed to the history.
  *
  * An "ok" result is handled under the agent's delivered.lock, held
  * from the commit to the record of the delivery: the wake id is the
@@ -40,6 +42,8 @@
 #define GHOST_RETRY_FOR	(24 * 3600)	/* ghost_opts.retry_for's 0 */
 #define GHOST_HOLD	(10 * 60)	/* a failing answer holds up the
 					   later ones for this long */
+#define GHOST_NOTICE_KEEP (30 * 86400)	/* a notice delivered is known
+					   this long (delivered.json) */
 
 #define DLVFILE	"delivered.json"
 #define DLVLOCK	"delivered.lock"
@@ -109,7 +113,8 @@ ghost_via(const struct ghost_opts *o, char *out)
 
 
 /*
- * Check delivered.json's shape: {"delivered":[{"hash","at"}...]}; the
+ * Check delivered.json's shape: {"delivered":[{"hash","at"}...],
+ * "notices":[{"wake_id","at"}...]} ("notices" may be missing); the
  * "undelivered" list an older heart-ghost kept is left as it is.
  */
 static int
@@ -123,6 +128,14 @@ check_delivered(json_t *doc, const char *dir, char *err)
 		goto bad;
 	json_array_foreach(a, i, e)
 		if (!json_is_string(json_object_get(e, "hash")) ||
+		    clock_parse_utc(json_string_value(json_object_get(e,
+		    "at")), &t) == -1)
+			goto bad;
+	a = json_object_get(doc, "notices");
+	if (a != NULL && !json_is_array(a))
+		goto bad;
+	json_array_foreach(a, i, e)
+		if (!json_is_string(json_object_get(e, "wake_id")) ||
 		    clock_parse_utc(json_string_value(json_object_get(e,
 		    "at")), &t) == -1)
 			goto bad;
@@ -177,6 +190,46 @@ delivered_within(struct ghost_txn *t, const char *text)
 	return 0;
 }
 
+/*
+ * Was the notice wake_id delivered (heart-wake(1), NOTICES)?  A notice
+ * is in no history to say so: delivered.json's "notices" does, for
+ * GHOST_NOTICE_KEEP.  Unreadable, it was not: better twice than never.
+ */
+static int
+noticed(struct ghost_txn *t, const char *wake_id)
+{
+	char err[HEART_ERRLEN];
+	json_t *e;
+	size_t i;
+
+	if (txn_read(t, err) == -1)
+		return 0;
+	json_array_foreach(json_object_get(t->doc, "notices"), i, e)
+		if (strcmp(json_string_value(json_object_get(e, "wake_id")),
+		    wake_id) == 0)
+			return 1;
+	return 0;
+}
+
+/* Remember a delivered notice; forget those older than
+ * GHOST_NOTICE_KEEP. */
+static void
+add_noticed(struct ghost_txn *t, const char *wake_id)
+{
+	json_t *keep = json_array(), *e;
+	char at[32];
+	size_t i;
+
+	json_array_foreach(json_object_get(t->doc, "notices"), i, e)
+		if (t->now - entry_time(e, "at") < GHOST_NOTICE_KEEP)
+			json_array_append(keep, e);
+	clock_utc(t->now, at, sizeof at);
+	json_array_append_new(keep, json_pack("{s:s,s:s}", "wake_id",
+	    wake_id, "at", at));
+	json_object_set_new(t->doc, "notices", keep);
+	t->dirty = 1;
+}
+
 /* Remember a delivered text, and forget those older than the window. */
 static void
 add_delivered(struct ghost_txn *t)
@@ -203,7 +256,7 @@ add_delivered(struct ghost_txn *t)
 static int
 wanted(struct ghost_txn *t, const struct ghost_result *r, char *err)
 {
-	if (t->o->alert_only && !idle_alert(r->response))
+	if (t->o->alert_only && !r->alert && !idle_alert(r->response))
 		return 0;
 	if (t->o->dedupe > 0) {
 		if (txn_read(t, err) == -1)
@@ -269,8 +322,9 @@ commit_waiting(struct ghost_txn *t, char *err)
 			snprintf(e->err, sizeof e->err, "%s", err);
 			continue;
 		}
-		if (hist_commit(t->r.agent, t->r.messages, t->r.wake_id,
-		    t->r.chamber, t->r.at, t->o->keep, err) == -1)
+		if (t->r.hist && hist_commit(t->r.agent, t->r.messages,
+		    t->r.wake_id, t->r.chamber, t->r.at, t->o->keep,
+		    err) == -1)
 			return -1;
 		json_object_set_new(e->doc, "committed", json_true());
 		e->dirty = 1;
@@ -377,8 +431,12 @@ ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
 		}
 		return 0;
 	}
-	if ((rc = hist_commit(r->agent, r->messages, r->wake_id, r->chamber,
-	    r->at, o->keep, err)) == -1) {
+	/* a breaker's notice is delivered, never kept (status.c): once
+	 * delivered, delivered.json says so */
+	if (!r->hist)
+		rc = noticed(t, r->wake_id);
+	else if ((rc = hist_commit(r->agent, r->messages, r->wake_id,
+	    r->chamber, r->at, o->keep, err)) == -1) {
 		txn_free(t);
 		return -1;
 	}
@@ -592,6 +650,8 @@ ghost_done(struct ghost_txn *t, int delivered, const char *why, char *err)
 	e->gone = 1;
 	if (t->o->dedupe > 0 && t->state == 1)
 		add_delivered(t);
+	if (!t->r.hist && txn_read(t, err) == 0)
+		add_noticed(t, e->wake_id);
 	if (outbox_drop(t->dir, "outbox", e->wake_id, err) == -1)
 		return -1;
 	return GHOST_SENT;

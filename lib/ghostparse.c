@@ -1,6 +1,7 @@
 /*
  * ghostparse.c - a wake result line, as heart-ghost reads it: its
- * version, status, agent and exit checked, and for "ok" its answer.
+ * version, status, agent and exit checked, and for "ok" (or a
+ * breaker's notice, which has no messages) its answer.
  * Most results are idle, so ghost_parse decides on them with the
  * tree-less scanner (jscan) and builds a JSON tree only for "ok" and
  * "error"; a line it refuses is never half taken.
@@ -55,6 +56,8 @@ check_status(const struct jscan_member *st, struct ghost_result *r,
 	    status_find(r->status, &ws) == 0) {
 		r->kind = status_kind(ws);
 		r->ran = status_ran(ws);
+		r->hist = status_hist(ws);
+		r->alert = status_alert(ws);
 		return 0;
 	}
 	member_text(st, t, sizeof t);
@@ -119,7 +122,8 @@ need_string(json_t *doc, const char *key, char *err)
 	return s != NULL && *s != '\0' ? s : NULL;
 }
 
-/* The parts of an ok result that are committed and delivered. */
+/* The parts of an ok result (or a notice) that are committed and
+ * delivered. */
 static int
 check_ok(struct ghost_result *r, char *err)
 {
@@ -146,6 +150,8 @@ check_ok(struct ghost_result *r, char *err)
 		return -1;
 	}
 	r->messages = json_object_get(r->doc, "messages");
+	if (!r->hist)
+		return 0;	/* a notice: delivered, never kept */
 	if (!json_is_array(r->messages) || json_array_size(r->messages) == 0) {
 		errf(err, "an \"ok\" result without \"messages\"");
 		return -1;

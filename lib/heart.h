@@ -299,6 +299,8 @@ int	 hist_repair(const char *, time_t, json_t **, char *, size_t,
 struct ghost_result {
 	enum ghost_kind kind;
 	int	 ran;		/* the model answered: ok, idle, tool_cap */
+	int	 hist;		/* kept in the history: ok, not a notice */
+	int	 alert;		/* an alert whatever its text: breaker_open */
 	char	 status[16];
 	char	 agent[HEART_IDMAX + 1];	/* "" if an error names none */
 	int	 exit;		/* heart-wake's exit status for this wake */
@@ -412,6 +414,9 @@ struct run_opts {
 int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 	    json_t **, char *);
 json_t	*run_refused(int, const char *, time_t);
+
+/* notice.c: a breaker's notice, after the wake result that made it */
+json_t	*notice_of(const json_t *);
 
 /* explain.c: --explain, each chamber's gates, changing nothing */
 json_t	*explain_soul(const struct soul *, const struct run_opts *, time_t,

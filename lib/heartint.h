@@ -149,11 +149,14 @@ enum wake_status {
 	ST_THROTTLED,
 	ST_PAUSED,
 	ST_HELD,
+	ST_BREAKER_OPEN, ST_BREAKER_CLOSED,
 	ST_NSTATUS
 };
 const char *status_name(enum wake_status);
 enum ghost_kind status_kind(enum wake_status);
 int	 status_ran(enum wake_status);
+int	 status_hist(enum wake_status);
+int	 status_alert(enum wake_status);
 int	 status_find(const char *, enum wake_status *);
 
 /* jscan.c: a validating JSON scanner that builds no tree */

@@ -86,6 +86,7 @@ int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
 #define BRK_TOOL_OK	0x4
 #define BRK_TOOL_FAIL	0x8
 #define BRK_LLM_CONFIG	0x10
+#define BRK_TELL	0x20
 /* The breaker as stored, whichever the store (brk.c owns the rules). */
 struct brk {
 	enum brk_state state;
@@ -104,6 +105,7 @@ struct brk {
 	char	 probe_host[64];	/* and its host */
 	char	 trigger[8];
 	char	 reason[256];
+	int	 told;		/* its opening was told: its closing is */
 	int	 exists;	/* it was stored before */
 };
 enum brk_op { BRK_CHECK, BRK_GIVEBACK, BRK_RECORD, BRK_PEEK, BRK_RESET };
@@ -120,11 +122,15 @@ struct brk_who {
 };
 
 #define BRK_MAXEV	4
-/* what a transition did: the probe, and "half_open", "open/FROM"... */
+/* what a transition did: the probe, and "half_open", "open/FROM"...;
+ * what opened it, and whether it is told (brk.c) */
 struct brk_out {
 	int	 probe;
 	int	 nev;
 	char	 ev[BRK_MAXEV][24];
+	const char *kind;
+	int	 tell;		/* the outcome's BRK_TELL */
+	int	 notice;
 };
 time_t	 brk_next_go(const struct brk *);
 int	 brk_check_writes(const struct brk *, time_t);

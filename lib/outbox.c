@@ -89,8 +89,9 @@ outbox_drop(const char *adir, const char *sub, const char *wake_id,
 }
 
 /*
- * heart-wake: keep an "ok" result (line, as printed) in its agent's
- * outbox before it is printed; any other result is not kept.
+ * heart-wake: keep an "ok" result or a breaker's notice (line, as
+ * printed) in its agent's outbox before it is printed; any other
+ * result is not kept.
  */
 int
 outbox_keep(const json_t *res, const char *line, char *err)
@@ -98,11 +99,13 @@ outbox_keep(const json_t *res, const char *line, char *err)
 	const char *agent = json_string_value(json_object_get(res, "agent"));
 	const char *id = json_string_value(json_object_get(res, "wake_id"));
 	const char *st = json_string_value(json_object_get(res, "status"));
+	enum wake_status ws;
 	char adir[4096];
 	json_t *doc;
 	int fd, rc;
 
-	if (st == NULL || strcmp(st, status_name(ST_OK)) != 0)
+	if (st == NULL || status_find(st, &ws) == -1 ||
+	    status_kind(ws) != GHOST_COMMIT)
 		return 0;
 	if (!id_valid(id)) {
 		errf(err, "wake id \"%s\" is not a file name", id ? id : "");

@@ -371,7 +371,8 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	long long cost;
 	json_t *tools;
 
-	flags = llmerr || k->tfail ? BRK_LLM_FAIL : BRK_LLM_OK;
+	/* its notice is printed after its result (notice.c) */
+	flags = BRK_TELL | (llmerr || k->tfail ? BRK_LLM_FAIL : BRK_LLM_OK);
 	if (llmerr && (t->fail == LLM_CONFIG || t->fail == LLM_QUOTA))
 		flags |= BRK_LLM_CONFIG;	/* a person must act */
 	if (!llmerr && (k->tfail == LLM_CONFIG || k->tfail == LLM_QUOTA))
@@ -590,7 +591,8 @@ gate_step(struct wake *k, const struct llm_conf *lc, int *rc, char *err)
 		 * open breaker waits for its probe, as ever) */
 		if ((k->bv.state == BRK_CLOSED && k->bv.tool_fails > 0 &&
 		    brk_record(k->s->name, &k->bc,
-		    k->now, BRK_TOOL_OK, 0, NULL, k->events, e2) == -1) ||
+		    k->now, BRK_TOOL_OK | BRK_TELL, 0, NULL, k->events,
+		    e2) == -1) ||
 		    slot_used(k, ST_GATED, e2) == -1) {
 			*rc = fail(k, HX_IOERR, e2);
 			return 0;
@@ -600,8 +602,8 @@ gate_step(struct wake *k, const struct llm_conf *lc, int *rc, char *err)
 	}
 	snprintf(k->w.error, sizeof k->w.error, "%.255s", err);
 	k->w.error_at = k->now;
-	if (brk_record(k->s->name, &k->bc, k->now, BRK_TOOL_FAIL, 0, err,
-	    k->events, e2) == -1 || brk_peek(k->s->name, &k->bc, k->now,
+	if (brk_record(k->s->name, &k->bc, k->now, BRK_TOOL_FAIL | BRK_TELL,
+	    0, err, k->events, e2) == -1 || brk_peek(k->s->name, &k->bc, k->now,
 	    &k->bv, e2) == -1 || slot_used(k, ST_ERROR, e2) == -1) {
 		*rc = fail(k, HX_IOERR, e2);
 		return 0;

@@ -6,7 +6,10 @@
  * not know.  heart-wake(1) says what each means, heart-ghost(1) what
  * is done with it.  "ran": the model answered (the wake was not
  * skipped, nor only rehearsed), so the line comes from a pipeline that
- * wakes the agent: only such a line takes its agent's outbox.
+ * wakes the agent: only such a line takes its agent's outbox.  "hist":
+ * a committed line is kept in the history (a breaker's notice is
+ * delivered, never kept); "alert": --alert-only delivers it whatever
+ * its text.
  */
 #include <string.h>
 
@@ -15,24 +18,26 @@
 static const struct {
 	const char *name;
 	enum ghost_kind kind;
-	int ran;
+	int ran, hist, alert;
 } table[ST_NSTATUS] = {
-	[ST_OK] = { "ok", GHOST_COMMIT, 1 },
-	[ST_IDLE] = { "idle", GHOST_ROLLBACK, 1 },
-	[ST_CAPPED] = { "capped", GHOST_ROLLBACK, 0 },
-	[ST_OPEN] = { "open", GHOST_ROLLBACK, 0 },
-	[ST_NOT_DUE] = { "not_due", GHOST_ROLLBACK, 0 },
-	[ST_QUIET] = { "quiet", GHOST_ROLLBACK, 0 },
-	[ST_NOT_IDLE] = { "not_idle", GHOST_ROLLBACK, 0 },
-	[ST_BUSY] = { "busy", GHOST_ROLLBACK, 0 },
-	[ST_EMPTY] = { "empty", GHOST_ROLLBACK, 0 },
-	[ST_TOOL_CAP] = { "tool_cap", GHOST_ROLLBACK, 1 },
-	[ST_DRY_RUN] = { "dry_run", GHOST_ROLLBACK, 0 },
-	[ST_ERROR] = { "error", GHOST_ERROR, 0 },
-	[ST_GATED] = { "gated", GHOST_ROLLBACK, 0 },
-	[ST_THROTTLED] = { "throttled", GHOST_ROLLBACK, 0 },
-	[ST_PAUSED] = { "paused", GHOST_ROLLBACK, 0 },
-	[ST_HELD] = { "held", GHOST_ROLLBACK, 0 },
+	[ST_OK] = { "ok", GHOST_COMMIT, 1, 1, 0 },
+	[ST_IDLE] = { "idle", GHOST_ROLLBACK, 1, 0, 0 },
+	[ST_CAPPED] = { "capped", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_OPEN] = { "open", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_NOT_DUE] = { "not_due", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_QUIET] = { "quiet", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_NOT_IDLE] = { "not_idle", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_BUSY] = { "busy", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_EMPTY] = { "empty", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_TOOL_CAP] = { "tool_cap", GHOST_ROLLBACK, 1, 0, 0 },
+	[ST_DRY_RUN] = { "dry_run", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_ERROR] = { "error", GHOST_ERROR, 0, 0, 0 },
+	[ST_GATED] = { "gated", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_THROTTLED] = { "throttled", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_PAUSED] = { "paused", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_HELD] = { "held", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_BREAKER_OPEN] = { "breaker_open", GHOST_COMMIT, 0, 0, 1 },
+	[ST_BREAKER_CLOSED] = { "breaker_closed", GHOST_COMMIT, 0, 0, 0 },
 };
 
 const char *
@@ -52,6 +57,20 @@ int
 status_ran(enum wake_status st)
 {
 	return table[st].ran;
+}
+
+/* Is a committed line of this status kept in the history? */
+int
+status_hist(enum wake_status st)
+{
+	return table[st].hist;
+}
+
+/* Does --alert-only deliver a line of this status, whatever its text? */
+int
+status_alert(enum wake_status st)
+{
+	return table[st].alert;
 }
 
 /* The status called name: 0, or -1 when there is none. */

@@ -212,8 +212,8 @@ triage_wake(struct wake *k, const char *text, int *rc, char *err)
 	    status_name(ST_IDLE));
 	k->w.error[0] = '\0';
 	*rc = HX_OK;
-	if (brk_record(k->s->name, &k->bc, k->now, BRK_LLM_OK, 0, NULL,
-	    k->events, e2) == -1 || cap_record(k->s->name, k->s->timezone,
+	if (brk_record(k->s->name, &k->bc, k->now, BRK_LLM_OK | BRK_TELL, 0,
+	    NULL, k->events, e2) == -1 || cap_record(k->s->name, k->s->timezone,
 	    k->now, 1, NULL, &k->tu, k->tcost, e2) == -1 ||
 	    brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2) == -1) {
 		snprintf(err, HEART_ERRLEN, "%s", e2);

@@ -51,7 +51,7 @@ until_of() {
 	assert_success
 	run at "$T0" heart-breaker record scout llm-fail --reason "HTTP 429"
 	assert_success
-	assert_output '{"event":"open","agent":"scout","trigger":"llm","cooldown_s":900,"until":"2026-11-21T12:15:00Z","reason":"HTTP 429","from":"closed","llm_fails":3,"tool_fails":0,"at":"2026-11-21T12:00:00Z"}'
+	assert_output '{"event":"open","agent":"scout","trigger":"llm","cooldown_s":900,"until":"2026-11-21T12:15:00Z","reason":"HTTP 429","from":"closed","kind":"failures","llm_fails":3,"tool_fails":0,"at":"2026-11-21T12:00:00Z"}'
 	run at "$T0" heart-breaker check scout
 	assert_failure 1
 	assert_output ""
@@ -375,7 +375,7 @@ flap() {
 	assert_output "scout: closed: a wake may go (llm 0/3, tool 0/3 failures, 9/10 within 1h; the default keys: no soul given, none kept)"
 	# the tenth, 38 minutes in, opens it for the base cooldown
 	run -0 at "2026-11-21 12:36:00" heart-breaker record scout llm-fail --reason "HTTP 503"
-	assert_output '{"event":"open","agent":"scout","trigger":"llm","cooldown_s":900,"until":"2026-11-21T12:51:00Z","reason":"10 failures within 1h: HTTP 503","from":"closed","llm_fails":1,"tool_fails":0,"at":"2026-11-21T12:36:00Z"}'
+	assert_output '{"event":"open","agent":"scout","trigger":"llm","cooldown_s":900,"until":"2026-11-21T12:51:00Z","reason":"10 failures within 1h: HTTP 503","from":"closed","kind":"window","llm_fails":1,"tool_fails":0,"at":"2026-11-21T12:36:00Z"}'
 	run -1 at "2026-11-21 12:37:00" heart-breaker check scout -v
 	assert_output "scout: open (llm: 10 failures within 1h: HTTP 503): no wake until 2026-11-21T12:51:00Z (14m)"
 	run -0 at "2026-11-21 12:37:00" heart-breaker status scout

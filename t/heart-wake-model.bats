@@ -325,7 +325,10 @@ EOF
 		run heart-wake --soul "$S" --force
 		assert_failure 75
 	done
-	echo "$output" | tail -1 | jq -e '.breaker == "open" and (.breaker_events[0].event == "open") and .breaker_events[0].trigger == "llm"'
+	# the wake's line, then its notice
+	[ "$(echo "$output" | grep -c '^{')" -eq 2 ]
+	echo "$output" | tail -n 2 | head -n 1 | jq -e '.breaker == "open" and (.breaker_events[0].event == "open") and .breaker_events[0].trigger == "llm"'
+	echo "$output" | tail -n 1 | jq -e '.status == "breaker_open"'
 	run heart-wake --soul "$S" --force
 	assert_success
 	[ "$(echo "$output" | jq -r .status)" = open ]
@@ -383,7 +386,10 @@ no_key() {
 	llm_script '{"replies":[{"status":401,"text":"Incorrect API key provided: {{authorization}}."}]}'
 	run -78 heart-wake --soul "$S" --force
 	assert_output --partial 'Incorrect API key provided: Bearer [redacted].'
-	echo "$output" | tail -n 1 | jq -e '.breaker_events[0].event == "open" and (.breaker_events[0].reason | test("HTTP 401"))'
+	# the wake's line (after heart-wake's message), then its notice
+	echo "$output" | tail -n 2 | head -n 1 | jq -e '.breaker_events[0].event == "open" and (.breaker_events[0].reason | test("HTTP 401"))'
+	echo "$output" | tail -n 1 | jq -e '.status == "breaker_open" and .kind == "config"'
+	refute_output --partial "${KEY:7:12}"
 }
 
 @test "a tool and a command provider that print the key: the history, the result and the messages keep none of it" {
@@ -675,9 +681,10 @@ history() {
 	run --separate-stderr heart-ghost log
 	assert_failure 75
 	[ -z "$stderr" ]
-	# heart-wake | jq: heart-wake's own line, once
-	run --separate-stderr bash -c 'heart-wake --soul "$1" --force | jq -r .exit' _ "$S"
-	assert_output 75
+	# heart-wake | jq: heart-wake's own line, once (the third failure
+	# opens the breaker: its notice follows, exit 0)
+	run --separate-stderr bash -c 'heart-wake --soul "$1" --force | jq -r "[.status, .exit] | @tsv"' _ "$S"
+	assert_output "$(printf 'error\t75\nbreaker_open\t0')"
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	# a configuration error: 78 at the end of the pipeline too
 	HEART_LLM_MODEL= pipeline --soul "$S" --force

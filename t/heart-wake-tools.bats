@@ -49,6 +49,13 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	for w in 1 2 3; do
 		run --separate-stderr heart-wake --soul "$S" --force
 		assert_failure 75
+		# the third opens the breaker: its notice follows its line
+		[ "${#lines[@]}" -eq $((w < 3 ? 1 : 2)) ]
+		if [ "$w" -eq 3 ]; then
+			jq -e '.status == "breaker_open" and .trigger == "tool"' \
+			    <<< "${lines[1]}"
+			output=${lines[0]}
+		fi
 		[ "$(output_json .status)" = '"tool_cap"' ]
 		[ "$(output_json .tools)" = '{"calls":5,"failed":5}' ]
 		[ "$(llm_count)" -eq $((w * 6)) ]
@@ -70,10 +77,12 @@ asks_quote='{"name":"quote","arguments":{"symbol":"ACME"}}'
 	assert_output --partial 'tool trigger'
 	[ "$(llm_count)" -eq 18 ]
 	# discarded: heart-ghost keeps nothing of them, and exits 75 as
-	# heart-wake did; tokens still count
+	# heart-wake did; tokens still count.  The breaker's notice, which
+	# no heart-ghost took, waited in the outbox: a line of a wake that
+	# ran delivers it
 	run heart-ghost "$D"/wake*.json
 	assert_failure 75
-	assert_output ""
+	[ "$(jq -r .status <<< "$output")" = breaker_open ]
 	[ ! -s "$HEART_STATE_DIR/agents/stock/history.jsonl" ]
 	[ "$(jq '.total, (.tokens.prompt > 0), .ghosts' -c "$HEART_STATE_DIR/agents/stock/cap.json" | paste -sd' ')" = "3 true 0" ]
 }

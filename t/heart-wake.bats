@@ -442,6 +442,15 @@ cron_day() {
 	heart-wake --soul tooly.yaml --force >> "$out" 2> /dev/null || true
 	llm_script '{"replies":[{"status":500}]}'
 	heart-wake --soul "$s" --force >> "$out" 2> /dev/null || true
+	# breaker_open, breaker_closed: a wake opens its breaker, the
+	# probe closes it (the notices kept, their wakes' error and idle
+	# are above)
+	f=$(soul_file flaky.yaml 'heart: { breaker: { threshold: 1, cooldown: 1m } }')
+	run -75 --separate-stderr heart-wake --soul "$f" --force
+	jq -c 'select(.status == "breaker_open")' <<< "$output" >> "$out"
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	run -0 --separate-stderr at "2 minutes" heart-wake --soul "$f" --force
+	jq -c 'select(.status == "breaker_closed")' <<< "$output" >> "$out"
 	# the statuses printed are those of the table, and of both pages
 	printed=$(jq -r .status "$out" | sort)
 	table=$(sed -n 's/.*\[ST_[A-Z_]*\] = { "\([a-z_]*\)".*/\1/p' "$T/../lib/status.c" | sort)
@@ -449,15 +458,18 @@ cron_day() {
 	    sed -n 's/^\.It Cm \([a-z_]*\)$/\1/p' | sort)
 	ghost1=$(sed -n '/^\.Sh DESCRIPTION/,/^\.Ss /p' "$T/../man/heart-ghost.1" |
 	    sed -n 's/^\.It Cm //p' | tr -d ' ' | tr ',' '\n' | sort)
-	[ "$(echo "$printed" | wc -l)" -eq 16 ]
+	[ "$(echo "$printed" | wc -l)" -eq 18 ]
 	diff <(echo "$table") <(echo "$printed")
 	diff <(echo "$table") <(echo "$wake1")
 	diff <(echo "$table") <(echo "$ghost1")
 	# heart-ghost takes every one: the real answer is kept and printed,
-	# nothing else; the exit status is the worst wake's (75)
-	run --separate-stderr heart-ghost --text "$out"
-	assert_failure 75
-	assert_output "ALERT: the strike starts at 6."
+	# and the notices printed; nothing else; the exit status is the
+	# worst wake's (75)
+	run -75 --separate-stderr heart-ghost --text "$out"
+	assert_line --index 0 "ALERT: the strike starts at 6."
+	assert_line --index 1 --partial "heart: flaky's model is failing (1 failure): "
+	assert_line --index 2 "heart: flaky's model answers again."
+	[ "${#lines[@]}" -eq 3 ]
 	[ -z "$stderr" ]
 	[ "$(ls "$HEART_STATE_DIR"/agents/*/history.jsonl)" = "$HEART_STATE_DIR/agents/scout/history.jsonl" ]
 	[ "$(jq -r 'select(.part == .parts) | .content' "$HEART_STATE_DIR/agents/scout/history.jsonl")" = "ALERT: the strike starts at 6." ]
