@@ -208,6 +208,25 @@ holdx_step(json_t *cur, json_t **next, long long *ttl, void *ctx,
 	return 0;
 }
 
+/* x made for the account of url and key, and its hold read into v as
+ * find reads it: 1 held, 0 not, -1 with err. */
+static int
+peek(const char *url, const char *key, struct holdx *x, struct hold_view *v,
+    char *err)
+{
+	json_t *doc;
+	size_t at;
+	int r;
+
+	memset(x, 0, sizeof *x);
+	account(url, key, x->ep, sizeof x->ep, x->fp);
+	if (store_get(OWNER, HOLDDOC, &doc, err) == -1)
+		return -1;
+	r = find(doc, x->ep, x->fp, &at, v, err);
+	json_decref(doc);
+	return r;
+}
+
 /*
  * May a request to url with key be sent at now?  0: no hold; 1: held
  * (v says which, since when and the next probe); 2: held, and the
@@ -219,17 +238,9 @@ hold_admit(const char *url, const char *key, time_t now, int grant,
     struct hold_view *v, char *err)
 {
 	struct holdx x;
-	json_t *doc;
-	size_t at;
 	int r;
 
-	memset(&x, 0, sizeof x);
-	account(url, key, x.ep, sizeof x.ep, x.fp);
-	if (store_get(OWNER, HOLDDOC, &doc, err) == -1)
-		return -1;
-	r = find(doc, x.ep, x.fp, &at, v, err);
-	json_decref(doc);
-	if (r != 1 || v->probe > now)
+	if ((r = peek(url, key, &x, v, err)) != 1 || v->probe > now)
 		return r;
 	if (!grant)
 		return 2;
@@ -287,20 +298,12 @@ hold_lift(const char *url, const char *key, time_t now, char *err)
 {
 	struct hold_view v;
 	struct holdx x;
-	json_t *doc;
-	size_t at;
 	int r;
 
-	memset(&x, 0, sizeof x);
-	account(url, key, x.ep, sizeof x.ep, x.fp);
+	if ((r = peek(url, key, &x, &v, err)) != 1)
+		return r;
 	x.op = LIFT;
 	x.now = now;
-	if (store_get(OWNER, HOLDDOC, &doc, err) == -1)
-		return -1;
-	r = find(doc, x.ep, x.fp, &at, &v, err);
-	json_decref(doc);
-	if (r != 1)
-		return r;
 	return store_update(OWNER, HOLDDOC, STATE_SYNC, holdx_step, &x, err);
 }
 
