@@ -12,7 +12,11 @@
  *
  * The day's spend is counted too: each wake's cost (price.c), in
  * nanodollars, and the agent's daily_budget refuses a take once it is
- * reached, as the caps do; an agent with no price has no cost.
+ * reached, as the caps do; an agent with no price has no cost.  The
+ * local month's spend is kept beside it ("month", "month_cost"), rolled
+ * when the day rolls into a later month, and the monthly_budget refuses
+ * a take the same way; a counter kept before it had a month reads as
+ * nothing spent this month.
  *
  * The rules are cap_step's, a pure function; store_update reads,
  * decides with it and writes back, in whichever store is in force
@@ -38,6 +42,7 @@ cap_from_soul(const struct soul *s, struct caps *c)
 		c->chamber[i] = s->ch[i].daily_cap;
 	c->agent = s->daily_cap;
 	c->budget = s->llm.price.set ? s->daily_budget : -1;
+	c->monthly = s->llm.price.set ? s->monthly_budget : -1;
 	c->priced = s->llm.price.set;
 }
 
@@ -50,6 +55,14 @@ cap_limit(const struct caps *c, enum chamber ch)
 	if (c->agent >= 0 && c->agent < l)
 		l = c->agent;
 	return l;
+}
+
+/* Whether v's spend is below c's budgets, the day's and the month's. */
+int
+cap_spend_ok(const struct cap_view *v, const struct caps *c)
+{
+	return (c->budget < 0 || v->cost < c->budget) &&
+	    (c->monthly < 0 || v->month_cost < c->monthly);
 }
 
 /* The most the total can reach today through any chamber. */
@@ -72,7 +85,7 @@ cap_defaults(struct caps *c)
 	c->chamber[CH_SCHEDULE] = DEF_SCHEDULE_CAP;
 	c->chamber[CH_IDLE] = DEF_IDLE_CAP;
 	c->agent = -1;
-	c->budget = -1;
+	c->budget = c->monthly = -1;
 	c->priced = 0;
 }
 
@@ -133,6 +146,10 @@ parse_caps(json_t *j, struct cap_view *v)
 	if (a != NULL && !json_is_null(a) && (v->caps.budget =
 	    price_nano(a)) < 0)
 		return -1;
+	a = json_object_get(j, "monthly");
+	if (a != NULL && !json_is_null(a) && (v->caps.monthly =
+	    price_nano(a)) < 0)
+		return -1;
 	a = json_object_get(j, "priced");
 	if (a != NULL && !json_is_boolean(a))
 		return -1;
@@ -146,7 +163,7 @@ parse_caps(json_t *j, struct cap_view *v)
 static int
 parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 {
-	json_t *ch, *day, *zone, *cost;
+	json_t *ch, *day, *zone, *cost, *month, *mcost;
 	const char *bad = NULL;
 	int i;
 
@@ -158,6 +175,8 @@ parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 	zone = json_object_get(j, "zone");
 	ch = json_object_get(j, "chambers");
 	cost = json_object_get(j, "cost");
+	month = json_object_get(j, "month");
+	mcost = json_object_get(j, "month_cost");
 	if (!json_is_string(day) || strlen(json_string_value(day)) != 10)
 		bad = "day";
 	else if (zone != NULL && !json_is_string(zone))
@@ -175,6 +194,12 @@ parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 		bad = "triage_tokens";
 	else if (cost != NULL && (v->cost = price_nano(cost)) < 0)
 		bad = "cost";
+	else if (month != NULL && (!json_is_string(month) ||
+	    strlen(json_string_value(month)) != 7))
+		bad = "month";
+	else if (mcost != NULL && (month == NULL ||
+	    (v->month_cost = price_nano(mcost)) < 0))
+		bad = "month_cost";
 	else if (parse_caps(json_object_get(j, "caps"), v) == -1)
 		bad = "caps";
 	for (i = 0; bad == NULL && i < CH_NCHAMBERS; i++)
@@ -189,12 +214,16 @@ parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 	if (zone != NULL)
 		snprintf(v->zone, sizeof v->zone, "%s",
 		    json_string_value(zone));
+	if (month != NULL)
+		snprintf(v->month, sizeof v->month, "%s",
+		    json_string_value(month));
 	return 0;
 }
 
 /*
  * Move v to the local date of `now' in zone (or the stored zone, or
- * the machine's), only ever forward.  Returns 1 when v changed.
+ * the machine's), only ever forward, and its month to that date's
+ * (the month's spend starts again).  Returns 1 when v changed.
  */
 static int
 roll(struct cap_view *v, const char *zone, time_t now)
@@ -223,6 +252,13 @@ roll(struct cap_view *v, const char *zone, time_t now)
 		snprintf(v->day, sizeof v->day, "%s", today);
 		changed = 1;
 	}
+	/* the month is the kept day's: a day kept ahead keeps its month;
+	 * an old counter's, none, is filled in without a write of its own */
+	if (strncmp(v->day, v->month, 7) > 0) {
+		changed |= v->month[0] != '\0';
+		snprintf(v->month, sizeof v->month, "%.7s", v->day);
+		v->month_cost = 0;
+	}
 	return changed;
 }
 
@@ -241,10 +277,13 @@ to_json(const char *agent, const struct cap_view *v, time_t now)
 	if (v->have_caps && v->caps.budget >= 0)
 		json_object_set_new(caps, "budget",
 		    price_json(v->caps.budget));
+	if (v->have_caps && v->caps.monthly >= 0)
+		json_object_set_new(caps, "monthly",
+		    price_json(v->caps.monthly));
 	if (v->have_caps && v->caps.priced)
 		json_object_set_new(caps, "priced", json_true());
 	return json_pack("{s:i,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:I,"
-	    "s:o,s:o,s:o,s:o,s:s}",
+	    "s:o,s:o,s:o,s:s,s:o,s:o,s:s}",
 	    "v", 1, "agent", agent, "day", v->day, "zone", v->zone,
 	    "total", (json_int_t)v->total,
 	    "chambers", "schedule", (json_int_t)v->used[CH_SCHEDULE],
@@ -252,14 +291,17 @@ to_json(const char *agent, const struct cap_view *v, time_t now)
 	    "ghosts", (json_int_t)v->ghosts,
 	    "tokens", usage_json(&v->tok),
 	    "triage_tokens", usage_json(&v->triage),
-	    "cost", price_json(v->cost), "caps", caps, "updated", ts);
+	    "cost", price_json(v->cost), "month", v->month,
+	    "month_cost", price_json(v->month_cost), "caps", caps,
+	    "updated", ts);
 }
 
 /*
  * One transition of the counter v, rolled to the day of `now' first:
  * take admits one wake of chamber a->ch (*admitted) when the shared
  * total is below the chamber's cap and the agent-wide cap, and the
- * day's cost below the budget (if any); a->caps
+ * day's cost below the budget and the month's below the monthly
+ * budget (if any); a->caps
  * (the soul's) are kept with the counts, NULL judges by the caps kept
  * (else the defaults) and leaves them; a->chcap >= 0 is this take's
  * cap of the chamber instead, never kept.
@@ -287,8 +329,8 @@ cap_step(struct cap_view *v, enum cap_op op, const struct cap_args *a,
 		in = v->caps;
 		if (a->chcap >= 0)
 			in.chamber[a->ch] = a->chcap;
-		if (v->total < cap_limit(&in, a->ch) && (in.budget < 0 ||
-		    v->cost < in.budget)) {
+		if (v->total < cap_limit(&in, a->ch) &&
+		    cap_spend_ok(v, &in)) {
 			v->used[a->ch]++;
 			v->total++;
 			*admitted = changed = 1;
@@ -299,6 +341,7 @@ cap_step(struct cap_view *v, enum cap_op op, const struct cap_args *a,
 		usage_add(&v->tok, a->u);
 		usage_add(&v->triage, a->tu);
 		v->cost += POS(a->cost);
+		v->month_cost += POS(a->cost);
 		return 1;
 	case CAP_RESET:
 		memset(v->used, 0, sizeof v->used);
@@ -440,6 +483,34 @@ cap_resets_at(const struct cap_view *v, time_t now)
 	return m;
 }
 
+/* When v's month ends: the first local midnight of a later month. */
+time_t
+cap_month_resets_at(const struct cap_view *v, time_t now)
+{
+	const char *zone = v->zone[0] ? v->zone : clock_tz_local();
+	time_t m = cap_resets_at(v, now);
+	char day[16];
+	int i;
+
+	for (i = 0; i < 400; i++) {
+		clock_day(zone, m, day, sizeof day);
+		if (strncmp(day, v->month, 7) > 0)
+			break;
+		m = clock_next_midnight(zone, m);
+	}
+	return m;
+}
+
+/* When a take refused by caps c may be admitted again: the month's
+ * end once the monthly budget is reached, else the day's. */
+time_t
+cap_open_at(const struct cap_view *v, const struct caps *c, time_t now)
+{
+	if (c->monthly >= 0 && v->month_cost >= c->monthly)
+		return cap_month_resets_at(v, now);
+	return cap_resets_at(v, now);
+}
+
 /* Today's cost in nanodollars; -1 (no price) for an agent that has
  * none and has spent nothing. */
 long long
@@ -451,9 +522,9 @@ cap_cost(const struct cap_view *v)
 /*
  * Why a take of chamber ch was refused, as v stands after it: the
  * chamber's cap, the agent-wide cap (heart.daily_cap, when it is below
- * the chamber's: named as the agent's, never as the chamber's) or the
- * budget, and when the day resets.  Returns 1 when the budget refused
- * it.
+ * the chamber's: named as the agent's, never as the chamber's), the
+ * monthly budget or the daily one, and when it resets.  Returns 1 when
+ * a budget refused it.
  */
 int
 cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
@@ -461,6 +532,14 @@ cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
 {
 	char reset[40], spent[32], budget[32];
 
+	if (v->caps.monthly >= 0 && v->month_cost >= v->caps.monthly) {
+		clock_utc(cap_month_resets_at(v, now), reset, sizeof reset);
+		snprintf(buf, n, "monthly budget %s reached: %s spent this "
+		    "month (heart.monthly_budget); resets at %s",
+		    price_format(v->caps.monthly, budget, sizeof budget),
+		    price_format(v->month_cost, spent, sizeof spent), reset);
+		return 1;
+	}
 	clock_utc(cap_resets_at(v, now), reset, sizeof reset);
 	if (v->total < cap_limit(&v->caps, ch) && v->caps.budget >= 0 &&
 	    v->cost >= v->caps.budget) {
@@ -499,7 +578,7 @@ cap_json(const char *agent, const struct cap_view *v, time_t now)
 		    json_pack("{s:I,s:I}", "used", (json_int_t)v->used[i],
 		    "cap", (json_int_t)cap_limit(&v->caps, (enum chamber)i)));
 	j = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:o,s:o,"
-	    "s:o,s:o,s:s}",
+	    "s:o,s:o,s:s,s:s,s:o,s:o}",
 	    "agent", agent, "day", v->day, "zone", v->zone,
 	    "used", (json_int_t)v->total, "cap", (json_int_t)limit,
 	    "remaining", (json_int_t)(limit > v->total ? limit - v->total :
@@ -507,6 +586,9 @@ cap_json(const char *agent, const struct cap_view *v, time_t now)
 	    "tokens", usage_json(&v->tok),
 	    "triage_tokens", usage_json(&v->triage),
 	    "cost", price_json(cap_cost(v)),
-	    "budget", price_json(v->caps.budget), "resets_at", reset);
+	    "budget", price_json(v->caps.budget), "resets_at", reset,
+	    "month", v->month, "month_cost", price_json(v->caps.priced ||
+	    v->month_cost > 0 ? v->month_cost : -1), "monthly_budget",
+	    price_json(v->caps.monthly));
 	return j;
 }

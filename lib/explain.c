@@ -83,7 +83,7 @@ cap_verdict(const struct wake *k, enum chamber c, char *r, size_t n)
 
 	cap_from_soul(k->s, &v.caps);
 	lim = cap_limit(&v.caps, c);
-	ok = v.total < lim && (v.caps.budget < 0 || v.cost < v.caps.budget);
+	ok = v.total < lim && cap_spend_ok(&v, &v.caps);
 	if (k->s->ch[c].daily_cap == 0)
 		snprintf(r, n, "%s: the chamber is off (daily_cap: 0)",
 		    soul_chamber_name(c));

@@ -131,6 +131,7 @@ struct soul {
 	char	*timezone;	/* never NULL after soul_load */
 	long long daily_cap;	/* agent-wide; -1 when unset */
 	long long daily_budget;	/* agent-wide, nanodollars; -1: unset */
+	long long monthly_budget; /* the same for the local month */
 	long long pulse_interval;
 	long long pulse_misses;
 	struct chamber_conf ch[CH_NCHAMBERS];
@@ -191,6 +192,7 @@ struct caps {
 	long long chamber[CH_NCHAMBERS];
 	long long agent;	/* -1: none */
 	long long budget;	/* daily_budget, nanodollars; -1: none */
+	long long monthly;	/* monthly_budget, nanodollars; -1: none */
 	long long priced;	/* 1: the agent has a price (a cost) */
 };
 
@@ -203,6 +205,8 @@ struct cap_view {
 	struct usage tok;	/* the main model's tokens today */
 	struct usage triage;	/* llm.triage's, apart */
 	long long cost;		/* today's, both models', nanodollars */
+	char	 month[8];	/* the local month, YYYY-MM */
+	long long month_cost;	/* this month's, nanodollars */
 	struct caps caps;
 	int	 have_caps;	/* caps were kept: else the defaults */
 };

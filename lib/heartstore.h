@@ -61,6 +61,9 @@ void	 store_bad_field(const char *agent, const char *name,
 int	 cap_record(const char *, const char *, time_t, int,
 	    const struct usage *, const struct usage *, long long, char *);
 time_t	 cap_resets_at(const struct cap_view *, time_t);
+time_t	 cap_month_resets_at(const struct cap_view *, time_t);
+time_t	 cap_open_at(const struct cap_view *, const struct caps *, time_t);
+int	 cap_spend_ok(const struct cap_view *, const struct caps *);
 long long cap_agent_limit(const struct caps *);
 long long cap_cost(const struct cap_view *);
 int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,

@@ -110,8 +110,8 @@ run_open_at(const struct wake *k, enum chamber c)
 	if ((lim = cap_limit(&caps, c)) <= 0)
 		return 0;
 	cap_at = k->cv.day[0] == '\0' || (k->cv.total < lim &&
-	    (caps.budget < 0 || k->cv.cost < caps.budget)) ? k->now :
-	    cap_resets_at(&k->cv, k->now);
+	    cap_spend_ok(&k->cv, &caps)) ? k->now :
+	    cap_open_at(&k->cv, &caps, k->now);
 	brk_at = k->bv.until > k->now ? k->bv.until : k->now;
 	return cap_at > brk_at ? cap_at : brk_at;
 }
@@ -353,7 +353,7 @@ admit(struct wake *k, const struct llm_conf *lc, char *reason, size_t rn,
 		bucket_give(ep, k->taken, time(NULL), e2);
 	if (ok == -1)
 		return -1;
-	k->g.next = cap_resets_at(&k->cv, k->now);
+	k->g.next = cap_open_at(&k->cv, &k->cv.caps, k->now);
 	cap_why(&k->cv, c, k->now, reason, rn);
 	*status = status_name(ST_CAPPED);
 	return 0;

@@ -231,6 +231,17 @@ load_top(struct soul_loading *v, const json_t *root)
 		return soul_bad_at(v, heart, "daily_budget", p, "needs "
 		    "llm.triage.price too: the triage model is not llm's, "
 		    "so llm.price is not its price", 1);
+	soul_key_path(p, sizeof p, soul_map_path(M_HEART), "monthly_budget");
+	if (s->monthly_budget >= 0 && !s->llm.price.set)
+		return soul_bad_at(v, heart, "monthly_budget", p, "needs "
+		    "llm.price: heart counts dollars from the model's price "
+		    "per million tokens (heart-soul(5)); without one a budget "
+		    "would never be reached", 1);
+	if (s->monthly_budget >= 0 && s->triage != NULL &&
+	    !soul_price(s, 1)->set)
+		return soul_bad_at(v, heart, "monthly_budget", p, "needs "
+		    "llm.triage.price too: the triage model is not llm's, "
+		    "so llm.price is not its price", 1);
 	soul_unknown_keys(v, root, M_TOP, "the soul");
 	return 0;
 }
@@ -380,7 +391,7 @@ soul_new(const char *path)
 
 	s->path = xstrdup(path ? path : "-");
 	s->daily_cap = s->pulse_interval = s->pulse_misses = -1;
-	s->daily_budget = -1;
+	s->daily_budget = s->monthly_budget = -1;
 	s->brk_threshold = s->brk_cooldown = s->brk_max_cooldown = -1;
 	s->brk_window_fails = s->brk_window = -1;
 	s->ghost_ack_max = s->history_keep = -1;

@@ -119,6 +119,8 @@ soul_json(const struct soul *s)
 	json_object_set_new(json_object_get(j, "llm"), "triage",
 	    s->triage ? endpoint_json(s->triage) : json_null());
 	json_object_set_new(j, "daily_budget", price_json(s->daily_budget));
+	json_object_set_new(j, "monthly_budget",
+	    price_json(s->monthly_budget));
 	json_object_set_new(json_object_get(j, "llm"), "price",
 	    price_conf_json(&s->llm.price));
 	json_object_set_new(json_object_get(j, "llm"), "cache",

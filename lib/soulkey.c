@@ -68,6 +68,7 @@ struct key {
 
 static keyfn get_budget, get_gate, get_window, load_adaptive, no_adaptive,
     no_interval;
+static keyfn get_monthly;
 
 #define SO(f)	offsetof(struct soul, f)
 #define CO(f)	offsetof(struct chamber_conf, f)
@@ -94,6 +95,7 @@ static const struct key keys[] = {
 	STR(M_HEART, "timezone", SO(timezone), NULL),
 	INT(M_HEART, "daily_cap", SO(daily_cap), 0, 0),
 	FN(M_HEART, "daily_budget", get_budget),
+	FN(M_HEART, "monthly_budget", get_monthly),
 	OF(K_OWN, M_HEART, "pulse", 0),
 	OF(K_OWN, M_HEART, "schedule", 0),
 	OF(K_OWN, M_HEART, "idle", 0),
@@ -426,6 +428,22 @@ get_budget(struct soul_loading *v, const json_t *heart, const char *path,
 	if ((s->daily_budget = price_nano(j)) < 0)
 		return soul_bad(v, heart, "daily_budget", path, "must be a "
 		    "number of dollars, 0 or more, such as 1.50");
+	return 0;
+}
+
+/* heart.monthly_budget: dollars a local calendar month, as nanodollars. */
+static int
+get_monthly(struct soul_loading *v, const json_t *heart, const char *path,
+    void *base)
+{
+	struct soul *s = base;
+	json_t *j = json_object_get(heart, "monthly_budget");
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if ((s->monthly_budget = price_nano(j)) < 0)
+		return soul_bad(v, heart, "monthly_budget", path, "must be a "
+		    "number of dollars, 0 or more, such as 40.00");
 	return 0;
 }
 

@@ -129,7 +129,7 @@ cap_case(const struct capcase *c)
 		given.chamber[CH_SCHEDULE] = c->capsched;
 		given.chamber[CH_IDLE] = c->capidle;
 		given.agent = c->capagent;
-		given.budget = -1;
+		given.budget = given.monthly = -1;
 		given.priced = 0;
 		a.caps = &given;
 		/* kept already, as after a first take */
@@ -375,6 +375,83 @@ budget_cases(void)
 	    v.cost == 0 && v.total == 1, "refused");
 }
 
+/*
+ * The monthly budget: the month's cost is kept beside the day's, added
+ * by the same record, rolled at the local month's first midnight (New
+ * York's, five hours after UTC's, and across a DST change), refuses at
+ * the bound as the daily one does; a counter kept before it had a month
+ * reads as nothing spent this month.
+ */
+static void
+monthly_cases(void)
+{
+	struct usage u = { 1000, 100, 0, 0 };
+	struct cap_args a = { CH_SCHEDULE, NULL, -1, 0, &u, NULL, 1000000 };
+	const char *ny = "America/New_York";
+	struct caps caps;
+	struct cap_view v;
+	char why[200];
+	int adm;
+
+	memset(&v, 0, sizeof v);
+	cap_defaults(&caps);
+	caps.monthly = 3000000;	/* $0.003 */
+	caps.priced = 1;
+	a.caps = &caps;
+	/* an old counter: a day, a day's cost, no month */
+	snprintf(v.day, sizeof v.day, "2026-11-29");
+	snprintf(v.zone, sizeof v.zone, "%s", ny);
+	v.cost = 5000000;
+	cap_step(&v, CAP_TAKE, &a, ny, utc("2026-11-29T15:00:00Z"), &adm);
+	check("monthly: an old counter has spent nothing this month",
+	    adm == 1 && strcmp(v.month, "2026-11") == 0 &&
+	    v.month_cost == 0, v.month);
+	v.month_cost = 2999999;
+	cap_step(&v, CAP_TAKE, &a, ny, utc("2026-11-29T15:00:00Z"), &adm);
+	check("monthly: a nanodollar below it admits", adm == 1, "refused");
+	cap_step(&v, CAP_RECORD, &a, ny, utc("2026-11-29T15:00:00Z"), NULL);
+	check("monthly: a record adds to the day's and the month's cost",
+	    v.month_cost == 3999999 && v.cost == 6000000, "not added");
+	cap_step(&v, CAP_TAKE, &a, ny, utc("2026-12-01T04:59:59Z"), &adm);
+	snprintf(why, sizeof why, "adm %d day %s month %s cost %lld/%lld",
+	    adm, v.day, v.month, v.cost, v.month_cost);
+	check("monthly: reached, refused on the month's last local second "
+	    "though the day rolled", adm == 0 && v.cost == 0 &&
+	    strcmp(v.month, "2026-11") == 0, why);
+	cap_why(&v, CH_SCHEDULE, utc("2026-12-01T04:59:59Z"), why,
+	    sizeof why);
+	check("monthly: the reason names the monthly budget and its end",
+	    strstr(why, "monthly budget $0.003 reached: $0.003999999 spent "
+	    "this month (heart.monthly_budget); resets at "
+	    "2026-12-01T05:00:00Z")
+	    != NULL, why);
+	check("monthly: a refused take waits for the month's end",
+	    cap_open_at(&v, &caps, utc("2026-11-30T12:00:00Z")) ==
+	    utc("2026-12-01T05:00:00Z"), "not the month's end");
+	cap_step(&v, CAP_TAKE, &a, ny, utc("2026-12-01T05:00:00Z"), &adm);
+	check("monthly: the local month's first second starts at $0",
+	    adm == 1 && strcmp(v.month, "2026-12") == 0 &&
+	    v.month_cost == 0, v.month);
+	/* March 2027: DST starts on the 14th; April starts at 04:00Z */
+	snprintf(v.day, sizeof v.day, "2027-03-31");
+	snprintf(v.month, sizeof v.month, "2027-03");
+	v.month_cost = 3000000;
+	check("monthly: after a DST change the month ends at 04:00Z",
+	    cap_month_resets_at(&v, utc("2027-03-31T12:00:00Z")) ==
+	    utc("2027-04-01T04:00:00Z"), "not 04:00Z");
+	cap_step(&v, CAP_TAKE, &a, ny, utc("2027-04-01T03:59:59Z"), &adm);
+	check("monthly: refused until then", adm == 0, "admitted");
+	cap_step(&v, CAP_TAKE, &a, ny, utc("2027-04-01T04:00:00Z"), &adm);
+	check("monthly: admitted from then", adm == 1 &&
+	    strcmp(v.month, "2027-04") == 0, v.month);
+	caps.monthly = -1;
+	caps.budget = 1000000;
+	v.cost = 1000000;
+	cap_step(&v, CAP_TAKE, &a, ny, utc("2027-04-01T12:00:00Z"), &adm);
+	check("monthly: none leaves the daily budget to refuse", adm == 0,
+	    "admitted");
+}
+
 /* The fleet's bucket serves the wakes it deferred in line. */
 static void
 bucket_cases(time_t t)
@@ -505,6 +582,7 @@ main(void)
 	for (i = 0; i < sizeof wins / sizeof wins[0]; i++)
 		win_case(&wins[i], t);
 	budget_cases();
+	monthly_cases();
 	bucket_cases(t);
 	usage_cases();
 	/* the day's end on DST days: midnight in the zone, 23 h and 25 h */

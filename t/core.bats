@@ -8,7 +8,7 @@
 
 load helpers
 
-@test "cap_step, brk_step, bucket_step and pause_rule hold on every row of their tables, DST days included; a usage block is bounded" {
+@test "cap_step, brk_step, bucket_step and pause_rule hold on every row of their tables, DST days and month ends included; a usage block is bounded" {
 	run core-step
 	assert_success
 	refute_output --partial 'not ok'
@@ -19,5 +19,7 @@ load helpers
 	assert_line --partial 'bucket: a wake not in line waits for those in it'
 	assert_line --partial 'usage: each count past its bound is counted at it'
 	assert_line --partial 'pause: of two, the one that ends later is shown'
-	assert_line '1..64'
+	assert_line --partial 'monthly: reached, refused on the month'"'"'s last local second'
+	assert_line --partial 'monthly: an old counter has spent nothing this month'
+	assert_line '1..75'
 }
