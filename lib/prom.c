@@ -97,6 +97,24 @@ money(FILE *fp, char *const *agent, const struct cap_view *v, size_t n)
 		if (v[i].caps.budget >= 0)
 			dollars(fp, "heart_cap_budget_dollars", agent[i],
 			    v[i].caps.budget);
+	if (nc > 0)
+		family(fp, "heart_cap_month_cost_dollars", "Dollars spent this "
+		    "local calendar month at the soul's llm.price, ghosts "
+		    "included.");
+	for (i = 0; i < n; i++)
+		if (cap_cost(&v[i]) >= 0)
+			dollars(fp, "heart_cap_month_cost_dollars", agent[i],
+			    v[i].month_cost);
+	for (i = 0, nb = 0; i < n; i++)
+		nb += v[i].caps.monthly >= 0;
+	if (nb > 0)
+		family(fp, "heart_cap_monthly_budget_dollars", "The "
+		    "monthly_budget: no wake is admitted once the month's cost "
+		    "reaches it.");
+	for (i = 0; i < n; i++)
+		if (v[i].caps.monthly >= 0)
+			dollars(fp, "heart_cap_monthly_budget_dollars",
+			    agent[i], v[i].caps.monthly);
 }
 
 /* Each chamber's figures: used, and the total that stops it. */

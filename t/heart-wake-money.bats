@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # heart-wake: prompt caching, cached tokens, and money (llm.price,
-# heart.daily_budget) counted and capped.
+# heart.daily_budget, heart.monthly_budget) counted and capped.
 
 load helpers
 bats_require_minimum_version 1.5.0
@@ -271,6 +271,91 @@ prefix_test() {
 	[ "$(llm_count)" -eq 3 ]
 	run -0 at "2026-11-22 15:00:01" heart-cap status --soul "$S" --json
 	echo "$output" | jq -e '.cost == 0.001 and .day == "2026-11-23"'
+}
+
+@test "a monthly_budget without a price, or below zero, is refused" {
+	scout_soul "" "monthly_budget: 40.00"
+	run heart-wake --soul "$S" --force
+	assert_failure 78
+	assert_output --partial "heart.monthly_budget: needs llm.price"
+	scout_soul "price: {input: 1.0, output: 1.0}" "monthly_budget: -1"
+	run heart-wake --soul "$S" --force
+	assert_failure 78
+	assert_output --partial "heart.monthly_budget: must be a number of dollars"
+	[ "$(llm_count)" -eq 0 ]
+}
+
+@test "monthly_budget refuses a wake once the local month's spend reached it, before any traffic, until the month's first midnight" {
+	scout_soul "price: {input: 1.0, output: 1.0}" "monthly_budget: 0.002, timezone: America/New_York"
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
+	# two days of November, one wake each: the month's budget spent
+	for d in 2026-11-28 2026-11-29; do
+		at "$d 12:00:00" heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
+		res '[.status, .cost]' | jq -e '. == ["idle", 0.001]'
+	done
+	run -0 at "2026-11-30 12:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "capped" and
+	    (.reason | startswith("monthly budget $0.002 reached: $0.002 spent this month (heart.monthly_budget); resets at 2026-12-01T05:00:00Z")) and
+	    (has("cost") | not) and .next >= "2026-12-01T05:00:00Z"'
+	[ "$(llm_count)" -eq 2 ]
+	run -0 at "2026-11-30 12:00:00" heart-wake --soul "$S" --explain --force
+	echo "$output" | jq -se '.[0].would == "capped" and
+	    (.[0].gates.cap.reason | startswith("monthly budget $0.002 reached"))'
+	run -0 at "2026-11-30 12:00:00" heart-cap status --soul "$S" --json
+	echo "$output" | jq -e '.cost == 0 and .month == "2026-11" and
+	    .month_cost == 0.002 and .monthly_budget == 0.002 and .budget == null'
+	run -0 at "2026-11-30 12:00:00" heart-cap status --prom
+	assert_line 'heart_cap_month_cost_dollars{agent="scout"} 0.002'
+	assert_line 'heart_cap_monthly_budget_dollars{agent="scout"} 0.002'
+	# UTC's December, still New York's November: refused
+	run -0 at "2026-12-01 04:59:59" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "capped"'
+	[ "$(llm_count)" -eq 2 ]
+	# New York's December: a new month, a new budget
+	at "2026-12-01 05:00:30" heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
+	res .status | grep -qx '"idle"'
+	[ "$(llm_count)" -eq 3 ]
+	run -0 at "2026-12-01 05:00:30" heart-cap status --soul "$S" --json
+	echo "$output" | jq -e '.month == "2026-12" and .month_cost == 0.001'
+}
+
+@test "the daily and the monthly budget together: the day's refuses first, then the month's past the day" {
+	scout_soul "price: {input: 1.0, output: 1.0}" "daily_budget: 0.001, monthly_budget: 0.002"
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
+	at "2026-11-28 10:00:00" heart-wake --soul "$S" --force > /dev/null
+	run -0 at "2026-11-28 11:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "capped" and
+	    (.reason | startswith("daily budget reached"))'
+	at "2026-11-29 10:00:00" heart-wake --soul "$S" --force > /dev/null
+	run -0 at "2026-11-30 10:00:00" heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "capped" and
+	    (.reason | startswith("monthly budget $0.002 reached"))'
+	[ "$(llm_count)" -eq 2 ]
+	run -0 at "2026-11-30 10:00:00" heart-cap status --soul "$S" --json
+	echo "$output" | jq -e '.cost == 0 and .budget == 0.001 and
+	    .month_cost == 0.002 and .monthly_budget == 0.002'
+}
+
+@test "a cap document kept before the month was counted reads as nothing spent this month" {
+	scout_soul "price: {input: 1.0, output: 1.0}" "monthly_budget: 0.001"
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
+	at "2026-11-28 10:00:00" heart-wake --soul "$S" --force > /dev/null
+	run -0 at "2026-11-28 10:00:00" heart-cap status --soul "$S" --json
+	echo "$output" | jq -e '.month_cost == 0.001'
+	# the same counter as an older heart wrote it: no month
+	if redis_store; then
+		j=$(rcli GET 'heart:{scout}:cap.json' | jq -c 'del(.month, .month_cost)')
+		rcli SET 'heart:{scout}:cap.json' "$j" > /dev/null
+	else
+		d=$HEART_STATE_DIR/agents/scout
+		state_write scout cap.json "$(jq -c 'del(.month, .month_cost)' "$d/cap.json")"
+	fi
+	run -0 at "2026-11-28 10:00:00" heart-cap status --soul "$S" --json
+	echo "$output" | jq -e '.cost == 0.001 and .month == "2026-11" and
+	    .month_cost == 0'
+	at "2026-11-28 11:00:00" heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
+	res .status | grep -qx '"idle"'
+	[ "$(llm_count)" -eq 2 ]
 }
 
 @test "a failed wake that was billed counts too; one that sent nothing costs nothing" {
