@@ -245,6 +245,37 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	[ "$codes" = "$(printf '1%.0s' $(seq "$np"))" ]
 }
 
+@test "monthly_budget under 16 concurrent heart-wake processes (8 sanitized): past it by one wake's cost at most" {
+	local np
+	np=$(in_pass 16 8)
+	llm_start
+	s=$(soul_file money.yaml "name: money
+heart: {monthly_budget: 0.0045, schedule: {daily_cap: 1000}}
+llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
+	# every wake costs 1000 tokens at \$1 a million: \$0.001
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
+	pids=()
+	for ((p = 1; p <= np; p++)); do
+		( for ((i = 0; i < 300; i++)); do
+			wake_statuses "$(heart-wake --soul "$s" --force)"
+			[ "$st" != capped ] || break
+			[ "$st" != busy ] || sleep 0.01
+		  done > "$BATS_TEST_TMPDIR/st.$p" ) &
+		pids+=($!)
+	done
+	wait "${pids[@]}"	# not the double
+	count_statuses "$BATS_TEST_TMPDIR"/st.*
+	[ "${n[idle]}" -eq 5 ]
+	[ "$(llm_count)" -eq 5 ]
+	[ "${n[capped]}" -eq "$np" ]
+	[ "${n[other]}" -eq 0 ]
+	run -0 heart-cap status --soul "$s" --json
+	echo "$output" | jq -e '.month_cost == 0.005 and
+	    .monthly_budget == 0.0045 and .used == 5'
+	run heart-cap take --soul "$s"
+	assert_failure 1
+}
+
 @test "status prints one JSON object per agent when stdout is not a terminal" {
 	meet alpha beta
 	take_n 3 alpha
