@@ -68,7 +68,8 @@ struct key {
 
 static keyfn get_budget, get_gate, get_window, load_adaptive, no_adaptive,
     no_interval;
-static keyfn get_monthly;
+
+static keyfn get_monthly;	/* heart.monthly_budget */
 
 #define SO(f)	offsetof(struct soul, f)
 #define CO(f)	offsetof(struct chamber_conf, f)
