@@ -30,7 +30,8 @@
 #include "heartstore.h"
 
 #define CAPFILE	"cap.json"
-#define KEEP	(30 * 86400LL)	/* a server keeps it after a change, s */
+#define KEEP	(62 * 86400LL)	/* a server keeps it after a change, s:
+				   past any month, whose spend it keeps */
 #define POS(n)	((n) > 0 ? (n) : 0)
 
 void

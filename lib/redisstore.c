@@ -10,8 +10,8 @@
  * the caller's clock, never the server's.  Keys carry the agent id in
  * braces (one cluster slot per agent):
  *
- *   heart:{ID}:cap.json	the day's counter (cap.json); 30 days
- *				after a change
+ *   heart:{ID}:cap.json	the day's counter (cap.json); 62 days
+ *				after a change (cap.c)
  *   heart:{ID}:breaker.json	the breaker (breaker.json); 30 days
  *				after its last wait
  *   heart:{ID}:wake.json	wake.json; written only by the wake
