@@ -131,6 +131,7 @@ struct soul {
 	char	*timezone;	/* never NULL after soul_load */
 	long long daily_cap;	/* agent-wide; -1 when unset */
 	long long daily_budget;	/* agent-wide, nanodollars; -1: unset */
+	long long dormant_after;	/* s; 0 off; -1 unset (dormant.c) */
 	long long pulse_interval;
 	long long pulse_misses;
 	struct chamber_conf ch[CH_NCHAMBERS];

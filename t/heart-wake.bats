@@ -431,6 +431,10 @@ cron_day() {
 	p=$(soul_file held.yaml 'heart: {}')
 	heart-cap pause --soul "$p"
 	heart-wake --soul "$p" --force >> "$out"
+	# dormant: nobody has spoken to it for heart.dormant_after
+	d=$(soul_file quiet.yaml 'heart: { dormant_after: 1d }')
+	heart-wake --touch quiet --soul "$d"
+	at "2 days" heart-wake --soul "$d" --force >> "$out"
 	# held: a 402 to one agent holds the others on its account
 	llm_script '{"replies":[{"status":402}]}'
 	heart-wake --soul "$(soul_file payer.yaml 'heart: {}')" --force > /dev/null 2>&1 || true
@@ -458,7 +462,7 @@ cron_day() {
 	    sed -n 's/^\.It Cm \([a-z_]*\)$/\1/p' | sort)
 	ghost1=$(sed -n '/^\.Sh DESCRIPTION/,/^\.Ss /p' "$T/../man/heart-ghost.1" |
 	    sed -n 's/^\.It Cm //p' | tr -d ' ' | tr ',' '\n' | sort)
-	[ "$(echo "$printed" | wc -l)" -eq 18 ]
+	[ "$(echo "$printed" | wc -l)" -eq 19 ]
 	diff <(echo "$table") <(echo "$printed")
 	diff <(echo "$table") <(echo "$wake1")
 	diff <(echo "$table") <(echo "$ghost1")
