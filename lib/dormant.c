@@ -45,6 +45,38 @@ dormant_at(const struct soul *s, const struct wake_state *w, enum chamber c,
 	return after > 0 && t != 0 && now - t >= after;
 }
 
+/*
+ * heart-cap status: *j {"since":T,"chambers":[...]} when a chamber of
+ * s that is on is dormant at now, else NULL; 0, or -1 with err.
+ */
+int
+dormant_peek(const struct soul *s, time_t now, json_t **j, char *err)
+{
+	struct wake_state w;
+	char dir[4096], at[40];
+	time_t since = 0;
+	int c;
+
+	*j = NULL;
+	if (state_agent_dir(s->name, 0, dir, sizeof dir, err) == -1 ||
+	    wake_load(dir, &w, err) == -1)
+		return -1;
+	wake_input(s, dir, &w);
+	for (c = 0; c < CH_NCHAMBERS; c++) {
+		if (s->ch[c].daily_cap == 0 ||
+		    !dormant_at(s, &w, (enum chamber)c, now, &since))
+			continue;
+		if (*j == NULL) {
+			clock_utc(since, at, sizeof at);
+			*j = json_pack("{s:s,s:[]}", "since", at, "chambers");
+		}
+		json_array_append_new(json_object_get(*j, "chambers"),
+		    json_string(soul_chamber_name((enum chamber)c)));
+	}
+	wake_free(&w);
+	return 0;
+}
+
 /* The reason a dormant wake gives. */
 void
 dormant_why(const struct soul *s, enum chamber c, time_t since, char *buf,

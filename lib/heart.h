@@ -270,6 +270,10 @@ int	 pause_until(const char *, time_t, time_t *, char *);
 void	 pause_why(const struct pause_view *, char *, size_t);
 json_t	*pause_json(const struct pause_view *);
 
+/* dormant.c: an agent nobody reads (heart.dormant_after); the status
+ * object's "dormant", or NULL when it is not */
+int	 dormant_peek(const struct soul *, time_t, json_t **, char *);
+
 /* endpoint.c: the endpoints the fleet file declares */
 int	 endpoint_names(const char ***, size_t *, char *);
 

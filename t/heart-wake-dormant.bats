@@ -103,3 +103,32 @@ used() {
 	run -78 heart-wake --soul "$(soul_file neg.yaml 'heart: { dormant_after: -1 }')"
 	assert_output --partial "dormant_after"
 }
+
+@test "heart-cap status shows a dormant agent with its soul, since its last input; --explain shows the dormant gate" {
+	s=$(soul_file scout.yaml 'heart: { schedule: { daily_cap: 0 } }')
+	run -0 at_epoch "$T0" heart-wake --soul "$s" --chamber idle
+	run -0 at_epoch $((T0 + DAY)) heart-cap status --soul "$s" --json
+	run -0 jq -c .dormant <<< "$output"
+	assert_output null
+	run -0 at_epoch $((T0 + 15 * DAY)) heart-cap status --soul "$s" --json
+	run -0 jq -c .dormant <<< "$output"
+	assert_output '{"since":"2026-11-01T08:00:00Z","chambers":["idle"]}'
+	# without the soul, nothing is said
+	run -0 at_epoch $((T0 + 15 * DAY)) heart-cap status scout --json
+	run -0 jq -c .dormant <<< "$output"
+	assert_output null
+	run -0 at_epoch $((T0 + 15 * DAY)) heart-wake --soul "$s" --chamber idle --explain
+	run -0 jq -c '[.would, .gates.dormant.ok, .next]' <<< "$output"
+	assert_output '["dormant",false,null]'
+	run -0 at_epoch $((T0 + 15 * DAY)) heart-wake --soul "$s" --chamber idle --explain
+	run -0 jq -r .reason <<< "$output"
+	assert_output --partial 'dormant: no user input since 2026-11-01T08:00:00Z'
+	# a user message: no longer dormant
+	run -0 at_epoch $((T0 + 15 * DAY)) heart-ghost --user scout 'back'
+	run -0 at_epoch $((T0 + 15 * DAY)) heart-cap status --soul "$s" --json
+	run -0 jq -c .dormant <<< "$output"
+	assert_output null
+	run -0 at_epoch $((T0 + 15 * DAY)) heart-wake --soul "$s" --chamber idle --explain
+	run -0 jq -c .gates.dormant <<< "$output"
+	assert_output '{"ok":true,"reason":"not dormant"}'
+}

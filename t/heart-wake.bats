@@ -524,8 +524,9 @@ first_slot() {
 	# every gate has its verdict; the next wake counts them all
 	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%TZ)" '
 	    .would == "not_due" and (.reason | test("^schedule: not due: last wake")) and
-	    .next == $n and ([.gates | keys_unsorted[]] == ["due", "hours", "checklist", "pause", "hold", "gate", "breaker", "cap", "rate"]) and
+	    .next == $n and ([.gates | keys_unsorted[]] == ["due", "hours", "checklist", "pause", "dormant", "hold", "gate", "breaker", "cap", "rate"]) and
 	    .gates.pause == {"ok": true, "reason": "not paused"} and
+	    .gates.dormant == {"ok": true, "reason": "not dormant"} and
 	    .gates.hold == {"ok": true, "reason": "not held"} and
 	    .gates.gate == {"ok": true, "reason": "no gate program"} and
 	    .gates.due.ok == false and (.gates.due.until | length > 0) and
@@ -542,10 +543,11 @@ first_slot() {
 	assert_line --index 3 --partial '  hours      yes all day (no active_hours)'
 	assert_line --index 4 --partial '  checklist  yes no checklist'
 	assert_line --index 5 --partial '  pause      yes not paused'
-	assert_line --index 6 --partial '  hold       yes not held'
-	assert_line --index 7 --partial '  gate       yes no gate program'
-	assert_line --index 8 --partial '  breaker    yes closed'
-	assert_line --index 9 --partial '  cap        no  schedule: daily cap reached: 2 of 2 today'
+	assert_line --index 6 --partial '  dormant    yes not dormant'
+	assert_line --index 7 --partial '  hold       yes not held'
+	assert_line --index 8 --partial '  gate       yes no gate program'
+	assert_line --index 9 --partial '  breaker    yes closed'
+	assert_line --index 10 --partial '  cap        no  schedule: daily cap reached: 2 of 2 today'
 	# run at every slot until then, heart-wake is refused (each slot
 	# used) and says the same next wake; at that time it wakes
 	for ((t = $(first_slot $((t0 + 121)) "$off" 1800); t < next; t += 1800)); do
