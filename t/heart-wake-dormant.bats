@@ -96,6 +96,12 @@ used() {
 		run -0 at_epoch $((T0 + 40 * DAY)) heart-wake --soul "$s" --chamber idle --force
 		[ "$(output_field status)" = idle ]
 	done
+	run -0 soul-dump "$s"
+	run -0 jq .dormant_after <<< "$output"
+	assert_output 0
+	run -0 soul-dump "$(soul_file week.yaml 'heart: { dormant_after: 7d }')"
+	run -0 jq .dormant_after <<< "$output"
+	assert_output 604800
 	printf 'name: scout\nheart:\n  dormant_after: soon\n' > "$BATS_TEST_TMPDIR/bad.yaml"
 	run -78 heart-wake --soul "$BATS_TEST_TMPDIR/bad.yaml"
 	assert_output --partial "bad.yaml:3:"
