@@ -117,7 +117,7 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	char err[HEART_ERRLEN];
 	struct soul *s = soulset_find(&o.set, agent);
 	struct cap_view *v = &views[k];
-	json_t *j;
+	json_t *j, *dorm = NULL;
 
 	if (cap_peek(agent, s ? s->timezone : NULL, now, v, err) == -1) {
 		say(NULL, err);
@@ -131,8 +131,15 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	}
 	if (o.pflag)
 		return HX_OK;
+	/* dormant: known only with the soul (its heart.dormant_after) */
+	if (s != NULL && dormant_peek(s, now, &dorm, err) == -1) {
+		say(NULL, err);
+		return store_code(HX_IOERR);
+	}
 	j = cap_json(agent, v, now);
 	json_object_set_new(j, "paused", pause_json(&pauses[k]));
+	if (dorm != NULL)
+		json_object_set_new(j, "dormant", dorm);
 	json_object_set_new(j, "caps_from", json_string(prog_whose(s != NULL,
 	    v->have_caps)));
 	if (s == NULL && !v->have_caps)

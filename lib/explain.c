@@ -139,12 +139,12 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	static const char *const names[] = { "due", "hours", "checklist" };
 	const struct soul *s = k->s;
 	const char *would = NULL, *why = NULL;
-	char br[400], cr[300], pr[160], hr[1024], iso[40];
+	char br[400], cr[300], pr[160], dr[200], hr[1024], iso[40];
 	struct caps caps;
 	struct gate g[3];
 	json_t *o, *gates;
-	time_t next;
-	int i, bok, cok;
+	time_t next, since;
+	int i, bok, cok, dormant;
 
 	wake_verdicts(s, k->dir, &k->w, c, k->now, force, g);
 	bok = brk_verdict(k, br, sizeof br);
@@ -164,6 +164,15 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	if (would == NULL && pv->paused) {
 		would = status_name(ST_PAUSED);
 		why = pr;
+	}
+	wake_input(s, k->dir, &k->w);
+	if ((dormant = dormant_at(s, &k->w, c, k->now, &since)))
+		dormant_why(s, c, since, dr, sizeof dr);
+	json_object_set_new(gates, "dormant", verdict(!dormant, dormant ? dr :
+	    "not dormant", 0));
+	if (would == NULL && dormant) {
+		would = status_name(ST_DORMANT);
+		why = dr;
 	}
 	if (hv->held)
 		hold_why(hv, hr, sizeof hr);
@@ -193,6 +202,9 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 		next = pv->until;
 	if (hv->held && next != 0 && next < hv->probe)
 		next = hv->probe;
+	/* a dormant agent wakes on a user message, at no time known */
+	if (dormant)
+		next = 0;
 	cap_from_soul(s, &caps);
 	o = json_pack("{s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:o,s:n,s:{s:I,s:I}}",
 	    "agent", s->name, "chamber", soul_chamber_name(c), "would",

@@ -132,6 +132,7 @@ struct soul {
 	long long daily_cap;	/* agent-wide; -1 when unset */
 	long long daily_budget;	/* agent-wide, nanodollars; -1: unset */
 	long long monthly_budget; /* the same for the local month */
+	long long dormant_after;	/* s; 0 off; -1 unset (dormant.c) */
 	long long pulse_interval;
 	long long pulse_misses;
 	struct chamber_conf ch[CH_NCHAMBERS];
@@ -272,6 +273,10 @@ int	 pause_clear(char *const *, size_t, time_t, char *);
 int	 pause_until(const char *, time_t, time_t *, char *);
 void	 pause_why(const struct pause_view *, char *, size_t);
 json_t	*pause_json(const struct pause_view *);
+
+/* dormant.c: an agent nobody reads (heart.dormant_after); the status
+ * object's "dormant", or NULL when it is not */
+int	 dormant_peek(const struct soul *, time_t, json_t **, char *);
 
 /* endpoint.c: the endpoints the fleet file declares */
 int	 endpoint_names(const char ***, size_t *, char *);

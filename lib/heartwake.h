@@ -415,6 +415,13 @@ void	 wake_input(const struct soul *, const char *, struct wake_state *);
 time_t	 wake_admit(const struct soul *, const struct wake_state *,
 	    enum chamber, time_t, time_t, int);
 void	 wake_gate_free(struct gate *);
+
+/* dormant.c: agents nobody reads stop spending */
+long long dormant_after(const struct soul *, enum chamber);
+int	 dormant_at(const struct soul *, const struct wake_state *,
+	    enum chamber, time_t, time_t *);
+void	 dormant_why(const struct soul *, enum chamber, time_t, char *,
+	    size_t);
 int	 wake_save(const char *, const char *, const struct wake_state *,
 	    int, enum state_keep, time_t, char *);
 void	 wake_verdicts(const struct soul *, const char *,

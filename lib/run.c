@@ -447,6 +447,8 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 	return rc;
 }
 
+static int	dormant(struct wake *);
+
 /* --dry-run: the exact request that would be sent, and nothing spent. */
 static int
 dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
@@ -487,6 +489,8 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 		finish(k, status_name(ST_PAUSED), why);
 		return HX_OK;
 	}
+	if (open && dormant(k))
+		return HX_OK;
 	if (open && held(k, lc, 0, held_why, sizeof held_why, err) == 1) {
 		finish(k, status_name(ST_HELD), held_why);
 		return HX_OK;
@@ -549,6 +553,26 @@ paused(struct wake *k, char *err)
 		clock_utc(v.until, reason, sizeof reason);
 		outcome_set(k, "next", reason);
 	}
+	return 1;
+}
+
+/*
+ * Nobody there (dormant.c), right after the pause and as it: nothing
+ * run, sent or taken, no slot used, no next wake but the one a user
+ * message brings.  1 dormant (the result finished), 0 not.
+ */
+static int
+dormant(struct wake *k)
+{
+	char reason[200];
+	time_t since;
+
+	wake_input(k->s, k->dir, &k->w);
+	if (!dormant_at(k->s, &k->w, k->g.chamber, k->now, &since))
+		return 0;
+	dormant_why(k->s, k->g.chamber, since, reason, sizeof reason);
+	skip(k, status_name(ST_DORMANT), reason);
+	json_object_del(k->res, "next");
 	return 1;
 }
 
@@ -659,6 +683,8 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	}
 	if ((r = paused(k, err)) != 0)
 		return r == -1 ? fail(k, HX_IOERR, err) : HX_OK;
+	if (dormant(k))
+		return HX_OK;
 	if ((r = held(k, lc, 0, reason, sizeof reason, err)) == -1)
 		return fail(k, HX_IOERR, err);
 	if (r == 1)

@@ -121,6 +121,9 @@ soul_json(const struct soul *s)
 	json_object_set_new(j, "daily_budget", price_json(s->daily_budget));
 	json_object_set_new(j, "monthly_budget",
 	    price_json(s->monthly_budget));
+	/* null: unset, the chambers' defaults (dormant.c); 0: off */
+	json_object_set_new(j, "dormant_after", s->dormant_after < 0 ?
+	    json_null() : json_integer(s->dormant_after));
 	json_object_set_new(json_object_get(j, "llm"), "price",
 	    price_conf_json(&s->llm.price));
 	json_object_set_new(json_object_get(j, "llm"), "cache",

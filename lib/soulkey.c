@@ -66,7 +66,7 @@ struct key {
 	keyfn	*fn;
 };
 
-static keyfn get_budget, get_gate, get_window, load_adaptive, no_adaptive,
+static keyfn get_budget, get_dormant, get_gate, get_window, load_adaptive, no_adaptive,
     no_interval;
 
 static keyfn get_monthly;	/* heart.monthly_budget */
@@ -97,6 +97,7 @@ static const struct key keys[] = {
 	INT(M_HEART, "daily_cap", SO(daily_cap), 0, 0),
 	FN(M_HEART, "daily_budget", get_budget),
 	FN(M_HEART, "monthly_budget", get_monthly),
+	FN(M_HEART, "dormant_after", get_dormant),
 	OF(K_OWN, M_HEART, "pulse", 0),
 	OF(K_OWN, M_HEART, "schedule", 0),
 	OF(K_OWN, M_HEART, "idle", 0),
@@ -446,6 +447,26 @@ get_monthly(struct soul_loading *v, const json_t *heart, const char *path,
 		return soul_bad(v, heart, "monthly_budget", path, "must be a "
 		    "number of dollars, 0 or more, such as 40.00");
 	return 0;
+}
+
+/* heart.dormant_after: a duration; 0 or false: off (dormant.c). */
+static int
+get_dormant(struct soul_loading *v, const json_t *heart, const char *path,
+    void *base)
+{
+	struct soul *s = base;
+	json_t *j = json_object_get(heart, "dormant_after");
+	const char *str = json_string_value(j);
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (json_is_false(j) || (json_is_number(j) &&
+	    json_number_value(j) == 0) || (str != NULL && strcmp(str, "0") ==
+	    0)) {
+		s->dormant_after = 0;
+		return 0;
+	}
+	return soul_dur(v, heart, "dormant_after", path, &s->dormant_after);
 }
 
 /* Warn about the keys of breaker.window w (at path) other than its two. */

@@ -35,6 +35,7 @@ static const struct {
 	[ST_GATED] = { "gated", GHOST_ROLLBACK, 0, 0, 0 },
 	[ST_THROTTLED] = { "throttled", GHOST_ROLLBACK, 0, 0, 0 },
 	[ST_PAUSED] = { "paused", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_DORMANT] = { "dormant", GHOST_ROLLBACK, 0, 0, 0 },
 	[ST_HELD] = { "held", GHOST_ROLLBACK, 0, 0, 0 },
 	[ST_BREAKER_OPEN] = { "breaker_open", GHOST_COMMIT, 0, 0, 1 },
 	[ST_BREAKER_CLOSED] = { "breaker_closed", GHOST_COMMIT, 0, 0, 0 },

@@ -44,7 +44,8 @@ setup() {
 		and .idle.daily_cap == 12 and .daily_cap == null
 		and .breaker == {"threshold":3,"cooldown":900,"max_cooldown":7200}
 		and .ghost == {"token":"[IDLE]","also":["HEARTBEAT_OK"],"mode":"token","ack_max_chars":300}
-		and .history_keep == 8 and .timezone == "UTC"'
+		and .history_keep == 8 and .timezone == "UTC"
+		and .dormant_after == null'
 }
 
 @test "a soul file with nothing in it is refused with its name, exit 78; heart: {} is every default" {
