@@ -495,6 +495,11 @@ struct wake {
 };
 void	 run_id(time_t, char *, size_t);
 /* from when the breaker and the cap both admit a wake of a chamber */
+/* admit.c: a due wake's breaker, account hold and cap */
+int	 admit_held(struct wake *, const struct llm_conf *, int, char *,
+	    size_t, char *);
+int	 admit_wake(struct wake *, const struct llm_conf *, char *, size_t,
+	    const char **, char *);
 time_t	 run_open_at(const struct wake *, enum chamber);
 
 /* outcome.c: the wake's outcome, into the wake and its result */
