@@ -207,7 +207,10 @@ load_top(struct soul_loading *v, const json_t *root)
 {
 	struct soul *s = v->s;
 	json_t *heart = json_object_get(root, "heart");
+	const char *key;
+	long long budget;
 	char m[200], p[64];
+	int i;
 
 	if (soul_walk(v, root, M_TOP) == -1)
 		return -1;
@@ -220,28 +223,21 @@ load_top(struct soul_loading *v, const json_t *root)
 	    soul_load_tools(v, root) == -1 || soul_load_mcp(v, root) == -1)
 		return -1;
 	/* a budget counts dollars: without a price there are none */
-	soul_key_path(p, sizeof p, soul_map_path(M_HEART), "daily_budget");
-	if (s->daily_budget >= 0 && !s->llm.price.set)
-		return soul_bad_at(v, heart, "daily_budget", p, "needs "
-		    "llm.price: heart counts dollars from the model's price "
-		    "per million tokens (heart-soul(5)); without one a budget "
-		    "would never be reached", 1);
-	if (s->daily_budget >= 0 && s->triage != NULL &&
-	    !soul_price(s, 1)->set)
-		return soul_bad_at(v, heart, "daily_budget", p, "needs "
-		    "llm.triage.price too: the triage model is not llm's, "
-		    "so llm.price is not its price", 1);
-	soul_key_path(p, sizeof p, soul_map_path(M_HEART), "monthly_budget");
-	if (s->monthly_budget >= 0 && !s->llm.price.set)
-		return soul_bad_at(v, heart, "monthly_budget", p, "needs "
-		    "llm.price: heart counts dollars from the model's price "
-		    "per million tokens (heart-soul(5)); without one a budget "
-		    "would never be reached", 1);
-	if (s->monthly_budget >= 0 && s->triage != NULL &&
-	    !soul_price(s, 1)->set)
-		return soul_bad_at(v, heart, "monthly_budget", p, "needs "
-		    "llm.triage.price too: the triage model is not llm's, "
-		    "so llm.price is not its price", 1);
+	for (i = 0; i < 2; i++) {
+		key = i == 0 ? "daily_budget" : "monthly_budget";
+		budget = i == 0 ? s->daily_budget : s->monthly_budget;
+		soul_key_path(p, sizeof p, soul_map_path(M_HEART), key);
+		if (budget >= 0 && !s->llm.price.set)
+			return soul_bad_at(v, heart, key, p, "needs llm.price: "
+			    "heart counts dollars from the model's price per "
+			    "million tokens (heart-soul(5)); without one a "
+			    "budget would never be reached", 1);
+		if (budget >= 0 && s->triage != NULL &&
+		    !soul_price(s, 1)->set)
+			return soul_bad_at(v, heart, key, p, "needs "
+			    "llm.triage.price too: the triage model is not "
+			    "llm's, so llm.price is not its price", 1);
+	}
 	soul_unknown_keys(v, root, M_TOP, "the soul");
 	return 0;
 }
