@@ -9,14 +9,11 @@ bats_require_minimum_version 1.5.0
 T0=$(date -u -d '2026-11-22 09:00:30' +%s)
 
 setup() {
-	heart_setup
-	llm_start
-	unset OPENAI_API_KEY HEART_FLEET
+	model_setup
 }
 
 teardown() {
-	llm_stop
-	heart_teardown
+	model_teardown
 }
 
 # mksoul NAME: a soul due every minute, in $BATS_TEST_TMPDIR, printed

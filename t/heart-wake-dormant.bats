@@ -10,14 +10,11 @@ T0=$(date -u -d '2026-11-01 08:00:00' +%s)
 DAY=86400
 
 setup() {
-	heart_setup
-	llm_start
-	unset OPENAI_API_KEY HEART_FLEET
+	model_setup
 }
 
 teardown() {
-	llm_stop
-	heart_teardown
+	model_teardown
 }
 
 # used AGENT CHAMBER: the chamber's count today
