@@ -256,7 +256,7 @@ status_holds(void)
 	json_t *h, *j;
 	size_t i;
 
-	if (hold_list(&holds, err) == -1) {
+	if (hold_list(&holds, time(NULL), err) == -1) {
 		say(NULL, err);
 		return store_code(HX_IOERR);
 	}
@@ -277,16 +277,21 @@ print_holds(void)
 	json_t *h;
 	size_t i;
 
-	json_array_foreach(holds, i, h)
-		printf("held: %s (key %s): %s (HTTP %lld), since %s, next "
-		    "probe %s\n", json_string_value(json_object_get(h,
-		    "endpoint")), json_string_value(json_object_get(h,
-		    "fingerprint")), strcmp(json_string_value(
-		    json_object_get(h, "kind")), "quota") == 0 ?
-		    "out of credit" : "key refused", json_integer_value(
-		    json_object_get(h, "http")), json_string_value(
-		    json_object_get(h, "since")), json_string_value(
-		    json_object_get(h, "probe")));
+	const char *kind;
+
+	json_array_foreach(holds, i, h) {
+		kind = json_string_value(json_object_get(h, "kind"));
+		printf("held: %s (key %s): %s (HTTP %lld), since %s, %s %s\n",
+		    json_string_value(json_object_get(h, "endpoint")),
+		    json_string_value(json_object_get(h, "fingerprint")),
+		    strcmp(kind, "quota") == 0 ? "out of credit" :
+		    strcmp(kind, "rate") == 0 ? "rate limit" : "key refused",
+		    json_integer_value(json_object_get(h, "http")),
+		    json_string_value(json_object_get(h, "since")),
+		    strcmp(kind, "rate") == 0 ? "until its reset" :
+		    "next probe", json_string_value(json_object_get(h,
+		    "probe")));
+	}
 }
 
 /* A pause, after the table: whose (agent; NULL: the whole fleet's),

@@ -2,7 +2,9 @@
  * admit.c - a due wake's admission, after its gates: the agent's
  * breaker, its provider account's hold (hold.c) and the daily counter
  * (cap.c), in that order, each probe granted and handed back if a later
- * one refuses the wake; the rate limit (bucket.c) between.  run.c asks
+ * one refuses the wake; the rate limit (bucket.c) between.  A hold of
+ * the account's rate limit (hold.c) defers the wake as the fleet
+ * file's rate limit does: status throttled.  run.c asks
  * it for every wake that would send a request.
  */
 #include <stdio.h>
@@ -62,12 +64,13 @@ same_account(const struct llm_conf *a, const struct llm_conf *b)
  * nothing, sends nothing, uses no slot, as a paused one), and once the
  * breaker admits it, with grant, so that the fleet's one probe of the
  * period goes to a wake that sends.  1 held (reason and k->g.next
- * say why and until when), 0 not, 2 not but the probe is this wake's
+ * say why and until when, *status "held", or "throttled" for the
+ * account's rate limit), 0 not, 2 not but the probe is this wake's
  * (grant) or due (not), -1 with err.
  */
 int
 admit_held(struct wake *k, const struct llm_conf *lc, int grant,
-    char *reason, size_t rn, char *err)
+    char *reason, size_t rn, const char **status, char *err)
 {
 	struct hold_view v;
 	char e2[HEART_ERRLEN];
@@ -85,6 +88,8 @@ admit_held(struct wake *k, const struct llm_conf *lc, int grant,
 		return r;
 	hold_why(&v, reason, rn);
 	k->g.next = v.probe;
+	*status = status_name(strcmp(v.kind, "rate") == 0 ? ST_THROTTLED :
+	    ST_HELD);
 	return 1;
 }
 
@@ -114,10 +119,10 @@ admit_wake(struct wake *k, const struct llm_conf *lc, char *reason, size_t rn,
 		*status = status_name(ST_OPEN);
 		return 0;
 	}
-	if ((took = admit_held(k, lc, 1, reason, rn, err)) == 1 || took == -1) {
+	if ((took = admit_held(k, lc, 1, reason, rn, status, err)) == 1 ||
+	    took == -1) {
 		if (probe)
 			brk_giveback(k->s->name, k->now, NULL);
-		*status = status_name(ST_HELD);
 		return took == 1 ? 0 : -1;
 	}
 	/* the fleet's rate limit: a throttled wake is deferred, not spent;

@@ -6,7 +6,8 @@
  * (llm.c); what the answer tells the bucket (a 429, its tokens); and
  * the answer's usage, read within what the request could have produced
  * and priced (price.c); what the answer tells the account's hold
- * (hold.c): a quota or key error sets it, a success lifts it.
+ * (hold.c): a quota or key error sets it, and so does a 429 of the
+ * account's rate limit (until its reset); a success lifts it.
  *
  * Invariant: the usage ask_send returns is the one every count uses,
  * the bucket's tokens, the day's counters, the result and the cost.
@@ -107,6 +108,9 @@ hold_after(const struct llm_conf *lc, int rc, const struct llm_reply *r,
 		hold_lift(lc->base_url, key, now, e2);
 	else if ((kind = hold_kind(r->fail, r->status)) != NULL)
 		hold_set(lc->base_url, key, kind, r->status, r->hold, now, e2);
+	else if (r->account != 0)
+		hold_set(lc->base_url, key, "rate", r->status, r->account,
+		    now, e2);
 }
 
 /*

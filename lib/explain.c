@@ -179,7 +179,8 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	json_object_set_new(gates, "hold", verdict(!hv->held, hv->held ? hr :
 	    "not held", hv->probe));
 	if (would == NULL && hv->held) {
-		would = status_name(ST_HELD);
+		would = status_name(strcmp(hv->kind, "rate") == 0 ?
+		    ST_THROTTLED : ST_HELD);
 		why = hr;
 	}
 	json_object_set_new(gates, "gate", gate_verdict(s, c));

@@ -186,7 +186,7 @@ int	 store_code(int);
 int	 redisstore_open(const char *, char *);
 
 /* hold.c: one hold per provider account (heart-cap status) */
-int	 hold_list(json_t **, char *);
+int	 hold_list(json_t **, time_t, char *);
 
 /* cap.c: the daily counter shared by the chambers */
 struct caps {

@@ -161,7 +161,7 @@ struct hold_view {
 	int	 held;
 	char	 endpoint[1024];
 	char	 fp[17];	/* FNV-1a 64 of the key, hex */
-	char	 kind[8];	/* "quota" or "key" */
+	char	 kind[8];	/* "quota", "key" or "rate" */
 	long	 http;
 	time_t	 since, probe;
 };

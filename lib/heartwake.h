@@ -110,11 +110,15 @@ struct http_req {
 	size_t	 maxbytes;
 };
 
+#define HTTP_LIMITS	16	/* rate-limit headers kept, at most */
 struct http_resp {
 	long	 status;
 	char	*body;
 	size_t	 len;
 	char	 retry_after[64];	/* the header's value, or "" */
+	char	 limit[HTTP_LIMITS][2][64];	/* rate-limit headers: the
+					   name (lower case), the value */
+	size_t	 nlimit;
 };
 int	 http_preload(char *);
 int	 http_post(const struct http_req *, struct http_resp *, char *);
@@ -131,6 +135,8 @@ struct llm_reply {
 	long long cache_write_tokens;	/* of prompt: written to it */
 	int	 fail;			/* failed: LLM_*; else 0 */
 	time_t	 hold;			/* failed: Retry-After, or 0 */
+	time_t	 account;		/* failed: a 429 of the account's
+					   rate limit, its reset; or 0 */
 	long	 status;		/* failed: the HTTP status, or 0 */
 };
 
@@ -187,6 +193,8 @@ json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
 /* llmfail.c: an HTTP answer outside 2xx, its class (LLM_*) and why */
 int	 llm_http_fail(const struct llm_conf *, const char *, long,
 	    const char *, char *);
+#define LLM_RATEMAX	3600	/* s an account's rate limit holds, at most */
+time_t	 llm_rate_account(const struct http_resp *, time_t, time_t);
 
 /* llmfit.c */
 size_t	 llm_cost(const json_t *);
@@ -497,7 +505,7 @@ void	 run_id(time_t, char *, size_t);
 /* from when the breaker and the cap both admit a wake of a chamber */
 /* admit.c: a due wake's breaker, account hold and cap */
 int	 admit_held(struct wake *, const struct llm_conf *, int, char *,
-	    size_t, char *);
+	    size_t, const char **, char *);
 int	 admit_wake(struct wake *, const struct llm_conf *, char *, size_t,
 	    const char **, char *);
 time_t	 run_open_at(const struct wake *, enum chamber);

@@ -9,6 +9,14 @@
  * the provider's reset where it said one); any request on the account
  * that succeeds lifts the hold for all (ask.c).
  *
+ * A 429 that says the account's rate limit (llm_rate_account) holds it
+ * the same way, as kind "rate", until the provider's reset (the probe
+ * time) and no longer: no probe, every wake goes once the reset has
+ * passed, and a success before it does not lift it (a request sent
+ * before the 429 may still succeed).  A wake it holds ends as
+ * "throttled", as one the fleet file's rate limit defers.  A rate
+ * limit never weakens a quota or key hold: it only pushes its probe on.
+ *
  * One document for the whole store, hold.json: a file in the state
  * directory, or the key heart:{*}:hold.json of a Redis store (owner
  * "*", as pause.c's), so that one read at admission answers, and
@@ -129,12 +137,18 @@ find(json_t *doc, const char *ep, const char *fp, size_t *at,
 	return 0;
 }
 
+static int
+is_rate(const struct hold_view *v)
+{
+	return strcmp(v->kind, "rate") == 0;
+}
+
 /* A change to one account's hold: set it, take its probe, lift it. */
 enum { SET, TAKE, GIVE, LIFT };
 struct holdx {
 	char	 ep[1024], fp[17];
 	int	 op;
-	const char *kind;	/* SET: "quota" or "key" */
+	const char *kind;	/* SET: "quota", "key" or "rate" */
 	long	 http;
 	time_t	 probe;		/* SET, TAKE, GIVE: the next probe */
 	time_t	 now;
@@ -150,18 +164,29 @@ change(struct holdx *x, int found)
 	if (x->op != SET && !found)
 		return 0;		/* lifted meanwhile */
 	if (x->op == LIFT) {
+		if (is_rate(&x->v) && x->v.probe > x->now)
+			return 0;	/* before its reset */
 		x->v.held = 0;
 		return 1;
 	}
+	if (x->op == SET && found && strcmp(x->kind, "rate") == 0 &&
+	    !is_rate(&x->v)) {
+		if (x->v.probe >= x->probe)
+			return 0;	/* the quota or key hold's probe */
+		x->v.probe = x->probe;
+		return 1;
+	}
 	if (x->op == TAKE) {
-		if (x->v.probe > x->now)
-			return 0;	/* another caller probes */
+		if (x->v.probe > x->now || is_rate(&x->v))
+			return 0;	/* another caller probes; a rate
+					   limit has none */
 		x->granted = 1;
 	} else if (x->op == GIVE) {
 		if (x->v.probe != x->now + HOLD_PROBE)
 			return 0;	/* not the probe taken at now */
 	} else {
-		if (!found) {
+		if (!found || strcmp(x->v.kind, x->kind) != 0 ||
+		    (is_rate(&x->v) && x->v.probe <= x->now)) {
 			snprintf(x->v.endpoint, sizeof x->v.endpoint, "%s",
 			    x->ep);
 			snprintf(x->v.fp, sizeof x->v.fp, "%s", x->fp);
@@ -242,6 +267,10 @@ hold_admit(const char *url, const char *key, time_t now, int grant,
 
 	if ((r = peek(url, key, &x, v, err)) != 1 || v->probe > now)
 		return r;
+	if (is_rate(v)) {		/* its reset has passed */
+		memset(v, 0, sizeof *v);
+		return 0;
+	}
 	if (!grant)
 		return 2;
 	x.op = TAKE;
@@ -258,7 +287,7 @@ hold_admit(const char *url, const char *key, time_t now, int grant,
  * The account of url and key failed as kind ("quota", "key") with HTTP
  * status http at now: held (since the first failure) until a request
  * succeeds; its next probe at reset (the provider's, 0: none said), or
- * HOLD_PROBE on.
+ * HOLD_PROBE on.  Kind "rate": held until reset (the head comment).
  */
 int
 hold_set(const char *url, const char *key, const char *kind, long http,
@@ -292,7 +321,8 @@ hold_giveback(const char *url, const char *key, time_t now, char *err)
 }
 
 /* A request to url with key succeeded: the account's hold, if any,
- * lifts for all.  Read first: only a hold's end writes. */
+ * lifts for all (a rate limit's, only once its reset has passed).
+ * Read first: only a hold's end writes. */
 int
 hold_lift(const char *url, const char *key, time_t now, char *err)
 {
@@ -300,17 +330,19 @@ hold_lift(const char *url, const char *key, time_t now, char *err)
 	struct holdx x;
 	int r;
 
-	if ((r = peek(url, key, &x, &v, err)) != 1)
-		return r;
+	if ((r = peek(url, key, &x, &v, err)) != 1 || (is_rate(&v) &&
+	    v.probe > now))
+		return r == -1 ? -1 : 0;
 	x.op = LIFT;
 	x.now = now;
 	return store_update(OWNER, HOLDDOC, STATE_SYNC, holdx_step, &x, err);
 }
 
-/* Every hold in the store, as a JSON array of heart-cap status's
- * objects (the fingerprint cut to its first 8 digits). */
+/* Every hold in the store at now, as a JSON array of heart-cap
+ * status's objects (the fingerprint cut to its first 8 digits); a rate
+ * limit's past its reset is none. */
 int
-hold_list(json_t **out, char *err)
+hold_list(json_t **out, time_t now, char *err)
 {
 	struct hold_view v;
 	json_t *doc, *a, *o;
@@ -329,6 +361,8 @@ hold_list(json_t **out, char *err)
 			*out = NULL;
 			goto out;
 		}
+		if (is_rate(&v) && v.probe <= now)
+			continue;
 		v.fp[8] = '\0';
 		json_array_append_new(*out, entry_json(&v));
 	}
@@ -339,7 +373,7 @@ out:
 }
 
 /* A wake's reason for v: the account, the kind, since when, the next
- * probe. */
+ * probe (a rate limit's: its reset). */
 void
 hold_why(const struct hold_view *v, char *buf, size_t n)
 {
@@ -347,6 +381,13 @@ hold_why(const struct hold_view *v, char *buf, size_t n)
 
 	clock_utc(v->since, since, sizeof since);
 	clock_utc(v->probe, probe, sizeof probe);
+	if (is_rate(v)) {
+		snprintf(buf, n, "throttled: the account at %.200s (key %.8s) "
+		    "is at its rate limit (HTTP %ld) since %s; until its "
+		    "reset at %s (heart(7), Holds)", v->endpoint, v->fp,
+		    v->http, since, probe);
+		return;
+	}
 	snprintf(buf, n, "held: the account at %.200s (key %.8s) %s (HTTP "
 	    "%ld) since %s; next probe at %s (heart(7), Holds)", v->endpoint,
 	    v->fp, strcmp(v->kind, "quota") == 0 ? "is out of credit" :

@@ -3,8 +3,9 @@
  * when a request is really sent: a wake skipped by a gate never pays
  * for libcurl (about 4 ms of start-up here).  TLS verification stays
  * on; every request has a timeout and a cap on the reply size.  Of
- * the reply's headers only Retry-After is kept (http_retry_after reads
- * it); a transport failure names the URL it tried.
+ * the reply's headers only Retry-After (http_retry_after reads it) and
+ * the providers' rate-limit headers (llmfail.c reads them) are kept; a
+ * transport failure names the URL it tried.
  *
  * One curl handle serves every request of a process (reset between
  * them, so no option of one request reaches the next): its open
@@ -16,6 +17,7 @@
  * descriptor but the standard three at exec).  A process forked after
  * a request leaves the handle to its parent.
  */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,7 +125,35 @@ sink_write(char *p, size_t size, size_t n, void *arg)
 	return add;
 }
 
-/* A header line of the reply: keep Retry-After's value. */
+/* A rate-limit header (OpenAI's x-ratelimit-*, Anthropic's
+ * anthropic-ratelimit-*) of p, its name and value, kept in rs. */
+static void
+limit_line(const char *p, size_t len, struct http_resp *rs)
+{
+	static const char *const prefix[] = { "x-ratelimit-",
+	    "anthropic-ratelimit-", NULL };
+	size_t k, i;
+	char *d;
+
+	for (i = 0; prefix[i] != NULL; i++)
+		if (len > strlen(prefix[i]) && strncasecmp(p, prefix[i],
+		    strlen(prefix[i])) == 0)
+			break;
+	if (prefix[i] == NULL || rs->nlimit == HTTP_LIMITS ||
+	    (k = strcspn(p, ":\r\n")) >= len || p[k] != ':')
+		return;
+	d = rs->limit[rs->nlimit][0];
+	snprintf(d, sizeof rs->limit[0][0], "%.*s", (int)k, p);
+	for (; *d != '\0'; d++)
+		*d = (char)tolower((unsigned char)*d);
+	for (k++; k < len && (p[k] == ' ' || p[k] == '\t'); k++)
+		;
+	snprintf(rs->limit[rs->nlimit++][1], sizeof rs->limit[0][1], "%.*s",
+	    (int)strcspn(p + k, "\r\n"), p + k);
+}
+
+/* A header line of the reply: keep Retry-After's value, and the
+ * rate-limit headers. */
 static size_t
 header_line(char *p, size_t size, size_t n, void *arg)
 {
@@ -136,7 +166,8 @@ header_line(char *p, size_t size, size_t n, void *arg)
 			k++;
 		snprintf(rs->retry_after, sizeof rs->retry_after, "%.*s",
 		    (int)strcspn(p + k, "\r\n"), p + k);
-	}
+	} else
+		limit_line(p, len, rs);
 	return len;
 }
 

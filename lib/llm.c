@@ -252,6 +252,9 @@ http_send(const struct llm_conf *c, const struct llm_provider *p,
 			if (http_retry_after(rs.retry_after, now, &r->hold) ==
 			    -1 || r->hold <= now)
 				r->hold = 0;
+			if (rs.status == 429)
+				r->account = llm_rate_account(&rs, now,
+				    r->hold);
 		} else
 			rc = llm_reply_read(p, rs.body, rs.len, r, err);
 		free(rs.body);
@@ -311,8 +314,10 @@ command_send(const struct llm_conf *c, const struct llm_provider *p,
 /*
  * Send body; on success fill r (free with llm_reply_free): its text and
  * its tool calls are scrubbed of secrets.  On failure (-1, why in err),
- * r->fail is the class of the failure (llmfail.c), and r->hold the time
- * the provider asked not to be asked again before (Retry-After), or 0.
+ * r->fail is the class of the failure (llmfail.c), r->hold the time
+ * the provider asked not to be asked again before (Retry-After), or 0,
+ * and r->account, of a 429 that is the account's rate limit, its reset
+ * (llm_rate_account), or 0.
  */
 int
 llm_send(const struct llm_conf *c, json_t *body, time_t now,

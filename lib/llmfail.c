@@ -128,3 +128,70 @@ llm_http_fail(const struct llm_conf *c, const char *url, long status,
 	json_decref(j);
 	return class;
 }
+
+/* A rate-limit header's reset: an RFC 3339 time (Anthropic's), or a
+ * duration of hours, minutes, seconds and milliseconds, "6m0s" or
+ * "120ms" (OpenAI's), from now.  0: neither. */
+static time_t
+reset_at(const char *v, time_t now)
+{
+	double secs = 0, n;
+	time_t t;
+	char *end;
+
+	if (clock_parse_utc(v, &t) == 0)
+		return t;
+	while (*v >= '0' && *v <= '9') {
+		n = strtod(v, &end);
+		if (strncmp(end, "ms", 2) == 0) {
+			n /= 1000;
+			end++;
+		} else if (*end == 'h')
+			n *= 3600;
+		else if (*end == 'm')
+			n *= 60;
+		else if (*end != 's')
+			return 0;
+		secs += n;
+		v = end + 1;
+	}
+	return *v == '\0' && secs < 1e9 ? now + (time_t)secs + (secs >
+	    (time_t)secs) : 0;
+}
+
+/*
+ * Is a 429 answered with rs the account's rate limit?  It is when one
+ * of the provider's rate-limit windows says nothing remains: OpenAI's
+ * x-ratelimit-remaining-requests or -tokens, Anthropic's
+ * anthropic-ratelimit-requests-remaining, -tokens-, -input-tokens- or
+ * -output-tokens-remaining at 0.  Returns the latest reset of those
+ * windows (the matching -reset header), else retry (Retry-After), else
+ * a minute on; at most LLM_RATEMAX on, and past now.  0: a 429 with no
+ * such sign, the request's (too large, or the provider's own load).
+ */
+time_t
+llm_rate_account(const struct http_resp *rs, time_t now, time_t retry)
+{
+	char name[64], *r;
+	time_t t, reset = 0;
+	size_t i, j;
+	int spent = 0;
+
+	for (i = 0; i < rs->nlimit; i++) {
+		if ((r = strstr(rs->limit[i][0], "remaining")) == NULL ||
+		    strcmp(rs->limit[i][1], "0") != 0)
+			continue;
+		spent = 1;
+		snprintf(name, sizeof name, "%.*sreset%s",
+		    (int)(r - rs->limit[i][0]), rs->limit[i][0], r + 9);
+		for (j = 0; j < rs->nlimit; j++)
+			if (strcmp(rs->limit[j][0], name) == 0 &&
+			    (t = reset_at(rs->limit[j][1], now)) > reset)
+				reset = t;
+	}
+	if (!spent)
+		return 0;
+	if (reset <= now)
+		reset = retry > now ? retry : now + 60;
+	return reset > now + LLM_RATEMAX ? now + LLM_RATEMAX : reset;
+}

@@ -262,8 +262,9 @@ prom_holds(const json_t *holds)
 
 	for (k = 0; json_array_size(holds) > 0 && k < 2; k++) {
 		family(fp, name[k], k == 0 ? "1 while the provider account "
-		    "is held after a quota or key error (heart(7), Holds)." :
-		    "When the held account's next probe may go.");
+		    "is held after a quota, key or rate-limit error "
+		    "(heart(7), Holds)." : "When the held account's next "
+		    "probe may go (a rate limit's: its reset).");
 		json_array_foreach(holds, i, h) {
 			fprintf(fp, "%s{endpoint=\"", name[k]);
 			label(fp, json_string_value(json_object_get(h,

@@ -315,6 +315,7 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 {
 	struct pause_view pv;
 	struct talk t;
+	const char *st;
 	char why[160], held_why[1024];
 	json_t *body;
 
@@ -351,8 +352,9 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 	}
 	if (open && dormant(k))
 		return HX_OK;
-	if (open && admit_held(k, lc, 0, held_why, sizeof held_why, err) == 1) {
-		finish(k, status_name(ST_HELD), held_why);
+	if (open && admit_held(k, lc, 0, held_why, sizeof held_why, &st,
+	    err) == 1) {
+		finish(k, st, held_why);
 		return HX_OK;
 	}
 	finish(k, open ? status_name(ST_DRY_RUN) : k->g.status, open ?
@@ -545,15 +547,16 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 		return r == -1 ? fail(k, HX_IOERR, err) : HX_OK;
 	if (dormant(k))
 		return HX_OK;
-	if ((r = admit_held(k, lc, 0, reason, sizeof reason, err)) == -1)
+	if ((r = admit_held(k, lc, 0, reason, sizeof reason, &status,
+	    err)) == -1)
 		return fail(k, HX_IOERR, err);
-	if (r == 1)
-		status = status_name(ST_HELD);
-	else if (!gate_step(k, lc, &r, err))
-		return r;
-	else if ((r = admit_wake(k, lc, reason, sizeof reason, &status, err)) ==
-	    -1)
-		return fail(k, HX_IOERR, err);
+	if (r != 1) {		/* else status: held, or throttled */
+		if (!gate_step(k, lc, &r, err))
+			return r;
+		if ((r = admit_wake(k, lc, reason, sizeof reason, &status,
+		    err)) == -1)
+			return fail(k, HX_IOERR, err);
+	}
 	if (status != NULL && (strcmp(status, status_name(ST_THROTTLED)) ==
 	    0 || strcmp(status, status_name(ST_HELD)) == 0)) {
 		/* deferred: its slot waits for the next round (held: the

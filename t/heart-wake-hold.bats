@@ -278,3 +278,111 @@ used() {
 	run -0 llm_count
 	assert_output 3
 }
+
+# A 429 that says the account's rate limit (heart(7), Holds): OpenAI's
+# x-ratelimit-remaining-* or Anthropic's anthropic-ratelimit-*-remaining
+# at 0, with its window's reset.
+RATE429='{"status":429,"text":"Rate limit reached for requests","error_code":"rate_limit_exceeded","headers":{"x-ratelimit-remaining-requests":"0","x-ratelimit-reset-requests":"6m0s","x-ratelimit-remaining-tokens":"5120","x-ratelimit-reset-tokens":"2s","Retry-After":"20"}}'
+
+@test "an account's 429 throttles every agent on the key until its reset: zero requests, no slot used, the account and reset named; another key goes through" {
+	a=$(mksoul a) b=$(mksoul b)
+	llm_script "{\"replies\":[$RATE429]}"
+	run -75 wake "$a" "$T0"
+	run -0 llm_count
+	assert_output 1
+	for s in "$b" "$a"; do
+		run -0 wake "$s" '2026-11-22 09:01:00'
+		run -0 jq -r '.status, .reason, .next, .exit' <<< "$output"
+		assert_line --index 0 throttled
+		assert_line --index 1 --regexp "^throttled: the account at $HEART_LLM_URL \(key [0-9a-f]{8}\) is at its rate limit \(HTTP 429\) since 2026-11-22T09:00:30Z; until its reset at 2026-11-22T09:06:30Z"
+		assert_line --index 2 2026-11-22T09:06:30Z
+		assert_line --index 3 0
+	done
+	run -0 llm_count
+	assert_output 1
+	run -0 used b
+	assert_output 0
+	run -1 grep -rF -e "$KEY" "$HEART_STATE_DIR"
+	run -0 at '2026-11-22 09:01:00' heart-wake --soul "$b" --explain --force --chamber schedule
+	run -0 jq -c '[.would, .gates.hold.ok, .gates.hold.until]' <<< "$output"
+	assert_output '["throttled",false,"2026-11-22T09:06:30Z"]'
+	# heart-cap status and --prom show it as any hold
+	run -0 at '2026-11-22 09:01:00' heart-cap status --json
+	run -0 jq -c 'select(.hold) | .hold | [.kind, .http, .probe]' <<< "$output"
+	assert_output '["rate",429,"2026-11-22T09:06:30Z"]'
+	run -0 at '2026-11-22 09:01:00' heart-cap status --prom
+	assert_line --regexp "^heart_account_held\{endpoint=\"$HEART_LLM_URL\",fingerprint=\"[0-9a-f]{8}\",kind=\"rate\"\} 1$"
+	# another key is another account, and its success lifts nothing
+	llm_script '{"replies":[{"text":"[IDLE]"}]}'
+	OPENAI_API_KEY=sk-test-OTHER-42 run -0 wake "$b" '2026-11-22 09:02:00'
+	assert_output --partial '"status":"idle"'
+	run -0 wake "$(mksoul c)" '2026-11-22 09:06:29'
+	assert_output --partial '"status":"throttled"'
+	run -0 llm_count
+	assert_output 2
+	# the reset: every agent goes, and the first success clears it
+	run -0 wake "$b" '2026-11-22 09:06:30'
+	assert_output --partial '"status":"idle"'
+	run -0 llm_count
+	assert_output 3
+	run -0 holds
+	run -0 jq -c '.holds' <<< "$output"
+	assert_output '[]'
+}
+
+@test "a request's 429 (Retry-After, no window at 0) stays its agent's: the other agents on the key go through" {
+	a=$(mksoul a) b=$(mksoul b)
+	llm_script '{"replies":[{"status":429,"text":"Request too large","error_code":"rate_limit_exceeded","headers":{"Retry-After":"30","x-ratelimit-remaining-requests":"41","x-ratelimit-remaining-tokens":"3000"}},{"text":"[IDLE]"}]}'
+	run -75 wake "$a" "$T0"
+	run -0 holds
+	run -0 jq -c '.holds // []' <<< "$output"
+	assert_output '[]'
+	run -0 wake "$b" '2026-11-22 09:00:40'
+	assert_output --partial '"status":"idle"'
+	run -0 llm_count
+	assert_output 2
+	# and its agent's breaker counted it
+	run -0 at '2026-11-22 09:00:40' heart-breaker status a
+	assert_output --partial '"llm_fails":1,'
+}
+
+@test "Anthropic's windows too: the latest reset of those at 0, an hour at most" {
+	a=$(mksoul a) b=$(mksoul b)
+	llm_script '{"replies":[{"status":429,"text":"rate limited","error_type":"rate_limit_error","headers":{"anthropic-ratelimit-input-tokens-remaining":"0","anthropic-ratelimit-input-tokens-reset":"2026-11-22T09:02:00Z","anthropic-ratelimit-requests-remaining":"0","anthropic-ratelimit-requests-reset":"2026-11-22T09:03:10Z","anthropic-ratelimit-output-tokens-remaining":"800","anthropic-ratelimit-output-tokens-reset":"2026-11-22T09:09:00Z","retry-after":"5"}}]}'
+	run -75 wake "$a" "$T0"
+	run -0 wake "$b" '2026-11-22 09:01:00'
+	run -0 jq -r '.status, .next' <<< "$output"
+	assert_line --index 0 throttled
+	assert_line --index 1 2026-11-22T09:03:10Z
+	# a reset past the hour is cut to it
+	llm_script '{"replies":[{"status":429,"text":"rate limited","headers":{"x-ratelimit-remaining-tokens":"0","x-ratelimit-reset-tokens":"5h0m0s"}}]}'
+	run -75 wake "$(mksoul c)" '2026-11-22 09:03:10'
+	run -0 wake "$b" '2026-11-22 09:04:00'
+	run -0 jq -r '.status, .next' <<< "$output"
+	assert_line --index 0 throttled
+	assert_line --index 1 2026-11-22T10:03:10Z
+	run -0 llm_count
+	assert_output 2
+}
+
+@test "two hosts sharing one Redis: an account's 429 on one throttles the other's agents on the key until the reset" {
+	redis_store || redis_start || skip "no redis-server"
+	export HEART_STORE=$REDIS_URL
+	a=$(mksoul a) b=$(mksoul b)
+	h1=$BATS_TEST_TMPDIR/host1 h2=$BATS_TEST_TMPDIR/host2
+	llm_script "{\"replies\":[$RATE429,{\"text\":\"[IDLE]\"}]}"
+	HEART_STATE_DIR=$h1 run -75 wake "$a" "$T0"
+	HEART_STATE_DIR=$h2 run -0 wake "$b" '2026-11-22 09:01:00'
+	run -0 jq -r '.status, .next' <<< "$output"
+	assert_line --index 0 throttled
+	assert_line --index 1 2026-11-22T09:06:30Z
+	OPENAI_API_KEY=sk-test-OTHER-42 HEART_STATE_DIR=$h2 run -0 wake \
+	    "$(mksoul c)" '2026-11-22 09:01:00'
+	assert_output --partial '"status":"idle"'
+	run -0 llm_count
+	assert_output 2
+	HEART_STATE_DIR=$h2 run -0 wake "$b" '2026-11-22 09:06:30'
+	assert_output --partial '"status":"idle"'
+	run -0 llm_count
+	assert_output 3
+}
