@@ -312,6 +312,11 @@ RATE429='{"status":429,"text":"Rate limit reached for requests","error_code":"ra
 	assert_output '["rate",429,"2026-11-22T09:06:30Z"]'
 	run -0 at '2026-11-22 09:01:00' heart-cap status --prom
 	assert_line --regexp "^heart_account_held\{endpoint=\"$HEART_LLM_URL\",fingerprint=\"[0-9a-f]{8}\",kind=\"rate\"\} 1$"
+	run -0 at '2026-11-22 09:01:00' script -qec "heart-cap status" /dev/null
+	assert_line --regexp "^held: $HEART_LLM_URL \(key [0-9a-f]{8}\): rate limit \(HTTP 429\), since 2026-11-22T09:00:30Z, until its reset 2026-11-22T09:06:30Z"
+	# past the reset, it is shown no more
+	run -0 at '2026-11-22 09:06:30' heart-cap status --json
+	refute_output --partial '"hold"'
 	# another key is another account, and its success lifts nothing
 	llm_script '{"replies":[{"text":"[IDLE]"}]}'
 	OPENAI_API_KEY=sk-test-OTHER-42 run -0 wake "$b" '2026-11-22 09:02:00'
