@@ -1,8 +1,9 @@
 /*
  * core-step - test driver for the pure rules (lib/heartstore.h):
  * cap_step, brk_step, bucket_step and pause_rule over tables of
- * states, times and keys, DST days included, and ask.c's bound of a
- * usage block (lib/heartwake.h), with no store, no clock and no file.
+ * states, times and keys, DST days included, ask.c's bound of a
+ * usage block and llmfail.c's account rate limit of a 429
+ * (lib/heartwake.h), with no store, no clock and no file.
  * Prints "ok N name" or "not ok N name: what differs" per case; exit 0
  * when every case held, 1 when one did not.
  */
@@ -518,6 +519,63 @@ usage_cases(void)
 	    note[0] == '\0', note);
 }
 
+/* A 429's rate-limit headers (name, value pairs), its Retry-After (s
+ * from now, 0: none), and the account's hold that must follow: s from
+ * now until its reset, 0 when the 429 is the request's. */
+static const struct ratecase {
+	const char *name;
+	const char *h[10];
+	long	 retry, want;
+} rates[] = {
+	{ "rate: a Retry-After alone is the request's", { NULL }, 20, 0 },
+	{ "rate: every window with room left is the request's",
+	  { "x-ratelimit-remaining-requests", "5",
+	    "x-ratelimit-remaining-tokens", "3000", NULL }, 30, 0 },
+	{ "rate: OpenAI's spent window, until its reset",
+	  { "x-ratelimit-remaining-requests", "0",
+	    "x-ratelimit-reset-requests", "6m0s",
+	    "x-ratelimit-remaining-tokens", "5120",
+	    "x-ratelimit-reset-tokens", "2s", NULL }, 20, 360 },
+	{ "rate: of Anthropic's spent windows, the latest reset",
+	  { "anthropic-ratelimit-input-tokens-remaining", "0",
+	    "anthropic-ratelimit-input-tokens-reset", "2026-11-22T10:01:30Z",
+	    "anthropic-ratelimit-requests-remaining", "0",
+	    "anthropic-ratelimit-requests-reset",
+	    "2026-11-22T10:03:10.250Z", NULL }, 5, 190 },
+	{ "rate: a reset in milliseconds is a second on",
+	  { "x-ratelimit-remaining-tokens", "0",
+	    "x-ratelimit-reset-tokens", "120ms", NULL }, 0, 1 },
+	{ "rate: no reset said: the Retry-After",
+	  { "x-ratelimit-remaining-requests", "0", NULL }, 20, 20 },
+	{ "rate: no reset and no Retry-After: a minute",
+	  { "x-ratelimit-remaining-requests", "0",
+	    "x-ratelimit-reset-requests", "soon", NULL }, 0, 60 },
+	{ "rate: a reset past the hour is cut to it",
+	  { "x-ratelimit-remaining-tokens", "0",
+	    "x-ratelimit-reset-tokens", "5h0m0s", NULL }, 0, 3600 },
+};
+
+static void
+rate_case(const struct ratecase *c, time_t t)
+{
+	struct http_resp rs;
+	time_t got;
+	char why[64];
+	size_t i;
+
+	memset(&rs, 0, sizeof rs);
+	for (i = 0; c->h[i] != NULL; i += 2, rs.nlimit++) {
+		snprintf(rs.limit[rs.nlimit][0], sizeof rs.limit[0][0], "%s",
+		    c->h[i]);
+		snprintf(rs.limit[rs.nlimit][1], sizeof rs.limit[0][1], "%s",
+		    c->h[i + 1]);
+	}
+	got = llm_rate_account(&rs, t, c->retry ? t + c->retry : 0);
+	snprintf(why, sizeof why, "held %lld s on, want %ld",
+	    got ? (long long)(got - t) : 0LL, c->want);
+	check(c->name, got == (c->want ? t + c->want : 0), why);
+}
+
 /* An agent's own pause and the fleet's, at a time: paused, by which,
  * until when. */
 static const struct pausecase {
@@ -585,6 +643,8 @@ main(void)
 	monthly_cases();
 	bucket_cases(t);
 	usage_cases();
+	for (i = 0; i < sizeof rates / sizeof rates[0]; i++)
+		rate_case(&rates[i], t);
 	/* the day's end on DST days: midnight in the zone, 23 h and 25 h */
 	memset(&v, 0, sizeof v);
 	snprintf(v.zone, sizeof v.zone, "America/New_York");
