@@ -65,24 +65,27 @@ run() {
 	kill "$pid"
 	wait "$pid" 2>/dev/null || :
 	pid=
-	printf '%s %s %s %s\n' "$(cat "$d/llm/requests.jsonl" 2>/dev/null |
-	    wc -l | tr -d ' ')" "$(jq -rs '[.[] | .cost // 0 |
+	touch "$d/llm/requests.jsonl"
+	printf '%s %s %s %s\n' "$(wc -l < "$d/llm/requests.jsonl" |
+	    tr -d ' ')" "$(jq -rs '[.[] | .cost // 0 |
 	    tonumber] | add // 0' "$d/out.jsonl")" "$(jq -rs --arg c \
 	    schedule "$sent" "$d/out.jsonl")" "$(jq -rs --arg c idle \
 	    "$sent" "$d/out.jsonl")"
 }
-# the wakes of chamber $c that reached the model
+# the wakes of chamber $c that reached the model (jq's $c)
+# shellcheck disable=SC2016
 sent='[.[] | select(.chamber == $c and .cost != null)] | length'
 
 b=$(run before "$tmp/before" '')
 a=$(run after "$PWD" '')
 s=$(run set "$PWD" ', dormant_after: 14d')
 echo "== one agent nobody talks to, ${days} days, 30m schedule + idle chamber, \$15/\$75 per M tokens, 4000 in / 250 out a request"
-f='%-44s %9s %9.2f %9s %9s\n'
+# row TITLE FIGURES: a line of the table
+row() {
+	# shellcheck disable=SC2086
+	printf '%-44s %9s %9.2f %9s %9s\n' "$1" $2
+}
 printf '%-44s %9s %9s %9s %9s\n' "" requests dollars schedule idle
-# shellcheck disable=SC2086
-printf "$f" "before heart.dormant_after ($before)" $b
-# shellcheck disable=SC2086
-printf "$f" "after, unset (idle chamber dormant at 14d)" $a
-# shellcheck disable=SC2086
-printf "$f" "after, heart.dormant_after: 14d" $s
+row "before heart.dormant_after ($before)" "$b"
+row "after, unset (idle chamber dormant at 14d)" "$a"
+row "after, heart.dormant_after: 14d" "$s"
