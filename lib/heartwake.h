@@ -200,6 +200,8 @@ long long slot_rung(long long, long long, long long, double);
 long long slot_rung_offset(const struct soul *, long long);
 time_t	 slot_from(time_t, long long, long long);
 time_t	 slot_before(time_t, long long, long long);
+int	 slot_missed(time_t, time_t, long long);
+void	 slot_why(time_t, time_t, long long, char *, size_t);
 
 /* ask.c: one request to a model, every one heart sends */
 #define USAGE_SLACK	4096	/* tokens a provider may add on its side */
@@ -400,6 +402,8 @@ struct gate {
 	char	 reason[1024];
 	char	 warning[512];		/* to print once, or "" */
 	time_t	 next;			/* when this gate opens */
+	time_t	 slot;			/* due: when the newest slot passed
+					   opened (slot.c, slot_missed) */
 	long long interval;		/* in force, s */
 	long long offset;
 	char	*items;			/* open checklist items, or NULL */

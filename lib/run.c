@@ -308,6 +308,7 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 }
 
 static int	dormant(struct wake *);
+static int	too_late(struct wake *, char *, size_t);
 
 /* --dry-run: the exact request that would be sent, and nothing spent. */
 static int
@@ -353,6 +354,10 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 		return HX_OK;
 	if (open && admit_held(k, lc, 0, held_why, sizeof held_why, err) == 1) {
 		finish(k, status_name(ST_HELD), held_why);
+		return HX_OK;
+	}
+	if (open && too_late(k, held_why, sizeof held_why)) {
+		finish(k, status_name(ST_MISSED), held_why);
 		return HX_OK;
 	}
 	finish(k, open ? status_name(ST_DRY_RUN) : k->g.status, open ?
@@ -433,6 +438,39 @@ dormant(struct wake *k)
 	dormant_why(k->s, k->g.chamber, since, reason, sizeof reason);
 	skip(k, status_name(ST_DORMANT), reason);
 	json_object_del(k->res, "next");
+	return 1;
+}
+
+/*
+ * Is the wake too late for its slot (slot.c, slot_missed): a missed
+ * schedule slot, found after the pause, dormancy and hold, which use
+ * no slot?  Then reason says so.  Never under --force.
+ */
+static int
+too_late(struct wake *k, char *reason, size_t n)
+{
+	if (k->g.chamber != CH_SCHEDULE || k->o->force ||
+	    !slot_missed(k->g.slot, k->now, k->s->catch_up))
+		return 0;
+	slot_why(k->g.slot, k->now, k->s->catch_up, reason, n);
+	return 1;
+}
+
+/*
+ * A missed slot recorded as missed: a skip that uses the slot, so that
+ * the agent waits for its next one.  1 missed (the result finished),
+ * 0 not, -1 with err.
+ */
+static int
+missed(struct wake *k, char *err)
+{
+	char reason[300];
+
+	if (!too_late(k, reason, sizeof reason))
+		return 0;
+	if (slot_used(k, ST_MISSED, err) == -1)
+		return -1;
+	skip(k, status_name(ST_MISSED), reason);
 	return 1;
 }
 
@@ -549,6 +587,8 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 		return fail(k, HX_IOERR, err);
 	if (r == 1)
 		status = status_name(ST_HELD);
+	else if ((r = missed(k, err)) != 0)
+		return r == -1 ? fail(k, HX_IOERR, err) : HX_OK;
 	else if (!gate_step(k, lc, &r, err))
 		return r;
 	else if ((r = admit_wake(k, lc, reason, sizeof reason, &status, err)) ==

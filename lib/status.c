@@ -37,6 +37,7 @@ static const struct {
 	[ST_PAUSED] = { "paused", GHOST_ROLLBACK, 0, 0, 0 },
 	[ST_DORMANT] = { "dormant", GHOST_ROLLBACK, 0, 0, 0 },
 	[ST_HELD] = { "held", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_MISSED] = { "missed", GHOST_ROLLBACK, 0, 0, 0 },
 	[ST_BREAKER_OPEN] = { "breaker_open", GHOST_COMMIT, 0, 0, 1 },
 	[ST_BREAKER_CLOSED] = { "breaker_closed", GHOST_COMMIT, 0, 0, 0 },
 };

@@ -254,6 +254,27 @@ since_text(const struct wake_state *w, enum chamber c, char *buf, size_t n)
 		    w->refused_status[c], b);
 }
 
+static time_t	hours_next(const struct soul *, enum chamber, time_t);
+
+/*
+ * A due schedule's slot: when the newest slot passed opened, the later
+ * of due (when the chamber fell due) and the last slot of the interval
+ * in force at or before now, moved to the start of the active hours
+ * when it fell outside them (a slot the hours skip is no slot missed).
+ * How late a wake is counts from it (slot.c, slot_missed).
+ */
+static time_t
+newest_slot(const struct soul *s, time_t due, long long iv, long long off,
+    time_t now)
+{
+	time_t t = slot_before(now, iv, off), h;
+
+	if (due > t)
+		t = due;
+	h = hours_next(s, CH_SCHEDULE, t);
+	return h != 0 && h <= now ? h : t;
+}
+
 /* The adaptive schedule: the interval in force and its slot. */
 static int
 due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
@@ -267,8 +288,10 @@ due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
 	g->interval = f.interval;
 	g->offset = slot_rung_offset(s, f.interval);
 	g->why = adapt_json(s, &f);
-	if (next <= now)
+	if (next <= now) {
+		g->slot = newest_slot(s, next, f.interval, g->offset, now);
 		return 1;
+	}
 	g->next = next;
 	clock_utc(next, a, sizeof a);
 	since_text(w, CH_SCHEDULE, b, sizeof b);
@@ -292,6 +315,7 @@ due_schedule(const struct soul *s, struct wake_state *w, time_t now,
 	g->interval = iv;
 	g->offset = off;
 	if ((g->next = due_at(s, w, CH_SCHEDULE, now, NULL)) <= now) {
+		g->slot = newest_slot(s, g->next, iv, off, now);
 		g->next = 0;
 		return 1;
 	}
