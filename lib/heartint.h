@@ -155,6 +155,7 @@ enum wake_status {
 	ST_HELD,
 	ST_MISSED,
 	ST_BREAKER_OPEN, ST_BREAKER_CLOSED,
+	ST_DORMANT_NOTICE,
 	ST_NSTATUS
 };
 const char *status_name(enum wake_status);

@@ -390,6 +390,8 @@ struct wake_state {
 	time_t	 error_at;
 	char	 error[256];
 	int	 checklist_warned;
+	time_t	 dormant_told;		/* the input time whose dormancy
+					   was told (dormant.c), 0: none */
 	int	 running_pid;
 	struct adapt *act;		/* activity.json, or NULL */
 	json_t	*carried;		/* checklist.json, once read */
@@ -424,6 +426,9 @@ void	 wake_gate_free(struct gate *);
 long long dormant_after(const struct soul *, enum chamber);
 int	 dormant_at(const struct soul *, const struct wake_state *,
 	    enum chamber, time_t, time_t *);
+int	 dormant_untold(const struct wake_state *, time_t);
+json_t	*dormant_json(const struct soul *, const struct wake_state *,
+	    enum chamber, time_t, time_t);
 void	 dormant_why(const struct soul *, enum chamber, time_t, char *,
 	    size_t);
 int	 wake_save(const char *, const char *, const struct wake_state *,

@@ -10,6 +10,9 @@
  * agent wake lock (a chat front end may hold it too, so that the user
  * always wins); readers need no lock.  Both live where the store
  * says (store.c): beside the agent, or in a server a fleet shares.
+ * "dormant_told" is the last input before a dormancy that was told
+ * (dormant.c): written under the same lock, so that one dormancy is
+ * one notice whichever host's wake finds it.
  *
  * Gates, in order, all before any network traffic: busy (the lock),
  * due, active hours, checklist; the breaker and the cap follow in
@@ -99,6 +102,7 @@ wake_load(const char *dir, struct wake_state *w, char *err)
 	    "last_error"), "message")) : "");
 	w->checklist_warned = json_is_true(json_object_get(j,
 	    "checklist_warned"));
+	w->dormant_told = get_ts(j, "dormant_told_ts");
 	run = json_object_get(j, "running");
 	if (json_is_object(run))
 		w->running_pid = (pid_t)json_integer_value(
@@ -166,6 +170,12 @@ wake_save(const char *dir, const char *agent, const struct wake_state *w,
 	if (w->error[0])
 		json_object_set_new(json_object_get(j, "last_error"),
 		    "message", json_string(w->error));
+	if (w->dormant_told) {
+		clock_utc(w->dormant_told, iso, sizeof iso);
+		json_object_set_new(j, "dormant_told", json_string(iso));
+		json_object_set_new(j, "dormant_told_ts",
+		    json_integer(w->dormant_told));
+	}
 	r = store_put_json(dir, WAKEFILE, j, keep, err);
 	json_decref(j);
 	return r;
