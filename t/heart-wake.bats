@@ -431,7 +431,8 @@ cron_day() {
 	p=$(soul_file held.yaml 'heart: {}')
 	heart-cap pause --soul "$p"
 	heart-wake --soul "$p" --force >> "$out"
-	# dormant: nobody has spoken to it for heart.dormant_after
+	# dormant, dormant_notice: nobody has spoken to it for
+	# heart.dormant_after, and its first dormant wake tells it
 	d=$(soul_file quiet.yaml 'heart: { dormant_after: 1d }')
 	heart-wake --touch quiet --soul "$d"
 	at "2 days" heart-wake --soul "$d" --force >> "$out"
@@ -467,7 +468,7 @@ cron_day() {
 	    sed -n 's/^\.It Cm \([a-z_]*\)$/\1/p' | sort)
 	ghost1=$(sed -n '/^\.Sh DESCRIPTION/,/^\.Ss /p' "$T/../man/heart-ghost.1" |
 	    sed -n 's/^\.It Cm //p' | tr -d ' ' | tr ',' '\n' | sort)
-	[ "$(echo "$printed" | wc -l)" -eq 20 ]
+	[ "$(echo "$printed" | wc -l)" -eq 21 ]
 	diff <(echo "$table") <(echo "$printed")
 	diff <(echo "$table") <(echo "$wake1")
 	diff <(echo "$table") <(echo "$ghost1")
@@ -476,9 +477,10 @@ cron_day() {
 	# worst wake's (75)
 	run -75 --separate-stderr heart-ghost --text "$out"
 	assert_line --index 0 "ALERT: the strike starts at 6."
-	assert_line --index 1 --partial "heart: flaky's model is failing (1 failure): "
-	assert_line --index 2 "heart: flaky's model answers again."
-	[ "${#lines[@]}" -eq 3 ]
+	assert_line --index 1 --partial "heart: nobody has spoken to quiet since "
+	assert_line --index 2 --partial "heart: flaky's model is failing (1 failure): "
+	assert_line --index 3 "heart: flaky's model answers again."
+	[ "${#lines[@]}" -eq 4 ]
 	[ -z "$stderr" ]
 	[ "$(ls "$HEART_STATE_DIR"/agents/*/history.jsonl)" = "$HEART_STATE_DIR/agents/scout/history.jsonl" ]
 	[ "$(jq -r 'select(.part == .parts) | .content' "$HEART_STATE_DIR/agents/scout/history.jsonl")" = "ALERT: the strike starts at 6." ]
