@@ -9,6 +9,7 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 T0=$(date -u -d '2026-11-01 08:00:00' +%s)
+DAY=86400
 
 setup() {
 	model_setup
@@ -140,4 +141,45 @@ first_wake() {
 	run -0 soul-dump "$(soul_file unset.yaml 'heart: {}')"
 	run -0 jq .schedule.catch_up <<< "$output"
 	assert_output null
+}
+
+@test "a round (--souls) records a missed slot as a single wake does, then waits for the next slot" {
+	mkdir -p souls
+	printf 'heart: { schedule: { interval: 30m, catch_up: 10m }, idle: { daily_cap: 0 } }\n' > souls/scout.yaml
+	first_wake souls/scout.yaml
+	back=$((SLOT + 5 * 3600 + 16 * 60))
+	run -0 at_epoch "$back" heart-wake --souls souls
+	[ "$(output_field status)" = missed ]
+	assert_output --partial 'is 16m late, past schedule.catch_up 10m'
+	run -0 at_epoch $((back + 60)) heart-wake --souls souls
+	[ "$(output_field status)" = not_due ]
+	assert_output --partial 'a wake refused (missed) at'
+	run -0 at_epoch $((SLOT + 5 * 3600 + 30 * 60)) heart-wake --souls souls
+	[ "$(output_field status)" = idle ]
+	run -0 llm_count
+	assert_output 2
+}
+
+@test "a slot the active hours skip is no slot missed: the first wake of the day goes at their start" {
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 2h, active_hours: "08:00-20:00", catch_up: 5m }, idle: { daily_cap: 0 } }')
+	run -0 at_epoch $((T0 - DAY)) heart-wake --soul "$s"
+	next_of "$s" $((T0 - DAY))
+	# the day's last slot in the hours, before 20:00
+	for ((last = NEXT; last + 7200 < T0 - DAY + 12 * 3600; last += 7200)); do :; done
+	run -0 at_epoch "$last" heart-wake --soul "$s"
+	[ "$(output_field status)" = idle ]
+	# the slots of the night are none to catch up: 08:00 is on time
+	run -0 explain_schedule "$T0" "$s"
+	run -0 jq -r '.would, .gates.catch_up.reason' <<< "$output"
+	assert_line -n 0 wake
+	assert_line -n 1 'on time for the slot of 2026-11-01T08:00:00Z'
+	run -0 at_epoch "$T0" heart-wake --soul "$s"
+	[ "$(output_field status)" = idle ]
+	# inside them, a slot found half an hour late is missed
+	next_of "$s" "$T0"
+	run -0 at_epoch $((NEXT + 30 * 60)) heart-wake --soul "$s"
+	[ "$(output_field status)" = missed ]
+	assert_output --partial 'is 30m late, past schedule.catch_up 5m'
+	run -0 llm_count
+	assert_output 2
 }
