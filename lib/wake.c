@@ -3,8 +3,9 @@
  *
  * agents/ID/wake.json holds, per chamber, the last admitted wake
  * ("last", what the model's meta line reports) and apart from it the
- * last wake the breaker or the cap refused ("refused": a refused wake
- * uses up its slot, as a dropped timer, but it is no wake), plus when
+ * last wake the breaker or the cap refused, or that ended at a gate
+ * that uses the slot, gated or missed ("refused": a refused wake uses
+ * up its slot, as a dropped timer, but it is no wake), plus when
  * heart first saw the agent and whether a wake is running now.
  * It is only written by the holder of agents/ID/wake.lock, the per-
  * agent wake lock (a chat front end may hold it too, so that the user
