@@ -13,6 +13,13 @@
  * the schedule chamber, which may monitor for a person who reads only
  * alerts, unless heart.dormant_after is set, which holds for both;
  * heart.dormant_after: 0 (or false) turns it off for both.
+ *
+ * One notice says so (notice.c): the first dormant wake of a stretch
+ * with no input tells it, and wake.json's "dormant_told" keeps the
+ * input time it told of, written under the wake lock, so that no other
+ * wake, on any host that shares the store, tells it again; the next
+ * stretch, after the user has spoken, is told anew.  Its end is told
+ * by nothing: the person who spoke knows (heart-soul(5)).
  */
 #include <stdio.h>
 
@@ -89,4 +96,36 @@ dormant_why(const struct soul *s, enum chamber c, time_t since, char *buf,
 	    "(heart.dormant_after %s%s); a user message wakes it", at,
 	    dur_format(dormant_after(s, c), d, sizeof d),
 	    s->dormant_after < 0 ? ", the idle chamber's default" : "");
+}
+
+/* Is the dormancy of the stretch since since still untold?  (Pure.) */
+int
+dormant_untold(const struct wake_state *w, time_t since)
+{
+	return w->dormant_told != since;
+}
+
+/*
+ * A dormant wake's "dormant" object: {"since":T,"after":D,"chambers":
+ * [...]}, the chambers of s that are on and dormant at now; w's input
+ * read (wake_input).
+ */
+json_t *
+dormant_json(const struct soul *s, const struct wake_state *w,
+    enum chamber c, time_t now, time_t since)
+{
+	char at[40], d[32];
+	json_t *j, *chs = json_array();
+	time_t t;
+	int i;
+
+	for (i = 0; i < CH_NCHAMBERS; i++)
+		if (s->ch[i].daily_cap != 0 &&
+		    dormant_at(s, w, (enum chamber)i, now, &t))
+			json_array_append_new(chs, json_string(
+			    soul_chamber_name((enum chamber)i)));
+	clock_utc(since, at, sizeof at);
+	j = json_pack("{s:s,s:s,s:o}", "since", at, "after",
+	    dur_format(dormant_after(s, c), d, sizeof d), "chambers", chs);
+	return j;
 }

@@ -1,7 +1,8 @@
 /*
  * explain.c - heart-wake --explain: each chamber's gates asked as a
  * wake with the same options would meet them (the due, active-hours
- * and checklist gates, an operator's pause, the gate program, the
+ * and checklist gates, an operator's pause, dormancy, the account's
+ * hold, a slot missed past schedule.catch_up, the gate program, the
  * breaker, the cap), each verdict whatever the others say, and when a
  * wake will next be admitted (heart-wake(1), --explain).
  *
@@ -139,12 +140,12 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	static const char *const names[] = { "due", "hours", "checklist" };
 	const struct soul *s = k->s;
 	const char *would = NULL, *why = NULL;
-	char br[400], cr[300], pr[160], dr[200], hr[1024], iso[40];
+	char br[400], cr[300], pr[160], dr[200], hr[1024], lr[300], iso[40];
 	struct caps caps;
 	struct gate g[3];
 	json_t *o, *gates;
-	time_t next, since;
-	int i, bok, cok, dormant;
+	time_t next, since, used;
+	int i, bok, cok, dormant, late;
 
 	wake_verdicts(s, k->dir, &k->w, c, k->now, force, g);
 	bok = brk_verdict(k, br, sizeof br);
@@ -183,6 +184,20 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 		    ST_THROTTLED : ST_HELD);
 		why = hr;
 	}
+	/* the due slot's lateness, once the due gate passed (slot.c) */
+	late = c == CH_SCHEDULE && !force && g[0].status[0] == '\0' &&
+	    slot_missed(g[0].slot, k->now, s->catch_up);
+	if (c != CH_SCHEDULE || force || g[0].status[0] != '\0')
+		snprintf(lr, sizeof lr, "%s", force ? "skipped by --force" :
+		    c != CH_SCHEDULE ? "the idle chamber has no slots" :
+		    "no slot due");
+	else
+		slot_why(g[0].slot, k->now, s->catch_up, lr, sizeof lr);
+	json_object_set_new(gates, "catch_up", verdict(!late, lr, 0));
+	if (would == NULL && late) {
+		would = status_name(ST_MISSED);
+		why = lr;
+	}
 	json_object_set_new(gates, "gate", gate_verdict(s, c));
 	json_object_set_new(gates, "breaker", verdict(bok, br,
 	    bok ? 0 : k->bv.until));
@@ -196,8 +211,13 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 		would = "open";
 		why = br;
 	}
+	/* a missed slot is used: the next wake is at a slot after it */
+	used = k->w.refused[c];
+	if (late)
+		k->w.refused[c] = k->now;
 	next = wake_next(s, k->dir, &k->w, c, k->now, run_open_at(k, c),
 	    force);
+	k->w.refused[c] = used;
 	/* a paused wake uses no slot: it waits for the pause's end */
 	if (pv->paused && next != 0 && (pv->until == 0 || next < pv->until))
 		next = pv->until;

@@ -133,6 +133,8 @@ struct soul {
 	long long daily_budget;	/* agent-wide, nanodollars; -1: unset */
 	long long monthly_budget; /* the same for the local month */
 	long long dormant_after;	/* s; 0 off; -1 unset (dormant.c) */
+	long long catch_up;	/* schedule.catch_up, s; 0 never; -1 unset:
+				   always (slot.c) */
 	long long pulse_interval;
 	long long pulse_misses;
 	struct chamber_conf ch[CH_NCHAMBERS];

@@ -129,6 +129,9 @@ json_t	*soul_json(const struct soul *);
 #define DEF_BRK_WINDOW_FAILS	10
 #define DEF_BRK_WINDOW		3600
 #define BRK_WINDOW_MAX		100	/* breaker.window.failures at most */
+/* a wake this long after its slot is a catch-up (slot.c, slot_missed):
+ * heart-wake runs every minute, so one sooner is on time */
+#define SLOT_ON_TIME		60
 /* llm.cache: Anthropic's prompt cache */
 enum { LLM_CACHE_OFF, LLM_CACHE_5M, LLM_CACHE_1H };
 /* mcp_servers: a server's tool NAME is offered as SERVER__NAME */
@@ -150,7 +153,9 @@ enum wake_status {
 	ST_PAUSED,
 	ST_DORMANT,
 	ST_HELD,
+	ST_MISSED,
 	ST_BREAKER_OPEN, ST_BREAKER_CLOSED,
+	ST_DORMANT_NOTICE,
 	ST_NSTATUS
 };
 const char *status_name(enum wake_status);

@@ -208,6 +208,8 @@ long long slot_rung(long long, long long, long long, double);
 long long slot_rung_offset(const struct soul *, long long);
 time_t	 slot_from(time_t, long long, long long);
 time_t	 slot_before(time_t, long long, long long);
+int	 slot_missed(time_t, time_t, long long);
+void	 slot_why(time_t, time_t, long long, char *, size_t);
 
 /* ask.c: one request to a model, every one heart sends */
 #define USAGE_SLACK	4096	/* tokens a provider may add on its side */
@@ -396,6 +398,8 @@ struct wake_state {
 	time_t	 error_at;
 	char	 error[256];
 	int	 checklist_warned;
+	time_t	 dormant_told;		/* the input time whose dormancy
+					   was told (dormant.c), 0: none */
 	int	 running_pid;
 	struct adapt *act;		/* activity.json, or NULL */
 	json_t	*carried;		/* checklist.json, once read */
@@ -408,6 +412,8 @@ struct gate {
 	char	 reason[1024];
 	char	 warning[512];		/* to print once, or "" */
 	time_t	 next;			/* when this gate opens */
+	time_t	 slot;			/* due: when the newest slot passed
+					   opened (slot.c, slot_missed) */
 	long long interval;		/* in force, s */
 	long long offset;
 	char	*items;			/* open checklist items, or NULL */
@@ -428,6 +434,9 @@ void	 wake_gate_free(struct gate *);
 long long dormant_after(const struct soul *, enum chamber);
 int	 dormant_at(const struct soul *, const struct wake_state *,
 	    enum chamber, time_t, time_t *);
+int	 dormant_untold(const struct wake_state *, time_t);
+json_t	*dormant_json(const struct soul *, const struct wake_state *,
+	    enum chamber, time_t, time_t);
 void	 dormant_why(const struct soul *, enum chamber, time_t, char *,
 	    size_t);
 int	 wake_save(const char *, const char *, const struct wake_state *,

@@ -1,7 +1,7 @@
 /*
- * notice.c - a breaker's notice: the one result line, after a wake's
- * own, that tells the agent's person its breaker opened or closed
- * (heart-wake(1), NOTICES).  Made from the wake result's
+ * notice.c - a notice: the one result line, after a wake's own, that
+ * tells the agent's person its breaker opened or closed, or that it
+ * went dormant (heart-wake(1), NOTICES).  Made from the wake result's
  * breaker_events, which hold only the transitions this wake's own
  * writes made (brkstore.c): so one opening is one notice, whichever
  * process or host made it, and a transition another process made is
@@ -14,6 +14,10 @@
  * told, by the probe, not by an operator's reset.  The error told is
  * the breaker's reason, scrubbed of secrets when it was recorded
  * (brk_record).
+ *
+ * A dormancy's notice (dormant.c) is made the same way, from the wake
+ * result's "dormant" when it carries "notice": only the wake that
+ * recorded the telling in wake.json, under the wake lock, has it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -100,8 +104,36 @@ closed_notice(const json_t *res, const json_t *e)
 	return n;
 }
 
+/* The dormancy told: which chambers stop, since when, until what. */
+static json_t *
+dormant_notice(const json_t *res, const json_t *d)
+{
+	char id[HEART_IDMAX + 1], text[1024], chs[64] = "";
+	const json_t *c;
+	json_t *n;
+	size_t i;
+
+	json_array_foreach(json_object_get(d, "chambers"), i, c)
+		snprintf(chs + strlen(chs), sizeof chs - strlen(chs), "%s%s",
+		    i == 0 ? "" : " and ", json_string_value(c));
+	snprintf(text, sizeof text, "heart: nobody has spoken to %s since "
+	    "%s (heart.dormant_after %s): its %s wakes stop, and spend "
+	    "nothing, until a user message wakes it.", field(res, "agent"),
+	    field(d, "since"), field(d, "after"), chs);
+	snprintf(id, sizeof id, "%.55s-dormant", field(res, "wake_id"));
+	n = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:O}", "v", 1,
+	    "agent", field(res, "agent"), "chamber", field(res, "chamber"),
+	    "wake_id", id, "at", field(res, "at"), "status",
+	    status_name(ST_DORMANT_NOTICE), "since", field(d, "since"),
+	    "after", field(d, "after"), "chambers", json_object_get(d,
+	    "chambers"));
+	json_object_set_new(n, "response", json_string(text));
+	json_object_set_new(n, "exit", json_integer(0));
+	return n;
+}
+
 /* The notice of the wake result res, or NULL when its wake opened or
- * closed no breaker. */
+ * closed no breaker and told no dormancy. */
 json_t *
 notice_of(const json_t *res)
 {
@@ -109,6 +141,9 @@ notice_of(const json_t *res)
 	const char *ev;
 	size_t i;
 
+	e = json_object_get(res, "dormant");
+	if (json_is_true(json_object_get(e, "notice")))
+		return dormant_notice(res, e);
 	json_array_foreach(json_object_get(res, "breaker_events"), i, e) {
 		ev = field(e, "event");
 		if (!json_is_true(json_object_get(e, "notice")))

@@ -307,7 +307,8 @@ call_model(struct wake *k, const struct llm_conf *lc, char *err)
 	return rc;
 }
 
-static int	dormant(struct wake *);
+static int	dormant(struct wake *, int, char *);
+static int	too_late(struct wake *, char *, size_t);
 
 /* --dry-run: the exact request that would be sent, and nothing spent. */
 static int
@@ -350,11 +351,15 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 		finish(k, status_name(ST_PAUSED), why);
 		return HX_OK;
 	}
-	if (open && dormant(k))
+	if (open && dormant(k, 0, err))
 		return HX_OK;
 	if (open && admit_held(k, lc, 0, held_why, sizeof held_why, &st,
 	    err) == 1) {
 		finish(k, st, held_why);
+		return HX_OK;
+	}
+	if (open && too_late(k, held_why, sizeof held_why)) {
+		finish(k, status_name(ST_MISSED), held_why);
 		return HX_OK;
 	}
 	finish(k, open ? status_name(ST_DRY_RUN) : k->g.status, open ?
@@ -421,20 +426,68 @@ paused(struct wake *k, char *err)
 /*
  * Nobody there (dormant.c), right after the pause and as it: nothing
  * run, sent or taken, no slot used, no next wake but the one a user
- * message brings.  1 dormant (the result finished), 0 not.
+ * message brings.  The first dormant wake of a stretch, unless only
+ * rehearsed (tell 0), tells it: wake.json keeps that it was told, and
+ * the result's "dormant" says so for its notice (notice.c).  1 dormant
+ * (the result finished), 0 not, -1 with err.
  */
 static int
-dormant(struct wake *k)
+dormant(struct wake *k, int tell, char *err)
 {
 	char reason[200];
 	time_t since;
+	json_t *d;
 
 	wake_input(k->s, k->dir, &k->w);
 	if (!dormant_at(k->s, &k->w, k->g.chamber, k->now, &since))
 		return 0;
+	d = dormant_json(k->s, &k->w, k->g.chamber, k->now, since);
+	if (tell && dormant_untold(&k->w, since)) {
+		k->w.dormant_told = since;
+		if (wake_save(k->dir, k->s->name, &k->w, -1, STATE_SYNC,
+		    k->now, err) == -1) {
+			json_decref(d);
+			return -1;
+		}
+		json_object_set_new(d, "notice", json_true());
+	}
+	json_object_set_new(k->res, "dormant", d);
 	dormant_why(k->s, k->g.chamber, since, reason, sizeof reason);
 	skip(k, status_name(ST_DORMANT), reason);
 	json_object_del(k->res, "next");
+	return 1;
+}
+
+/*
+ * Is the wake too late for its slot (slot.c, slot_missed): a missed
+ * schedule slot, found after the pause, dormancy and hold, which use
+ * no slot?  Then reason says so.  Never under --force.
+ */
+static int
+too_late(struct wake *k, char *reason, size_t n)
+{
+	if (k->g.chamber != CH_SCHEDULE || k->o->force ||
+	    !slot_missed(k->g.slot, k->now, k->s->catch_up))
+		return 0;
+	slot_why(k->g.slot, k->now, k->s->catch_up, reason, n);
+	return 1;
+}
+
+/*
+ * A missed slot recorded as missed: a skip that uses the slot, so that
+ * the agent waits for its next one.  1 missed (the result finished),
+ * 0 not, -1 with err.
+ */
+static int
+missed(struct wake *k, char *err)
+{
+	char reason[300];
+
+	if (!too_late(k, reason, sizeof reason))
+		return 0;
+	if (slot_used(k, ST_MISSED, err) == -1)
+		return -1;
+	skip(k, status_name(ST_MISSED), reason);
 	return 1;
 }
 
@@ -545,12 +598,14 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	}
 	if ((r = paused(k, err)) != 0)
 		return r == -1 ? fail(k, HX_IOERR, err) : HX_OK;
-	if (dormant(k))
-		return HX_OK;
+	if ((r = dormant(k, 1, err)) != 0)
+		return r == -1 ? fail(k, HX_IOERR, err) : HX_OK;
 	if ((r = admit_held(k, lc, 0, reason, sizeof reason, &status,
 	    err)) == -1)
 		return fail(k, HX_IOERR, err);
 	if (r != 1) {		/* else status: held, or throttled */
+		if ((r = missed(k, err)) != 0)
+			return r == -1 ? fail(k, HX_IOERR, err) : HX_OK;
 		if (!gate_step(k, lc, &r, err))
 			return r;
 		if ((r = admit_wake(k, lc, reason, sizeof reason, &status,

@@ -10,8 +10,14 @@
  * agrees where an agent's slots are; the rungs of the ladder are
  * schedule.interval doubled or halved (and min, max), and their slots
  * nest, so that a change of rung keeps the slots of the longer one.
+ *
+ * A slot missed because nothing ran (the host was off) is caught up
+ * once, whatever the number of slots missed: the due gate asks only
+ * whether a slot has passed since the last one used, and the wake uses
+ * it.  How late that wake may be is slot_missed's rule.
  */
 #include <math.h>
+#include <stdio.h>
 
 #include "heartint.h"
 
@@ -90,4 +96,46 @@ slot_before(time_t t, long long iv, long long off)
 	time_t c = slot_from(t, iv, off);
 
 	return c > t ? c - iv : c;
+}
+
+/*
+ * Is a wake at now, for the slot that opened at t (the newest passed,
+ * at or before now), too late to go: a catch-up (SLOT_ON_TIME or more
+ * after it) past catch_up, schedule.catch_up (0: a catch-up never
+ * goes; < 0, unset: always)?  A wake is never an interval late from
+ * the newest slot, so any catch_up of an interval or more is as unset.
+ */
+int
+slot_missed(time_t t, time_t now, long long catch_up)
+{
+	long long late = (long long)now - (long long)t;
+
+	return catch_up >= 0 && late >= SLOT_ON_TIME && late > catch_up;
+}
+
+/* What slot_missed says of a wake at now for the slot t, in words. */
+void
+slot_why(time_t t, time_t now, long long catch_up, char *buf, size_t n)
+{
+	char at[40], late[32], lim[32];
+
+	clock_utc(t, at, sizeof at);
+	dur_format((long long)(now - t), late, sizeof late);
+	if (catch_up > 0)
+		dur_format(catch_up, lim, sizeof lim);
+	else
+		snprintf(lim, sizeof lim, "false");
+	if (now - t < SLOT_ON_TIME)
+		snprintf(buf, n, "on time for the slot of %s", at);
+	else if (slot_missed(t, now, catch_up))
+		snprintf(buf, n, "schedule: missed: the slot of %s is %s late, "
+		    "past schedule.catch_up %s; the agent waits for its next "
+		    "slot", at, late, lim);
+	else if (catch_up < 0)
+		snprintf(buf, n, "a catch-up, %s after the slot of %s, once "
+		    "whatever the slots missed (no schedule.catch_up)", late,
+		    at);
+	else
+		snprintf(buf, n, "a catch-up, %s after the slot of %s, within "
+		    "schedule.catch_up %s", late, at, lim);
 }

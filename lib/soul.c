@@ -388,6 +388,7 @@ soul_new(const char *path)
 	s->path = xstrdup(path ? path : "-");
 	s->daily_cap = s->pulse_interval = s->pulse_misses = -1;
 	s->daily_budget = s->monthly_budget = s->dormant_after = -1;
+	s->catch_up = -1;
 	s->brk_threshold = s->brk_cooldown = s->brk_max_cooldown = -1;
 	s->brk_window_fails = s->brk_window = -1;
 	s->ghost_ack_max = s->history_keep = -1;

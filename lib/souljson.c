@@ -114,6 +114,9 @@ soul_json(const struct soul *s)
 	json_object_set(j, "mcp_servers", s->mcp ? s->mcp : json_null());
 	json_object_set_new(json_object_get(j, "schedule"), "gate",
 	    gate_json(sc));
+	/* null: unset, every missed slot caught up (slot.c); 0: never */
+	json_object_set_new(json_object_get(j, "schedule"), "catch_up",
+	    s->catch_up < 0 ? json_null() : json_integer(s->catch_up));
 	json_object_set_new(json_object_get(j, "idle"), "gate",
 	    gate_json(ic));
 	json_object_set_new(json_object_get(j, "llm"), "triage",

@@ -66,8 +66,8 @@ struct key {
 	keyfn	*fn;
 };
 
-static keyfn get_budget, get_dormant, get_gate, get_window, load_adaptive, no_adaptive,
-    no_interval;
+static keyfn get_budget, get_catch_up, get_dormant, get_gate, get_window,
+    load_adaptive, no_adaptive, no_interval;
 
 static keyfn get_monthly;	/* heart.monthly_budget */
 
@@ -116,6 +116,7 @@ static const struct key keys[] = {
 	FN(M_CH, "gate", get_gate),
 	INT(M_SCHED, "seed_tool_cap", CO(seed_tool_cap), 0, 5),
 	FN(M_SCHED, "adaptive", load_adaptive),
+	FN(M_SCHED, "catch_up", get_catch_up),
 	FN(M_IDLE, "adaptive", no_adaptive),
 	FN(M_IDLE, "interval", no_interval),
 	OF(K_NONE, M_SCHED, "after", 0),
@@ -449,6 +450,17 @@ get_monthly(struct soul_loading *v, const json_t *heart, const char *path,
 	return 0;
 }
 
+/* Does j turn a duration key off: false, 0 or "0"? */
+static int
+dur_off(const json_t *j)
+{
+	const char *str = json_string_value(j);
+
+	return json_is_false(j) || (json_is_number(j) &&
+	    json_number_value(j) == 0) || (str != NULL && strcmp(str, "0") ==
+	    0);
+}
+
 /* heart.dormant_after: a duration; 0 or false: off (dormant.c). */
 static int
 get_dormant(struct soul_loading *v, const json_t *heart, const char *path,
@@ -456,17 +468,43 @@ get_dormant(struct soul_loading *v, const json_t *heart, const char *path,
 {
 	struct soul *s = base;
 	json_t *j = json_object_get(heart, "dormant_after");
-	const char *str = json_string_value(j);
 
 	if (j == NULL || json_is_null(j))
 		return 0;
-	if (json_is_false(j) || (json_is_number(j) &&
-	    json_number_value(j) == 0) || (str != NULL && strcmp(str, "0") ==
-	    0)) {
+	if (dur_off(j)) {
 		s->dormant_after = 0;
 		return 0;
 	}
 	return soul_dur(v, heart, "dormant_after", path, &s->dormant_after);
+}
+
+/*
+ * schedule.catch_up: a duration of a minute or more, since a wake less
+ * than a minute after its slot is on time and no catch-up; 0 or false:
+ * a missed slot is never caught up (slot.c, slot_missed).
+ */
+static int
+get_catch_up(struct soul_loading *v, const json_t *sched, const char *path,
+    void *base)
+{
+	struct soul *s = v->s;
+	json_t *j = json_object_get(sched, "catch_up");
+
+	(void)base;
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (dur_off(j)) {
+		s->catch_up = 0;
+		return 0;
+	}
+	if (soul_dur(v, sched, "catch_up", path, &s->catch_up) == -1)
+		return -1;
+	if (s->catch_up < SLOT_ON_TIME)
+		return soul_bad(v, sched, "catch_up", path, "must be 1m or "
+		    "more (heart-wake runs every minute: a wake less than a "
+		    "minute after its slot is on time), or false to never "
+		    "catch up");
+	return 0;
 }
 
 /* Warn about the keys of breaker.window w (at path) other than its two. */

@@ -7,9 +7,9 @@
  * is done with it.  "ran": the model answered (the wake was not
  * skipped, nor only rehearsed), so the line comes from a pipeline that
  * wakes the agent: only such a line takes its agent's outbox.  "hist":
- * a committed line is kept in the history (a breaker's notice is
- * delivered, never kept); "alert": --alert-only delivers it whatever
- * its text.
+ * a committed line is kept in the history (a notice, a breaker's or a
+ * dormancy's, is delivered, never kept); "alert": --alert-only
+ * delivers it whatever its text (a notice of a stop a person can end).
  */
 #include <string.h>
 
@@ -37,8 +37,10 @@ static const struct {
 	[ST_PAUSED] = { "paused", GHOST_ROLLBACK, 0, 0, 0 },
 	[ST_DORMANT] = { "dormant", GHOST_ROLLBACK, 0, 0, 0 },
 	[ST_HELD] = { "held", GHOST_ROLLBACK, 0, 0, 0 },
+	[ST_MISSED] = { "missed", GHOST_ROLLBACK, 0, 0, 0 },
 	[ST_BREAKER_OPEN] = { "breaker_open", GHOST_COMMIT, 0, 0, 1 },
 	[ST_BREAKER_CLOSED] = { "breaker_closed", GHOST_COMMIT, 0, 0, 0 },
+	[ST_DORMANT_NOTICE] = { "dormant_notice", GHOST_COMMIT, 0, 0, 1 },
 };
 
 const char *

@@ -3,13 +3,17 @@
  *
  * agents/ID/wake.json holds, per chamber, the last admitted wake
  * ("last", what the model's meta line reports) and apart from it the
- * last wake the breaker or the cap refused ("refused": a refused wake
- * uses up its slot, as a dropped timer, but it is no wake), plus when
+ * last wake the breaker or the cap refused, or that ended at a gate
+ * that uses the slot, gated or missed ("refused": a refused wake uses
+ * up its slot, as a dropped timer, but it is no wake), plus when
  * heart first saw the agent and whether a wake is running now.
  * It is only written by the holder of agents/ID/wake.lock, the per-
  * agent wake lock (a chat front end may hold it too, so that the user
  * always wins); readers need no lock.  Both live where the store
  * says (store.c): beside the agent, or in a server a fleet shares.
+ * "dormant_told" is the last input before a dormancy that was told
+ * (dormant.c): written under the same lock, so that one dormancy is
+ * one notice whichever host's wake finds it.
  *
  * Gates, in order, all before any network traffic: busy (the lock),
  * due, active hours, checklist; the breaker and the cap follow in
@@ -99,6 +103,7 @@ wake_load(const char *dir, struct wake_state *w, char *err)
 	    "last_error"), "message")) : "");
 	w->checklist_warned = json_is_true(json_object_get(j,
 	    "checklist_warned"));
+	w->dormant_told = get_ts(j, "dormant_told_ts");
 	run = json_object_get(j, "running");
 	if (json_is_object(run))
 		w->running_pid = (pid_t)json_integer_value(
@@ -166,6 +171,12 @@ wake_save(const char *dir, const char *agent, const struct wake_state *w,
 	if (w->error[0])
 		json_object_set_new(json_object_get(j, "last_error"),
 		    "message", json_string(w->error));
+	if (w->dormant_told) {
+		clock_utc(w->dormant_told, iso, sizeof iso);
+		json_object_set_new(j, "dormant_told", json_string(iso));
+		json_object_set_new(j, "dormant_told_ts",
+		    json_integer(w->dormant_told));
+	}
 	r = store_put_json(dir, WAKEFILE, j, keep, err);
 	json_decref(j);
 	return r;
@@ -254,6 +265,27 @@ since_text(const struct wake_state *w, enum chamber c, char *buf, size_t n)
 		    w->refused_status[c], b);
 }
 
+static time_t	hours_next(const struct soul *, enum chamber, time_t);
+
+/*
+ * A due schedule's slot: when the newest slot passed opened, the later
+ * of due (when the chamber fell due) and the last slot of the interval
+ * in force at or before now, moved to the start of the active hours
+ * when it fell outside them (a slot the hours skip is no slot missed).
+ * How late a wake is counts from it (slot.c, slot_missed).
+ */
+static time_t
+newest_slot(const struct soul *s, time_t due, long long iv, long long off,
+    time_t now)
+{
+	time_t t = slot_before(now, iv, off), h;
+
+	if (due > t)
+		t = due;
+	h = hours_next(s, CH_SCHEDULE, t);
+	return h != 0 && h <= now ? h : t;
+}
+
 /* The adaptive schedule: the interval in force and its slot. */
 static int
 due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
@@ -267,8 +299,10 @@ due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
 	g->interval = f.interval;
 	g->offset = slot_rung_offset(s, f.interval);
 	g->why = adapt_json(s, &f);
-	if (next <= now)
+	if (next <= now) {
+		g->slot = newest_slot(s, next, f.interval, g->offset, now);
 		return 1;
+	}
 	g->next = next;
 	clock_utc(next, a, sizeof a);
 	since_text(w, CH_SCHEDULE, b, sizeof b);
@@ -292,6 +326,7 @@ due_schedule(const struct soul *s, struct wake_state *w, time_t now,
 	g->interval = iv;
 	g->offset = off;
 	if ((g->next = due_at(s, w, CH_SCHEDULE, now, NULL)) <= now) {
+		g->slot = newest_slot(s, g->next, iv, off, now);
 		g->next = 0;
 		return 1;
 	}

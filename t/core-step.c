@@ -2,8 +2,8 @@
  * core-step - test driver for the pure rules (lib/heartstore.h):
  * cap_step, brk_step, bucket_step and pause_rule over tables of
  * states, times and keys, DST days included, ask.c's bound of a
- * usage block and llmfail.c's account rate limit of a 429
- * (lib/heartwake.h), with no store, no clock and no file.
+ * usage block, llmfail.c's account rate limit of a 429 and slot.c's
+ * slot_missed (lib/heartwake.h), with no store, no clock and no file.
  * Prints "ok N name" or "not ok N name: what differs" per case; exit 0
  * when every case held, 1 when one did not.
  */
@@ -605,6 +605,38 @@ static const struct pausecase {
 	  "2026-11-22T10:00:00Z", 1, 0, "2026-11-22T12:00:00Z" },
 };
 
+/* A wake at a time for a slot, as schedule.catch_up judges it
+ * (slot.c, slot_missed). */
+static const struct latecase {
+	const char *name;
+	const char *slot, *now;
+	long long catch_up;	/* -1: unset, 0: false */
+	int	 missed;
+} lates[] = {
+	{ "catch_up: unset, a slot five hours late is caught up",
+	  "2026-11-22T05:00:00Z", "2026-11-22T10:00:00Z", -1, 0 },
+	{ "catch_up: a wake in the minute of its slot is on time, even with "
+	  "false", "2026-11-22T09:59:01Z", "2026-11-22T10:00:00Z", 0, 0 },
+	{ "catch_up: false, a wake a minute late is missed",
+	  "2026-11-22T09:59:00Z", "2026-11-22T10:00:00Z", 0, 1 },
+	{ "catch_up: 10m, a wake 10m late still goes",
+	  "2026-11-22T09:50:00Z", "2026-11-22T10:00:00Z", 600, 0 },
+	{ "catch_up: 10m, a wake a second past it is missed",
+	  "2026-11-22T09:49:59Z", "2026-11-22T10:00:00Z", 600, 1 },
+	{ "catch_up: 1m, a wake 61s late is missed",
+	  "2026-11-22T09:58:59Z", "2026-11-22T10:00:00Z", 60, 1 },
+	{ "catch_up: 6h, a slot five hours late is caught up",
+	  "2026-11-22T05:00:00Z", "2026-11-22T10:00:00Z", 6 * 3600, 0 },
+};
+
+static void
+late_case(const struct latecase *c)
+{
+	check(c->name, slot_missed(utc(c->slot), utc(c->now), c->catch_up) ==
+	    c->missed, c->missed ? "caught up, not missed" :
+	    "missed, not caught up");
+}
+
 static time_t
 utc_or(const char *s, time_t none)
 {
@@ -639,6 +671,8 @@ main(void)
 		pause_case(&pauses[i]);
 	for (i = 0; i < sizeof wins / sizeof wins[0]; i++)
 		win_case(&wins[i], t);
+	for (i = 0; i < sizeof lates / sizeof lates[0]; i++)
+		late_case(&lates[i]);
 	budget_cases();
 	monthly_cases();
 	bucket_cases(t);

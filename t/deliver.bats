@@ -19,7 +19,7 @@ setup() {
 
 teardown() {
 	rm -f rcv/hold
-	[ -z "${RCV_PID:-}" ] || kill "$RCV_PID" 2> /dev/null || true
+	rcv_stop
 	[ -z "${SMTP_PID:-}" ] || kill "$SMTP_PID" 2> /dev/null || true
 }
 
@@ -30,16 +30,6 @@ answer_result() {
 	    chamber: "schedule", wake_id: $id, at: $at, status: "ok",
 	    response: $r, messages: [{role: "user", content: "prompt"},
 	    {role: "assistant", content: $r}]}'
-}
-
-# rcv_start: the receiver, on a free loopback port; RCV is its address
-rcv_start() {
-	mkdir -p rcv
-	: > rcv/log
-	python3 "$T/deliver-receiver.py" "$PWD/rcv" 3>&- &
-	RCV_PID=$!
-	wait_until 20 test -s rcv/port
-	RCV=http://127.0.0.1:$(cat rcv/port)
 }
 
 # req N: the receiver's Nth request, one JSON object

@@ -21,18 +21,8 @@ setup() {
 }
 
 teardown() {
-	[ -z "${RCV_PID:-}" ] || kill "$RCV_PID" 2> /dev/null || true
+	rcv_stop
 	model_teardown
-}
-
-# rcv_start: the receiver, on a free loopback port; RCV is its address
-rcv_start() {
-	mkdir -p rcv
-	: > rcv/log
-	python3 "$T/deliver-receiver.py" "$PWD/rcv" 3>&- &
-	RCV_PID=$!
-	wait_until 20 test -s rcv/port
-	RCV=http://127.0.0.1:$(cat rcv/port)
 }
 
 # wake SOUL MINUTES [GHOST-OPTION...]: heart-wake --force for SOUL at

@@ -431,10 +431,16 @@ cron_day() {
 	p=$(soul_file held.yaml 'heart: {}')
 	heart-cap pause --soul "$p"
 	heart-wake --soul "$p" --force >> "$out"
-	# dormant: nobody has spoken to it for heart.dormant_after
+	# dormant, dormant_notice: nobody has spoken to it for
+	# heart.dormant_after, and its first dormant wake tells it
 	d=$(soul_file quiet.yaml 'heart: { dormant_after: 1d }')
 	heart-wake --touch quiet --soul "$d"
 	at "2 days" heart-wake --soul "$d" --force >> "$out"
+	# missed: a catch-up later than schedule.catch_up
+	m=$(soul_file late.yaml 'heart: { schedule: { catch_up: false } }')
+	at "2026-11-22 12:00:00 UTC" heart-wake --soul "$m" --chamber schedule > /dev/null
+	epoch_of n "$(explain_schedule "$(date -u -d '2026-11-22 12:00:00' +%s)" "$m" | jq -r .next)"
+	at_epoch $((n + 5 * 60)) heart-wake --soul "$m" --chamber schedule >> "$out"
 	# held: a 402 to one agent holds the others on its account
 	llm_script '{"replies":[{"status":402}]}'
 	heart-wake --soul "$(soul_file payer.yaml 'heart: {}')" --force > /dev/null 2>&1 || true
@@ -462,7 +468,7 @@ cron_day() {
 	    sed -n 's/^\.It Cm \([a-z_]*\)$/\1/p' | sort)
 	ghost1=$(sed -n '/^\.Sh DESCRIPTION/,/^\.Ss /p' "$T/../man/heart-ghost.1" |
 	    sed -n 's/^\.It Cm //p' | tr -d ' ' | tr ',' '\n' | sort)
-	[ "$(echo "$printed" | wc -l)" -eq 19 ]
+	[ "$(echo "$printed" | wc -l)" -eq 21 ]
 	diff <(echo "$table") <(echo "$printed")
 	diff <(echo "$table") <(echo "$wake1")
 	diff <(echo "$table") <(echo "$ghost1")
@@ -471,9 +477,10 @@ cron_day() {
 	# worst wake's (75)
 	run -75 --separate-stderr heart-ghost --text "$out"
 	assert_line --index 0 "ALERT: the strike starts at 6."
-	assert_line --index 1 --partial "heart: flaky's model is failing (1 failure): "
-	assert_line --index 2 "heart: flaky's model answers again."
-	[ "${#lines[@]}" -eq 3 ]
+	assert_line --index 1 --partial "heart: nobody has spoken to quiet since "
+	assert_line --index 2 --partial "heart: flaky's model is failing (1 failure): "
+	assert_line --index 3 "heart: flaky's model answers again."
+	[ "${#lines[@]}" -eq 4 ]
 	[ -z "$stderr" ]
 	[ "$(ls "$HEART_STATE_DIR"/agents/*/history.jsonl)" = "$HEART_STATE_DIR/agents/scout/history.jsonl" ]
 	[ "$(jq -r 'select(.part == .parts) | .content' "$HEART_STATE_DIR/agents/scout/history.jsonl")" = "ALERT: the strike starts at 6." ]
@@ -524,7 +531,7 @@ first_slot() {
 	# every gate has its verdict; the next wake counts them all
 	echo "$output" | jq -e --arg n "$(date -u -d "@$next" +%FT%TZ)" '
 	    .would == "not_due" and (.reason | test("^schedule: not due: last wake")) and
-	    .next == $n and ([.gates | keys_unsorted[]] == ["due", "hours", "checklist", "pause", "dormant", "hold", "gate", "breaker", "cap", "rate"]) and
+	    .next == $n and ([.gates | keys_unsorted[]] == ["due", "hours", "checklist", "pause", "dormant", "hold", "catch_up", "gate", "breaker", "cap", "rate"]) and
 	    .gates.pause == {"ok": true, "reason": "not paused"} and
 	    .gates.dormant == {"ok": true, "reason": "not dormant"} and
 	    .gates.hold == {"ok": true, "reason": "not held"} and
@@ -545,9 +552,10 @@ first_slot() {
 	assert_line --index 5 --partial '  pause      yes not paused'
 	assert_line --index 6 --partial '  dormant    yes not dormant'
 	assert_line --index 7 --partial '  hold       yes not held'
-	assert_line --index 8 --partial '  gate       yes no gate program'
-	assert_line --index 9 --partial '  breaker    yes closed'
-	assert_line --index 10 --partial '  cap        no  schedule: daily cap reached: 2 of 2 today'
+	assert_line --index 8 --partial '  catch_up   yes no slot due'
+	assert_line --index 9 --partial '  gate       yes no gate program'
+	assert_line --index 10 --partial '  breaker    yes closed'
+	assert_line --index 11 --partial '  cap        no  schedule: daily cap reached: 2 of 2 today'
 	# run at every slot until then, heart-wake is refused (each slot
 	# used) and says the same next wake; at that time it wakes
 	for ((t = $(first_slot $((t0 + 121)) "$off" 1800); t < next; t += 1800)); do

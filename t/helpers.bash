@@ -197,6 +197,22 @@ output_field() {
 	echo "$output" | jq -r ".$1"
 }
 
+# rcv_start: t/deliver-receiver.py, the far end of a delivery recipe,
+# in ./rcv on a free loopback port; RCV is its address, RCV_PID its
+# process.  rcv_stop in teardown stops it.
+rcv_start() {
+	mkdir -p rcv
+	: > rcv/log
+	python3 "$T/deliver-receiver.py" "$PWD/rcv" 3>&- &
+	RCV_PID=$!
+	wait_until 20 test -s rcv/port
+	RCV=http://127.0.0.1:$(cat rcv/port)
+}
+
+rcv_stop() {
+	[ -z "${RCV_PID:-}" ] || kill "$RCV_PID" 2> /dev/null || true
+}
+
 # meet AGENT...: heart knows each agent from now on, as after its
 # soul's first take, with nothing counted and no caps kept: its counter
 # reset, its soul given (a take, a record or a user message of an agent
