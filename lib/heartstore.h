@@ -82,6 +82,35 @@ struct cap_args {
 int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
 	    const char *zone, time_t now, int *admitted);
 
+/* budget.c: the fleet's budget, and the week a counter keeps */
+#define BUDGET_LEASE	900	/* s a wake in flight counts unrecorded */
+#define BUDGET_RETRY	60	/* s a crowded wake is deferred */
+enum budget_op { BUDGET_TAKE, BUDGET_GIVE, BUDGET_RECORD, BUDGET_PEEK };
+enum { BUDGET_ADMIT, BUDGET_REACHED, BUDGET_CROWDED };	/* a take's */
+#define BUDGET_WAKES	1024	/* wakes in flight kept (heart(7) LIMITS) */
+/* the document as budget_step sees it */
+struct budget {
+	struct budget_view v;
+	struct {
+		char	 agent[HEART_IDMAX + 1];
+		time_t	 at;
+	} w[BUDGET_WAKES];
+	int	 nw;
+};
+int	 budget_take(const char *, time_t, int *, struct budget_view *,
+	    char *);
+int	 budget_give(const char *, time_t, char *);
+int	 budget_record(const char *, time_t, long long, char *);
+void	 budget_why_at(const struct budget_view *, int, time_t, char *,
+	    size_t, time_t *);
+void	 week_roll(struct week *, const char *, long long, const char *);
+long long week_top(const struct week *);
+int	 week_parse(const json_t *, struct week *);
+void	 week_json(const struct week *, json_t *);
+/* (tests) t/core-step.c */
+int	 budget_step(struct budget *, enum budget_op, const char *,
+	    long long, const struct fleet_budget *, time_t, int *);
+
 /* brk.c */
 /* outcome flags for brk_record (brk.c says each) */
 #define BRK_LLM_OK	0x1
