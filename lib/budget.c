@@ -574,12 +574,12 @@ budget_why_at(const struct budget_view *v, int verdict, time_t now,
 	}
 	*at = month ? month_end(v->zone, v->day, now) : day_end(v, now);
 	clock_utc(*at, reset, sizeof reset);
-	snprintf(buf, n, "fleet %s budget %s reached: %s spent this %s (%s, "
+	snprintf(buf, n, "fleet %s budget %s reached: %s spent %s (%s, "
 	    "budget:); resets at %s", month ? "monthly" : "daily",
 	    price_format(month ? v->fb.monthly : v->fb.daily, budget,
 	    sizeof budget), price_format(month ? v->month_cost : v->cost,
-	    spent, sizeof spent), month ? "month" : "day", endpoint_file(),
-	    reset);
+	    spent, sizeof spent), month ? "this month" : "today",
+	    endpoint_file(), reset);
 }
 
 /* Why the fleet's budget refuses a take now (heart-cap take -v). */

@@ -97,8 +97,9 @@ result_new(struct wake *k, enum chamber c)
 }
 
 /*
- * From when the breaker and the cap both admit a wake of chamber c, as
- * they stand (k->bv, k->cv): 0 when the cap never does.
+ * From when the breaker, the cap and the fleet's budget all admit a
+ * wake of chamber c, as they stand (k->bv, k->cv, k->budget_at): 0
+ * when the cap never does.
  */
 time_t
 run_open_at(const struct wake *k, enum chamber c)
@@ -113,6 +114,8 @@ run_open_at(const struct wake *k, enum chamber c)
 	cap_at = k->cv.day[0] == '\0' || (k->cv.total < lim &&
 	    cap_spend_ok(&k->cv, &caps)) ? k->now :
 	    cap_open_at(&k->cv, &caps, k->now);
+	if (k->budget_at > cap_at)
+		cap_at = k->budget_at;
 	brk_at = k->bv.until > k->now ? k->bv.until : k->now;
 	return cap_at > brk_at ? cap_at : brk_at;
 }
