@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The rules as pure functions (lib/heartstore.h: cap_step, brk_step,
-# bucket_step, pause_rule; lib/heartwake.h: ask.c's bound of a usage
+# budget_step, bucket_step, pause_rule; lib/heartwake.h: ask.c's bound
+# of a usage
 # block): tables of states, times and keys run by t/core-step.c, no
 # store, no clock.
 # The same rules are proven through the programs, on both stores, by
@@ -8,7 +9,7 @@
 
 load helpers
 
-@test "cap_step, brk_step, bucket_step and pause_rule hold on every row of their tables, DST days and month ends included; a usage block is bounded" {
+@test "cap_step, brk_step, budget_step, bucket_step and pause_rule hold on every row of their tables, DST days and month ends included; a usage block is bounded" {
 	run core-step
 	assert_success
 	refute_output --partial 'not ok'
@@ -21,5 +22,8 @@ load helpers
 	assert_line --partial 'pause: of two, the one that ends later is shown'
 	assert_line --partial 'monthly: reached, refused on the month'"'"'s last local second'
 	assert_line --partial 'monthly: an old counter has spent nothing this month'
-	assert_line '1..75'
+	assert_line --partial 'fleet: a fourth in flight could reach it: crowded'
+	assert_line --partial 'fleet: Berlin'"'"'s midnight starts a day, the last one kept'
+	assert_line --partial 'fleet: a week that knows no day makes no forecast'
+	assert_line '1..91'
 }
