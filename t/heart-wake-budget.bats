@@ -14,6 +14,10 @@ setup() {
 }
 
 teardown() {
+	if [ -n "${TRIAGE_PID:-}" ]; then
+		kill "$TRIAGE_PID" 2>/dev/null
+		wait "$TRIAGE_PID" 2>/dev/null || :
+	fi
 	model_teardown
 }
 
@@ -66,6 +70,30 @@ llm: {price: {input: 1.0, output: 1.0, cached_input: 0.5}, timeout: 10s ${3:+, $
 llm: {timeout: 10s}")
 	run -0 at "$t0" heart-wake --soul "$u" --force
 	echo "$output" | jq -e '.status == "idle"'
+}
+
+@test "a triage's cost counts in the fleet's budget, a triage skip's included" {
+	fleet "daily: 0.0003, zone: UTC"
+	TRIAGE_DIR=$BATS_TEST_TMPDIR/triage
+	mkdir -p "$TRIAGE_DIR"
+	: > "$TRIAGE_DIR/requests.jsonl"
+	python3 "$T/llm-double.py" "$TRIAGE_DIR" 3>&- &
+	TRIAGE_PID=$!
+	wait_until 10 test -s "$TRIAGE_DIR/port"
+	a=$(agent alpha "" "triage: {base_url: \"http://127.0.0.1:$(cat "$TRIAGE_DIR/port")/v1\", model: cheap, timeout: 5s, price: {input: 2.0, output: 10.0}}")
+	# 50 tokens in at \$2 a million, 5 out at \$10: \$0.00015 a skip
+	printf '{"replies":[{"tool_calls":[{"name":"heartbeat","arguments":{"action":"skip","reason":"nothing new"}}],"usage":{"prompt_tokens":50,"completion_tokens":5}}]}\n' > "$TRIAGE_DIR/script.json"
+	for i in 1 2; do
+		run -0 heart-wake --soul "$a" --force
+		echo "$output" | jq -e '.status == "idle" and .cost == 0.00015'
+	done
+	run -0 heart-cap status --json
+	echo "$output" | jq -se '.[0].fleet.cost == 0.0003'
+	run -0 heart-wake --soul "$a" --force
+	echo "$output" | jq -e '.status == "capped" and
+	    (.reason | startswith("fleet daily budget $0.0003 reached: $0.0003 spent today"))'
+	[ "$(wc -l < "$TRIAGE_DIR/requests.jsonl")" -eq 2 ]
+	[ "$(llm_count)" -eq 0 ]
 }
 
 @test "the fleet's budget refuses bad values as the fleet file's others are: exit 78, naming the key" {
