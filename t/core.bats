@@ -1,9 +1,8 @@
 #!/usr/bin/env bats
 # The rules as pure functions (lib/heartstore.h: cap_step, brk_step,
 # budget_step, bucket_step, pause_rule; lib/heartwake.h: ask.c's bound
-# of a usage
-# block): tables of states, times and keys run by t/core-step.c, no
-# store, no clock.
+# of a usage block): tables of states, times and keys run by
+# t/core-step.c, no store, no clock.
 # The same rules are proven through the programs, on both stores, by
 # heart-cap*.bats, heart-breaker.bats and heart-redis.bats.
 

@@ -58,6 +58,11 @@ llm: {price: {input: 1.0, output: 1.0, cached_input: 0.5}, timeout: 10s ${3:+, $
 	    (.reason | endswith(", budget:); resets at 2026-11-22T23:00:00Z")) and
 	    .next >= "2026-11-22T23:00:00Z"'
 	[ "$(llm_count)" -eq 4 ]
+	run -0 at "$t0" heart-wake --soul "$a" --explain --force
+	echo "$output" | jq -se '.[0].would == "capped" and
+	    (.[0].reason | startswith("fleet daily budget $0.0035 reached")) and
+	    .[0].gates.budget.ok == false and .[0].gates.cap.ok == true and
+	    .[0].gates.budget.until == "2026-11-22T23:00:00Z"'
 	# the agents' own counters are untouched by the refusal
 	run -0 at "$t0" heart-cap status alpha --json
 	echo "$output" | jq -e '.used == 2 and .cost == 0.002'
@@ -70,6 +75,8 @@ llm: {price: {input: 1.0, output: 1.0, cached_input: 0.5}, timeout: 10s ${3:+, $
 llm: {timeout: 10s}")
 	run -0 at "$t0" heart-wake --soul "$u" --force
 	echo "$output" | jq -e '.status == "idle"'
+	run -0 at "$t0" heart-wake --soul "$u" --explain --force
+	echo "$output" | jq -se '.[0].gates.budget.ok == true'
 }
 
 @test "a triage's cost counts in the fleet's budget, a triage skip's included" {
