@@ -311,6 +311,10 @@ status_fleet(time_t now, char **prom)
 	json_t *j, *f;
 	char *line;
 
+	if (endpoint_budget(&v.fb, err) == -1) {
+		say(NULL, err);
+		return HX_CONFIG;
+	}
 	if (budget_peek(now, &v, err) == -1) {
 		say(NULL, err);
 		return store_code(HX_IOERR);
