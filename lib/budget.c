@@ -142,7 +142,8 @@ week_json(const struct week *w, json_t *j)
 		json_object_set_new(wk, w->d[i].day, json_pack("{s:o,s:o}",
 		    "cost", price_json(w->d[i].cost), "top",
 		    price_json(w->d[i].top)));
-	json_object_set_new(j, "since", json_string(w->since));
+	if (w->since[0] != '\0')	/* none: an older counter's, unknown */
+		json_object_set_new(j, "since", json_string(w->since));
 	json_object_set_new(j, "week", wk);
 	json_object_set_new(j, "top", price_json(w->top));
 }

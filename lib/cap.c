@@ -448,8 +448,9 @@ cap_record(const char *agent, const char *zone, time_t now, int ghost,
 	if (transition(agent, CAP_RECORD, &a, zone, now, STATE_WHOLE, &x,
 	    err) == -1)
 		return -1;
-	/* and the fleet's, with the same cost (budget.c) */
-	return budget_record(agent, now, cost, err);
+	/* and the fleet's, with the same cost (budget.c), which holds no
+	 * agent without a price */
+	return cost < 0 ? 0 : budget_record(agent, now, cost, err);
 }
 
 /* Today's figures, without changing anything. */

@@ -144,8 +144,7 @@ fleet_verdict(struct wake *k, const struct budget_view *bv, char *buf,
 		    &k->budget_at);
 		return 0;
 	}
-	snprintf(buf, n, "%s", bv->fb.set ? "below the fleet's budget" :
-	    "no fleet budget for this agent");
+	snprintf(buf, n, "below the fleet's budget");
 	return 1;
 }
 
@@ -204,7 +203,9 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	json_object_set_new(gates, "breaker", verdict(bok, br,
 	    bok ? 0 : k->bv.until));
 	fok = fleet_verdict(k, bv, fr, sizeof fr);
-	json_object_set_new(gates, "budget", verdict(fok, fr, k->budget_at));
+	if (bv->fb.set)		/* a gate only where the fleet file sets it */
+		json_object_set_new(gates, "budget", verdict(fok, fr,
+		    k->budget_at));
 	json_object_set_new(gates, "cap", verdict(cok, cr,
 	    cok || s->ch[c].daily_cap == 0 ? 0 : cap_resets_at(&k->cv,
 	    k->now)));

@@ -76,7 +76,7 @@ llm: {timeout: 10s}")
 	run -0 at "$t0" heart-wake --soul "$u" --force
 	echo "$output" | jq -e '.status == "idle"'
 	run -0 at "$t0" heart-wake --soul "$u" --explain --force
-	echo "$output" | jq -se '.[0].gates.budget.ok == true'
+	echo "$output" | jq -se '.[0].gates | has("budget") | not'
 }
 
 @test "a triage's cost counts in the fleet's budget, a triage skip's included" {
@@ -263,6 +263,11 @@ llm: {timeout: 10s}")
 	fi
 	run -0 at "2026-11-22 13:00:00" heart-cap status --soul "$a" --json
 	echo "$output" | jq -e '.rate == null and .cost == 0.001'
+	# a take the same day writes it back, still knowing no day
+	run -0 at "2026-11-22 13:00:00" heart-cap take --soul "$a"
+	run -0 at "2026-11-22 13:00:00" heart-cap take --soul "$a"
+	run -0 at "2026-11-22 13:00:00" heart-cap status --soul "$a" --json
+	echo "$output" | jq -e '.rate == null and .used == 3'
 	# the day kept is known from the next: its spend, $0.001
 	at "2026-11-23 12:00:00" heart-wake --soul "$a" --force > /dev/null
 	run -0 at "2026-11-23 13:00:00" heart-cap status --soul "$a" --json
