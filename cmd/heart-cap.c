@@ -208,12 +208,12 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	return HX_OK;
 }
 
-/* --prom: the figures, and each agent's outbox (heart-ghost(1)), on
- * stdout, or in the file, replaced whole only when every agent could
- * be read. */
+/* --prom: the figures, and each agent's outbox (heart-ghost(1)), then
+ * the fleet's (its budget, its rate use), on stdout, or in the file,
+ * replaced whole only when every agent could be read. */
 static int
 print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
-    const char *rates, int rc)
+    const char *fleet, int rc)
 {
 	char err[HEART_ERRLEN], *caps, *box, *held, *acct, *text;
 	struct outbox_count *c = xcalloc(n + 1, sizeof *c);
@@ -228,8 +228,8 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 	box = prom_outbox(names, c, n);
 	held = prom_pauses(names, pauses, n);
 	acct = prom_holds(holds);
-	if (asprintf(&text, "%s%s%s%s%s", caps, box, held, acct, rates ?
-	    rates : "") == -1)
+	if (asprintf(&text, "%s%s%s%s%s", caps, box, held, acct, fleet) ==
+	    -1)
 		abort();
 	rc = prog_prom_put(o.promfile, text, rc);
 	free(caps);

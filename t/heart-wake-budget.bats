@@ -150,14 +150,17 @@ llm: {timeout: 10s}")
 	[ "$(llm_count)" -eq 3 ]
 }
 
-@test "the fleet's budget under 8 agents waking at once (4 sanitized): past it by one wake's cost at most" {
+@test "the fleet's budget under 8 agents waking at once (4 sanitized; two hosts on Redis): past it by one wake's cost at most" {
 	local np p i st
 	np=$(in_pass 8 4)
 	fleet "daily: 0.0045, zone: UTC"
 	pids=()
 	for ((p = 1; p <= np; p++)); do
 		s=$(agent "agent$p")
-		( for ((i = 0; i < 400; i++)); do
+		( # on a Redis store, half of them on another host
+		  ! redis_store || [ $((p % 2)) = 0 ] ||
+			export HEART_STATE_DIR=$BATS_TEST_TMPDIR/host2
+		  for ((i = 0; i < 400; i++)); do
 			st=$(heart-wake --soul "$s" --force | jq -r .status)
 			echo "$st"
 			[ "$st" != capped ] || break
