@@ -41,7 +41,9 @@ fleet_refuses(const char *agent, const struct soul *s, enum chamber ch,
 	struct budget_view b;
 	struct cap_view v;
 
-	if (budget_peek(now, &b, err) == -1)
+	if (endpoint_budget(&b.fb, err) == -1)
+		die(HX_CONFIG, err);
+	if (b.fb.set && budget_peek(now, &b, err) == -1)
 		die(store_code(HX_IOERR), err);
 	if (!b.fb.set || !budget_spent(&b))
 		return 0;

@@ -116,6 +116,8 @@ llm: {timeout: 10s}")
 		assert_output --partial "$HEART_FLEET: ${bad#*@}"
 		run -78 heart-cap status
 		assert_output --partial "$HEART_FLEET: ${bad#*@}"
+		run -78 heart-cap take --soul "$a"
+		assert_output --partial "$HEART_FLEET: ${bad#*@}"
 	done
 	printf 'budget: 5\n' > "$HEART_FLEET"
 	run -78 heart-wake --soul "$a" --force
