@@ -130,8 +130,8 @@ forecasts(FILE *fp, char *const *agent, const struct cap_view *v,
 	static const char *const help[] = {
 	    "Dollars a day: the mean spend of the last seven days known.",
 	    "When the day's spend reaches the daily_budget at that rate.",
-	    "When the month's spend reaches the monthly_budget at that "
-	    "rate." };
+	    ("When the month's spend reaches the monthly_budget at that "
+	    "rate.") };
 	struct forecast *f = xcalloc(n + 1, sizeof *f);
 	size_t i, m;
 	int k;
