@@ -300,6 +300,25 @@ status_rates(time_t now, char **prom)
 	return rc;
 }
 
+/* The fleet's budget as a table of one row (j: budget_json's). */
+static void
+print_fleet(const struct budget_view *v, json_t *j)
+{
+	char cost[32], budget[32], mcost[32], monthly[32];
+
+	printf("%-10s %-20s %9s %9s %9s %9s %9s  %-20s %s\n", "FLEET DAY",
+	    "ZONE", "COST", "BUDGET", "MONTH", "MONTHLY", "IN FLIGHT",
+	    "BUDGET AT", "MONTHLY ON");
+	printf("%-10s %-20s %9s %9s %9s %9s %9d  ", v->day, v->zone,
+	    price_format(v->cost, cost, sizeof cost), v->fb.daily < 0 ? "-" :
+	    price_format(v->fb.daily, budget, sizeof budget),
+	    price_format(v->month_cost, mcost, sizeof mcost),
+	    v->fb.monthly < 0 ? "-" : price_format(v->fb.monthly, monthly,
+	    sizeof monthly), v->inflight);
+	print_forecast(json_object_get(j, "fleet"));
+	putchar('\n');
+}
+
 /*
  * The fleet's budget (HEART_FLEET's budget:), when it sets one, with
  * no agent named: a JSON line {"fleet":{...}} or a table of one row,
@@ -308,10 +327,9 @@ status_rates(time_t now, char **prom)
 static int
 status_fleet(time_t now, char **prom)
 {
-	char err[HEART_ERRLEN], cost[32], budget[32], mcost[32], monthly[32];
+	char err[HEART_ERRLEN], *line;
 	struct budget_view v;
-	json_t *j, *f;
-	char *line;
+	json_t *j;
 
 	if (endpoint_budget(&v.fb, err) == -1) {
 		say(NULL, err);
@@ -328,25 +346,12 @@ status_fleet(time_t now, char **prom)
 		return HX_OK;
 	}
 	j = budget_json(&v, now);
-	f = json_object_get(j, "fleet");
 	if (o.jflag) {
 		line = json_line(j);
 		puts(line);
 		free(line);
-		json_decref(j);
-		return HX_OK;
-	}
-	printf("%-10s %-20s %9s %9s %9s %9s %9s  %-20s %s\n", "FLEET DAY",
-	    "ZONE", "COST", "BUDGET", "MONTH", "MONTHLY", "IN FLIGHT",
-	    "BUDGET AT", "MONTHLY ON");
-	printf("%-10s %-20s %9s %9s %9s %9s %9d  ", v.day, v.zone,
-	    price_format(v.cost, cost, sizeof cost), v.fb.daily < 0 ? "-" :
-	    price_format(v.fb.daily, budget, sizeof budget),
-	    price_format(v.month_cost, mcost, sizeof mcost),
-	    v.fb.monthly < 0 ? "-" : price_format(v.fb.monthly, monthly,
-	    sizeof monthly), v.inflight);
-	print_forecast(f);
-	putchar('\n');
+	} else
+		print_fleet(&v, j);
 	json_decref(j);
 	return HX_OK;
 }

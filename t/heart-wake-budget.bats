@@ -253,6 +253,9 @@ llm: {timeout: 10s}")
 	    .budget_at == null'
 	run -0 at "2026-11-23 12:00:00" script -qec "heart-cap status --soul $c" /dev/null
 	assert_line --regexp '^gamma .*Z +\$0\.00 +no forecast +no forecast'
+	# the fleet's row first: its month's budget is reached today
+	assert_line --index 0 --regexp '^FLEET DAY +ZONE +COST +BUDGET +MONTH +MONTHLY +IN FLIGHT +BUDGET AT +MONTHLY ON'
+	assert_line --index 1 --regexp '^2026-11-23 UTC +\$0\.001 +\$0\.0025 +\$0\.005 +\$0\.0045 +0  not today +2026-11-23'
 }
 
 @test "a counter kept before the week was kept reads as no forecast, and begins one at its next day" {
