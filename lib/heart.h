@@ -208,14 +208,6 @@ struct week {
 	int	 n;
 	long long top;		/* today's costliest wake, nanodollars */
 };
-/* where the spend goes at the last seven days' mean (budget.c) */
-struct forecast {
-	int	 days;		/* days known of the seven; 0: no forecast */
-	long long rate;		/* their mean spend a day, nanodollars */
-	time_t	 daily_at;	/* the daily budget reached today; 0: not */
-	time_t	 monthly_at;	/* the monthly this month; 0: not */
-	char	 monthly_on[16];	/* monthly_at's local date */
-};
 struct cap_view {
 	char	 day[16];
 	char	 zone[64];
@@ -240,7 +232,6 @@ int	 cap_take(const char *, enum chamber, const struct caps *,
 int	 cap_peek(const char *, const char *, time_t, struct cap_view *,
 	    char *);
 json_t	*cap_json(const char *, const struct cap_view *, time_t);
-void	 cap_forecast(const struct cap_view *, time_t, struct forecast *);
 int	 cap_reset(const char *, const char *, time_t, char *);
 
 /* brk.c: the dual-trigger circuit breaker, agents/ID/breaker.json */
@@ -321,10 +312,6 @@ int	 budget_peek(time_t, struct budget_view *, char *);
 int	 budget_spent(const struct budget_view *);
 void	 budget_why(const struct budget_view *, time_t, char *, size_t);
 json_t	*budget_json(const struct budget_view *, time_t);
-void	 budget_forecast(const struct week *, const char *, const char *,
-	    long long, long long, long long, long long, time_t,
-	    struct forecast *);
-json_t	*budget_forecast_json(const struct forecast *);
 
 /* bucket.c: the fleet-wide rate limit, per endpoint (HEART_FLEET) */
 struct rate_view {
