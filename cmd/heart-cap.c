@@ -31,6 +31,34 @@ static struct cap_view *views;	/* theirs, as read */
 static struct pause_view *pauses;	/* and their pauses */
 static json_t *holds;		/* the provider accounts held (hold.c) */
 
+/* Does the fleet's budget, reached, refuse a take of agent (one with a
+ * price: its soul's, else the caps kept say so)?  1 refused. */
+static int
+fleet_refuses(const char *agent, const struct soul *s, enum chamber ch,
+    time_t now)
+{
+	char err[HEART_ERRLEN];
+	struct budget_view b;
+	struct cap_view v;
+
+	if (endpoint_budget(&b.fb, err) == -1)
+		die(HX_CONFIG, err);
+	if (b.fb.set && budget_peek(now, &b, err) == -1)
+		die(store_code(HX_IOERR), err);
+	if (!b.fb.set || !budget_spent(&b))
+		return 0;
+	if (s == NULL && cap_peek(agent, NULL, now, &v, err) == -1)
+		die(store_code(HX_IOERR), err);
+	if (s != NULL ? !s->llm.price.set : !v.caps.priced)
+		return 0;
+	if (o.vflag) {
+		budget_why(&b, now, err, sizeof err);
+		printf("%s: %s refused: %s\n", agent, soul_chamber_name(ch),
+		    err);
+	}
+	return 1;
+}
+
 static int
 cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 {
@@ -54,6 +82,8 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 		}
 		return HX_NO;
 	}
+	if (fleet_refuses(agent, s, ch, now))
+		return HX_NO;
 	/* without a soul, the caps kept are left as they are */
 	if (s != NULL)
 		cap_from_soul(s, &caps);
@@ -79,6 +109,26 @@ tokens(json_t *j, const char *key)
 	    json_integer_value(json_object_get(u, "completion"));
 }
 
+/* The forecast's columns of a status object j (cap.c, budget.c):
+ * when the daily budget is reached at the last seven days' rate, and
+ * on which date the monthly; "-" for a budget not set. */
+static void
+print_forecast(json_t *j)
+{
+	json_t *at = json_object_get(j, "budget_at");
+	json_t *on = json_object_get(j, "monthly_budget_on");
+
+	if (json_is_null(json_object_get(j, "rate"))) {
+		printf("%-20s %s\n", "no forecast", "no forecast");
+		return;
+	}
+	printf("%-20s %s\n", json_is_string(at) ? json_string_value(at) :
+	    json_is_null(json_object_get(j, "budget")) ? "-" : "not today",
+	    json_is_string(on) ? json_string_value(on) :
+	    json_is_null(json_object_get(j, "monthly_budget")) ? "-" :
+	    "not this month");
+}
+
 static void
 print_row(json_t *j, int header)
 {
@@ -87,9 +137,10 @@ print_row(json_t *j, int header)
 
 	if (header)
 		printf("%-*s %-10s %-20s %5s %5s %5s %9s %9s %6s %8s %8s %9s  "
-		    "%s\n", st.idw, "AGENT", "DAY", "ZONE", "USED", "CAP",
-		    "LEFT", "SCHEDULE", "IDLE", "GHOSTS", "TOKENS", "TRIAGE",
-		    "COST", "RESETS");
+		    "%-20s %9s  %-20s %s\n", st.idw, "AGENT", "DAY", "ZONE",
+		    "USED", "CAP", "LEFT", "SCHEDULE", "IDLE", "GHOSTS",
+		    "TOKENS", "TRIAGE", "COST", "RESETS", "MONTH", "BUDGET AT",
+		    "MONTHLY ON");
 #define CH(n) json_integer_value(json_object_get(json_object_get(ch, n), \
 	"used")), json_integer_value(json_object_get(json_object_get(ch, n), \
 	"cap"))
@@ -100,7 +151,7 @@ print_row(json_t *j, int header)
 	price_format(json_is_number(json_object_get(j, "cost")) ?
 	    price_nano(json_object_get(j, "cost")) : -1, cost, sizeof cost);
 	printf("%-*s %-10s %-20s %5lld %5lld %5lld %9s %9s %6lld %8lld %8lld "
-	    "%9s  %s\n",
+	    "%9s  %-20s ",
 	    st.idw, json_string_value(json_object_get(j, "agent")),
 	    json_string_value(json_object_get(j, "day")),
 	    json_string_value(json_object_get(j, "zone")),
@@ -108,6 +159,11 @@ print_row(json_t *j, int header)
 	    tokens(j, "tokens"), tokens(j, "triage_tokens"), cost,
 	    json_string_value(json_object_get(j, "resets_at")));
 #undef I
+	price_format(json_is_number(json_object_get(j, "month_cost")) ?
+	    price_nano(json_object_get(j, "month_cost")) : -1, cost,
+	    sizeof cost);
+	printf("%9s  ", cost);
+	print_forecast(j);
 }
 
 /* An agent's row or line, read into views[k] (prog_status_each). */
@@ -154,12 +210,12 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	return HX_OK;
 }
 
-/* --prom: the figures, and each agent's outbox (heart-ghost(1)), on
- * stdout, or in the file, replaced whole only when every agent could
- * be read. */
+/* --prom: the figures, and each agent's outbox (heart-ghost(1)), then
+ * the fleet's (its budget, its rate use), on stdout, or in the file,
+ * replaced whole only when every agent could be read. */
 static int
 print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
-    const char *rates, int rc)
+    const char *fleet, int rc)
 {
 	char err[HEART_ERRLEN], *caps, *box, *held, *acct, *text;
 	struct outbox_count *c = xcalloc(n + 1, sizeof *c);
@@ -174,8 +230,8 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 	box = prom_outbox(names, c, n);
 	held = prom_pauses(names, pauses, n);
 	acct = prom_holds(holds);
-	if (asprintf(&text, "%s%s%s%s%s", caps, box, held, acct, rates ?
-	    rates : "") == -1)
+	if (asprintf(&text, "%s%s%s%s%s", caps, box, held, acct, fleet) ==
+	    -1)
 		abort();
 	rc = prog_prom_put(o.promfile, text, rc);
 	free(caps);
@@ -242,6 +298,62 @@ status_rates(time_t now, char **prom)
 	free(v);
 	free(ep);
 	return rc;
+}
+
+/* The fleet's budget as a table of one row (j: budget_json's). */
+static void
+print_fleet(const struct budget_view *v, json_t *j)
+{
+	char cost[32], budget[32], mcost[32], monthly[32];
+
+	printf("%-10s %-20s %9s %9s %9s %9s %9s  %-20s %s\n", "FLEET DAY",
+	    "ZONE", "COST", "BUDGET", "MONTH", "MONTHLY", "IN FLIGHT",
+	    "BUDGET AT", "MONTHLY ON");
+	printf("%-10s %-20s %9s %9s %9s %9s %9d  ", v->day, v->zone,
+	    price_format(v->cost, cost, sizeof cost), v->fb.daily < 0 ? "-" :
+	    price_format(v->fb.daily, budget, sizeof budget),
+	    price_format(v->month_cost, mcost, sizeof mcost),
+	    v->fb.monthly < 0 ? "-" : price_format(v->fb.monthly, monthly,
+	    sizeof monthly), v->inflight);
+	print_forecast(json_object_get(j, "fleet"));
+	putchar('\n');
+}
+
+/*
+ * The fleet's budget (HEART_FLEET's budget:), when it sets one, with
+ * no agent named: a JSON line {"fleet":{...}} or a table of one row,
+ * printed first, or its --prom text into *prom.
+ */
+static int
+status_fleet(time_t now, char **prom)
+{
+	char err[HEART_ERRLEN], *line;
+	struct budget_view v;
+	json_t *j;
+
+	if (endpoint_budget(&v.fb, err) == -1) {
+		say(NULL, err);
+		return HX_CONFIG;
+	}
+	if (budget_peek(now, &v, err) == -1) {
+		say(NULL, err);
+		return store_code(HX_IOERR);
+	}
+	if (!v.fb.set)
+		return HX_OK;
+	if (o.pflag) {
+		*prom = prom_budget(&v, now);
+		return HX_OK;
+	}
+	j = budget_json(&v, now);
+	if (o.jflag) {
+		line = json_line(j);
+		puts(line);
+		free(line);
+	} else
+		print_fleet(&v, j);
+	json_decref(j);
+	return HX_OK;
 }
 
 /*
@@ -344,12 +456,14 @@ cmd_status(int argc, char **argv, time_t now)
 	struct pause_view all;
 	size_t i;
 	int fleet = 0;
-	char *rates = NULL, def[64];
+	char *rates = NULL, *budget = NULL, *fleetprom, def[64];
 	struct caps c;
 	int rc, r;
 
 	if (prog_status_names(&o.set, argc, argv, &st, &rc) == -1)
 		return rc;
+	if (argc == 0 && (r = status_fleet(now, &budget)) != HX_OK)
+		rc = r;
 	if (argc == 0 && (r = status_rates(now, &rates)) != HX_OK)
 		rc = r;
 	if (argc == 0 && (fleet = status_pause(&all, now)) == -1)
@@ -366,8 +480,13 @@ cmd_status(int argc, char **argv, time_t now)
 			print_pause(st.names[i], &pauses[i]);
 	if (!o.jflag && !o.pflag)
 		print_holds();
+	if (asprintf(&fleetprom, "%s%s", budget ? budget : "", rates ? rates :
+	    "") == -1)
+		abort();
 	if (o.pflag)
-		rc = print_prom(st.names, views, st.nread, now, rates, rc);
+		rc = print_prom(st.names, views, st.nread, now, fleetprom, rc);
+	free(fleetprom);
+	free(budget);
 	cap_defaults(&c);
 	snprintf(def, sizeof def, "schedule %lld, idle %lld",
 	    c.chamber[CH_SCHEDULE], c.chamber[CH_IDLE]);

@@ -1,12 +1,14 @@
 /*
  * state.c - fuzz target: the state files an agent keeps, read back
- * (cap.json, breaker.json, wake.json, activity.json).  Each input is
- * written as all four; then every reader reads it: the peeks, the
- * pulse's lock-free read, the wake's gates (with an adaptive schedule,
- * so activity.json is used), and the transitions that read, decide and
- * write back (cap_take, brk_check, brk_record).
+ * (cap.json, breaker.json, wake.json, activity.json), and the fleet's
+ * budget.json.  Each input is written as all five; then every reader
+ * reads it: the peeks, the pulse's lock-free read, the wake's gates
+ * (with an adaptive schedule, so activity.json is used), and the
+ * transitions that read, decide and write back (cap_take, budget_take,
+ * cap_record, which records the fleet's too, brk_check, brk_record).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
@@ -25,6 +27,9 @@ static const char soultext[] =
     "    adaptive: { min: 20m, max: 4h, window: 14 }\n"
     "  idle: { after: 2h }\n";
 
+static const char fleettext[] =
+    "budget: { daily: 0.01, monthly: 0.2, zone: Europe/Berlin }\n";
+
 static struct soul *soul;
 
 static void
@@ -34,6 +39,10 @@ load_soul(void)
 
 	fz_put(fz_dir(), "fz.yaml", (const uint8_t *)soultext,
 	    sizeof soultext - 1);
+	fz_put(fz_dir(), "fleet.yaml", (const uint8_t *)fleettext,
+	    sizeof fleettext - 1);
+	snprintf(path, sizeof path, "%s/fleet.yaml", fz_dir());
+	setenv("HEART_FLEET", path, 1);
 	snprintf(path, sizeof path, "%s/fz.yaml", fz_dir());
 	if (soul_load(path, &soul, err) == -1) {
 		fprintf(stderr, "fuzz: %s\n", err);
@@ -46,6 +55,7 @@ readers(const char *dir)
 {
 	char err[HEART_ERRLEN];
 	struct cap_view cv;
+	struct budget_view fv;
 	struct brk_view bv;
 	struct brk_conf bc;
 	struct caps caps;
@@ -60,6 +70,12 @@ readers(const char *dir)
 	if (cap_peek(FZ_AGENT, soul->timezone, NOW, &cv, err) == 0) {
 		FZ_ASSERT(cv.total >= 0 && cv.ghosts >= 0 && cv.cost >= 0);
 		j = cap_json(FZ_AGENT, &cv, NOW);
+		FZ_ASSERT(j != NULL);
+		json_decref(j);
+	}
+	if (budget_peek(NOW, &fv, err) == 0) {
+		FZ_ASSERT(fv.cost >= 0 && fv.inflight >= 0);
+		j = budget_json(&fv, NOW);
 		FZ_ASSERT(j != NULL);
 		json_decref(j);
 	}
@@ -100,6 +116,7 @@ transitions(void)
 
 	cap_from_soul(soul, &caps);
 	brk_from_soul(soul, &bc);
+	budget_take(FZ_AGENT, NOW, &ok, NULL, err);
 	cap_take(FZ_AGENT, CH_SCHEDULE, &caps, -1, soul->timezone, NOW, 1, &ok,
 	    &cv, err);
 	cap_record(FZ_AGENT, soul->timezone, NOW, 1, &u, &u, 1234, err);
@@ -122,6 +139,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 		load_soul();
 	for (i = 0; i < sizeof files / sizeof files[0]; i++)
 		fz_put(dir, files[i], data, n);
+	fz_put(fz_dir(), "budget.json", data, n);
 	readers(dir);
 	transitions();
 	return 0;

@@ -1,11 +1,12 @@
 /*
  * admit.c - a due wake's admission, after its gates: the agent's
- * breaker, its provider account's hold (hold.c) and the daily counter
- * (cap.c), in that order, each probe granted and handed back if a later
- * one refuses the wake; the rate limit (bucket.c) between.  A hold of
- * the account's rate limit (hold.c) defers the wake as the fleet
- * file's rate limit does: status throttled.  run.c asks
- * it for every wake that would send a request.
+ * breaker, its provider account's hold (hold.c), the fleet's budget
+ * (budget.c, for an agent with a price) and the daily counter (cap.c),
+ * in that order, each probe or place granted and handed back if a later
+ * one refuses the wake; the rate limit (bucket.c) between the hold and
+ * the budget.  A hold of the account's rate limit (hold.c) defers the
+ * wake as the fleet file's rate limit does: status throttled.  run.c
+ * asks it for every wake that would send a request.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,44 @@ admit_held(struct wake *k, const struct llm_conf *lc, int grant,
 	return 1;
 }
 
+/* What a wake refused after the hold was granted hands back: the
+ * breaker's probe, the hold's, the bucket's request. */
+static void
+give_back(struct wake *k, const struct llm_conf *lc, int probe, int took,
+    const char *ep)
+{
+	char e2[HEART_ERRLEN];
+
+	if (probe)
+		brk_giveback(k->s->name, k->now, NULL);
+	if (took == 2)
+		hold_give(k, lc);
+	if (ep[0] != '\0')
+		bucket_give(ep, k->taken, time(NULL), e2);
+}
+
+/* The fleet's budget (budget.c): 1 admitted, 0 refused (capped once it
+ * is reached, throttled while the wakes in flight could reach it), -1
+ * with err. */
+static int
+fleet_admit(struct wake *k, char *reason, size_t rn, const char **status,
+    char *err)
+{
+	struct budget_view v;
+	int verdict;
+
+	if (budget_take(k->s->name, k->now, &verdict, &v, err) == -1)
+		return -1;
+	if (verdict == BUDGET_ADMIT)
+		return 1;
+	budget_why_at(&v, verdict, k->now, reason, rn, &k->g.next);
+	if (verdict == BUDGET_REACHED)
+		k->budget_at = k->g.next;
+	*status = status_name(verdict == BUDGET_REACHED ? ST_CAPPED :
+	    ST_THROTTLED);
+	return 0;
+}
+
 /* Breaker, the account's hold, then cap.  Returns 1 when admitted.  A
  * probe granted (the breaker's, the hold's) to a wake refused after it
  * is handed back. */
@@ -139,6 +178,11 @@ admit_wake(struct wake *k, const struct llm_conf *lc, char *reason, size_t rn,
 		return ok;
 	}
 	cap_from_soul(k->s, &caps);
+	if (caps.priced && (ok = fleet_admit(k, reason, rn, status, err)) !=
+	    1) {
+		give_back(k, lc, probe, took, ep);
+		return ok;
+	}
 	/* durable with the claim, or the refused slot, that follows it:
 	 * one sync of the agent's directory for both (heart(7), State) */
 	if (cap_take(k->s->name, c, &caps, -1, k->s->timezone, k->now, 0,
@@ -146,12 +190,9 @@ admit_wake(struct wake *k, const struct llm_conf *lc, char *reason, size_t rn,
 		ok = -1;
 	if (ok == 1)
 		return 1;
-	if (probe)
-		brk_giveback(k->s->name, k->now, NULL);
-	if (took == 2)
-		hold_give(k, lc);
-	if (ep[0] != '\0')
-		bucket_give(ep, k->taken, time(NULL), e2);
+	give_back(k, lc, probe, took, ep);
+	if (caps.priced)
+		budget_give(k->s->name, k->now, e2);
 	if (ok == -1)
 		return -1;
 	k->g.next = cap_open_at(&k->cv, &k->cv.caps, k->now);

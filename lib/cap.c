@@ -16,7 +16,9 @@
  * local month's spend is kept beside it ("month", "month_cost"), rolled
  * when the day rolls into a later month, and the monthly_budget refuses
  * a take the same way; a counter kept before it had a month reads as
- * nothing spent this month.
+ * nothing spent this month.  The seven days before today are kept too
+ * ("since", "week": budget.c), for the forecast; a counter kept before
+ * them knows none.
  *
  * The rules are cap_step's, a pure function; store_update reads,
  * decides with it and writes back, in whichever store is in force
@@ -203,6 +205,8 @@ parse_view(const char *agent, json_t *j, struct cap_view *v, char *err)
 		bad = "month_cost";
 	else if (parse_caps(json_object_get(j, "caps"), v) == -1)
 		bad = "caps";
+	else if (week_parse(j, &v->week) == -1)
+		bad = "week";
 	for (i = 0; bad == NULL && i < CH_NCHAMBERS; i++)
 		if (state_count(ch, soul_chamber_name((enum chamber)i),
 		    &v->used[i]) == -1)
@@ -243,6 +247,7 @@ roll(struct cap_view *v, const char *zone, time_t now)
 		struct caps keep = v->caps;
 		int have = v->have_caps;
 
+		week_roll(&v->week, v->day, v->cost, today);
 		memset(v->used, 0, sizeof v->used);
 		v->total = v->ghosts = 0;
 		memset(&v->tok, 0, sizeof v->tok);
@@ -269,6 +274,8 @@ to_json(const char *agent, const struct cap_view *v, time_t now)
 	char ts[32];
 	json_t *caps;
 
+	json_t *j;
+
 	clock_utc(now, ts, sizeof ts);
 	caps = !v->have_caps ? json_null() : json_pack("{s:I,s:I,s:o}",
 	    "schedule", (json_int_t)v->caps.chamber[CH_SCHEDULE],
@@ -283,7 +290,7 @@ to_json(const char *agent, const struct cap_view *v, time_t now)
 		    price_json(v->caps.monthly));
 	if (v->have_caps && v->caps.priced)
 		json_object_set_new(caps, "priced", json_true());
-	return json_pack("{s:i,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:I,"
+	j = json_pack("{s:i,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:I,"
 	    "s:o,s:o,s:o,s:s,s:o,s:o,s:s}",
 	    "v", 1, "agent", agent, "day", v->day, "zone", v->zone,
 	    "total", (json_int_t)v->total,
@@ -295,6 +302,8 @@ to_json(const char *agent, const struct cap_view *v, time_t now)
 	    "cost", price_json(v->cost), "month", v->month,
 	    "month_cost", price_json(v->month_cost), "caps", caps,
 	    "updated", ts);
+	week_json(&v->week, j);
+	return j;
 }
 
 /*
@@ -343,6 +352,8 @@ cap_step(struct cap_view *v, enum cap_op op, const struct cap_args *a,
 		usage_add(&v->triage, a->tu);
 		v->cost += POS(a->cost);
 		v->month_cost += POS(a->cost);
+		if (a->cost > v->week.top)
+			v->week.top = a->cost;
 		return 1;
 	case CAP_RESET:
 		memset(v->used, 0, sizeof v->used);
@@ -434,8 +445,12 @@ cap_record(const char *agent, const char *zone, time_t now, int ghost,
 	struct cap_args a = { CH_SCHEDULE, NULL, -1, ghost, u, tu, cost };
 	struct capx x;
 
-	return transition(agent, CAP_RECORD, &a, zone, now, STATE_WHOLE, &x,
-	    err);
+	if (transition(agent, CAP_RECORD, &a, zone, now, STATE_WHOLE, &x,
+	    err) == -1)
+		return -1;
+	/* and the fleet's, with the same cost (budget.c), which holds no
+	 * agent without a price */
+	return cost < 0 ? 0 : budget_record(agent, now, cost, err);
 }
 
 /* Today's figures, without changing anything. */
@@ -563,12 +578,22 @@ cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
 	return 0;
 }
 
+/* Where v's spend goes at the last seven days' mean (budget.c). */
+void
+cap_forecast(const struct cap_view *v, time_t now, struct forecast *f)
+{
+	budget_forecast(&v->week, v->zone[0] ? v->zone : clock_tz_local(),
+	    v->day, v->cost, v->month_cost, v->caps.budget, v->caps.monthly,
+	    now, f);
+}
+
 /* The status object heart-cap prints, one per agent. */
 json_t *
 cap_json(const char *agent, const struct cap_view *v, time_t now)
 {
 	char reset[40];
 	long long limit = cap_agent_limit(&v->caps);
+	struct forecast f;
 	json_t *ch, *j;
 	int i;
 
@@ -591,5 +616,7 @@ cap_json(const char *agent, const struct cap_view *v, time_t now)
 	    "month", v->month, "month_cost", price_json(v->caps.priced ||
 	    v->month_cost > 0 ? v->month_cost : -1), "monthly_budget",
 	    price_json(v->caps.monthly));
+	cap_forecast(v, now, &f);
+	json_object_update_new(j, budget_forecast_json(&f));
 	return j;
 }

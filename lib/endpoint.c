@@ -3,7 +3,9 @@
  * heart(7) THE FLEET FILE), read once per process: each a name, the
  * base_url and model it matches (none: any) and its limits a minute,
  * whose buckets bucket.c keeps.  A soul's endpoint is the first one
- * whose base_url and model match its own.
+ * whose base_url and model match its own.  And the fleet's budget
+ * (budget:), the dollars a day and a month in one zone that budget.c
+ * keeps for every agent together.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@ static struct {
 	int	 read;
 	struct endpoint *e;
 	size_t	 n;
+	struct fleet_budget budget;
 	char	 path[4096];
 } fl;
 
@@ -94,6 +97,67 @@ ep_parse(const char *file, const char *name, json_t *o, struct endpoint *e,
 	    -1 ? -1 : 0;
 }
 
+/* budget.KEY: dollars, as nanodollars into *v (-1: not given). */
+static int
+budget_dollars(const char *file, json_t *o, const char *key, long long *v,
+    char *err)
+{
+	json_t *j = json_object_get(o, key);
+
+	*v = -1;
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if ((*v = price_nano(j)) < 0) {
+		errf(err, "%s: budget.%s: must be a number of dollars, 0 or "
+		    "more, such as 20.00", file, key);
+		return -1;
+	}
+	return 0;
+}
+
+/* The fleet's budget: {daily, monthly, zone}, the zone required, for
+ * every host must count the same days. */
+static int
+budget_parse(const char *file, json_t *o, struct fleet_budget *b,
+    char *err)
+{
+	json_t *z = json_object_get(o, "zone"), *v;
+	const char *k;
+
+	memset(b, 0, sizeof *b);
+	b->daily = b->monthly = -1;
+	if (o == NULL)
+		return 0;
+	if (!json_is_object(o)) {
+		errf(err, "%s: budget: not a mapping", file);
+		return -1;
+	}
+	json_object_foreach(o, k, v)
+		if (strcmp(k, "daily") && strcmp(k, "monthly") &&
+		    strcmp(k, "zone")) {
+			errf(err, "%s: budget.%.64s: unknown key (budget has "
+			    "daily, monthly and zone)", file, k);
+			return -1;
+		}
+	if (budget_dollars(file, o, "daily", &b->daily, err) == -1 ||
+	    budget_dollars(file, o, "monthly", &b->monthly, err) == -1)
+		return -1;
+	if (b->daily < 0 && b->monthly < 0) {
+		errf(err, "%s: budget: give daily:, monthly: or both", file);
+		return -1;
+	}
+	if (!json_is_string(z) || !clock_tz_valid(json_string_value(z)) ||
+	    json_string_length(z) >= sizeof b->zone) {
+		errf(err, "%s: budget.zone: %s; name the zone its days and "
+		    "months are counted in, such as Europe/Berlin", file,
+		    z == NULL ? "missing" : "not a time zone");
+		return -1;
+	}
+	snprintf(b->zone, sizeof b->zone, "%s", json_string_value(z));
+	b->set = 1;
+	return 0;
+}
+
 static void
 fleet_clear(void)
 {
@@ -106,6 +170,7 @@ fleet_clear(void)
 	free(fl.e);
 	fl.e = NULL;
 	fl.n = 0;
+	memset(&fl.budget, 0, sizeof fl.budget);
 }
 
 static int
@@ -120,11 +185,14 @@ fleet_parse(const char *file, const char *buf, size_t len, char *err)
 		return -1;
 	eps = json_object_get(y.root, "endpoints");
 	json_object_foreach(y.root, k, o)
-		if (strcmp(k, "endpoints") != 0) {
+		if (strcmp(k, "endpoints") != 0 && strcmp(k, "budget") != 0) {
 			errf(err, "%s: %.64s: unknown key (the fleet file has "
-			    "endpoints:)", file, k);
+			    "endpoints: and budget:)", file, k);
 			goto out;
 		}
+	if (budget_parse(file, json_object_get(y.root, "budget"),
+	    &fl.budget, err) == -1)
+		goto out;
 	if (eps != NULL && !json_is_object(eps)) {
 		errf(err, "%s: endpoints: not a mapping", file);
 		goto out;
@@ -222,6 +290,20 @@ endpoint_names(const char ***names, size_t *n, char *err)
 	for (i = 0; i < fl.n; i++)
 		(*names)[i] = fl.e[i].name;
 	*n = fl.n;
+	return 0;
+}
+
+/* The fleet's budget into b (b->set 0: none): 0, or -1 with err. */
+int
+endpoint_budget(struct fleet_budget *b, char *err)
+{
+	memset(b, 0, sizeof *b);
+	b->daily = b->monthly = -1;
+	if (endpoint_read(err) == -1)
+		return -1;
+	*b = fl.budget;
+	if (!b->set)
+		b->daily = b->monthly = -1;
 	return 0;
 }
 

@@ -133,19 +133,37 @@ hold_peek(const struct soul *s, time_t now, struct hold_view *hv,
  * others say; the first that holds (what a wake now would report);
  * and when a wake will next be admitted, every gate counted.
  */
+/* The fleet's budget's verdict (budget.c), as bv stands: 1 below it,
+ * else 0 with why in buf and k->budget_at its reset. */
+static int
+fleet_verdict(struct wake *k, const struct budget_view *bv, char *buf,
+    size_t n)
+{
+	k->budget_at = 0;
+	if (bv->fb.set && budget_spent(bv)) {
+		budget_why_at(bv, BUDGET_REACHED, k->now, buf, n,
+		    &k->budget_at);
+		return 0;
+	}
+	snprintf(buf, n, "below the fleet's budget");
+	return 1;
+}
+
 static json_t *
 explain_chamber(struct wake *k, enum chamber c, int force,
-    const struct pause_view *pv, const struct hold_view *hv)
+    const struct pause_view *pv, const struct hold_view *hv,
+    const struct budget_view *bv)
 {
 	static const char *const names[] = { "due", "hours", "checklist" };
 	const struct soul *s = k->s;
 	const char *would = NULL, *why = NULL;
-	char br[400], cr[300], pr[160], dr[200], hr[1024], lr[300], iso[40];
+	char br[400], cr[300], pr[160], dr[200], hr[1024], lr[300], fr[600];
+	char iso[40];
 	struct caps caps;
 	struct gate g[3];
 	json_t *o, *gates;
 	time_t next, since, used;
-	int i, bok, cok, dormant, late;
+	int i, bok, cok, fok, dormant, late;
 
 	wake_verdicts(s, k->dir, &k->w, c, k->now, force, g);
 	bok = brk_verdict(k, br, sizeof br);
@@ -201,10 +219,18 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	json_object_set_new(gates, "gate", gate_verdict(s, c));
 	json_object_set_new(gates, "breaker", verdict(bok, br,
 	    bok ? 0 : k->bv.until));
+	fok = fleet_verdict(k, bv, fr, sizeof fr);
+	if (bv->fb.set)		/* a gate only where the fleet file sets it */
+		json_object_set_new(gates, "budget", verdict(fok, fr,
+		    k->budget_at));
 	json_object_set_new(gates, "cap", verdict(cok, cr,
 	    cok || s->ch[c].daily_cap == 0 ? 0 : cap_resets_at(&k->cv,
 	    k->now)));
-	if (s->ch[c].daily_cap == 0 || (would == NULL && bok && !cok)) {
+	if (s->ch[c].daily_cap != 0 && would == NULL && bok && !fok) {
+		would = "capped";	/* checked before the cap */
+		why = fr;
+	} else if (s->ch[c].daily_cap == 0 || (would == NULL && bok &&
+	    !cok)) {
 		would = "capped";	/* off, like a wake would say */
 		why = cr;
 	} else if (would == NULL && !bok) {
@@ -262,6 +288,7 @@ explain_soul(const struct soul *s, const struct run_opts *ro, time_t now,
 	struct run_opts all = { -1, 0, 0, NULL, NULL, 0 };
 	struct pause_view pv;
 	struct hold_view hv;
+	struct budget_view bv;
 	struct wake k;
 	json_t *arr = json_array();
 	int c;
@@ -276,18 +303,21 @@ explain_soul(const struct soul *s, const struct run_opts *ro, time_t now,
 	    brk_peek(s->name, &k.bc, now, &k.bv, err) == -1 ||
 	    cap_peek(s->name, s->timezone, now, &k.cv, err) == -1 ||
 	    pause_peek(s->name, now, &pv, err) == -1 ||
-	    hold_peek(s, now, &hv, err) == -1) {
+	    hold_peek(s, now, &hv, err) == -1 ||
+	    budget_peek(now, &bv, err) == -1) {
 		wake_free(&k.w);
 		json_decref(arr);
 		return NULL;
 	}
+	if (!s->llm.price.set)	/* the fleet's budget holds it not */
+		bv.fb.set = 0;
 	if (k.w.first_seen == 0)
 		k.w.first_seen = now;
 	k.loaded = 1;
 	for (c = 0; c < CH_NCHAMBERS; c++)
 		if (k.o->chamber < 0 || c == k.o->chamber)
 			json_array_append_new(arr, explain_chamber(&k,
-			    (enum chamber)c, k.o->force, &pv, &hv));
+			    (enum chamber)c, k.o->force, &pv, &hv, &bv));
 	wake_free(&k.w);
 	return arr;
 }

@@ -199,6 +199,17 @@ struct caps {
 	long long priced;	/* 1: the agent has a price (a cost) */
 };
 
+/* budget.c: the last seven days' spend, kept with a day's counter */
+#define WEEK_DAYS	7
+struct week {
+	char	 since[16];	/* the first day kept: days before unknown */
+	struct {
+		char	 day[16];
+		long long cost, top;	/* its spend; its costliest wake */
+	} d[WEEK_DAYS];
+	int	 n;
+	long long top;		/* today's costliest wake, nanodollars */
+};
 struct cap_view {
 	char	 day[16];
 	char	 zone[64];
@@ -212,6 +223,7 @@ struct cap_view {
 	long long month_cost;	/* this month's, nanodollars */
 	struct caps caps;
 	int	 have_caps;	/* caps were kept: else the defaults */
+	struct week week;	/* the days before, for the forecast */
 };
 void	 cap_from_soul(const struct soul *, struct caps *);
 void	 cap_defaults(struct caps *);	/* no soul at hand */
@@ -280,8 +292,28 @@ json_t	*pause_json(const struct pause_view *);
  * object's "dormant", or NULL when it is not */
 int	 dormant_peek(const struct soul *, time_t, json_t **, char *);
 
-/* endpoint.c: the endpoints the fleet file declares */
+/* endpoint.c: the endpoints the fleet file declares, and its budget */
 int	 endpoint_names(const char ***, size_t *, char *);
+struct fleet_budget {
+	int	 set;
+	long long daily, monthly;	/* nanodollars; -1: none */
+	char	 zone[64];
+};
+int	 endpoint_budget(struct fleet_budget *, char *);
+
+/* budget.c: the fleet's budget (the fleet file's budget:), kept in
+ * the store's budget.json for every host */
+struct budget_view {
+	struct fleet_budget fb;
+	char	 day[16], zone[64], month[8];
+	long long cost, month_cost;	/* nanodollars */
+	struct week week;
+	int	 inflight;	/* wakes admitted, not yet recorded */
+};
+int	 budget_peek(time_t, struct budget_view *, char *);
+int	 budget_spent(const struct budget_view *);
+void	 budget_why(const struct budget_view *, time_t, char *, size_t);
+json_t	*budget_json(const struct budget_view *, time_t);
 
 /* bucket.c: the fleet-wide rate limit, per endpoint (HEART_FLEET) */
 struct rate_view {
@@ -511,6 +543,7 @@ char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
 char	*prom_rates(const struct rate_view *, size_t, time_t);
 char	*prom_pauses(char *const *, const struct pause_view *, size_t);
 char	*prom_holds(const json_t *);
+char	*prom_budget(const struct budget_view *, time_t);
 char	*prom_breakers(char *const *, const struct brk_view *, size_t,
 	    time_t);
 int	 prom_named(const char *);	/* a name the collector reads */

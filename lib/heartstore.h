@@ -58,6 +58,8 @@ void	 store_bad_field(const char *agent, const char *name,
 	    const char *field, char *err);
 
 /* cap.c */
+struct forecast;	/* budget.c's */
+void	 cap_forecast(const struct cap_view *, time_t, struct forecast *);
 int	 cap_record(const char *, const char *, time_t, int,
 	    const struct usage *, const struct usage *, long long, char *);
 time_t	 cap_resets_at(const struct cap_view *, time_t);
@@ -81,6 +83,47 @@ struct cap_args {
 /* (tests) t/core-step.c */
 int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
 	    const char *zone, time_t now, int *admitted);
+
+/* budget.c: the fleet's budget, and the week a counter keeps */
+#define BUDGET_LEASE	900	/* s a wake in flight counts unrecorded */
+#define BUDGET_RETRY	60	/* s a crowded wake is deferred */
+enum budget_op { BUDGET_TAKE, BUDGET_GIVE, BUDGET_RECORD, BUDGET_PEEK };
+enum { BUDGET_ADMIT, BUDGET_REACHED, BUDGET_CROWDED };	/* a take's */
+#define BUDGET_WAKES	1024	/* wakes in flight kept (heart(7) LIMITS) */
+/* the document as budget_step sees it */
+struct budget {
+	struct budget_view v;
+	struct {
+		char	 agent[HEART_IDMAX + 1];
+		time_t	 at;
+	} w[BUDGET_WAKES];
+	int	 nw;
+};
+int	 budget_take(const char *, time_t, int *, struct budget_view *,
+	    char *);
+int	 budget_give(const char *, time_t, char *);
+int	 budget_record(const char *, time_t, long long, char *);
+void	 budget_why_at(const struct budget_view *, int, time_t, char *,
+	    size_t, time_t *);
+/* where the spend goes at the last seven days' mean (budget.c) */
+struct forecast {
+	int	 days;		/* days known of the seven; 0: no forecast */
+	long long rate;		/* their mean spend a day, nanodollars */
+	time_t	 daily_at;	/* the daily budget reached today; 0: not */
+	time_t	 monthly_at;	/* the monthly this month; 0: not */
+	char	 monthly_on[16];	/* monthly_at's local date */
+};
+void	 budget_forecast(const struct week *, const char *, const char *,
+	    long long, long long, long long, long long, time_t,
+	    struct forecast *);
+json_t	*budget_forecast_json(const struct forecast *);
+void	 week_roll(struct week *, const char *, long long, const char *);
+long long week_top(const struct week *);
+int	 week_parse(const json_t *, struct week *);
+void	 week_json(const struct week *, json_t *);
+/* (tests) t/core-step.c */
+int	 budget_step(struct budget *, enum budget_op, const char *,
+	    long long, const struct fleet_budget *, time_t, int *);
 
 /* brk.c */
 /* outcome flags for brk_record (brk.c says each) */

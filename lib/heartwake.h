@@ -509,6 +509,8 @@ struct wake {
 	char	 ep[HEART_IDMAX + 1];	/* its endpoint (bucket.c), or "" */
 	char	 tep[HEART_IDMAX + 1];	/* the triage's, or "" */
 	time_t	 taken;			/* when its first request was admitted */
+	time_t	 budget_at;	/* the fleet's budget, reached, admits again
+				   then (budget.c); 0: it admits */
 };
 void	 run_id(time_t, char *, size_t);
 /* from when the breaker and the cap both admit a wake of a chamber */

@@ -117,6 +117,98 @@ money(FILE *fp, char *const *agent, const struct cap_view *v, size_t n)
 			    agent[i], v[i].caps.monthly);
 }
 
+/* The forecast of n agents' spend (budget.c): the last seven days'
+ * mean, of those that know a day; when each budget is reached at it,
+ * of those that reach it today, this month. */
+static void
+forecasts(FILE *fp, char *const *agent, const struct cap_view *v,
+    size_t n, time_t now)
+{
+	static const char *const name[] = { "heart_cap_rate_dollars",
+	    "heart_cap_budget_reached_timestamp_seconds",
+	    "heart_cap_monthly_budget_reached_timestamp_seconds" };
+	static const char *const help[] = {
+	    "Dollars a day: the mean spend of the last seven days known.",
+	    "When the day's spend reaches the daily_budget at that rate.",
+	    ("When the month's spend reaches the monthly_budget at that "
+	    "rate.") };
+	struct forecast *f = xcalloc(n + 1, sizeof *f);
+	size_t i, m;
+	int k;
+
+	for (i = 0; i < n; i++)
+		cap_forecast(&v[i], now, &f[i]);
+	for (k = 0; k < 3; k++) {
+		for (i = m = 0; i < n; i++)
+			m += k == 0 ? f[i].days > 0 : k == 1 ?
+			    f[i].daily_at != 0 : f[i].monthly_at != 0;
+		if (m > 0)
+			family(fp, name[k], help[k]);
+		for (i = 0; i < n; i++)
+			if (k == 0 && f[i].days > 0)
+				dollars(fp, name[k], agent[i], f[i].rate);
+			else if (k > 0 && (k == 1 ? f[i].daily_at :
+			    f[i].monthly_at) != 0)
+				sample(fp, name[k], agent[i], NULL, NULL,
+				    (long long)(k == 1 ? f[i].daily_at :
+				    f[i].monthly_at));
+	}
+	free(f);
+}
+
+/* The fleet's budget (budget.c), when the fleet file sets one; caller
+ * frees. */
+char *
+prom_budget(const struct budget_view *v, time_t now)
+{
+	char *out, d[32];
+	size_t len;
+	struct forecast f;
+	FILE *fp = text_open(&out, &len);
+
+	if (!v->fb.set) {
+		fclose(fp);
+		return out;
+	}
+	budget_forecast(&v->week, v->zone, v->day, v->cost, v->month_cost,
+	    v->fb.daily, v->fb.monthly, now, &f);
+#define FLEET(name, help, fmt, x) do { \
+	family(fp, name, help); \
+	fprintf(fp, "%s " fmt "\n", name, x); \
+} while (0)
+	FLEET("heart_fleet_cost_dollars", "Dollars the fleet spent today, "
+	    "in the budget's zone.", "%s", price_text(v->cost, 0, d,
+	    sizeof d));
+	FLEET("heart_fleet_month_cost_dollars", "Dollars the fleet spent "
+	    "this calendar month, in the budget's zone.", "%s",
+	    price_text(v->month_cost, 0, d, sizeof d));
+	if (v->fb.daily >= 0)
+		FLEET("heart_fleet_budget_dollars", "The fleet file's "
+		    "budget.daily.", "%s", price_text(v->fb.daily, 0, d,
+		    sizeof d));
+	if (v->fb.monthly >= 0)
+		FLEET("heart_fleet_monthly_budget_dollars", "The fleet file's "
+		    "budget.monthly.", "%s", price_text(v->fb.monthly, 0, d,
+		    sizeof d));
+	FLEET("heart_fleet_wakes_in_flight", "Wakes admitted by the fleet's "
+	    "budget and not yet recorded.", "%d", v->inflight);
+	if (f.days > 0)
+		FLEET("heart_fleet_rate_dollars", "Dollars a day: the fleet's "
+		    "mean spend of the last seven days known.", "%s",
+		    price_text(f.rate, 0, d, sizeof d));
+	if (f.daily_at != 0)
+		FLEET("heart_fleet_budget_reached_timestamp_seconds", "When "
+		    "the day's spend reaches budget.daily at that rate.",
+		    "%lld", (long long)f.daily_at);
+	if (f.monthly_at != 0)
+		FLEET("heart_fleet_monthly_budget_reached_timestamp_seconds",
+		    "When the month's spend reaches budget.monthly at that "
+		    "rate.", "%lld", (long long)f.monthly_at);
+#undef FLEET
+	fclose(fp);
+	return out;
+}
+
 /* Each chamber's figures: used, and the total that stops it. */
 static void
 chambers(FILE *fp, char *const *agent, const struct cap_view *v,
@@ -177,6 +269,7 @@ prom_caps(char *const *agent, const struct cap_view *v, size_t n,
 		    v[i].tok.completion);
 	}
 	money(fp, agent, v, n);
+	forecasts(fp, agent, v, n, now);
 	family(fp, "heart_cap_reset_timestamp_seconds", "When the counter "
 	    "starts afresh: the next local midnight.");
 	for (i = 0; i < n; i++)

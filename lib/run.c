@@ -97,8 +97,9 @@ result_new(struct wake *k, enum chamber c)
 }
 
 /*
- * From when the breaker and the cap both admit a wake of chamber c, as
- * they stand (k->bv, k->cv): 0 when the cap never does.
+ * From when the breaker, the cap and the fleet's budget all admit a
+ * wake of chamber c, as they stand (k->bv, k->cv, k->budget_at): 0
+ * when the cap never does.
  */
 time_t
 run_open_at(const struct wake *k, enum chamber c)
@@ -113,6 +114,8 @@ run_open_at(const struct wake *k, enum chamber c)
 	cap_at = k->cv.day[0] == '\0' || (k->cv.total < lim &&
 	    cap_spend_ok(&k->cv, &caps)) ? k->now :
 	    cap_open_at(&k->cv, &caps, k->now);
+	if (k->budget_at > cap_at)
+		cap_at = k->budget_at;
 	brk_at = k->bv.until > k->now ? k->bv.until : k->now;
 	return cap_at > brk_at ? cap_at : brk_at;
 }
@@ -226,7 +229,7 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	enum chamber c = t->c;
 	enum wake_status st = k->out.status;
 	char e2[HEART_ERRLEN], why[HEART_ERRLEN] = "";
-	int flags, rc = HX_OK;
+	int flags, billed, rc = HX_OK;
 	struct usage u;
 	long long cost;
 	json_t *tools;
@@ -275,12 +278,14 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	}
 	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
 	    status_name(llmerr ? ST_ERROR : st));
+	billed = t->ptok > 0 || t->ctok > 0 || k->tu.prompt > 0 ||
+	    k->tu.completion > 0 || !llmerr;
+	/* a wake that cost nothing frees its place in the fleet's budget */
 	if (brk_record(k->s->name, &k->bc, k->now, flags, llmerr ? t->hold :
 	    k->tfail ? k->thold : 0, why[0] ? why : NULL, k->events, e2) ==
-	    -1 || ((t->ptok > 0 || t->ctok > 0 || k->tu.prompt > 0 ||
-	    k->tu.completion > 0 || !llmerr) && cap_record(k->s->name,
-	    k->s->timezone, k->now, !llmerr && st == ST_IDLE, &u, &k->tu,
-	    cost, e2) == -1)) {
+	    -1 || (billed && cap_record(k->s->name, k->s->timezone, k->now,
+	    !llmerr && st == ST_IDLE, &u, &k->tu, cost, e2) == -1) ||
+	    (!billed && budget_give(k->s->name, k->now, e2) == -1)) {
 		snprintf(err, HEART_ERRLEN, "%s", e2);
 		rc = HX_IOERR;
 	}

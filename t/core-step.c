@@ -1,8 +1,8 @@
 /*
  * core-step - test driver for the pure rules (lib/heartstore.h):
- * cap_step, brk_step, bucket_step and pause_rule over tables of
- * states, times and keys, DST days included, ask.c's bound of a
- * usage block, llmfail.c's account rate limit of a 429 and slot.c's
+ * cap_step, brk_step, budget_step, bucket_step and pause_rule over
+ * tables of states, times and keys, DST days included, ask.c's bound of
+ * a usage block, llmfail.c's account rate limit of a 429 and slot.c's
  * slot_missed (lib/heartwake.h), with no store, no clock and no file.
  * Prints "ok N name" or "not ok N name: what differs" per case; exit 0
  * when every case held, 1 when one did not.
@@ -453,6 +453,97 @@ monthly_cases(void)
 	    "admitted");
 }
 
+/* The fleet's budget: wakes in flight counted at the week's costliest,
+ * the zone's day, a lease; and the forecast of a week. */
+static void
+fleet_cases(void)
+{
+	struct fleet_budget fb = { 1, 3500000, -1, "Europe/Berlin" };
+	struct budget *b = calloc(1, sizeof *b);
+	time_t t = utc("2026-11-22T10:00:00Z");
+	struct forecast f;
+	char why[300];
+	int vd, i;
+
+	budget_step(b, BUDGET_TAKE, "a", 0, &fb, t, &vd);
+	check("fleet: a first wake is admitted, in flight", vd ==
+	    BUDGET_ADMIT && b->nw == 1 && strcmp(b->v.week.since, "2026-11-22") == 0 &&
+	    strcmp(b->v.day, "2026-11-22") == 0, b->v.day);
+	budget_step(b, BUDGET_TAKE, "b", 0, &fb, t, &vd);
+	check("fleet: no wake's cost known: one at a time", vd ==
+	    BUDGET_CROWDED && b->nw == 1, "admitted");
+	budget_step(b, BUDGET_RECORD, "a", 1000000, &fb, t, &vd);
+	check("fleet: a record adds its cost and frees its place",
+	    b->v.cost == 1000000 && b->v.month_cost == 1000000 &&
+	    b->nw == 0 && week_top(&b->v.week) == 1000000, "not added");
+	budget_step(b, BUDGET_TAKE, "a", 0, &fb, t, &vd);
+	budget_step(b, BUDGET_TAKE, "b", 0, &fb, t, &i);
+	budget_step(b, BUDGET_TAKE, "c", 0, &fb, t, &vd);
+	check("fleet: $1 spent, $1 a wake, budget $3.5: three in flight",
+	    vd == BUDGET_ADMIT && i == BUDGET_ADMIT && b->nw == 3, "refused");
+	budget_step(b, BUDGET_TAKE, "d", 0, &fb, t, &vd);
+	check("fleet: a fourth in flight could reach it: crowded", vd ==
+	    BUDGET_CROWDED && b->nw == 3, "admitted");
+	budget_why_at(&b->v, vd, t, why, sizeof why, &b->w[3].at);
+	check("fleet: a crowded wake is deferred a minute, and told why",
+	    strstr(why, "fleet budget: $0.001 spent today, and 3 wakes in "
+	    "flight at $0.001 each") != NULL && b->w[3].at == t +
+	    BUDGET_RETRY, why);
+	budget_step(b, BUDGET_TAKE, "c", 0, &fb, t, &vd);
+	check("fleet: an agent's next wake takes its last one's place",
+	    vd == BUDGET_ADMIT && b->nw == 3, "two places");
+	budget_step(b, BUDGET_GIVE, "c", 0, &fb, t, &vd);
+	check("fleet: a wake handed back frees its place", b->nw == 2,
+	    "kept");
+	budget_step(b, BUDGET_PEEK, "", 0, &fb, t + BUDGET_LEASE, &vd);
+	check("fleet: a wake unrecorded past its lease counts no more",
+	    b->nw == 0, "kept");
+	budget_step(b, BUDGET_RECORD, "a", 2500000, &fb, t, &vd);
+	budget_step(b, BUDGET_TAKE, "e", 0, &fb, t, &vd);
+	budget_why_at(&b->v, vd, t, why, sizeof why, &b->w[0].at);
+	check("fleet: reached, refused till Berlin's midnight", vd ==
+	    BUDGET_REACHED && strstr(why, "fleet daily budget $0.0035 "
+	    "reached: $0.0035 spent today") != NULL && b->w[0].at ==
+	    utc("2026-11-22T23:00:00Z"), why);
+	budget_step(b, BUDGET_TAKE, "e", 0, &fb, utc("2026-11-22T23:00:00Z"),
+	    &vd);
+	check("fleet: Berlin's midnight starts a day, the last one kept",
+	    vd == BUDGET_ADMIT && b->v.cost == 0 && b->v.month_cost ==
+	    3500000 && b->v.week.n == 1 && b->v.week.d[0].cost == 3500000 &&
+	    strcmp(b->v.week.d[0].day, "2026-11-22") == 0, b->v.day);
+	budget_forecast(&b->v.week, "Europe/Berlin", "2026-11-23", 0,
+	    3500000, 3500000, 10000000, utc("2026-11-23T00:00:00Z"), &f);
+	check("fleet: one day known, $3.5 a day: the daily budget at "
+	    "the day's end, the monthly on the 24th", f.days == 1 &&
+	    f.rate == 3500000 && f.daily_at == 0 &&
+	    strcmp(f.monthly_on, "2026-11-24") == 0, f.monthly_on);
+	for (i = 0; i < 10; i++) {
+		snprintf(b->v.day, sizeof b->v.day, "2026-12-%02d",
+		    (i + 1) % 100);
+		week_roll(&b->v.week, b->v.day, 1000000, i < 9 ? "2026-12-10" :
+		    "2026-12-11");
+	}
+	check("fleet: the week keeps seven days at most, the latest",
+	    b->v.week.n == 7 && strcmp(b->v.week.d[0].day, "2026-12-10") ==
+	    0 && strcmp(b->v.week.d[6].day, "2026-12-04") == 0,
+	    b->v.week.d[0].day);
+	budget_forecast(&b->v.week, "UTC", "2026-12-11", 0, 0, 4000000, -1,
+	    utc("2026-12-11T00:00:00Z"), &f);
+	check("fleet: $1 a day for seven days, $4 left: not today",
+	    f.days == 7 && f.rate == 1000000 && f.daily_at == 0, "reached");
+	budget_forecast(&b->v.week, "UTC", "2026-12-11", 3600000, 0, 4000000,
+	    -1, utc("2026-12-11T12:00:00Z"), &f);
+	check("fleet: $0.4 left at $1 a day from noon: reached at 21:36",
+	    f.daily_at == utc("2026-12-11T21:36:00Z"), "not then");
+	memset(&b->v.week, 0, sizeof b->v.week);
+	budget_forecast(&b->v.week, "UTC", "2026-12-11", 0, 0, 1, 1,
+	    utc("2026-12-11T12:00:00Z"), &f);
+	check("fleet: a week that knows no day makes no forecast",
+	    f.days == 0 && f.daily_at == 0 && f.monthly_on[0] == '\0',
+	    "a forecast");
+	free(b);
+}
+
 /* The fleet's bucket serves the wakes it deferred in line. */
 static void
 bucket_cases(time_t t)
@@ -675,6 +766,7 @@ main(void)
 		late_case(&lates[i]);
 	budget_cases();
 	monthly_cases();
+	fleet_cases();
 	bucket_cases(t);
 	usage_cases();
 	for (i = 0; i < sizeof rates / sizeof rates[0]; i++)

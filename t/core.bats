@@ -1,15 +1,15 @@
 #!/usr/bin/env bats
 # The rules as pure functions (lib/heartstore.h: cap_step, brk_step,
-# bucket_step, pause_rule; lib/heartwake.h: ask.c's bound of a usage
-# block, llmfail.c's account rate limit of a 429, slot.c's slot_missed):
-# tables of states, times and keys run by t/core-step.c, no store, no
-# clock.
+# budget_step, bucket_step, pause_rule; lib/heartwake.h: ask.c's bound
+# of a usage block, llmfail.c's account rate limit of a 429, slot.c's
+# slot_missed): tables of states, times and keys run by t/core-step.c,
+# no store, no clock.
 # The same rules are proven through the programs, on both stores, by
 # heart-cap*.bats, heart-breaker.bats and heart-redis.bats.
 
 load helpers
 
-@test "cap_step, brk_step, bucket_step, pause_rule and slot_missed hold on every row of their tables, DST days and month ends included; a usage block is bounded; a 429 is the account's only when a window is spent" {
+@test "cap_step, brk_step, budget_step, bucket_step, pause_rule and slot_missed hold on every row of their tables, DST days and month ends included; a usage block is bounded; a 429 is the account's only when a window is spent" {
 	run core-step
 	assert_success
 	refute_output --partial 'not ok'
@@ -25,5 +25,8 @@ load helpers
 	assert_line --partial 'rate: of Anthropic'"'"'s spent windows, the latest reset'
 	assert_line --partial 'rate: a Retry-After alone is the request'"'"'s'
 	assert_line --partial 'catch_up: 10m, a wake a second past it is missed'
-	assert_line '1..90'
+	assert_line --partial 'fleet: a fourth in flight could reach it: crowded'
+	assert_line --partial 'fleet: Berlin'"'"'s midnight starts a day, the last one kept'
+	assert_line --partial 'fleet: a week that knows no day makes no forecast'
+	assert_line '1..106'
 }
