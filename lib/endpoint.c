@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 #include "heartwake.h"
 
 static struct {

@@ -212,4 +212,41 @@ struct bkt_args {
 int	 bucket_step(struct bucket *, enum bkt_op, const struct bkt_args *,
 	    time_t now, time_t *until);
 
+
+/* dormant.c: agents nobody reads stop spending */
+struct wake_state;
+long long dormant_after(const struct soul *, enum chamber);
+int	 dormant_at(const struct soul *, const struct wake_state *,
+	    enum chamber, time_t, time_t *);
+void	 dormant_why(const struct soul *, enum chamber, time_t, char *,
+	    size_t);
+
+/* endpoint.c: the endpoints of the fleet file */
+struct endpoint {
+	char	 name[HEART_IDMAX + 1];
+	char	*base_url, *model;	/* NULL: any */
+	long long rpm, tpm;		/* 0: no limit */
+};
+struct llm_conf;
+int	 endpoint_read(char *);
+const struct endpoint *endpoint_named(const char *);
+const char *endpoint_file(void);
+int	 endpoint_of(const struct llm_conf *, char *, size_t, char *);
+
+/* bucket.c */
+int	 bucket_give(const char *, time_t, time_t, char *);
+int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
+	    char *, size_t, char *);
+int	 bucket_gate_ok(const struct rate_view *, time_t, char *, size_t);
+int	 bucket_wait(const char *, long long, char *);
+int	 bucket_send(const char *, time_t, long long, char *);
+void	 bucket_after(const char *, long, time_t, long long, time_t);
+
+/* slot.c: the ladder of intervals, the agent's offset, its slots */
+long long slot_offset(const char *, long long);
+long long slot_rung(long long, long long, long long, double);
+long long slot_rung_offset(const struct soul *, long long);
+time_t	 slot_from(time_t, long long, long long);
+time_t	 slot_before(time_t, long long, long long);
+
 #endif
