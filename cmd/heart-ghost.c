@@ -26,6 +26,8 @@
 #include "heart.h"
 #include "prog.h"
 
+#define HEART_USERMAX	(1024 * 1024)	/* --user's text (heart(7), LIMITS) */
+
 const char progname[] = "heart-ghost";
 const char usage_text[] =
     "usage: heart-ghost [--text] [--alert-only] [--dedupe WINDOW]"
