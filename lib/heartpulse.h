@@ -64,7 +64,6 @@ int	 pulse_bdseq_save(const char *, long long, char *);
 void	 pulse_node_name(const char *, long, char *, size_t);
 char	*pulse_acl(const char *, const char *, const char *const *, size_t);
 int	 pulse_rival(const struct pulse_node *, const char *, int);
-
 /* mqtt.c: one broker connection (only heart-pulse links it) */
 enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
 #define MQTT_EV_UP	1	/* connected (CONNACK accepted) */
@@ -139,7 +138,6 @@ int	 broker_failed(const struct broker *, char *);
 /* sdnotify.c: READY=1 and WATCHDOG=1 to $NOTIFY_SOCKET */
 int	 sdnotify_send(const char *, char *);
 long long sdnotify_watchdog(void);
-
 /* pubwarn.c */
 struct pubagents;
 void	 pubagents_warnf(struct pubagents *, const char *, ...)
@@ -208,7 +206,6 @@ struct pubagent *pubagents_gone(struct pubagents *);
 void	 pubagent_free(struct pubagent *);
 long long pubagents_load(struct pubagents *, char *const *, size_t,
 	    const char *, long long, char *);
-
 /* watchmap.c: the watcher's liveness map, and its changes */
 struct watchmap;
 struct watchmap *watchmap_new(const char *, long long, long long);

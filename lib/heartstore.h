@@ -49,7 +49,6 @@ int	 store_update(const char *, const char *, enum state_keep,
 json_t	*store_parse(const char *, const char *, const char *, size_t,
 	    char *);
 void	 store_bad_field(const char *, const char *, const char *, char *);
-
 /* cap.c */
 int	 cap_record(const char *, const char *, time_t, int,
 	    const struct usage *, const struct usage *, long long, char *);
@@ -60,7 +59,6 @@ long long cap_agent_limit(const struct caps *);
 long long cap_cost(const struct cap_view *);
 int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
 	    size_t);
-
 /* brk.c; brk_record's outcome flags */
 #define BRK_LLM_OK	0x1
 #define BRK_LLM_FAIL	0x2
@@ -120,7 +118,6 @@ void	 brkjson_events(const char *, const struct brk *,
 	    const struct brk_out *, json_t *, time_t);
 /* brkstore.c */
 int	 brk_giveback(const char *, time_t, char *);
-
 /* dormant.c */
 struct wake_state;
 long long dormant_after(const struct soul *, enum chamber);
@@ -128,7 +125,6 @@ int	 dormant_at(const struct soul *, const struct wake_state *,
 	    enum chamber, time_t, time_t *);
 void	 dormant_why(const struct soul *, enum chamber, time_t, char *,
 	    size_t);
-
 /* hold.c: hold_admit 0 not held, 1 held, 2 held and the probe */
 struct hold_view {
 	int	 held;
@@ -145,7 +141,6 @@ int	 hold_set(const char *, const char *, const char *, long, time_t,
 int	 hold_giveback(const char *, const char *, time_t, char *);
 int	 hold_lift(const char *, const char *, time_t, char *);
 void	 hold_why(const struct hold_view *, char *, size_t);
-
 /* endpoint.c */
 struct endpoint {
 	char	 name[HEART_IDMAX + 1];
@@ -165,7 +160,6 @@ int	 bucket_gate_ok(const struct rate_view *, time_t, char *, size_t);
 int	 bucket_wait(const char *, long long, char *);
 int	 bucket_send(const char *, time_t, long long, char *);
 void	 bucket_after(const char *, long, time_t, long long, time_t);
-
 /* slot.c: the ladder of intervals, the agent's offset, its slots */
 long long slot_offset(const char *, long long);
 long long slot_rung(long long, long long, long long, double);

@@ -53,7 +53,6 @@ struct tool_io {
 	size_t	 maxout, errlen;
 };
 int	 tool_io_exchange(struct tool_io *, int, long long);
-
 /* idle.c: the one judge of replies (heart-soul(5), GHOSTS) */
 enum { IDLE_GHOST, IDLE_KEEP, IDLE_RUN, IDLE_EMPTY };
 struct idle_verdict {
@@ -102,10 +101,8 @@ int	 hist_same_wake(json_t *, json_t *);
 int	 hist_walk_init(struct hist_walk *, int, const char *, const char *,
 	    char *);
 int	 hist_walk_prev(struct hist_walk *, json_t **, off_t *, char *);
-
 /* ghost.c */
 void	 ghost_hash(const char *, char *);
-
 /* outbox.c */
 struct outbox_entry {
 	char	 wake_id[HEART_IDMAX + 1];
@@ -173,7 +170,6 @@ time_t	 wake_next(const struct soul *, const char *, struct wake_state *,
 	    enum chamber, time_t, time_t, int);
 time_t	 wake_carried(const char *, struct wake_state *, enum chamber,
 	    const char *);
-
 /* adapt.c: the adaptive schedule, agents/ID/activity.json */
 struct adapt;
 struct adapt_fig {
@@ -202,7 +198,6 @@ time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
 int	 adapt_record(const char *, const struct soul *, struct adapt **,
 	    const char *, const char *, time_t, char *);
 json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
-
 /* checklist.c: HEARTBEAT.md, its open items */
 #define HEART_CHECKMAX	(256 * 1024)	/* a checklist (heart(7) LIMITS) */
 struct checklist_item {		/* an item due, as checklist_fit weighs it */
@@ -215,7 +210,6 @@ struct checklist_item {		/* an item due, as checklist_fit weighs it */
 int	 checklist_open_items(const char *, char **, char *);
 int	 checklist_interval(const char *, long long *);
 size_t	 checklist_fit(struct checklist_item *, size_t, size_t);
-
 /* gate.c: a chamber's gate program (heart-soul(5), gate) */
 enum { GATE_WAKE, GATE_SKIP, GATE_FAIL };
 struct gate_out {
@@ -225,7 +219,6 @@ struct gate_out {
 };
 int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
 	    const char *, time_t, struct gate_out *, char *);
-
 /* tool.c */
 char	*tool_text(const char *, const char *, size_t, int);
 char	**tool_env(const struct tool_ctx *, const char *, char *const *);
@@ -233,7 +226,6 @@ json_t	*tool_offer(const json_t *);
 json_t	*tool_args(const json_t *, char *);
 int	 tool_call(const struct soul *, const struct tool_ctx *,
 	    const json_t *, char **, char *);
-
 /* mcp.c */
 enum { MCP_RESULT, MCP_ERROR, MCP_NOTE, MCP_REQUEST, MCP_STRAY };
 const json_t *mcp_offer(const struct mcp *);
@@ -241,7 +233,6 @@ const json_t *mcp_warnings(const struct mcp *);
 int	 mcp_has(struct mcp *, const char *);
 int	 mcp_call(struct mcp *, const json_t *, char **, char *);
 json_t	*mcp_plan(const struct soul *);
-
 /* mcpstdio.c: an MCP server's process and its messages */
 #define MCP_TAIL	4096	/* the end of a server's stderr, kept */
 struct mcp_server {
@@ -270,7 +261,6 @@ int	 mcp_fail(struct mcp_server *, int, char *, const char *, ...)
 	__attribute__((format(printf, 4, 5)));
 void	 mcp_guard(int);
 void	 mcp_stop(struct mcp_server *, size_t);
-
 /* http.c: one POST through libcurl, loaded only when needed */
 struct http_req {
 	const char *url;
@@ -288,7 +278,6 @@ struct http_resp {
 int	 http_preload(char *);
 int	 http_post(const struct http_req *, struct http_resp *, char *);
 int	 http_retry_after(const char *, time_t, time_t *);
-
 /* llm.c: the model endpoint */
 struct llm_conf {
 	char	 provider[16];
@@ -324,7 +313,6 @@ json_t	*llm_dry(const struct llm_conf *, json_t *);
 int	 llm_send(const struct llm_conf *, json_t *, time_t,
 	    struct llm_reply *, char *);
 int	 llm_key_warning(const struct llm_conf *, char *, size_t);
-
 /* llmprovider.c: a provider's request and reply, by its row */
 #define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */
 struct llm_provider {
@@ -344,16 +332,13 @@ int	 llm_reply_read(const struct llm_provider *, const char *, size_t,
 void	 llm_reply_free(struct llm_reply *);
 json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
 	    const char *);
-
 /* llmfail.c */
 int	 llm_http_fail(const struct llm_conf *, const char *, long,
 	    const char *, char *);
-
 /* llmfit.c */
 size_t	 llm_cost(const json_t *);
 json_t	*llm_fit(const json_t *, size_t, size_t, long long);
 size_t	 llm_items_room(size_t, long long);
-
 /* ask.c: one request to a model, every one heart sends */
 #define USAGE_SLACK	4096	/* tokens a provider may add on its side */
 struct ask {
@@ -367,12 +352,10 @@ struct ask {
 };
 int	 ask_send(struct ask *, json_t *, time_t, struct llm_reply *,
 	    char *);
-
 /* triage.c */
 struct wake;
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
 int	 triage_wake(struct wake *, const char *, int *, char *);
-
 /* talk.c: an admitted wake's conversation with the model and its tools */
 struct talk {
 	json_t	*msgs;		/* the request's messages, growing */
@@ -405,7 +388,6 @@ int	 talk_run(struct wake *, const struct llm_conf *, struct talk *,
 	    char *);
 long long talk_spent(struct wake *, const struct talk *, struct usage *);
 void	 talk_end(struct talk *);
-
 /* outcome.c: the wake's outcome, as its result says it */
 struct outcome {
 	enum wake_status status;	/* ST_ERROR until decided */
@@ -419,13 +401,11 @@ void	 outcome_reason(struct wake *, const char *);
 void	 outcome_reply(struct wake *, enum wake_status, const char *,
 	    const char *);
 void	 outcome_warn(struct wake *, const char *);
-
 /* admit.c */
 int	 admit_held(struct wake *, const struct llm_conf *, int, char *,
 	    size_t, char *);
 int	 admit_wake(struct wake *, const struct llm_conf *, char *, size_t,
 	    const char **, char *);
-
 /* run.c: one wake of one agent, from its lock to its result */
 struct wake {
 	const struct soul *s;
@@ -459,7 +439,6 @@ struct wake {
 };
 void	 run_id(time_t, char *, size_t);
 time_t	 run_open_at(const struct wake *, enum chamber);
-
 /* soulcache.c: what a round learnt of each soul of a directory */
 #define SOULCACHE_NID	7	/* a file's identity: dev, ino, size, times */
 #define SOULCACHE_VERSION	4	/* the version written */
