@@ -47,7 +47,6 @@ int	 id_check(const char *, char *);
 int	 state_agents(char ***, size_t *, char *);
 void	 state_free_list(char **, size_t);
 int	 state_write_all(int, const char *, size_t);
-
 /* price.c: a cost is in nanodollars, -1 when there is no price */
 struct price {
 	int	 set;		/* 0: no price: no cost, no budget */
@@ -274,28 +273,12 @@ struct ghost_opts {
 	char *const *exec;	/* delivery program's argv; NULL: stdout */
 	int	 try_now;	/* each answer due now, whatever "next" */
 };
-struct ghost_txn {		/* one agent's deliveries; private */
-	int	 lockfd;
-	char	 dir[4096];
-	const struct ghost_opts *o;
-	time_t	 now;
-	json_t	*doc;		/* delivered.json, once read */
-	int	 state;		/* 0 unread, 1 read, -1 unreadable */
-	int	 dirty;		/* doc to be written */
-	struct outbox_entry *box;	/* the outbox, in wake order */
-	size_t	 nbox, cur;
-	int	 stop;		/* the rest wait */
-	struct ghost_result r;	/* what ghost_next handed out */
-	char	 hash[17];
-	char	 via[17];	/* the fingerprint of o's delivery */
-	size_t	 others;	/* answers left to other options */
-	char	 other[HEART_IDMAX + 1];	/* the first of them */
-};
+struct ghost_txn;		/* one agent's deliveries (ghost.c) */
 enum { GHOST_SENT = 1, GHOST_RETRY, GHOST_DEAD };
 int	 ghost_begin(const struct ghost_result *, const struct ghost_opts *,
-	    time_t, struct ghost_txn *, char *);
+	    time_t, struct ghost_txn **, char *);
 int	 ghost_open(const char *, const struct ghost_opts *, time_t,
-	    struct ghost_txn *, char *);
+	    struct ghost_txn **, char *);
 int	 ghost_next(struct ghost_txn *, const struct ghost_result **, char *);
 int	 ghost_done(struct ghost_txn *, int, const char *, char *);
 int	 ghost_waits(const struct ghost_txn *, const char *);
