@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "heartint.h"
 #include "heartstore.h"
 #include "heartwake.h"
 
