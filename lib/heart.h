@@ -15,9 +15,18 @@
 #define HEART_ERRLEN	512
 #define HEART_IDMAX	64
 
-/* exit codes, shared by every program (heart(7), EXIT STATUS) */
-enum { HX_OK = 0, HX_NO = 1, HX_USAGE = 64, HX_DATA = 65,
-    HX_UNAVAILABLE = 69, HX_IOERR = 74, HX_TEMPFAIL = 75, HX_CONFIG = 78 };
+/* exit codes, shared by every program (heart(7), EXIT STATUS; the
+ * suites read them one a line) */
+enum {
+	HX_OK = 0,
+	HX_NO = 1,
+	HX_USAGE = 64,
+	HX_DATA = 65,
+	HX_UNAVAILABLE = 69,
+	HX_IOERR = 74,
+	HX_TEMPFAIL = 75,
+	HX_CONFIG = 78
+};
 
 /* util.c */
 int	 num_parse(const char *, long long, long long, long long *);
