@@ -57,10 +57,6 @@ int	 state_agents(char ***, size_t *, char *);
 void	 state_free_list(char **, size_t);
 int	 state_write_all(int, const char *, size_t);
 /* price.c: a cost is in nanodollars, -1 when there is no price */
-struct price {
-	int	 set;		/* 0: no price: no cost, no budget */
-	double	 input, cached_input, cache_write, output;
-};
 struct usage {
 	long long prompt;	/* every input token, cached ones included */
 	long long completion;
@@ -72,64 +68,15 @@ char	*price_format(long long, char *, size_t);
 /* status.c: what ghost mode does with a wake's status */
 enum ghost_kind { GHOST_ROLLBACK, GHOST_COMMIT, GHOST_ERROR };
 
-/* soul.c (heart-soul(5)); NULL or -1: unset */
+/* soul.c: a soul file loaded (heart-soul(5)) */
 enum chamber { CH_SCHEDULE, CH_IDLE, CH_NCHAMBERS };
-struct hours {
-	int	 set;
-	int	 start;		/* minute of day, inclusive */
-	int	 end;		/* minute of day, exclusive; may wrap */
-};
-struct adapt_conf {		/* schedule.adaptive (adapt.c) */
-	int	 on;
-	long long min, max;	/* the interval's bounds, s */
-	long long window;	/* days of history looked at */
-	double	 weight[3];	/* a LOW, MEDIUM, HIGH ghost's (plain: 1) */
-};
-struct soul_llm {		/* llm or llm.triage */
-	char	*provider, *base_url, *model, *api_key_env;
-	long long timeout, max_tokens;
-	long long context_budget;	/* tokens */
-	int	 cache;		/* LLM_CACHE_*, -1: unset (off) */
-	struct price price;	/* set 0: none */
-	json_t	*command;	/* argv array, or NULL */
-};
-struct chamber_conf {
-	long long every;	/* schedule.interval or idle.after, s */
-	char	*prompt;
-	long long daily_cap, seed_tool_cap;
-	struct hours active;
-	char	*checklist;
-	json_t	*gate;		/* the gate program's argv, or NULL */
-	long long gate_timeout;	/* s */
-};
-struct soul {
-	char	*path, *name, *system;
-	char	*timezone;	/* never NULL after soul_load */
-	long long daily_cap;	/* agent-wide */
-	long long daily_budget;	/* agent-wide, nanodollars */
-	long long monthly_budget; /* the same for the local month */
-	long long dormant_after;	/* s; 0 off (dormant.c) */
-	long long pulse_interval, pulse_misses;
-	struct chamber_conf ch[CH_NCHAMBERS];
-	struct adapt_conf adapt;	/* the schedule chamber's */
-	long long brk_threshold, brk_cooldown, brk_max_cooldown;
-	long long brk_window_fails;	/* breaker.window.failures; 0: off */
-	long long brk_window;		/* breaker.window.within, s */
-	char	*ghost_token;
-	json_t	*ghost_also;	/* array of strings */
-	char	*ghost_mode;
-	long long ghost_ack_max, history_keep;
-	struct soul_llm llm;	/* the main model */
-	struct soul_llm *triage;	/* or NULL; a key unset: llm's */
-	json_t	*tools;		/* array, or NULL */
-	json_t	*mcp;		/* mcp_servers: name -> server, or NULL */
-	json_t	*doc;		/* the whole soul as JSON */
-	char	**warn;		/* unknown keys and the like */
-	size_t	 nwarn;
-};
+struct soul;
 int	 soul_load(const char *, struct soul **, char *);
 void	 soul_free(struct soul *);
 /* soulfacts.c */
+const char *soul_name(const struct soul *);
+const char *soul_zone(const struct soul *);
+char *const *soul_warnings(const struct soul *, size_t *);
 const char *soul_chamber_name(enum chamber);
 int	 soul_chamber_parse(const char *, enum chamber *);
 void	 soul_dir(const struct soul *, char *, size_t);

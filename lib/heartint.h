@@ -105,6 +105,10 @@ void	yj_free(struct yj *);
 const struct yj_pos *yj_key(const struct yj *, const json_t *, const char *);
 const struct yj_pos *yj_item(const struct yj *, const json_t *, size_t);
 /* price.c */
+struct price {
+	int	 set;		/* 0: no price: no cost, no budget */
+	double	 input, cached_input, cache_write, output;
+};
 char	*price_text(long long, int, char *, size_t);
 int	 price_parse(const json_t *, struct price *, char *);
 long long price_cost(const struct price *, const struct usage *);
@@ -126,6 +130,61 @@ int	 status_find(const char *, enum wake_status *);
 const struct price *soul_price(const struct soul *, int);
 int	 soul_triage_same_provider(const struct soul *);
 
+/* soul.c: a soul file loaded (heart-soul(5)); NULL or -1: unset */
+#define HEART_SOULMAX	(1024 * 1024)	/* a soul file (heart(7), LIMITS) */
+struct hours {
+	int	 set;
+	int	 start;		/* minute of day, inclusive */
+	int	 end;		/* minute of day, exclusive; may wrap */
+};
+struct adapt_conf {		/* schedule.adaptive (adapt.c) */
+	int	 on;
+	long long min, max;	/* the interval's bounds, s */
+	long long window;	/* days of history looked at */
+	double	 weight[3];	/* a LOW, MEDIUM, HIGH ghost's (plain: 1) */
+};
+struct soul_llm {		/* llm or llm.triage */
+	char	*provider, *base_url, *model, *api_key_env;
+	long long timeout, max_tokens;
+	long long context_budget;	/* tokens */
+	int	 cache;		/* LLM_CACHE_*, -1: unset (off) */
+	struct price price;	/* set 0: none */
+	json_t	*command;	/* argv array, or NULL */
+};
+struct chamber_conf {
+	long long every;	/* schedule.interval or idle.after, s */
+	char	*prompt;
+	long long daily_cap, seed_tool_cap;
+	struct hours active;
+	char	*checklist;
+	json_t	*gate;		/* the gate program's argv, or NULL */
+	long long gate_timeout;	/* s */
+};
+struct soul {
+	char	*path, *name, *system;
+	char	*timezone;	/* never NULL after soul_load */
+	long long daily_cap;	/* agent-wide */
+	long long daily_budget;	/* agent-wide, nanodollars */
+	long long monthly_budget; /* the same for the local month */
+	long long dormant_after;	/* s; 0 off (dormant.c) */
+	long long pulse_interval, pulse_misses;
+	struct chamber_conf ch[CH_NCHAMBERS];
+	struct adapt_conf adapt;	/* the schedule chamber's */
+	long long brk_threshold, brk_cooldown, brk_max_cooldown;
+	long long brk_window_fails;	/* breaker.window.failures; 0: off */
+	long long brk_window;		/* breaker.window.within, s */
+	char	*ghost_token;
+	json_t	*ghost_also;	/* array of strings */
+	char	*ghost_mode;
+	long long ghost_ack_max, history_keep;
+	struct soul_llm llm;	/* the main model */
+	struct soul_llm *triage;	/* or NULL; a key unset: llm's */
+	json_t	*tools;		/* array, or NULL */
+	json_t	*mcp;		/* mcp_servers: name -> server, or NULL */
+	json_t	*doc;		/* the whole soul as JSON */
+	char	**warn;		/* unknown keys and the like */
+	size_t	 nwarn;
+};
 /* soulcheck.c */
 int	 soul_hours_in(const struct hours *, int);
 /* soulkey.c: the documented defaults (heart-soul(5)) */
@@ -143,8 +202,6 @@ void	 soul_defaults(struct soul *);
 #define MCP_SEP		"__"	/* a server's tool NAME is SERVER__NAME */
 #define MCP_SERVERMAX	16	/* servers in a soul */
 int	 soul_tool_name_ok(const char *);
-/* soul.c */
-#define HEART_SOULMAX	(1024 * 1024)	/* a soul file (heart(7), LIMITS) */
 
 /* for t/ and fuzz/ only */
 /* souljson.c */
