@@ -47,9 +47,11 @@ fleet_refuses(const char *agent, const struct soul *s, enum chamber ch,
 		die(store_code(HX_IOERR), err);
 	if (!b.fb.set || !budget_spent(&b))
 		return 0;
-	if (s == NULL && cap_peek(agent, NULL, now, &v, err) == -1)
+	if (s != NULL)
+		cap_from_soul(s, &v.caps);
+	else if (cap_peek(agent, NULL, now, &v, err) == -1)
 		die(store_code(HX_IOERR), err);
-	if (s != NULL ? !s->llm.price.set : !v.caps.priced)
+	if (!v.caps.priced)
 		return 0;
 	if (o.vflag) {
 		budget_why(&b, now, err, sizeof err);
@@ -88,7 +90,7 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 	if (s != NULL)
 		cap_from_soul(s, &caps);
 	if (cap_take(agent, ch, s != NULL ? &caps : NULL, capflag,
-	    s ? s->timezone : NULL, now, 1, &ok, &v, err) == -1)
+	    soul_zone(s), now, 1, &ok, &v, err) == -1)
 		die(store_code(HX_IOERR), err);
 	if (o.vflag)
 		printf("%s: %s %s: %lld/%lld today (%s; %s)\n", agent,
@@ -175,7 +177,7 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	struct cap_view *v = &views[k];
 	json_t *j, *dorm = NULL;
 
-	if (cap_peek(agent, s ? s->timezone : NULL, now, v, err) == -1) {
+	if (cap_peek(agent, soul_zone(s), now, v, err) == -1) {
 		say(NULL, err);
 		return store_code(HX_IOERR);
 	}
@@ -509,7 +511,7 @@ cmd_reset(const char *agent, time_t now)
 
 	if ((r = prog_unknown(&o.set, agent)) != 0)
 		return r;
-	if (cap_reset(agent, s ? s->timezone : NULL, now, err) == -1)
+	if (cap_reset(agent, soul_zone(s), now, err) == -1)
 		die(store_code(HX_IOERR), err);
 	return HX_OK;
 }
@@ -535,7 +537,7 @@ pause_names(int argc, char **argv, int all, char ***names, size_t *n)
 	for (i = 0; i < (size_t)argc; i++)
 		(*names)[(*n)++] = (char *)prog_check_agent(argv[i]);
 	for (i = 0; argc == 0 && i < o.set.n; i++)
-		(*names)[(*n)++] = o.set.s[i]->name;
+		(*names)[(*n)++] = (char *)soul_name(o.set.s[i]);
 	for (i = 0; i < *n; i++)
 		if ((r = prog_unknown(&o.set, (*names)[i])) != 0)
 			return r;

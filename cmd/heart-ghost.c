@@ -26,6 +26,8 @@
 #include "heart.h"
 #include "prog.h"
 
+#define HEART_USERMAX	(1024 * 1024)	/* --user's text (heart(7), LIMITS) */
+
 const char progname[] = "heart-ghost";
 const char usage_text[] =
     "usage: heart-ghost [--text] [--alert-only] [--dedupe WINDOW]"
@@ -215,7 +217,7 @@ static void
 commit(const struct ghost_result *r)
 {
 	char err[HEART_ERRLEN], m[HEART_ERRLEN + 300];
-	struct ghost_txn t;
+	struct ghost_txn *t;
 	int rc;
 
 	if ((rc = ghost_begin(r, &gopts, time(NULL), &t, err)) == -1) {
@@ -229,7 +231,7 @@ commit(const struct ghost_result *r)
 		say(NULL, err);
 		ioerr = 1;
 	}
-	drain(&t, r->agent, r->wake_id);
+	drain(t, r->agent, r->wake_id);
 }
 
 /* The agent's outbox alone, unless another process has it. */
@@ -237,14 +239,14 @@ static void
 flush_agent(const char *agent)
 {
 	char err[HEART_ERRLEN];
-	struct ghost_txn t;
+	struct ghost_txn *t;
 	int rc;
 
 	if ((rc = ghost_open(agent, &gopts, time(NULL), &t, err)) == -1) {
 		say(NULL, err);
 		ioerr = 1;
 	} else if (rc == 0)
-		waiting += drain(&t, agent, NULL);
+		waiting += drain(t, agent, NULL);
 }
 
 static void

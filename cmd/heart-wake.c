@@ -193,17 +193,18 @@ list_text(const json_t *j)
 static int
 list_tools(struct soul *s)
 {
-	struct tool_ctx ctx = { s->name, NULL, NULL, NULL, NULL };
+	const char *name = soul_name(s);
+	struct tool_ctx ctx = { name, NULL, NULL, NULL, NULL };
 	char err[HEART_ERRLEN];
 	struct mcp *m;
 	json_t *j;
 	int nfail;
 
 	nfail = mcp_open(s, &ctx, HEART_VERSION, 1, &m, err);
-	j = json_pack("{s:s,s:o}", "agent", s->name, "servers", mcp_list(m));
-	mcp_close(m, tell_list, s->name);
+	j = json_pack("{s:s,s:o}", "agent", name, "servers", mcp_list(m));
+	mcp_close(m, tell_list, (void *)name);
 	if (nfail > 0)
-		say(s->name, err);
+		say(name, err);
 	if (isatty(STDOUT_FILENO))
 		list_text(j);
 	else
@@ -271,7 +272,7 @@ explain_round(json_t *j, const struct soul *s, const char *dir, time_t now)
 	if (dir == NULL)
 		soul_dir(s, sdir, sizeof sdir);
 	if (round_explain(j, s, dir != NULL ? dir : sdir, now, err) == -1) {
-		say(s->name, err);
+		say(soul_name(s), err);
 		return -1;
 	}
 	return 0;
@@ -282,9 +283,10 @@ one_soul(const char *path, const struct run_opts *o, int explain,
     const char *dir, time_t now)
 {
 	char err[HEART_ERRLEN], who[HEART_IDMAX + 16];
+	char *const *warn;
 	struct soul *s;
 	json_t *j;
-	size_t i;
+	size_t i, n;
 	int rc;
 
 	if (soul_load(path, &s, err) == -1) {
@@ -296,8 +298,8 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 		}
 		return HX_CONFIG;
 	}
-	for (i = 0; i < s->nwarn; i++)
-		say("warning", s->warn[i]);
+	for (warn = soul_warnings(s, &n), i = 0; i < n; i++)
+		say("warning", warn[i]);
 	if (explain == 2) {
 		rc = list_tools(s);
 		soul_free(s);
@@ -326,12 +328,12 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 	rc = run_wake(s, o, now, &j, err);
 	/* a warning first: it was found before the wake went */
 	if (json_is_string(json_object_get(j, "warning"))) {
-		snprintf(who, sizeof who, "%s: warning", s->name);
+		snprintf(who, sizeof who, "%s: warning", soul_name(s));
 		say(who, json_string_value(json_object_get(j, "warning")));
 	}
 	if (rc != HX_OK)
-		say(s->name, err);
-	rc = hx_worse(rc, print_wake(s->name, j));
+		say(soul_name(s), err);
+	rc = hx_worse(rc, print_wake(soul_name(s), j));
 	json_decref(j);
 	soul_free(s);
 	return rc;

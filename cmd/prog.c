@@ -50,12 +50,14 @@ void
 prog_add_soul(struct soulset *set, const char *path)
 {
 	char err[HEART_ERRLEN];
-	size_t i;
+	char *const *warn;
+	size_t i, n;
 
 	if (soulset_add(set, path, err) == -1)
 		die(HX_CONFIG, err);
-	for (i = 0; i < set->s[set->n - 1]->nwarn; i++)
-		say("warning", set->s[set->n - 1]->warn[i]);
+	warn = soul_warnings(set->s[set->n - 1], &n);
+	for (i = 0; i < n; i++)
+		say("warning", warn[i]);
 }
 
 /* agent, or exit 64 when it is no agent id. */

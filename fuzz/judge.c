@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "heartint.h"
 #include "heartwake.h"
 
 static struct soul *soul;	/* every default */

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "heartint.h"
 #include "heartwake.h"
 
 static void

@@ -38,7 +38,6 @@
 
 #include "heartint.h"
 #include "heartstore.h"
-#include "heartwake.h"
 
 #define BKTFILE		"bucket.json"
 #define WINDOW		61	/* s: a take returns this long after */

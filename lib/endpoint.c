@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 #include "heartwake.h"
 
 static struct {

@@ -48,6 +48,25 @@
 #define DLVFILE	"delivered.json"
 #define DLVLOCK	"delivered.lock"
 
+/* From ghost_begin or ghost_open to ghost_end, which frees it. */
+struct ghost_txn {
+	int	 lockfd;
+	char	 dir[4096];
+	const struct ghost_opts *o;
+	time_t	 now;
+	json_t	*doc;		/* delivered.json, once read */
+	int	 state;		/* 0 unread, 1 read, -1 unreadable */
+	int	 dirty;		/* doc to be written */
+	struct outbox_entry *box;	/* the outbox, in wake order */
+	size_t	 nbox, cur;
+	int	 stop;		/* the rest wait */
+	struct ghost_result r;	/* what ghost_next handed out */
+	char	 hash[17];
+	char	 via[17];	/* the fingerprint of o's delivery */
+	size_t	 others;	/* answers left to other options */
+	char	 other[HEART_IDMAX + 1];	/* the first of them */
+};
+
 static int
 is_space(int c)
 {
@@ -343,6 +362,15 @@ txn_free(struct ghost_txn *t)
 	t->lockfd = -1;
 }
 
+/* No transaction after all: *tp freed (its lock let go), rc. */
+static int
+txn_none(struct ghost_txn **tp, int rc)
+{
+	free(*tp);
+	*tp = NULL;
+	return rc;
+}
+
 /* Lock the agent (flags as for state_lock) and read its outbox. */
 static int
 txn_open(const char *agent, int flags, const struct ghost_opts *o,
@@ -407,21 +435,23 @@ revive(struct ghost_txn *t, const struct ghost_result *r, char *err)
 }
 
 /*
- * One agent's deliveries, from ghost_begin or ghost_open to ghost_end,
- * under its delivered.lock.  Commit an "ok" result and put it in the
- * outbox (a replayed one waiting or dead: due now): 0; 1 (err: a
- * warning, go on); -1 (err: not kept, nothing held).
+ * One agent's deliveries, from ghost_begin or ghost_open (*tp) to
+ * ghost_end, which frees *tp, under its delivered.lock.  Commit an "ok"
+ * result and put it in the outbox (a replayed one waiting or dead: due
+ * now): 0; 1 (err: a warning, go on); -1 (err: not kept, nothing held,
+ * *tp NULL).
  */
 int
 ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
-    time_t now, struct ghost_txn *t, char *err)
+    time_t now, struct ghost_txn **tp, char *err)
 {
+	struct ghost_txn *t = *tp = xcalloc(1, sizeof *t);
 	struct outbox_entry *e;
 	json_t *doc;
 	int rc;
 
 	if (txn_open(r->agent, LOCK_EX, o, now, t, err) == -1)
-		return -1;
+		return txn_none(tp, -1);
 	if ((e = find(t, r->wake_id)) != NULL) {
 		e->due = 1;
 		if (e->doc != NULL) {	/* given: this run's to deliver */
@@ -438,7 +468,7 @@ ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
 	else if ((rc = hist_commit(r->agent, r->messages, r->wake_id,
 	    r->chamber, r->at, o->keep, err)) == -1) {
 		txn_free(t);
-		return -1;
+		return txn_none(tp, -1);
 	}
 	if (rc == 1)
 		rc = revive(t, r, err);
@@ -453,18 +483,20 @@ ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
 }
 
 /* The outbox alone (--flush): 0; 1 when nothing waits or another
- * process has the agent; -1 (err). */
+ * process has the agent; -1 (err); *tp NULL unless 0. */
 int
 ghost_open(const char *agent, const struct ghost_opts *o, time_t now,
-    struct ghost_txn *t, char *err)
+    struct ghost_txn **tp, char *err)
 {
 	int rc;
 
+	*tp = NULL;
 	if (!outbox_waiting(agent))
 		return 1;
-	if ((rc = txn_open(agent, LOCK_EX | LOCK_NB, o, now, t, err)) == -2)
-		return 1;
-	return rc;
+	*tp = xcalloc(1, sizeof **tp);
+	if ((rc = txn_open(agent, LOCK_EX | LOCK_NB, o, now, *tp, err)) == -2)
+		return txn_none(tp, 1);
+	return rc == 0 ? 0 : txn_none(tp, rc);
 }
 
 /* Is e taken by a run with other delivery options than t's? */
@@ -690,7 +722,7 @@ ghost_end(struct ghost_txn *t, char *err)
 	size_t i;
 
 	if (t->lockfd < 0)
-		return 0;
+		return txn_none(&t, 0);
 	for (i = 0; i < t->nbox; i++) {
 		e = &t->box[i];
 		if (e->gone)
@@ -705,5 +737,6 @@ ghost_end(struct ghost_txn *t, char *err)
 	if (left == 0)
 		outbox_tidy(t->dir);
 	txn_free(t);
+	txn_none(&t, 0);
 	return rc == -1 ? -1 : left;
 }

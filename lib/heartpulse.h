@@ -1,4 +1,7 @@
-/* heartpulse.h - private to libheart's pulse side (HACKING: pulse) */
+/*
+ * heartpulse.h - private to libheart's pulse side (HACKING: pulse), by
+ * file in its order; each .c says what its calls do.
+ */
 #ifndef HEARTPULSE_H
 #define HEARTPULSE_H
 
@@ -6,14 +9,13 @@
 
 /* pulse.c: what a pulse says, read from state without locks */
 #define PULSE_BREAKER	1
-#define PULSE_WAKE		2
-#define PULSE_CAP		4
-/* its texts are its own: pulse_clear frees them */
-struct pulse_state {	/* a publisher keeps one per agent: keep it small */
+#define PULSE_WAKE	2
+#define PULSE_CAP	4
+struct pulse_state {		/* one per agent: keep it small */
 	char	 breaker[12];	/* closed, open, half_open; "": unknown */
 	int	 waking;	/* 1, 0, or -1: unknown */
 	char	 chamber[12];	/* of the running wake, if known */
-	char	 last_status[16];	/* of the last admitted wake; "": none */
+	char	 last_status[16];	/* the last admitted wake's, or "" */
 	signed char last_chamber;	/* its enum chamber */
 	char	 brk_trigger[5];	/* "llm", "tool" or "" */
 	char	 quiet;		/* outside every chamber's active hours */
@@ -24,10 +26,23 @@ struct pulse_state {	/* a publisher keeps one per agent: keep it small */
 	long long tokens;	/* today's, prompt and completion */
 	long long cost;		/* today's, nanodollars; -1: no price */
 	time_t	 brk_until;	/* not closed: the next probe; 0: none */
-	char	*brk_reason;	/* not closed: why it opened, or NULL */
+	char	*brk_reason;	/* not closed: why it opened; pulse_clear's */
 	time_t	 last_ts;	/* when the last admitted wake began */
-	char	*last_error;	/* its error, or NULL */
+	char	*last_error;	/* its error, or NULL; pulse_clear's */
 	time_t	 answer;	/* the last real answer seen; 0: none */
+};
+struct pulse_node {		/* one publishing process and connection */
+	const char *id;		/* the client id */
+	const char *host;
+	long	 pid;
+	time_t	 since;		/* when the process started */
+	long long bdseq;	/* birth sequence of this connection */
+	long long agents;	/* -1: do not say */
+};
+struct pulse_agentinfo {
+	const char *id;
+	long long interval;	/* s */
+	long long misses;
 };
 int	 pulse_read(const char *, const char *, const struct caps *, time_t,
 	    unsigned, struct pulse_state *, char *);
@@ -38,21 +53,6 @@ int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
 int	 pulse_format(char *, size_t, const char *, unsigned long long,
 	    long long, const struct timespec *, const char *,
 	    const struct pulse_state *);
-/* topics, status messages, the birth sequence, the rival rule */
-struct pulse_node {		/* one publishing process and connection */
-	const char *id;		/* the client id */
-	const char *host;
-	long	 pid;
-	time_t	 since;		/* when the process started */
-	long long bdseq;	/* birth sequence of this connection */
-	long long agents;	/* -1: do not say */
-};
-
-struct pulse_agentinfo {
-	const char *id;
-	long long interval;	/* seconds */
-	long long misses;
-};
 int	 pulse_prefix_valid(const char *);
 int	 pulse_topic(char *, size_t, const char *, const char *,
 	    const char *);
@@ -64,79 +64,6 @@ int	 pulse_bdseq_save(const char *, long long, char *);
 void	 pulse_node_name(const char *, long, char *, size_t);
 char	*pulse_acl(const char *, const char *, const char *const *, size_t);
 int	 pulse_rival(const struct pulse_node *, const char *, int);
-
-/* pubagents.c: the agents of one publisher and their schedule */
-#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP)
-
-struct pubagent {
-	char	 id[HEART_IDMAX + 1];
-	char	*zone;
-	char	*path;		/* the soul file */
-	struct caps caps;
-	struct hours active[CH_NCHAMBERS];
-	long long quiet_min;	/* the minute `st.quiet' was found for */
-	long long interval;	/* seconds */
-	long long misses;
-	unsigned long long seq;
-	int	 wd;		/* inotify watch; -1: polled */
-	unsigned dirty;		/* PS_* parts to read again */
-	unsigned reported;	/* PS_* parts whose failure was told */
-	int	 born;		/* birth sent on this connection */
-	int	 queued;	/* in the changed queue */
-	int	 keep;		/* reload: still wanted */
-	int	 rewatch;	/* its directory went away: watch again */
-	size_t	 ord;		/* reload: order of its soul */
-	struct pulse_state st;
-};
-
-struct pubagents {
-	struct pubagent **a;	/* sorted by id */
-	size_t	 n;
-	struct pubagent_slot *heap;	/* pubagents.c's */
-	size_t	 hn;		/* agents in the heap (== n between calls) */
-	struct pubagent **wdmap;
-	size_t	 nwd;
-	int	 ifd;
-	int	 watchfull;	/* watch limit reported */
-	char	**warn;
-	size_t	 nwarn, warnhead;
-	struct pubagent **gone, **chg;
-	size_t	 ngone, nchg;
-	size_t	 cursor;	/* births */
-	long long interval;	/* override, s; -1: the souls' */
-	size_t	 nbad;		/* souls that did not load, last load */
-};
-struct pubagents *pubagents_new(long long, int);
-void	 pubagents_free(struct pubagents *);
-size_t	 pubagents_size(const struct pubagents *);
-/* pubwarn.c */
-void	 pubagents_warnf(struct pubagents *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
-char	*pubagents_warning(struct pubagents *);
-/* pubagents.c */
-long long pubagents_next_due(const struct pubagents *);
-void	 pubagents_rebase(struct pubagents *, long long);
-struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
-void	 pubagent_info(const struct pubagent *,
-	    struct pulse_agentinfo *);
-void	 pubagents_unborn_all(struct pubagents *);
-struct pubagent *pubagents_unborn(struct pubagents *);
-int	 pubagents_unborn_pending(struct pubagents *);
-struct pubagent *pubagents_gone(struct pubagents *);
-void	 pubagent_free(struct pubagent *);
-long long pubagents_load(struct pubagents *, char *const *, size_t,
-	    const char *, long long, char *);
-
-/* pubstate.c: the state the publisher's pulses carry, kept fresh */
-void	 pubstate_start(struct pubagents *, struct pubagent *, int);
-void	 pubstate_stop(struct pubagents *, struct pubagent *);
-int	 pubstate_fd(const struct pubagents *);
-void	 pubstate_read(struct pubagents *, time_t);
-struct pubagent *pubstate_changed(struct pubagents *);
-int	 pubstate_pulse(struct pubagents *, struct pubagent *, int,
-	    const char *, const char *, long long, const struct timespec *,
-	    char *, size_t, char *, size_t);
-
 /* mqtt.c: one broker connection (only heart-pulse links it) */
 enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
 #define MQTT_EV_UP	1	/* connected (CONNACK accepted) */
@@ -144,22 +71,17 @@ enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
 #define MQTT_EV_FAIL	4	/* an attempt failed */
 #define MQTT_EV_DENIED	8	/* it was refused our credentials */
 #define MQTT_EV_TAKEN	16	/* another client took our client id */
-
 struct mqtt_url {
 	int	 tls;
 	char	 host[256];
 	int	 port;
 };
-
 struct mqtt_conf {
 	struct mqtt_url url;
 	const char *client_id;	/* NULL: one is made up */
-	const char *username;
-	const char *password;
-	const char *cafile;
-	const char *certfile;
-	const char *keyfile;
-	int	 keepalive;	/* seconds */
+	const char *username, *password;
+	const char *cafile, *certfile, *keyfile;
+	int	 keepalive;	/* s */
 	long long backoff_max;	/* ms */
 };
 struct mqtt;
@@ -187,11 +109,6 @@ int	 mqtt_publish(struct mqtt *, const char *, const void *, int, int,
 int	 mqtt_refused(struct mqtt *, char *, size_t, char *, size_t);
 void	 mqtt_cork(struct mqtt *, int);
 void	 mqtt_disconnect(struct mqtt *);
-
-/* sdnotify.c: READY=1 and WATCHDOG=1 to $NOTIFY_SOCKET */
-int	 sdnotify_send(const char *, char *);
-long long sdnotify_watchdog(void);
-
 /* broker.c: the broker connection of heart-pulse's two ends */
 struct broker {
 	const struct pulse_opts *o;
@@ -203,8 +120,7 @@ struct broker {
 	char	 client_id[HEART_IDMAX + 1];
 	int	 watcher;
 	int	 said_down;	/* an outage was said; quiet until it ends */
-	int	 connects;
-	int	 fatal;
+	int	 connects, fatal;
 	char	 why[HEART_ERRLEN];
 };
 void	 broker_init(struct broker *, const struct pulse_opts *, int);
@@ -219,7 +135,77 @@ void	 broker_report(struct broker *, unsigned);
 int	 broker_timeout(const struct broker *, long long, long long);
 void	 broker_flush(struct broker *, long long, int);
 int	 broker_failed(const struct broker *, char *);
-
+/* sdnotify.c: READY=1 and WATCHDOG=1 to $NOTIFY_SOCKET */
+int	 sdnotify_send(const char *, char *);
+long long sdnotify_watchdog(void);
+/* pubwarn.c */
+struct pubagents;
+void	 pubagents_warnf(struct pubagents *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+char	*pubagents_warning(struct pubagents *);
+/* pubstate.c: the state the publisher's pulses carry, kept fresh */
+struct pubagent;
+void	 pubstate_start(struct pubagents *, struct pubagent *, int);
+void	 pubstate_stop(struct pubagents *, struct pubagent *);
+int	 pubstate_fd(const struct pubagents *);
+void	 pubstate_read(struct pubagents *, time_t);
+struct pubagent *pubstate_changed(struct pubagents *);
+int	 pubstate_pulse(struct pubagents *, struct pubagent *, int,
+	    const char *, const char *, long long, const struct timespec *,
+	    char *, size_t, char *, size_t);
+/* pubagents.c: the agents of one publisher and their schedule */
+#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP)
+struct pubagent {
+	char	 id[HEART_IDMAX + 1];
+	char	*zone;
+	char	*path;		/* the soul file */
+	struct caps caps;
+	struct hours active[CH_NCHAMBERS];
+	long long quiet_min;	/* the minute `st.quiet' was found for */
+	long long interval;	/* s */
+	long long misses;
+	unsigned long long seq;
+	int	 wd;		/* inotify watch; -1: polled */
+	unsigned dirty;		/* PS_* parts to read again */
+	unsigned reported;	/* PS_* parts whose failure was told */
+	int	 born;		/* birth sent on this connection */
+	int	 queued;	/* in the changed queue */
+	int	 keep;		/* reload: still wanted */
+	int	 rewatch;	/* its directory went away: watch again */
+	size_t	 ord;		/* reload: order of its soul */
+	struct pulse_state st;
+};
+struct pubagents {
+	struct pubagent **a;	/* sorted by id */
+	size_t	 n;
+	struct pubagent_slot *heap;	/* pubagents.c's */
+	size_t	 hn;		/* agents in the heap (== n between calls) */
+	struct pubagent **wdmap;
+	size_t	 nwd;
+	int	 ifd;
+	int	 watchfull;	/* watch limit reported */
+	char	**warn;
+	size_t	 nwarn, warnhead;
+	struct pubagent **gone, **chg;
+	size_t	 ngone, nchg;
+	size_t	 cursor;	/* births */
+	long long interval;	/* override, s; -1: the souls' */
+	size_t	 nbad;		/* souls that did not load, last load */
+};
+struct pubagents *pubagents_new(long long, int);
+void	 pubagents_free(struct pubagents *);
+size_t	 pubagents_size(const struct pubagents *);
+long long pubagents_next_due(const struct pubagents *);
+void	 pubagents_rebase(struct pubagents *, long long);
+struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
+void	 pubagent_info(const struct pubagent *, struct pulse_agentinfo *);
+void	 pubagents_unborn_all(struct pubagents *);
+struct pubagent *pubagents_unborn(struct pubagents *);
+int	 pubagents_unborn_pending(struct pubagents *);
+struct pubagent *pubagents_gone(struct pubagents *);
+void	 pubagent_free(struct pubagent *);
+long long pubagents_load(struct pubagents *, char *const *, size_t,
+	    const char *, long long, char *);
 /* watchmap.c: the watcher's liveness map, and its changes */
 struct watchmap;
 struct watchmap *watchmap_new(const char *, long long, long long);

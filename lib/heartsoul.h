@@ -1,4 +1,7 @@
-/* heartsoul.h - the soul loader's own (HACKING: soul), after heartint.h */
+/*
+ * heartsoul.h - the soul loader's own (HACKING: soul), after heartint.h,
+ * by file in its order; each .c says what its calls do.
+ */
 #ifndef HEARTSOUL_H
 #define HEARTSOUL_H
 
@@ -30,7 +33,6 @@ int	 soul_weight(struct soul_loading *, const json_t *, const char *,
 	    const char *, double *);
 int	 soul_days(struct soul_loading *, const json_t *, const char *,
 	    const char *, long long *);
-
 /* soulkey.c: the mappings of a soul whose keys its table holds */
 enum soul_map {
 	M_TOP = 1 << 0,		/* the soul itself: struct soul */
@@ -58,7 +60,6 @@ int	 soul_walk(struct soul_loading *, const json_t *, unsigned);
 int	 soul_load_map(struct soul_loading *, const json_t *, unsigned,
 	    json_t **);
 json_t	*soul_keys_json(unsigned, const void *);
-
 /* soultool.c: a soul's tools: and mcp_servers: */
 int	 soul_load_tools(struct soul_loading *, const json_t *);
 int	 soul_load_mcp(struct soul_loading *, const json_t *);

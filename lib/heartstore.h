@@ -1,112 +1,77 @@
 /*
- * heartstore.h - private to libheart's stores (HACKING: stores).  The
- * rules (cap_step, brk_step, bucket_step) are pure: no I/O, no clock;
- * each returns 1 when the state it changed is to be written back.
+ * heartstore.h - private to libheart's stores (HACKING: stores), by
+ * file in its order; each .c says what its calls do.  The rules
+ * (cap_step, brk_step, bucket_step) are pure: no I/O, no clock; each
+ * returns 1 when the state it changed is to be written back.
  */
 #ifndef HEARTSTORE_H
 #define HEARTSTORE_H
 
 #include "heartint.h"
 
-/* store.c */
+/* store.c; a server store (redisstore.c) plugs in its store_ops */
+struct store_ops {		/* (agent, name...) -1 with err */
+	const char *name;	/* the URL, for messages */
+	/* *doc: the document as stored (NULL: none), to free */
+	int	(*get)(const char *, const char *, char **doc, char *);
+	/* doc in place of old (NULL: none), kept ttl s: 1, or 0 when
+	 * someone changed it meanwhile */
+	int	(*cas)(const char *, const char *, const char *old,
+		    const char *doc, long long ttl, char *);
+	/* "URL: KEY" of a document, for messages */
+	void	(*where)(const char *, const char *, char *, size_t);
+	int	(*lock)(const char *dir, const char *, int, char *);
+	void	(*unlock)(int);
+	int	(*read_json)(const char *dir, const char *, json_t **,
+		    char *);
+	int	(*write_json)(const char *dir, const char *, const json_t *,
+		    char *);
+	int	(*agents)(char ***, size_t *, char *);
+	int	(*known)(const char *, char *);	/* 1: it has keys */
+	void	(*forked)(void);	/* in a child: drop the connection */
+};
+typedef int (*store_step_fn)(json_t *cur, json_t **next, long long *ttl,
+    void *ctx, char *err);
 int	 store_known(const char *, char *);
 int	 store_lock(const char *, const char *, int, char *);
 void	 store_unlock(int);
 int	 store_read_json(const char *, const char *, json_t **, char *);
 int	 store_put_json(const char *, const char *, const json_t *,
 	    enum state_keep, char *);
-/* a server store (redisstore.c), plugged into store.c: it keeps bytes */
-struct store_ops {
-	const char *name;	/* the URL, for messages */
-	/* *doc: agent's document `name' as stored (NULL: none); free it */
-	int	(*get)(const char *agent, const char *name, char **doc,
-		    char *err);
-	/* replace it with doc, kept ttl seconds, only if it still is old
-	 * (NULL: none): 1 done, 0 someone changed it meanwhile, -1 err */
-	int	(*cas)(const char *agent, const char *name, const char *old,
-		    const char *doc, long long ttl, char *err);
-	/* "URL: KEY" of a document, for messages */
-	void	(*where)(const char *agent, const char *name, char *buf,
-		    size_t n);
-	int	(*lock)(const char *dir, const char *name, int flags,
-		    char *err);
-	void	(*unlock)(int);
-	int	(*read_json)(const char *dir, const char *name, json_t **,
-		    char *err);
-	int	(*write_json)(const char *dir, const char *name,
-		    const json_t *, char *err);
-	int	(*agents)(char ***, size_t *, char *err);
-	/* 1: agent has keys in the store, 0: none, -1: err */
-	int	(*known)(const char *agent, char *err);
-	/* in a forked child: drop the parent's connection, unused */
-	void	(*forked)(void);
-};
-typedef int (*store_step_fn)(json_t *cur, json_t **next, long long *ttl,
-    void *ctx, char *err);
 const struct store_ops *store_ops(void);	/* NULL: files */
-int	 store_owner_check(const char *, char *);	/* ID, @ENDPOINT or * */
+int	 store_owner_check(const char *, char *);
 void	 store_forked(void);
 void	 store_use(const struct store_ops *);
-void	 store_fail(int);	/* the exit code the last failure asks for */
-int	 store_get(const char *agent, const char *name, json_t **,
-	    char *err);
-int	 store_update(const char *agent, const char *name, enum state_keep,
-	    store_step_fn, void *ctx, char *err);
-json_t	*store_parse(const char *where, const char *noun, const char *doc,
-	    size_t, char *err);
-void	 store_bad_field(const char *agent, const char *name,
-	    const char *field, char *err);
-
+void	 store_fail(int);	/* the exit code the last failure asks */
+int	 store_get(const char *, const char *, json_t **, char *);
+int	 store_update(const char *, const char *, enum state_keep,
+	    store_step_fn, void *, char *);
+json_t	*store_parse(const char *, const char *, const char *, size_t,
+	    char *);
+void	 store_bad_field(const char *, const char *, const char *, char *);
 /* cap.c */
 struct forecast;	/* budget.c's */
 void	 cap_forecast(const struct cap_view *, time_t, struct forecast *);
 int	 cap_record(const char *, const char *, time_t, int,
 	    const struct usage *, const struct usage *, long long, char *);
 time_t	 cap_resets_at(const struct cap_view *, time_t);
-time_t	 cap_month_resets_at(const struct cap_view *, time_t);
 time_t	 cap_open_at(const struct cap_view *, const struct caps *, time_t);
 int	 cap_spend_ok(const struct cap_view *, const struct caps *);
 long long cap_agent_limit(const struct caps *);
 long long cap_cost(const struct cap_view *);
 int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
 	    size_t);
-enum cap_op { CAP_TAKE, CAP_RECORD, CAP_PEEK, CAP_RESET };
-struct cap_args {
-	enum chamber ch;		/* take */
-	const struct caps *caps;	/* take; NULL: those kept */
-	long long chcap;		/* take: ch's cap instead, or -1 */
-	int	 ghost;			/* record */
-	const struct usage *u;		/* record: tokens, or NULL */
-	const struct usage *tu;		/* record: the triage's, or NULL */
-	long long cost;			/* record: nanodollars, or -1 */
-};
-/* (tests) t/core-step.c */
-int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
-	    const char *zone, time_t now, int *admitted);
-
 /* budget.c: the fleet's budget, and the week a counter keeps */
 #define BUDGET_LEASE	900	/* s a wake in flight counts unrecorded */
 #define BUDGET_RETRY	60	/* s a crowded wake is deferred */
-enum budget_op { BUDGET_TAKE, BUDGET_GIVE, BUDGET_RECORD, BUDGET_PEEK };
 enum { BUDGET_ADMIT, BUDGET_REACHED, BUDGET_CROWDED };	/* a take's */
-#define BUDGET_WAKES	1024	/* wakes in flight kept (heart(7) LIMITS) */
-/* the document as budget_step sees it */
-struct budget {
-	struct budget_view v;
-	struct {
-		char	 agent[HEART_IDMAX + 1];
-		time_t	 at;
-	} w[BUDGET_WAKES];
-	int	 nw;
-};
 int	 budget_take(const char *, time_t, int *, struct budget_view *,
 	    char *);
 int	 budget_give(const char *, time_t, char *);
 int	 budget_record(const char *, time_t, long long, char *);
 void	 budget_why_at(const struct budget_view *, int, time_t, char *,
 	    size_t, time_t *);
-/* where the spend goes at the last seven days' mean (budget.c) */
-struct forecast {
+struct forecast {	/* at the last seven days' mean */
 	int	 days;		/* days known of the seven; 0: no forecast */
 	long long rate;		/* their mean spend a day, nanodollars */
 	time_t	 daily_at;	/* the daily budget reached today; 0: not */
@@ -121,29 +86,21 @@ void	 week_roll(struct week *, const char *, long long, const char *);
 long long week_top(const struct week *);
 int	 week_parse(const json_t *, struct week *);
 void	 week_json(const struct week *, json_t *);
-/* (tests) t/core-step.c */
-int	 budget_step(struct budget *, enum budget_op, const char *,
-	    long long, const struct fleet_budget *, time_t, int *);
-
-/* brk.c */
-/* outcome flags for brk_record (brk.c says each) */
+/* brk.c; brk_record's outcome flags */
 #define BRK_LLM_OK	0x1
 #define BRK_LLM_FAIL	0x2
 #define BRK_TOOL_OK	0x4
 #define BRK_TOOL_FAIL	0x8
 #define BRK_LLM_CONFIG	0x10
 #define BRK_TELL	0x20
-/* The breaker as stored, whichever the store (brk.c owns the rules). */
-struct brk {
+struct brk {			/* as stored, whichever the store */
 	enum brk_state state;
 	long long llm_fails, tool_fails;
 	long long cooldown;	/* open, half_open: the current one, s */
 	long long base;		/* the base cooldown last written */
 	long long threshold, max;	/* and the threshold, max cooldown */
-	long long wfails, wsecs;	/* and the window: 0 none kept;
-					   wfails -1: the window off */
-	time_t	 failed[BRK_WINDOW_MAX];	/* the last failures' times,
-						   oldest first */
+	long long wfails, wsecs;	/* the window: 0 none kept; -1 off */
+	time_t	 failed[BRK_WINDOW_MAX];	/* times, oldest first */
 	int	 nfailed;
 	time_t	 until;		/* open: end of the cooldown */
 	time_t	 probe_at;	/* half_open: probe granted; 0 if none */
@@ -155,26 +112,21 @@ struct brk {
 	int	 exists;	/* it was stored before */
 };
 enum brk_op { BRK_CHECK, BRK_GIVEBACK, BRK_RECORD, BRK_PEEK, BRK_RESET };
-/* an outcome for BRK_RECORD; the reason already one line */
-struct brk_rec {
+struct brk_rec {		/* BRK_RECORD's; the reason one line */
 	int	 flags;
 	time_t	 hold;
 	const char *reason;
 };
-/* Who asks: a half-open probe is granted to one process of one host. */
-struct brk_who {
+struct brk_who {		/* a probe is granted to one process */
 	long long pid;
 	const char *host;
 };
-
 #define BRK_MAXEV	4
-/* what a transition did: the probe, and "half_open", "open/FROM"...;
- * what opened it, and whether it is told (brk.c) */
-struct brk_out {
+struct brk_out {		/* what a transition did */
 	int	 probe;
 	int	 nev;
-	char	 ev[BRK_MAXEV][24];
-	const char *kind;
+	char	 ev[BRK_MAXEV][24];	/* "half_open", "open/FROM"... */
+	const char *kind;	/* what opened it */
 	int	 tell;		/* the outcome's BRK_TELL */
 	int	 notice;
 };
@@ -182,24 +134,28 @@ time_t	 brk_next_go(const struct brk *);
 int	 brk_check_writes(const struct brk *, time_t);
 void	 brk_view_of(const struct brk *, const struct brk_conf *, time_t,
 	    struct brk_view *);
-/* (tests) t/core-step.c */
-int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *given,
-	    time_t now, const struct brk_rec *, const struct brk_who *,
+int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *,
+	    time_t, const struct brk_rec *, const struct brk_who *,
 	    struct brk_out *);
-
-/* brkjson.c: the breaker's document, and a transition's events */
+/* brkjson.c */
 #define BRKFILE	"breaker.json"
 int	 brkjson_parse(const char *, json_t *, struct brk *, char *);
 json_t	*brkjson_of(const char *, const struct brk *, time_t);
 void	 brkjson_events(const char *, const struct brk *,
 	    const struct brk_out *, json_t *, time_t);
-
 /* brkstore.c */
-int	 brk_giveback(const char *agent, time_t now, char *err);
-
-/* hold.c: one hold per provider account; hold_admit 0 not held, 1
- * held, 2 held and this wake is the probe */
-#define HOLD_PROBE	900	/* s between probes, unless told */
+int	 brk_giveback(const char *, time_t, char *);
+/* dormant.c */
+struct wake_state;
+long long dormant_after(const struct soul *, enum chamber);
+int	 dormant_at(const struct soul *, const struct wake_state *,
+	    enum chamber, time_t, time_t *);
+int	 dormant_untold(const struct wake_state *, time_t);
+json_t	*dormant_json(const struct soul *, const struct wake_state *,
+	    enum chamber, time_t, time_t);
+void	 dormant_why(const struct soul *, enum chamber, time_t, char *,
+	    size_t);
+/* hold.c: hold_admit 0 not held, 1 held, 2 held and the probe */
 struct hold_view {
 	int	 held;
 	char	 endpoint[1024];
@@ -215,16 +171,56 @@ int	 hold_set(const char *, const char *, const char *, long, time_t,
 int	 hold_giveback(const char *, const char *, time_t, char *);
 int	 hold_lift(const char *, const char *, time_t, char *);
 void	 hold_why(const struct hold_view *, char *, size_t);
+/* endpoint.c */
+struct endpoint {
+	char	 name[HEART_IDMAX + 1];
+	char	*base_url, *model;	/* NULL: any */
+	long long rpm, tpm;		/* 0: no limit */
+};
+struct llm_conf;
+int	 endpoint_read(char *);
+const struct endpoint *endpoint_named(const char *);
+const char *endpoint_file(void);
+int	 endpoint_of(const struct llm_conf *, char *, size_t, char *);
+/* bucket.c */
+int	 bucket_give(const char *, time_t, time_t, char *);
+int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
+	    char *, size_t, char *);
+int	 bucket_gate_ok(const struct rate_view *, time_t, char *, size_t);
+int	 bucket_wait(const char *, long long, char *);
+int	 bucket_send(const char *, time_t, long long, char *);
+void	 bucket_after(const char *, long, time_t, long long, time_t);
+/* slot.c: the ladder of intervals, the agent's offset, its slots */
+long long slot_offset(const char *, long long);
+long long slot_rung(long long, long long, long long, double);
+long long slot_rung_offset(const struct soul *, long long);
+time_t	 slot_from(time_t, long long, long long);
+time_t	 slot_before(time_t, long long, long long);
+int	 slot_missed(time_t, time_t, long long);
+void	 slot_why(time_t, time_t, long long, char *, size_t);
 
+/* for t/ and fuzz/ only */
+/* cap.c */
+enum cap_op { CAP_TAKE, CAP_RECORD, CAP_PEEK, CAP_RESET };
+struct cap_args {
+	enum chamber ch;		/* take */
+	const struct caps *caps;	/* take; NULL: those kept */
+	long long chcap;		/* take: ch's cap instead, or -1 */
+	int	 ghost;			/* record */
+	const struct usage *u;		/* record: tokens, or NULL */
+	const struct usage *tu;		/* record: the triage's, or NULL */
+	long long cost;			/* record: nanodollars, or -1 */
+};
+time_t	 cap_month_resets_at(const struct cap_view *, time_t);
+int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
+	    const char *, time_t, int *);
 /* pause.c: one pause (since 0: none; until 0: until resumed) */
 struct pause_entry {
 	time_t	 since, until;
 };
-/* (tests) t/core-step.c */
 void	 pause_rule(const struct pause_entry *, const struct pause_entry *,
-	    time_t now, struct pause_view *);
-
-/* bucket.c: an endpoint's bucket as stored (bucket.c owns the rules) */
+	    time_t, struct pause_view *);
+/* bucket.c: an endpoint's bucket as stored */
 #define BKT_SLOTS	124	/* the window on either side of now */
 #define BKT_LINE	512	/* wakes kept in line */
 struct bucket {
@@ -243,16 +239,26 @@ struct bucket {
 	long long ahead;	/* the last take's: wakes in line before it */
 };
 enum bkt_op { BKT_TAKE, BKT_GIVE, BKT_MOVE, BKT_RECORD, BKT_SLOW, BKT_PEEK };
-
 struct bkt_args {
 	long long tokens;	/* record */
 	time_t	 hold;		/* slow: Retry-After; 0: none given */
 	time_t	 at;		/* give, move: when the request was taken */
-	const char *who;	/* take: the agent whose wake asks, in line;
-				   NULL: a later request of a wake admitted */
+	const char *who;	/* take: the wake's agent; NULL: a later ask */
 };
-/* (tests) t/core-step.c */
 int	 bucket_step(struct bucket *, enum bkt_op, const struct bkt_args *,
-	    time_t now, time_t *until);
+	    time_t, time_t *);
+/* budget.c: the document as budget_step sees it */
+enum budget_op { BUDGET_TAKE, BUDGET_GIVE, BUDGET_RECORD, BUDGET_PEEK };
+#define BUDGET_WAKES	1024	/* wakes in flight kept (heart(7) LIMITS) */
+struct budget {
+	struct budget_view v;
+	struct {
+		char	 agent[HEART_IDMAX + 1];
+		time_t	 at;
+	} w[BUDGET_WAKES];
+	int	 nw;
+};
+int	 budget_step(struct budget *, enum budget_op, const char *,
+	    long long, const struct fleet_budget *, time_t, int *);
 
 #endif

@@ -1,23 +1,82 @@
 /*
- * heartwake.h - private to libheart's wake, its model, its tools and
- * heart-ghost's side (HACKING: runner and judge, ghost, wake).
+ * heartwake.h - private to libheart's runner and judge, heart-ghost's
+ * side and heart-wake's (HACKING), by file in its order.  Each .c says
+ * what its calls do.
  */
 #ifndef HEARTWAKE_H
 #define HEARTWAKE_H
 
 #include "heartint.h"
 
+/* child.c: programs run on the model's behalf */
+#define TOOL_MAXOUT	(32 * 1024)	/* a tool's output read back */
+#define TOOL_GRACE	2000		/* ms from SIGTERM to SIGKILL */
+struct tool_proc {
+	char	*const *argv;
+	const char *dir;	/* working directory, or NULL */
+	char	*const *env;	/* NULL: heart-wake's own */
+	const char *in;		/* standard input */
+	size_t	 inlen;
+	long long timeout;	/* s */
+	size_t	 maxout;	/* stdout kept; the rest is read and dropped */
+	int	 inherit;	/* stdout and stderr are the caller's */
+};
+struct tool_out {
+	char	*out;		/* stdout, at most maxout bytes, NUL-ended */
+	size_t	 len;
+	int	 cut;		/* stdout had more than maxout */
+	char	 errout[1024];	/* the start of stderr */
+	int	 status;	/* as from wait(2) */
+	int	 timedout;	/* killed at the timeout */
+	long long ms;		/* wall time */
+};
+struct tool_child {		/* from tool_spawn or tool_fork; -1: none */
+	int	 pid, sentinel;
+	int	 in, out, err;
+};
+int	 tool_spawn(const struct tool_proc *, struct tool_child *, char *);
+int	 tool_fork(struct tool_child *, char *);
+int	 tool_gone(int);
+void	 tool_end(struct tool_child *, size_t, long long, int *);
+int	 tool_exec(const struct tool_proc *, struct tool_out *, char *);
+void	 tool_out_free(struct tool_out *);
+int	 tool_status(const char *, const struct tool_proc *,
+	    const struct tool_out *, char *);
+/* childgroup.c */
+int	 tool_groups_run(const struct tool_child *, size_t);
+/* childpipe.c */
+struct tool_io {
+	int	 fd[3];		/* stdin (ours to write), stdout, stderr */
+	const char *in;
+	size_t	 inleft;
+	struct tool_out *o;
+	size_t	 maxout, errlen;
+};
+int	 tool_io_exchange(struct tool_io *, int, long long);
+/* idle.c: the one judge of replies (heart-soul(5), GHOSTS) */
+enum { IDLE_GHOST, IDLE_KEEP, IDLE_RUN, IDLE_EMPTY };
+struct idle_verdict {
+	int	 what;		/* IDLE_*; IDLE_EMPTY: no text, no call */
+	const char *level;	/* a ghost's: "LOW", "MEDIUM", "HIGH", NULL */
+	const char *keep;	/* IDLE_KEEP: the answer, never NULL */
+	json_t	*decision;	/* asked: the heartbeat call, or NULL */
+	char	 why[256];	/* asked: why there is no decision, or "" */
+	char	*own;		/* private */
+};
+void	 idle_judge(const struct soul *, const char *, const json_t *, int,
+	    struct idle_verdict *);
+json_t	*idle_heartbeat_tool(void);
+void	 idle_verdict_free(struct idle_verdict *);
+
 /* hist.c */
 int	 hist_commit(const char *, const json_t *, const char *,
 	    const char *, const char *, long long, char *);
 int	 hist_tail(const char *, size_t, json_t **, char *);
 int	 hist_last_user(const char *, time_t *, char *);
-
 /* histwalk.c: the history read back to front, a whole wake at a time */
 #define HISTFILE	"history.jsonl"
 #define HISTLOCK	"history.lock"
-/* The file read backwards, line by line. */
-struct hist_back {
+struct hist_back {		/* the file, line by line */
 	int	 fd;
 	const char *path;
 	char	*buf;		/* the file's bytes [lo, hi) */
@@ -25,9 +84,7 @@ struct hist_back {
 	off_t	 cur;		/* lines before cur are still to come */
 	long	 nread;		/* lines returned so far */
 };
-
-/* The wakes of the file, read backwards. */
-struct hist_walk {
+struct hist_walk {		/* the file, wake by wake */
 	struct hist_back b;
 	const char *agent;	/* whose: the repair named */
 	int	 tail;		/* still inside the torn tail */
@@ -44,10 +101,8 @@ int	 hist_same_wake(json_t *, json_t *);
 int	 hist_walk_init(struct hist_walk *, int, const char *, const char *,
 	    char *);
 int	 hist_walk_prev(struct hist_walk *, json_t **, off_t *, char *);
-
 /* ghost.c */
 void	 ghost_hash(const char *, char *);
-
 /* outbox.c */
 struct outbox_entry {
 	char	 wake_id[HEART_IDMAX + 1];
@@ -68,220 +123,105 @@ int	 outbox_load(const char *, const char *, struct outbox_entry **,
 	    size_t *, char *);
 void	 outbox_free(struct outbox_entry *, size_t);
 
-/* idle.c: the one judge of replies (heart-soul(5), GHOSTS) */
-enum { IDLE_GHOST, IDLE_KEEP, IDLE_RUN, IDLE_EMPTY };
-
-struct idle_verdict {
-	int	 what;		/* IDLE_*; IDLE_EMPTY: no text, no call */
-	const char *level;	/* a ghost's: "LOW", "MEDIUM", "HIGH", NULL */
-	const char *keep;	/* IDLE_KEEP: the answer, never NULL */
-	json_t	*decision;	/* asked: the heartbeat call as given,
-				   {"action"?, "reason"?}; else NULL */
-	char	 why[256];	/* asked: why there is no decision, or "" */
-	char	*own;		/* private */
+/* wake.c: the chambers' gates and agents/ID/wake.json */
+struct wake_state {
+	int	 exists;
+	time_t	 first_seen;
+	time_t	 last[CH_NCHAMBERS];	/* last wake admitted */
+	char	 last_status[CH_NCHAMBERS][16];
+	time_t	 refused[CH_NCHAMBERS];	/* refused by breaker or cap */
+	char	 refused_status[CH_NCHAMBERS][16];
+	time_t	 input;			/* the user's last sign, 0: none */
+	int	 input_read;		/* input is known (wake_input) */
+	time_t	 error_at;
+	char	 error[256];
+	int	 checklist_warned, running_pid;
+	time_t	 dormant_told;		/* the input time whose dormancy
+					   was told (dormant.c), 0: none */
+	struct adapt *act;		/* activity.json, or NULL */
+	json_t	*carried;		/* checklist.json, once read */
+	int	 carried_read;
 };
-void	 idle_judge(const struct soul *, const char *, const json_t *, int,
-	    struct idle_verdict *);
-json_t	*idle_heartbeat_tool(void);	/* the heartbeat tool offered */
-void	 idle_verdict_free(struct idle_verdict *);
-/* (tests) fuzz/llm.c */
-int	 idle_detect(const struct soul *, const char *, const char **);
-
+struct gate {
+	enum chamber chamber;
+	char	 status[16];		/* the skip status, "" if open */
+	char	 reason[1024];
+	char	 warning[512];		/* to print once, or "" */
+	time_t	 next;			/* when this gate opens */
+	time_t	 slot;			/* due: the newest slot passed */
+	long long interval, offset;	/* in force, s */
+	char	*items;			/* open checklist items, or NULL */
+	size_t	 left;			/* items left out of the prompt */
+	int	 unread;		/* the checklist's end was not read */
+	json_t	*why;			/* adaptive: the figures, or NULL */
+};
+int	 wake_load(const char *, struct wake_state *, char *);
+void	 wake_free(struct wake_state *);
+int	 wake_gates(const struct soul *, const char *, struct wake_state *,
+	    enum chamber, time_t, int, struct gate *);
+void	 wake_input(const struct soul *, const char *, struct wake_state *);
+time_t	 wake_admit(const struct soul *, const struct wake_state *,
+	    enum chamber, time_t, time_t, int);
+void	 wake_gate_free(struct gate *);
+int	 wake_save(const char *, const char *, const struct wake_state *,
+	    int, enum state_keep, time_t, char *);
+void	 wake_verdicts(const struct soul *, const char *,
+	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);
+int	 wake_carry(const char *, struct wake_state *, enum chamber,
+	    const char *, time_t, char *);
+time_t	 wake_next(const struct soul *, const char *, struct wake_state *,
+	    enum chamber, time_t, time_t, int);
+time_t	 wake_carried(const char *, struct wake_state *, enum chamber,
+	    const char *);
+/* adapt.c: the adaptive schedule, agents/ID/activity.json */
+struct adapt;
+struct adapt_fig {
+	int	 how;		/* hour of the week, 0: Monday 00:00 */
+	time_t	 hour;		/* when that hour began */
+	long long real;		/* real answers in it over the window */
+	long long ghosts[4];	/* ghosts: plain, LOW, MEDIUM, HIGH */
+	double	 gweight;	/* the ghosts, weighted */
+	long long dreal;	/* the same, for the same hour of the day */
+	double	 dgweight;	/* on the other days of the week */
+	long long run;		/* ghosts in a row since the last real one */
+	double	 runweight;
+	int	 busy;		/* ADAPT_BUSY_HERE, _ELSEWHERE, or 0 */
+	int	 unseen;	/* not seen in an earlier week */
+	int	 turned;	/* answers at this hour on another day since */
+	double	 evidence;	/* else the doublings the ghosts allow */
+	double	 exponent;	/* interval = schedule.interval * 2^exponent */
+	long long interval;	/* the rung in force */
+};
+int	 adapt_load(const char *, struct adapt **, char *);
+void	 adapt_free(struct adapt *);
+long long adapt_interval(const struct soul *, struct adapt *, time_t,
+	    struct adapt_fig *);
+time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
+	    time_t, struct adapt_fig *);
+int	 adapt_record(const char *, const struct soul *, struct adapt **,
+	    const char *, const char *, time_t, char *);
+json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
 /* checklist.c: HEARTBEAT.md, its open items */
 #define HEART_CHECKMAX	(256 * 1024)	/* a checklist (heart(7) LIMITS) */
-int	 checklist_open_items(const char *, char **, char *);
-int	 checklist_interval(const char *, long long *);
-/* An item due, as checklist_fit weighs it for a prompt */
-struct checklist_item {
+struct checklist_item {		/* an item due, as checklist_fit weighs it */
 	const char *line;
 	size_t	 cost;		/* its bytes in the request */
 	int	 every;		/* it has its own interval */
 	time_t	 carried;	/* when last carried; 0: never */
 	int	 keep;		/* out: the prompt carries it */
 };
+int	 checklist_open_items(const char *, char **, char *);
+int	 checklist_interval(const char *, long long *);
 size_t	 checklist_fit(struct checklist_item *, size_t, size_t);
-
-/* http.c: one POST through libcurl, loaded only when needed */
-struct http_req {
-	const char *url;
-	const char *const *headers;	/* NULL-terminated */
-	const char *body;
-	long	 timeout;		/* s */
-	size_t	 maxbytes;
+/* gate.c: a chamber's gate program (heart-soul(5), gate) */
+enum { GATE_WAKE, GATE_SKIP, GATE_FAIL };
+struct gate_out {
+	char	*text;		/* to free */
+	int	 exit;		/* its exit status, or -1 */
+	long long ms;
 };
-
-#define HTTP_LIMITS	16	/* rate-limit headers kept, at most */
-struct http_resp {
-	long	 status;
-	char	*body;
-	size_t	 len;
-	char	 retry_after[64];	/* the header's value, or "" */
-	char	 limit[HTTP_LIMITS][2][64];	/* rate-limit headers: the
-					   name (lower case), the value */
-	size_t	 nlimit;
-};
-int	 http_preload(char *);
-int	 http_post(const struct http_req *, struct http_resp *, char *);
-int	 http_retry_after(const char *, time_t, time_t *);
-
-/* llm.c: the model endpoint */
-
-struct llm_reply {
-	char	*text;
-	json_t	*tool_calls;		/* OpenAI form, or NULL */
-	long long prompt_tokens;	/* every input token */
-	long long completion_tokens;
-	long long cached_tokens;	/* of prompt: read from a cache */
-	long long cache_write_tokens;	/* of prompt: written to it */
-	int	 fail;			/* failed: LLM_*; else 0 */
-	time_t	 hold;			/* failed: Retry-After, or 0 */
-	time_t	 account;		/* failed: a 429 of the account's
-					   rate limit, its reset; or 0 */
-	long	 status;		/* failed: the HTTP status, or 0 */
-};
-
-/* (tests) fuzz/llm.c */
-int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
-	    char *);
-void	 llm_reply_free(struct llm_reply *);
-#define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */
-struct llm_conf {
-	char	 provider[16];
-	char	 base_url[1024];
-	char	 model[256];
-	char	 key_env[128];
-	long long timeout;
-	long long max_tokens;
-	long long budget;		/* llm.context_budget, tokens */
-	int	 cache;			/* llm.cache: LLM_CACHE_* */
-	const char *soul;		/* the soul's path, for messages */
-	const json_t *command;		/* command provider: the soul's argv */
-	char	 dir[4096];		/* where the command runs */
-};
-/* what a failure asks of a person (llm_reply.fail) */
-enum {
-	LLM_TEMP = 1,	/* nothing: it may pass (5xx, 429, timeout...) */
-	LLM_CONFIG,	/* fix the key, the model or the URL (401, 403,
-			   404, a 400 that names no such model) */
-	LLM_QUOTA	/* add credit: the account's quota is used up */
-};
-int	 llm_conf(const struct soul *, struct llm_conf *, char *);
-int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
-json_t	*llm_dry(const struct llm_conf *, json_t *);
-int	 llm_send(const struct llm_conf *, json_t *, time_t,
-	    struct llm_reply *, char *);
-int	 llm_key_warning(const struct llm_conf *, char *, size_t);
-
-/* llmprovider.c: a provider's request and reply, by its row */
-struct llm_provider {
-	const char *name;
-	const char *url;	/* default base URL; NULL: not HTTP */
-	const char *path;	/* appended to the base URL */
-	const char *key_env;	/* default key variable */
-	json_t	*(*body)(const struct llm_conf *, json_t *, json_t *,
-		    const char *);
-	void	 (*headers)(const char *, char [][512], size_t *);
-	int	 (*parse)(json_t *, struct llm_reply *, char *);
-};
-const struct llm_provider *llm_provider_find(const char *);
-void	 llm_provider_secrets(void);
-int	 llm_reply_read(const struct llm_provider *, const char *, size_t,
-	    struct llm_reply *, char *);
-json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
-	    const char *);
-
-/* llmfail.c: an HTTP answer outside 2xx, its class (LLM_*) and why */
-int	 llm_http_fail(const struct llm_conf *, const char *, long,
-	    const char *, char *);
-#define LLM_RATEMAX	3600	/* s an account's rate limit holds, at most */
-time_t	 llm_rate_account(const struct http_resp *, time_t, time_t);
-
-/* llmfit.c */
-size_t	 llm_cost(const json_t *);
-json_t	*llm_fit(const json_t *, size_t, size_t, long long);
-/* the bytes a prompt's checklist items may take, beside the rest */
-size_t	 llm_items_room(size_t, long long);
-
-/* slot.c: the ladder of intervals, the agent's offset, its slots */
-long long slot_offset(const char *, long long);
-long long slot_rung(long long, long long, long long, double);
-long long slot_rung_offset(const struct soul *, long long);
-time_t	 slot_from(time_t, long long, long long);
-time_t	 slot_before(time_t, long long, long long);
-int	 slot_missed(time_t, time_t, long long);
-void	 slot_why(time_t, time_t, long long, char *, size_t);
-
-/* ask.c: one request to a model, every one heart sends */
-#define USAGE_SLACK	4096	/* tokens a provider may add on its side */
-
-struct ask {
-	const struct llm_conf *lc;	/* the endpoint's settings */
-	const char *ep;		/* its bucket (bucket.c), or "" */
-	time_t	 taken;		/* the wake's first request, taken by
-				   bucket_gate then; 0: wait for a turn */
-	const struct price *price;	/* NULL or unset: no price */
-	struct usage u;		/* its tokens, as counted */
-	long long cost;		/* and their cost, nano$; -1: no price */
-	char	 note[384];	/* what of the usage was mended, or "" */
-};
-int	 ask_send(struct ask *, json_t *, time_t, struct llm_reply *,
-	    char *);
-/* (tests) t/core-step.c fuzz/llm.c */
-void	 ask_usage_bound(struct usage *, long long, long long, long long,
-	    char *, size_t);
-
-/* child.c, tool.c: programs run on the model's behalf */
-#define TOOL_MAXOUT	(32 * 1024)	/* a tool's output read back */
-#define TOOL_GRACE	2000		/* ms from SIGTERM to SIGKILL */
-struct tool_proc {
-	char	*const *argv;
-	const char *dir;	/* working directory, or NULL */
-	char	*const *env;	/* NULL: heart-wake's own */
-	const char *in;		/* standard input */
-	size_t	 inlen;
-	long long timeout;	/* s */
-	size_t	 maxout;	/* stdout kept; the rest is read and dropped */
-	int	 inherit;	/* stdout and stderr are the caller's */
-};
-
-struct tool_out {
-	char	*out;		/* stdout, at most maxout bytes, NUL-ended */
-	size_t	 len;
-	int	 cut;		/* stdout had more than maxout */
-	char	 errout[1024];	/* the start of stderr */
-	int	 status;	/* as from wait(2) */
-	int	 timedout;	/* killed at the timeout */
-	long long ms;		/* wall time */
-};
-
-/* a child started by tool_spawn or tool_fork (-1: none) */
-struct tool_child {
-	int	 pid;
-	int	 sentinel;
-	int	 in, out, err;
-};
-
-/* child.c */
-int	 tool_spawn(const struct tool_proc *, struct tool_child *, char *);
-int	 tool_fork(struct tool_child *, char *);
-int	 tool_gone(int);
-void	 tool_end(struct tool_child *, size_t, long long, int *);
-int	 tool_exec(const struct tool_proc *, struct tool_out *, char *);
-void	 tool_out_free(struct tool_out *);
-int	 tool_status(const char *, const struct tool_proc *,
-	    const struct tool_out *, char *);
-/* childgroup.c */
-int	 tool_groups_run(const struct tool_child *, size_t);
-/* childpipe.c: a child's pipes, fed and read (tool_exec, the stop) */
-struct tool_io {
-	int	 fd[3];		/* stdin (ours to write), stdout, stderr */
-	const char *in;
-	size_t	 inleft;
-	struct tool_out *o;
-	size_t	 maxout;
-	size_t	 errlen;
-};
-int	 tool_io_exchange(struct tool_io *, int, long long);
+int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
+	    const char *, time_t, struct gate_out *, char *);
 /* tool.c */
 char	*tool_text(const char *, const char *, size_t, int);
 char	**tool_env(const struct tool_ctx *, const char *, char *const *);
@@ -289,26 +229,15 @@ json_t	*tool_offer(const json_t *);
 json_t	*tool_args(const json_t *, char *);
 int	 tool_call(const struct soul *, const struct tool_ctx *,
 	    const json_t *, char **, char *);
-
-/* mcp.c: the parsers of what a server sends (pure) */
+/* mcp.c */
 enum { MCP_RESULT, MCP_ERROR, MCP_NOTE, MCP_REQUEST, MCP_STRAY };
-/* (tests) fuzz/mcp.c */
-int	 mcp_message(const char *, size_t, long long, json_t **, char *);
-/* (tests) fuzz/mcp.c */
-int	 mcp_tools(const json_t *, json_t *, const char **, char *);
-/* (tests) fuzz/mcp.c */
-int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
-#define MCP_LINEMAX	(4 * 1024 * 1024)	/* one message */
-#define MCP_READMAX	(16 * 1024 * 1024)	/* read for one answer */
 const json_t *mcp_offer(const struct mcp *);
 const json_t *mcp_warnings(const struct mcp *);
 int	 mcp_has(struct mcp *, const char *);
 int	 mcp_call(struct mcp *, const json_t *, char **, char *);
 json_t	*mcp_plan(const struct soul *);
-
 /* mcpstdio.c: an MCP server's process and its messages */
 #define MCP_TAIL	4096	/* the end of a server's stderr, kept */
-
 struct mcp_server {
 	const char *name;
 	const json_t *conf;
@@ -335,200 +264,109 @@ int	 mcp_fail(struct mcp_server *, int, char *, const char *, ...)
 	__attribute__((format(printf, 4, 5)));
 void	 mcp_guard(int);
 void	 mcp_stop(struct mcp_server *, size_t);
-
-/* gate.c: a chamber's gate program (heart-soul(5), gate) */
-enum { GATE_WAKE, GATE_SKIP, GATE_FAIL };
-
-struct gate_out {
-	char	*text;		/* to free */
-	int	 exit;		/* its exit status, or -1 */
-	long long ms;
+/* http.c: one POST through libcurl, loaded only when needed */
+struct http_req {
+	const char *url;
+	const char *const *headers;	/* NULL-terminated */
+	const char *body;
+	long	 timeout;		/* s */
+	size_t	 maxbytes;
 };
-int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
-	    const char *, time_t, struct gate_out *, char *);
-
-/* triage.c: the skip/run decision and the triage model */
-json_t	*triage_body(const struct llm_conf *, const char *, const char *);
-/* a wake's triage, asked its prompt: 1 to go on to the main model */
+#define HTTP_LIMITS	16	/* rate-limit headers kept, at most */
+struct http_resp {
+	long	 status;
+	char	*body;
+	size_t	 len;
+	char	 retry_after[64];	/* the header's value, or "" */
+	char	 limit[HTTP_LIMITS][2][64];	/* rate-limit headers: the
+					   name (lower case), the value */
+	size_t	 nlimit;
+};
+int	 http_preload(char *);
+int	 http_post(const struct http_req *, struct http_resp *, char *);
+int	 http_retry_after(const char *, time_t, time_t *);
+/* llm.c: the model endpoint */
+struct llm_conf {
+	char	 provider[16];
+	char	 base_url[1024];
+	char	 model[256];
+	char	 key_env[128];
+	long long timeout, max_tokens;
+	long long budget;		/* llm.context_budget, tokens */
+	int	 cache;			/* llm.cache: LLM_CACHE_* */
+	const char *soul;		/* the soul's path, for messages */
+	const json_t *command;		/* command provider: the soul's argv */
+	char	 dir[4096];		/* where the command runs */
+};
+enum {				/* what a failure asks of a person */
+	LLM_TEMP = 1,	/* nothing: it may pass (5xx, 429, timeout...) */
+	LLM_CONFIG,	/* fix the key, the model or the URL */
+	LLM_QUOTA	/* add credit: the account's quota is used up */
+};
+struct llm_reply {
+	char	*text;
+	json_t	*tool_calls;		/* OpenAI form, or NULL */
+	long long prompt_tokens;	/* every input token */
+	long long completion_tokens;
+	long long cached_tokens;	/* of prompt: read from a cache */
+	long long cache_write_tokens;	/* of prompt: written to it */
+	int	 fail;			/* failed: LLM_*; else 0 */
+	time_t	 hold;			/* failed: Retry-After, or 0 */
+	time_t	 account;		/* failed: a 429 of the account's
+					   rate limit, its reset; or 0 */
+	long	 status;		/* failed: the HTTP status, or 0 */
+};
+int	 llm_conf(const struct soul *, struct llm_conf *, char *);
+int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
+json_t	*llm_dry(const struct llm_conf *, json_t *);
+int	 llm_send(const struct llm_conf *, json_t *, time_t,
+	    struct llm_reply *, char *);
+int	 llm_key_warning(const struct llm_conf *, char *, size_t);
+/* llmprovider.c: a provider's request and reply, by its row */
+#define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */
+struct llm_provider {
+	const char *name;
+	const char *url;	/* default base URL; NULL: not HTTP */
+	const char *path;	/* appended to the base URL */
+	const char *key_env;	/* default key variable */
+	json_t	*(*body)(const struct llm_conf *, json_t *, json_t *,
+		    const char *);
+	void	 (*headers)(const char *, char [][512], size_t *);
+	int	 (*parse)(json_t *, struct llm_reply *, char *);
+};
+const struct llm_provider *llm_provider_find(const char *);
+void	 llm_provider_secrets(void);
+int	 llm_reply_read(const struct llm_provider *, const char *, size_t,
+	    struct llm_reply *, char *);
+void	 llm_reply_free(struct llm_reply *);
+json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
+	    const char *);
+/* llmfail.c */
+int	 llm_http_fail(const struct llm_conf *, const char *, long,
+	    const char *, char *);
+#define LLM_RATEMAX	3600	/* s an account's rate limit holds, at most */
+time_t	 llm_rate_account(const struct http_resp *, time_t, time_t);
+/* llmfit.c */
+size_t	 llm_cost(const json_t *);
+json_t	*llm_fit(const json_t *, size_t, size_t, long long);
+size_t	 llm_items_room(size_t, long long);
+/* ask.c: one request to a model, every one heart sends */
+#define USAGE_SLACK	4096	/* tokens a provider may add on its side */
+struct ask {
+	const struct llm_conf *lc;	/* the endpoint's settings */
+	const char *ep;		/* its bucket (bucket.c), or "" */
+	time_t	 taken;		/* first request's, by bucket_gate; 0 */
+	const struct price *price;	/* NULL or unset: no price */
+	struct usage u;		/* its tokens, as counted */
+	long long cost;		/* and their cost, nano$; -1: no price */
+	char	 note[384];	/* what of the usage was mended, or "" */
+};
+int	 ask_send(struct ask *, json_t *, time_t, struct llm_reply *,
+	    char *);
+/* triage.c */
 struct wake;
+json_t	*triage_body(const struct llm_conf *, const char *, const char *);
 int	 triage_wake(struct wake *, const char *, int *, char *);
-
-/* adapt.c: the adaptive schedule, agents/ID/activity.json */
-struct adapt;
-
-struct adapt_fig {
-	int	 how;		/* hour of the week, 0: Monday 00:00 */
-	time_t	 hour;		/* when that hour began */
-	long long real;		/* real answers in it over the window */
-	long long ghosts[4];	/* ghosts: plain, LOW, MEDIUM, HIGH */
-	double	 gweight;	/* the ghosts, weighted */
-	long long dreal;	/* the same, for the same hour of the day */
-	double	 dgweight;	/* on the other days of the week */
-	long long run;		/* ghosts in a row since the last real one */
-	double	 runweight;
-	int	 busy;		/* ADAPT_BUSY_HERE, _ELSEWHERE, or 0 */
-	int	 unseen;	/* not seen in an earlier week */
-	int	 turned;	/* real answers at this hour on another
-				   day, quiet at it before, since then */
-	double	 evidence;	/* else the doublings the ghosts allow */
-	double	 exponent;	/* interval = schedule.interval * 2^exponent */
-	long long interval;	/* the rung in force */
-};
-int	 adapt_load(const char *, struct adapt **, char *);
-void	 adapt_free(struct adapt *);
-long long adapt_interval(const struct soul *, struct adapt *, time_t,
-	    struct adapt_fig *);
-time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
-	    time_t, struct adapt_fig *);
-int	 adapt_record(const char *, const struct soul *, struct adapt **,
-	    const char *, const char *, time_t, char *);
-json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
-
-/* wake.c: the chambers' gates and agents/ID/wake.json */
-struct wake_state {
-	int	 exists;
-	time_t	 first_seen;
-	time_t	 last[CH_NCHAMBERS];	/* last wake admitted */
-	char	 last_status[CH_NCHAMBERS][16];
-	time_t	 refused[CH_NCHAMBERS];	/* last wake the breaker or the cap
-					   refused: it used up its slot */
-	char	 refused_status[CH_NCHAMBERS][16];
-	time_t	 input;			/* the user's last sign, 0: none */
-	int	 input_read;		/* input is known (wake_input) */
-	time_t	 error_at;
-	char	 error[256];
-	int	 checklist_warned;
-	time_t	 dormant_told;		/* the input time whose dormancy
-					   was told (dormant.c), 0: none */
-	int	 running_pid;
-	struct adapt *act;		/* activity.json, or NULL */
-	json_t	*carried;		/* checklist.json, once read */
-	int	 carried_read;
-};
-
-struct gate {
-	enum chamber chamber;
-	char	 status[16];		/* the skip status, "" if open */
-	char	 reason[1024];
-	char	 warning[512];		/* to print once, or "" */
-	time_t	 next;			/* when this gate opens */
-	time_t	 slot;			/* due: when the newest slot passed
-					   opened (slot.c, slot_missed) */
-	long long interval;		/* in force, s */
-	long long offset;
-	char	*items;			/* open checklist items, or NULL */
-	size_t	 left;			/* items left out of the prompt */
-	int	 unread;		/* the checklist's end was not read */
-	json_t	*why;			/* adaptive: the figures, or NULL */
-};
-int	 wake_load(const char *, struct wake_state *, char *);
-void	 wake_free(struct wake_state *);
-int	 wake_gates(const struct soul *, const char *, struct wake_state *,
-	    enum chamber, time_t, int, struct gate *);
-void	 wake_input(const struct soul *, const char *, struct wake_state *);
-time_t	 wake_admit(const struct soul *, const struct wake_state *,
-	    enum chamber, time_t, time_t, int);
-void	 wake_gate_free(struct gate *);
-
-/* dormant.c: agents nobody reads stop spending */
-long long dormant_after(const struct soul *, enum chamber);
-int	 dormant_at(const struct soul *, const struct wake_state *,
-	    enum chamber, time_t, time_t *);
-int	 dormant_untold(const struct wake_state *, time_t);
-json_t	*dormant_json(const struct soul *, const struct wake_state *,
-	    enum chamber, time_t, time_t);
-void	 dormant_why(const struct soul *, enum chamber, time_t, char *,
-	    size_t);
-int	 wake_save(const char *, const char *, const struct wake_state *,
-	    int, enum state_keep, time_t, char *);
-void	 wake_verdicts(const struct soul *, const char *,
-	    struct wake_state *, enum chamber, time_t, int, struct gate [3]);
-int	 wake_carry(const char *, struct wake_state *, enum chamber,
-	    const char *, time_t, char *);
-time_t	 wake_next(const struct soul *, const char *, struct wake_state *,
-	    enum chamber, time_t, time_t, int);
-time_t	 wake_carried(const char *, struct wake_state *, enum chamber,
-	    const char *);
-
-/* endpoint.c: the endpoints of the fleet file */
-struct endpoint {
-	char	 name[HEART_IDMAX + 1];
-	char	*base_url, *model;	/* NULL: any */
-	long long rpm, tpm;		/* 0: no limit */
-};
-int	 endpoint_read(char *);
-const struct endpoint *endpoint_named(const char *);
-const char *endpoint_file(void);
-int	 endpoint_of(const struct llm_conf *, char *, size_t, char *);
-
-/* bucket.c */
-int	 bucket_give(const char *, time_t, time_t, char *);
-int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
-	    char *, size_t, char *);
-int	 bucket_gate_ok(const struct rate_view *, time_t, char *, size_t);
-int	 bucket_wait(const char *, long long, char *);
-int	 bucket_send(const char *, time_t, long long, char *);
-void	 bucket_after(const char *, long, time_t, long long, time_t);
-
-/* run.c: one wake, its orchestration; the conversation is talk.c's */
-/* the wake's outcome, as its result says it (outcome.c) */
-struct outcome {
-	enum wake_status status;	/* ST_ERROR until decided */
-	char	 reason[1024];		/* "" when none */
-	const char *idle_level;		/* idle.c's, or NULL */
-	char	 warning[2048];		/* the warnings, "; " between, or "" */
-};
-/* One wake of one agent, from its lock to its result. */
-struct wake {
-	const struct soul *s;
-	const struct run_opts *o;
-	time_t	 now;
-	char	 dir[4096];
-	char	 id[40];
-	struct wake_state w;
-	struct wake_state prev;		/* w as it was before this wake */
-	struct gate g;
-	struct brk_conf bc;
-	struct brk_view bv;
-	struct cap_view cv;
-	json_t	*events;
-	json_t	*res;
-	json_t	*said;			/* res's messages */
-	struct outcome out;		/* what res says of the outcome */
-	long long t0;
-	int	 loaded;		/* w was read */
-	char	*gate_out;		/* the gate program's output, or NULL */
-	struct llm_conf tc;		/* the triage endpoint, */
-	int	 triage;		/* when the soul names one */
-	char	*found;			/* the triage's finding, or NULL */
-	int	 tfail;			/* the triage failed: LLM_* */
-	struct usage tu;		/* the triage's tokens */
-	long long tcost;		/* and their cost, nano$; -1: none */
-	time_t	 thold;
-	char	 terr[HEART_ERRLEN];
-	char	 ep[HEART_IDMAX + 1];	/* its endpoint (bucket.c), or "" */
-	char	 tep[HEART_IDMAX + 1];	/* the triage's, or "" */
-	time_t	 taken;			/* when its first request was admitted */
-	time_t	 budget_at;	/* the fleet's budget, reached, admits again
-				   then (budget.c); 0: it admits */
-};
-void	 run_id(time_t, char *, size_t);
-/* from when the breaker and the cap both admit a wake of a chamber */
-/* admit.c: a due wake's breaker, account hold and cap */
-int	 admit_held(struct wake *, const struct llm_conf *, int, char *,
-	    size_t, const char **, char *);
-int	 admit_wake(struct wake *, const struct llm_conf *, char *, size_t,
-	    const char **, char *);
-time_t	 run_open_at(const struct wake *, enum chamber);
-
-/* outcome.c: the wake's outcome, into the wake and its result */
-void	 outcome_set(struct wake *, const char *, const char *);
-void	 outcome_status(struct wake *, enum wake_status);
-void	 outcome_reason(struct wake *, const char *);
-void	 outcome_reply(struct wake *, enum wake_status, const char *,
-	    const char *);
-void	 outcome_warn(struct wake *, const char *);
-
 /* talk.c: an admitted wake's conversation with the model and its tools */
 struct talk {
 	json_t	*msgs;		/* the request's messages, growing */
@@ -561,12 +399,62 @@ int	 talk_run(struct wake *, const struct llm_conf *, struct talk *,
 	    char *);
 long long talk_spent(struct wake *, const struct talk *, struct usage *);
 void	 talk_end(struct talk *);
-
+/* outcome.c: the wake's outcome, as its result says it */
+struct outcome {
+	enum wake_status status;	/* ST_ERROR until decided */
+	char	 reason[1024];		/* "" when none */
+	const char *idle_level;		/* idle.c's, or NULL */
+	char	 warning[2048];		/* the warnings, "; " between, or "" */
+};
+void	 outcome_set(struct wake *, const char *, const char *);
+void	 outcome_status(struct wake *, enum wake_status);
+void	 outcome_reason(struct wake *, const char *);
+void	 outcome_reply(struct wake *, enum wake_status, const char *,
+	    const char *);
+void	 outcome_warn(struct wake *, const char *);
+/* admit.c */
+int	 admit_held(struct wake *, const struct llm_conf *, int, char *,
+	    size_t, const char **, char *);
+int	 admit_wake(struct wake *, const struct llm_conf *, char *, size_t,
+	    const char **, char *);
+/* run.c: one wake of one agent, from its lock to its result */
+struct wake {
+	const struct soul *s;
+	const struct run_opts *o;
+	time_t	 now;
+	char	 dir[4096];
+	char	 id[40];
+	struct wake_state w;
+	struct wake_state prev;		/* w as it was before this wake */
+	struct gate g;
+	struct brk_conf bc;
+	struct brk_view bv;
+	struct cap_view cv;
+	json_t	*events, *res;
+	json_t	*said;			/* res's messages */
+	struct outcome out;		/* what res says of the outcome */
+	long long t0;
+	int	 loaded;		/* w was read */
+	char	*gate_out;		/* the gate program's output, or NULL */
+	struct llm_conf tc;		/* the triage endpoint, */
+	int	 triage;		/* when the soul names one */
+	char	*found;			/* the triage's finding, or NULL */
+	int	 tfail;			/* the triage failed: LLM_* */
+	struct usage tu;		/* the triage's tokens */
+	long long tcost;		/* and their cost, nano$; -1: none */
+	time_t	 thold;
+	char	 terr[HEART_ERRLEN];
+	char	 ep[HEART_IDMAX + 1];	/* its endpoint (bucket.c), or "" */
+	char	 tep[HEART_IDMAX + 1];	/* the triage's, or "" */
+	time_t	 taken;			/* when its first request was admitted */
+	time_t	 budget_at;	/* the fleet's budget, reached, admits again
+				   then (budget.c); 0: it admits */
+};
+void	 run_id(time_t, char *, size_t);
+time_t	 run_open_at(const struct wake *, enum chamber);
 /* soulcache.c: what a round learnt of each soul of a directory */
 #define SOULCACHE_NID	7	/* a file's identity: dev, ino, size, times */
-/* the version written (soulcache.c, head_in) */
-#define SOULCACHE_VERSION	4
-
+#define SOULCACHE_VERSION	4	/* the version written */
 struct soulcache_ent {
 	char	*name;		/* the file's name in the directory */
 	long long id[SOULCACHE_NID];	/* soulcache_identity's */
@@ -577,7 +465,6 @@ struct soulcache_ent {
 	int	 seen;		/* met in this round */
 	int	 chg;		/* changed since it was read */
 };
-
 struct soulcache {
 	char	 dir[4096];	/* STATE/rounds */
 	char	 name[40];	/* HASH.jsonl */
@@ -611,5 +498,19 @@ void	 soulcache_path(const struct soulcache *, const char *, char *,
 void	 soulcache_line_drop(struct soulcache_ent *);
 /* soulcachesave.c */
 int	 soulcache_save(struct soulcache *, int, char *);
+
+/* for t/ and fuzz/ only */
+/* idle.c */
+int	 idle_detect(const struct soul *, const char *, const char **);
+/* llmprovider.c */
+int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
+	    char *);
+/* ask.c */
+void	 ask_usage_bound(struct usage *, long long, long long, long long,
+	    char *, size_t);
+/* mcp.c: the parsers of what a server sends (pure) */
+int	 mcp_message(const char *, size_t, long long, json_t **, char *);
+int	 mcp_tools(const json_t *, json_t *, const char **, char *);
+int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
 
 #endif

@@ -41,6 +41,7 @@
 #define HOLDDOC		"hold.json"
 #define OWNER		"*"		/* the store's own (store.c) */
 #define KEEP		(7 * 86400LL)	/* a server keeps it this long */
+#define HOLD_PROBE	900		/* s between probes, unless told */
 
 /* The account of url and key: its endpoint (no user, no password) in
  * ep and its fingerprint in fp (16 hex digits). */

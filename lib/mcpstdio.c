@@ -29,6 +29,8 @@ static const char *const keep_vars[] = { "HOME", "LOGNAME", "PATH",
     "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR", NULL };
 
 #define MCP_LINGER	1000	/* ms from closing its stdin to the stop */
+#define MCP_LINEMAX	(4 * 1024 * 1024)	/* one message */
+#define MCP_READMAX	(16 * 1024 * 1024)	/* read for one answer */
 
 static struct sigaction savedpipe;
 

@@ -8,9 +8,9 @@
 
 #include <hiredis.h>
 
+/* redisconn.c: the store's server and the connection, one a process;
+ * a command is built with redisconn_aput and _anum (a.n = 0 to start) */
 #define REDISCONN_MAXARGS	16
-
-/* redisconn.c: the store's server and the connection, one a process */
 struct redisconn {
 	char	 url[512];	/* as given; it never holds a password */
 	char	 host[256];
@@ -20,8 +20,6 @@ struct redisconn {
 	redisContext *ctx;
 };
 extern struct redisconn redis_conn;
-
-/* a command, built with redisconn_aput and _anum (a.n = 0 to start) */
 struct redisconn_args {
 	int	 n;
 	const char *v[REDISCONN_MAXARGS];
@@ -42,7 +40,6 @@ int	 redisconn_any_error(redisReply **, int, const char *, char *);
 const char *redisconn_str(const redisReply *);
 void	 redisconn_key(const char *, const char *, char *, size_t);
 int	 redisconn_get(const char *, char **, char *);
-
 /* redisupgrade.c */
 int	 redisupgrade_doc(const char *, const char *, char **, char *);
 

@@ -1,8 +1,9 @@
 /*
- * soulfacts.c - what a loaded soul says beyond its fields: a chamber's
- * name, the soul's directory, whether its triage asks llm's provider,
- * and the price each of its models is at.  Everything that only reads
- * a soul needs this file, never the loader (soul.c).
+ * soulfacts.c - what a loaded soul says: to the programs, which do not
+ * see struct soul, its name, zone and warnings; beyond its fields, a
+ * chamber's name, the soul's directory, whether its triage asks llm's
+ * provider, and the price each of its models is at.  Everything that
+ * only reads a soul needs this file, never the loader (soul.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,28 @@
 #include "heartint.h"
 
 static const char *chambers[] = { "schedule", "idle" };
+
+/* The agent's id. */
+const char *
+soul_name(const struct soul *s)
+{
+	return s->name;
+}
+
+/* Its time zone; NULL when there is no soul (the state's own, then). */
+const char *
+soul_zone(const struct soul *s)
+{
+	return s != NULL ? s->timezone : NULL;
+}
+
+/* What its load warned of (unknown keys and the like): *n of them. */
+char *const *
+soul_warnings(const struct soul *s, size_t *n)
+{
+	*n = s->nwarn;
+	return s->warn;
+}
 
 const char *
 soul_chamber_name(enum chamber c)

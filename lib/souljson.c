@@ -7,7 +7,6 @@
 
 #include "heartint.h"
 #include "heartsoul.h"
-#include "heartwake.h"
 
 static json_t *
 hours_json(const struct hours *h)

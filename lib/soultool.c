@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "heartint.h"
-#include "heartwake.h"
 #include "heartsoul.h"
 
 #define MCP_NAMEMAX	32	/* a server's name */

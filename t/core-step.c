@@ -12,7 +12,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "heartint.h"
 #include "heartstore.h"
 #include "heartwake.h"
 
