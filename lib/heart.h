@@ -185,6 +185,17 @@ int	 store_code(int);
 /* redisstore.c */
 int	 redisstore_open(const char *, char *);
 
+/* journal.c: an agent's journal of its wakes' decisions (heart-wake
+ * --why): a file holds at most JOURNAL_MAX bytes (then the newest half
+ * is kept), a server the newest JOURNAL_KEEP entries */
+#define JOURNAL_MAX	(128 * 1024)
+#define JOURNAL_KEEP	500
+#define JOURNAL_REASON	240	/* bytes of a reason, at most */
+int	 journal_add(const char *, time_t, const char *, const char *,
+	    const char *, const char *, char *);
+int	 journal_read(const char *, time_t, long long, json_t **, char *);
+int	 journal_since(const char *, time_t, time_t *, char *);
+
 /* hold.c: one hold per provider account (heart-cap status) */
 int	 hold_list(json_t **, char *);
 

@@ -15,6 +15,13 @@ void	 store_unlock(int);
 int	 store_read_json(const char *, const char *, json_t **, char *);
 int	 store_put_json(const char *, const char *, const json_t *,
 	    enum state_keep, char *);
+/* an agent's log: lines of at most STORE_LOGLINE bytes, appended whole
+ * (journal.c's); files hold at most max bytes, a server keep lines */
+#define STORE_LOGLINE	1024
+int	 store_log_add(const char *agent, const char *name, const char *line,
+	    size_t max, long long keep, char *err);
+int	 store_log_read(const char *agent, const char *name, long long last,
+	    char ***lines, size_t *n, char *err);
 /* a server store (redisstore.c), plugged into store.c: it keeps bytes */
 struct store_ops {
 	const char *name;	/* the URL, for messages */
@@ -38,6 +45,12 @@ struct store_ops {
 	int	(*agents)(char ***, size_t *, char *err);
 	/* 1: agent has keys in the store, 0: none, -1: err */
 	int	(*known)(const char *agent, char *err);
+	/* agent's log `name': line appended, only the newest keep kept;
+	 * read: the newest last (0: all), oldest first */
+	int	(*log_add)(const char *agent, const char *name,
+		    const char *line, long long keep, char *err);
+	int	(*log_read)(const char *agent, const char *name,
+		    long long last, char ***lines, size_t *n, char *err);
 	/* in a forked child: drop the parent's connection, unused */
 	void	(*forked)(void);
 };
