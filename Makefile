@@ -102,7 +102,8 @@ DEB_PKG = build-essential dpkg-dev debhelper lintian devscripts
 # starts a redis-server per file when HEART_TEST_STORE=redis).
 STORE_SUITES = t/heart-cap.bats t/heart-cap-days.bats t/heart-breaker.bats \
     t/heart-cap-pause.bats t/heart-wake-round.bats t/heart-wake-economy.bats \
-    t/heart-wake-money.bats t/heart-wake-hold.bats t/heart-wake-dormant.bats
+    t/heart-wake-money.bats t/heart-wake-hold.bats t/heart-wake-dormant.bats \
+    t/heart-wake-why.bats
 
 all: $(PROGS)
 

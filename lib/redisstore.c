@@ -17,7 +17,8 @@
  *   heart:{ID}:wake.json	wake.json; written only by the wake
  *				lock's holder; 30 days
  *   heart:{ID}:wake.lock	the wake lock: a holder's token, leased
- *   heart:{ID}:journal	the agent's journal (journal.c): a list of
+ *   heart:{ID}:journal.jsonl
+ *				the agent's journal (journal.c): a list of
  *				its lines, oldest first, capped (LTRIM);
  *				30 days after the last entry
  *   heart:{*}:pause.json	the store's own: who is paused (pause.c);
