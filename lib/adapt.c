@@ -30,6 +30,7 @@
 #include <strings.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 #include "heartwake.h"
 
 enum { ADAPT_BUSY_HERE = 1, ADAPT_BUSY_ELSEWHERE };	/* adapt_fig.busy */

@@ -8,6 +8,7 @@
 #define PULSE_BREAKER	1
 #define PULSE_WAKE		2
 #define PULSE_CAP		4
+#define PULSE_JOURNAL	8
 /* its texts are its own: pulse_clear frees them */
 struct pulse_state {	/* a publisher keeps one per agent: keep it small */
 	char	 breaker[12];	/* closed, open, half_open; "": unknown */
@@ -28,7 +29,18 @@ struct pulse_state {	/* a publisher keeps one per agent: keep it small */
 	time_t	 last_ts;	/* when the last admitted wake began */
 	char	*last_error;	/* its error, or NULL */
 	time_t	 answer;	/* the last real answer seen; 0: none */
+	time_t	 sched_used;	/* the schedule's last slot used, admitted
+				   or refused (wake.json); 0: none */
+	time_t	 first_seen;	/* wake.json's; 0: none */
+	time_t	 looked;	/* the journal's last entry; 0: none */
+	char	 skip[16];	/* its status, when a skip; "": none */
+	char	*skip_reason;	/* and its reason, or NULL */
+	time_t	 due;		/* the schedule next due; 0: off */
+	char	 overdue;	/* due passed unlooked at (pulse_overdue) */
 };
+time_t	 pulse_due(long long, long long, time_t, time_t);
+long long pulse_grace(long long);
+int	 pulse_overdue(time_t, long long, time_t, time_t);
 int	 pulse_read(const char *, const char *, const struct caps *, time_t,
 	    unsigned, struct pulse_state *, char *);
 void	 pulse_clear(struct pulse_state *);
@@ -66,7 +78,7 @@ char	*pulse_acl(const char *, const char *, const char *const *, size_t);
 int	 pulse_rival(const struct pulse_node *, const char *, int);
 
 /* pubagents.c: the agents of one publisher and their schedule */
-#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP)
+#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP | PULSE_JOURNAL)
 
 struct pubagent {
 	char	 id[HEART_IDMAX + 1];
@@ -77,6 +89,10 @@ struct pubagent {
 	long long quiet_min;	/* the minute `st.quiet' was found for */
 	long long interval;	/* seconds */
 	long long misses;
+	long long every, off;	/* the schedule's slots (slot.c); 0: off */
+	time_t	 seen;		/* first read: its first sight, before any
+				   wake.json */
+	char	 sched_quiet;	/* the schedule outside its active hours */
 	unsigned long long seq;
 	int	 wd;		/* inotify watch; -1: polled */
 	unsigned dirty;		/* PS_* parts to read again */

@@ -186,6 +186,13 @@ int	 hold_giveback(const char *, const char *, time_t, char *);
 int	 hold_lift(const char *, const char *, time_t, char *);
 void	 hold_why(const struct hold_view *, char *, size_t);
 
+/* slot.c: the ladder of intervals, the agent's offset, its slots */
+long long slot_offset(const char *, long long);
+long long slot_rung(long long, long long, long long, double);
+long long slot_rung_offset(const struct soul *, long long);
+time_t	 slot_from(time_t, long long, long long);
+time_t	 slot_before(time_t, long long, long long);
+
 /* pause.c: one pause (since 0: none; until 0: until resumed) */
 struct pause_entry {
 	time_t	 since, until;

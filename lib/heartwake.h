@@ -194,13 +194,6 @@ json_t	*llm_fit(const json_t *, size_t, size_t, long long);
 /* the bytes a prompt's checklist items may take, beside the rest */
 size_t	 llm_items_room(size_t, long long);
 
-/* slot.c: the ladder of intervals, the agent's offset, its slots */
-long long slot_offset(const char *, long long);
-long long slot_rung(long long, long long, long long, double);
-long long slot_rung_offset(const struct soul *, long long);
-time_t	 slot_from(time_t, long long, long long);
-time_t	 slot_before(time_t, long long, long long);
-
 /* ask.c: one request to a model, every one heart sends */
 #define USAGE_SLACK	4096	/* tokens a provider may add on its side */
 

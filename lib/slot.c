@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 
 /* A stable offset inside the interval, from the agent id (FNV-1a). */
 long long
