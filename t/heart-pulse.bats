@@ -101,9 +101,10 @@ attempts() {	# attempts N: the broker has seen N connections or more
 		    ([range(1; length) | $p[.].mono_ms - $p[. - 1].mono_ms] |
 		     all(. >= 500))' "$BATS_TEST_TMPDIR/p"
 	done
-	# what a pulse says, and nothing else
+	# what a pulse says, and nothing else (due: the schedule's next
+	# slot, counted from the publisher's first sight of the agent)
 	head -1 "$BATS_TEST_TMPDIR/p" | jq -e 'keys == (["agent","at","breaker",
-	    "cap","host","mono_ms","seq","v","waking"] | sort) and
+	    "cap","due","host","mono_ms","seq","v","waking"] | sort) and
 	    .breaker == "closed" and .waking == false and
 	    (.cap | del(.resets)) == {"used":0,"cap":48,"tokens":0} and
 	    .cap.resets > now and .cap.resets <= now + 86400 and
