@@ -491,6 +491,7 @@ struct publisher_stats {	/* SIGUSR1 */
 	long long lag_max;	/* ms */
 	int	 connected;
 	int	 window;
+	size_t	 overdue;	/* agents whose schedule is overdue now */
 };
 int	 publisher_open(const struct pulse_opts *, struct publisher **,
 	    char *);

@@ -18,6 +18,9 @@ struct pulse_state {	/* a publisher keeps one per agent: keep it small */
 	signed char last_chamber;	/* its enum chamber */
 	char	 brk_trigger[5];	/* "llm", "tool" or "" */
 	char	 quiet;		/* outside every chamber's active hours */
+	signed char skip;	/* the journal's last entry's enum
+				   wake_status, when a skip; -1 */
+	char	 overdue;	/* due passed, not looked at (pulse_overdue) */
 	long long pid;		/* of the running wake, 0 if not given */
 	long long cap_used;	/* -1: unknown */
 	long long cap_max;
@@ -29,20 +32,22 @@ struct pulse_state {	/* a publisher keeps one per agent: keep it small */
 	time_t	 last_ts;	/* when the last admitted wake began */
 	char	*last_error;	/* its error, or NULL */
 	time_t	 answer;	/* the last real answer seen; 0: none */
-	time_t	 sched_used;	/* the schedule's last slot used, admitted
-				   or refused (wake.json); 0: none */
-	time_t	 first_seen;	/* wake.json's; 0: none */
-	time_t	 looked;	/* the journal's last entry; 0: none */
-	char	 skip[16];	/* its status, when a skip; "": none */
-	char	*skip_reason;	/* and its reason, or NULL */
 	time_t	 due;		/* the schedule next due; 0: off */
-	char	 overdue;	/* due passed unlooked at (pulse_overdue) */
+	time_t	 looked;	/* the journal's last entry; 0: none */
+	char	*skip_reason;	/* its reason, when it is a skip, or NULL */
 };
-time_t	 pulse_due(long long, long long, time_t, time_t);
+/* the schedule's slots, for pulse_read's due (every 0: off), and when
+ * to count them from while wake.json has no slot used or first sight */
+struct pulse_slots {
+	long long every, off;
+	time_t	 from;
+};
+time_t	 pulse_due(long long, long long, time_t);
 long long pulse_grace(long long);
 int	 pulse_overdue(time_t, long long, time_t, time_t);
-int	 pulse_read(const char *, const char *, const struct caps *, time_t,
-	    unsigned, struct pulse_state *, char *);
+int	 pulse_read(const char *, const char *, const struct caps *,
+	    const struct pulse_slots *, time_t, unsigned, struct pulse_state *,
+	    char *);
 void	 pulse_clear(struct pulse_state *);
 int	 pulse_changed(const struct pulse_state *, const struct pulse_state *);
 int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
@@ -82,6 +87,7 @@ int	 pulse_rival(const struct pulse_node *, const char *, int);
 
 struct pubagent {
 	char	 id[HEART_IDMAX + 1];
+	char	 sched_quiet;	/* the schedule outside its active hours */
 	char	*zone;
 	char	*path;		/* the soul file */
 	struct caps caps;
@@ -90,9 +96,6 @@ struct pubagent {
 	long long interval;	/* seconds */
 	long long misses;
 	long long every, off;	/* the schedule's slots (slot.c); 0: off */
-	time_t	 seen;		/* first read: its first sight, before any
-				   wake.json */
-	char	 sched_quiet;	/* the schedule outside its active hours */
 	unsigned long long seq;
 	int	 wd;		/* inotify watch; -1: polled */
 	unsigned dirty;		/* PS_* parts to read again */
@@ -120,6 +123,8 @@ struct pubagents {
 	size_t	 ngone, nchg;
 	size_t	 cursor;	/* births */
 	long long interval;	/* override, s; -1: the souls' */
+	time_t	 loaded;	/* when the souls were last read; 0: not
+				   yet asked (pulse_slots.from) */
 	size_t	 nbad;		/* souls that did not load, last load */
 };
 struct pubagents *pubagents_new(long long, int);

@@ -333,6 +333,7 @@ from_soul(const struct pubagents *f, const struct soul *s)
 	a->dirty = PS_ALL;
 	a->st.waking = -1;
 	a->st.cap_used = a->st.cap_max = -1;
+	a->st.skip = -1;
 	return a;
 }
 
@@ -346,6 +347,8 @@ update(struct pubagent *old, struct pubagent *new)
 		old->born = 0;	/* announce the new cadence */
 	old->interval = new->interval;
 	old->misses = new->misses;
+	if (old->every != new->every || old->off != new->off)
+		old->dirty |= PULSE_WAKE;	/* its due time again */
 	old->every = new->every;
 	old->off = new->off;
 	old->caps = new->caps;
@@ -456,6 +459,7 @@ pubagents_load(struct pubagents *f, char *const *files, size_t nfiles,
 
 	if (dir != NULL && soulset_dir(dir, &paths, &np, err) == -1)
 		return -1;
+	f->loaded = 0;	/* an agent with no wake.json counts from now */
 	paths = realloc(paths, (np + nfiles + 1) * sizeof *paths);
 	if (paths == NULL)
 		abort();

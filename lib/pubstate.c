@@ -28,23 +28,14 @@
 	IN_MOVED_FROM | IN_ONLYDIR | IN_EXCL_UNLINK)
 
 /*
- * When a's schedule is next due, and whether it is overdue (pulse.c's
- * rule) at now: not while the schedule is outside its active hours.
- * An agent with no wake.json yet counts from its first read here.
+ * Whether a's schedule is overdue (pulse.c's rule) at now: not while it
+ * is outside its active hours.
  */
 static void
 judge(struct pubagent *a, time_t now)
 {
-	struct pulse_state *st = &a->st;
-	time_t looked = st->looked > st->sched_used ? st->looked :
-	    st->sched_used;
-
-	if (a->seen == 0)
-		a->seen = now;
-	st->due = pulse_due(a->every, a->off, st->sched_used,
-	    st->first_seen ? st->first_seen : a->seen);
-	st->overdue = (char)(!a->sched_quiet && pulse_overdue(st->due,
-	    pulse_grace(a->every), looked, now));
+	a->st.overdue = (char)(!a->sched_quiet && pulse_overdue(a->st.due,
+	    pulse_grace(a->every), a->st.looked, now));
 }
 
 static void
@@ -54,13 +45,17 @@ refresh(struct pubagents *f, struct pubagent *a, unsigned parts, time_t now)
 		PULSE_BREAKER, PULSE_WAKE, PULSE_CAP, PULSE_JOURNAL
 	};
 	char err[HEART_ERRLEN];
+	struct pulse_slots sl;
 	size_t i;
 
+	if (f->loaded == 0)
+		f->loaded = now;
+	sl = (struct pulse_slots){ a->every, a->off, f->loaded };
 	for (i = 0; i < 4; i++) {
 		if (!(parts & bits[i]))
 			continue;
-		if (pulse_read(a->id, a->zone, &a->caps, now, bits[i], &a->st,
-		    err) == 0)
+		if (pulse_read(a->id, a->zone, &a->caps, &sl, now, bits[i],
+		    &a->st, err) == 0)
 			a->reported &= ~bits[i];
 		else if (!(a->reported & bits[i])) {
 			a->reported |= bits[i];

@@ -80,12 +80,37 @@ read_breaker(const char *id, time_t now, struct pulse_state *st,
 }
 
 /*
+ * When the schedule is next due (pulse_due), from its slot last used in
+ * wake.json (the last admitted or refused wake), else the agent's first
+ * sight there, else sl->from.
+ */
+static void
+read_due(json_t *j, const struct pulse_slots *sl, struct pulse_state *st)
+{
+	json_int_t used, t;
+
+	st->due = 0;
+	if (sl == NULL || sl->every <= 0)
+		return;
+	used = json_integer_value(json_object_get(json_object_get(
+	    json_object_get(j, "last"), "schedule"), "ts"));
+	t = json_integer_value(json_object_get(json_object_get(
+	    json_object_get(j, "refused"), "schedule"), "ts"));
+	if (t > used)
+		used = t;
+	if (used <= 0)
+		used = json_integer_value(json_object_get(j, "first_seen_ts"));
+	st->due = pulse_due(sl->every, sl->off, used > 0 ? (time_t)used :
+	    sl->from);
+}
+
+/*
  * The newest of the last admitted wakes in wake.json (one per chamber),
  * with its error if it had one, and the newest real answer among them
  * (kept when a later wake replaces it: heart-pulse remembers).
  */
 static void
-read_last(json_t *j, struct pulse_state *st)
+read_last(json_t *j, const struct pulse_slots *sl, struct pulse_state *st)
 {
 	json_t *c, *e;
 	const char *s;
@@ -110,14 +135,7 @@ read_last(json_t *j, struct pulse_state *st)
 		snprintf(st->last_status, sizeof st->last_status, "%s", s);
 		st->last_ts = (time_t)ts;
 	}
-	c = json_object_get(json_object_get(j, "last"), "schedule");
-	st->sched_used = (time_t)json_integer_value(json_object_get(c, "ts"));
-	c = json_object_get(json_object_get(j, "refused"), "schedule");
-	ts = json_integer_value(json_object_get(c, "ts"));
-	if (ts > st->sched_used)
-		st->sched_used = (time_t)ts;
-	st->first_seen = (time_t)json_integer_value(json_object_get(j,
-	    "first_seen_ts"));
+	read_due(j, sl, st);
 	e = json_object_get(j, "last_error");
 	if (st->last_ts > 0 && json_integer_value(json_object_get(e, "ts")) ==
 	    st->last_ts)
@@ -135,7 +153,8 @@ pid_gone(json_int_t pid)
 }
 
 static int
-read_wake(const char *dir, struct pulse_state *st, char *err)
+read_wake(const char *dir, const struct pulse_slots *sl,
+    struct pulse_state *st, char *err)
 {
 	json_t *j, *r, *ch, *pid;
 	enum chamber c;
@@ -144,10 +163,10 @@ read_wake(const char *dir, struct pulse_state *st, char *err)
 	st->chamber[0] = '\0';
 	st->pid = 0;
 	if (state_read_doc(dir, "wake.json", &j, err) == -1) {
-		read_last(NULL, st);
+		read_last(NULL, sl, st);
 		return -1;
 	}
-	read_last(j, st);
+	read_last(j, sl, st);
 	r = json_object_get(j, "running");
 	if (r == NULL || json_is_null(r)) {
 		st->waking = 0;
@@ -186,7 +205,7 @@ read_journal(const char *id, struct pulse_state *st, char *err)
 	json_t *arr, *e;
 
 	st->looked = 0;
-	st->skip[0] = '\0';
+	st->skip = -1;
 	set_text(&st->skip_reason, NULL);
 	if (journal_read(id, 0, 1, &arr, err) == -1)
 		return -1;
@@ -196,7 +215,7 @@ read_journal(const char *id, struct pulse_state *st, char *err)
 		status = json_string_value(json_object_get(e, "status"));
 		if (status_find(status, &ws) == 0 && !status_ran(ws) &&
 		    ws != ST_ERROR) {
-			snprintf(st->skip, sizeof st->skip, "%s", status);
+			st->skip = (signed char)ws;
 			set_text(&st->skip_reason, json_string_value(
 			    json_object_get(e, "reason")));
 		}
@@ -206,16 +225,16 @@ read_journal(const char *id, struct pulse_state *st, char *err)
 }
 
 /*
- * When the schedule is next due, from wake.json's slot last used (or
- * the agent's first sight): the next of its slots (slot.c), as wake.c's
- * due gate places them; every 0: off, 0.
+ * When the schedule is next due after its slot last used at `used' (or
+ * its first sight): the next of its slots (slot.c), as wake.c's due
+ * gate places a fixed schedule's; every 0: off, 0.
  */
 time_t
-pulse_due(long long every, long long off, time_t used, time_t first)
+pulse_due(long long every, long long off, time_t used)
 {
-	if (every <= 0 || (used == 0 && first == 0))
+	if (every <= 0 || used <= 0)
 		return 0;
-	return slot_before(used ? used : first, every, off) + every;
+	return slot_before(used, every, off) + every;
 }
 
 /* The grace of an overdue wake: one interval, at least two minutes. */
@@ -266,7 +285,8 @@ read_cap(const char *id, const char *zone, const struct caps *caps,
  */
 int
 pulse_read(const char *id, const char *zone, const struct caps *caps,
-    time_t now, unsigned what, struct pulse_state *st, char *err)
+    const struct pulse_slots *sl, time_t now, unsigned what,
+    struct pulse_state *st, char *err)
 {
 	char dir[4096];
 	int r = 0;
@@ -279,19 +299,19 @@ pulse_read(const char *id, const char *zone, const struct caps *caps,
 		}
 		if (what & PULSE_WAKE) {
 			st->waking = -1;
-			read_last(NULL, st);
+			read_last(NULL, sl, st);
 		}
 		if (what & PULSE_CAP)
 			st->cap_used = st->cap_max = -1;
 		if (what & PULSE_JOURNAL) {
 			st->looked = 0;
-			st->skip[0] = '\0';
+			st->skip = -1;
 		}
 		return -1;
 	}
 	if ((what & PULSE_BREAKER) && read_breaker(id, now, st, err) == -1)
 		r = -1;
-	if ((what & PULSE_WAKE) && read_wake(dir, st, err) == -1)
+	if ((what & PULSE_WAKE) && read_wake(dir, sl, st, err) == -1)
 		r = -1;
 	if ((what & PULSE_CAP) && read_cap(id, zone, caps, now, st, err) == -1)
 		r = -1;
@@ -344,7 +364,7 @@ int
 pulse_changed(const struct pulse_state *a, const struct pulse_state *b)
 {
 	return strcmp(a->breaker, b->breaker) != 0 ||
-	    a->overdue != b->overdue || strcmp(a->skip, b->skip) != 0 ||
+	    a->overdue != b->overdue || a->skip != b->skip ||
 	    a->waking != b->waking ||
 	    (a->waking == 1 && strcmp(a->chamber, b->chamber) != 0);
 }
@@ -494,9 +514,9 @@ put_extra(struct out *o, const struct pulse_state *st)
 	if (st->overdue)
 		PUTS(o, ",\"overdue\":true");
 	/* the last skip, unless a wake was admitted after it */
-	if (st->skip[0] != '\0' && st->looked >= st->last_ts) {
+	if (st->skip >= 0 && st->looked >= st->last_ts) {
 		PUTS(o, ",\"skip\":{\"status\":\"");
-		put_str(o, st->skip);
+		put_str(o, status_name((enum wake_status)st->skip));
 		PUTS(o, "\"");
 		put_field(o, "ts", (long long)st->looked);
 		if (st->skip_reason != NULL) {

@@ -272,8 +272,11 @@ watched() {
 	run -0 heart-wake --soul "$capped"
 	[ "$(output_field status)" = capped ]
 	watcher
-	pulse --souls "$BATS_TEST_TMPDIR/souls"
+	pulse --souls "$BATS_TEST_TMPDIR/souls" > "$BATS_TEST_TMPDIR/stats"
 	wait_until 10 has_events 1 overdue
+	# the publisher's counters count it
+	kill -USR1 "$PULSE"
+	wait_until 5 grep -q '"overdue":1}' "$BATS_TEST_TMPDIR/stats"
 	run -0 jq -c 'select(.event == "overdue") | [.agent, (.due | test("Z$"))]' "$BATS_TEST_TMPDIR/watch.out"
 	assert_output '["late",true]'
 	wait_until 10 watched late '.overdue == true and (.due | type) == "number"'
@@ -286,6 +289,8 @@ watched() {
 	run -0 events overdue_end
 	assert_output 1
 	wait_until 10 watched late '.overdue == false'
+	kill -USR1 "$PULSE"
+	wait_until 5 grep -q '"overdue":0}' "$BATS_TEST_TMPDIR/stats"
 }
 
 @test "a wake starting in the state directory shows up as a pulse within a second" {
