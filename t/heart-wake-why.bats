@@ -57,6 +57,10 @@ journal_state() {
 	echo "${lines[1]}" | jq -e '.at == "2026-11-22T09:01:00Z" and (.reason | startswith("schedule: daily cap reached: 1 of 1 today"))'
 	echo "${lines[2]}" | jq -e '.reason | startswith("paused by heart-cap pause since")'
 	echo "${lines[3]}" | jq -e '.reason | startswith("a wake of this agent is running")'
+	# for a person, on a terminal: one line an entry
+	run -0 script -qec "heart-wake --why scout" /dev/null
+	[ "$(printf '%s\n' "$output" | tr -d '\r' | grep -c .)" -eq 4 ]
+	assert_line --index 1 --regexp '^2026-11-22T09:01:00Z schedule capped: schedule: daily cap reached: 1 of 1 today; .* \[20261122T090100Z-[0-9a-f]{8}\].?$'
 	# a wake not due changes nothing kept
 	before=$(journal_state scout)
 	run -0 at_epoch $((T0 + 240)) heart-wake --soul "$S"
