@@ -1,5 +1,5 @@
 /*
- * store.c - where an agent's caps, breaker, wake lock and wake.json
+ * store.c - where an agent's caps, breaker, wake lock, wake.json and journal
  * live: in files beside the agent (the default), or in a server shared
  * by a fleet (redisstore.c plugs itself in with store_use).  Chosen
  * once per process, before the first call.
