@@ -1,14 +1,14 @@
 #!/usr/bin/env bats
 # The rules as pure functions (lib/heartstore.h: cap_step, brk_step,
 # bucket_step, pause_rule; lib/heartwake.h: ask.c's bound of a usage
-# block): tables of states, times and keys run by t/core-step.c, no
+# block; lib/heartpulse.h: the pulse's due time and overdue rule): tables of states, times and keys run by t/core-step.c, no
 # store, no clock.
 # The same rules are proven through the programs, on both stores, by
 # heart-cap*.bats, heart-breaker.bats and heart-redis.bats.
 
 load helpers
 
-@test "cap_step, brk_step, bucket_step and pause_rule hold on every row of their tables, DST days and month ends included; a usage block is bounded" {
+@test "cap_step, brk_step, bucket_step and pause_rule hold on every row of their tables, DST days and month ends included; a usage block is bounded; a schedule nobody looks at is overdue" {
 	run core-step
 	assert_success
 	refute_output --partial 'not ok'
@@ -21,5 +21,6 @@ load helpers
 	assert_line --partial 'pause: of two, the one that ends later is shown'
 	assert_line --partial 'monthly: reached, refused on the month'"'"'s last local second'
 	assert_line --partial 'monthly: an old counter has spent nothing this month'
-	assert_line '1..75'
+	assert_line --partial 'an interval past due, and nobody looked: overdue'
+	assert_line '1..82'
 }
