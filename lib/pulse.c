@@ -248,7 +248,7 @@ pulse_grace(long long every)
  * The rule of an overdue schedule: its due time passed more than grace
  * ago, and no heart-wake has looked at the agent since (an admitted or
  * refused wake in wake.json, or any entry of its journal, at or after
- * due).  A not_due wake writes nothing, and needs to: it was not due.
+ * due).  A not_due wake writes nothing, and need not: it was not due.
  */
 int
 pulse_overdue(time_t due, long long grace, time_t looked, time_t now)
@@ -279,9 +279,11 @@ read_cap(const char *id, const char *zone, const struct caps *caps,
 
 /*
  * Read the parts of agent id's state named by `what' (one or more of
- * PULSE_BREAKER, PULSE_WAKE, PULSE_CAP) into st.  On failure the failed
- * part is left unknown, the others are read all the same, and err names
- * the last file that failed.  caps are the soul's (NULL: the cap file's).
+ * PULSE_BREAKER, PULSE_WAKE, PULSE_CAP, PULSE_JOURNAL) into st.  On
+ * failure the failed part is left unknown, the others are read all the
+ * same, and err names the last file that failed.  caps are the soul's
+ * (NULL: the cap file's); sl its schedule's slots, for the due time
+ * read with the wake (NULL: none).
  */
 int
 pulse_read(const char *id, const char *zone, const struct caps *caps,
