@@ -103,7 +103,7 @@ DEB_PKG = build-essential dpkg-dev debhelper lintian devscripts
 STORE_SUITES = t/heart-cap.bats t/heart-cap-days.bats t/heart-breaker.bats \
     t/heart-cap-pause.bats t/heart-wake-round.bats t/heart-wake-economy.bats \
     t/heart-wake-money.bats t/heart-wake-hold.bats t/heart-wake-dormant.bats \
-    t/heart-wake-catchup.bats t/heart-wake-budget.bats
+    t/heart-wake-catchup.bats t/heart-wake-budget.bats t/heart-wake-why.bats
 
 all: $(PROGS)
 

@@ -99,9 +99,9 @@ print_stats(void)
 	publisher_stats(pub, &st);
 	printf("{\"agents\":%zu,\"sent\":%llu,\"extra\":%llu,\"skipped\":%llu,"
 	    "\"births\":%llu,\"connects\":%d,\"lag_max_ms\":%lld,"
-	    "\"connected\":%s,\"window\":%d}\n", st.agents, st.sent,
-	    st.extra, st.skipped, st.births, st.connects, st.lag_max,
-	    st.connected ? "true" : "false", st.window);
+	    "\"connected\":%s,\"window\":%d,\"overdue\":%zu}\n", st.agents,
+	    st.sent, st.extra, st.skipped, st.births, st.connects, st.lag_max,
+	    st.connected ? "true" : "false", st.window, st.overdue);
 	fflush(stdout);
 }
 

@@ -25,6 +25,7 @@ const char usage_text[] =
     " [--chamber C] [--force]\n"
     "       heart-wake --list-tools --soul FILE...\n"
     "       heart-wake --touch AGENT [--soul FILE]\n"
+    "       heart-wake --why AGENT [--soul FILE] [--since TIME] [--json]\n"
     "       (each with [--store redis://HOST:PORT[/DB]])\n";
 
 /* A failed MCP server's standard error, a line at a time. */
@@ -365,6 +366,62 @@ touch_input(char *agent, char **paths, int n, time_t now)
 	return HX_OK;
 }
 
+/* --why: one entry of the journal, for a person. */
+static void
+why_text(const json_t *e)
+{
+	const char *reason = json_string_value(json_object_get(e, "reason"));
+
+	printf("%s %s %s: %s  [%s]\n",
+	    json_string_value(json_object_get(e, "at")),
+	    json_string_value(json_object_get(e, "chamber")),
+	    json_string_value(json_object_get(e, "status")),
+	    reason ? reason : "-",
+	    json_string_value(json_object_get(e, "wake_id")));
+}
+
+/*
+ * --why: the agent's journal (heart-wake(1), THE JOURNAL), its entries
+ * from since on, oldest first: text for a person, JSON lines with
+ * --json or when stdout is not a terminal.  A misspelt agent is bad
+ * usage, as --touch has it.
+ */
+static int
+why(char *agent, char **paths, int n, const char *sinceflag, int jflag,
+    time_t now)
+{
+	char err[HEART_ERRLEN];
+	struct soulset set = { NULL, 0 };
+	time_t since = 0;
+	json_t *arr, *e;
+	size_t i;
+	int r;
+
+	if (sinceflag != NULL && journal_since(sinceflag, now, &since,
+	    err) == -1)
+		die(HX_USAGE, err);
+	if (n > 1)
+		die(HX_USAGE, "--why: one agent, one soul at most");
+	if (n == 1)
+		prog_add_soul(&set, paths[0]);
+	prog_one_agent(&set, 1, &agent);
+	r = prog_unknown(&set, agent);
+	soulset_free(&set);
+	if (r != 0)
+		return r;
+	if (journal_read(agent, since, 0, &arr, err) == -1)
+		die(store_code(HX_IOERR), err);
+	json_array_foreach(arr, i, e) {
+		if (jflag || !isatty(STDOUT_FILENO)) {
+			json_object_set_new(e, "agent", json_string(agent));
+			print_json(e);
+		} else
+			why_text(e);
+	}
+	json_decref(arr);
+	return HX_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -376,6 +433,9 @@ main(int argc, char **argv)
 		{ "explain", no_argument, NULL, 'e' },
 		{ "list-tools", no_argument, NULL, 'L' },
 		{ "touch", required_argument, NULL, 't' },
+		{ "why", required_argument, NULL, 'w' },
+		{ "since", required_argument, NULL, 'I' },
+		{ "json", no_argument, NULL, 'J' },
 		{ "store", required_argument, NULL, 'S' },
 		{ "souls", required_argument, NULL, 'D' },
 		{ "jobs", required_argument, NULL, 'j' },
@@ -389,7 +449,9 @@ main(int argc, char **argv)
 	    NULL };
 	char err[HEART_ERRLEN], **souls = NULL, **found = NULL;
 	const char *store = NULL, *dir = NULL;
-	char *touch = NULL;
+	char *touch = NULL, *whyagent = NULL;
+	const char *sinceflag = NULL;
+	int jflag = 0;
 	int c, explain = 0, rc = HX_OK, n = 0, i, jobs = 0;
 	size_t nfound = 0, k;
 	long long x, span = -1;
@@ -434,6 +496,15 @@ main(int argc, char **argv)
 		case 't':
 			touch = optarg;
 			break;
+		case 'w':
+			whyagent = optarg;
+			break;
+		case 'I':
+			sinceflag = optarg;
+			break;
+		case 'J':
+			jflag = 1;
+			break;
 		case 'S':
 			store = optarg;
 			break;
@@ -474,6 +545,16 @@ main(int argc, char **argv)
 	if ((rc = redisstore_open(store, err)) != 0)
 		die(rc, err);
 	now = time(NULL);
+	if ((sinceflag != NULL || jflag) && whyagent == NULL)
+		die(HX_USAGE, "--since and --json go with --why only");
+	if (whyagent != NULL) {
+		if (touch != NULL || explain || o.dry_run || dir != NULL)
+			die(HX_USAGE, "--why reads the journal: it goes with "
+			    "--soul, --since and --json only");
+		rc = why(whyagent, souls, n, sinceflag, jflag, now);
+		free(souls);
+		return rc;
+	}
 	if (touch != NULL) {
 		rc = touch_input(touch, souls, n, now);
 		free(souls);

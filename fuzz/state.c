@@ -60,6 +60,7 @@ readers(const char *dir)
 	struct brk_conf bc;
 	struct caps caps;
 	struct pulse_state ps;
+	struct pulse_slots slots = { 3600, 0, NOW };
 	struct wake_state w;
 	struct gate g;
 	json_t *j;
@@ -85,8 +86,8 @@ readers(const char *dir)
 		json_decref(j);
 	}
 	memset(&ps, 0, sizeof ps);
-	pulse_read(FZ_AGENT, soul->timezone, &caps, NOW,
-	    PULSE_BREAKER | PULSE_WAKE | PULSE_CAP, &ps, err);
+	pulse_read(FZ_AGENT, soul->timezone, &caps, &slots, NOW,
+	    PULSE_BREAKER | PULSE_WAKE | PULSE_CAP | PULSE_JOURNAL, &ps, err);
 	pulse_clear(&ps);
 	if (wake_load(dir, &w, err) == -1)
 		return;

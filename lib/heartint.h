@@ -125,6 +125,7 @@ enum ghost_kind status_kind(enum wake_status);
 int	 status_ran(enum wake_status);
 int	 status_hist(enum wake_status);
 int	 status_alert(enum wake_status);
+int	 status_journal(enum wake_status);
 int	 status_find(const char *, enum wake_status *);
 /* soulfacts.c */
 const struct price *soul_price(const struct soul *, int);

@@ -11,6 +11,7 @@
 #define PULSE_BREAKER	1
 #define PULSE_WAKE	2
 #define PULSE_CAP	4
+#define PULSE_JOURNAL	8
 struct pulse_state {		/* one per agent: keep it small */
 	char	 breaker[12];	/* closed, open, half_open; "": unknown */
 	int	 waking;	/* 1, 0, or -1: unknown */
@@ -19,6 +20,9 @@ struct pulse_state {		/* one per agent: keep it small */
 	signed char last_chamber;	/* its enum chamber */
 	char	 brk_trigger[5];	/* "llm", "tool" or "" */
 	char	 quiet;		/* outside every chamber's active hours */
+	signed char skip;	/* the journal's last entry's enum
+				   wake_status, when a skip; -1 */
+	char	 overdue;	/* due passed, not looked at (pulse_overdue) */
 	long long pid;		/* of the running wake, 0 if not given */
 	long long cap_used;	/* -1: unknown */
 	long long cap_max;
@@ -30,6 +34,9 @@ struct pulse_state {		/* one per agent: keep it small */
 	time_t	 last_ts;	/* when the last admitted wake began */
 	char	*last_error;	/* its error, or NULL; pulse_clear's */
 	time_t	 answer;	/* the last real answer seen; 0: none */
+	time_t	 due;		/* the schedule next due; 0: off */
+	time_t	 looked;	/* the journal's last entry; 0: none */
+	char	*skip_reason;	/* its reason, when a skip; pulse_clear's */
 };
 struct pulse_node {		/* one publishing process and connection */
 	const char *id;		/* the client id */
@@ -44,8 +51,18 @@ struct pulse_agentinfo {
 	long long interval;	/* s */
 	long long misses;
 };
-int	 pulse_read(const char *, const char *, const struct caps *, time_t,
-	    unsigned, struct pulse_state *, char *);
+/* the schedule's slots, for pulse_read's due (every 0: off), and when
+ * to count them from while wake.json has no slot used or first sight */
+struct pulse_slots {
+	long long every, off;
+	time_t	 from;
+};
+time_t	 pulse_due(long long, long long, time_t);
+long long pulse_grace(long long);
+int	 pulse_overdue(time_t, long long, time_t, time_t);
+int	 pulse_read(const char *, const char *, const struct caps *,
+	    const struct pulse_slots *, time_t, unsigned, struct pulse_state *,
+	    char *);
 void	 pulse_clear(struct pulse_state *);
 int	 pulse_changed(const struct pulse_state *, const struct pulse_state *);
 int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
@@ -154,9 +171,10 @@ int	 pubstate_pulse(struct pubagents *, struct pubagent *, int,
 	    const char *, const char *, long long, const struct timespec *,
 	    char *, size_t, char *, size_t);
 /* pubagents.c: the agents of one publisher and their schedule */
-#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP)
+#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP | PULSE_JOURNAL)
 struct pubagent {
 	char	 id[HEART_IDMAX + 1];
+	char	 sched_quiet;	/* the schedule outside its active hours */
 	char	*zone;
 	char	*path;		/* the soul file */
 	struct caps caps;
@@ -164,6 +182,7 @@ struct pubagent {
 	long long quiet_min;	/* the minute `st.quiet' was found for */
 	long long interval;	/* s */
 	long long misses;
+	long long every, off;	/* the schedule's slots (slot.c); 0: off */
 	unsigned long long seq;
 	int	 wd;		/* inotify watch; -1: polled */
 	unsigned dirty;		/* PS_* parts to read again */
@@ -190,6 +209,8 @@ struct pubagents {
 	size_t	 ngone, nchg;
 	size_t	 cursor;	/* births */
 	long long interval;	/* override, s; -1: the souls' */
+	time_t	 loaded;	/* when the souls were last read; 0: not
+				   yet asked (pulse_slots.from) */
 	size_t	 nbad;		/* souls that did not load, last load */
 };
 struct pubagents *pubagents_new(long long, int);

@@ -28,6 +28,12 @@ struct store_ops {		/* (agent, name...) -1 with err */
 		    char *);
 	int	(*agents)(char ***, size_t *, char *);
 	int	(*known)(const char *, char *);	/* 1: it has keys */
+	/* agent's log `name': line appended, only the newest keep kept;
+	 * read: the newest last (0: all), oldest first */
+	int	(*log_add)(const char *, const char *, const char *line,
+		    long long keep, char *);
+	int	(*log_read)(const char *, const char *, long long last,
+		    char ***lines, size_t *n, char *);
 	void	(*forked)(void);	/* in a child: drop the connection */
 };
 typedef int (*store_step_fn)(json_t *cur, json_t **next, long long *ttl,
@@ -38,6 +44,13 @@ void	 store_unlock(int);
 int	 store_read_json(const char *, const char *, json_t **, char *);
 int	 store_put_json(const char *, const char *, const json_t *,
 	    enum state_keep, char *);
+/* an agent's log: lines of at most STORE_LOGLINE bytes, appended whole
+ * (journal.c's); a file holds max bytes at most, a server keep lines */
+#define STORE_LOGLINE	1024
+int	 store_log_add(const char *, const char *, const char *, size_t,
+	    long long, char *);
+int	 store_log_read(const char *, const char *, long long, char ***,
+	    size_t *, char *);
 const struct store_ops *store_ops(void);	/* NULL: files */
 int	 store_owner_check(const char *, char *);
 void	 store_forked(void);

@@ -28,6 +28,7 @@
 
 #include "heartint.h"
 #include "heartpulse.h"
+#include "heartstore.h"
 
 /* A place in the schedule, a binary min-heap on due: the due time is
  * the heap's own, so that ordering it reads no agent. */
@@ -321,10 +322,18 @@ from_soul(const struct pubagents *f, const struct soul *s)
 	if (a->interval < 1)
 		a->interval = 1;
 	a->misses = s->pulse_misses;
+	/* the schedule's slots, for when it is due (pulse_due): an
+	 * adaptive one's longest rung, the latest it may be due */
+	if (s->ch[CH_SCHEDULE].daily_cap != 0 && s->ch[CH_SCHEDULE].every > 0) {
+		a->every = s->adapt.on ? s->adapt.max : s->ch[CH_SCHEDULE].every;
+		a->off = s->adapt.on ? slot_rung_offset(s, a->every) :
+		    slot_offset(s->name, a->every);
+	}
 	a->wd = -1;
 	a->dirty = PS_ALL;
 	a->st.waking = -1;
 	a->st.cap_used = a->st.cap_max = -1;
+	a->st.skip = -1;
 	return a;
 }
 
@@ -338,6 +347,10 @@ update(struct pubagent *old, struct pubagent *new)
 		old->born = 0;	/* announce the new cadence */
 	old->interval = new->interval;
 	old->misses = new->misses;
+	if (old->every != new->every || old->off != new->off)
+		old->dirty |= PULSE_WAKE;	/* its due time again */
+	old->every = new->every;
+	old->off = new->off;
 	old->caps = new->caps;
 	memcpy(old->active, new->active, sizeof old->active);
 	old->quiet_min = -1;
@@ -446,6 +459,7 @@ pubagents_load(struct pubagents *f, char *const *files, size_t nfiles,
 
 	if (dir != NULL && soulset_dir(dir, &paths, &np, err) == -1)
 		return -1;
+	f->loaded = 0;	/* an agent with no wake.json counts from now */
 	paths = realloc(paths, (np + nfiles + 1) * sizeof *paths);
 	if (paths == NULL)
 		abort();

@@ -414,8 +414,13 @@ publisher_reload(struct publisher *p, long long now)
 void
 publisher_stats(const struct publisher *p, struct publisher_stats *st)
 {
+	size_t i;
+
 	*st = p->st;
 	st->agents = pubagents_size(p->agents);
+	st->overdue = 0;
+	for (i = 0; i < p->agents->n; i++)
+		st->overdue += p->agents->a[i]->st.overdue != 0;
 	st->connects = p->b.connects;
 	st->connected = mqtt_state(p->b.q) == MQTT_UP;
 	st->window = mqtt_window(p->b.q);

@@ -2,8 +2,10 @@
  * pubstate.c - the state the publisher's pulses carry (pubagents.c
  * keeps the agents), cached and kept fresh without reading every agent's files
  * on every pulse: inotify on each agent directory marks what changed
- * (a change of breaker or wake is read at once and queued for an extra
- * pulse; a change of the counter is read at the next pulse); an agent
+ * (a change of breaker, wake or journal is read at once and queued for
+ * an extra pulse; a change of the counter is read at the next pulse);
+ * whether the schedule is overdue is judged from what was read, at
+ * each pulse, with no read of its own; an agent
  * that has no watch is read in full at each of its pulses (the polling
  * fallback).
  *
@@ -25,20 +27,35 @@
 #define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | \
 	IN_MOVED_FROM | IN_ONLYDIR | IN_EXCL_UNLINK)
 
+/*
+ * Whether a's schedule is overdue (pulse.c's rule) at now: not while it
+ * is outside its active hours.
+ */
+static void
+judge(struct pubagent *a, time_t now)
+{
+	a->st.overdue = (char)(!a->sched_quiet && pulse_overdue(a->st.due,
+	    pulse_grace(a->every), a->st.looked, now));
+}
+
 static void
 refresh(struct pubagents *f, struct pubagent *a, unsigned parts, time_t now)
 {
 	static const unsigned bits[] = {
-		PULSE_BREAKER, PULSE_WAKE, PULSE_CAP
+		PULSE_BREAKER, PULSE_WAKE, PULSE_CAP, PULSE_JOURNAL
 	};
 	char err[HEART_ERRLEN];
+	struct pulse_slots sl;
 	size_t i;
 
-	for (i = 0; i < 3; i++) {
+	if (f->loaded == 0)
+		f->loaded = now;
+	sl = (struct pulse_slots){ a->every, a->off, f->loaded };
+	for (i = 0; i < 4; i++) {
 		if (!(parts & bits[i]))
 			continue;
-		if (pulse_read(a->id, a->zone, &a->caps, now, bits[i], &a->st,
-		    err) == 0)
+		if (pulse_read(a->id, a->zone, &a->caps, &sl, now, bits[i],
+		    &a->st, err) == 0)
 			a->reported &= ~bits[i];
 		else if (!(a->reported & bits[i])) {
 			a->reported |= bits[i];
@@ -47,6 +64,7 @@ refresh(struct pubagents *f, struct pubagent *a, unsigned parts, time_t now)
 		}
 	}
 	a->dirty &= ~parts;
+	judge(a, now);
 }
 
 void
@@ -143,6 +161,8 @@ on_event(struct pubagents *f, const struct inotify_event *ev, time_t now)
 		part = PULSE_BREAKER;
 	else if (strcmp(ev->name, "wake.json") == 0)
 		part = PULSE_WAKE;
+	else if (strcmp(ev->name, "journal.jsonl") == 0)
+		part = PULSE_JOURNAL;
 	else if (strcmp(ev->name, "cap.json") == 0)
 		a->dirty |= PULSE_CAP;
 	if (part == 0)
@@ -218,7 +238,11 @@ pubstate_pulse(struct pubagents *f, struct pubagent *a, int extra,
 		a->quiet_min = wall->tv_sec / 60;
 		a->st.quiet = pulse_quiet(a->zone, &a->caps, a->active,
 		    wall->tv_sec);
+		a->sched_quiet = (char)(a->active[CH_SCHEDULE].set &&
+		    !soul_hours_in(&a->active[CH_SCHEDULE],
+		    clock_minute_of_day(a->zone, wall->tv_sec)));
 	}
+	judge(a, wall->tv_sec);
 	if (extra)
 		a->seq++;
 	if (pulse_topic(topic, tn, prefix, a->id, "pulse") == -1)

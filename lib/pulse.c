@@ -27,6 +27,7 @@
 #include "heartpulse.h"
 
 #define PULSE_TEXTMAX	121	/* a reason in a pulse: 120 bytes at most */
+#define PULSE_GRACE_MIN	120	/* s: the least grace of an overdue wake */
 
 /* Keep a text of a state file, made fit for a pulse, or none. */
 static void
@@ -79,12 +80,37 @@ read_breaker(const char *id, time_t now, struct pulse_state *st,
 }
 
 /*
+ * When the schedule is next due (pulse_due), from its slot last used in
+ * wake.json (the last admitted or refused wake), else the agent's first
+ * sight there, else sl->from.
+ */
+static void
+read_due(json_t *j, const struct pulse_slots *sl, struct pulse_state *st)
+{
+	json_int_t used, t;
+
+	st->due = 0;
+	if (sl == NULL || sl->every <= 0)
+		return;
+	used = json_integer_value(json_object_get(json_object_get(
+	    json_object_get(j, "last"), "schedule"), "ts"));
+	t = json_integer_value(json_object_get(json_object_get(
+	    json_object_get(j, "refused"), "schedule"), "ts"));
+	if (t > used)
+		used = t;
+	if (used <= 0)
+		used = json_integer_value(json_object_get(j, "first_seen_ts"));
+	st->due = pulse_due(sl->every, sl->off, used > 0 ? (time_t)used :
+	    sl->from);
+}
+
+/*
  * The newest of the last admitted wakes in wake.json (one per chamber),
  * with its error if it had one, and the newest real answer among them
  * (kept when a later wake replaces it: heart-pulse remembers).
  */
 static void
-read_last(json_t *j, struct pulse_state *st)
+read_last(json_t *j, const struct pulse_slots *sl, struct pulse_state *st)
 {
 	json_t *c, *e;
 	const char *s;
@@ -109,6 +135,7 @@ read_last(json_t *j, struct pulse_state *st)
 		snprintf(st->last_status, sizeof st->last_status, "%s", s);
 		st->last_ts = (time_t)ts;
 	}
+	read_due(j, sl, st);
 	e = json_object_get(j, "last_error");
 	if (st->last_ts > 0 && json_integer_value(json_object_get(e, "ts")) ==
 	    st->last_ts)
@@ -126,7 +153,8 @@ pid_gone(json_int_t pid)
 }
 
 static int
-read_wake(const char *dir, struct pulse_state *st, char *err)
+read_wake(const char *dir, const struct pulse_slots *sl,
+    struct pulse_state *st, char *err)
 {
 	json_t *j, *r, *ch, *pid;
 	enum chamber c;
@@ -135,10 +163,10 @@ read_wake(const char *dir, struct pulse_state *st, char *err)
 	st->chamber[0] = '\0';
 	st->pid = 0;
 	if (state_read_doc(dir, "wake.json", &j, err) == -1) {
-		read_last(NULL, st);
+		read_last(NULL, sl, st);
 		return -1;
 	}
-	read_last(j, st);
+	read_last(j, sl, st);
 	r = json_object_get(j, "running");
 	if (r == NULL || json_is_null(r)) {
 		st->waking = 0;
@@ -164,6 +192,70 @@ read_wake(const char *dir, struct pulse_state *st, char *err)
 	return 0;
 }
 
+/*
+ * The journal's last entry (journal.c): when heart-wake last looked at
+ * the agent and decided something, and, when that was a skip (no model
+ * answered, no error), its status and reason.
+ */
+static int
+read_journal(const char *id, struct pulse_state *st, char *err)
+{
+	enum wake_status ws;
+	const char *status;
+	json_t *arr, *e;
+
+	st->looked = 0;
+	st->skip = -1;
+	set_text(&st->skip_reason, NULL);
+	if (journal_read(id, 0, 1, &arr, err) == -1)
+		return -1;
+	if ((e = json_array_get(arr, 0)) != NULL) {
+		clock_parse_utc(json_string_value(json_object_get(e, "at")),
+		    &st->looked);
+		status = json_string_value(json_object_get(e, "status"));
+		if (status_find(status, &ws) == 0 && !status_ran(ws) &&
+		    ws != ST_ERROR) {
+			st->skip = (signed char)ws;
+			set_text(&st->skip_reason, json_string_value(
+			    json_object_get(e, "reason")));
+		}
+	}
+	json_decref(arr);
+	return 0;
+}
+
+/*
+ * When the schedule is next due after its slot last used at `used' (or
+ * its first sight): the next of its slots (slot.c), as wake.c's due
+ * gate places a fixed schedule's; every 0: off, 0.
+ */
+time_t
+pulse_due(long long every, long long off, time_t used)
+{
+	if (every <= 0 || used <= 0)
+		return 0;
+	return slot_before(used, every, off) + every;
+}
+
+/* The grace of an overdue wake: one interval, at least two minutes. */
+long long
+pulse_grace(long long every)
+{
+	return every > PULSE_GRACE_MIN ? every : PULSE_GRACE_MIN;
+}
+
+/*
+ * The rule of an overdue schedule: its due time passed more than grace
+ * ago, and no heart-wake has looked at the agent since (an admitted or
+ * refused wake in wake.json, or any entry of its journal, at or after
+ * due).  A not_due wake writes nothing, and need not: it was not due.
+ */
+int
+pulse_overdue(time_t due, long long grace, time_t looked, time_t now)
+{
+	return due > 0 && now >= due + (time_t)grace && looked < due;
+}
+
 static int
 read_cap(const char *id, const char *zone, const struct caps *caps,
     time_t now, struct pulse_state *st, char *err)
@@ -187,13 +279,16 @@ read_cap(const char *id, const char *zone, const struct caps *caps,
 
 /*
  * Read the parts of agent id's state named by `what' (one or more of
- * PULSE_BREAKER, PULSE_WAKE, PULSE_CAP) into st.  On failure the failed
- * part is left unknown, the others are read all the same, and err names
- * the last file that failed.  caps are the soul's (NULL: the cap file's).
+ * PULSE_BREAKER, PULSE_WAKE, PULSE_CAP, PULSE_JOURNAL) into st.  On
+ * failure the failed part is left unknown, the others are read all the
+ * same, and err names the last file that failed.  caps are the soul's
+ * (NULL: the cap file's); sl its schedule's slots, for the due time
+ * read with the wake (NULL: none).
  */
 int
 pulse_read(const char *id, const char *zone, const struct caps *caps,
-    time_t now, unsigned what, struct pulse_state *st, char *err)
+    const struct pulse_slots *sl, time_t now, unsigned what,
+    struct pulse_state *st, char *err)
 {
 	char dir[4096];
 	int r = 0;
@@ -206,17 +301,23 @@ pulse_read(const char *id, const char *zone, const struct caps *caps,
 		}
 		if (what & PULSE_WAKE) {
 			st->waking = -1;
-			read_last(NULL, st);
+			read_last(NULL, sl, st);
 		}
 		if (what & PULSE_CAP)
 			st->cap_used = st->cap_max = -1;
+		if (what & PULSE_JOURNAL) {
+			st->looked = 0;
+			st->skip = -1;
+		}
 		return -1;
 	}
 	if ((what & PULSE_BREAKER) && read_breaker(id, now, st, err) == -1)
 		r = -1;
-	if ((what & PULSE_WAKE) && read_wake(dir, st, err) == -1)
+	if ((what & PULSE_WAKE) && read_wake(dir, sl, st, err) == -1)
 		r = -1;
 	if ((what & PULSE_CAP) && read_cap(id, zone, caps, now, st, err) == -1)
+		r = -1;
+	if ((what & PULSE_JOURNAL) && read_journal(id, st, err) == -1)
 		r = -1;
 	return r;
 }
@@ -256,13 +357,16 @@ pulse_clear(struct pulse_state *st)
 {
 	set_text(&st->brk_reason, NULL);
 	set_text(&st->last_error, NULL);
+	set_text(&st->skip_reason, NULL);
 }
 
-/* Whether the dashboard must redraw: breaker or wake changed. */
+/* Whether the dashboard must redraw: breaker, wake, overdue or the
+ * last skip changed. */
 int
 pulse_changed(const struct pulse_state *a, const struct pulse_state *b)
 {
 	return strcmp(a->breaker, b->breaker) != 0 ||
+	    a->overdue != b->overdue || a->skip != b->skip ||
 	    a->waking != b->waking ||
 	    (a->waking == 1 && strcmp(a->chamber, b->chamber) != 0);
 }
@@ -407,6 +511,22 @@ put_extra(struct out *o, const struct pulse_state *st)
 		put_field(o, "answer", (long long)st->answer);
 	if (st->quiet)
 		PUTS(o, ",\"quiet\":true");
+	if (st->due > 0)
+		put_field(o, "due", (long long)st->due);
+	if (st->overdue)
+		PUTS(o, ",\"overdue\":true");
+	/* the last skip, unless a wake was admitted after it */
+	if (st->skip >= 0 && st->looked >= st->last_ts) {
+		PUTS(o, ",\"skip\":{\"status\":\"");
+		put_str(o, status_name((enum wake_status)st->skip));
+		PUTS(o, "\"");
+		put_field(o, "ts", (long long)st->looked);
+		if (st->skip_reason != NULL) {
+			PUTS(o, ",\"reason\":");
+			put_text(o, st->skip_reason);
+		}
+		PUTS(o, "}");
+	}
 }
 
 /*
@@ -418,7 +538,8 @@ put_extra(struct out *o, const struct pulse_state *st)
  *    "breaker_until":T,"breaker_trigger":"llm"|"tool",
  *    "breaker_reason":TEXT,
  *    "last_wake":{"chamber":C,"status":S,"ts":T,"error":TEXT},
- *    "answer":T,"quiet":true}
+ *    "answer":T,"quiet":true,"due":T,"overdue":true,
+ *    "skip":{"status":S,"ts":T,"reason":TEXT}}
  * with T a Unix time in seconds, D dollars (only for an agent with a
  * price: llm.price); the fields after "cap" only when they
  * have something to say (heart-pulse(1)).  host_json is the host name

@@ -17,6 +17,10 @@
  *   heart:{ID}:wake.json	wake.json; written only by the wake
  *				lock's holder; 30 days
  *   heart:{ID}:wake.lock	the wake lock: a holder's token, leased
+ *   heart:{ID}:journal.jsonl
+ *				the agent's journal (journal.c): a list of
+ *				its lines, oldest first, capped (LTRIM);
+ *				30 days after the last entry
  *   heart:{*}:pause.json	the store's own: who is paused (pause.c);
  *				a day after the last pause ends
  *
@@ -391,6 +395,83 @@ rwrite(const char *dir, const char *name, const json_t *j, char *err)
 	return r == 1 ? 0 : -1;
 }
 
+/* A line on the right of the list `name', in one transaction with its
+ * cap (the newest keep) and its lease of KEEP: never half there. */
+static int
+rlog_add(const char *agent, const char *name, const char *line,
+    long long keep, char *err)
+{
+	struct redisconn_args c[5];
+	redisReply *r[5];
+	char key[160];
+	int i, rc;
+
+	if (id_check(agent, err) == -1 || redisconn_begin(err) == -1)
+		return -1;
+	redisconn_key(agent, name, key, sizeof key);
+	for (i = 0; i < 5; i++)
+		c[i].n = 0;
+	redisconn_aput(&c[0], "MULTI");
+	redisconn_aput(&c[1], "RPUSH");
+	redisconn_aput(&c[1], key);
+	redisconn_aput(&c[1], line);
+	redisconn_aput(&c[2], "LTRIM");
+	redisconn_aput(&c[2], key);
+	redisconn_anum(&c[2], -keep);
+	redisconn_anum(&c[2], -1);
+	redisconn_aput(&c[3], "EXPIRE");
+	redisconn_aput(&c[3], key);
+	redisconn_anum(&c[3], KEEP);
+	redisconn_aput(&c[4], "EXEC");
+	if (redisconn_pipeline(c, 5, r, key, err) == -1)
+		return -1;
+	rc = redisconn_any_error(r, 5, key, err) ? -1 : 0;
+	if (rc == 0 && r[4]->type != REDIS_REPLY_ARRAY) {
+		errf(err, "%s: %s: EXEC: a reply not understood",
+		    redis_conn.url, key);
+		rc = -1;
+	}
+	redisconn_free_replies(r, 5);
+	if (rc == -1)
+		redisconn_disconnect();	/* and its MULTI */
+	return rc;
+}
+
+/* The newest `last' lines of the list `name' (0: all), oldest first. */
+static int
+rlog_read(const char *agent, const char *name, long long last,
+    char ***lines, size_t *n, char *err)
+{
+	struct redisconn_args a;
+	redisReply *r;
+	char key[160];
+	size_t i;
+	int rc = 0;
+
+	if (id_check(agent, err) == -1 || redisconn_begin(err) == -1)
+		return -1;
+	redisconn_key(agent, name, key, sizeof key);
+	a.n = 0;
+	redisconn_aput(&a, "LRANGE");
+	redisconn_aput(&a, key);
+	redisconn_anum(&a, last > 0 ? -last : 0);
+	redisconn_anum(&a, -1);
+	if ((r = redisconn_command(&a, key, err)) == NULL)
+		return -1;
+	if (r->type == REDIS_REPLY_ERROR) {
+		redisconn_reply_error(r, key, err);
+		rc = -1;
+	} else if (r->type == REDIS_REPLY_ARRAY && r->elements > 0) {
+		*lines = xcalloc(r->elements + 1, sizeof **lines);
+		for (i = 0; i < r->elements; i++)
+			if (redisconn_str(r->element[i]) != NULL)
+				(*lines)[(*n)++] = xstrdup(
+				    redisconn_str(r->element[i]));
+	}
+	freeReplyObject(r);
+	return rc;
+}
+
 static int
 cmpstr(const void *a, const void *b)
 {
@@ -557,6 +638,8 @@ redisstore_open(const char *flag, char *err)
 	ops.write_json = rwrite;
 	ops.agents = ragents;
 	ops.known = rknown;
+	ops.log_add = rlog_add;
+	ops.log_read = rlog_read;
 	ops.forked = redisconn_disconnect;
 	if (store_ops() == NULL)
 		atexit(rclose);

@@ -670,6 +670,29 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 }
 
 /*
+ * The wake's decision, now final, into the agent's journal (journal.c)
+ * when status.c's table keeps its status: a wake only not due writes
+ * nothing.  An error's reason is its message.  A journal that cannot
+ * be written is a warning of the wake, its result standing; of a wake
+ * that failed on its store already (rc), the failure said it.
+ */
+static void
+journal(struct wake *k, int rc)
+{
+	char err[HEART_ERRLEN];
+	const char *why = k->out.reason;
+
+	if (!status_journal(k->out.status))
+		return;
+	if (*why == '\0' && k->out.status == ST_ERROR)
+		why = json_string_value(json_object_get(k->res, "error"));
+	if (journal_add(k->s->name, k->now, soul_chamber_name(k->g.chamber),
+	    status_name(k->out.status), why, k->id, err) == -1 &&
+	    rc != HX_IOERR && rc != HX_UNAVAILABLE)
+		outcome_warn(k, err);
+}
+
+/*
  * One wake of soul s.  Always sets *out to the wake result (status
  * "error" on failure, with the message in err too); returns the exit
  * code this wake asks for.
@@ -716,6 +739,8 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	}
 	if (rc == HX_IOERR)
 		rc = store_code(rc);	/* a store out of reach: 69 */
+	if (!o->dry_run && k.dir[0] != '\0')
+		journal(&k, rc);
 	json_object_set_new(k.res, "exit", json_integer(rc));
 	wake_gate_free(&k.g);
 	wake_free(&k.w);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 
 /* A stable offset inside the interval, from the agent id (FNV-1a). */
 long long

@@ -46,6 +46,7 @@ struct wagent {
 	long long bdseq;
 	char	 breaker[12];	/* "": not known */
 	int	 waking;	/* 1, 0, -1: not known */
+	int	 overdue;	/* 1, 0 */
 	json_t	*pulse;		/* the last pulse */
 };
 
@@ -158,6 +159,26 @@ str(json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
+/* The schedule overdue ("overdue", with when it was due), or back on
+ * time ("overdue_end"): one event each way. */
+static void
+on_overdue(struct wagent *a, json_t *p, time_t wall, json_t *out)
+{
+	int od = json_is_true(json_object_get(p, "overdue"));
+	json_t *e;
+	char due[32];
+
+	if (od == a->overdue)
+		return;
+	a->overdue = od;
+	e = event(out, wall, a, od ? "overdue" : "overdue_end");
+	if (od && json_is_integer(json_object_get(p, "due"))) {
+		clock_utc((time_t)json_integer_value(json_object_get(p, "due")),
+		    due, sizeof due);
+		json_object_set_new(e, "due", json_string(due));
+	}
+}
+
 static void
 on_pulse(struct watchmap *w, struct wagent *a, json_t *p, long long now,
     time_t wall, json_t *out)
@@ -190,6 +211,7 @@ on_pulse(struct watchmap *w, struct wagent *a, json_t *p, long long now,
 		event(out, wall, a, "wake_end");
 	if (waking != -1)
 		a->waking = waking;
+	on_overdue(a, p, wall, out);
 	json_decref(a->pulse);
 	a->pulse = json_incref(p);
 }
@@ -517,7 +539,11 @@ watchmap_snapshot(struct watchmap *w, long long since, size_t *offline)
 		COPY("breaker");
 		COPY("waking");
 		COPY("cap");
+		COPY("due");
+		COPY("skip");
 #undef COPY
+		json_object_set_new(o, "overdue", json_boolean(
+		    json_is_true(json_object_get(p, "overdue"))));
 		json_object_set_new(o, "node", v[i]->node[0] ?
 		    json_string(v[i]->node) : json_null());
 		json_array_append_new(arr, o);

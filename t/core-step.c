@@ -3,7 +3,8 @@
  * cap_step, brk_step, budget_step, bucket_step and pause_rule over
  * tables of states, times and keys, DST days included, ask.c's bound of
  * a usage block, llmfail.c's account rate limit of a 429 and slot.c's
- * slot_missed (lib/heartwake.h), with no store, no clock and no file.
+ * slot_missed (lib/heartwake.h), and the pulse's due time and overdue
+ * rule (lib/heartpulse.h), with no store, no clock and no file.
  * Prints "ok N name" or "not ok N name: what differs" per case; exit 0
  * when every case held, 1 when one did not.
  */
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "heartpulse.h"
 #include "heartstore.h"
 #include "heartwake.h"
 
@@ -745,6 +747,48 @@ pause_case(const struct pausecase *c)
 	    v.until == utc_or(c->until, 0), "paused, all or until");
 }
 
+/* A schedule overdue: due passed more than its grace ago, and nothing
+ * looked at since. */
+static const struct overcase {
+	const char *name;
+	const char *used;	/* the slot last used */
+	long long every, off;
+	const char *due;	/* pulse_due's */
+	const char *looked, *now;	/* "": none */
+	int	 overdue;
+} overs[] = {
+	{ "a slot used: due at the next slot; within the grace, not overdue",
+	  "2026-11-22T10:01:30Z", 3600, 60, "2026-11-22T11:01:00Z", "",
+	  "2026-11-22T12:00:59Z", 0 },
+	{ "an interval past due, and nobody looked: overdue",
+	  "2026-11-22T10:01:30Z", 3600, 60, "2026-11-22T11:01:00Z", "",
+	  "2026-11-22T12:01:00Z", 1 },
+	{ "a skip looked at it after due (paused, held...): not overdue",
+	  "2026-11-22T10:01:30Z", 3600, 60, "2026-11-22T11:01:00Z",
+	  "2026-11-22T11:01:00Z", "2026-11-22T15:00:00Z", 0 },
+	{ "a skip before due is no look at it",
+	  "2026-11-22T10:01:30Z", 3600, 60, "2026-11-22T11:01:00Z",
+	  "2026-11-22T11:00:59Z", "2026-11-22T15:00:00Z", 1 },
+	{ "a one-minute schedule has two minutes of grace",
+	  "2026-11-22T10:00:00Z", 60, 0, "2026-11-22T10:01:00Z", "",
+	  "2026-11-22T10:02:59Z", 0 },
+	{ "and is overdue after them",
+	  "2026-11-22T10:00:00Z", 60, 0, "2026-11-22T10:01:00Z", "",
+	  "2026-11-22T10:03:00Z", 1 },
+	{ "a schedule that is off is never due",
+	  "2026-11-22T10:00:00Z", 0, 0, "", "", "2026-12-22T10:00:00Z", 0 },
+};
+
+static void
+over_case(const struct overcase *c)
+{
+	time_t due = pulse_due(c->every, c->off, utc(c->used));
+
+	check(c->name, due == utc_or(c->due, 0) && pulse_overdue(due,
+	    pulse_grace(c->every), utc_or(c->looked, 0), utc(c->now)) ==
+	    c->overdue, "due or overdue");
+}
+
 int
 main(void)
 {
@@ -763,6 +807,8 @@ main(void)
 		win_case(&wins[i], t);
 	for (i = 0; i < sizeof lates / sizeof lates[0]; i++)
 		late_case(&lates[i]);
+	for (i = 0; i < sizeof overs / sizeof overs[0]; i++)
+		over_case(&overs[i]);
 	budget_cases();
 	monthly_cases();
 	fleet_cases();

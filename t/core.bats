@@ -2,14 +2,15 @@
 # The rules as pure functions (lib/heartstore.h: cap_step, brk_step,
 # budget_step, bucket_step, pause_rule; lib/heartwake.h: ask.c's bound
 # of a usage block, llmfail.c's account rate limit of a 429, slot.c's
-# slot_missed): tables of states, times and keys run by t/core-step.c,
-# no store, no clock.
+# slot_missed; lib/heartpulse.h: the pulse's due time and overdue rule):
+# tables of states, times and keys run by t/core-step.c, no store, no
+# clock.
 # The same rules are proven through the programs, on both stores, by
 # heart-cap*.bats, heart-breaker.bats and heart-redis.bats.
 
 load helpers
 
-@test "cap_step, brk_step, budget_step, bucket_step, pause_rule and slot_missed hold on every row of their tables, DST days and month ends included; a usage block is bounded; a 429 is the account's only when a window is spent" {
+@test "cap_step, brk_step, budget_step, bucket_step, pause_rule and slot_missed hold on every row of their tables, DST days and month ends included; a usage block is bounded; a 429 is the account's only when a window is spent; a schedule nobody looks at is overdue" {
 	run core-step
 	assert_success
 	refute_output --partial 'not ok'
@@ -28,5 +29,6 @@ load helpers
 	assert_line --partial 'fleet: a fourth in flight could reach it: crowded'
 	assert_line --partial 'fleet: Berlin'"'"'s midnight starts a day, the last one kept'
 	assert_line --partial 'fleet: a week that knows no day makes no forecast'
-	assert_line '1..106'
+	assert_line --partial 'an interval past due, and nobody looked: overdue'
+	assert_line '1..113'
 }

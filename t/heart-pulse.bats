@@ -101,9 +101,10 @@ attempts() {	# attempts N: the broker has seen N connections or more
 		    ([range(1; length) | $p[.].mono_ms - $p[. - 1].mono_ms] |
 		     all(. >= 500))' "$BATS_TEST_TMPDIR/p"
 	done
-	# what a pulse says, and nothing else
+	# what a pulse says, and nothing else (due: the schedule's next
+	# slot, counted from the publisher's first sight of the agent)
 	head -1 "$BATS_TEST_TMPDIR/p" | jq -e 'keys == (["agent","at","breaker",
-	    "cap","host","mono_ms","seq","v","waking"] | sort) and
+	    "cap","due","host","mono_ms","seq","v","waking"] | sort) and
 	    .breaker == "closed" and .waking == false and
 	    (.cap | del(.resets)) == {"used":0,"cap":48,"tokens":0} and
 	    .cap.resets > now and .cap.resets <= now + 86400 and
@@ -242,6 +243,54 @@ llm: {price: {input: 1.0, output: 4.0}}')
 	assert_success
 	echo "$output" | jq -s -e 'map({(.agent): (.quiet // false)}) | add ==
 	    {"asleep": true, "half": false, "noidle": true}'
+}
+
+# last_wake AGENT EPOCH: wake.json of an agent whose schedule last woke then
+last_wake() {
+	state_write "$1" wake.json "{\"first_seen_ts\":$2,\"last\":{\"schedule\":{\"ts\":$2,\"status\":\"idle\"}},\"running\":null}"
+}
+
+# watched AGENT JQ: the watcher's snapshot line of AGENT satisfies JQ
+watched() {
+	run heart-pulse --watch --snapshot --broker "$BROKER_URL"
+	echo "$output" | jq -e -s "map(select(.agent == \"$1\"))[0] | $2" > /dev/null
+}
+
+@test "a schedule nobody wakes is overdue on a watcher in another process; capped or quiet it is not, the reason shown; a wake ends it" {
+	broker_start
+	llm_start
+	h=$(date -u +%H)
+	off=$(printf '%02d:00-%02d:00' $(((10#$h + 2) % 24)) $(((10#$h + 3) % 24)))
+	late=$(soul late 'heart: {pulse: {interval: 1s}, schedule: {interval: 1m}, idle: {daily_cap: 0}}')
+	capped=$(soul capped 'heart: {pulse: {interval: 1s}, schedule: {interval: 1m, daily_cap: 1}, idle: {daily_cap: 0}}')
+	soul quiet "heart: {pulse: {interval: 1s}, schedule: {interval: 1m, active_hours: \"$off\"}, idle: {daily_cap: 0}}" > /dev/null
+	soul never 'heart: {pulse: {interval: 1s}, schedule: {daily_cap: 0}, idle: {daily_cap: 0}}' > /dev/null
+	ago=$(($(date +%s) - 600))
+	for a in late capped quiet never; do last_wake "$a" "$ago"; done
+	# capped: heart-wake runs, and the cap refuses it
+	heart-cap take --soul "$capped"
+	run -0 heart-wake --soul "$capped"
+	[ "$(output_field status)" = capped ]
+	watcher
+	pulse --souls "$BATS_TEST_TMPDIR/souls" > "$BATS_TEST_TMPDIR/stats"
+	wait_until 10 has_events 1 overdue
+	# the publisher's counters count it
+	kill -USR1 "$PULSE"
+	wait_until 5 grep -q '"overdue":1}' "$BATS_TEST_TMPDIR/stats"
+	run -0 jq -c 'select(.event == "overdue") | [.agent, (.due | test("Z$"))]' "$BATS_TEST_TMPDIR/watch.out"
+	assert_output '["late",true]'
+	wait_until 10 watched late '.overdue == true and (.due | type) == "number"'
+	watched capped '.overdue == false and .skip.status == "capped" and (.skip.reason | test("daily cap reached"))'
+	watched quiet '.overdue == false'
+	watched never '.overdue == false and .due == null'
+	# a heart-wake runs again: the schedule is on time
+	run -0 heart-wake --soul "$late"
+	wait_until 10 has_events 1 overdue_end
+	run -0 events overdue_end
+	assert_output 1
+	wait_until 10 watched late '.overdue == false'
+	kill -USR1 "$PULSE"
+	wait_until 5 grep -q '"overdue":0}' "$BATS_TEST_TMPDIR/stats"
 }
 
 @test "a wake starting in the state directory shows up as a pulse within a second" {

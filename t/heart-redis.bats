@@ -221,6 +221,24 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	    <(jq -S keys "$HEART_STATE_DIR/agents/scout/cap.json")
 }
 
+@test "the journal is one list per agent, capped, expiring 30 days after its last entry; --why reads it back" {
+	llm_start
+	s=$(soul_file scout.yaml 'heart: {}')
+	at "2026-11-22 10:00:00" heart-wake --soul "$s" > /dev/null
+	at "2026-11-22 10:00:00" heart-cap pause scout
+	at "2026-11-22 10:01:00" heart-wake --soul "$s" --force > /dev/null
+	run -0 rcli TYPE 'heart:{scout}:journal.jsonl'
+	assert_output list
+	run -0 rcli TTL 'heart:{scout}:journal.jsonl'
+	within 60 $((30 * 86400))
+	rcli LINDEX 'heart:{scout}:journal.jsonl' -1 | jq -e '.status == "paused" and .at == "2026-11-22T10:01:00Z"'
+	run -0 heart-wake --why scout --json
+	echo "$output" | jq -e '.agent == "scout" and .status == "paused"'
+	# the other host reads the same journal
+	run -0 host 2 heart-wake --why scout --json
+	echo "$output" | jq -e '.status == "paused"'
+}
+
 @test "the keys of heart 0.x (hashes) are moved once to the documents: the day's count, caps and an open breaker carry over" {
 	s=$(soul_file scout.yaml 'heart: { daily_cap: 5 }')
 	now=$(date -u +%s)

@@ -125,6 +125,13 @@ born() {	# born AGENT...: online for an hour, as a birth says
 	done
 	state_write look-half breaker.json '{"v":1,"state":"half_open","trigger":"tool","reason":"x"}'
 	state_write look-failing wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$now,\"status\":\"error\"}},\"running\":null}"
+	# overdue: its schedule's last wake ten minutes ago, and none since
+	page_soul look-overdue '  schedule: { interval: 1m }'
+	state_write look-overdue wake.json "{\"v\":1,\"last\":{\"schedule\":{\"ts\":$((now - 600)),\"status\":\"idle\"}},\"running\":null}"
+	# stopped: its journal's last entry a pause
+	page_soul look-stopped
+	state_write look-stopped wake.json "{\"v\":1,\"first_seen_ts\":$now,\"running\":null}"
+	state_write look-stopped journal.jsonl "{\"at\":\"$(date -u -d @$now +%Y-%m-%dT%H:%M:%SZ)\",\"chamber\":\"schedule\",\"status\":\"paused\",\"reason\":\"paused by heart-cap pause\",\"wake_id\":\"x\"}"
 	sleep 300 3>&- &
 	PIDS="$PIDS $!"
 	state_write look-waking wake.json "{\"v\":1,\"running\":{\"chamber\":\"idle\",\"since\":\"x\",\"pid\":$!}}"
@@ -139,25 +146,26 @@ born() {	# born AGENT...: online for an hour, as a birth says
 	dead=${PIDS##* }
 	page_pulse "$BATS_TEST_TMPDIR/hung"
 	hung=${PIDS##* }
-	wait_until 30 holds 'mizpah.drawn().length === 9'
+	wait_until 30 holds 'mizpah.drawn().length === 11'
 	kill -9 "$dead"
 	kill -STOP "$hung"
-	for l in online waking open half_open failing capped sleeping offline late; do
+	for l in online waking open half_open failing capped sleeping offline late overdue stopped; do
 		a=look-${l%_open}
 		wait_until 30 holds "mizpah.drawn().some((c) => c.id === '$a' && c.look === '$l')"
 	done
 	# the palette, and no two looks with one shape (colour is never alone)
-	for a in online waking open half failing capped sleeping offline late; do
+	for a in online waking open half failing capped sleeping offline late overdue stopped; do
 		step glyph "look-$a"
 	done > "$BATS_TEST_TMPDIR/glyphs"
 	jq -s -e 'map({(.look): .colour}) | add == {"online": "#3ddc97",
 	    "waking": "#f0e442", "open": "#ff6b3d", "half_open": "#ffb000",
 	    "failing": "#ff7ac6", "capped": "#56b4e9", "sleeping": "#b39dff",
-	    "offline": "#a7afc2", "late": "#3ddc97"}' "$BATS_TEST_TMPDIR/glyphs"
-	jq -s -e 'map(.mask) | unique | length == 9' "$BATS_TEST_TMPDIR/glyphs"
+	    "offline": "#a7afc2", "late": "#3ddc97", "overdue": "#e69f00",
+	    "stopped": "#cc79a7"}' "$BATS_TEST_TMPDIR/glyphs"
+	jq -s -e 'map(.mask) | unique | length == 11' "$BATS_TEST_TMPDIR/glyphs"
 	# the legend names each look, with its count
 	run step eval '[...document.querySelectorAll("#legend button")].map((b) => b.textContent).join("|")'
-	assert_output '"offline1|breaker open1|half-open1|failing1|unknown: no broker0|missed pulses1|waking1|capped today1|quiet hours1|breathing1"'
+	assert_output '"offline1|breaker open1|half-open1|failing1|overdue: nobody wakes it1|stopped1|unknown: no broker0|missed pulses1|waking1|capped today1|quiet hours1|breathing1"'
 	# breathing and waking are animated, unless motion is to be reduced
 	holds 'getComputedStyle(document.getElementById("breath")).animationName === "breathe"'
 	step motion reduce
@@ -170,7 +178,7 @@ born() {	# born AGENT...: online for an hour, as a birth says
 @test "problems sort first in their group and are counted; search and the legend narrow the view" {
 	plain_only
 	page
-	born a-1 a-2 a-3 a-4 b-1 b-2 b-3 solo
+	born a-1 a-2 a-3 a-4 b-1 b-2 b-3 b-4 b-5 solo
 	pulse_of() {	# pulse_of AGENT [JSON]: a pulse, with JSON's fields
 		local x=${2:-}
 		publish "$1" pulse "$(jq -nc --arg a "$1" --argjson x "${x:-{\}}" '{v: 1,
@@ -184,9 +192,11 @@ born() {	# born AGENT...: online for an hour, as a birth says
 	pulse_of b-1 '{"waking":"idle"}'
 	pulse_of b-2
 	pulse_of b-3 '{"cap":{"used":48,"cap":48,"tokens":9,"resets":0}}'
+	pulse_of b-4 '{"due":1,"overdue":true}'
+	pulse_of b-5 '{"skip":{"status":"paused","ts":1,"reason":"paused by heart-cap pause"}}'
 	pulse_of solo
 	publish a-5 status '{"v":1,"status":"offline","agent":"a-5","node":"hand","bdseq":1,"reason":"shutdown"}' -r
-	wait_until 20 holds 'mizpah.drawn().length === 9'
+	wait_until 20 holds 'mizpah.drawn().length === 11'
 	wait_until 20 holds 'mizpah.drawn().find((c) => c.id === "b-3").look === "capped"'
 	run drawn '"\(.group) \(.id) \(.look)"'
 	assert_output 'a a-5 offline
@@ -194,12 +204,14 @@ a a-2 open
 a a-4 half_open
 a a-3 failing
 a a-1 online
+b b-4 overdue
+b b-5 stopped
 b b-1 waking
 b b-2 online
 b b-3 capped
  solo online'
 	run step eval 'document.getElementById("problems").textContent'
-	assert_output '"4 problems: 1 offline, 1 breaker open, 1 half-open, 1 failing"'
+	assert_output '"6 problems: 1 offline, 1 breaker open, 1 half-open, 1 failing, 1 overdue: nobody wakes it, 1 stopped"'
 	# pulses that change nothing paint nothing
 	n=$(step eval 'mizpah.paints')
 	for i in 2 3 4 5 6 7 8 9; do pulse_of b-2 "{\"seq\":$i}"; done
@@ -207,17 +219,17 @@ b b-3 capped
 	[ "$(step eval 'mizpah.paints')" = "$n" ]
 	# search by id
 	step type '#search' 'B-'
-	wait_until 10 holds 'mizpah.drawn().map((c) => c.id).join() === "b-1,b-2,b-3"'
-	holds 'document.getElementById("counts").textContent === "9 agents, 3 shown"'
+	wait_until 10 holds 'mizpah.drawn().map((c) => c.id).join() === "b-4,b-5,b-1,b-2,b-3"'
+	holds 'document.getElementById("counts").textContent === "11 agents, 5 shown"'
 	step type '#search' ''
-	# the legend filters by look; the problems button by all four
+	# the legend filters by look; the problems button by all six
 	step clickon '#legend button[data-look="failing"]'
 	wait_until 10 holds 'mizpah.drawn().map((c) => c.id).join() === "a-3"'
 	step clickon '#problems'
-	wait_until 10 holds 'mizpah.drawn().map((c) => c.id).join() === "a-5,a-2,a-4,a-3"'
+	wait_until 10 holds 'mizpah.drawn().map((c) => c.id).join() === "a-5,a-2,a-4,a-3,b-4,b-5"'
 	holds 'document.querySelector("#legend [data-look=failing]").ariaPressed === "false"'
 	step clickon '#problems'
-	wait_until 10 holds 'mizpah.drawn().length === 9'
+	wait_until 10 holds 'mizpah.drawn().length === 11'
 	# a problem that clears moves back among the others
 	pulse_of a-2
 	wait_until 10 holds 'mizpah.drawn().map((c) => c.id).slice(0, 4).join() === "a-5,a-4,a-3,a-1"'

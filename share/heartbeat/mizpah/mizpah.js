@@ -9,14 +9,15 @@ const pw = new URLSearchParams(location.hash.slice(1)).get('password') || undefi
 history.replaceState(null, '', location.pathname + location.search);
 const url = q.get('broker') || `ws://${location.hostname || 'localhost'}:9001`;
 const $ = (id) => document.getElementById(id), agents = new Map();	// id -> what we know of it
-// Looks, worst first: legend, colour, glyph (an SVG path in a 100 box, even-
-// odd).  The first four are problems: first in their group, counted apart.
+// Looks, worst first: legend, colour, glyph (SVG path, 100 box, even-odd); the first six are problems.
 const O = 'M50 8a42 42 0 1 1 0 84a42 42 0 1 1 0-84z', I = 'M50 22a28 28 0 1 0 0 56a28 28 0 1 0 0-56z';
 const LOOKS = {
   offline: ['offline', '#a7afc2', O + I],
   open: ['breaker open', '#ff6b3d', 'M22 8L50 36L78 8L92 22L64 50L92 78L78 92L50 64L22 92L8 78L36 50L8 22z'],
   half_open: ['half-open', '#ffb000', `${O}${I}M50 22v56a28 28 0 0 1 0-56z`],
   failing: ['failing', '#ff7ac6', 'M50 8L94 88H6z'],
+  overdue: ['overdue: nobody wakes it', '#e69f00', `${O}M44 22v34l24 14l5-9l-19-11v-28z`],
+  stopped: ['stopped', '#cc79a7', 'M20 14h24v72h-24zM56 14h24v72h-24z'],
   unknown: ['unknown: no broker', '#6b7488', 'M50 34a16 16 0 1 0 0 32a16 16 0 1 0 0-32z'],
   late: ['missed pulses', '#3ddc97', `${O}${I}M50 38a12 12 0 1 0 0 24a12 12 0 1 0 0-24z`],
   waking: ['waking', '#f0e442', 'M50 4L96 50L50 96L4 50z'],
@@ -24,9 +25,8 @@ const LOOKS = {
   sleeping: ['quiet hours', '#b39dff', 'M62 8A42 42 0 1 0 92 64A34 34 0 0 1 62 8z'],
   online: ['breathing', '#3ddc97', O],
 };
-const NAMES = Object.keys(LOOKS), PROBLEMS = new Set(NAMES.slice(0, 4)), rank = (l) => Math.min(NAMES.indexOf(l), 4);
-const ctx = { base: $('base').getContext('2d'), online: $('breath').getContext('2d'),
-  waking: $('flash').getContext('2d') };
+const NAMES = Object.keys(LOOKS), PROBLEMS = new Set(NAMES.slice(0, 6)), rank = (l) => Math.min(NAMES.indexOf(l), 6);
+const ctx = { base: $('base').getContext('2d'), online: $('breath').getContext('2d'), waking: $('flash').getContext('2d') };
 const HEAD = 20, MAX = 96, GAP = 16;	// a group's title; the largest cell
 let cells = [], groups = [], sprites = {}, size = 0, cur = null, shown = null;
 let up = false, only = null, find = '', paints = 0, frame = 0, full = true, lastFull = 0, cost = 0, changed = new Set();
@@ -42,6 +42,7 @@ function lookOf(a, now) {
   if (a.status === 'offline' || late > (a.misses + 0.5) * iv) return 'offline';
   if (p.breaker === 'open' || p.breaker === 'half_open') return p.breaker;
   if (/^(error|tool_cap)$/.test(p.last_wake && p.last_wake.status)) return 'failing';
+  if (p.overdue || /^(paused|held|dormant|capped|throttled)$/.test(p.skip?.status)) return p.overdue ? 'overdue' : 'stopped';
   if (late > 1.5 * iv) return 'late';
   return p.waking ? 'waking' : p.cap && p.cap.used >= p.cap.cap ? 'capped' : p.quiet ? 'sleeping' : 'online';
 }
@@ -186,7 +187,7 @@ function when(t) {	// a Unix time: how far from now, and when
 }
 function facts(a) {	// the panel: every figure from the pulse and status
   const p = a.p || {}, c = p.cap, w = p.last_wake, b = p.breaker;
-  return [['state', LOOKS[a.look][0]],
+  return [['state', LOOKS[a.look][0] + (p.skip ? ` (last skip ${p.skip.status}: ${p.skip.reason || '-'})` : '')],
     ['last pulse', a.pseen ? `${when(Math.round(a.pseen / 1000))}, seq ${p.seq}` : 'none yet'],
     ['host', p.host || a.host || 'unknown'],
     ['birth', a.node ? `${a.node}, bdseq ${a.bdseq}` : 'unknown'],
@@ -200,6 +201,7 @@ function facts(a) {	// the panel: every figure from the pulse and status
     ['last wake', w ? `${w.chamber} wake, ${w.status}, ${when(w.ts)}` : 'none'],
     ['its error', (w && w.error) || '-'],
     ['last answer', p.answer ? when(p.answer) : 'none seen'],
+    ['schedule', p.due ? `due ${when(p.due)}${p.overdue ? ': overdue, no heart-wake looked since' : ''}` : 'off'],
     ['quiet hours', p.quiet ? 'now: no chamber may wake' : 'no']];
 }
 function card() {
@@ -279,9 +281,7 @@ document.onkeydown = (e) => {
 new ResizeObserver(() => { full = true; schedule(); }).observe($('sky'));
 const tick = () => { for (const a of agents.values()) touch(a, Date.now()); if (shown) card(); };
 setInterval(tick, 1000);	// time passes: missed pulses, and the panel's ages
-
-const client = mqtt.connect(url, { username: q.get('username') || undefined,
-  password: pw, reconnectPeriod: 2000 });
+const client = mqtt.connect(url, { username: q.get('username') || undefined, password: pw, reconnectPeriod: 2000 });
 let why = '', link = (s, bad) => Object.assign($('link'), { textContent: url + s, className: bad ? 'bad' : '' });
 // Away from the broker every agent is unknown (wills held then were its going); back, misses count anew.
 const hold = (u) => { up = u; for (const a of agents.values()) u ? a.seen = Date.now() : a.will > Date.now() && (a.will = 0); tick(); };
