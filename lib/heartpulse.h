@@ -63,6 +63,8 @@ int	 pulse_overdue(time_t, long long, time_t, time_t);
 int	 pulse_read(const char *, const char *, const struct caps *,
 	    const struct pulse_slots *, time_t, unsigned, struct pulse_state *,
 	    char *);
+void	 pulse_unknown(const struct pulse_slots *, unsigned,
+	    struct pulse_state *);
 void	 pulse_clear(struct pulse_state *);
 int	 pulse_changed(const struct pulse_state *, const struct pulse_state *);
 int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
@@ -211,6 +213,8 @@ struct pubagents {
 	long long interval;	/* override, s; -1: the souls' */
 	time_t	 loaded;	/* when the souls were last read; 0: not
 				   yet asked (pulse_slots.from) */
+	int	 remote;	/* the state is a server's (HEART_STORE):
+				   never read, never due */
 	size_t	 nbad;		/* souls that did not load, last load */
 };
 struct pubagents *pubagents_new(long long, int);

@@ -52,6 +52,7 @@ int	 store_log_add(const char *, const char *, const char *, size_t,
 int	 store_log_read(const char *, const char *, long long, char ***,
 	    size_t *, char *);
 const struct store_ops *store_ops(void);	/* NULL: files */
+int	 store_server_named(const char *);	/* not "file" */
 int	 store_owner_check(const char *, char *);
 void	 store_forked(void);
 void	 store_use(const struct store_ops *);

@@ -46,7 +46,8 @@ pubagents_new(long long interval, int watch)
 
 	f->interval = interval;
 	f->ifd = -1;
-	if (watch && (f->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1)
+	f->remote = store_server_named(getenv("HEART_STORE"));
+	if (watch && !f->remote && (f->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1)
 		pubagents_warnf(f, "inotify: %s; reading state once per "
 		    "interval", strerror(errno));
 	return f;
@@ -324,7 +325,8 @@ from_soul(const struct pubagents *f, const struct soul *s)
 	a->misses = s->pulse_misses;
 	/* the schedule's slots, for when it is due (pulse_due): an
 	 * adaptive one's longest rung, the latest it may be due */
-	if (s->ch[CH_SCHEDULE].daily_cap != 0 && s->ch[CH_SCHEDULE].every > 0) {
+	if (!f->remote && s->ch[CH_SCHEDULE].daily_cap != 0 &&
+	    s->ch[CH_SCHEDULE].every > 0) {
 		a->every = s->adapt.on ? s->adapt.max : s->ch[CH_SCHEDULE].every;
 		a->off = s->adapt.on ? slot_rung_offset(s, a->every) :
 		    slot_offset(s->name, a->every);

@@ -51,6 +51,12 @@ refresh(struct pubagents *f, struct pubagent *a, unsigned parts, time_t now)
 	if (f->loaded == 0)
 		f->loaded = now;
 	sl = (struct pulse_slots){ a->every, a->off, f->loaded };
+	if (f->remote) {	/* a server's state: not ours to read */
+		pulse_unknown(&sl, parts, &a->st);
+		a->dirty &= ~parts;
+		judge(a, now);
+		return;
+	}
 	for (i = 0; i < 4; i++) {
 		if (!(parts & bits[i]))
 			continue;

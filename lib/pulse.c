@@ -278,6 +278,31 @@ read_cap(const char *id, const char *zone, const struct caps *caps,
 }
 
 /*
+ * The parts of st named by `what' unknown: null in the pulse; sl as
+ * pulse_read's (its due counts from sl->from, if it has slots).
+ */
+void
+pulse_unknown(const struct pulse_slots *sl, unsigned what,
+    struct pulse_state *st)
+{
+	if (what & PULSE_BREAKER) {
+		st->breaker[0] = st->brk_trigger[0] = '\0';
+		st->brk_until = 0;
+		set_text(&st->brk_reason, NULL);
+	}
+	if (what & PULSE_WAKE) {
+		st->waking = -1;
+		read_last(NULL, sl, st);
+	}
+	if (what & PULSE_CAP)
+		st->cap_used = st->cap_max = -1;
+	if (what & PULSE_JOURNAL) {
+		st->looked = 0;
+		st->skip = -1;
+	}
+}
+
+/*
  * Read the parts of agent id's state named by `what' (one or more of
  * PULSE_BREAKER, PULSE_WAKE, PULSE_CAP, PULSE_JOURNAL) into st.  On
  * failure the failed part is left unknown, the others are read all the
@@ -294,21 +319,7 @@ pulse_read(const char *id, const char *zone, const struct caps *caps,
 	int r = 0;
 
 	if (state_agent_dir(id, 0, dir, sizeof dir, err) == -1) {
-		if (what & PULSE_BREAKER) {
-			st->breaker[0] = st->brk_trigger[0] = '\0';
-			st->brk_until = 0;
-			set_text(&st->brk_reason, NULL);
-		}
-		if (what & PULSE_WAKE) {
-			st->waking = -1;
-			read_last(NULL, sl, st);
-		}
-		if (what & PULSE_CAP)
-			st->cap_used = st->cap_max = -1;
-		if (what & PULSE_JOURNAL) {
-			st->looked = 0;
-			st->skip = -1;
-		}
+		pulse_unknown(sl, what, st);
 		return -1;
 	}
 	if ((what & PULSE_BREAKER) && read_breaker(id, now, st, err) == -1)

@@ -617,7 +617,7 @@ redisstore_open(const char *flag, char *err)
 		what = "HEART_STORE";
 		bad = HX_CONFIG;
 	}
-	if (u == NULL || *u == '\0' || strcmp(u, "file") == 0)
+	if (!store_server_named(u))
 		return 0;
 	if (redisconn_parse_url(u, why) == -1) {
 		errf(err, "%s: %s", what, why);

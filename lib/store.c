@@ -32,6 +32,14 @@
 static const struct store_ops *cur;
 static int failcode;
 
+/* Whether u (--store, or $HEART_STORE) names a server: none, empty or
+ * "file" is the files. */
+int
+store_server_named(const char *u)
+{
+	return u != NULL && *u != '\0' && strcmp(u, "file") != 0;
+}
+
 const struct store_ops *
 store_ops(void)
 {

@@ -293,6 +293,22 @@ watched() {
 	wait_until 5 grep -q '"overdue":0}' "$BATS_TEST_TMPDIR/stats"
 }
 
+@test "with a server store (HEART_STORE) the pulse reads no state: its fields are null, never guessed from the files, and nothing is overdue" {
+	broker_start
+	s=$(soul late 'heart: {pulse: {interval: 1s}, schedule: {interval: 1m}, idle: {daily_cap: 0}}')
+	# files a heart-wake on the file store would have left: overdue there
+	last_wake late $(($(date +%s) - 600))
+	state_write late breaker.json '{"state":"open","until":1}'
+	watcher
+	HEART_STORE=redis://127.0.0.1:1 pulse --soul "$s"
+	wait_until 10 watched late '.status == "online" and has("overdue")'
+	watched late '.overdue == false and .due == null and .breaker == null and .cap == null and .waking == null and .last_wake == null'
+	run -0 events overdue
+	assert_output 0
+	run -0 cat "$BATS_TEST_TMPDIR/pulse.err"
+	assert_output ''
+}
+
 @test "a wake starting in the state directory shows up as a pulse within a second" {
 	broker_start
 	s=$(soul scout 'heart: {pulse: {interval: 60s}}')
