@@ -341,25 +341,39 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 }
 
 /*
- * --touch: the user's input now.  Only of an agent heart knows, or
- * whose soul is given (before its first wake): a misspelt name must
- * not start a new agent.
+ * The one agent of --touch or --why (opt), named or of the one soul
+ * given: 0, or the exit code of a misspelt name (a misspelt name must
+ * not start a new agent).
  */
+static int
+known_agent(const char *opt, char **agent, char **paths, int n)
+{
+	struct soulset set = { NULL, 0 };
+	char msg[64];
+	int r;
+
+	if (n > 1) {
+		snprintf(msg, sizeof msg, "%s: one agent, one soul at most",
+		    opt);
+		die(HX_USAGE, msg);
+	}
+	if (n == 1)
+		prog_add_soul(&set, paths[0]);
+	prog_one_agent(&set, 1, agent);
+	r = prog_unknown(&set, *agent);
+	soulset_free(&set);
+	return r;
+}
+
+/* --touch: the user's input now, of an agent heart knows or whose soul
+ * is given (before its first wake). */
 static int
 touch_input(char *agent, char **paths, int n, time_t now)
 {
 	char err[HEART_ERRLEN];
-	struct soulset set = { NULL, 0 };
 	int r;
 
-	if (n > 1)
-		die(HX_USAGE, "--touch: one agent, one soul at most");
-	if (n == 1)
-		prog_add_soul(&set, paths[0]);
-	prog_one_agent(&set, 1, &agent);
-	r = prog_unknown(&set, agent);
-	soulset_free(&set);
-	if (r != 0)
+	if ((r = known_agent("--touch", &agent, paths, n)) != 0)
 		return r;
 	if (hist_touch_input(agent, now, err) == -1)
 		die(HX_IOERR, err);
@@ -391,7 +405,6 @@ why(char *agent, char **paths, int n, const char *sinceflag, int jflag,
     time_t now)
 {
 	char err[HEART_ERRLEN];
-	struct soulset set = { NULL, 0 };
 	time_t since = 0;
 	json_t *arr, *e;
 	size_t i;
@@ -400,14 +413,7 @@ why(char *agent, char **paths, int n, const char *sinceflag, int jflag,
 	if (sinceflag != NULL && journal_since(sinceflag, now, &since,
 	    err) == -1)
 		die(HX_USAGE, err);
-	if (n > 1)
-		die(HX_USAGE, "--why: one agent, one soul at most");
-	if (n == 1)
-		prog_add_soul(&set, paths[0]);
-	prog_one_agent(&set, 1, &agent);
-	r = prog_unknown(&set, agent);
-	soulset_free(&set);
-	if (r != 0)
+	if ((r = known_agent("--why", &agent, paths, n)) != 0)
 		return r;
 	if (journal_read(agent, since, 0, &arr, err) == -1)
 		die(store_code(HX_IOERR), err);

@@ -251,8 +251,10 @@ last_wake() {
 }
 
 # watched AGENT JQ: the watcher's snapshot line of AGENT satisfies JQ
+# (the snapshot exits 0, or 1 while some agent is not online yet)
 watched() {
 	run heart-pulse --watch --snapshot --broker "$BROKER_URL"
+	[ "$status" -eq 0 ] || [ "$status" -eq 1 ] || return 1
 	echo "$output" | jq -e -s "map(select(.agent == \"$1\"))[0] | $2" > /dev/null
 }
 

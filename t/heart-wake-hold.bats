@@ -51,6 +51,17 @@ used() {
 	heart-cap status "$1" --json | jq -r .chambers.schedule.used
 }
 
+# skipped SOUL TIME STATUS REGEX NEXT: a wake of SOUL at TIME ends
+# STATUS, exit 0, its reason matching REGEX and its next try NEXT
+skipped() {
+	run -0 wake "$1" "$2"
+	run -0 jq -r '.status, .reason, .next, .exit' <<< "$output"
+	assert_line --index 0 "$3"
+	assert_line --index 1 --regexp "$4"
+	assert_line --index 2 "$5"
+	assert_line --index 3 0
+}
+
 @test "a 402 holds every agent on the account: status held, zero requests, no slot used, the hold named; another key or URL is not held" {
 	a=$(mksoul a) b=$(mksoul b) c=$(mksoul c)
 	llm_script '{"replies":[{"status":402,"text":"Payment required"}]}'
@@ -59,12 +70,7 @@ used() {
 	run -0 llm_count
 	assert_output 1
 	for s in "$b" "$c" "$a"; do
-		run -0 wake "$s" '2026-11-22 09:01:30'
-		run -0 jq -r '.status, .reason, .next, .exit' <<< "$output"
-		assert_line --index 0 held
-		assert_line --index 1 --regexp "^held: the account at $HEART_LLM_URL \(key [0-9a-f]{8}\) is out of credit \(HTTP 402\) since 2026-11-22T09:00:30Z; next probe at 2026-11-22T09:15:30Z"
-		assert_line --index 2 2026-11-22T09:15:30Z
-		assert_line --index 3 0
+		skipped "$s" '2026-11-22 09:01:30' held "^held: the account at $HEART_LLM_URL \(key [0-9a-f]{8}\) is out of credit \(HTTP 402\) since 2026-11-22T09:00:30Z; next probe at 2026-11-22T09:15:30Z" 2026-11-22T09:15:30Z
 	done
 	run -0 llm_count
 	assert_output 1
@@ -291,12 +297,7 @@ RATE429='{"status":429,"text":"Rate limit reached for requests","error_code":"ra
 	run -0 llm_count
 	assert_output 1
 	for s in "$b" "$a"; do
-		run -0 wake "$s" '2026-11-22 09:01:00'
-		run -0 jq -r '.status, .reason, .next, .exit' <<< "$output"
-		assert_line --index 0 throttled
-		assert_line --index 1 --regexp "^throttled: the account at $HEART_LLM_URL \(key [0-9a-f]{8}\) is at its rate limit \(HTTP 429\) since 2026-11-22T09:00:30Z; until its reset at 2026-11-22T09:06:30Z"
-		assert_line --index 2 2026-11-22T09:06:30Z
-		assert_line --index 3 0
+		skipped "$s" '2026-11-22 09:01:00' throttled "^throttled: the account at $HEART_LLM_URL \(key [0-9a-f]{8}\) is at its rate limit \(HTTP 429\) since 2026-11-22T09:00:30Z; until its reset at 2026-11-22T09:06:30Z" 2026-11-22T09:06:30Z
 	done
 	run -0 llm_count
 	assert_output 1
