@@ -38,19 +38,6 @@ struct pulse_state {		/* one per agent: keep it small */
 	time_t	 looked;	/* the journal's last entry; 0: none */
 	char	*skip_reason;	/* its reason, when a skip; pulse_clear's */
 };
-struct pulse_node {		/* one publishing process and connection */
-	const char *id;		/* the client id */
-	const char *host;
-	long	 pid;
-	time_t	 since;		/* when the process started */
-	long long bdseq;	/* birth sequence of this connection */
-	long long agents;	/* -1: do not say */
-};
-struct pulse_agentinfo {
-	const char *id;
-	long long interval;	/* s */
-	long long misses;
-};
 /* the schedule's slots, for pulse_read's due (every 0: off), and when
  * to count them from while wake.json has no slot used or first sight */
 struct pulse_slots {
@@ -75,6 +62,22 @@ int	 pulse_format(char *, size_t, const char *, unsigned long long,
 int	 pulse_prefix_valid(const char *);
 int	 pulse_topic(char *, size_t, const char *, const char *,
 	    const char *);
+int	 pulse_pid_gone(long long);
+/* pulsenode.c: client ids, the rival rule, the ACL, status messages,
+ * the birth sequence */
+struct pulse_node {		/* one publishing process and connection */
+	const char *id;		/* the client id */
+	const char *host;
+	long	 pid;
+	time_t	 since;		/* when the process started */
+	long long bdseq;	/* birth sequence of this connection */
+	long long agents;	/* -1: do not say */
+};
+struct pulse_agentinfo {
+	const char *id;
+	long long interval;	/* s */
+	long long misses;
+};
 char	*pulse_status(const struct pulse_node *,
 	    const struct pulse_agentinfo *, const char *, const char *,
 	    time_t);
