@@ -566,10 +566,19 @@ budget_why_at(const struct budget_view *v, int verdict, time_t now,
 	if (verdict == BUDGET_CROWDED) {
 		*at = now + BUDGET_RETRY;
 		clock_utc(*at, reset, sizeof reset);
-		snprintf(buf, n, "fleet budget: %s spent today, and %d wakes "
-		    "in flight at %s each (the costliest of the last seven "
-		    "days) could reach it; deferred until %s",
-		    price_format(v->cost, spent, sizeof spent), v->inflight,
+		price_format(v->cost, spent, sizeof spent);
+		if (week_top(&v->week) <= 0) {	/* one at a time */
+			snprintf(buf, n, "fleet budget: %s spent today, and no "
+			    "wake's cost known this week: wakes go one at a "
+			    "time, and %d %s in flight; deferred until %s",
+			    spent, v->inflight, v->inflight == 1 ? "is" :
+			    "are", reset);
+			return;
+		}
+		snprintf(buf, n, "fleet budget: %s spent today, and %d %s in "
+		    "flight at %s each (the costliest of the last seven "
+		    "days) could reach it; deferred until %s", spent,
+		    v->inflight, v->inflight == 1 ? "wake" : "wakes",
 		    price_format(week_top(&v->week), top, sizeof top), reset);
 		return;
 	}

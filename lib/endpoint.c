@@ -110,7 +110,7 @@ budget_dollars(const char *file, json_t *o, const char *key, long long *v,
 		return 0;
 	if ((*v = price_nano(j)) < 0) {
 		errf(err, "%s: budget.%s: must be a number of dollars, 0 or "
-		    "more, such as 20.00", file, key);
+		    "more and at most 9e9, such as 20.00", file, key);
 		return -1;
 	}
 	return 0;

@@ -473,6 +473,10 @@ fleet_cases(void)
 	budget_step(b, BUDGET_TAKE, "b", 0, &fb, t, &vd);
 	check("fleet: no wake's cost known: one at a time", vd ==
 	    BUDGET_CROWDED && b->nw == 1, "admitted");
+	budget_why_at(&b->v, vd, t, why, sizeof why, &b->w[1].at);
+	check("fleet: one at a time, and told so (one wake is in flight)",
+	    strstr(why, "no wake's cost known this week: wakes go one at a "
+	    "time, and 1 is in flight") != NULL, why);
 	budget_step(b, BUDGET_RECORD, "a", 1000000, &fb, t, &vd);
 	check("fleet: a record adds its cost and frees its place",
 	    b->v.cost == 1000000 && b->v.month_cost == 1000000 &&

@@ -27,8 +27,9 @@ load helpers
 	assert_line --partial 'rate: a Retry-After alone is the request'"'"'s'
 	assert_line --partial 'catch_up: 10m, a wake a second past it is missed'
 	assert_line --partial 'fleet: a fourth in flight could reach it: crowded'
+	assert_line --partial 'fleet: one at a time, and told so'
 	assert_line --partial 'fleet: Berlin'"'"'s midnight starts a day, the last one kept'
 	assert_line --partial 'fleet: a week that knows no day makes no forecast'
 	assert_line --partial 'an interval past due, and nobody looked: overdue'
-	assert_line '1..113'
+	assert_line '1..114'
 }
