@@ -122,15 +122,17 @@ print_forecast(json_t *j, const char *due)
 	json_t *at = json_object_get(j, "budget_at");
 	json_t *on = json_object_get(j, "monthly_budget_on");
 	int none = json_is_null(json_object_get(j, "rate"));
+	const char *monthly = none ? "no forecast" : json_is_string(on) ?
+	    json_string_value(on) : json_is_null(json_object_get(j,
+	    "monthly_budget")) ? "-" : "not this month";
 
 	printf("%-20s ", none ? "no forecast" : json_is_string(at) ?
 	    json_string_value(at) : json_is_null(json_object_get(j,
 	    "budget")) ? "-" : "not today");
-	printf(due != NULL ? "%-14s " : "%s", none ? "no forecast" :
-	    json_is_string(on) ? json_string_value(on) :
-	    json_is_null(json_object_get(j, "monthly_budget")) ? "-" :
-	    "not this month");
-	printf("%s\n", due != NULL ? due : "");
+	if (due != NULL)
+		printf("%-14s %s\n", monthly, due);
+	else
+		printf("%s\n", monthly);
 }
 
 static void
