@@ -29,6 +29,7 @@ static struct prog_opts o;	/* the souls given, the flags */
 static struct prog_status st;	/* the agents status shows */
 static struct cap_view *views;	/* theirs, as read */
 static struct pause_view *pauses;	/* and their pauses */
+static struct overdue_view *overdues;	/* and their schedules */
 static json_t *holds;		/* the provider accounts held (hold.c) */
 
 /* Does the fleet's budget, reached, refuse a take of agent (one with a
@@ -113,22 +114,25 @@ tokens(json_t *j, const char *key)
 
 /* The forecast's columns of a status object j (cap.c, budget.c):
  * when the daily budget is reached at the last seven days' rate, and
- * on which date the monthly; "-" for a budget not set. */
+ * on which date the monthly; "-" for a budget not set.  Then the
+ * column due, if not NULL. */
 static void
-print_forecast(json_t *j)
+print_forecast(json_t *j, const char *due)
 {
 	json_t *at = json_object_get(j, "budget_at");
 	json_t *on = json_object_get(j, "monthly_budget_on");
+	int none = json_is_null(json_object_get(j, "rate"));
+	const char *monthly = none ? "no forecast" : json_is_string(on) ?
+	    json_string_value(on) : json_is_null(json_object_get(j,
+	    "monthly_budget")) ? "-" : "not this month";
 
-	if (json_is_null(json_object_get(j, "rate"))) {
-		printf("%-20s %s\n", "no forecast", "no forecast");
-		return;
-	}
-	printf("%-20s %s\n", json_is_string(at) ? json_string_value(at) :
-	    json_is_null(json_object_get(j, "budget")) ? "-" : "not today",
-	    json_is_string(on) ? json_string_value(on) :
-	    json_is_null(json_object_get(j, "monthly_budget")) ? "-" :
-	    "not this month");
+	printf("%-20s ", none ? "no forecast" : json_is_string(at) ?
+	    json_string_value(at) : json_is_null(json_object_get(j,
+	    "budget")) ? "-" : "not today");
+	if (due != NULL)
+		printf("%-14s %s\n", monthly, due);
+	else
+		printf("%s\n", monthly);
 }
 
 static void
@@ -139,10 +143,10 @@ print_row(json_t *j, int header)
 
 	if (header)
 		printf("%-*s %-10s %-20s %5s %5s %5s %9s %9s %6s %8s %8s %9s  "
-		    "%-20s %9s  %-20s %s\n", st.idw, "AGENT", "DAY", "ZONE",
-		    "USED", "CAP", "LEFT", "SCHEDULE", "IDLE", "GHOSTS",
+		    "%-20s %9s  %-20s %-14s %s\n", st.idw, "AGENT", "DAY",
+		    "ZONE", "USED", "CAP", "LEFT", "SCHEDULE", "IDLE", "GHOSTS",
 		    "TOKENS", "TRIAGE", "COST", "RESETS", "MONTH", "BUDGET AT",
-		    "MONTHLY ON");
+		    "MONTHLY ON", "DUE");
 #define CH(n) json_integer_value(json_object_get(json_object_get(ch, n), \
 	"used")), json_integer_value(json_object_get(json_object_get(ch, n), \
 	"cap"))
@@ -165,7 +169,9 @@ print_row(json_t *j, int header)
 	    price_nano(json_object_get(j, "month_cost")) : -1, cost,
 	    sizeof cost);
 	printf("%9s  ", cost);
-	print_forecast(j);
+	print_forecast(j, json_is_true(json_object_get(j, "overdue")) ?
+	    "overdue" : json_is_string(json_object_get(j, "due")) ?
+	    json_string_value(json_object_get(j, "due")) : "-");
 }
 
 /* An agent's row or line, read into views[k] (prog_status_each). */
@@ -183,7 +189,8 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	}
 	if (s != NULL)
 		cap_from_soul(s, &v->caps);
-	if (pause_peek(agent, now, &pauses[k], err) == -1) {
+	if (pause_peek(agent, now, &pauses[k], err) == -1 ||
+	    overdue_peek(s, now, &overdues[k], err) == -1) {
 		say(NULL, err);
 		return store_code(HX_IOERR);
 	}
@@ -198,6 +205,7 @@ status_one(const char *agent, size_t k, int header, time_t now)
 	json_object_set_new(j, "paused", pause_json(&pauses[k]));
 	if (dorm != NULL)
 		json_object_set_new(j, "dormant", dorm);
+	overdue_json(&overdues[k], j);
 	json_object_set_new(j, "caps_from", json_string(prog_whose(s != NULL,
 	    v->have_caps)));
 	if (s == NULL && !v->have_caps)
@@ -219,7 +227,7 @@ static int
 print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
     const char *fleet, int rc)
 {
-	char err[HEART_ERRLEN], *caps, *box, *held, *acct, *text;
+	char err[HEART_ERRLEN], *caps, *box, *held, *due, *acct, *text;
 	struct outbox_count *c = xcalloc(n + 1, sizeof *c);
 	size_t i;
 
@@ -231,14 +239,16 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 	caps = prom_caps(names, v, n, now);
 	box = prom_outbox(names, c, n);
 	held = prom_pauses(names, pauses, n);
+	due = prom_overdue(names, overdues, n);
 	acct = prom_holds(holds);
-	if (asprintf(&text, "%s%s%s%s%s", caps, box, held, acct, fleet) ==
-	    -1)
+	if (asprintf(&text, "%s%s%s%s%s%s", caps, box, held, due, acct,
+	    fleet) == -1)
 		abort();
 	rc = prog_prom_put(o.promfile, text, rc);
 	free(caps);
 	free(box);
 	free(held);
+	free(due);
 	free(acct);
 	free(text);
 	free(c);
@@ -317,7 +327,7 @@ print_fleet(const struct budget_view *v, json_t *j)
 	    price_format(v->month_cost, mcost, sizeof mcost),
 	    v->fb.monthly < 0 ? "-" : price_format(v->fb.monthly, monthly,
 	    sizeof monthly), v->inflight);
-	print_forecast(json_object_get(j, "fleet"));
+	print_forecast(json_object_get(j, "fleet"), NULL);
 	putchar('\n');
 }
 
@@ -474,6 +484,7 @@ cmd_status(int argc, char **argv, time_t now)
 		rc = r;
 	views = xcalloc(st.n + 1, sizeof *views);
 	pauses = xcalloc(st.n + 1, sizeof *pauses);
+	overdues = xcalloc(st.n + 1, sizeof *overdues);
 	rc = prog_status_each(&st, status_one, now, rc);
 	if (fleet == 1 && !o.jflag && !o.pflag)
 		print_pause(NULL, &all);
@@ -496,6 +507,7 @@ cmd_status(int argc, char **argv, time_t now)
 		prog_defaults_note(&st, "caps", def);
 	free(views);
 	free(pauses);
+	free(overdues);
 	json_decref(holds);
 	free(rates);
 	prog_status_free(&st);

@@ -395,11 +395,26 @@ int	 watcher_ready(struct watcher *, const struct pollfd *, char *);
 json_t	*watcher_events(struct watcher *);
 int	 watcher_snapshot(struct watcher *, json_t **, char *);
 void	 watcher_free(struct watcher *);
+/* overdue.c: the schedule's due time, overdue or not, and the last
+ * skip, read through the store (heart-cap status) */
+struct overdue_view {
+	int	 read;		/* 0: no soul given, nothing known */
+	int	 on;		/* the schedule chamber is on */
+	time_t	 due;		/* next due; 0: off, or never seen */
+	int	 overdue;	/* 1, 0 */
+	char	 skip[16];	/* the last skip's status; "": none */
+	time_t	 skip_at;
+	char	 reason[121];	/* its reason; "": none */
+};
+int	 overdue_peek(const struct soul *, time_t, struct overdue_view *,
+	    char *);
+void	 overdue_json(const struct overdue_view *, json_t *);
 /* prom.c: node_exporter's textfile collector (texts to free) */
 char	*prom_caps(char *const *, const struct cap_view *, size_t, time_t);
 char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
 char	*prom_rates(const struct rate_view *, size_t, time_t);
 char	*prom_pauses(char *const *, const struct pause_view *, size_t);
+char	*prom_overdue(char *const *, const struct overdue_view *, size_t);
 char	*prom_holds(const json_t *);
 char	*prom_budget(const struct budget_view *, time_t);
 char	*prom_breakers(char *const *, const struct brk_view *, size_t,

@@ -44,6 +44,11 @@ struct pulse_slots {
 	long long every, off;
 	time_t	 from;
 };
+void	 pulse_wake_doc(json_t *, const struct pulse_slots *,
+	    struct pulse_state *);
+void	 pulse_journal_doc(json_t *, struct pulse_state *);
+int	 pulse_skip_shown(const struct pulse_state *);
+void	 pulse_slots_of(const struct soul *, long long *, long long *);
 time_t	 pulse_due(long long, long long, time_t);
 long long pulse_grace(long long);
 int	 pulse_overdue(time_t, long long, time_t, time_t);

@@ -326,6 +326,39 @@ prom_pauses(char *const *agent, const struct pause_view *v, size_t n)
 	return out;
 }
 
+/* The schedules of n agents read with their souls (overdue.c):
+ * overdue or not, and when next due; nothing when no soul was given.
+ * Caller frees. */
+char *
+prom_overdue(char *const *agent, const struct overdue_view *v, size_t n)
+{
+	char *out;
+	size_t len, i, nread = 0;
+	FILE *fp = text_open(&out, &len);
+
+	for (i = 0; i < n; i++)
+		nread += v[i].read != 0;
+	if (nread == 0) {
+		fclose(fp);
+		return out;
+	}
+	family(fp, "heart_overdue", "1 while the agent's schedule is overdue: "
+	    "due a grace ago and no heart-wake has looked at it since.");
+	for (i = 0; i < n; i++)
+		if (v[i].read && v[i].on)
+			sample(fp, "heart_overdue", agent[i], NULL, NULL,
+			    v[i].overdue);
+	family(fp, "heart_schedule_due_timestamp_seconds", "When the "
+	    "agent's schedule is next due; no sample before heart-wake has "
+	    "seen it.");
+	for (i = 0; i < n; i++)
+		if (v[i].read && v[i].due > 0)
+			sample(fp, "heart_schedule_due_timestamp_seconds",
+			    agent[i], NULL, NULL, (long long)v[i].due);
+	fclose(fp);
+	return out;
+}
+
 /* s as a label's value: backslash, quote and newline escaped. */
 static void
 label(FILE *fp, const char *s)

@@ -323,14 +323,8 @@ from_soul(const struct pubagents *f, const struct soul *s)
 	if (a->interval < 1)
 		a->interval = 1;
 	a->misses = s->pulse_misses;
-	/* the schedule's slots, for when it is due (pulse_due): an
-	 * adaptive one's longest rung, the latest it may be due */
-	if (!f->remote && s->ch[CH_SCHEDULE].daily_cap != 0 &&
-	    s->ch[CH_SCHEDULE].every > 0) {
-		a->every = s->adapt.on ? s->adapt.max : s->ch[CH_SCHEDULE].every;
-		a->off = s->adapt.on ? slot_rung_offset(s, a->every) :
-		    slot_offset(s->name, a->every);
-	}
+	if (!f->remote)	/* the schedule's slots, for when it is due */
+		pulse_slots_of(s, &a->every, &a->off);
 	a->wd = -1;
 	a->dirty = PS_ALL;
 	a->st.waking = -1;

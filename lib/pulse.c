@@ -106,12 +106,15 @@ read_due(json_t *j, const struct pulse_slots *sl, struct pulse_state *st)
 }
 
 /*
- * The newest of the last admitted wakes in wake.json (one per chamber),
- * with its error if it had one, and the newest real answer among them
- * (kept when a later wake replaces it: heart-pulse remembers).
+ * The newest of the last admitted wakes in wake.json j (one per
+ * chamber; NULL: none), with its error if it had one, the newest real
+ * answer among them (kept when a later wake replaces it: heart-pulse
+ * remembers), and the due time (read_due).  The publisher gives it the
+ * file, heart-cap status the store's document (overdue.c).
  */
-static void
-read_last(json_t *j, const struct pulse_slots *sl, struct pulse_state *st)
+void
+pulse_wake_doc(json_t *j, const struct pulse_slots *sl,
+    struct pulse_state *st)
 {
 	json_t *c, *e;
 	const char *s;
@@ -165,10 +168,10 @@ read_wake(const char *dir, const struct pulse_slots *sl,
 	st->chamber[0] = '\0';
 	st->pid = 0;
 	if (state_read_doc(dir, "wake.json", &j, err) == -1) {
-		read_last(NULL, sl, st);
+		pulse_wake_doc(NULL, sl, st);
 		return -1;
 	}
-	read_last(j, sl, st);
+	pulse_wake_doc(j, sl, st);
 	r = json_object_get(j, "running");
 	if (r == NULL || json_is_null(r)) {
 		st->waking = 0;
@@ -195,35 +198,52 @@ read_wake(const char *dir, const struct pulse_slots *sl,
 }
 
 /*
- * The journal's last entry (journal.c): when heart-wake last looked at
- * the agent and decided something, and, when that was a skip (no model
- * answered, no error), its status and reason.
+ * The journal's last entry e (journal.c; NULL: none): when heart-wake
+ * last looked at the agent and decided something, and, when that was
+ * a skip (no model answered, no error), its status and reason.  The
+ * publisher gives it the file's, heart-cap status the store's.
  */
-static int
-read_journal(const char *id, struct pulse_state *st, char *err)
+void
+pulse_journal_doc(json_t *e, struct pulse_state *st)
 {
 	enum wake_status ws;
 	const char *status;
-	json_t *arr, *e;
 
 	st->looked = 0;
 	st->skip = -1;
 	set_text(&st->skip_reason, NULL);
+	if (e == NULL)
+		return;
+	clock_parse_utc(json_string_value(json_object_get(e, "at")),
+	    &st->looked);
+	status = json_string_value(json_object_get(e, "status"));
+	if (status_find(status, &ws) == 0 && !status_ran(ws) &&
+	    ws != ST_ERROR) {
+		st->skip = (signed char)ws;
+		set_text(&st->skip_reason, json_string_value(
+		    json_object_get(e, "reason")));
+	}
+}
+
+static int
+read_journal(const char *id, struct pulse_state *st, char *err)
+{
+	json_t *arr;
+
+	pulse_journal_doc(NULL, st);
 	if (journal_read(id, 0, 1, &arr, err) == -1)
 		return -1;
-	if ((e = json_array_get(arr, 0)) != NULL) {
-		clock_parse_utc(json_string_value(json_object_get(e, "at")),
-		    &st->looked);
-		status = json_string_value(json_object_get(e, "status"));
-		if (status_find(status, &ws) == 0 && !status_ran(ws) &&
-		    ws != ST_ERROR) {
-			st->skip = (signed char)ws;
-			set_text(&st->skip_reason, json_string_value(
-			    json_object_get(e, "reason")));
-		}
-	}
+	pulse_journal_doc(json_array_get(arr, 0), st);
 	json_decref(arr);
 	return 0;
+}
+
+/* Whether st's last skip is to be shown: no wake was admitted after
+ * it. */
+int
+pulse_skip_shown(const struct pulse_state *st)
+{
+	return st->skip >= 0 && st->looked >= st->last_ts;
 }
 
 /*
@@ -237,6 +257,22 @@ pulse_due(long long every, long long off, time_t used)
 	if (every <= 0 || used <= 0)
 		return 0;
 	return slot_before(used, every, off) + every;
+}
+
+/*
+ * The schedule's slots for its due time (pulse_due) in *every and
+ * *off: an adaptive one's longest rung, the latest it may be due;
+ * every 0 when the chamber is off.
+ */
+void
+pulse_slots_of(const struct soul *s, long long *every, long long *off)
+{
+	*every = *off = 0;
+	if (s->ch[CH_SCHEDULE].daily_cap == 0 || s->ch[CH_SCHEDULE].every <= 0)
+		return;
+	*every = s->adapt.on ? s->adapt.max : s->ch[CH_SCHEDULE].every;
+	*off = s->adapt.on ? slot_rung_offset(s, *every) :
+	    slot_offset(s->name, *every);
 }
 
 /* The grace of an overdue wake: one interval, at least two minutes. */
@@ -294,7 +330,7 @@ pulse_unknown(const struct pulse_slots *sl, unsigned what,
 	}
 	if (what & PULSE_WAKE) {
 		st->waking = -1;
-		read_last(NULL, sl, st);
+		pulse_wake_doc(NULL, sl, st);
 	}
 	if (what & PULSE_CAP)
 		st->cap_used = st->cap_max = -1;
@@ -528,8 +564,7 @@ put_extra(struct out *o, const struct pulse_state *st)
 		put_field(o, "due", (long long)st->due);
 	if (st->overdue)
 		PUTS(o, ",\"overdue\":true");
-	/* the last skip, unless a wake was admitted after it */
-	if (st->skip >= 0 && st->looked >= st->last_ts) {
+	if (pulse_skip_shown(st)) {
 		PUTS(o, ",\"skip\":{\"status\":\"");
 		put_str(o, status_name((enum wake_status)st->skip));
 		PUTS(o, "\"");

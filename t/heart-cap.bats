@@ -578,6 +578,51 @@ corrupt() {
 	[ "$(echo "$output" | grep -c '^# TYPE')" -eq 13 ]
 }
 
+@test "status with the soul: a schedule heart-wake last saw long ago is overdue, a paused wake after its due time is not and shows why, a fresh wake ends it" {
+	llm_start
+	s=$(soul_file scout.yaml 'name: scout
+heart: { schedule: { interval: 1h }, idle: { daily_cap: 0 } }')
+	t0=$(date -u -d '2026-11-22 09:00:00' +%s)
+	t=$((t0 + 3 * 3600))
+	run -0 at_epoch "$t0" heart-wake --soul "$s"	# first sight
+	assert_output --partial '"status":"not_due"'
+	# without the soul, nothing said
+	run -0 at_epoch "$t" heart-cap status scout --json
+	echo "$output" | jq -e 'has("due") or has("overdue") or has("skip") | not'
+	run -0 at_epoch "$t" heart-cap status --soul "$s" --json
+	echo "$output" | jq -e '.overdue == true and .skip == null'
+	due=$(output_field due)
+	epoch_of due_at "$due"
+	[ "$due_at" -gt "$t0" ]
+	[ "$due_at" -le $((t0 + 3600)) ]
+	run -0 at_epoch "$t" heart-cap status --soul "$s" --prom
+	assert_line 'heart_overdue{agent="scout"} 1'
+	assert_line "heart_schedule_due_timestamp_seconds{agent=\"scout\"} $due_at"
+	run -0 at_epoch "$t" script -qec "heart-cap status --soul $s" /dev/null
+	assert_line --index 0 --regexp ' DUE'
+	assert_line --index 1 --regexp ' overdue'
+	# paused: its wake after the due time is journaled, the reason shown
+	run -0 at_epoch "$t" heart-cap pause scout
+	run -0 at_epoch "$t" heart-wake --soul "$s"
+	assert_output --partial '"status":"paused"'
+	run -0 at_epoch $((t + 60)) heart-cap status --soul "$s" --json
+	echo "$output" | jq -e --arg due "$due" '.overdue == false and
+	    .due == $due and .skip.status == "paused" and
+	    (.skip.reason | test("paused by heart-cap pause")) and
+	    .skip.at == "2026-11-22T12:00:00Z"'
+	run -0 at_epoch $((t + 60)) heart-cap status --soul "$s" --prom
+	assert_line 'heart_overdue{agent="scout"} 0'
+	# resumed, a wake: on time, no skip, due at the next slot
+	run -0 at_epoch $((t + 60)) heart-cap resume scout
+	run -0 at_epoch $((t + 120)) heart-wake --soul "$s"
+	assert_output --partial '"status":"idle"'
+	run -0 at_epoch $((t + 180)) heart-cap status --soul "$s" --json
+	echo "$output" | jq -e '.overdue == false and .skip == null'
+	epoch_of due_at "$(output_field due)"
+	[ "$due_at" -gt "$t" ]
+	[ "$due_at" -le $((t + 3600)) ]
+}
+
 @test "status --prom counts each agent's answers waiting in the outbox and its dead letters" {
 	meet alpha beta
 	take_n 1 alpha
