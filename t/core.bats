@@ -30,5 +30,5 @@ load helpers
 	assert_line --partial 'fleet: Berlin'"'"'s midnight starts a day, the last one kept'
 	assert_line --partial 'fleet: a week that knows no day makes no forecast'
 	assert_line --partial 'an interval past due, and nobody looked: overdue'
-	assert_line '1..113'
+	assert_line '1..119'
 }
