@@ -12,6 +12,7 @@
 #define PULSE_WAKE	2
 #define PULSE_CAP	4
 #define PULSE_JOURNAL	8
+#define PULSE_INPUT	16	/* the user's last sign: the idle chamber's */
 struct pulse_state {		/* one per agent: keep it small */
 	char	 breaker[12];	/* closed, open, half_open; "": unknown */
 	int	 waking;	/* 1, 0, or -1: unknown */
@@ -35,6 +36,10 @@ struct pulse_state {		/* one per agent: keep it small */
 	char	*last_error;	/* its error, or NULL; pulse_clear's */
 	time_t	 answer;	/* the last real answer seen; 0: none */
 	time_t	 due;		/* the schedule next due; 0: off */
+	time_t	 idle_due;	/* the idle chamber next due; 0: off */
+	time_t	 idle_used;	/* its slot last used; 0: none */
+	time_t	 seen;		/* the agent's first sight (wake.json) */
+	time_t	 input;		/* the user's last sign; 0: none */
 	time_t	 looked;	/* the journal's last entry; 0: none */
 	char	*skip_reason;	/* its reason, when a skip; pulse_clear's */
 };
@@ -43,6 +48,7 @@ struct pulse_state {		/* one per agent: keep it small */
 struct pulse_slots {
 	long long every, off;
 	time_t	 from;
+	long long idle;		/* the idle chamber's after; 0: off */
 };
 void	 pulse_wake_doc(json_t *, const struct pulse_slots *,
 	    struct pulse_state *);
@@ -181,10 +187,12 @@ int	 pubstate_pulse(struct pubagents *, struct pubagent *, int,
 	    const char *, const char *, long long, const struct timespec *,
 	    char *, size_t, char *, size_t);
 /* pubagents.c: the agents of one publisher and their schedule */
-#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP | PULSE_JOURNAL)
+#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP | PULSE_JOURNAL | \
+	PULSE_INPUT)
 struct pubagent {
 	char	 id[HEART_IDMAX + 1];
 	char	 sched_quiet;	/* the schedule outside its active hours */
+	char	 idle_quiet;	/* the idle chamber outside its own */
 	char	*zone;
 	char	*path;		/* the soul file */
 	struct caps caps;
@@ -193,6 +201,7 @@ struct pubagent {
 	long long interval;	/* s */
 	long long misses;
 	long long every, off;	/* the schedule's slots (slot.c); 0: off */
+	long long idle;		/* the idle chamber's after; 0: off */
 	unsigned long long seq;
 	int	 wd;		/* inotify watch; -1: polled */
 	unsigned dirty;		/* PS_* parts to read again */

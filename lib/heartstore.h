@@ -212,6 +212,7 @@ time_t	 slot_from(time_t, long long, long long);
 time_t	 slot_before(time_t, long long, long long);
 int	 slot_missed(time_t, time_t, long long);
 void	 slot_why(time_t, time_t, long long, char *, size_t);
+time_t	 slot_idle_due(time_t, time_t, time_t, long long);
 
 /* for t/ and fuzz/ only */
 /* cap.c */

@@ -418,8 +418,8 @@ out:
 
 /* Open the history for reading under a shared lock; 0 when none. */
 static int
-open_read(const char *agent, char *path, size_t n, int *lko, int *fdo,
-    char *err)
+open_read(const char *agent, int lock, char *path, size_t n, int *lko,
+    int *fdo, char *err)
 {
 	char dir[4096];
 	struct stat st;
@@ -430,7 +430,7 @@ open_read(const char *agent, char *path, size_t n, int *lko, int *fdo,
 	if (stat(dir, &st) == -1 && errno == ENOENT)
 		return 0;
 	snprintf(path, n, "%s/%s", dir, HISTFILE);
-	if ((*lko = state_lock(dir, HISTLOCK, LOCK_SH, err)) < 0)
+	if (lock && (*lko = state_lock(dir, HISTLOCK, LOCK_SH, err)) < 0)
 		return -1;
 	if ((*fdo = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
 		state_unlock(*lko);
@@ -487,7 +487,7 @@ hist_tail(const char *agent, size_t n, json_t **out, char *err)
 	int lk, fd, r;
 
 	*out = NULL;
-	if ((r = open_read(agent, path, sizeof path, &lk, &fd, err)) == -1)
+	if ((r = open_read(agent, 1, path, sizeof path, &lk, &fd, err)) == -1)
 		return -1;
 	if (r == 0 || n == 0) {
 		if (r == 1) {
@@ -518,10 +518,13 @@ hist_tail(const char *agent, size_t n, json_t **out, char *err)
 
 /*
  * When the user last spoke: the "at" of the last message recorded by
- * hist_user (chamber "user"); 0 when there is none.
+ * hist_user (chamber "user"); 0 when there is none.  lock 0: read
+ * without the history's lock, for a reader that must never make a
+ * writer wait (pulse.c): a wake is appended in one write, and bytes
+ * after the last newline are torn and passed over (histwalk.c).
  */
-int
-hist_last_user(const char *agent, time_t *at, char *err)
+static int
+last_user(const char *agent, int lock, time_t *at, char *err)
 {
 	static const char mark[] = "\"chamber\":\"user\"";
 	char path[4200];
@@ -533,7 +536,8 @@ hist_last_user(const char *agent, time_t *at, char *err)
 	int lk, fd, r;
 
 	*at = 0;
-	if ((r = open_read(agent, path, sizeof path, &lk, &fd, err)) != 1)
+	if ((r = open_read(agent, lock, path, sizeof path, &lk, &fd,
+	    err)) != 1)
 		return r == -1 ? -1 : 0;
 	if ((r = hist_back_init(&b, fd, path, err)) == 0)
 		while ((r = hist_back_prev(&b, &p, &len, &s, err)) == 1) {
@@ -551,6 +555,38 @@ hist_last_user(const char *agent, time_t *at, char *err)
 	close(fd);
 	state_unlock(lk);
 	return r == -1 ? -1 : 0;
+}
+
+int
+hist_last_user(const char *agent, time_t *at, char *err)
+{
+	return last_user(agent, 1, at, err);
+}
+
+/*
+ * The user's last sign, the idle chamber's clock: the later of the
+ * mtime of input in dir, the agent's state directory
+ * (hist_touch_input), and the last message of the user (last_user, its
+ * lock as `lock' says); 0 when there is none.  On error *at still has
+ * what could be read.
+ */
+int
+hist_last_sign(const char *agent, const char *dir, int lock, time_t *at,
+    char *err)
+{
+	char path[4200];
+	struct stat st;
+	time_t h = 0;
+	int r;
+
+	*at = 0;
+	snprintf(path, sizeof path, "%s/%s", dir, INPUTFILE);
+	if (stat(path, &st) == 0)
+		*at = st.st_mtime;
+	r = last_user(agent, lock, &h, err);
+	if (h > *at)
+		*at = h;
+	return r;
 }
 
 /* Create or touch agents/ID/input (0600): its mtime becomes now. */

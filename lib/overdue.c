@@ -52,7 +52,7 @@ overdue_peek(const struct soul *s, time_t now, struct overdue_view *v,
     char *err)
 {
 	struct pulse_state st;
-	struct pulse_slots sl = { 0, 0, 0 };
+	struct pulse_slots sl = { 0, 0, 0, 0 };	/* the schedule alone */
 	json_t *wake, *arr;
 
 	memset(v, 0, sizeof *v);

@@ -325,6 +325,10 @@ from_soul(const struct pubagents *f, const struct soul *s)
 	a->misses = s->pulse_misses;
 	if (!f->remote)	/* the schedule's slots, for when it is due */
 		pulse_slots_of(s, &a->every, &a->off);
+	/* the idle chamber, where it is on (slot_idle_due) */
+	if (!f->remote && cap_limit(&a->caps, CH_IDLE) > 0 &&
+	    s->ch[CH_IDLE].every > 0)
+		a->idle = s->ch[CH_IDLE].every;
 	a->wd = -1;
 	a->dirty = PS_ALL;
 	a->st.waking = -1;
@@ -345,8 +349,11 @@ update(struct pubagent *old, struct pubagent *new)
 	old->misses = new->misses;
 	if (old->every != new->every || old->off != new->off)
 		old->dirty |= PULSE_WAKE;	/* its due time again */
+	if (old->idle != new->idle)
+		old->dirty |= PULSE_WAKE | PULSE_INPUT;
 	old->every = new->every;
 	old->off = new->off;
+	old->idle = new->idle;
 	old->caps = new->caps;
 	memcpy(old->active, new->active, sizeof old->active);
 	old->quiet_min = -1;

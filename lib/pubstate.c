@@ -2,10 +2,11 @@
  * pubstate.c - the state the publisher's pulses carry (pubagents.c
  * keeps the agents), cached and kept fresh without reading every agent's files
  * on every pulse: inotify on each agent directory marks what changed
- * (a change of breaker, wake or journal is read at once and queued for
- * an extra pulse; a change of the counter is read at the next pulse);
- * whether the schedule is overdue is judged from what was read, at
- * each pulse, with no read of its own; an agent
+ * (a change of breaker, wake or journal, or of the user's last sign
+ * where the idle chamber is on, is read at once and queued for an extra
+ * pulse; a change of the counter is read at the next pulse); whether a
+ * chamber is overdue is judged from what was read, at each pulse, with
+ * no read of its own; an agent
  * that has no watch is read in full at each of its pulses (the polling
  * fallback).
  *
@@ -22,27 +23,40 @@
 #include <unistd.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 #include "heartpulse.h"
 
 #define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | \
 	IN_MOVED_FROM | IN_ONLYDIR | IN_EXCL_UNLINK)
 
 /*
- * Whether a's schedule is overdue (pulse.c's rule) at now: not while it
- * is outside its active hours.
+ * Whether a's schedule or idle chamber is overdue (pulse.c's rule) at
+ * now: each judged on its own due time and interval, and neither while
+ * it is outside its active hours.
  */
 static void
 judge(struct pubagent *a, time_t now)
 {
-	a->st.overdue = (char)(!a->sched_quiet && pulse_overdue(a->st.due,
-	    pulse_grace(a->every), a->st.looked, now));
+	a->st.overdue = (char)((!a->sched_quiet && pulse_overdue(a->st.due,
+	    pulse_grace(a->every), a->st.looked, now)) || (!a->idle_quiet &&
+	    pulse_overdue(a->st.idle_due, pulse_grace(a->idle), a->st.looked,
+	    now)));
+}
+
+/* Whether chamber c of a is outside its active hours at now. */
+static char
+chamber_quiet(const struct pubagent *a, enum chamber c, time_t now)
+{
+	return (char)(a->active[c].set && !soul_hours_in(&a->active[c],
+	    clock_minute_of_day(a->zone, now)));
 }
 
 static void
 refresh(struct pubagents *f, struct pubagent *a, unsigned parts, time_t now)
 {
 	static const unsigned bits[] = {
-		PULSE_BREAKER, PULSE_WAKE, PULSE_CAP, PULSE_JOURNAL
+		PULSE_BREAKER, PULSE_WAKE, PULSE_CAP, PULSE_JOURNAL,
+		PULSE_INPUT
 	};
 	char err[HEART_ERRLEN];
 	struct pulse_slots sl;
@@ -50,14 +64,18 @@ refresh(struct pubagents *f, struct pubagent *a, unsigned parts, time_t now)
 
 	if (f->loaded == 0)
 		f->loaded = now;
-	sl = (struct pulse_slots){ a->every, a->off, f->loaded };
+	if (a->idle <= 0) {	/* the idle chamber is off: nobody asks */
+		parts &= ~(unsigned)PULSE_INPUT;
+		a->dirty &= ~(unsigned)PULSE_INPUT;
+	}
+	sl = (struct pulse_slots){ a->every, a->off, f->loaded, a->idle };
 	if (f->remote) {	/* a server's state: not ours to read */
 		pulse_unknown(&sl, parts, &a->st);
 		a->dirty &= ~parts;
 		judge(a, now);
 		return;
 	}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < sizeof bits / sizeof bits[0]; i++) {
 		if (!(parts & bits[i]))
 			continue;
 		if (pulse_read(a->id, a->zone, &a->caps, &sl, now, bits[i],
@@ -169,6 +187,9 @@ on_event(struct pubagents *f, const struct inotify_event *ev, time_t now)
 		part = PULSE_WAKE;
 	else if (strcmp(ev->name, "journal.jsonl") == 0)
 		part = PULSE_JOURNAL;
+	else if (a->idle > 0 && (strcmp(ev->name, "input") == 0 ||
+	    strcmp(ev->name, HISTFILE) == 0))
+		part = PULSE_INPUT;	/* the user's last sign moved */
 	else if (strcmp(ev->name, "cap.json") == 0)
 		a->dirty |= PULSE_CAP;
 	if (part == 0)
@@ -244,9 +265,8 @@ pubstate_pulse(struct pubagents *f, struct pubagent *a, int extra,
 		a->quiet_min = wall->tv_sec / 60;
 		a->st.quiet = pulse_quiet(a->zone, &a->caps, a->active,
 		    wall->tv_sec);
-		a->sched_quiet = (char)(a->active[CH_SCHEDULE].set &&
-		    !soul_hours_in(&a->active[CH_SCHEDULE],
-		    clock_minute_of_day(a->zone, wall->tv_sec)));
+		a->sched_quiet = chamber_quiet(a, CH_SCHEDULE, wall->tv_sec);
+		a->idle_quiet = chamber_quiet(a, CH_IDLE, wall->tv_sec);
 	}
 	judge(a, wall->tv_sec);
 	if (extra)

@@ -25,6 +25,7 @@
 
 #include "heartint.h"
 #include "heartstore.h"
+#include "heartwake.h"
 #include "heartpulse.h"
 
 #define PULSE_TEXTMAX	121	/* a reason in a pulse: 120 bytes at most */
@@ -81,28 +82,68 @@ read_breaker(const char *id, time_t now, struct pulse_state *st,
 }
 
 /*
+ * When the idle chamber is next due, where it is on: slot.c's rule,
+ * the one heart-wake's due gate follows, from the user's last sign
+ * (read_input) and what wake.json said (read_due).
+ */
+static void
+idle_due(const struct pulse_slots *sl, struct pulse_state *st)
+{
+	st->idle_due = sl != NULL && sl->idle > 0 ? slot_idle_due(st->input,
+	    st->seen, st->idle_used, sl->idle) : 0;
+}
+
+/* When chamber c's slot was last used in wake.json: the last admitted
+ * or refused wake; 0: never. */
+static time_t
+slot_used(json_t *j, enum chamber c)
+{
+	const char *name = soul_chamber_name(c);
+	json_int_t used, t;
+
+	used = json_integer_value(json_object_get(json_object_get(
+	    json_object_get(j, "last"), name), "ts"));
+	t = json_integer_value(json_object_get(json_object_get(
+	    json_object_get(j, "refused"), name), "ts"));
+	if (t > used)
+		used = t;
+	return used > 0 ? (time_t)used : 0;
+}
+
+/*
  * When the schedule is next due (pulse_due), from its slot last used in
- * wake.json (the last admitted or refused wake), else the agent's first
- * sight there, else sl->from.
+ * wake.json, else the agent's first sight there, else sl->from; and
+ * the idle chamber (idle_due), from its own slot and that first sight.
  */
 static void
 read_due(json_t *j, const struct pulse_slots *sl, struct pulse_state *st)
 {
-	json_int_t used, t;
+	json_int_t seen;
+	time_t used;
 
+	seen = json_integer_value(json_object_get(j, "first_seen_ts"));
+	st->seen = seen > 0 ? (time_t)seen : sl != NULL ? sl->from : 0;
+	st->idle_used = slot_used(j, CH_IDLE);
+	idle_due(sl, st);
 	st->due = 0;
 	if (sl == NULL || sl->every <= 0)
 		return;
-	used = json_integer_value(json_object_get(json_object_get(
-	    json_object_get(j, "last"), "schedule"), "ts"));
-	t = json_integer_value(json_object_get(json_object_get(
-	    json_object_get(j, "refused"), "schedule"), "ts"));
-	if (t > used)
-		used = t;
-	if (used <= 0)
-		used = json_integer_value(json_object_get(j, "first_seen_ts"));
-	st->due = pulse_due(sl->every, sl->off, used > 0 ? (time_t)used :
-	    sl->from);
+	used = slot_used(j, CH_SCHEDULE);
+	st->due = pulse_due(sl->every, sl->off, used > 0 ? used : st->seen);
+}
+
+/*
+ * The user's last sign (hist.c), read without the history's lock, and
+ * the idle chamber's due time from it.
+ */
+static int
+read_input(const char *id, const char *dir, const struct pulse_slots *sl,
+    struct pulse_state *st, char *err)
+{
+	int r = hist_last_sign(id, dir, 0, &st->input, err);
+
+	idle_due(sl, st);
+	return r;
 }
 
 /*
@@ -338,15 +379,20 @@ pulse_unknown(const struct pulse_slots *sl, unsigned what,
 		st->looked = 0;
 		st->skip = -1;
 	}
+	if (what & PULSE_INPUT) {
+		st->input = 0;
+		idle_due(sl, st);
+	}
 }
 
 /*
  * Read the parts of agent id's state named by `what' (one or more of
- * PULSE_BREAKER, PULSE_WAKE, PULSE_CAP, PULSE_JOURNAL) into st.  On
- * failure the failed part is left unknown, the others are read all the
- * same, and err names the last file that failed.  caps are the soul's
- * (NULL: the cap file's); sl its schedule's slots, for the due time
- * read with the wake (NULL: none).
+ * PULSE_BREAKER, PULSE_WAKE, PULSE_CAP, PULSE_JOURNAL, PULSE_INPUT)
+ * into st.  On failure the failed part is left unknown (the user's last
+ * sign: what could be read of it), the others are read all the same,
+ * and err names the last file that failed.  caps are the soul's (NULL:
+ * the cap file's); sl its chambers' slots, for the due times read with
+ * the wake and the input (NULL: none).
  */
 int
 pulse_read(const char *id, const char *zone, const struct caps *caps,
@@ -367,6 +413,8 @@ pulse_read(const char *id, const char *zone, const struct caps *caps,
 	if ((what & PULSE_CAP) && read_cap(id, zone, caps, now, st, err) == -1)
 		r = -1;
 	if ((what & PULSE_JOURNAL) && read_journal(id, st, err) == -1)
+		r = -1;
+	if ((what & PULSE_INPUT) && read_input(id, dir, sl, st, err) == -1)
 		r = -1;
 	return r;
 }
@@ -560,8 +608,10 @@ put_extra(struct out *o, const struct pulse_state *st)
 		put_field(o, "answer", (long long)st->answer);
 	if (st->quiet)
 		PUTS(o, ",\"quiet\":true");
-	if (st->due > 0)
-		put_field(o, "due", (long long)st->due);
+	if (st->due > 0 || st->idle_due > 0)	/* the earlier chamber's */
+		put_field(o, "due", (long long)(st->idle_due <= 0 ? st->due :
+		    st->due <= 0 || st->idle_due < st->due ? st->idle_due :
+		    st->due));
 	if (st->overdue)
 		PUTS(o, ",\"overdue\":true");
 	if (pulse_skip_shown(st)) {

@@ -140,3 +140,18 @@ slot_why(time_t t, time_t now, long long catch_up, char *buf, size_t n)
 		snprintf(buf, n, "a catch-up, %s after the slot of %s, within "
 		    "schedule.catch_up %s", late, at, lim);
 }
+
+/*
+ * When the idle chamber is next due: `after' past the user's last sign
+ * (input; 0: none, then the agent's first sight, seen), and never
+ * before `after' past its slot last used (used: the last idle wake
+ * admitted or refused; 0: none).  wake.c's due gate and the pulse
+ * (pulse.c) both ask this.
+ */
+time_t
+slot_idle_due(time_t input, time_t seen, time_t used, long long after)
+{
+	time_t t = (input ? input : seen) + (time_t)after;
+
+	return used + (time_t)after > t ? used + (time_t)after : t;
+}

@@ -182,23 +182,6 @@ wake_save(const char *dir, const char *agent, const struct wake_state *w,
 	return r;
 }
 
-/* The last sign of the user: input's mtime, or the last user message. */
-static time_t
-last_input(const char *agent, const char *dir)
-{
-	char path[4200];
-	struct stat st;
-	time_t t = 0, h = 0;
-	char err[HEART_ERRLEN];
-
-	snprintf(path, sizeof path, "%s/input", dir);
-	if (stat(path, &st) == 0)
-		t = st.st_mtime;
-	if (hist_last_user(agent, &h, err) == 0 && h > t)
-		t = h;
-	return t;
-}
-
 /* The gate holds, with this skip status (status.c's table). */
 static void
 gate_status(struct gate *g, enum wake_status st)
@@ -210,8 +193,10 @@ gate_status(struct gate *g, enum wake_status st)
 void
 wake_input(const struct soul *s, const char *dir, struct wake_state *w)
 {
+	char err[HEART_ERRLEN];
+
 	if (!w->input_read)
-		w->input = last_input(s->name, dir);
+		hist_last_sign(s->name, dir, 1, &w->input, err);
 	w->input_read = 1;
 }
 
@@ -232,12 +217,10 @@ due_at(const struct soul *s, const struct wake_state *w, enum chamber c,
     time_t now, struct adapt_fig *f)
 {
 	long long iv = s->ch[c].every;
-	time_t since = slot_used(w, c), t;
+	time_t since = slot_used(w, c);
 
-	if (c == CH_IDLE) {
-		t = (w->input ? w->input : w->first_seen) + iv;
-		return since + iv > t ? since + iv : t;
-	}
+	if (c == CH_IDLE)
+		return slot_idle_due(w->input, w->first_seen, since, iv);
 	if (s->adapt.on)
 		return adapt_next(s, w->act, since, w->first_seen, now, f);
 	return slot_before(since ? since : w->first_seen, iv,

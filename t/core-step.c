@@ -793,6 +793,49 @@ over_case(const struct overcase *c)
 	    c->overdue, "due or overdue");
 }
 
+/* The idle chamber's due time (slot_idle_due, heart-wake's and the
+ * pulse's one rule), and overdue with its grace. */
+static const struct idlecase {
+	const char *name;
+	const char *input, *seen, *used;	/* "": none */
+	long long after;
+	const char *due, *looked, *now;
+	int	 overdue;
+} idles[] = {
+	{ "the user spoke: due after idle.after",
+	  "2026-11-22T10:00:00Z", "2026-11-01T00:00:00Z", "", 3600,
+	  "2026-11-22T11:00:00Z", "", "2026-11-22T11:30:00Z", 0 },
+	{ "an interval past it, and nobody looked: overdue",
+	  "2026-11-22T10:00:00Z", "2026-11-01T00:00:00Z", "", 3600,
+	  "2026-11-22T11:00:00Z", "", "2026-11-22T12:00:00Z", 1 },
+	{ "no sign of the user: after counts from the first sight",
+	  "", "2026-11-22T10:00:00Z", "", 60,
+	  "2026-11-22T10:01:00Z", "", "2026-11-22T10:03:00Z", 1 },
+	{ "an idle wake since: not again before after past it",
+	  "2026-11-22T10:00:00Z", "2026-11-01T00:00:00Z",
+	  "2026-11-22T11:00:05Z", 3600, "2026-11-22T12:00:05Z", "",
+	  "2026-11-22T12:30:00Z", 0 },
+	{ "a wake before the user's last sign counts from the sign",
+	  "2026-11-22T10:00:00Z", "2026-11-01T00:00:00Z",
+	  "2026-11-22T09:30:00Z", 3600, "2026-11-22T11:00:00Z", "",
+	  "2026-11-22T11:30:00Z", 0 },
+	{ "a heart-wake looked at it after due: not overdue",
+	  "2026-11-22T10:00:00Z", "2026-11-01T00:00:00Z", "", 60,
+	  "2026-11-22T10:01:00Z", "2026-11-22T10:01:00Z",
+	  "2026-11-22T10:09:00Z", 0 },
+};
+
+static void
+idle_case(const struct idlecase *c)
+{
+	time_t due = slot_idle_due(utc_or(c->input, 0), utc_or(c->seen, 0),
+	    utc_or(c->used, 0), c->after);
+
+	check(c->name, due == utc(c->due) && pulse_overdue(due,
+	    pulse_grace(c->after), utc_or(c->looked, 0), utc(c->now)) ==
+	    c->overdue, "due or overdue");
+}
+
 int
 main(void)
 {
@@ -813,6 +856,8 @@ main(void)
 		late_case(&lates[i]);
 	for (i = 0; i < sizeof overs / sizeof overs[0]; i++)
 		over_case(&overs[i]);
+	for (i = 0; i < sizeof idles / sizeof idles[0]; i++)
+		idle_case(&idles[i]);
 	budget_cases();
 	monthly_cases();
 	fleet_cases();

@@ -31,5 +31,5 @@ load helpers
 	assert_line --partial 'fleet: Berlin'"'"'s midnight starts a day, the last one kept'
 	assert_line --partial 'fleet: a week that knows no day makes no forecast'
 	assert_line --partial 'an interval past due, and nobody looked: overdue'
-	assert_line '1..114'
+	assert_line '1..120'
 }

@@ -295,6 +295,45 @@ watched() {
 	wait_until 5 grep -q '"overdue":0}' "$BATS_TEST_TMPDIR/stats"
 }
 
+@test "an idle chamber nobody wakes is overdue; the user speaking (input or history) or a heart-wake that wakes it ends it" {
+	broker_start
+	llm_start
+	y='heart: {pulse: {interval: 1s}, schedule: {daily_cap: 0}, idle: {after: 1m, daily_cap: 5}}'
+	soul spoken "$y" > /dev/null
+	soul told "$y" > /dev/null
+	woken=$(soul woken "$y")
+	soul off 'heart: {pulse: {interval: 1s}, schedule: {daily_cap: 0}, idle: {after: 1m, daily_cap: 0}}' > /dev/null
+	ago=$(($(date +%s) - 600))
+	for a in spoken told woken off; do
+		mkdir -p "$HEART_STATE_DIR/agents/$a"
+		touch -d "@$ago" "$HEART_STATE_DIR/agents/$a/input"
+	done
+	watcher
+	pulse --souls "$BATS_TEST_TMPDIR/souls"
+	wait_until 10 has_events 3 overdue
+	wait_until 10 watched spoken ".overdue == true and .due == $((ago + 60))"
+	watched woken '.overdue == true'
+	watched off '.overdue == false and .due == null'
+	# the user speaks through heart-ghost: due idle.after from now
+	now=$(date +%s)
+	run -0 heart-ghost --user spoken hi
+	wait_until 10 watched spoken ".overdue == false and .due >= $((now + 60))"
+	# a message of the user arrives in the history alone (its input
+	# file untouched): read all the same
+	mkdir -p "$BATS_TEST_TMPDIR/other/agents/told"
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/other heart-ghost --user told hi
+	cp "$BATS_TEST_TMPDIR/other/agents/told/history.jsonl" \
+	    "$HEART_STATE_DIR/agents/told/.history.tmp"
+	mv "$HEART_STATE_DIR/agents/told/.history.tmp" \
+	    "$HEART_STATE_DIR/agents/told/history.jsonl"
+	wait_until 10 watched told ".overdue == false and .due >= $((now + 60))"
+	# a heart-wake wakes the third in its idle chamber
+	run -0 heart-wake --soul "$woken"
+	[ "$(output_field chamber)" = idle ]
+	wait_until 10 watched woken '.overdue == false and .due > '"$now"
+	wait_until 10 has_events 3 overdue_end
+}
+
 @test "with a server store (HEART_STORE) the pulse reads no state: its fields are null, never guessed from the files, and nothing is overdue" {
 	broker_start
 	s=$(soul late 'heart: {pulse: {interval: 1s}, schedule: {interval: 1m}, idle: {daily_cap: 0}}')
