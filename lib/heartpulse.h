@@ -14,9 +14,9 @@
 #define PULSE_JOURNAL	8
 #define PULSE_INPUT	16	/* the user's last sign: the idle chamber's */
 struct pulse_state {		/* one per agent: keep it small */
-	char	 breaker[12];	/* closed, open, half_open; "": unknown */
-	int	 waking;	/* 1, 0, or -1: unknown */
-	char	 chamber[12];	/* of the running wake, if known */
+	char	 breaker[10];	/* closed, open, half_open; "": unknown */
+	signed char waking;	/* 1, 0, or -1: unknown */
+	char	 chamber[9];	/* of the running wake, if known */
 	char	 last_status[16];	/* the last admitted wake's, or "" */
 	signed char last_chamber;	/* its enum chamber */
 	char	 brk_trigger[5];	/* "llm", "tool" or "" */
@@ -193,11 +193,14 @@ struct pubagent {
 	char	 id[HEART_IDMAX + 1];
 	char	 sched_quiet;	/* the schedule outside its active hours */
 	char	 idle_quiet;	/* the idle chamber outside its own */
+	unsigned char born;	/* birth sent on this connection */
+	unsigned char queued;	/* in the changed queue */
+	unsigned char keep;	/* reload: still wanted */
+	unsigned char rewatch;	/* its directory went away: watch again */
 	char	*zone;
 	char	*path;		/* the soul file */
 	struct caps caps;
 	struct hours active[CH_NCHAMBERS];
-	long long quiet_min;	/* the minute `st.quiet' was found for */
 	long long interval;	/* s */
 	long long misses;
 	long long every, off;	/* the schedule's slots (slot.c); 0: off */
@@ -206,10 +209,7 @@ struct pubagent {
 	int	 wd;		/* inotify watch; -1: polled */
 	unsigned dirty;		/* PS_* parts to read again */
 	unsigned reported;	/* PS_* parts whose failure was told */
-	int	 born;		/* birth sent on this connection */
-	int	 queued;	/* in the changed queue */
-	int	 keep;		/* reload: still wanted */
-	int	 rewatch;	/* its directory went away: watch again */
+	int	 quiet_min;	/* the minute `st.quiet' was found for */
 	size_t	 ord;		/* reload: order of its soul */
 	struct pulse_state st;
 };

@@ -262,7 +262,7 @@ pubstate_pulse(struct pubagents *f, struct pubagent *a, int extra,
 	if (parts)
 		refresh(f, a, parts, wall->tv_sec);
 	if (wall->tv_sec / 60 != a->quiet_min) {	/* hours: by the minute */
-		a->quiet_min = wall->tv_sec / 60;
+		a->quiet_min = (int)(wall->tv_sec / 60);
 		a->st.quiet = pulse_quiet(a->zone, &a->caps, a->active,
 		    wall->tv_sec);
 		a->sched_quiet = chamber_quiet(a, CH_SCHEDULE, wall->tv_sec);
