@@ -127,6 +127,25 @@ llm: { timeout: 10s }')
 	refute_output --partial 0123456789abcdef
 }
 
+@test "--why: a wake throttled by its account's rate limit is kept with the account and the reset" {
+	export OPENAI_API_KEY=sk-test-RATE-0123456789abcdef
+	a=$(soul_file ra.yaml 'name: ra
+heart: { schedule: { interval: 1m }, idle: { daily_cap: 0 } }')
+	b=$(soul_file rb.yaml 'name: rb
+heart: { schedule: { interval: 1m }, idle: { daily_cap: 0 } }')
+	llm_script '{"replies":[{"status":429,"text":"Rate limit reached","headers":{"x-ratelimit-remaining-requests":"0","x-ratelimit-reset-requests":"6m0s"}}]}'
+	run -75 at_epoch "$T0" heart-wake --soul "$a" --force
+	run -0 at_epoch $((T0 + 30)) heart-wake --soul "$b" --force
+	[ "$(output_field status)" = throttled ]
+	run -0 heart-wake --why rb --json
+	[ "${#lines[@]}" -eq 1 ]
+	echo "${lines[0]}" | jq -e '.status == "throttled" and (.reason |
+	    test("is at its rate limit \\(HTTP 429\\) .* until its reset at"))'
+	refute_output --partial 0123456789abcdef
+	run -0 llm_count
+	assert_output 1
+}
+
 @test "--why --since: a time, or a duration ago" {
 	for i in 0 1 2; do
 		run -0 at_epoch $((T0 + i * 3600)) heart-wake --soul "$S" --force
