@@ -60,7 +60,7 @@ readers(const char *dir)
 	struct brk_conf bc;
 	struct caps caps;
 	struct pulse_state ps;
-	struct pulse_slots slots = { 3600, 0, NOW };
+	struct pulse_slots slots = { 3600, 0, NOW, 7200 };	/* both chambers */
 	struct wake_state w;
 	struct gate g;
 	json_t *j;
