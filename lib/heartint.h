@@ -189,6 +189,7 @@ struct soul {
 };
 /* soulcheck.c */
 int	 soul_hours_in(const struct hours *, int);
+int	 soul_hours_out(const struct hours *, const char *, time_t);
 /* soulkey.c: the documented defaults (heart-soul(5)) */
 #define DEF_SCHEDULE_CAP	48
 #define DEF_IDLE_CAP		12

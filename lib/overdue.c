@@ -16,17 +16,6 @@
 #include "heartstore.h"
 #include "heartpulse.h"
 
-/* The schedule of soul s outside its active hours at now: never
- * overdue then (as heart-pulse judges it, pubstate.c). */
-static int
-sched_quiet(const struct soul *s, time_t now)
-{
-	const struct hours *h = &s->ch[CH_SCHEDULE].active;
-
-	return h->set && !soul_hours_in(h, clock_minute_of_day(s->timezone,
-	    now));
-}
-
 /* What st says, into v. */
 static void
 view(const struct pulse_state *st, struct overdue_view *v)
@@ -73,7 +62,9 @@ overdue_peek(const struct soul *s, time_t now, struct overdue_view *v,
 	v->read = 1;
 	v->on = sl.every > 0;
 	view(&st, v);
-	v->overdue = !sched_quiet(s, now) && pulse_overdue(st.due,
+	/* never while the schedule is outside its active hours */
+	v->overdue = !soul_hours_out(&s->ch[CH_SCHEDULE].active, s->timezone,
+	    now) && pulse_overdue(st.due,
 	    pulse_grace(sl.every), st.looked, now);
 	pulse_clear(&st);
 	return 0;

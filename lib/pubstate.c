@@ -47,8 +47,7 @@ judge(struct pubagent *a, time_t now)
 static char
 chamber_quiet(const struct pubagent *a, enum chamber c, time_t now)
 {
-	return (char)(a->active[c].set && !soul_hours_in(&a->active[c],
-	    clock_minute_of_day(a->zone, now)));
+	return (char)soul_hours_out(&a->active[c], a->zone, now);
 }
 
 static void

@@ -41,6 +41,14 @@ soul_hours_in(const struct hours *h, int minute)
 	return minute >= h->start || minute < h->end;
 }
 
+/* Whether t is outside hours h (set) in zone: the one test of a chamber
+ * at rest, for heart-wake, the pulse and heart-cap status alike. */
+int
+soul_hours_out(const struct hours *h, const char *zone, time_t t)
+{
+	return h->set && !soul_hours_in(h, clock_minute_of_day(zone, t));
+}
+
 void
 soul_add_warning(struct soul_loading *v, int line, int col, const char *fmt,
     const char *a, const char *b)

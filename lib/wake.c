@@ -371,7 +371,7 @@ hours_next(const struct soul *s, enum chamber c, time_t t)
 	const struct hours *h = &s->ch[c].active;
 	time_t m;
 
-	if (!h->set || soul_hours_in(h, clock_minute_of_day(s->timezone, t)))
+	if (!soul_hours_out(h, s->timezone, t))
 		return t;
 	for (m = t - t % 60 + 60; m < t + 2 * 86400; m += 60)
 		if (soul_hours_in(h, clock_minute_of_day(s->timezone, m)))
