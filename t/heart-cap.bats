@@ -194,6 +194,24 @@ count_statuses() {
 	done
 }
 
+# wake_until_capped SOUL NP: NP processes wake SOUL, each until it is
+# capped; the statuses counted in n[] (count_statuses)
+wake_until_capped() {
+	local p i pids=()
+	for ((p = 1; p <= $2; p++)); do
+		( for ((i = 0; i < 300; i++)); do
+			wake_statuses "$(heart-wake --soul "$1" --force)"
+			[ "$st" != capped ] || break
+			# busy: another holds the wake lock; a pause (the
+			# builtin sleep) before trying again, not a spin
+			[ "$st" != busy ] || sleep 0.01
+		  done > "$BATS_TEST_TMPDIR/st.$p" ) &
+		pids+=($!)
+	done
+	wait "${pids[@]}"	# not the double
+	count_statuses "$BATS_TEST_TMPDIR"/st.*
+}
+
 @test "daily_budget under 16 concurrent heart-wake processes (8 sanitized): past it by one wake's cost at most, every run" {
 	local np
 	np=$(in_pass 16 8)
@@ -208,19 +226,7 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	# lock_take) one run admitted 7 to 13 wakes, 5 runs of 5 in each
 	# store.  The sanitized pass's 8 processes take the same paths:
 	# admitted, capped, busy (in_pass).
-	pids=()
-	for ((p = 1; p <= np; p++)); do
-		( for ((i = 0; i < 300; i++)); do
-			wake_statuses "$(heart-wake --soul "$s" --force)"
-			[ "$st" != capped ] || break
-			# busy: another holds the wake lock; a pause (the
-			# builtin sleep) before trying again, not a spin
-			[ "$st" != busy ] || sleep 0.01
-		  done > "$BATS_TEST_TMPDIR/st.$p" ) &
-		pids+=($!)
-	done
-	wait "${pids[@]}"	# not the double
-	count_statuses "$BATS_TEST_TMPDIR"/st.*
+	wake_until_capped "$s" "$np"
 	# admitted below the budget: 0, 1, 2, 3 and 4 thousandths
 	[ "${n[idle]}" -eq 5 ]
 	[ "$(llm_count)" -eq 5 ]
@@ -254,17 +260,7 @@ heart: {monthly_budget: 0.0045, schedule: {daily_cap: 1000}}
 llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	# every wake costs 1000 tokens at \$1 a million: \$0.001
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
-	pids=()
-	for ((p = 1; p <= np; p++)); do
-		( for ((i = 0; i < 300; i++)); do
-			wake_statuses "$(heart-wake --soul "$s" --force)"
-			[ "$st" != capped ] || break
-			[ "$st" != busy ] || sleep 0.01
-		  done > "$BATS_TEST_TMPDIR/st.$p" ) &
-		pids+=($!)
-	done
-	wait "${pids[@]}"	# not the double
-	count_statuses "$BATS_TEST_TMPDIR"/st.*
+	wake_until_capped "$s" "$np"
 	[ "${n[idle]}" -eq 5 ]
 	[ "$(llm_count)" -eq 5 ]
 	[ "${n[capped]}" -eq "$np" ]
