@@ -7,7 +7,7 @@
  * only on its standard input, as JSON, and a program is handed no
  * descriptor but its standard input, output and error.  Each run has
  * its own process group, in the soul's directory, with a timeout, and
- * a cap on the output kept (childpipe.c).
+ * a cap on the output kept.
  *
  * Invariants: a child ends one way, stop_groups: SIGTERM to its group,
  * then, as soon as no process of the group runs or TOOL_GRACE ms have
@@ -80,6 +80,97 @@ tool_gone(int pid)
 	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT)
 	    == 0 && si.si_pid == pid;
 }
+
+/* A running child's pipes: its standard input fed, its output kept
+ * up to a cap and the rest read and dropped, the start of its standard
+ * error kept. */
+struct tool_io {
+	int	 fd[3];		/* stdin (ours to write), stdout, stderr */
+	const char *in;
+	size_t	 inleft;
+	struct tool_out *o;
+	size_t	 maxout, errlen;
+};
+
+/* Keep up to the cap, read and drop the rest; 0 at end of file. */
+static int
+take(struct tool_io *x, int which)
+{
+	char scratch[65536];
+	struct tool_out *o = x->o;
+	ssize_t r;
+
+	if (which == 1 && o->len < x->maxout) {
+		r = read(x->fd[1], o->out + o->len, x->maxout - o->len);
+		if (r > 0)
+			o->len += (size_t)r;
+	} else {
+		r = read(x->fd[which], scratch, sizeof scratch);
+		if (r > 0 && which == 1)
+			o->cut = 1;
+		if (r > 0 && which == 2 && x->errlen < sizeof o->errout - 1) {
+			size_t n = (size_t)r;
+			if (n > sizeof o->errout - 1 - x->errlen)
+				n = sizeof o->errout - 1 - x->errlen;
+			memcpy(o->errout + x->errlen, scratch, n);
+			x->errlen += n;
+		}
+	}
+	if (r == -1 && (errno == EINTR || errno == EAGAIN))
+		return 1;
+	return r > 0;
+}
+
+static void
+give(struct tool_io *x)
+{
+	ssize_t w = write(x->fd[0], x->in, x->inleft);
+
+	if (w > 0) {
+		x->in += w;
+		x->inleft -= (size_t)w;
+	}
+	if (x->inleft == 0 || (w == -1 && errno != EAGAIN && errno != EINTR)) {
+		close(x->fd[0]);
+		x->fd[0] = -1;
+	}
+}
+
+/*
+ * Wait up to ms for x's pipes (or for also, when not -1), then feed
+ * stdin and read stdout and stderr as far as they let us; 0 when no
+ * pipe was open.
+ */
+static int
+io_exchange(struct tool_io *x, int also, long long ms)
+{
+	struct pollfd pf[4];
+	int i, n;
+
+	for (i = n = 0; i < 3; i++)
+		if (x->fd[i] >= 0)
+			pf[n++] = (struct pollfd){ x->fd[i],
+			    i == 0 ? POLLOUT : POLLIN, 0 };
+	if (n == 0 && also < 0)
+		return 0;
+	if (also >= 0)
+		pf[n++] = (struct pollfd){ also, POLLIN, 0 };
+	if (poll(pf, (nfds_t)n, ms > INT_MAX ? INT_MAX : (int)ms) == -1 &&
+	    errno != EINTR)
+		return 0;
+	for (i = 0; i < 3; i++) {
+		if (x->fd[i] < 0)
+			continue;
+		if (i == 0)
+			give(x);
+		else if (!take(x, i)) {
+			close(x->fd[i]);
+			x->fd[i] = -1;
+		}
+	}
+	return 1;
+}
+
 /*
  * Does a process of the groups of c[0..n) run?  With mine (their
  * leaders are our children), a leader that runs says so at once, and
@@ -127,7 +218,7 @@ stop_groups(const struct tool_child *c, size_t n, struct tool_io *x, int mine)
 		}
 	while (running(c, n, mine) && (left = until - now_ms()) > 0)
 		if (x == NULL ||
-		    !tool_io_exchange(x, -1, left < 20 ? left : 20))
+		    !io_exchange(x, -1, left < 20 ? left : 20))
 			poll(NULL, 0, left < 20 ? (int)left : 20);
 	for (i = 0; i < n; i++)
 		if (c[i].pid > 0)
@@ -384,7 +475,7 @@ finish(struct tool_child *c, size_t n, struct tool_io *x, int *status)
 
 	stop_groups(c, n, x, 1);
 	until = now_ms() + 1000;
-	while (x != NULL && now_ms() < until && tool_io_exchange(x, -1,
+	while (x != NULL && now_ms() < until && io_exchange(x, -1,
 	    until - now_ms()))
 		;
 	for (i = 0; i < n; i++) {
@@ -587,7 +678,7 @@ pump(struct tool_io *x, pid_t pid, long long deadline)
 		/* without a pidfd, the leader is asked every 50 ms */
 		if (pidfd < 0 && left > 50)
 			left = 50;
-		if (!tool_io_exchange(x, pidfd, left))
+		if (!io_exchange(x, pidfd, left))
 			poll(NULL, 0, (int)left);
 	}
 	if (pidfd >= 0)

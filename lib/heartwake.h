@@ -44,15 +44,6 @@ int	 tool_status(const char *, const struct tool_proc *,
 	    const struct tool_out *, char *);
 /* childgroup.c */
 int	 tool_groups_run(const struct tool_child *, size_t);
-/* childpipe.c */
-struct tool_io {
-	int	 fd[3];		/* stdin (ours to write), stdout, stderr */
-	const char *in;
-	size_t	 inleft;
-	struct tool_out *o;
-	size_t	 maxout, errlen;
-};
-int	 tool_io_exchange(struct tool_io *, int, long long);
 /* idle.c: the one judge of replies (heart-soul(5), GHOSTS) */
 enum { IDLE_GHOST, IDLE_KEEP, IDLE_RUN, IDLE_EMPTY };
 struct idle_verdict {
