@@ -316,20 +316,12 @@ int	 llm_send(const struct llm_conf *, json_t *, time_t,
 int	 llm_key_warning(const struct llm_conf *, char *, size_t);
 /* llmprovider.c: a provider's request and reply, by its row */
 #define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */
-struct llm_provider {
-	const char *name;
-	const char *url;	/* default base URL; NULL: not HTTP */
-	const char *path;	/* appended to the base URL */
-	const char *key_env;	/* default key variable */
-	json_t	*(*body)(const struct llm_conf *, json_t *, json_t *,
-		    const char *);
-	void	 (*headers)(const char *, char [][512], size_t *);
-	int	 (*parse)(json_t *, struct llm_reply *, char *);
-};
-const struct llm_provider *llm_provider_find(const char *);
+int	 llm_provider_find(const char *, const char **, const char **);
 void	 llm_provider_secrets(void);
-int	 llm_reply_read(const struct llm_provider *, const char *, size_t,
-	    struct llm_reply *, char *);
+void	 llm_headers(const struct llm_conf *, const char *, char [][512],
+	    size_t *, char *, size_t);
+int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
+	    char *);
 void	 llm_reply_free(struct llm_reply *);
 json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
 	    const char *);
@@ -494,9 +486,6 @@ int	 soulcache_save(struct soulcache *, int, char *);
 /* for t/ and fuzz/ only */
 /* idle.c */
 int	 idle_detect(const struct soul *, const char *, const char **);
-/* llmprovider.c */
-int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
-	    char *);
 /* ask.c */
 void	 ask_usage_bound(struct usage *, long long, long long, long long,
 	    char *, size_t);

@@ -108,32 +108,31 @@ static int
 endpoint_conf(const struct soul *s, const struct soul_llm *e,
     struct llm_conf *c, char *err)
 {
-	const struct llm_provider *p;
-	const char *prov;
+	const char *prov, *url, *key_env;
 
 	memset(c, 0, sizeof *c);
 	prov = pick(e->provider, "HEART_LLM_PROVIDER", "openai");
-	if ((p = llm_provider_find(prov)) == NULL) {
+	if (!llm_provider_find(prov, &url, &key_env)) {
 		errf(err, "%s: llm provider '%.32s' is not supported by "
 		    "this heart-wake (openai, anthropic, command)", s->path,
 		    prov);
 		return -1;
 	}
-	snprintf(c->provider, sizeof c->provider, "%s", p->name);
+	snprintf(c->provider, sizeof c->provider, "%s", prov);
 	snprintf(c->model, sizeof c->model, "%s",
 	    pick(e->model, "HEART_LLM_MODEL", ""));
 	snprintf(c->key_env, sizeof c->key_env, "%s",
-	    pick(e->api_key_env, NULL, p->key_env));
+	    pick(e->api_key_env, NULL, key_env));
 	c->timeout = e->timeout;
 	c->max_tokens = e->max_tokens;
 	c->budget = e->context_budget;
 	c->cache = e->cache < 0 ? LLM_CACHE_OFF : e->cache;
 	c->soul = s->path;
 	keys_known(c);
-	if (p->url == NULL)
+	if (url == NULL)
 		return command_conf(s, e, c, err);
 	snprintf(c->base_url, sizeof c->base_url, "%s",
-	    pick(e->base_url, "HEART_LLM_URL", p->url));
+	    pick(e->base_url, "HEART_LLM_URL", url));
 	url_password(c->base_url);
 	if (c->model[0] == '\0') {
 		errf(err, "%s: no model: set llm.model in the soul or "
@@ -187,20 +186,10 @@ llm_triage_conf(const struct soul *s, struct llm_conf *c, char *err)
 
 #undef INHERIT
 
-/* Anthropic's hour-long cache is a beta: its header goes with it. */
-static void
-cache_header(const struct llm_conf *c, char h[][512], size_t *n)
-{
-	if (c->cache == LLM_CACHE_1H && strcmp(c->provider, "anthropic") == 0)
-		snprintf(h[(*n)++], 512, "anthropic-beta: "
-		    "extended-cache-ttl-2025-04-11");
-}
-
 /* The full request, key redacted, for --dry-run. */
 json_t *
 llm_dry(const struct llm_conf *c, json_t *body)
 {
-	const struct llm_provider *p = llm_provider_find(c->provider);
 	char h[8][512], url[1100];
 	const char *key = getenv(c->key_env);
 	json_t *hs;
@@ -209,20 +198,18 @@ llm_dry(const struct llm_conf *c, json_t *body)
 	if (c->command != NULL)
 		return json_pack("{s:O,s:s,s:O}", "command", c->command,
 		    "directory", c->dir, "stdin", body);
-	p->headers(key ? "[redacted]" : NULL, h, &n);
-	cache_header(c, h, &n);
+	llm_headers(c, key ? "[redacted]" : NULL, h, &n, url, sizeof url);
 	hs = json_array();
 	json_array_append_new(hs, json_string("Content-Type: "
 	    "application/json"));
 	for (i = 0; i < n; i++)
 		json_array_append_new(hs, json_string(h[i]));
-	snprintf(url, sizeof url, "%s%s", c->base_url, p->path);
 	return json_pack("{s:s,s:s,s:o,s:O}", "method", "POST", "url", url,
 	    "headers", hs, "body", body);
 }
 static int
-http_send(const struct llm_conf *c, const struct llm_provider *p,
-    const char *body, time_t now, struct llm_reply *r, char *err)
+http_send(const struct llm_conf *c, const char *body, time_t now,
+    struct llm_reply *r, char *err)
 {
 	char h[8][512], url[1100];
 	const char *hv[10];
@@ -231,13 +218,11 @@ http_send(const struct llm_conf *c, const struct llm_provider *p,
 	size_t n = 0, i;
 	int rc = -1;
 
-	p->headers(getenv(c->key_env), h, &n);
-	cache_header(c, h, &n);
+	llm_headers(c, getenv(c->key_env), h, &n, url, sizeof url);
 	hv[0] = "Content-Type: application/json";
 	for (i = 0; i < n; i++)
 		hv[i + 1] = h[i];
 	hv[n + 1] = NULL;
-	snprintf(url, sizeof url, "%s%s", c->base_url, p->path);
 	rq.url = url;
 	rq.headers = hv;
 	rq.body = body;
@@ -256,7 +241,7 @@ http_send(const struct llm_conf *c, const struct llm_provider *p,
 				r->account = llm_rate_account(&rs, now,
 				    r->hold);
 		} else
-			rc = llm_reply_read(p, rs.body, rs.len, r, err);
+			rc = llm_parse(c->provider, rs.body, rs.len, r, err);
 		free(rs.body);
 	}
 	explicit_bzero(h, sizeof h);
@@ -274,8 +259,8 @@ no_password(const char *entry, const void *arg)
 
 /* The command provider: the request on stdin, the reply on stdout. */
 static int
-command_send(const struct llm_conf *c, const struct llm_provider *p,
-    const char *body, struct llm_reply *r, char *err)
+command_send(const struct llm_conf *c, const char *body,
+    struct llm_reply *r, char *err)
 {
 	const json_t *cmd = c->command;
 	struct tool_proc tp;
@@ -303,7 +288,7 @@ command_send(const struct llm_conf *c, const struct llm_provider *p,
 			errf(err, "llm.command: reply larger than %d bytes, "
 			    "cut off", HEART_REPLYMAX);
 		else
-			rc = llm_reply_read(p, o.out, o.len, r, err);
+			rc = llm_parse(c->provider, o.out, o.len, r, err);
 	}
 	tool_out_free(&o);
 	env_free(env);
@@ -323,16 +308,17 @@ int
 llm_send(const struct llm_conf *c, json_t *body, time_t now,
     struct llm_reply *r, char *err)
 {
-	const struct llm_provider *p = llm_provider_find(c->provider);
 	char *text = json_dumps(body, JSON_COMPACT), *clean;
 	int rc;
 
 	memset(r, 0, sizeof *r);
 	if (c->command != NULL)
-		rc = command_send(c, p, text, r, err);
+		rc = command_send(c, text, r, err);
 	else
-		rc = http_send(c, p, text, now, r, err);
+		rc = http_send(c, text, now, r, err);
 	free(text);
+	if (rc == -1 && r->fail == 0)	/* a reply that did not read */
+		r->fail = LLM_TEMP;
 	if (rc == 0) {
 		r->fail = 0;
 		clean = secret_dup(r->text);

@@ -16,6 +16,18 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+/* A provider: its row of providers[]. */
+struct llm_provider {
+	const char *name;
+	const char *url;	/* default base URL; NULL: not HTTP */
+	const char *path;	/* appended to the base URL */
+	const char *key_env;	/* default key variable */
+	json_t	*(*body)(const struct llm_conf *, json_t *, json_t *,
+		    const char *);
+	void	 (*headers)(const char *, char [][512], size_t *);
+	int	 (*parse)(json_t *, struct llm_reply *, char *);
+};
+
 /*
  * The request's fields in the order of their stability from wake to
  * wake, the per-wake ones last (heart-soul(5), PROMPT CACHING): the
@@ -346,8 +358,8 @@ static const struct llm_provider providers[] = {
 	{ "command", NULL, NULL, "", openai_body, NULL, openai_parse },
 };
 
-const struct llm_provider *
-llm_provider_find(const char *name)
+static const struct llm_provider *
+find(const char *name)
 {
 	size_t i;
 
@@ -355,6 +367,20 @@ llm_provider_find(const char *name)
 		if (strcmp(providers[i].name, name) == 0)
 			return &providers[i];
 	return NULL;
+}
+
+/* Is name a provider?  Its default base URL (NULL: not HTTP, the
+ * command provider) and key variable in *url and *key_env. */
+int
+llm_provider_find(const char *name, const char **url, const char **key_env)
+{
+	const struct llm_provider *p = find(name);
+
+	if (p == NULL)
+		return 0;
+	*url = p->url;
+	*key_env = p->key_env;
+	return 1;
 }
 
 /* Every provider's key, as the environment holds it, is a secret. */
@@ -377,11 +403,29 @@ json_t *
 llm_body(const struct llm_conf *c, json_t *messages, json_t *tools,
     const char *force)
 {
-	return llm_provider_find(c->provider)->body(c, messages, tools, force);
+	return find(c->provider)->body(c, messages, tools, force);
 }
 
-int
-llm_reply_read(const struct llm_provider *p, const char *buf, size_t len,
+/*
+ * An HTTP provider's request to c's endpoint: its URL (n bytes) and
+ * its headers, *nh of them, with key (NULL: none) where it goes;
+ * Anthropic's hour-long cache is a beta, and its header goes with it.
+ */
+void
+llm_headers(const struct llm_conf *c, const char *key, char h[][512],
+    size_t *nh, char *url, size_t n)
+{
+	const struct llm_provider *p = find(c->provider);
+
+	p->headers(key, h, nh);
+	if (c->cache == LLM_CACHE_1H && strcmp(c->provider, "anthropic") == 0)
+		snprintf(h[(*nh)++], 512, "anthropic-beta: "
+		    "extended-cache-ttl-2025-04-11");
+	snprintf(url, n, "%s%s", c->base_url, p->path);
+}
+
+static int
+reply_read(const struct llm_provider *p, const char *buf, size_t len,
     struct llm_reply *r, char *err)
 {
 	json_error_t je;
@@ -408,21 +452,22 @@ llm_reply_read(const struct llm_provider *p, const char *buf, size_t len,
 }
 
 /*
- * Read a reply body of the named provider into r (free it with
- * llm_reply_free), as llm_send does with what the model answered.
+ * Read a reply body of the named provider into r (zeroed first; free
+ * it with llm_reply_free): llm_send's reading of what the model
+ * answered.
  */
 int
 llm_parse(const char *provider, const char *buf, size_t len,
     struct llm_reply *r, char *err)
 {
-	const struct llm_provider *p = llm_provider_find(provider);
+	const struct llm_provider *p = find(provider);
 
 	memset(r, 0, sizeof *r);
 	if (p == NULL) {
 		errf(err, "unknown provider \"%.40s\"", provider);
 		return -1;
 	}
-	return llm_reply_read(p, buf, len, r, err);
+	return reply_read(p, buf, len, r, err);
 }
 
 void
