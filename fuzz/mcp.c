@@ -1,5 +1,5 @@
 /*
- * mcp.c - fuzz target: what an MCP server sends (lib/mcp.c), each
+ * mcp.c - fuzz target: what an MCP server sends (lib/mcpserver.c), each
  * input one line read as the answer to request 7 (mcp_message); a
  * result then read both as a tools/list page (mcp_tools) and as a
  * tools/call result (mcp_result), and its text made what the model

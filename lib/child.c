@@ -1,7 +1,7 @@
 /*
  * child.c - the one runner of every child heart has: the soul's tools
  * (tool.c) and the command provider's program (llm.c), gates (gate.c),
- * delivery programs (deliver.c), MCP servers (mcpstdio.c) and a
+ * delivery programs (deliver.c), MCP servers (mcpserver.c) and a
  * round's workers (round.c) are started and ended here.  No shell:
  * the argv is the soul's, exactly; the model's text reaches a program
  * only on its standard input, as JSON, and a program is handed no

@@ -222,40 +222,21 @@ json_t	*tool_args(const json_t *, char *);
 int	 tool_call(const struct soul *, const struct tool_ctx *,
 	    const json_t *, char **, char *);
 /* mcp.c */
-enum { MCP_RESULT, MCP_ERROR, MCP_NOTE, MCP_REQUEST, MCP_STRAY };
 const json_t *mcp_offer(const struct mcp *);
 const json_t *mcp_warnings(const struct mcp *);
 int	 mcp_has(struct mcp *, const char *);
 int	 mcp_call(struct mcp *, const json_t *, char **, char *);
 json_t	*mcp_plan(const struct soul *);
-/* mcpstdio.c: an MCP server's process and its messages */
-#define MCP_TAIL	4096	/* the end of a server's stderr, kept */
-struct mcp_server {
-	const char *name;
-	const json_t *conf;
-	struct tool_child ch;
-	int	 started;
-	int	 up;		/* initialized, its tools listed */
-	int	 broken;	/* its stream can no longer be trusted */
-	int	 failed;	/* something failed: its stderr is told */
-	long long timeout;	/* s */
-	long long next_id;
-	char	*buf;		/* bytes read, not yet a whole message */
-	size_t	 off, len;
-	char	 tail[MCP_TAIL];	/* the end of its stderr */
-	size_t	 tlen;
-	char	 version[16];
-	json_t	*listed;	/* the tools it listed */
-	char	 why[HEART_ERRLEN];	/* its first failure, or "" */
-};
-int	 mcp_start(struct mcp_server *, const struct soul *,
-	    const struct tool_ctx *, char *);
-int	 mcp_send(struct mcp_server *, json_t *, long long, char *);
-int	 mcp_recv(struct mcp_server *, long long, size_t *, char **, char *);
-int	 mcp_fail(struct mcp_server *, int, char *, const char *, ...)
-	__attribute__((format(printf, 4, 5)));
-void	 mcp_guard(int);
-void	 mcp_stop(struct mcp_server *, size_t);
+/* mcpserver.c: one MCP server, its process and its messages */
+struct mcp_server;
+int	 mcp_start(const struct soul *, const struct tool_ctx *, const char *,
+	    const json_t *, const char *, struct mcp_server **, char *);
+const json_t *mcp_listed(const struct mcp_server *);
+int	 mcp_tool_call(struct mcp_server *, const char *, json_t *, char **,
+	    size_t *, int *, char *);
+json_t	*mcp_server_json(const struct mcp_server *);
+void	 mcp_stop(struct mcp_server **, size_t, void (*)(void *,
+	    const char *, const char *), void *);
 /* http.c: one POST through libcurl, loaded only when needed */
 struct http_req {
 	const char *url;
@@ -489,7 +470,8 @@ int	 idle_detect(const struct soul *, const char *, const char **);
 /* ask.c */
 void	 ask_usage_bound(struct usage *, long long, long long, long long,
 	    char *, size_t);
-/* mcp.c: the parsers of what a server sends (pure) */
+/* mcpserver.c: the parsers of what a server sends (pure) */
+enum { MCP_RESULT, MCP_ERROR, MCP_NOTE, MCP_REQUEST, MCP_STRAY };
 int	 mcp_message(const char *, size_t, long long, json_t **, char *);
 int	 mcp_tools(const json_t *, json_t *, const char **, char *);
 int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
