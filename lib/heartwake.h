@@ -237,27 +237,6 @@ int	 mcp_tool_call(struct mcp_server *, const char *, json_t *, char **,
 json_t	*mcp_server_json(const struct mcp_server *);
 void	 mcp_stop(struct mcp_server **, size_t, void (*)(void *,
 	    const char *, const char *), void *);
-/* http.c: one POST through libcurl, loaded only when needed */
-struct http_req {
-	const char *url;
-	const char *const *headers;	/* NULL-terminated */
-	const char *body;
-	long	 timeout;		/* s */
-	size_t	 maxbytes;
-};
-#define HTTP_LIMITS	16	/* rate-limit headers kept, at most */
-struct http_resp {
-	long	 status;
-	char	*body;
-	size_t	 len;
-	char	 retry_after[64];	/* the header's value, or "" */
-	char	 limit[HTTP_LIMITS][2][64];	/* rate-limit headers: the
-					   name (lower case), the value */
-	size_t	 nlimit;
-};
-int	 http_preload(char *);
-int	 http_post(const struct http_req *, struct http_resp *, char *);
-int	 http_retry_after(const char *, time_t, time_t *);
 /* llm.c: the model endpoint */
 struct llm_conf {
 	char	 provider[16];
@@ -292,9 +271,11 @@ struct llm_reply {
 int	 llm_conf(const struct soul *, struct llm_conf *, char *);
 int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
 json_t	*llm_dry(const struct llm_conf *, json_t *);
+int	 llm_key_warning(const struct llm_conf *, char *, size_t);
+/* llmsend.c: a request sent, by HTTP or to the command provider */
+int	 llm_preload(char *);
 int	 llm_send(const struct llm_conf *, json_t *, time_t,
 	    struct llm_reply *, char *);
-int	 llm_key_warning(const struct llm_conf *, char *, size_t);
 /* llmprovider.c: a provider's request and reply, by its row */
 #define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */
 int	 llm_provider_find(const char *, const char **, const char **);
@@ -306,11 +287,6 @@ int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
 void	 llm_reply_free(struct llm_reply *);
 json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
 	    const char *);
-/* llmfail.c */
-int	 llm_http_fail(const struct llm_conf *, const char *, long,
-	    const char *, char *);
-#define LLM_RATEMAX	3600	/* s an account's rate limit holds, at most */
-time_t	 llm_rate_account(const struct http_resp *, time_t, time_t);
 /* llmfit.c */
 size_t	 llm_cost(const json_t *);
 json_t	*llm_fit(const json_t *, size_t, size_t, long long);
@@ -467,13 +443,25 @@ int	 soulcache_save(struct soulcache *, int, char *);
 /* for t/ and fuzz/ only */
 /* idle.c */
 int	 idle_detect(const struct soul *, const char *, const char **);
-/* ask.c */
-void	 ask_usage_bound(struct usage *, long long, long long, long long,
-	    char *, size_t);
 /* mcpserver.c: the parsers of what a server sends (pure) */
 enum { MCP_RESULT, MCP_ERROR, MCP_NOTE, MCP_REQUEST, MCP_STRAY };
 int	 mcp_message(const char *, size_t, long long, json_t **, char *);
 int	 mcp_tools(const json_t *, json_t *, const char **, char *);
 int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
+/* llmsend.c: a 429 read by its rate-limit headers */
+#define HTTP_LIMITS	16	/* rate-limit headers kept, at most */
+struct http_resp {
+	long	 status;
+	char	*body;
+	size_t	 len;
+	char	 retry_after[64];	/* the header's value, or "" */
+	char	 limit[HTTP_LIMITS][2][64];	/* rate-limit headers: the
+					   name (lower case), the value */
+	size_t	 nlimit;
+};
+time_t	 llm_rate_account(const struct http_resp *, time_t, time_t);
+/* ask.c */
+void	 ask_usage_bound(struct usage *, long long, long long, long long,
+	    char *, size_t);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * hold.c - one hold per provider account: a quota, billing or key
- * error (llmfail.c's LLM_QUOTA; LLM_CONFIG with HTTP 401 or 403) is the
+ * error (llmsend.c's LLM_QUOTA; LLM_CONFIG with HTTP 401 or 403) is the
  * account's, not the agent's, so it holds every agent that sends to
  * the same base URL with the same key, on every host that shares the
  * store.  A held wake ends as "held" at its admission (run.c), as a

@@ -1,17 +1,13 @@
 /*
  * llm.c - the model endpoint: configuration (soul's llm: block, then
- * the environment), and the sending of a request, by HTTP or to the
- * command provider's program; the providers' own forms are
- * llmprovider.c's, a failure's class llmfail.c's (llm_send sets it,
- * with the time the provider asked to be left alone until, if it did).
- * The API key is read from the environment when the request is built
- * and lives only in memory: never in argv, output, state or an error
- * message (llm_conf registers it with secret_add, and a reply's text,
- * its tool calls and every message are scrubbed of it).  libcurl is
- * loaded only by the HTTP providers' send.  The context a request
- * carries is bounded by llm_fit (llmfit.c).  Every request is sent
- * through ask.c (its bucket, its usage, its cost), llm_send by no one
- * else.
+ * the environment), the request as --dry-run shows it, and the warning
+ * of a key missing.  A request is sent by llmsend.c, in its provider's
+ * form (llmprovider.c).  The API key is read from the environment when
+ * the request is built and lives only in memory: never in argv,
+ * output, state or an error message (llm_conf registers it with
+ * secret_add, and llm_send scrubs a reply's text, its tool calls and
+ * every message of it).  The context a request carries is bounded by
+ * llm_fit (llmfit.c).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -20,9 +16,6 @@
 
 #include "heartint.h"
 #include "heartwake.h"
-
-/* a model's reply, as sent (heart(7), LIMITS) */
-#define HEART_REPLYMAX	(1024 * 1024)
 
 static const char *
 pick(const char *soul, const char *env, const char *def)
@@ -207,127 +200,7 @@ llm_dry(const struct llm_conf *c, json_t *body)
 	return json_pack("{s:s,s:s,s:o,s:O}", "method", "POST", "url", url,
 	    "headers", hs, "body", body);
 }
-static int
-http_send(const struct llm_conf *c, const char *body, time_t now,
-    struct llm_reply *r, char *err)
-{
-	char h[8][512], url[1100];
-	const char *hv[10];
-	struct http_req rq;
-	struct http_resp rs;
-	size_t n = 0, i;
-	int rc = -1;
 
-	llm_headers(c, getenv(c->key_env), h, &n, url, sizeof url);
-	hv[0] = "Content-Type: application/json";
-	for (i = 0; i < n; i++)
-		hv[i + 1] = h[i];
-	hv[n + 1] = NULL;
-	rq.url = url;
-	rq.headers = hv;
-	rq.body = body;
-	rq.timeout = (long)c->timeout;
-	rq.maxbytes = HEART_REPLYMAX;
-	r->fail = LLM_TEMP;
-	if (http_post(&rq, &rs, err) == 0) {
-		if (rs.status < 200 || rs.status > 299) {
-			r->status = rs.status;
-			r->fail = llm_http_fail(c, url, rs.status, rs.body,
-			    err);
-			if (http_retry_after(rs.retry_after, now, &r->hold) ==
-			    -1 || r->hold <= now)
-				r->hold = 0;
-			if (rs.status == 429)
-				r->account = llm_rate_account(&rs, now,
-				    r->hold);
-		} else
-			rc = llm_parse(c->provider, rs.body, rs.len, r, err);
-		free(rs.body);
-	}
-	explicit_bzero(h, sizeof h);
-	return rc;
-}
-
-/* Does entry pass to the command provider?  All but a password: it is
- * the model's client and may need the key, never the store's. */
-static int
-no_password(const char *entry, const void *arg)
-{
-	(void)arg;
-	return !secret_password_var(entry);
-}
-
-/* The command provider: the request on stdin, the reply on stdout. */
-static int
-command_send(const struct llm_conf *c, const char *body,
-    struct llm_reply *r, char *err)
-{
-	const json_t *cmd = c->command;
-	struct tool_proc tp;
-	struct tool_out o;
-	char **av, **env, *none[] = { NULL }, e2[HEART_ERRLEN];
-	size_t i;
-	int rc = -1;
-
-	av = xcalloc(json_array_size(cmd) + 1, sizeof *av);
-	for (i = 0; i < json_array_size(cmd); i++)
-		av[i] = (char *)json_string_value(json_array_get(cmd, i));
-	memset(&tp, 0, sizeof tp);
-	tp.argv = av;
-	tp.env = env = env_make(no_password, NULL, none);
-	tp.dir = c->dir;
-	tp.in = body;
-	tp.inlen = strlen(body);
-	tp.timeout = c->timeout;
-	tp.maxout = HEART_REPLYMAX;
-	r->fail = LLM_TEMP;
-	if (tool_exec(&tp, &o, e2) == -1)
-		errf(err, "llm.command: %s", e2);
-	else if (tool_status("llm.command", &tp, &o, err) == 0) {
-		if (o.cut)
-			errf(err, "llm.command: reply larger than %d bytes, "
-			    "cut off", HEART_REPLYMAX);
-		else
-			rc = llm_parse(c->provider, o.out, o.len, r, err);
-	}
-	tool_out_free(&o);
-	env_free(env);
-	free(av);
-	return rc;
-}
-
-/*
- * Send body; on success fill r (free with llm_reply_free): its text and
- * its tool calls are scrubbed of secrets.  On failure (-1, why in err),
- * r->fail is the class of the failure (llmfail.c), r->hold the time
- * the provider asked not to be asked again before (Retry-After), or 0,
- * and r->account, of a 429 that is the account's rate limit, its reset
- * (llm_rate_account), or 0.
- */
-int
-llm_send(const struct llm_conf *c, json_t *body, time_t now,
-    struct llm_reply *r, char *err)
-{
-	char *text = json_dumps(body, JSON_COMPACT), *clean;
-	int rc;
-
-	memset(r, 0, sizeof *r);
-	if (c->command != NULL)
-		rc = command_send(c, text, r, err);
-	else
-		rc = http_send(c, text, now, r, err);
-	free(text);
-	if (rc == -1 && r->fail == 0)	/* a reply that did not read */
-		r->fail = LLM_TEMP;
-	if (rc == 0) {
-		r->fail = 0;
-		clean = secret_dup(r->text);
-		free(r->text);
-		r->text = clean;
-		secret_json(r->tool_calls);
-	}
-	return rc;
-}
 /* Is the URL's host this machine (localhost, 127.0.0.0/8, ::1)? */
 static int
 loopback(const char *url)

@@ -725,7 +725,7 @@ round_run(char *const *paths, size_t n, const char *dir,
 	/* libcurl once, here, rather than in every worker; a wake that
 	 * then cannot load it says so itself */
 	if (nc > 0 && !ro->dry_run)
-		http_preload(e2);
+		llm_preload(e2);
 	if (jobs <= 1)
 		wake_here_all(&r, c, nc);
 	else if ((rc = wake_all(&r, c, nc, jobs, e2)) == -1)

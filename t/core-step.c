@@ -2,7 +2,7 @@
  * core-step - test driver for the pure rules (lib/heartstore.h):
  * cap_step, brk_step, budget_step, bucket_step and pause_rule over
  * tables of states, times and keys, DST days included, ask.c's bound of
- * a usage block, llmfail.c's account rate limit of a 429 and slot.c's
+ * a usage block, llmsend.c's account rate limit of a 429 and slot.c's
  * slot_missed (lib/heartwake.h), and the pulse's due time and overdue
  * rule (lib/heartpulse.h), with no store, no clock and no file.
  * Prints "ok N name" or "not ok N name: what differs" per case; exit 0

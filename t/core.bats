@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The rules as pure functions (lib/heartstore.h: cap_step, brk_step,
 # budget_step, bucket_step, pause_rule; lib/heartwake.h: ask.c's bound
-# of a usage block, llmfail.c's account rate limit of a 429, slot.c's
+# of a usage block, llmsend.c's account rate limit of a 429, slot.c's
 # slot_missed; lib/heartpulse.h: the pulse's due time and overdue rule):
 # tables of states, times and keys run by t/core-step.c, no store, no
 # clock.
