@@ -39,7 +39,7 @@ listed(const json_t *tools, const char *tool)
 	return NULL;
 }
 
-/* The allowed tools of the server sv of conf, of those it listed
+/* Of the tools the server sv (of conf) listed, the allowed ones
  * offered; a warning for one it lacks. */
 static void
 offer_tools(struct mcp *m, const char *sv, const json_t *conf,
