@@ -46,20 +46,20 @@ offer_tools(struct mcp *m, const char *sv, const json_t *conf,
     const json_t *tools)
 {
 	const json_t *t, *d;
-	json_t *e;
+	json_t *e, *x;
 	char name[128], w[600];
-	size_t i, n;
+	size_t i, j, n;
 
 	json_array_foreach(json_object_get(conf, "tools"), i, e) {
 		if ((t = listed(tools, json_string_value(e))) == NULL) {
 			n = (size_t)snprintf(w, sizeof w, "mcp server %s has "
 			    "no tool %.64s (it has:", sv,
 			    json_string_value(e));
-			json_array_foreach(tools, i, e)
+			json_array_foreach(tools, j, x)
 				if (n < sizeof w)
 					n += (size_t)snprintf(w + n, sizeof w -
 					    n, " %.64s", json_string_value(
-					    json_object_get(e, "name")));
+					    json_object_get(x, "name")));
 			if (n < sizeof w)
 				snprintf(w + n, sizeof w - n, ")");
 			json_array_append_new(m->warn, json_string(w));

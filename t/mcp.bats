@@ -115,6 +115,16 @@ $(bad quiet good "$D/bad" | sed '/tools:/d')"
 	[ "$(jq .tool_fails "$HEART_STATE_DIR/agents/scout/breaker.json")" -eq 1 ]
 }
 
+@test "a tool allowed that the server does not have is warned of, and the allowed tools after it are still offered" {
+	mcp_soul "$(everything '[echo, no-such-tool, get-sum, add-nothing]')"
+	llm_script '{"replies":[{"text":"done"}]}'
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_success
+	head -n 1 "$LLM_DIR/requests.jsonl" | jq -e '.body.tools | map(.function.name) == ["quote","everything__echo","everything__get-sum"]'
+	output_json .warning | grep -q 'mcp server everything has no tool no-such-tool (it has: .*echo'
+	output_json .warning | grep -q 'mcp server everything has no tool add-nothing'
+}
+
 @test "seed_tool_cap counts MCP and soul tool calls together" {
 	mcp_soul "$(everything '[echo]')" 'idle: { daily_cap: 0 }
   breaker: { threshold: 5 }'
