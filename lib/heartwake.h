@@ -454,34 +454,7 @@ struct wake {
 void	 run_id(time_t, char *, size_t);
 time_t	 run_open_at(const struct wake *, enum chamber);
 /* soulcache.c: what a round learnt of each soul of a directory */
-#define SOULCACHE_NID	7	/* a file's identity: dev, ino, size, times */
-#define SOULCACHE_VERSION	4	/* the version written */
-struct soulcache_ent {
-	char	*name;		/* the file's name in the directory */
-	long long id[SOULCACHE_NID];	/* soulcache_identity's */
-	long long until;	/* no gate passes before; with line */
-	long long deferred;	/* since; 0: not */
-	char	*line;		/* the kept skip; NULL: none */
-	int	 own;		/* 1: line is malloc'd, 2: name too */
-	int	 seen;		/* met in this round */
-	int	 chg;		/* changed since it was read */
-};
-struct soulcache {
-	char	 dir[4096];	/* STATE/rounds */
-	char	 name[40];	/* HASH.jsonl */
-	char	 real[PATH_MAX];	/* the souls' directory */
-	char	*buf;		/* the base as read: names and lines */
-	char	*dbuf;		/* the delta as read */
-	struct soulcache_ent *e;
-	size_t	 n, cap;
-	size_t	*tab;		/* open addressing: index + 1; 0 empty */
-	size_t	 tcap;
-	size_t	 blen;		/* the base's length */
-	long long gen;		/* the base's GEN; 0: none read */
-	long long bid[SOULCACHE_NID];	/* the base's, before it was read */
-	int	 dirty;
-	int	 whole;		/* write the base again at the next save */
-};
+struct soulcache;
 struct stat;
 struct soulcache *soulcache_open(const char *, char *);
 void	 soulcache_free(struct soulcache *);
@@ -492,12 +465,6 @@ void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
 void	 soulcache_drop(struct soulcache *, const char *);
 time_t	 soulcache_deferred(struct soulcache *, const char *);
 void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
-void	 soulcache_identity(const struct stat *, long long *);
-void	 soulcache_index(struct soulcache *, size_t);
-void	 soulcache_path(const struct soulcache *, const char *, char *,
-	    size_t);
-void	 soulcache_line_drop(struct soulcache_ent *);
-/* soulcachesave.c */
 int	 soulcache_save(struct soulcache *, int, char *);
 
 /* for t/ and fuzz/ only */
