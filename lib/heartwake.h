@@ -176,32 +176,14 @@ time_t	 wake_carried(const char *, struct wake_state *, enum chamber,
 	    const char *);
 /* adapt.c: the adaptive schedule, agents/ID/activity.json */
 struct adapt;
-struct adapt_fig {
-	int	 how;		/* hour of the week, 0: Monday 00:00 */
-	time_t	 hour;		/* when that hour began */
-	long long real;		/* real answers in it over the window */
-	long long ghosts[4];	/* ghosts: plain, LOW, MEDIUM, HIGH */
-	double	 gweight;	/* the ghosts, weighted */
-	long long dreal;	/* the same, for the same hour of the day */
-	double	 dgweight;	/* on the other days of the week */
-	long long run;		/* ghosts in a row since the last real one */
-	double	 runweight;
-	int	 busy;		/* ADAPT_BUSY_HERE, _ELSEWHERE, or 0 */
-	int	 unseen;	/* not seen in an earlier week */
-	int	 turned;	/* answers at this hour on another day since */
-	double	 evidence;	/* else the doublings the ghosts allow */
-	double	 exponent;	/* interval = schedule.interval * 2^exponent */
-	long long interval;	/* the rung in force */
-};
 int	 adapt_load(const char *, struct adapt **, char *);
 void	 adapt_free(struct adapt *);
 long long adapt_interval(const struct soul *, struct adapt *, time_t,
-	    struct adapt_fig *);
+	    json_t **);
 time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
-	    time_t, struct adapt_fig *);
+	    time_t);
 int	 adapt_record(const char *, const struct soul *, struct adapt **,
 	    const char *, const char *, time_t, char *);
-json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
 /* checklist.c: HEARTBEAT.md, its open items */
 #define HEART_CHECKMAX	(256 * 1024)	/* a checklist (heart(7) LIMITS) */
 struct checklist_item {		/* an item due, as checklist_fit weighs it */
