@@ -351,37 +351,10 @@ struct wake;
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
 int	 triage_wake(struct wake *, const char *, int *, char *);
 /* talk.c: an admitted wake's conversation with the model and its tools */
-struct talk {
-	json_t	*msgs;		/* the request's messages, growing */
-	size_t	 h0, h1;	/* the history in msgs: [h0, h1) */
-	size_t	 bytes;		/* of the result's messages */
-	int	 overflow;	/* they would pass WAKE_MSGMAX */
-	int	 empty;		/* the reply said nothing (IDLE_EMPTY) */
-	int	 fail;		/* the model's failure: LLM_* */
-	time_t	 hold;		/* and how long it asks to be let be */
-	json_t	*offer;		/* the tools offered, or NULL */
-	const char *force;	/* the tool the next reply must call */
-	const char *hide;	/* the key's variable, kept from tools */
-	enum chamber c;
-	long long ptok, ctok;
-	long long cached, cwrite;	/* of ptok: a cache's read, written */
-	long long cost;		/* its requests', nano$; -1: no price */
-	int	 calls, failed;	/* tool calls run, and failed */
-	struct mcp *mcp;	/* the MCP servers started, or NULL */
-	int	 servers, sfailed;	/* MCP servers started, and failed */
-	int	 capped;	/* the model asked for one past the cap */
-	int	 ids;		/* call ids given by heart */
-	char	 toolerr[HEART_ERRLEN];	/* the first tool failure */
-};
 char	*talk_prompt(struct wake *, enum chamber, int);
 void	 talk_fit(struct wake *, const struct llm_conf *);
-int	 talk_begin(struct wake *, struct talk *, char *);
-json_t	*talk_request(const struct llm_conf *, const struct talk *);
-void	 talk_warn_key(struct wake *, const struct llm_conf *);
-int	 talk_run(struct wake *, const struct llm_conf *, struct talk *,
-	    char *);
-long long talk_spent(struct wake *, const struct talk *, struct usage *);
-void	 talk_end(struct talk *);
+int	 talk_wake(struct wake *, const struct llm_conf *, char *);
+int	 talk_dry(struct wake *, const struct llm_conf *, json_t **, char *);
 /* outcome.c: the wake's outcome, as its result says it */
 struct outcome {
 	enum wake_status status;	/* ST_ERROR until decided */
