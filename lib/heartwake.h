@@ -197,14 +197,8 @@ int	 checklist_open_items(const char *, char **, char *);
 int	 checklist_interval(const char *, long long *);
 size_t	 checklist_fit(struct checklist_item *, size_t, size_t);
 /* gate.c: a chamber's gate program (heart-soul(5), gate) */
-enum { GATE_WAKE, GATE_SKIP, GATE_FAIL };
-struct gate_out {
-	char	*text;		/* to free */
-	int	 exit;		/* its exit status, or -1 */
-	long long ms;
-};
 int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
-	    const char *, time_t, struct gate_out *, char *);
+	    const char *, time_t, json_t *, char **, char *);
 /* tool.c */
 char	*tool_text(const char *, const char *, size_t, int);
 char	**tool_env(const struct tool_ctx *, const char *, char *const *);

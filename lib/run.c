@@ -412,29 +412,25 @@ gate_step(struct wake *k, const struct llm_conf *lc, int *rc, char *err)
 {
 	struct tool_ctx ctx = { k->s->name, soul_chamber_name(k->g.chamber),
 	    k->id, NULL, NULL };
-	struct gate_out g;
-	char reason[1024], e2[HEART_ERRLEN];
+	char reason[1024], e2[HEART_ERRLEN], *text;
 	int r;
 
 	if (k->s->ch[k->g.chamber].gate == NULL)
 		return 1;
 	ctx.hide = lc->key_env;
 	r = gate_run(k->s, k->g.chamber, &ctx, k->dir,
-	    k->w.last[k->g.chamber], &g, err);
-	json_object_set_new(k->res, "gate", json_pack("{s:o,s:I}", "exit",
-	    g.exit >= 0 ? json_integer(g.exit) : json_null(), "ms",
-	    (json_int_t)g.ms));
-	if (r == GATE_WAKE) {
-		k->gate_out = g.text;
+	    k->w.last[k->g.chamber], k->res, &text, err);
+	if (r == 1) {
+		k->gate_out = text;
 		return 1;
 	}
 	*rc = HX_OK;
 	brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2);
-	if (r == GATE_SKIP) {
+	if (r == 0) {
 		snprintf(reason, sizeof reason, "%s: gated: %s",
-		    soul_chamber_name(k->g.chamber), g.text[0] ? g.text :
+		    soul_chamber_name(k->g.chamber), text[0] ? text :
 		    "the gate said nothing");
-		free(g.text);
+		free(text);
 		/* a gate that works again ends a run of its failures (an
 		 * open breaker waits for its probe, as ever) */
 		if ((k->bv.state == BRK_CLOSED && k->bv.tool_fails > 0 &&
