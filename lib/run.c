@@ -4,8 +4,8 @@
  * account's hold and the cap (admit.c), the triage model (triage.c),
  * then the conversation with the model and its tools, and after it
  * the outcome told to the breaker and the counters (talk.c), and the
- * wake result (heart-wake(1), THE WAKE RESULT).  --explain, the same gates asked without a wake, is
- * explain.c's.
+ * wake result (heart-wake(1), THE WAKE RESULT).  --explain, the same
+ * gates asked without a wake, is explain.c's.
  *
  * Invariants: nothing is sent before every gate has passed, the gate
  * program included; the cap is taken last, so a skipped wake never
