@@ -263,22 +263,6 @@ round_flush(void *arg)
 	flush_pending();
 }
 
-/* --explain of a soul of a round: the fleet's rate limit, and the
- * wake deferred by it, beside the gates. */
-static int
-explain_round(json_t *j, const struct soul *s, const char *dir, time_t now)
-{
-	char err[HEART_ERRLEN], sdir[4096];
-
-	if (dir == NULL)
-		soul_dir(s, sdir, sizeof sdir);
-	if (round_explain(j, s, dir != NULL ? dir : sdir, now, err) == -1) {
-		say(soul_name(s), err);
-		return -1;
-	}
-	return 0;
-}
-
 static int
 one_soul(const char *path, const struct run_opts *o, int explain,
     const char *dir, time_t now)
@@ -307,15 +291,10 @@ one_soul(const char *path, const struct run_opts *o, int explain,
 		return rc;
 	}
 	if (explain) {
-		if ((j = explain_soul(s, o, now, err)) == NULL) {
+		if ((rc = explain_soul(s, o, dir, now, &j, err)) != 0) {
 			say(NULL, err);
 			soul_free(s);
-			return store_code(HX_IOERR);
-		}
-		if (explain_round(j, s, dir, now) == -1) {
-			json_decref(j);
-			soul_free(s);
-			return store_code(HX_CONFIG);
+			return store_code(rc);
 		}
 		if (isatty(STDOUT_FILENO))
 			explain_text(j);

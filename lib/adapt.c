@@ -33,7 +33,7 @@
 #include "heartstore.h"
 #include "heartwake.h"
 
-enum { ADAPT_BUSY_HERE = 1, ADAPT_BUSY_ELSEWHERE };	/* adapt_fig.busy */
+enum { ADAPT_BUSY_HERE = 1, ADAPT_BUSY_ELSEWHERE };	/* adapt_fig's busy */
 
 #define ACTFILE		"activity.json"
 #define RUN_STEP	0.25	/* doublings per ghost in a row */
@@ -55,6 +55,24 @@ struct adapt {
 	time_t	 last_ok;
 	time_t	 last;		/* the last wake recorded */
 	char	 zone[128];	/* the zone of the cached `how's */
+};
+
+struct adapt_fig {
+	int	 how;		/* hour of the week, 0: Monday 00:00 */
+	time_t	 hour;		/* when that hour began */
+	long long real;		/* real answers in it over the window */
+	long long ghosts[4];	/* ghosts: plain, LOW, MEDIUM, HIGH */
+	double	 gweight;	/* the ghosts, weighted */
+	long long dreal;	/* the same, for the same hour of the day */
+	double	 dgweight;	/* on the other days of the week */
+	long long run;		/* ghosts in a row since the last real one */
+	double	 runweight;
+	int	 busy;		/* ADAPT_BUSY_HERE, _ELSEWHERE, or 0 */
+	int	 unseen;	/* not seen in an earlier week */
+	int	 turned;	/* answers at this hour on another day since */
+	double	 evidence;	/* else the doublings the ghosts allow */
+	double	 exponent;	/* interval = schedule.interval * 2^exponent */
+	long long interval;	/* the rung in force */
 };
 
 static const char *levels[] = { "idle", "low", "medium", "high" };
@@ -250,15 +268,15 @@ gather(const struct soul *s, struct adapt *a, time_t t, struct adapt_fig *f)
 }
 
 /*
- * The interval in force at t, with the figures that chose it; the rule
- * is heart-soul(5)'s.  An hour is busy (min) when real answers came in
- * it, or came at that hour on other days since it was last seen; else
+ * The figures of the hour of t, and the interval they put in force;
+ * the rule is heart-soul(5)'s.  An hour is busy (min) when real
+ * answers came in it, or came at that hour on other days since it was
+ * last seen; else
  * its ghosts, the other days' and those in a row allow it so many
  * doublings, at most one until it has been seen in an earlier week.
  */
-long long
-adapt_interval(const struct soul *s, struct adapt *a, time_t t,
-    struct adapt_fig *f)
+static long long
+figures(const struct soul *s, struct adapt *a, time_t t, struct adapt_fig *f)
 {
 	const struct adapt_conf *c = &s->adapt;
 	long long base = s->ch[CH_SCHEDULE].every;
@@ -293,22 +311,20 @@ adapt_interval(const struct soul *s, struct adapt *a, time_t t,
  * after the last wake and not before the hour began; but when an hour
  * ahead is expected to be busy (its interval is min), the last slot of
  * min at or before that hour begins, if it is at least min after the
- * last wake; never later than max after the last wake.  f gets the
- * figures of the hour of now.
+ * last wake; never later than max after the last wake.
  */
 time_t
 adapt_next(const struct soul *s, struct adapt *a, time_t last,
-    time_t first, time_t now, struct adapt_fig *f)
+    time_t first, time_t now)
 {
-	struct adapt_fig tmp;
+	struct adapt_fig f;
 	time_t since = last ? last : first, hs, from, c;
 	long long gap = last ? s->adapt.min : 1, iv, i, n;
 
 	hour_of(s->timezone, now, &hs);
 	n = s->adapt.max / 3600 + 3;
 	for (i = 0; i < n; i++, hs += 3600) {
-		iv = adapt_interval(s, a, i == 0 ? now : hs, i == 0 ? f :
-		    &tmp);
+		iv = figures(s, a, i == 0 ? now : hs, &f);
 		if (i > 0 && iv == s->adapt.min) {
 			c = slot_before(hs, iv, slot_rung_offset(s, iv));
 			if (c >= since + gap)
@@ -483,7 +499,7 @@ round3(double x)
 	return round(x * 1000) / 1000 + 0.0;	/* no -0 */
 }
 
-/* Why the hour is busy, or the sum of its evidence, for adapt_json. */
+/* Why the hour is busy, or the sum of its evidence, for fig_json. */
 static void
 rule_text(const struct adapt_fig *f, char *buf, size_t n)
 {
@@ -503,8 +519,8 @@ rule_text(const struct adapt_fig *f, char *buf, size_t n)
 }
 
 /* The figures as JSON, with a sentence that says why. */
-json_t *
-adapt_json(const struct soul *s, const struct adapt_fig *f)
+static json_t *
+fig_json(const struct soul *s, const struct adapt_fig *f)
 {
 	const struct adapt_conf *c = &s->adapt;
 	char why[700], rule[160], iv[32], base[32], lo[32], hi[32];
@@ -539,4 +555,18 @@ adapt_json(const struct soul *s, const struct adapt_fig *f)
 	    s->ch[CH_SCHEDULE].every, "min", (json_int_t)c->min, "max",
 	    (json_int_t)c->max, "interval", (json_int_t)f->interval, "why",
 	    why);
+}
+
+/* The interval in force at t (the rule above figures'); *why, when why
+ * is not NULL, gets the figures that chose it (fig_json's). */
+long long
+adapt_interval(const struct soul *s, struct adapt *a, time_t t,
+    json_t **why)
+{
+	struct adapt_fig f;
+
+	figures(s, a, t, &f);
+	if (why != NULL)
+		*why = fig_json(s, &f);
+	return f.interval;
 }

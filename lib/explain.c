@@ -3,8 +3,9 @@
  * wake with the same options would meet them (the due, active-hours
  * and checklist gates, an operator's pause, dormancy, the account's
  * hold, a slot missed past schedule.catch_up, the gate program, the
- * breaker, the cap), each verdict whatever the others say, and when a
- * wake will next be admitted (heart-wake(1), --explain).
+ * breaker, the cap, the fleet's rate limit), each verdict whatever the
+ * others say, and when a wake will next be admitted (heart-wake(1),
+ * --explain).
  *
  * Invariant: nothing is changed, started or sent: the state is only
  * read (a breaker's probe is not claimed, the cap not taken), and the
@@ -277,12 +278,10 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	return o;
 }
 
-/*
- * --explain: the gates of each chamber (or of the one asked for) now,
- * as a wake with these options would meet them, changing nothing.
- */
-json_t *
-explain_soul(const struct soul *s, const struct run_opts *ro, time_t now,
+/* The gates of each chamber (or of the one asked for) now, as a wake
+ * with these options would meet them. */
+static json_t *
+gates_of(const struct soul *s, const struct run_opts *ro, time_t now,
     char *err)
 {
 	struct run_opts all = { -1, 0, 0, NULL, NULL, 0 };
@@ -320,4 +319,87 @@ explain_soul(const struct soul *s, const struct run_opts *ro, time_t now,
 			    (enum chamber)c, k.o->force, &pv, &hv, &bv));
 	wake_free(&k.w);
 	return arr;
+}
+
+/*
+ * To each chamber's verdict of s in arr, the fleet's rate limit as a
+ * gate ("rate", with its bucket) and, when the wake is deferred, since
+ * when.  dir is the souls' directory, whose soul cache knows the
+ * deferred wakes.
+ */
+static int
+rate_verdict(json_t *arr, const struct soul *s, const char *dir,
+    time_t now, char *err)
+{
+	struct soulcache *c;
+	struct llm_conf lc;
+	struct rate_view v;
+	char ep[HEART_IDMAX + 1], why[400], iso[40];
+	json_t *o, *rate = NULL;
+	time_t since = 0;
+	size_t i;
+	int ok = 1;
+
+	/* a soul with no model yet has no endpoint; a wake's first request
+	 * goes to the triage endpoint when there is one */
+	ep[0] = '\0';
+	if ((s->triage != NULL ? llm_triage_conf(s, &lc, err) :
+	    llm_conf(s, &lc, err)) == 0 && endpoint_of(&lc, ep,
+	    sizeof ep, err) == -1)
+		return -1;
+	snprintf(why, sizeof why, "no endpoint of the fleet file matches "
+	    "(no rate limit)");
+	if (ep[0] != '\0') {
+		if (bucket_peek(ep, s->name, now, &v, err) == -1)
+			return -1;
+		rate = bucket_json(&v, now);
+		ok = bucket_gate_ok(&v, now, why, sizeof why);
+	}
+	if ((c = soulcache_open(dir, err)) != NULL) {
+		since = soulcache_deferred(c, s->path);
+		soulcache_free(c);
+	}
+	json_array_foreach(arr, i, o) {
+		json_object_set_new(json_object_get(o, "gates"), "rate",
+		    json_pack("{s:b,s:s}", "ok", ok, "reason", why));
+		if (rate != NULL)
+			json_object_set(o, "rate", rate);
+		if (since != 0) {
+			clock_utc(since, iso, sizeof iso);
+			json_object_set_new(o, "deferred", json_string(iso));
+		}
+		if (!ok && strcmp(json_string_value(json_object_get(o,
+		    "would")), "wake") == 0) {
+			json_object_set_new(o, "would", json_string(
+			    status_name(ST_THROTTLED)));
+			json_object_set_new(o, "reason", json_string(why));
+		}
+	}
+	json_decref(rate);
+	return 0;
+}
+
+/*
+ * --explain: the gates of each chamber (or of the one asked for) now,
+ * as a wake with these options would meet them, changing nothing, the
+ * fleet's rate limit among them; dir is the souls' directory (NULL:
+ * the soul's own).  0 with *out, or the exit code with err.
+ */
+int
+explain_soul(const struct soul *s, const struct run_opts *ro,
+    const char *dir, time_t now, json_t **out, char *err)
+{
+	char sdir[4096], e2[HEART_ERRLEN];
+
+	if ((*out = gates_of(s, ro, now, err)) == NULL)
+		return HX_IOERR;
+	if (dir == NULL)
+		soul_dir(s, sdir, sizeof sdir);
+	if (rate_verdict(*out, s, dir != NULL ? dir : sdir, now, e2) == -1) {
+		errf(err, "%s: %s", s->name, e2);
+		json_decref(*out);
+		*out = NULL;
+		return HX_CONFIG;
+	}
+	return 0;
 }

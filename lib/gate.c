@@ -67,26 +67,26 @@ first_line(const struct tool_out *o)
  *   HEART_LAST_WAKE	the chamber's last admitted wake, epoch seconds
  *			(0: never), and HEART_LAST_WAKE_AT, in UTC ("")
  *   HEART_GATE_DIR	agents/ID/gate/, the agent's scratch directory.
- * GATE_WAKE (g->text: its output, at most GATE_MAXOUT bytes, for the
- * prompt), GATE_SKIP (g->text: its first line), or GATE_FAIL (err: why,
- * a tool failure).
+ * 1 to wake (*text: its output, at most GATE_MAXOUT bytes, for the
+ * prompt), 0 to skip (*text: its first line), or -1 (err: why, a tool
+ * failure); its exit status and time go into res's "gate".
  */
 int
 gate_run(const struct soul *s, enum chamber c, const struct tool_ctx *ctx,
-    const char *dir, time_t last, struct gate_out *g, char *err)
+    const char *dir, time_t last, json_t *res, char **text, char *err)
 {
 	const json_t *argv = s->ch[c].gate;
 	char sd[4200], at[32] = "", *more[4] = { NULL }, **av, **env;
 	char sdir[4096], e2[HEART_ERRLEN];
 	struct tool_proc p;
 	struct tool_out o;
+	long long ms = 0;
 	size_t i;
-	int rc = GATE_FAIL;
+	int rc = -1, code = -1;
 
-	memset(g, 0, sizeof *g);
-	g->exit = -1;
+	*text = NULL;
 	if (scratch(dir, sd, sizeof sd, err) == -1)
-		return GATE_FAIL;
+		goto out;
 	if (last > 0)
 		clock_utc(last, at, sizeof at);
 	if (asprintf(&more[0], "HEART_LAST_WAKE=%lld", (long long)last) ==
@@ -107,15 +107,15 @@ gate_run(const struct soul *s, enum chamber c, const struct tool_ctx *ctx,
 	if (tool_exec(&p, &o, e2) == -1)
 		errf(err, "%s: gate: %.300s", soul_chamber_name(c), e2);
 	else {
-		g->ms = o.ms;
+		ms = o.ms;
 		if (!o.timedout && WIFEXITED(o.status))
-			g->exit = WEXITSTATUS(o.status);
-		if (g->exit == 0) {
-			g->text = shown(&o);
-			rc = GATE_WAKE;
-		} else if (g->exit == 1) {
-			g->text = first_line(&o);
-			rc = GATE_SKIP;
+			code = WEXITSTATUS(o.status);
+		if (code == 0) {
+			*text = shown(&o);
+			rc = 1;
+		} else if (code == 1) {
+			*text = first_line(&o);
+			rc = 0;
 		} else {
 			char what[64];
 			snprintf(what, sizeof what, "%s: gate",
@@ -128,5 +128,9 @@ gate_run(const struct soul *s, enum chamber c, const struct tool_ctx *ctx,
 	free(av);
 	for (i = 0; i < 3; i++)
 		free(more[i]);
+out:
+	json_object_set_new(res, "gate", json_pack("{s:o,s:I}", "exit",
+	    code >= 0 ? json_integer(code) : json_null(), "ms",
+	    (json_int_t)ms));
 	return rc;
 }

@@ -328,8 +328,8 @@ int	 run_wake(const struct soul *, const struct run_opts *, time_t,
 	    json_t **, char *);
 json_t	*run_refused(int, const char *, time_t);
 /* explain.c: --explain, each chamber's gates, changing nothing */
-json_t	*explain_soul(const struct soul *, const struct run_opts *, time_t,
-	    char *);
+int	 explain_soul(const struct soul *, const struct run_opts *,
+	    const char *, time_t, json_t **, char *);
 /* notice.c: a breaker's notice, after the wake result that made it */
 json_t	*notice_of(const json_t *);
 /* round.c: one round over a directory of souls, N wakes at once */
@@ -345,8 +345,6 @@ struct round_hooks {
 int	 round_run(char *const *, size_t, const char *,
 	    const struct run_opts *, int, time_t, time_t,
 	    const struct round_hooks *);
-int	 round_explain(json_t *, const struct soul *, const char *, time_t,
-	    char *);
 
 /* publisher.c: heart-pulse's publishing end (heart-pulse(1)) */
 struct pollfd;

@@ -167,32 +167,14 @@ time_t	 wake_carried(const char *, struct wake_state *, enum chamber,
 	    const char *);
 /* adapt.c: the adaptive schedule, agents/ID/activity.json */
 struct adapt;
-struct adapt_fig {
-	int	 how;		/* hour of the week, 0: Monday 00:00 */
-	time_t	 hour;		/* when that hour began */
-	long long real;		/* real answers in it over the window */
-	long long ghosts[4];	/* ghosts: plain, LOW, MEDIUM, HIGH */
-	double	 gweight;	/* the ghosts, weighted */
-	long long dreal;	/* the same, for the same hour of the day */
-	double	 dgweight;	/* on the other days of the week */
-	long long run;		/* ghosts in a row since the last real one */
-	double	 runweight;
-	int	 busy;		/* ADAPT_BUSY_HERE, _ELSEWHERE, or 0 */
-	int	 unseen;	/* not seen in an earlier week */
-	int	 turned;	/* answers at this hour on another day since */
-	double	 evidence;	/* else the doublings the ghosts allow */
-	double	 exponent;	/* interval = schedule.interval * 2^exponent */
-	long long interval;	/* the rung in force */
-};
 int	 adapt_load(const char *, struct adapt **, char *);
 void	 adapt_free(struct adapt *);
 long long adapt_interval(const struct soul *, struct adapt *, time_t,
-	    struct adapt_fig *);
+	    json_t **);
 time_t	 adapt_next(const struct soul *, struct adapt *, time_t, time_t,
-	    time_t, struct adapt_fig *);
+	    time_t);
 int	 adapt_record(const char *, const struct soul *, struct adapt **,
 	    const char *, const char *, time_t, char *);
-json_t	*adapt_json(const struct soul *, const struct adapt_fig *);
 /* checklist.c: HEARTBEAT.md, its open items */
 #define HEART_CHECKMAX	(256 * 1024)	/* a checklist (heart(7) LIMITS) */
 struct checklist_item {		/* an item due, as checklist_fit weighs it */
@@ -206,14 +188,8 @@ int	 checklist_open_items(const char *, char **, char *);
 int	 checklist_interval(const char *, long long *);
 size_t	 checklist_fit(struct checklist_item *, size_t, size_t);
 /* gate.c: a chamber's gate program (heart-soul(5), gate) */
-enum { GATE_WAKE, GATE_SKIP, GATE_FAIL };
-struct gate_out {
-	char	*text;		/* to free */
-	int	 exit;		/* its exit status, or -1 */
-	long long ms;
-};
 int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
-	    const char *, time_t, struct gate_out *, char *);
+	    const char *, time_t, json_t *, char **, char *);
 /* tool.c */
 char	*tool_text(const char *, const char *, size_t, int);
 char	**tool_env(const struct tool_ctx *, const char *, char *const *);
@@ -309,37 +285,10 @@ struct wake;
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
 int	 triage_wake(struct wake *, const char *, int *, char *);
 /* talk.c: an admitted wake's conversation with the model and its tools */
-struct talk {
-	json_t	*msgs;		/* the request's messages, growing */
-	size_t	 h0, h1;	/* the history in msgs: [h0, h1) */
-	size_t	 bytes;		/* of the result's messages */
-	int	 overflow;	/* they would pass WAKE_MSGMAX */
-	int	 empty;		/* the reply said nothing (IDLE_EMPTY) */
-	int	 fail;		/* the model's failure: LLM_* */
-	time_t	 hold;		/* and how long it asks to be let be */
-	json_t	*offer;		/* the tools offered, or NULL */
-	const char *force;	/* the tool the next reply must call */
-	const char *hide;	/* the key's variable, kept from tools */
-	enum chamber c;
-	long long ptok, ctok;
-	long long cached, cwrite;	/* of ptok: a cache's read, written */
-	long long cost;		/* its requests', nano$; -1: no price */
-	int	 calls, failed;	/* tool calls run, and failed */
-	struct mcp *mcp;	/* the MCP servers started, or NULL */
-	int	 servers, sfailed;	/* MCP servers started, and failed */
-	int	 capped;	/* the model asked for one past the cap */
-	int	 ids;		/* call ids given by heart */
-	char	 toolerr[HEART_ERRLEN];	/* the first tool failure */
-};
 char	*talk_prompt(struct wake *, enum chamber, int);
 void	 talk_fit(struct wake *, const struct llm_conf *);
-int	 talk_begin(struct wake *, struct talk *, char *);
-json_t	*talk_request(const struct llm_conf *, const struct talk *);
-void	 talk_warn_key(struct wake *, const struct llm_conf *);
-int	 talk_run(struct wake *, const struct llm_conf *, struct talk *,
-	    char *);
-long long talk_spent(struct wake *, const struct talk *, struct usage *);
-void	 talk_end(struct talk *);
+int	 talk_wake(struct wake *, const struct llm_conf *, char *);
+int	 talk_dry(struct wake *, const struct llm_conf *, json_t **, char *);
 /* outcome.c: the wake's outcome, as its result says it */
 struct outcome {
 	enum wake_status status;	/* ST_ERROR until decided */
@@ -394,34 +343,7 @@ struct wake {
 void	 run_id(time_t, char *, size_t);
 time_t	 run_open_at(const struct wake *, enum chamber);
 /* soulcache.c: what a round learnt of each soul of a directory */
-#define SOULCACHE_NID	7	/* a file's identity: dev, ino, size, times */
-#define SOULCACHE_VERSION	4	/* the version written */
-struct soulcache_ent {
-	char	*name;		/* the file's name in the directory */
-	long long id[SOULCACHE_NID];	/* soulcache_identity's */
-	long long until;	/* no gate passes before; with line */
-	long long deferred;	/* since; 0: not */
-	char	*line;		/* the kept skip; NULL: none */
-	int	 own;		/* 1: line is malloc'd, 2: name too */
-	int	 seen;		/* met in this round */
-	int	 chg;		/* changed since it was read */
-};
-struct soulcache {
-	char	 dir[4096];	/* STATE/rounds */
-	char	 name[40];	/* HASH.jsonl */
-	char	 real[PATH_MAX];	/* the souls' directory */
-	char	*buf;		/* the base as read: names and lines */
-	char	*dbuf;		/* the delta as read */
-	struct soulcache_ent *e;
-	size_t	 n, cap;
-	size_t	*tab;		/* open addressing: index + 1; 0 empty */
-	size_t	 tcap;
-	size_t	 blen;		/* the base's length */
-	long long gen;		/* the base's GEN; 0: none read */
-	long long bid[SOULCACHE_NID];	/* the base's, before it was read */
-	int	 dirty;
-	int	 whole;		/* write the base again at the next save */
-};
+struct soulcache;
 struct stat;
 struct soulcache *soulcache_open(const char *, char *);
 void	 soulcache_free(struct soulcache *);
@@ -432,12 +354,6 @@ void	 soulcache_put(struct soulcache *, const char *, const struct stat *,
 void	 soulcache_drop(struct soulcache *, const char *);
 time_t	 soulcache_deferred(struct soulcache *, const char *);
 void	 soulcache_defer(struct soulcache *, const char *, int, time_t);
-void	 soulcache_identity(const struct stat *, long long *);
-void	 soulcache_index(struct soulcache *, size_t);
-void	 soulcache_path(const struct soulcache *, const char *, char *,
-	    size_t);
-void	 soulcache_line_drop(struct soulcache_ent *);
-/* soulcachesave.c */
 int	 soulcache_save(struct soulcache *, int, char *);
 
 /* for t/ and fuzz/ only */

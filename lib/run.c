@@ -2,11 +2,10 @@
  * run.c - one wake of one agent, start to end: the lock, the gates
  * (wake.c), the chamber's gate program (gate.c), the breaker, the
  * account's hold and the cap (admit.c), the triage model (triage.c),
- * then the conversation with the model
- * and its tools (talk.c), and after it the outcome told to the breaker
- * and the counters, and the wake result (heart-wake(1), THE WAKE
- * RESULT).  --explain, the same gates asked without a wake, is
- * explain.c's.
+ * then the conversation with the model and its tools, and after it
+ * the outcome told to the breaker and the counters (talk.c), and the
+ * wake result (heart-wake(1), THE WAKE RESULT).  --explain, the same
+ * gates asked without a wake, is explain.c's.
  *
  * Invariants: nothing is sent before every gate has passed, the gate
  * program included; the cap is taken last, so a skipped wake never
@@ -222,96 +221,6 @@ pick_chamber(struct wake *k)
 	return 0;
 }
 
-/* The outcome to the breaker, the counters and wake.json.  Exit code. */
-static int
-settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
-{
-	enum chamber c = t->c;
-	enum wake_status st = k->out.status;
-	char e2[HEART_ERRLEN], why[HEART_ERRLEN] = "";
-	int flags, billed, rc = HX_OK;
-	struct usage u;
-	long long cost;
-	json_t *tools;
-
-	/* its notice is printed after its result (notice.c) */
-	flags = BRK_TELL | (llmerr || k->tfail ? BRK_LLM_FAIL : BRK_LLM_OK);
-	if (llmerr && (t->fail == LLM_CONFIG || t->fail == LLM_QUOTA))
-		flags |= BRK_LLM_CONFIG;	/* a person must act */
-	if (!llmerr && (k->tfail == LLM_CONFIG || k->tfail == LLM_QUOTA))
-		flags |= BRK_LLM_CONFIG;
-	if (t->capped || t->failed || t->sfailed)
-		flags |= BRK_TOOL_FAIL;
-	else if (t->calls > 0)
-		flags |= BRK_TOOL_OK;
-	if (llmerr)
-		snprintf(why, sizeof why, "%s", llmerr);
-	else if (k->tfail)
-		snprintf(why, sizeof why, "%s", k->terr);
-	else if (t->capped) {
-		st = ST_TOOL_CAP;
-		snprintf(why, sizeof why, "the model asked for more than "
-		    "seed_tool_cap (%lld) tool calls in one wake; the wake "
-		    "is discarded", k->s->ch[c].seed_tool_cap);
-		outcome_reason(k, why);
-	} else if (t->failed || t->sfailed)
-		snprintf(why, sizeof why, "%s", t->toolerr);
-	if (llmerr || t->capped) {
-		outcome_status(k, llmerr ? ST_ERROR : st);
-		outcome_set(k, "error", why);
-	}
-	cost = talk_spent(k, t, &u);
-	tools = json_pack("{s:i,s:i}", "calls", t->calls, "failed",
-	    t->failed);
-	if (t->servers > 0) {
-		json_object_set_new(tools, "servers",
-		    json_integer(t->servers));
-		json_object_set_new(tools, "servers_failed",
-		    json_integer(t->sfailed));
-	}
-	json_object_set_new(k->res, "tools", tools);
-	snprintf(k->w.error, sizeof k->w.error, "%.255s", why);
-	if (why[0] != '\0') {
-		k->w.error_at = k->now;
-		snprintf(err, HEART_ERRLEN, "%s", why);
-		rc = llmerr && t->fail == LLM_CONFIG ? HX_CONFIG : HX_TEMPFAIL;
-	}
-	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
-	    status_name(llmerr ? ST_ERROR : st));
-	billed = t->ptok > 0 || t->ctok > 0 || k->tu.prompt > 0 ||
-	    k->tu.completion > 0 || !llmerr;
-	/* a wake that cost nothing frees its place in the fleet's budget */
-	if (brk_record(k->s->name, &k->bc, k->now, flags, llmerr ? t->hold :
-	    k->tfail ? k->thold : 0, why[0] ? why : NULL, k->events, e2) ==
-	    -1 || (billed && cap_record(k->s->name, k->s->timezone, k->now,
-	    !llmerr && st == ST_IDLE, &u, &k->tu, cost, e2) == -1) ||
-	    (!billed && budget_give(k->s->name, k->now, e2) == -1)) {
-		snprintf(err, HEART_ERRLEN, "%s", e2);
-		rc = HX_IOERR;
-	}
-	if (brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2) == -1) {
-		snprintf(err, HEART_ERRLEN, "%s", e2);
-		rc = HX_IOERR;
-	}
-	return rc;
-}
-
-/* The conversation (talk.c), and its outcome settled.  Exit code. */
-static int
-call_model(struct wake *k, const struct llm_conf *lc, char *err)
-{
-	struct talk t;
-	int rc;
-
-	if (talk_begin(k, &t, err) == -1) {
-		outcome_set(k, "error", err);
-		return HX_IOERR;
-	}
-	rc = settle(k, &t, talk_run(k, lc, &t, err) ? err : NULL, err);
-	talk_end(&t);
-	return rc;
-}
-
 static int	dormant(struct wake *, int, char *);
 static int	too_late(struct wake *, char *, size_t);
 
@@ -320,7 +229,6 @@ static int
 dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 {
 	struct pause_view pv;
-	struct talk t;
 	const char *st;
 	char why[160], held_why[1024];
 	json_t *body;
@@ -328,14 +236,10 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 	cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
 	brk_peek(k->s->name, &k->bc, k->now, &k->bv, err);
 	talk_fit(k, lc);
-	if (talk_begin(k, &t, err) == -1) {
-		outcome_set(k, "error", err);
+	if (talk_dry(k, lc, &body, err) == -1) {
 		finish(k, status_name(ST_ERROR), NULL);
 		return HX_IOERR;
 	}
-	talk_warn_key(k, lc);
-	body = talk_request(lc, &t);
-	talk_end(&t);
 	json_object_set_new(k->res, "dry_run", json_true());
 	if (k->s->mcp != NULL)
 		json_object_set_new(k->res, "mcp", mcp_plan(k->s));
@@ -508,29 +412,25 @@ gate_step(struct wake *k, const struct llm_conf *lc, int *rc, char *err)
 {
 	struct tool_ctx ctx = { k->s->name, soul_chamber_name(k->g.chamber),
 	    k->id, NULL, NULL };
-	struct gate_out g;
-	char reason[1024], e2[HEART_ERRLEN];
+	char reason[1024], e2[HEART_ERRLEN], *text;
 	int r;
 
 	if (k->s->ch[k->g.chamber].gate == NULL)
 		return 1;
 	ctx.hide = lc->key_env;
 	r = gate_run(k->s, k->g.chamber, &ctx, k->dir,
-	    k->w.last[k->g.chamber], &g, err);
-	json_object_set_new(k->res, "gate", json_pack("{s:o,s:I}", "exit",
-	    g.exit >= 0 ? json_integer(g.exit) : json_null(), "ms",
-	    (json_int_t)g.ms));
-	if (r == GATE_WAKE) {
-		k->gate_out = g.text;
+	    k->w.last[k->g.chamber], k->res, &text, err);
+	if (r == 1) {
+		k->gate_out = text;
 		return 1;
 	}
 	*rc = HX_OK;
 	brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2);
-	if (r == GATE_SKIP) {
+	if (r == 0) {
 		snprintf(reason, sizeof reason, "%s: gated: %s",
-		    soul_chamber_name(k->g.chamber), g.text[0] ? g.text :
+		    soul_chamber_name(k->g.chamber), text[0] ? text :
 		    "the gate said nothing");
-		free(g.text);
+		free(text);
 		/* a gate that works again ends a run of its failures (an
 		 * open breaker waits for its probe, as ever) */
 		if ((k->bv.state == BRK_CLOSED && k->bv.tool_fails > 0 &&
@@ -645,7 +545,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 		return fail(k, HX_IOERR, err);
 	talk_fit(k, lc);
 	if (triage_first(k, &r, err))
-		r = call_model(k, lc, err);
+		r = talk_wake(k, lc, err);
 	/* the items carried, once a model has answered: a wake that
 	 * failed, or was killed before this, leaves every item due */
 	if ((k->out.status == ST_OK || k->out.status == ST_IDLE) &&

@@ -20,14 +20,19 @@
  * and is written back as it was read.  That is what makes a round of
  * ten thousand souls, none due, cost a stat each and little else.
  *
- * A round appends the entries it changed to STATE/rounds/HASH.delta,
- * and now and then writes the base again whole (soulcachesave.c).
+ * A round appends the entries it changed to STATE/rounds/HASH.delta
+ * (its head, then entries: a later one of a name stands for an
+ * earlier; one with nothing kept is gone); once the delta would pass
+ * half the base (or 64 KiB), it writes the base again whole, of a new
+ * GEN, and removes the delta: a steady fleet writes what changed.
  *
  * Invariants: an entry serves only while the file's identity is the
  * one kept (an edit, a touch, a rename or a replace-by-rename misses)
  * and its time has not come; an entry of a file gone is dropped at the
  * next save; the cache is written (under rounds/HASH.lock) only when
- * something in it changed; a delta extends only the base of its GEN,
+ * something in it changed; a delta is appended to only while the base
+ * is the one read and its last line is whole, and extends only the
+ * base of its GEN,
  * and one of another is ignored (its base was written again after
  * it), as is a last line not ended (its writer killed, or still
  * appending: an entry lost is a hint lost, never a wrong skip, since
@@ -35,19 +40,53 @@
  * a base or a delta with a line that does not read is rebuilt: the
  * cache is never trusted over the file.
  */
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heartint.h"
 #include "heartwake.h"
 
-void
+#define SOULCACHE_NID	7	/* a file's identity: dev, ino, size, times */
+#define SOULCACHE_VERSION	4	/* the version written */
+#define DELTA_MIN	65536	/* a delta may pass half the base up to this */
+struct soulcache_ent {
+	char	*name;		/* the file's name in the directory */
+	long long id[SOULCACHE_NID];	/* soulcache_identity's */
+	long long until;	/* no gate passes before; with line */
+	long long deferred;	/* since; 0: not */
+	char	*line;		/* the kept skip; NULL: none */
+	int	 own;		/* 1: line is malloc'd, 2: name too */
+	int	 seen;		/* met in this round */
+	int	 chg;		/* changed since it was read */
+};
+struct soulcache {
+	char	 dir[4096];	/* STATE/rounds */
+	char	 name[40];	/* HASH.jsonl */
+	char	 real[PATH_MAX];	/* the souls' directory */
+	char	*buf;		/* the base as read: names and lines */
+	char	*dbuf;		/* the delta as read */
+	struct soulcache_ent *e;
+	size_t	 n, cap;
+	size_t	*tab;		/* open addressing: index + 1; 0 empty */
+	size_t	 tcap;
+	size_t	 blen;		/* the base's length */
+	long long gen;		/* the base's GEN; 0: none read */
+	long long bid[SOULCACHE_NID];	/* the base's, before it was read */
+	int	 dirty;
+	int	 whole;		/* write the base again at the next save */
+};
+
+static void
 soulcache_identity(const struct stat *st, long long *id)
 {
 	id[0] = (long long)st->st_dev;
@@ -69,7 +108,7 @@ hash(const char *s)
 	return h;
 }
 
-void
+static void
 soulcache_index(struct soulcache *c, size_t i)
 {
 	size_t k = hash(c->e[i].name) & (c->tcap - 1);
@@ -182,6 +221,16 @@ num_in(char *p, long long *v, char sep)
 	return p + 1;
 }
 
+static void
+soulcache_line_drop(struct soulcache_ent *e)
+{
+	if (e->own >= 1)
+		free(e->line);
+	e->line = NULL;
+	if (e->own == 1)
+		e->own = 0;
+}
+
 /* One entry line [p, nl), taken apart in place; -1: not one.  An
  * entry of an older version keeps no skip; one of the delta (`over')
  * stands for the entry of its name read before. */
@@ -269,7 +318,7 @@ ents_free(struct soulcache *c)
 	c->n = c->cap = c->tcap = 0;
 }
 
-void
+static void
 soulcache_path(const struct soulcache *c, const char *ext, char *buf, size_t n)
 {
 	snprintf(buf, n, "%s/%.*s%s", c->dir, (int)strcspn(c->name, "."),
@@ -290,12 +339,10 @@ ents_in(struct soulcache *c, char *p, char *end, int v, int over)
 	return 0;
 }
 
-/*
- * The delta over the base just read; none, or one of another GEN, is
+/* The delta over the base just read; none, or one of another GEN, is
  * nothing to add; a last line not ended (its writer killed, or still
  * appending) is left out.  Either way the base is then written again.
- * -1: a line does not read.
- */
+ * -1: a line does not read. */
 static int
 load_delta(struct soulcache *c)
 {
@@ -354,11 +401,9 @@ bad:
 	c->whole = 1;
 }
 
-/*
- * The cache of the souls of dir (NULL when it cannot be named: no
+/* The cache of the souls of dir (NULL when it cannot be named: no
  * state directory; err says why).  A cache file that does not read is
- * an empty cache.
- */
+ * an empty cache. */
 struct soulcache *
 soulcache_open(const char *dir, char *err)
 {
@@ -417,22 +462,10 @@ entry(struct soulcache *c, const char *path)
 	return e;
 }
 
-void
-soulcache_line_drop(struct soulcache_ent *e)
-{
-	if (e->own >= 1)
-		free(e->line);
-	e->line = NULL;
-	if (e->own == 1)
-		e->own = 0;
-}
-
-/*
- * The skip soul `path' (whose stat is st) gives at now, decided
+/* The skip soul `path' (whose stat is st) gives at now, decided
  * before from the same file: its line, compact JSON without wake_id,
  * at and duration_ms, good until the next call that changes the cache;
- * or NULL (a miss: read the soul).
- */
+ * or NULL (a miss: read the soul). */
 const char *
 soulcache_get(struct soulcache *c, const char *path, const struct stat *st,
     time_t now)
@@ -505,4 +538,261 @@ soulcache_defer(struct soulcache *c, const char *path, int throttled,
 		e->deferred = 0;
 		c->dirty = e->chg = 1;
 	}
+}
+
+/* A growing buffer for the file written back. */
+struct out {
+	char	*p;
+	size_t	 len, cap;
+};
+
+static void
+put(struct out *o, const char *s, size_t n)
+{
+	if (o->cap - o->len < n + 1) {
+		while (o->cap - o->len < n + 1)
+			o->cap = o->cap ? o->cap * 2 : 1 << 20;
+		if ((o->p = realloc(o->p, o->cap)) == NULL)
+			abort();
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+}
+
+static void
+put_num(struct out *o, long long v, char sep)
+{
+	char b[24], *q = b + sizeof b;
+	unsigned long long u = v < 0 ? -(unsigned long long)v :
+	    (unsigned long long)v;
+
+	*--q = sep;
+	do
+		*--q = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--q = '-';
+	put(o, q, (size_t)(b + sizeof b - q));
+}
+
+/* A name as a JSON string: only what JSON cannot hold raw escaped. */
+static void
+put_name(struct out *o, const char *s)
+{
+	char u[8];
+
+	put(o, "[\"", 2);
+	for (; *s != '\0'; s++)
+		if (*s == '"' || *s == '\\') {
+			put(o, "\\", 1);
+			put(o, s, 1);
+		} else if ((unsigned char)*s < 0x20) {
+			snprintf(u, sizeof u, "\\u%04x", (unsigned char)*s);
+			put(o, u, 6);
+		} else
+			put(o, s, 1);
+	put(o, "\",[", 3);
+}
+
+static int
+cmpent(const void *a, const void *b)
+{
+	return strcmp(((const struct soulcache_ent *)a)->name,
+	    ((const struct soulcache_ent *)b)->name);
+}
+
+/* Entry e as a line; `gone': its name with nothing kept. */
+static void
+ent_text(struct out *o, const struct soulcache_ent *e, int gone)
+{
+	size_t k;
+
+	put_name(o, e->name);
+	for (k = 0; k < SOULCACHE_NID; k++)
+		put_num(o, gone ? 0 : e->id[k],
+		    k < SOULCACHE_NID - 1 ? ',' : ']');
+	put(o, ",", 1);
+	put_num(o, gone ? 0 : e->until, ',');
+	put_num(o, gone ? 0 : e->deferred, ',');
+	if (!gone && e->line != NULL)
+		put(o, e->line, strlen(e->line));
+	else
+		put(o, "null", 4);
+	put(o, "]\n", 2);
+}
+
+static int
+kept(const struct soulcache_ent *e)
+{
+	return e->line != NULL || e->deferred != 0;
+}
+
+static void
+head_text(const struct soulcache *c, struct out *o)
+{
+	json_t *h = json_pack("{s:i,s:s,s:I}", "v", SOULCACHE_VERSION,
+	    "dir", c->real, "gen", (json_int_t)c->gen);
+	char *s = json_dumps(h, JSON_COMPACT);
+
+	put(o, s, strlen(s));
+	put(o, "\n", 1);
+	free(s);
+	json_decref(h);
+}
+
+/* The base, whole, of a new GEN. */
+static void
+text(struct soulcache *c, struct out *o)
+{
+	long long g = 0;
+	size_t i;
+
+	if (getrandom(&g, sizeof g, GRND_NONBLOCK) != sizeof g)
+		g = (long long)time(NULL) ^ (long long)getpid() << 32;
+	c->gen = (g & LLONG_MAX) != 0 && (g & LLONG_MAX) != c->gen ?
+	    g & LLONG_MAX : c->gen + 1;
+	head_text(c, o);
+	if (c->n > 0)	/* the table is stale; none: no table (qsort wants one) */
+		qsort(c->e, c->n, sizeof *c->e, cmpent);
+	for (i = 0; i < c->n; i++)
+		if (kept(&c->e[i]))
+			ent_text(o, &c->e[i], 0);
+	if (c->tcap > 0)
+		memset(c->tab, 0, c->tcap * sizeof *c->tab);
+	for (i = 0; i < c->n; i++)
+		soulcache_index(c, i);
+}
+
+/* Append d (the changed entries) to the delta, its head first when it
+ * is new: 1 done, 0 when the base is to be written whole instead (it
+ * is not the one read, or the delta would grow past its bound), -1.
+ * The caller holds the cache's lock. */
+static int
+append(struct soulcache *c, const struct out *d, char *err)
+{
+	char path[4200];
+	struct out h = { NULL, 0, 0 };
+	struct stat st;
+	long long id[SOULCACHE_NID];
+	size_t bound = c->blen / 2 > DELTA_MIN ? c->blen / 2 : DELTA_MIN;
+	char last;
+	int fd, r;
+
+	soulcache_path(c, ".jsonl", path, sizeof path);
+	if (c->whole || stat(path, &st) == -1)
+		return 0;
+	soulcache_identity(&st, id);
+	if (memcmp(id, c->bid, sizeof id) != 0)
+		return 0;
+	soulcache_path(c, ".delta", path, sizeof path);
+	fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+	    0600);
+	if (fd == -1 || fstat(fd, &st) == -1) {
+		errf(err, "%s: cannot write: %s", path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	/* past its bound, or its last line cut by a writer killed */
+	if ((size_t)st.st_size + d->len > bound || (st.st_size > 0 &&
+	    (pread(fd, &last, 1, st.st_size - 1) != 1 || last != '\n'))) {
+		close(fd);
+		return 0;
+	}
+	if (st.st_size == 0)
+		head_text(c, &h);
+	put(&h, d->p, d->len);
+	r = state_write_all(fd, h.p, h.len) == -1 ? -1 : 1;
+	if (close(fd) == -1)
+		r = -1;
+	if (r == -1)
+		errf(err, "%s: cannot write: %s", path, strerror(errno));
+	free(h.p);
+	return r;
+}
+
+/* Write the base whole, of a new GEN, and remove the delta. */
+static int
+rewrite(struct soulcache *c, char *err)
+{
+	struct out o = { NULL, 0, 0 };
+	char path[4200];
+	struct stat st;
+	int r;
+
+	text(c, &o);
+	r = state_put(c->dir, c->name, o.p, o.len, STATE_CACHE, err);
+	free(o.p);
+	if (r == -1)
+		return -1;
+	soulcache_path(c, ".delta", path, sizeof path);
+	if (unlink(path) == -1 && errno != ENOENT) {
+		errf(err, "%s: cannot remove: %s", path, strerror(errno));
+		return -1;
+	}
+	soulcache_path(c, ".jsonl", path, sizeof path);
+	if (stat(path, &st) == 0)
+		soulcache_identity(&st, c->bid);
+	c->blen = o.len;
+	c->whole = 0;
+	return 0;
+}
+
+/* Write the cache back if it changed: what changed appended to the
+ * delta, or the base whole (see the head of this file); with `whole'
+ * (a round that met every soul of the directory) the entries of files
+ * not met go. */
+int
+soulcache_save(struct soulcache *c, int whole, char *err)
+{
+	struct out d = { NULL, 0, 0 };
+	char lock[40];
+	size_t i, k;
+	int fd, r;
+
+	/* the delta's lines, unless the base is to be written whole */
+	for (i = 0, k = 0; i < c->n; i++) {
+		if (whole && !c->e[i].seen) {
+			if (kept(&c->e[i])) {
+				c->dirty = 1;
+				if (!c->whole)
+					ent_text(&d, &c->e[i], 1);
+			}
+			soulcache_line_drop(&c->e[i]);
+			if (c->e[i].own == 2)
+				free(c->e[i].name);
+			continue;
+		}
+		if (c->e[i].chg && !c->whole)
+			ent_text(&d, &c->e[i], !kept(&c->e[i]));
+		c->e[k++] = c->e[i];
+	}
+	if (k != c->n) {
+		c->n = k;
+		memset(c->tab, 0, c->tcap * sizeof *c->tab);
+		for (i = 0; i < c->n; i++)
+			soulcache_index(c, i);
+	}
+	r = 0;
+	if (!c->dirty)
+		goto out;
+	r = -1;
+	if (state_subdir("rounds", c->dir, sizeof c->dir, err) == -1)
+		goto out;
+	snprintf(lock, sizeof lock, "%.*s.lock", (int)strcspn(c->name, "."),
+	    c->name);
+	if ((fd = state_lock(c->dir, lock, LOCK_EX, err)) < 0)
+		goto out;
+	if ((r = c->whole ? 0 : d.len > 0 ? append(c, &d, err) : 1) == 0)
+		r = rewrite(c, err);
+	state_unlock(fd);
+	if (r != -1) {
+		r = 0;
+		c->dirty = 0;
+		for (i = 0; i < c->n; i++)
+			c->e[i].chg = 0;
+	}
+out:
+	free(d.p);
+	return r;
 }

@@ -6,7 +6,8 @@
  * for (tool.c, mcp.c), its replies judged by idle.c (a ghost, a
  * finding, work; a reply with no text and no call fails the wake), and
  * the tokens it spent.
- * run.c admits the wake before, and settles its outcome after.
+ * run.c admits the wake before; after it, its outcome is told here to
+ * the breaker, the counters and wake.json (talk_wake).
  *
  * Invariants: the history is read, never written (heart-ghost writes
  * it); a wake runs at most seed_tool_cap tool calls, so it sends at
@@ -21,11 +22,35 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartstore.h"
 #include "heartwake.h"
 
 /* a wake's messages: half a result line, so that every result is a
  * line heart-ghost reads (heart(7), LIMITS) */
 #define WAKE_MSGMAX	(GHOST_LINEMAX / 2)
+
+struct talk {
+	json_t	*msgs;		/* the request's messages, growing */
+	size_t	 h0, h1;	/* the history in msgs: [h0, h1) */
+	size_t	 bytes;		/* of the result's messages */
+	int	 overflow;	/* they would pass WAKE_MSGMAX */
+	int	 empty;		/* the reply said nothing (IDLE_EMPTY) */
+	int	 fail;		/* the model's failure: LLM_* */
+	time_t	 hold;		/* and how long it asks to be let be */
+	json_t	*offer;		/* the tools offered, or NULL */
+	const char *force;	/* the tool the next reply must call */
+	const char *hide;	/* the key's variable, kept from tools */
+	enum chamber c;
+	long long ptok, ctok;
+	long long cached, cwrite;	/* of ptok: a cache's read, written */
+	long long cost;		/* its requests', nano$; -1: no price */
+	int	 calls, failed;	/* tool calls run, and failed */
+	struct mcp *mcp;	/* the MCP servers started, or NULL */
+	int	 servers, sfailed;	/* MCP servers started, and failed */
+	int	 capped;	/* the model asked for one past the cap */
+	int	 ids;		/* call ids given by heart */
+	char	 toolerr[HEART_ERRLEN];	/* the first tool failure */
+};
 
 static const char *default_prompt[CH_NCHAMBERS] = {
 	"This is a scheduled heartbeat. Review your duties and any open "
@@ -295,7 +320,7 @@ offer(const struct soul *s, enum chamber c)
 }
 
 /* The first request's messages, and the prompt into the result. */
-int
+static int
 talk_begin(struct wake *k, struct talk *t, char *err)
 {
 	json_t *user;
@@ -317,7 +342,7 @@ talk_begin(struct wake *k, struct talk *t, char *err)
 }
 
 /* m to the request and to the result's messages, while they stay
- * under WAKE_MSGMAX: past it the wake ends (call_model). */
+ * under WAKE_MSGMAX: past it the wake ends (talk_run). */
 static void
 say(struct wake *k, struct talk *t, json_t *m)
 {
@@ -517,7 +542,7 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
  * and "cost" in dollars (null: no price).  Returns the cost in
  * nanodollars, -1 when there is no price.
  */
-long long
+static long long
 talk_spent(struct wake *k, const struct talk *t, struct usage *u)
 {
 	long long cost = t->cost;
@@ -537,7 +562,7 @@ talk_spent(struct wake *k, const struct talk *t, struct usage *u)
 }
 
 /* The next request's body: the conversation within the budget. */
-json_t *
+static json_t *
 talk_request(const struct llm_conf *lc, const struct talk *t)
 {
 	json_t *ctx, *body;
@@ -549,7 +574,7 @@ talk_request(const struct llm_conf *lc, const struct talk *t)
 }
 
 /* Before the first request: a warning of a missing key, if any. */
-void
+static void
 talk_warn_key(struct wake *k, const struct llm_conf *lc)
 {
 	char w[1024];
@@ -599,9 +624,9 @@ mcp_begin(struct wake *k, struct talk *t)
  * The model call, and the tool calls it asks for, until a final
  * answer, an error or the seed tool cap.  Returns 0, or 1 when the
  * model failed (err says why, t->fail and t->hold how); the outcome
- * is for run.c to settle.
+ * is for talk_wake to settle.
  */
-int
+static int
 talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
     char *err)
 {
@@ -657,9 +682,117 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 }
 
 /* What talk_begin holds. */
-void
+static void
 talk_end(struct talk *t)
 {
 	json_decref(t->msgs);
 	json_decref(t->offer);
+}
+
+/* --dry-run: the first request's body, with the key's warning; -1
+ * (the outcome says why) when its messages cannot be made. */
+int
+talk_dry(struct wake *k, const struct llm_conf *lc, json_t **body,
+    char *err)
+{
+	struct talk t;
+
+	if (talk_begin(k, &t, err) == -1) {
+		outcome_set(k, "error", err);
+		return -1;
+	}
+	talk_warn_key(k, lc);
+	*body = talk_request(lc, &t);
+	talk_end(&t);
+	return 0;
+}
+
+/* The outcome to the breaker, the counters and wake.json.  Exit code. */
+static int
+settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
+{
+	enum chamber c = t->c;
+	enum wake_status st = k->out.status;
+	char e2[HEART_ERRLEN], why[HEART_ERRLEN] = "";
+	int flags, billed, rc = HX_OK;
+	struct usage u;
+	long long cost;
+	json_t *tools;
+
+	/* its notice is printed after its result (notice.c) */
+	flags = BRK_TELL | (llmerr || k->tfail ? BRK_LLM_FAIL : BRK_LLM_OK);
+	if (llmerr && (t->fail == LLM_CONFIG || t->fail == LLM_QUOTA))
+		flags |= BRK_LLM_CONFIG;	/* a person must act */
+	if (!llmerr && (k->tfail == LLM_CONFIG || k->tfail == LLM_QUOTA))
+		flags |= BRK_LLM_CONFIG;
+	if (t->capped || t->failed || t->sfailed)
+		flags |= BRK_TOOL_FAIL;
+	else if (t->calls > 0)
+		flags |= BRK_TOOL_OK;
+	if (llmerr)
+		snprintf(why, sizeof why, "%s", llmerr);
+	else if (k->tfail)
+		snprintf(why, sizeof why, "%s", k->terr);
+	else if (t->capped) {
+		st = ST_TOOL_CAP;
+		snprintf(why, sizeof why, "the model asked for more than "
+		    "seed_tool_cap (%lld) tool calls in one wake; the wake "
+		    "is discarded", k->s->ch[c].seed_tool_cap);
+		outcome_reason(k, why);
+	} else if (t->failed || t->sfailed)
+		snprintf(why, sizeof why, "%s", t->toolerr);
+	if (llmerr || t->capped) {
+		outcome_status(k, llmerr ? ST_ERROR : st);
+		outcome_set(k, "error", why);
+	}
+	cost = talk_spent(k, t, &u);
+	tools = json_pack("{s:i,s:i}", "calls", t->calls, "failed",
+	    t->failed);
+	if (t->servers > 0) {
+		json_object_set_new(tools, "servers",
+		    json_integer(t->servers));
+		json_object_set_new(tools, "servers_failed",
+		    json_integer(t->sfailed));
+	}
+	json_object_set_new(k->res, "tools", tools);
+	snprintf(k->w.error, sizeof k->w.error, "%.255s", why);
+	if (why[0] != '\0') {
+		k->w.error_at = k->now;
+		snprintf(err, HEART_ERRLEN, "%s", why);
+		rc = llmerr && t->fail == LLM_CONFIG ? HX_CONFIG : HX_TEMPFAIL;
+	}
+	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
+	    status_name(llmerr ? ST_ERROR : st));
+	billed = t->ptok > 0 || t->ctok > 0 || k->tu.prompt > 0 ||
+	    k->tu.completion > 0 || !llmerr;
+	/* a wake that cost nothing frees its place in the fleet's budget */
+	if (brk_record(k->s->name, &k->bc, k->now, flags, llmerr ? t->hold :
+	    k->tfail ? k->thold : 0, why[0] ? why : NULL, k->events, e2) ==
+	    -1 || (billed && cap_record(k->s->name, k->s->timezone, k->now,
+	    !llmerr && st == ST_IDLE, &u, &k->tu, cost, e2) == -1) ||
+	    (!billed && budget_give(k->s->name, k->now, e2) == -1)) {
+		snprintf(err, HEART_ERRLEN, "%s", e2);
+		rc = HX_IOERR;
+	}
+	if (brk_peek(k->s->name, &k->bc, k->now, &k->bv, e2) == -1) {
+		snprintf(err, HEART_ERRLEN, "%s", e2);
+		rc = HX_IOERR;
+	}
+	return rc;
+}
+
+/* The conversation, and its outcome settled.  Exit code. */
+int
+talk_wake(struct wake *k, const struct llm_conf *lc, char *err)
+{
+	struct talk t;
+	int rc;
+
+	if (talk_begin(k, &t, err) == -1) {
+		outcome_set(k, "error", err);
+		return HX_IOERR;
+	}
+	rc = settle(k, &t, talk_run(k, lc, &t, err) ? err : NULL, err);
+	talk_end(&t);
+	return rc;
 }

@@ -209,12 +209,11 @@ slot_used(const struct wake_state *w, enum chamber c)
 
 /*
  * When chamber c is due, from its state alone (a time <= now: due
- * now); f gets an adaptive schedule's figures of the hour of now.
- * The idle chamber needs wake_input first.
+ * now).  The idle chamber needs wake_input first.
  */
 static time_t
 due_at(const struct soul *s, const struct wake_state *w, enum chamber c,
-    time_t now, struct adapt_fig *f)
+    time_t now)
 {
 	long long iv = s->ch[c].every;
 	time_t since = slot_used(w, c);
@@ -222,7 +221,7 @@ due_at(const struct soul *s, const struct wake_state *w, enum chamber c,
 	if (c == CH_IDLE)
 		return slot_idle_due(w->input, w->first_seen, since, iv);
 	if (s->adapt.on)
-		return adapt_next(s, w->act, since, w->first_seen, now, f);
+		return adapt_next(s, w->act, since, w->first_seen, now);
 	return slot_before(since ? since : w->first_seen, iv,
 	    slot_offset(s->name, iv)) + iv;
 }
@@ -274,16 +273,14 @@ static int
 due_adaptive(const struct soul *s, struct wake_state *w, time_t now,
     struct gate *g)
 {
-	struct adapt_fig f;
 	time_t next;
 	char a[40], b[200];
 
-	next = due_at(s, w, CH_SCHEDULE, now, &f);
-	g->interval = f.interval;
-	g->offset = slot_rung_offset(s, f.interval);
-	g->why = adapt_json(s, &f);
+	next = due_at(s, w, CH_SCHEDULE, now);
+	g->interval = adapt_interval(s, w->act, now, &g->why);
+	g->offset = slot_rung_offset(s, g->interval);
 	if (next <= now) {
-		g->slot = newest_slot(s, next, f.interval, g->offset, now);
+		g->slot = newest_slot(s, next, g->interval, g->offset, now);
 		return 1;
 	}
 	g->next = next;
@@ -308,7 +305,7 @@ due_schedule(const struct soul *s, struct wake_state *w, time_t now,
 		return due_adaptive(s, w, now, g);
 	g->interval = iv;
 	g->offset = off;
-	if ((g->next = due_at(s, w, CH_SCHEDULE, now, NULL)) <= now) {
+	if ((g->next = due_at(s, w, CH_SCHEDULE, now)) <= now) {
 		g->slot = newest_slot(s, g->next, iv, off, now);
 		g->next = 0;
 		return 1;
@@ -338,7 +335,7 @@ due_idle(const struct soul *s, const char *dir, struct wake_state *w,
 	wake_input(s, dir, w);
 	from = w->input ? w->input : w->first_seen;
 	g->interval = after;
-	if (now >= (t = due_at(s, w, CH_IDLE, now, NULL)))
+	if (now >= (t = due_at(s, w, CH_IDLE, now)))
 		return 1;
 	g->next = t;
 	clock_utc(t, a, sizeof a);
@@ -591,12 +588,9 @@ static void
 forced(const struct soul *s, struct wake_state *w, enum chamber c,
     time_t now, struct gate *g)
 {
-	struct adapt_fig f;
-
 	if (c == CH_SCHEDULE && s->adapt.on) {
-		g->interval = adapt_interval(s, w->act, now, &f);
+		g->interval = adapt_interval(s, w->act, now, &g->why);
 		g->offset = slot_rung_offset(s, g->interval);
-		g->why = adapt_json(s, &f);
 	} else if (c == CH_SCHEDULE)
 		g->interval = s->ch[c].every;
 }
@@ -616,7 +610,6 @@ wake_admit(const struct soul *s, const struct wake_state *w0,
     enum chamber c, time_t now, time_t open_at, int force)
 {
 	struct wake_state w = *w0;	/* its times only; act is read */
-	struct adapt_fig f;
 	time_t t = now, d;
 	int i;
 
@@ -625,7 +618,7 @@ wake_admit(const struct soul *s, const struct wake_state *w0,
 	if (force)
 		return open_at > now ? open_at : now;
 	for (i = 0; i < ADMIT_STEPS; i++) {
-		if ((d = due_at(s, &w, c, t, &f)) > t)
+		if ((d = due_at(s, &w, c, t)) > t)
 			t = d;
 		if ((t = hours_next(s, c, t)) == 0 || t >= open_at)
 			return t;
