@@ -86,13 +86,6 @@ int	 jscan_object(const char *, size_t, struct jscan_member *, size_t,
 	    char *);
 int	 jscan_string(const char *, size_t, char *, size_t);
 /* yj.c: YAML into JSON, each key's and value's place kept */
-struct yj_pos {
-	const json_t *parent;	/* object or array holding the item */
-	char	*key;		/* object key, or NULL for array items */
-	size_t	 index;
-	int	 kline, kcol;	/* where the key is */
-	int	 vline, vcol;	/* where the value starts */
-};
 struct yj {
 	json_t	*root;
 	struct yj_pos *pos;
@@ -102,8 +95,8 @@ struct yj {
 int	yj_load(const char *, size_t, int, const char *, struct yj *,
 	    char *);
 void	yj_free(struct yj *);
-const struct yj_pos *yj_key(const struct yj *, const json_t *, const char *);
-const struct yj_pos *yj_item(const struct yj *, const json_t *, size_t);
+void	yj_where(const struct yj *, const json_t *, const char *, size_t, int,
+	    int *);
 /* price.c */
 struct price {
 	int	 set;		/* 0: no price: no cost, no budget */

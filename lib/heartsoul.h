@@ -12,8 +12,8 @@ struct soul_loading {
 	struct soul *s;
 	char	*err;
 };
-void	 soul_add_warning(struct soul_loading *, int, int, const char *,
-	    const char *, const char *);
+void	 soul_add_warning(struct soul_loading *, const json_t *, const char *,
+	    const char *, const char *, const char *);
 int	 soul_bad_at(struct soul_loading *, const json_t *, const char *,
 	    const char *, const char *, int);
 int	 soul_bad(struct soul_loading *, const json_t *, const char *,

@@ -49,15 +49,20 @@ soul_hours_out(const struct hours *h, const char *zone, time_t t)
 	return h->set && !soul_hours_in(h, clock_minute_of_day(zone, t));
 }
 
+/* Warn "file:line:col: what" at obj[key]'s key; what is fmt with a
+ * and b. */
 void
-soul_add_warning(struct soul_loading *v, int line, int col, const char *fmt,
-    const char *a, const char *b)
+soul_add_warning(struct soul_loading *v, const json_t *obj, const char *key,
+    const char *fmt, const char *a, const char *b)
 {
 	struct soul *s = v->s;
 	char msg[HEART_ERRLEN], full[HEART_ERRLEN + 300];
+	int lc[2];
 
+	yj_where(v->y, obj, key, 0, 1, lc);
 	snprintf(msg, sizeof msg, fmt, a, b);
-	snprintf(full, sizeof full, "%s:%d:%d: %s", v->file, line, col, msg);
+	snprintf(full, sizeof full, "%s:%d:%d: %s", v->file, lc[0], lc[1],
+	    msg);
 	s->warn = realloc(s->warn, (s->nwarn + 1) * sizeof *s->warn);
 	if (s->warn == NULL)
 		abort();
@@ -70,14 +75,10 @@ int
 soul_bad_at(struct soul_loading *v, const json_t *obj, const char *key,
     const char *path, const char *what, int atkey)
 {
-	const struct yj_pos *p = yj_key(v->y, obj, key);
-	int line = 1, col = 1;
+	int lc[2];
 
-	if (p != NULL) {
-		line = atkey ? p->kline : p->vline;
-		col = atkey ? p->kcol : p->vcol;
-	}
-	errf(v->err, "%s:%d:%d: %s: %s", v->file, line, col, path, what);
+	yj_where(v->y, obj, key, 0, atkey, lc);
+	errf(v->err, "%s:%d:%d: %s: %s", v->file, lc[0], lc[1], path, what);
 	return -1;
 }
 

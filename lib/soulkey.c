@@ -233,16 +233,12 @@ soul_unknown_keys(struct soul_loading *v, const json_t *obj, unsigned map,
     const char *path)
 {
 	const char *key;
-	const struct yj_pos *p;
 	json_t *val;
 
-	json_object_foreach((json_t *)obj, key, val) {
-		if (soul_known(map, key))
-			continue;
-		p = yj_key(v->y, obj, key);
-		soul_add_warning(v, p ? p->kline : 1, p ? p->kcol : 1,
-		    "unknown key '%.64s' in %s (ignored)", key, path);
-	}
+	json_object_foreach((json_t *)obj, key, val)
+		if (!soul_known(map, key))
+			soul_add_warning(v, obj, key, "unknown key '%.64s' in "
+			    "%s (ignored)", key, path);
 }
 
 /*
@@ -253,7 +249,6 @@ soul_unknown_keys(struct soul_loading *v, const json_t *obj, unsigned map,
 static int
 other_chamber(struct soul_loading *v, const json_t *m, const struct key *k)
 {
-	const struct yj_pos *p;
 	char msg[400];
 
 	if (json_object_get(m, k->name) == NULL)
@@ -261,9 +256,7 @@ other_chamber(struct soul_loading *v, const json_t *m, const struct key *k)
 	snprintf(msg, sizeof msg, "key '%s' in %s has no effect: it is %s's "
 	    "(ignored)", k->name, soul_map_path(k->in),
 	    soul_map_path(M_CH & ~k->in));
-	p = yj_key(v->y, m, k->name);
-	soul_add_warning(v, p ? p->kline : 1, p ? p->kcol : 1, "%s%s", msg,
-	    "");
+	soul_add_warning(v, m, k->name, "%s%s", msg, "");
 	return 0;
 }
 
@@ -511,17 +504,13 @@ get_catch_up(struct soul_loading *v, const json_t *sched, const char *path,
 static void
 window_unknown(struct soul_loading *v, const json_t *w, const char *path)
 {
-	const struct yj_pos *p;
 	const char *key;
 	json_t *val;
 
-	json_object_foreach((json_t *)w, key, val) {
-		if (strcmp(key, "failures") == 0 || strcmp(key, "within") == 0)
-			continue;
-		p = yj_key(v->y, w, key);
-		soul_add_warning(v, p ? p->kline : 1, p ? p->kcol : 1,
-		    "unknown key '%.64s' in %s (ignored)", key, path);
-	}
+	json_object_foreach((json_t *)w, key, val)
+		if (strcmp(key, "failures") != 0 && strcmp(key, "within") != 0)
+			soul_add_warning(v, w, key, "unknown key '%.64s' in "
+			    "%s (ignored)", key, path);
 }
 
 /*
