@@ -20,19 +20,11 @@ int	 soul_bad(struct soul_loading *, const json_t *, const char *,
 	    const char *, const char *);
 int	 soul_str(struct soul_loading *, const json_t *, const char *,
 	    const char *, char **);
-int	 soul_int(struct soul_loading *, const json_t *, const char *,
-	    const char *, long long, long long *);
 int	 soul_dur(struct soul_loading *, const json_t *, const char *,
 	    const char *, long long *);
-int	 soul_hours(struct soul_loading *, const json_t *, const char *,
-	    const char *, struct hours *);
 int	 soul_strlist(const json_t *, int);
 int	 soul_need_map(struct soul_loading *, const json_t *, const char *,
 	    const char *, json_t **);
-int	 soul_weight(struct soul_loading *, const json_t *, const char *,
-	    const char *, double *);
-int	 soul_days(struct soul_loading *, const json_t *, const char *,
-	    const char *, long long *);
 /* soulkey.c: the mappings of a soul whose keys its table holds */
 enum soul_map {
 	M_TOP = 1 << 0,		/* the soul itself: struct soul */
