@@ -81,11 +81,9 @@ static int
 deliver(const struct ghost_result *r, const char *text, size_t len,
     char *why)
 {
-	struct deliver_env de = { r->agent, r->chamber, r->wake_id, r->at,
-	    r->alert || idle_alert(r->response), exec_timeout };
-
 	if (execargv != NULL)
-		return deliver_exec(execargv, text, len, &de, why) == 0;
+		return deliver_exec(execargv, text, len, r, exec_timeout,
+		    why) == 0;
 	if (fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0)
 		return 1;
 	snprintf(why, HEART_ERRLEN, "standard output: %s", strerror(errno));
@@ -537,10 +535,8 @@ cmd_user(char *agent, const char *soul, int argc, char **argv)
 	if (r != 0)
 		return r;
 	text = user_text(argv[0]);
-	if (hist_user_text(text, err) == -1)
-		die(HX_DATA, err);
-	if (hist_user(agent, text, time(NULL), gopts.keep, err) == -1)
-		die(HX_IOERR, err);
+	if ((r = hist_user(agent, text, time(NULL), gopts.keep, err)) < 0)
+		die(r == -2 ? HX_DATA : HX_IOERR, err);
 	free(text);
 	return HX_OK;
 }

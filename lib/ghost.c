@@ -275,7 +275,7 @@ add_delivered(struct ghost_txn *t)
 static int
 wanted(struct ghost_txn *t, const struct ghost_result *r, char *err)
 {
-	if (t->o->alert_only && !r->alert && !idle_alert(r->response))
+	if (t->o->alert_only && !r->alert)
 		return 0;
 	if (t->o->dedupe > 0) {
 		if (txn_read(t, err) == -1)
@@ -639,6 +639,20 @@ ghost_next(struct ghost_txn *t, const struct ghost_result **r, char *err)
 	return 0;
 }
 
+/*
+ * The wait before try n+1 after n failed tries: a minute, doubled
+ * each time, at most an hour.
+ */
+static long long
+backoff(long long tries)
+{
+	long long s = 60;
+
+	while (--tries > 0 && s < 3600)
+		s *= 2;
+	return s < 3600 ? s : 3600;
+}
+
 /* A failed try of e: retry later, or a dead letter when it has
  * failed for retry_for.  While it holds, the answers after it wait. */
 static int
@@ -660,7 +674,7 @@ failed(struct ghost_txn *t, struct outbox_entry *e, const char *why,
 	e->dirty = 0;
 	if (t->now - since >= retry_for(t))
 		return bury(t, e, why, err);
-	clock_utc(t->now + outbox_backoff(tries), at, sizeof at);
+	clock_utc(t->now + backoff(tries), at, sizeof at);
 	json_object_set_new(e->doc, "next", json_string(at));
 	if (holds(t, e))
 		t->stop = 1;

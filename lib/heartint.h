@@ -116,8 +116,7 @@ enum wake_status {
 const char *status_name(enum wake_status);
 enum ghost_kind status_kind(enum wake_status);
 int	 status_ran(enum wake_status);
-int	 status_hist(enum wake_status);
-int	 status_alert(enum wake_status);
+void	 status_ghost(enum wake_status, struct ghost_result *);
 int	 status_journal(enum wake_status);
 int	 status_find(const char *, enum wake_status *);
 /* soulfacts.c */

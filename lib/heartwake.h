@@ -100,7 +100,6 @@ struct outbox_entry {
 	int	 dirty;		/* to be written back */
 	int	 gone;		/* delivered, not wanted, or dead */
 };
-long long outbox_backoff(long long);
 int	 outbox_put(const char *, const char *, const char *, const json_t *,
 	    char *);
 int	 outbox_drop(const char *, const char *, const char *, char *);

@@ -621,8 +621,8 @@ hist_touch_input(const char *agent, time_t now, char *err)
  * Whether text may be recorded as a message of the user: UTF-8, and
  * not only white space (heart-ghost(1), user).
  */
-int
-hist_user_text(const char *text, char *err)
+static int
+user_text(const char *text, char *err)
 {
 	const unsigned char *p = (const unsigned char *)text;
 	size_t n = strlen(text), i, k;
@@ -640,9 +640,10 @@ hist_user_text(const char *text, char *err)
 }
 
 /*
- * Record a message of the user (hist_user_text says which may be): one
- * wake of its own (wake_id user-TIME-PID, chamber "user"), then touch
- * the input file, which is what the idle chamber watches.
+ * Record a message of the user: one wake of its own (wake_id
+ * user-TIME-PID, chamber "user"), then touch the input file, which is
+ * what the idle chamber watches.  -2 (err) when text may not be
+ * recorded (user_text), -1 (err) when it cannot be.
  */
 int
 hist_user(const char *agent, const char *text, time_t now, long long keep,
@@ -652,8 +653,8 @@ hist_user(const char *agent, const char *text, time_t now, long long keep,
 	json_t *msgs, *s;
 	int rc;
 
-	if (hist_user_text(text, err) == -1)
-		return -1;
+	if (user_text(text, err) == -1)
+		return -2;
 	if ((s = json_string(text)) == NULL) {
 		errf(err, "the message is not UTF-8 text");
 		return -1;
