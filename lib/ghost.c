@@ -65,6 +65,8 @@ struct ghost_txn {
 	char	 via[17];	/* the fingerprint of o's delivery */
 	size_t	 others;	/* answers left to other options */
 	char	 other[HEART_IDMAX + 1];	/* the first of them */
+	char	 given[HEART_IDMAX + 1];	/* ghost_begin's wake, or "" */
+	int	 tried;		/* ghost_next has handed it out */
 };
 
 static int
@@ -287,7 +289,7 @@ wanted(struct ghost_txn *t, const struct ghost_result *r, char *err)
 }
 
 static struct outbox_entry *
-find(struct ghost_txn *t, const char *wake_id)
+find(const struct ghost_txn *t, const char *wake_id)
 {
 	size_t i;
 
@@ -452,6 +454,7 @@ ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
 
 	if (txn_open(r->agent, LOCK_EX, o, now, t, err) == -1)
 		return txn_none(tp, -1);
+	snprintf(t->given, sizeof t->given, "%s", r->wake_id);
 	if ((e = find(t, r->wake_id)) != NULL) {
 		e->due = 1;
 		if (e->doc != NULL) {	/* given: this run's to deliver */
@@ -632,6 +635,8 @@ ghost_next(struct ghost_txn *t, const struct ghost_result **r, char *err)
 			continue;
 		}
 		json_object_set_new(e->doc, "via", json_string(t->via));
+		if (strcmp(e->wake_id, t->given) == 0)
+			t->tried = 1;
 		*r = &t->r;
 		return 1;
 	}
@@ -703,24 +708,18 @@ ghost_done(struct ghost_txn *t, int delivered, const char *why, char *err)
 	return GHOST_SENT;
 }
 
-/* Does the answer of wake_id still wait in the outbox? */
-int
-ghost_waits(const struct ghost_txn *t, const char *wake_id)
-{
-	size_t i;
-
-	for (i = 0; i < t->nbox; i++)
-		if (strcmp(t->box[i].wake_id, wake_id) == 0)
-			return !t->box[i].gone;
-	return 0;
-}
-
-/* How many answers were left to other delivery options; *first: the
- * wake id of the first. */
+/*
+ * What ghost_next left: the number of answers left to other delivery
+ * options (*first: the wake id of the first); *waits: 1 when the answer
+ * given to ghost_begin still waits in the outbox, never tried.
+ */
 size_t
-ghost_others(const struct ghost_txn *t, const char **first)
+ghost_left(const struct ghost_txn *t, const char **first, int *waits)
 {
+	const struct outbox_entry *e = find(t, t->given);
+
 	*first = t->other;
+	*waits = !t->tried && e != NULL && !e->gone;
 	return t->others;
 }
 

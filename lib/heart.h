@@ -1,9 +1,6 @@
-/*
- * heart.h - libheart's public header: what the programs (cmd/) call,
- * by source file (HACKING); each .c says what its calls do.  A call
- * that fails returns -1 (or a code it documents) with one line in
- * `err' (HEART_ERRLEN bytes).
- */
+/* heart.h - what the programs (cmd/) call, by source file (HACKING); each
+ * .c says what its calls do.  A call that fails returns -1 (or a code it
+ * documents) with one line in `err' (HEART_ERRLEN bytes). */
 #ifndef HEART_H
 #define HEART_H
 
@@ -276,8 +273,7 @@ int	 ghost_open(const char *, const struct ghost_opts *, time_t,
 	    struct ghost_txn **, char *);
 int	 ghost_next(struct ghost_txn *, const struct ghost_result **, char *);
 int	 ghost_done(struct ghost_txn *, int, const char *, char *);
-int	 ghost_waits(const struct ghost_txn *, const char *);
-size_t	 ghost_others(const struct ghost_txn *, const char **);
+size_t	 ghost_left(const struct ghost_txn *, const char **, int *);
 int	 ghost_end(struct ghost_txn *, char *);
 /* ghostparse.c */
 int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);

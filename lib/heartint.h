@@ -1,9 +1,6 @@
-/*
- * heartint.h - private to libheart: the ground every wing stands on
+/* heartint.h - private to libheart: the ground every wing stands on
  * (HACKING), by file in its order, with the documented defaults; it
- * includes heart.h.  Each .c says what its calls do; each wing has its
- * own header, included only where used.
- */
+ * includes heart.h.  Each .c says what its calls do. */
 #ifndef HEARTINT_H
 #define HEARTINT_H
 

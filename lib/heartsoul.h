@@ -1,7 +1,5 @@
-/*
- * heartsoul.h - the soul loader's own (HACKING: soul), after heartint.h,
- * by file in its order; each .c says what its calls do.
- */
+/* heartsoul.h - the soul loader's own (HACKING: soul), after heartint.h,
+ * by file in its order; each .c says what its calls do. */
 #ifndef HEARTSOUL_H
 #define HEARTSOUL_H
 

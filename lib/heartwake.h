@@ -72,7 +72,6 @@ void	 idle_verdict_free(struct idle_verdict *);
 int	 hist_commit(const char *, const json_t *, const char *,
 	    const char *, const char *, long long, char *);
 int	 hist_tail(const char *, size_t, json_t **, char *);
-int	 hist_last_user(const char *, time_t *, char *);
 int	 hist_last_sign(const char *, const char *, int, time_t *, char *);
 /* histwalk.c: the history read back to front, a whole wake at a time */
 #define HISTFILE	"history.jsonl"
@@ -488,6 +487,8 @@ int	 soulcache_save(struct soulcache *, int, char *);
 /* for t/ and fuzz/ only */
 /* idle.c */
 int	 idle_detect(const struct soul *, const char *, const char **);
+/* hist.c */
+int	 hist_last_user(const char *, time_t *, char *);
 /* llmprovider.c */
 int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
 	    char *);
