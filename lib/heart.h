@@ -11,7 +11,6 @@
 
 #define HEART_ERRLEN	512
 #define HEART_IDMAX	64
-
 /* exit codes, shared by every program (heart(7), EXIT STATUS; the
  * suites read them one a line) */
 enum {
@@ -24,7 +23,6 @@ enum {
 	HX_TEMPFAIL = 75,
 	HX_CONFIG = 78
 };
-
 /* util.c */
 int	 num_parse(const char *, long long, long long, long long *);
 const char *num_why(const char *, long long, long long, char *, size_t);

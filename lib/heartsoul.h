@@ -52,6 +52,5 @@ int	 soul_load_map(struct soul_loading *, const json_t *, unsigned,
 json_t	*soul_keys_json(unsigned, const void *);
 /* soultool.c: a soul's tools: and mcp_servers: */
 int	 soul_load_tools(struct soul_loading *, const json_t *);
-int	 soul_load_mcp(struct soul_loading *, const json_t *);
 
 #endif

@@ -220,7 +220,7 @@ load_top(struct soul_loading *v, const json_t *root)
 		return soul_bad(v, root, "name", "name", m);
 	}
 	if (load_heart(v, root) == -1 || load_llm(v, root) == -1 ||
-	    soul_load_tools(v, root) == -1 || soul_load_mcp(v, root) == -1)
+	    soul_load_tools(v, root) == -1)
 		return -1;
 	/* a budget counts dollars: without a price there are none */
 	for (i = 0; i < 2; i++) {

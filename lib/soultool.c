@@ -58,8 +58,8 @@ load_tool(struct soul_loading *v, json_t *t, const char *path)
 	return 0;
 }
 
-int
-soul_load_tools(struct soul_loading *v, const json_t *root)
+static int
+load_tools(struct soul_loading *v, const json_t *root)
 {
 	json_t *tools, *t;
 	char path[64];
@@ -212,8 +212,8 @@ load_server(struct soul_loading *v, const char *name, json_t *m,
  * them (command, args, env), and heart's own keys (tools, timeout,
  * pass_env); a soul tool must not take a name a server's tools take.
  */
-int
-soul_load_mcp(struct soul_loading *v, const json_t *root)
+static int
+load_mcp(struct soul_loading *v, const json_t *root)
 {
 	json_t *m, *srv, *t;
 	const char *name, *tn;
@@ -250,4 +250,12 @@ soul_load_mcp(struct soul_loading *v, const json_t *root)
 	}
 	v->s->mcp = json_incref(m);
 	return 0;
+}
+
+/* A soul's tools:, then its mcp_servers:, whose tools' names the
+ * soul's tools must not take. */
+int
+soul_load_tools(struct soul_loading *v, const json_t *root)
+{
+	return load_tools(v, root) == -1 ? -1 : load_mcp(v, root);
 }
