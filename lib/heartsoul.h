@@ -43,7 +43,6 @@ enum soul_map {
 const char *soul_map_path(unsigned);
 void	*soul_map_base(struct soul *, unsigned);
 const char *soul_key_path(char *, size_t, const char *, const char *);
-int	 soul_known(unsigned, const char *);
 void	 soul_unknown_keys(struct soul_loading *, const json_t *, unsigned,
 	    const char *);
 int	 soul_walk(struct soul_loading *, const json_t *, unsigned);

@@ -219,8 +219,8 @@ soul_key_path(char *buf, size_t n, const char *path, const char *key)
 	return buf;
 }
 
-int
-soul_known(unsigned map, const char *key)
+static int
+known(unsigned map, const char *key)
 {
 	size_t i;
 
@@ -239,7 +239,7 @@ soul_unknown_keys(struct soul_loading *v, const json_t *obj, unsigned map,
 	json_t *val;
 
 	json_object_foreach((json_t *)obj, key, val)
-		if (!soul_known(map, key))
+		if (!known(map, key))
 			soul_add_warning(v, obj, key, "unknown key '%.64s' in "
 			    "%s (ignored)", key, path);
 }
@@ -387,7 +387,26 @@ get_key(struct soul_loading *v, const json_t *m, const struct key *k,
 	}
 }
 
-/* Read the keys of map from m into its struct, in the table's order. */
+/* A key of heart that is a mapping and no key of heart: a chamber
+ * mistyped, or one heart does not have. */
+static int
+no_chamber(struct soul_loading *v, const json_t *heart)
+{
+	const char *key;
+	json_t *val;
+	char m[200];
+
+	json_object_foreach((json_t *)heart, key, val)
+		if (!known(M_HEART, key) && json_is_object(val)) {
+			snprintf(m, sizeof m, "unknown chamber '%.40s' (the "
+			    "chambers are pulse, schedule and idle)", key);
+			return soul_bad_at(v, heart, key, "heart", m, 1);
+		}
+	return 0;
+}
+
+/* Read the keys of map from m into its struct, in the table's order;
+ * heart's mappings that are no keys of it first. */
 int
 soul_walk(struct soul_loading *v, const json_t *m, unsigned map)
 {
@@ -395,6 +414,8 @@ soul_walk(struct soul_loading *v, const json_t *m, unsigned map)
 	char path[128];
 	size_t i;
 
+	if (map == M_HEART && no_chamber(v, m) == -1)
+		return -1;
 	for (i = 0; i < NKEYS; i++)
 		if ((keys[i].in & map) && get_key(v, m, &keys[i],
 		    soul_key_path(path, sizeof path, soul_map_path(map),
