@@ -81,11 +81,9 @@ static int
 deliver(const struct ghost_result *r, const char *text, size_t len,
     char *why)
 {
-	struct deliver_env de = { r->agent, r->chamber, r->wake_id, r->at,
-	    r->alert || idle_alert(r->response), exec_timeout };
-
 	if (execargv != NULL)
-		return deliver_exec(execargv, text, len, &de, why) == 0;
+		return deliver_exec(execargv, text, len, r, exec_timeout,
+		    why) == 0;
 	if (fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0)
 		return 1;
 	snprintf(why, HEART_ERRLEN, "standard output: %s", strerror(errno));
@@ -146,11 +144,9 @@ send_one(struct ghost_txn *t, const struct ghost_result *r)
 /* Say, once a run per agent, that answers were left to the runs that
  * took them. */
 static void
-tell_others(struct ghost_txn *t, const char *agent)
+tell_others(const char *agent, size_t n, const char *first)
 {
 	char m[HEART_ERRLEN];
-	const char *first;
-	size_t n = ghost_others(t, &first);
 
 	if (n == 0 || !first_in(&told, agent))
 		return;
@@ -178,7 +174,9 @@ drain(struct ghost_txn *t, const char *agent, const char *given)
 {
 	char err[HEART_ERRLEN], m[HEART_ERRLEN + 200];
 	const struct ghost_result *r;
-	int rc, tried = 0, waits, left;
+	const char *first;
+	int rc, waits, left;
+	size_t n;
 
 	while ((rc = ghost_next(t, &r, err)) != 0) {
 		if (rc == GHOST_DEAD) {
@@ -191,14 +189,11 @@ drain(struct ghost_txn *t, const char *agent, const char *given)
 			say(NULL, err);
 			ioerr = 1;
 		}
-		if (rc != 1)
-			continue;
-		if (given != NULL && strcmp(r->wake_id, given) == 0)
-			tried = 1;
-		send_one(t, r);
+		if (rc == 1)
+			send_one(t, r);
 	}
-	waits = given != NULL && !tried && ghost_waits(t, given);
-	tell_others(t, agent);
+	n = ghost_left(t, &first, &waits);
+	tell_others(agent, n, first);
 	if ((left = ghost_end(t, err)) == -1) {
 		say(NULL, err);
 		ioerr = 1;
@@ -537,10 +532,8 @@ cmd_user(char *agent, const char *soul, int argc, char **argv)
 	if (r != 0)
 		return r;
 	text = user_text(argv[0]);
-	if (hist_user_text(text, err) == -1)
-		die(HX_DATA, err);
-	if (hist_user(agent, text, time(NULL), gopts.keep, err) == -1)
-		die(HX_IOERR, err);
+	if ((r = hist_user(agent, text, time(NULL), gopts.keep, err)) < 0)
+		die(r == -2 ? HX_DATA : HX_IOERR, err);
 	free(text);
 	return HX_OK;
 }

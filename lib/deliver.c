@@ -54,12 +54,12 @@ passes(const char *entry, const void *arg)
 
 /* The variables above, then the wake's five. */
 static char **
-make_env(const struct deliver_env *de)
+make_env(const struct ghost_result *r)
 {
 	const char *names[5] = { "HEART_AGENT", "HEART_CHAMBER",
 	    "HEART_WAKE_ID", "HEART_AT", "HEART_ALERT" };
-	const char *vals[5] = { de->agent, de->chamber, de->wake_id, de->at,
-	    de->alert ? "1" : "0" };
+	const char *vals[5] = { r->agent, r->chamber, r->wake_id, r->at,
+	    r->alert ? "1" : "0" };
 	char *set[6] = { NULL }, **env;
 	int k;
 
@@ -74,31 +74,31 @@ make_env(const struct deliver_env *de)
 }
 
 /*
- * Run argv with text on its stdin, as a tool runs (child.c: its own
- * process group, killed with it at de->timeout or when heart-ghost is
- * ended); 0 when it exits 0, else -1 and why in err, worded as a
- * tool's failure.
+ * Run argv with text, r's deliverable, on its stdin, as a tool runs
+ * (child.c: its own process group, killed with it after timeout
+ * seconds or when heart-ghost is ended); 0 when it exits 0, else -1
+ * and why in err, worded as a tool's failure.
  */
 int
 deliver_exec(char *const *argv, const char *text, size_t len,
-    const struct deliver_env *de, char *err)
+    const struct ghost_result *r, long long timeout, char *err)
 {
 	struct tool_proc p;
 	struct tool_out o;
-	char **env = make_env(de);
-	int r;
+	char **env = make_env(r);
+	int rc;
 
 	memset(&p, 0, sizeof p);
 	p.argv = argv;
 	p.env = env;
 	p.in = text;
 	p.inlen = len;
-	p.timeout = de->timeout;
+	p.timeout = timeout;
 	p.inherit = 1;
-	r = tool_exec(&p, &o, err);
+	rc = tool_exec(&p, &o, err);
 	env_free(env);
-	if (r == 0)
-		r = tool_status(argv[0], &p, &o, err);
+	if (rc == 0)
+		rc = tool_status(argv[0], &p, &o, err);
 	tool_out_free(&o);
-	return r;
+	return rc;
 }

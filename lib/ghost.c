@@ -65,6 +65,8 @@ struct ghost_txn {
 	char	 via[17];	/* the fingerprint of o's delivery */
 	size_t	 others;	/* answers left to other options */
 	char	 other[HEART_IDMAX + 1];	/* the first of them */
+	char	 given[HEART_IDMAX + 1];	/* ghost_begin's wake, or "" */
+	int	 tried;		/* ghost_next has handed it out */
 };
 
 static int
@@ -275,7 +277,7 @@ add_delivered(struct ghost_txn *t)
 static int
 wanted(struct ghost_txn *t, const struct ghost_result *r, char *err)
 {
-	if (t->o->alert_only && !r->alert && !idle_alert(r->response))
+	if (t->o->alert_only && !r->alert)
 		return 0;
 	if (t->o->dedupe > 0) {
 		if (txn_read(t, err) == -1)
@@ -287,7 +289,7 @@ wanted(struct ghost_txn *t, const struct ghost_result *r, char *err)
 }
 
 static struct outbox_entry *
-find(struct ghost_txn *t, const char *wake_id)
+find(const struct ghost_txn *t, const char *wake_id)
 {
 	size_t i;
 
@@ -452,6 +454,7 @@ ghost_begin(const struct ghost_result *r, const struct ghost_opts *o,
 
 	if (txn_open(r->agent, LOCK_EX, o, now, t, err) == -1)
 		return txn_none(tp, -1);
+	snprintf(t->given, sizeof t->given, "%s", r->wake_id);
 	if ((e = find(t, r->wake_id)) != NULL) {
 		e->due = 1;
 		if (e->doc != NULL) {	/* given: this run's to deliver */
@@ -632,11 +635,27 @@ ghost_next(struct ghost_txn *t, const struct ghost_result **r, char *err)
 			continue;
 		}
 		json_object_set_new(e->doc, "via", json_string(t->via));
+		if (strcmp(e->wake_id, t->given) == 0)
+			t->tried = 1;
 		*r = &t->r;
 		return 1;
 	}
 	t->stop = 1;
 	return 0;
+}
+
+/*
+ * The wait before try n+1 after n failed tries: a minute, doubled
+ * each time, at most an hour.
+ */
+static long long
+backoff(long long tries)
+{
+	long long s = 60;
+
+	while (--tries > 0 && s < 3600)
+		s *= 2;
+	return s < 3600 ? s : 3600;
 }
 
 /* A failed try of e: retry later, or a dead letter when it has
@@ -660,7 +679,7 @@ failed(struct ghost_txn *t, struct outbox_entry *e, const char *why,
 	e->dirty = 0;
 	if (t->now - since >= retry_for(t))
 		return bury(t, e, why, err);
-	clock_utc(t->now + outbox_backoff(tries), at, sizeof at);
+	clock_utc(t->now + backoff(tries), at, sizeof at);
 	json_object_set_new(e->doc, "next", json_string(at));
 	if (holds(t, e))
 		t->stop = 1;
@@ -689,24 +708,18 @@ ghost_done(struct ghost_txn *t, int delivered, const char *why, char *err)
 	return GHOST_SENT;
 }
 
-/* Does the answer of wake_id still wait in the outbox? */
-int
-ghost_waits(const struct ghost_txn *t, const char *wake_id)
-{
-	size_t i;
-
-	for (i = 0; i < t->nbox; i++)
-		if (strcmp(t->box[i].wake_id, wake_id) == 0)
-			return !t->box[i].gone;
-	return 0;
-}
-
-/* How many answers were left to other delivery options; *first: the
- * wake id of the first. */
+/*
+ * What ghost_next left: the number of answers left to other delivery
+ * options (*first: the wake id of the first); *waits: 1 when the answer
+ * given to ghost_begin still waits in the outbox, never tried.
+ */
 size_t
-ghost_others(const struct ghost_txn *t, const char **first)
+ghost_left(const struct ghost_txn *t, const char **first, int *waits)
 {
+	const struct outbox_entry *e = find(t, t->given);
+
 	*first = t->other;
+	*waits = !t->tried && e != NULL && !e->gone;
 	return t->others;
 }
 

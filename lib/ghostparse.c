@@ -1,7 +1,8 @@
 /*
  * ghostparse.c - a wake result line, as heart-ghost reads it: its
  * version, status, agent and exit checked, and for "ok" (or a
- * breaker's notice, which has no messages) its answer.
+ * breaker's notice, which has no messages) its answer, and whether
+ * that carries an alert (its status's, or idle_alert's in its text).
  * Most results are idle, so ghost_parse decides on them with the
  * tree-less scanner (jscan) and builds a JSON tree only for "ok" and
  * "error"; a line it refuses is never half taken.
@@ -54,10 +55,7 @@ check_status(const struct jscan_member *st, struct ghost_result *r,
 	if (st->type == JSCAN_STRING &&
 	    jscan_string(st->val, st->len, r->status, sizeof r->status) == 0 &&
 	    status_find(r->status, &ws) == 0) {
-		r->kind = status_kind(ws);
-		r->ran = status_ran(ws);
-		r->hist = status_hist(ws);
-		r->alert = status_alert(ws);
+		status_ghost(ws, r);
 		return 0;
 	}
 	member_text(st, t, sizeof t);
@@ -149,6 +147,7 @@ check_ok(struct ghost_result *r, char *err)
 		errf(err, "an \"ok\" result without a \"response\" text");
 		return -1;
 	}
+	r->alert = r->alert || idle_alert(r->response);
 	r->messages = json_object_get(r->doc, "messages");
 	if (!r->hist)
 		return 0;	/* a notice: delivered, never kept */

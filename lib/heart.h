@@ -1,9 +1,6 @@
-/*
- * heart.h - libheart's public header: what the programs (cmd/) call,
- * by source file (HACKING); each .c says what its calls do.  A call
- * that fails returns -1 (or a code it documents) with one line in
- * `err' (HEART_ERRLEN bytes).
- */
+/* heart.h - what the programs (cmd/) call, by source file (HACKING); each
+ * .c says what its calls do.  A call that fails returns -1 (or a code it
+ * documents) with one line in `err' (HEART_ERRLEN bytes). */
 #ifndef HEART_H
 #define HEART_H
 
@@ -14,7 +11,6 @@
 
 #define HEART_ERRLEN	512
 #define HEART_IDMAX	64
-
 /* exit codes, shared by every program (heart(7), EXIT STATUS; the
  * suites read them one a line) */
 enum {
@@ -27,7 +23,6 @@ enum {
 	HX_TEMPFAIL = 75,
 	HX_CONFIG = 78
 };
-
 /* util.c */
 int	 num_parse(const char *, long long, long long, long long *);
 const char *num_why(const char *, long long, long long, char *, size_t);
@@ -240,7 +235,6 @@ int	 idle_alert(const char *);
 /* hist.c: the agent's history, agents/ID/history.jsonl */
 int	 hist_touch_input(const char *, time_t, char *);
 int	 hist_user(const char *, const char *, time_t, long long, char *);
-int	 hist_user_text(const char *, char *);
 /* histrepair.c */
 int	 hist_repair(const char *, time_t, json_t **, char *, size_t,
 	    char *);
@@ -250,7 +244,7 @@ struct ghost_result {
 	enum ghost_kind kind;
 	int	 ran;		/* the model answered: ok, idle, tool_cap */
 	int	 hist;		/* kept in the history: ok, not a notice */
-	int	 alert;		/* an alert whatever its text: breaker_open */
+	int	 alert;		/* an alert: its status's, or its text's */
 	char	 status[16];
 	char	 agent[HEART_IDMAX + 1];	/* "" if an error names none */
 	int	 exit;		/* heart-wake's exit status for this wake */
@@ -277,8 +271,7 @@ int	 ghost_open(const char *, const struct ghost_opts *, time_t,
 	    struct ghost_txn **, char *);
 int	 ghost_next(struct ghost_txn *, const struct ghost_result **, char *);
 int	 ghost_done(struct ghost_txn *, int, const char *, char *);
-int	 ghost_waits(const struct ghost_txn *, const char *);
-size_t	 ghost_others(const struct ghost_txn *, const char **);
+size_t	 ghost_left(const struct ghost_txn *, const char **, int *);
 int	 ghost_end(struct ghost_txn *, char *);
 /* ghostparse.c */
 int	 ghost_parse(const char *, size_t, struct ghost_result *, char *);
@@ -292,14 +285,9 @@ int	 outbox_keep(const json_t *, const char *, char *);
 int	 outbox_waiting(const char *);
 int	 outbox_list(const char *, json_t *, char *);
 int	 outbox_count(const char *, struct outbox_count *, char *);
-/* deliver.c: hand a deliverable to a program, no shell */
-struct deliver_env {
-	const char *agent, *chamber, *wake_id, *at;
-	int	 alert;		/* the answer carries an alert: HEART_ALERT=1 */
-	long long timeout;	/* s: then killed with its process group */
-};
+/* deliver.c: hand a deliverable of a result to a program, no shell */
 int	 deliver_exec(char *const *, const char *, size_t,
-	    const struct deliver_env *, char *);
+	    const struct ghost_result *, long long, char *);
 
 /* tool.c: what a wake's tools and MCP servers are told of it */
 struct tool_ctx {		/* HEART_AGENT, HEART_CHAMBER, HEART_WAKE_ID */

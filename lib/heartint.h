@@ -1,9 +1,6 @@
-/*
- * heartint.h - private to libheart: the ground every wing stands on
+/* heartint.h - private to libheart: the ground every wing stands on
  * (HACKING), by file in its order, with the documented defaults; it
- * includes heart.h.  Each .c says what its calls do; each wing has its
- * own header, included only where used.
- */
+ * includes heart.h.  Each .c says what its calls do. */
 #ifndef HEARTINT_H
 #define HEARTINT_H
 
@@ -86,13 +83,6 @@ int	 jscan_object(const char *, size_t, struct jscan_member *, size_t,
 	    char *);
 int	 jscan_string(const char *, size_t, char *, size_t);
 /* yj.c: YAML into JSON, each key's and value's place kept */
-struct yj_pos {
-	const json_t *parent;	/* object or array holding the item */
-	char	*key;		/* object key, or NULL for array items */
-	size_t	 index;
-	int	 kline, kcol;	/* where the key is */
-	int	 vline, vcol;	/* where the value starts */
-};
 struct yj {
 	json_t	*root;
 	struct yj_pos *pos;
@@ -102,8 +92,8 @@ struct yj {
 int	yj_load(const char *, size_t, int, const char *, struct yj *,
 	    char *);
 void	yj_free(struct yj *);
-const struct yj_pos *yj_key(const struct yj *, const json_t *, const char *);
-const struct yj_pos *yj_item(const struct yj *, const json_t *, size_t);
+void	yj_where(const struct yj *, const json_t *, const char *, size_t, int,
+	    int *);
 /* price.c */
 struct price {
 	int	 set;		/* 0: no price: no cost, no budget */
@@ -123,8 +113,7 @@ enum wake_status {
 const char *status_name(enum wake_status);
 enum ghost_kind status_kind(enum wake_status);
 int	 status_ran(enum wake_status);
-int	 status_hist(enum wake_status);
-int	 status_alert(enum wake_status);
+void	 status_ghost(enum wake_status, struct ghost_result *);
 int	 status_journal(enum wake_status);
 int	 status_find(const char *, enum wake_status *);
 /* soulfacts.c */

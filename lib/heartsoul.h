@@ -1,7 +1,5 @@
-/*
- * heartsoul.h - the soul loader's own (HACKING: soul), after heartint.h,
- * by file in its order; each .c says what its calls do.
- */
+/* heartsoul.h - the soul loader's own (HACKING: soul), after heartint.h,
+ * by file in its order; each .c says what its calls do. */
 #ifndef HEARTSOUL_H
 #define HEARTSOUL_H
 
@@ -12,27 +10,19 @@ struct soul_loading {
 	struct soul *s;
 	char	*err;
 };
-void	 soul_add_warning(struct soul_loading *, int, int, const char *,
-	    const char *, const char *);
+void	 soul_add_warning(struct soul_loading *, const json_t *, const char *,
+	    const char *, const char *, const char *);
 int	 soul_bad_at(struct soul_loading *, const json_t *, const char *,
 	    const char *, const char *, int);
 int	 soul_bad(struct soul_loading *, const json_t *, const char *,
 	    const char *, const char *);
 int	 soul_str(struct soul_loading *, const json_t *, const char *,
 	    const char *, char **);
-int	 soul_int(struct soul_loading *, const json_t *, const char *,
-	    const char *, long long, long long *);
 int	 soul_dur(struct soul_loading *, const json_t *, const char *,
 	    const char *, long long *);
-int	 soul_hours(struct soul_loading *, const json_t *, const char *,
-	    const char *, struct hours *);
 int	 soul_strlist(const json_t *, int);
 int	 soul_need_map(struct soul_loading *, const json_t *, const char *,
 	    const char *, json_t **);
-int	 soul_weight(struct soul_loading *, const json_t *, const char *,
-	    const char *, double *);
-int	 soul_days(struct soul_loading *, const json_t *, const char *,
-	    const char *, long long *);
 /* soulkey.c: the mappings of a soul whose keys its table holds */
 enum soul_map {
 	M_TOP = 1 << 0,		/* the soul itself: struct soul */
@@ -53,7 +43,6 @@ enum soul_map {
 const char *soul_map_path(unsigned);
 void	*soul_map_base(struct soul *, unsigned);
 const char *soul_key_path(char *, size_t, const char *, const char *);
-int	 soul_known(unsigned, const char *);
 void	 soul_unknown_keys(struct soul_loading *, const json_t *, unsigned,
 	    const char *);
 int	 soul_walk(struct soul_loading *, const json_t *, unsigned);
@@ -62,6 +51,5 @@ int	 soul_load_map(struct soul_loading *, const json_t *, unsigned,
 json_t	*soul_keys_json(unsigned, const void *);
 /* soultool.c: a soul's tools: and mcp_servers: */
 int	 soul_load_tools(struct soul_loading *, const json_t *);
-int	 soul_load_mcp(struct soul_loading *, const json_t *);
 
 #endif

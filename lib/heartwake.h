@@ -63,36 +63,21 @@ void	 idle_verdict_free(struct idle_verdict *);
 int	 hist_commit(const char *, const json_t *, const char *,
 	    const char *, const char *, long long, char *);
 int	 hist_tail(const char *, size_t, json_t **, char *);
-int	 hist_last_user(const char *, time_t *, char *);
 int	 hist_last_sign(const char *, const char *, int, time_t *, char *);
 /* histwalk.c: the history read back to front, a whole wake at a time */
 #define HISTFILE	"history.jsonl"
 #define HISTLOCK	"history.lock"
-struct hist_back {		/* the file, line by line */
-	int	 fd;
-	const char *path;
-	char	*buf;		/* the file's bytes [lo, hi) */
-	off_t	 lo, hi;
-	off_t	 cur;		/* lines before cur are still to come */
-	long	 nread;		/* lines returned so far */
-};
-struct hist_walk {		/* the file, wake by wake */
-	struct hist_back b;
-	const char *agent;	/* whose: the repair named */
-	int	 tail;		/* still inside the torn tail */
-	off_t	 good_end;	/* end of the last whole wake */
-};
+struct hist_walk;		/* the file, wake by wake */
 int	 hist_ioerr(const char *, const char *, char *);
-int	 hist_back_init(struct hist_back *, int, const char *, char *);
-int	 hist_back_prev(struct hist_back *, const char **, size_t *, off_t *,
+struct hist_walk *hist_walk_open(int, const char *, const char *, char *);
+int	 hist_walk_prev(struct hist_walk *, json_t **, off_t *, char *);
+int	 hist_walk_line(struct hist_walk *, const char **, size_t *, off_t *,
 	    char *);
-void	 hist_back_free(struct hist_back *);
+off_t	 hist_walk_end(const struct hist_walk *);
+void	 hist_walk_close(struct hist_walk *);
 json_t	*hist_line_parse(const char *, size_t);
 int	 hist_line_part(json_t *, long long *, long long *);
 int	 hist_same_wake(json_t *, json_t *);
-int	 hist_walk_init(struct hist_walk *, int, const char *, const char *,
-	    char *);
-int	 hist_walk_prev(struct hist_walk *, json_t **, off_t *, char *);
 /* ghost.c */
 void	 ghost_hash(const char *, char *);
 /* outbox.c */
@@ -105,7 +90,6 @@ struct outbox_entry {
 	int	 dirty;		/* to be written back */
 	int	 gone;		/* delivered, not wanted, or dead */
 };
-long long outbox_backoff(long long);
 int	 outbox_put(const char *, const char *, const char *, const json_t *,
 	    char *);
 int	 outbox_drop(const char *, const char *, const char *, char *);
@@ -359,6 +343,8 @@ int	 soulcache_save(struct soulcache *, int, char *);
 /* for t/ and fuzz/ only */
 /* idle.c */
 int	 idle_detect(const struct soul *, const char *, const char **);
+/* hist.c */
+int	 hist_last_user(const char *, time_t *, char *);
 /* mcpserver.c: the parsers of what a server sends (pure) */
 enum { MCP_RESULT, MCP_ERROR, MCP_NOTE, MCP_REQUEST, MCP_STRAY };
 int	 mcp_message(const char *, size_t, long long, json_t **, char *);

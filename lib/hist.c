@@ -134,28 +134,28 @@ static int
 find_ends(int fd, const char *path, const char *agent, long long keep,
     off_t *endo, off_t *keepo, char *err)
 {
-	struct hist_walk w;
+	struct hist_walk *w;
 	long long n, want = keep > 0 ? keep : 1;
 	off_t s, from = -1;
 	json_t *wake;
 	int r = 0;
 
 	*keepo = -1;
-	if (hist_walk_init(&w, fd, path, agent, err) == -1)
+	if ((w = hist_walk_open(fd, path, agent, err)) == NULL)
 		return -1;
 	for (n = 0; n < want; n++) {
-		if ((r = hist_walk_prev(&w, &wake, &s, err)) != 1)
+		if ((r = hist_walk_prev(w, &wake, &s, err)) != 1)
 			break;
 		json_decref(wake);
 		if (n == 0)
-			from = w.good_end;
+			from = hist_walk_end(w);
 		if (n + 1 < keep)
 			from = s;
 	}
-	*endo = w.good_end;
+	*endo = hist_walk_end(w);
 	if (r != -1 && keep > 0 && n == keep)
-		*keepo = keep == 1 ? w.good_end : from;
-	hist_back_free(&w.b);
+		*keepo = keep == 1 ? *endo : from;
+	hist_walk_close(w);
 	return r == -1 ? -1 : 0;
 }
 
@@ -480,7 +480,7 @@ int
 hist_tail(const char *agent, size_t n, json_t **out, char *err)
 {
 	char path[4200];
-	struct hist_walk w;
+	struct hist_walk *w;
 	json_t *wakes, *wake;
 	size_t have = 0;
 	off_t s;
@@ -498,13 +498,15 @@ hist_tail(const char *agent, size_t n, json_t **out, char *err)
 		return 0;
 	}
 	wakes = json_array();
-	if ((r = hist_walk_init(&w, fd, path, agent, err)) == 0)
-		while (have < n && (r = hist_walk_prev(&w, &wake, &s,
+	if ((w = hist_walk_open(fd, path, agent, err)) == NULL)
+		r = -1;
+	else
+		while (have < n && (r = hist_walk_prev(w, &wake, &s,
 		    err)) == 1) {
 			have += json_array_size(wake);
 			json_array_append_new(wakes, wake);
 		}
-	hist_back_free(&w.b);
+	hist_walk_close(w);
 	close(fd);
 	state_unlock(lk);
 	if (r == -1) {
@@ -528,7 +530,7 @@ last_user(const char *agent, int lock, time_t *at, char *err)
 {
 	static const char mark[] = "\"chamber\":\"user\"";
 	char path[4200];
-	struct hist_back b;
+	struct hist_walk *w;
 	const char *p;
 	size_t len;
 	off_t s;
@@ -539,8 +541,10 @@ last_user(const char *agent, int lock, time_t *at, char *err)
 	if ((r = open_read(agent, lock, path, sizeof path, &lk, &fd,
 	    err)) != 1)
 		return r == -1 ? -1 : 0;
-	if ((r = hist_back_init(&b, fd, path, err)) == 0)
-		while ((r = hist_back_prev(&b, &p, &len, &s, err)) == 1) {
+	if ((w = hist_walk_open(fd, path, agent, err)) == NULL)
+		r = -1;
+	else
+		while ((r = hist_walk_line(w, &p, &len, &s, err)) == 1) {
 			if (memmem(p, len, mark, sizeof mark - 1) == NULL ||
 			    (j = hist_line_parse(p, len)) == NULL)
 				continue;
@@ -551,7 +555,7 @@ last_user(const char *agent, int lock, time_t *at, char *err)
 			if (user)
 				break;
 		}
-	hist_back_free(&b);
+	hist_walk_close(w);
 	close(fd);
 	state_unlock(lk);
 	return r == -1 ? -1 : 0;
@@ -617,8 +621,8 @@ hist_touch_input(const char *agent, time_t now, char *err)
  * Whether text may be recorded as a message of the user: UTF-8, and
  * not only white space (heart-ghost(1), user).
  */
-int
-hist_user_text(const char *text, char *err)
+static int
+user_text(const char *text, char *err)
 {
 	const unsigned char *p = (const unsigned char *)text;
 	size_t n = strlen(text), i, k;
@@ -636,9 +640,10 @@ hist_user_text(const char *text, char *err)
 }
 
 /*
- * Record a message of the user (hist_user_text says which may be): one
- * wake of its own (wake_id user-TIME-PID, chamber "user"), then touch
- * the input file, which is what the idle chamber watches.
+ * Record a message of the user: one wake of its own (wake_id
+ * user-TIME-PID, chamber "user"), then touch the input file, which is
+ * what the idle chamber watches.  -2 (err) when text may not be
+ * recorded (user_text), -1 (err) when it cannot be.
  */
 int
 hist_user(const char *agent, const char *text, time_t now, long long keep,
@@ -648,8 +653,8 @@ hist_user(const char *agent, const char *text, time_t now, long long keep,
 	json_t *msgs, *s;
 	int rc;
 
-	if (hist_user_text(text, err) == -1)
-		return -1;
+	if (user_text(text, err) == -1)
+		return -2;
 	if ((s = json_string(text)) == NULL) {
 		errf(err, "the message is not UTF-8 text");
 		return -1;

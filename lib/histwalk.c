@@ -1,7 +1,7 @@
 /*
  * histwalk.c - the history, agents/ID/history.jsonl, read back to
- * front, line by line (hist_back_*) and whole wake by whole wake
- * (hist_walk_*), by the rule of what a whole wake is (hist_line_part,
+ * front, line by line (hist_walk_line) and whole wake by whole wake
+ * (hist_walk_prev), by the rule of what a whole wake is (hist_line_part,
  * hist_same_wake): hist.c's readers and its writer read the file so,
  * and histrepair.c applies the same rule front to back.
  *
@@ -22,6 +22,21 @@
 #include "heartwake.h"
 
 #define CHUNK		65536
+
+struct hist_back {		/* the file, line by line */
+	int	 fd;
+	const char *path;
+	char	*buf;		/* the file's bytes [lo, hi) */
+	off_t	 lo, hi;
+	off_t	 cur;		/* lines before cur are still to come */
+	long	 nread;		/* lines returned so far */
+};
+struct hist_walk {		/* the file, wake by wake */
+	struct hist_back b;
+	const char *agent;	/* whose: the repair named */
+	int	 tail;		/* still inside the torn tail */
+	off_t	 good_end;	/* end of the last whole wake */
+};
 
 int
 hist_ioerr(const char *path, const char *what, char *err)
@@ -81,8 +96,8 @@ back_nl(struct hist_back *b, off_t off, off_t *nl, char *err)
 }
 
 /* Start reading backwards; bytes after the last newline are torn. */
-int
-hist_back_init(struct hist_back *b, int fd, const char *path, char *err)
+static int
+back_init(struct hist_back *b, int fd, const char *path, char *err)
 {
 	struct stat st;
 	off_t nl;
@@ -100,16 +115,9 @@ hist_back_init(struct hist_back *b, int fd, const char *path, char *err)
 	return 0;
 }
 
-void
-hist_back_free(struct hist_back *b)
-{
-	free(b->buf);
-	b->buf = NULL;
-}
-
 /* The line before cur, without its newline: 1, 0 at the start, -1. */
-int
-hist_back_prev(struct hist_back *b, const char **line, size_t *len,
+static int
+back_prev(struct hist_back *b, const char **line, size_t *len,
     off_t *start, char *err)
 {
 	off_t nl, s;
@@ -189,16 +197,45 @@ damaged(struct hist_walk *w, off_t at, const char *why, char *err)
 	return -1;
 }
 
-int
-hist_walk_init(struct hist_walk *w, int fd, const char *path,
-    const char *agent, char *err)
+/* A walk back from the end of fd (path, agent's: for messages);
+ * NULL with err.  hist_walk_close frees it. */
+struct hist_walk *
+hist_walk_open(int fd, const char *path, const char *agent, char *err)
 {
-	if (hist_back_init(&w->b, fd, path, err) == -1)
-		return -1;
+	struct hist_walk *w = xcalloc(1, sizeof *w);
+
+	if (back_init(&w->b, fd, path, err) == -1) {
+		hist_walk_close(w);
+		return NULL;
+	}
 	w->agent = agent;
 	w->tail = 1;
-	w->good_end = 0;
-	return 0;
+	return w;
+}
+
+void
+hist_walk_close(struct hist_walk *w)
+{
+	if (w != NULL)
+		free(w->b.buf);
+	free(w);
+}
+
+/* The line before the last one returned, as read, without its newline,
+ * torn or not: 1, 0 at the start, -1 with err. */
+int
+hist_walk_line(struct hist_walk *w, const char **line, size_t *len,
+    off_t *start, char *err)
+{
+	return back_prev(&w->b, line, len, start, err);
+}
+
+/* The end of the file's last whole wake, once hist_walk_prev has
+ * looked (0: none). */
+off_t
+hist_walk_end(const struct hist_walk *w)
+{
+	return w->good_end;
 }
 
 /* The last line of the next wake back, skipping the torn tail. */
@@ -214,7 +251,7 @@ walk_last(struct hist_walk *w, json_t **jo, off_t *starto, long long *partso,
 	int r;
 
 	for (;;) {
-		if ((r = hist_back_prev(&w->b, &p, &len, &s, err)) != 1) {
+		if ((r = back_prev(&w->b, &p, &len, &s, err)) != 1) {
 			w->tail = 0;
 			return r;
 		}
@@ -273,7 +310,7 @@ hist_walk_prev(struct hist_walk *w, json_t **wakeo, off_t *starto, char *err)
 	wake = json_array();
 	json_array_append_new(wake, last);
 	for (k = parts - 1; k >= 1; k--) {
-		if ((r = hist_back_prev(&w->b, &p, &len, &s, err)) == -1)
+		if ((r = back_prev(&w->b, &p, &len, &s, err)) == -1)
 			goto fail;
 		if (r == 0) {
 			damaged(w, 0, "a wake without its first part", err);

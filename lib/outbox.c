@@ -30,20 +30,6 @@
 
 #define OBLOCK	"outbox.lock"
 
-/*
- * The wait before try n+1 after n failed tries: a minute, doubled
- * each time, at most an hour.
- */
-long long
-outbox_backoff(long long tries)
-{
-	long long s = 60;
-
-	while (--tries > 0 && s < 3600)
-		s *= 2;
-	return s < 3600 ? s : 3600;
-}
-
 /* dir/sub of agent's state; with create, made 0700. */
 static int
 box_dir(const char *adir, const char *sub, int create, char *out,

@@ -51,23 +51,6 @@ load_ghost(struct soul_loading *v, const json_t *heart)
 	    json_incref(also);
 	return 0;
 }
-/* A key of heart that is a mapping and no key of heart: a chamber
- * mistyped, or one heart does not have. */
-static int
-no_chamber(struct soul_loading *v, const json_t *heart)
-{
-	const char *key;
-	json_t *val;
-	char m[200];
-
-	json_object_foreach((json_t *)heart, key, val)
-		if (!soul_known(M_HEART, key) && json_is_object(val)) {
-			snprintf(m, sizeof m, "unknown chamber '%.40s' (the "
-			    "chambers are pulse, schedule and idle)", key);
-			return soul_bad_at(v, heart, key, "heart", m, 1);
-		}
-	return 0;
-}
 
 static int
 load_heart(struct soul_loading *v, const json_t *root)
@@ -82,7 +65,7 @@ load_heart(struct soul_loading *v, const json_t *root)
 		return -1;
 	if (heart == NULL)
 		return 0;
-	if (no_chamber(v, heart) == -1 || soul_walk(v, heart, M_HEART) == -1)
+	if (soul_walk(v, heart, M_HEART) == -1)
 		return -1;
 	if (v->s->timezone != NULL && !clock_tz_valid(v->s->timezone)) {
 		snprintf(msg, sizeof msg, "unknown timezone '%.60s' (use an "
@@ -220,7 +203,7 @@ load_top(struct soul_loading *v, const json_t *root)
 		return soul_bad(v, root, "name", "name", m);
 	}
 	if (load_heart(v, root) == -1 || load_llm(v, root) == -1 ||
-	    soul_load_tools(v, root) == -1 || soul_load_mcp(v, root) == -1)
+	    soul_load_tools(v, root) == -1)
 		return -1;
 	/* a budget counts dollars: without a price there are none */
 	for (i = 0; i < 2; i++) {

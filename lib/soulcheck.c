@@ -6,7 +6,6 @@
  * the soul for the program to print.
  */
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,22 +13,6 @@
 
 #include "heartint.h"
 #include "heartsoul.h"
-
-/* "08:00-23:00", end exclusive; wraps midnight when end <= start. */
-static int
-hours_parse(const char *s, struct hours *h)
-{
-	int sh, sm, eh, em, n = 0;
-
-	if (sscanf(s, "%2d:%2d-%2d:%2d%n", &sh, &sm, &eh, &em, &n) != 4 ||
-	    s[n] != '\0' || sh < 0 || sh > 23 || sm < 0 || sm > 59 ||
-	    eh < 0 || eh > 24 || em < 0 || em > 59 || (eh == 24 && em != 0))
-		return -1;
-	h->set = 1;
-	h->start = sh * 60 + sm;
-	h->end = eh * 60 + em;
-	return 0;
-}
 
 int
 soul_hours_in(const struct hours *h, int minute)
@@ -49,15 +32,20 @@ soul_hours_out(const struct hours *h, const char *zone, time_t t)
 	return h->set && !soul_hours_in(h, clock_minute_of_day(zone, t));
 }
 
+/* Warn "file:line:col: what" at obj[key]'s key; what is fmt with a
+ * and b. */
 void
-soul_add_warning(struct soul_loading *v, int line, int col, const char *fmt,
-    const char *a, const char *b)
+soul_add_warning(struct soul_loading *v, const json_t *obj, const char *key,
+    const char *fmt, const char *a, const char *b)
 {
 	struct soul *s = v->s;
 	char msg[HEART_ERRLEN], full[HEART_ERRLEN + 300];
+	int lc[2];
 
+	yj_where(v->y, obj, key, 0, 1, lc);
 	snprintf(msg, sizeof msg, fmt, a, b);
-	snprintf(full, sizeof full, "%s:%d:%d: %s", v->file, line, col, msg);
+	snprintf(full, sizeof full, "%s:%d:%d: %s", v->file, lc[0], lc[1],
+	    msg);
 	s->warn = realloc(s->warn, (s->nwarn + 1) * sizeof *s->warn);
 	if (s->warn == NULL)
 		abort();
@@ -70,14 +58,10 @@ int
 soul_bad_at(struct soul_loading *v, const json_t *obj, const char *key,
     const char *path, const char *what, int atkey)
 {
-	const struct yj_pos *p = yj_key(v->y, obj, key);
-	int line = 1, col = 1;
+	int lc[2];
 
-	if (p != NULL) {
-		line = atkey ? p->kline : p->vline;
-		col = atkey ? p->kcol : p->vcol;
-	}
-	errf(v->err, "%s:%d:%d: %s: %s", v->file, line, col, path, what);
+	yj_where(v->y, obj, key, 0, atkey, lc);
+	errf(v->err, "%s:%d:%d: %s: %s", v->file, lc[0], lc[1], path, what);
 	return -1;
 }
 
@@ -101,32 +85,6 @@ soul_str(struct soul_loading *v, const json_t *obj, const char *key,
 		return soul_bad(v, obj, key, path, "must be a string");
 	free(*dst);
 	*dst = xstrdup(json_string_value(j));
-	return 0;
-}
-
-int
-soul_int(struct soul_loading *v, const json_t *obj, const char *key,
-    const char *path, long long lo, long long *dst)
-{
-	json_t *j = json_object_get(obj, key);
-	char m[100];
-
-	if (j == NULL || json_is_null(j))
-		return 0;
-	/* a YAML integer past 64 bits reaches us as a float */
-	if (json_is_real(j) && fabs(json_real_value(j)) >= 0x1p63) {
-		snprintf(m, sizeof m, json_real_value(j) > 0 ? "too large "
-		    "(at most %lld)" : "too small (at least %lld)",
-		    json_real_value(j) > 0 ? LLONG_MAX : lo);
-		return soul_bad(v, obj, key, path, m);
-	}
-	if (!json_is_integer(j))
-		return soul_bad(v, obj, key, path, "must be a whole number");
-	if (json_integer_value(j) < lo) {
-		snprintf(m, sizeof m, "must be at least %lld", lo);
-		return soul_bad(v, obj, key, path, m);
-	}
-	*dst = json_integer_value(j);
 	return 0;
 }
 
@@ -179,20 +137,6 @@ soul_dur(struct soul_loading *v, const json_t *obj, const char *key,
 }
 
 int
-soul_hours(struct soul_loading *v, const json_t *obj, const char *key,
-    const char *path, struct hours *dst)
-{
-	json_t *j = json_object_get(obj, key);
-
-	if (j == NULL || json_is_null(j))
-		return 0;
-	if (!json_is_string(j) || hours_parse(json_string_value(j), dst))
-		return soul_bad(v, obj, key, path, "must be hours like "
-		    "\"08:00-23:00\" (may wrap midnight)");
-	return 0;
-}
-
-int
 soul_strlist(const json_t *j, int nonempty)
 {
 	size_t i;
@@ -219,45 +163,5 @@ soul_need_map(struct soul_loading *v, const json_t *obj, const char *key,
 		return soul_bad(v, obj, key, path, "must be a mapping of "
 		    "keys");
 	*out = j;
-	return 0;
-}
-
-int
-soul_weight(struct soul_loading *v, const json_t *obj, const char *key,
-    const char *path, double *dst)
-{
-	json_t *j = json_object_get(obj, key);
-
-	if (j == NULL || json_is_null(j))
-		return 0;
-	if (!json_is_number(j) || json_number_value(j) < 0 ||
-	    json_number_value(j) > 1)
-		return soul_bad(v, obj, key, path, "must be a number from 0 "
-		    "to 1");
-	*dst = json_number_value(j);
-	return 0;
-}
-
-/* window: a whole number of days, or a duration of whole days */
-int
-soul_days(struct soul_loading *v, const json_t *obj, const char *key,
-    const char *path, long long *dst)
-{
-	json_t *j = json_object_get(obj, key);
-	long long d = -1;
-
-	if (j == NULL || json_is_null(j))
-		return 0;
-	if (json_is_integer(j))
-		d = json_integer_value(j);
-	else if (json_is_string(j) && dur_parse(json_string_value(j),
-	    &d) == 0 && d % 86400 == 0)
-		d /= 86400;
-	else
-		d = -1;
-	if (d < 1 || d > 365)
-		return soul_bad(v, obj, key, path, "must be whole days, 1 to "
-		    "365 (write e.g. 14 or 14d)");
-	*dst = d;
 	return 0;
 }

@@ -3,10 +3,13 @@
  * below, with the mappings it is a key of, how it is read and checked,
  * where it goes in struct soul and its default: what soul_walk reads,
  * in what order, what soul_defaults fills in and what soul_keys_json
- * prints.  The readers of its K_FN rows (a chamber's gate, adaptive,
- * the daily budget) are here with it; a key with its own code (K_OWN)
- * is read by that code, after the walk (soul.c, soultool.c).
+ * prints.  The readers of its rows whose kind no other code reads (a
+ * number, hours, days, a weight) and of its K_FN rows (a chamber's
+ * gate, adaptive, the daily budget) are here with it; a key with its
+ * own code (K_OWN) is read by that code, after the walk (soul.c,
+ * soultool.c).
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,8 +219,8 @@ soul_key_path(char *buf, size_t n, const char *path, const char *key)
 	return buf;
 }
 
-int
-soul_known(unsigned map, const char *key)
+static int
+known(unsigned map, const char *key)
 {
 	size_t i;
 
@@ -233,16 +236,12 @@ soul_unknown_keys(struct soul_loading *v, const json_t *obj, unsigned map,
     const char *path)
 {
 	const char *key;
-	const struct yj_pos *p;
 	json_t *val;
 
-	json_object_foreach((json_t *)obj, key, val) {
-		if (soul_known(map, key))
-			continue;
-		p = yj_key(v->y, obj, key);
-		soul_add_warning(v, p ? p->kline : 1, p ? p->kcol : 1,
-		    "unknown key '%.64s' in %s (ignored)", key, path);
-	}
+	json_object_foreach((json_t *)obj, key, val)
+		if (!known(map, key))
+			soul_add_warning(v, obj, key, "unknown key '%.64s' in "
+			    "%s (ignored)", key, path);
 }
 
 /*
@@ -253,7 +252,6 @@ soul_unknown_keys(struct soul_loading *v, const json_t *obj, unsigned map,
 static int
 other_chamber(struct soul_loading *v, const json_t *m, const struct key *k)
 {
-	const struct yj_pos *p;
 	char msg[400];
 
 	if (json_object_get(m, k->name) == NULL)
@@ -261,9 +259,103 @@ other_chamber(struct soul_loading *v, const json_t *m, const struct key *k)
 	snprintf(msg, sizeof msg, "key '%s' in %s has no effect: it is %s's "
 	    "(ignored)", k->name, soul_map_path(k->in),
 	    soul_map_path(M_CH & ~k->in));
-	p = yj_key(v->y, m, k->name);
-	soul_add_warning(v, p ? p->kline : 1, p ? p->kcol : 1, "%s%s", msg,
-	    "");
+	soul_add_warning(v, m, k->name, "%s%s", msg, "");
+	return 0;
+}
+
+/* "08:00-23:00", end exclusive; wraps midnight when end <= start. */
+static int
+hours_parse(const char *s, struct hours *h)
+{
+	int sh, sm, eh, em, n = 0;
+
+	if (sscanf(s, "%2d:%2d-%2d:%2d%n", &sh, &sm, &eh, &em, &n) != 4 ||
+	    s[n] != '\0' || sh < 0 || sh > 23 || sm < 0 || sm > 59 ||
+	    eh < 0 || eh > 24 || em < 0 || em > 59 || (eh == 24 && em != 0))
+		return -1;
+	h->set = 1;
+	h->start = sh * 60 + sm;
+	h->end = eh * 60 + em;
+	return 0;
+}
+
+static int
+read_int(struct soul_loading *v, const json_t *obj, const char *key,
+    const char *path, long long lo, long long *dst)
+{
+	json_t *j = json_object_get(obj, key);
+	char m[100];
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	/* a YAML integer past 64 bits reaches us as a float */
+	if (json_is_real(j) && fabs(json_real_value(j)) >= 0x1p63) {
+		snprintf(m, sizeof m, json_real_value(j) > 0 ? "too large "
+		    "(at most %lld)" : "too small (at least %lld)",
+		    json_real_value(j) > 0 ? LLONG_MAX : lo);
+		return soul_bad(v, obj, key, path, m);
+	}
+	if (!json_is_integer(j))
+		return soul_bad(v, obj, key, path, "must be a whole number");
+	if (json_integer_value(j) < lo) {
+		snprintf(m, sizeof m, "must be at least %lld", lo);
+		return soul_bad(v, obj, key, path, m);
+	}
+	*dst = json_integer_value(j);
+	return 0;
+}
+
+static int
+read_hours(struct soul_loading *v, const json_t *obj, const char *key,
+    const char *path, struct hours *dst)
+{
+	json_t *j = json_object_get(obj, key);
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_string(j) || hours_parse(json_string_value(j), dst))
+		return soul_bad(v, obj, key, path, "must be hours like "
+		    "\"08:00-23:00\" (may wrap midnight)");
+	return 0;
+}
+
+static int
+read_weight(struct soul_loading *v, const json_t *obj, const char *key,
+    const char *path, double *dst)
+{
+	json_t *j = json_object_get(obj, key);
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_number(j) || json_number_value(j) < 0 ||
+	    json_number_value(j) > 1)
+		return soul_bad(v, obj, key, path, "must be a number from 0 "
+		    "to 1");
+	*dst = json_number_value(j);
+	return 0;
+}
+
+/* adaptive.window: a whole number of days, or a duration of whole days */
+static int
+read_days(struct soul_loading *v, const json_t *obj, const char *key,
+    const char *path, long long *dst)
+{
+	json_t *j = json_object_get(obj, key);
+	long long d = -1;
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (json_is_integer(j))
+		d = json_integer_value(j);
+	else if (json_is_string(j) && dur_parse(json_string_value(j),
+	    &d) == 0 && d % 86400 == 0)
+		d /= 86400;
+	else
+		d = -1;
+	if (d < 1 || d > 365)
+		return soul_bad(v, obj, key, path, "must be whole days, 1 to "
+		    "365 (write e.g. 14 or 14d)");
+	*dst = d;
 	return 0;
 }
 
@@ -277,15 +369,15 @@ get_key(struct soul_loading *v, const json_t *m, const struct key *k,
 	case K_STR:
 		return soul_str(v, m, k->name, path, dst);
 	case K_INT:
-		return soul_int(v, m, k->name, path, k->lo, dst);
+		return read_int(v, m, k->name, path, k->lo, dst);
 	case K_DUR:
 		return soul_dur(v, m, k->name, path, dst);
 	case K_HOURS:
-		return soul_hours(v, m, k->name, path, dst);
+		return read_hours(v, m, k->name, path, dst);
 	case K_DAYS:
-		return soul_days(v, m, k->name, path, dst);
+		return read_days(v, m, k->name, path, dst);
 	case K_WEIGHT:
-		return soul_weight(v, m, k->name, path, dst);
+		return read_weight(v, m, k->name, path, dst);
 	case K_FN:
 		return k->fn(v, m, path, base);
 	case K_NONE:
@@ -295,7 +387,26 @@ get_key(struct soul_loading *v, const json_t *m, const struct key *k,
 	}
 }
 
-/* Read the keys of map from m into its struct, in the table's order. */
+/* A key of heart that is a mapping and no key of heart: a chamber
+ * mistyped, or one heart does not have. */
+static int
+no_chamber(struct soul_loading *v, const json_t *heart)
+{
+	const char *key;
+	json_t *val;
+	char m[200];
+
+	json_object_foreach((json_t *)heart, key, val)
+		if (!known(M_HEART, key) && json_is_object(val)) {
+			snprintf(m, sizeof m, "unknown chamber '%.40s' (the "
+			    "chambers are pulse, schedule and idle)", key);
+			return soul_bad_at(v, heart, key, "heart", m, 1);
+		}
+	return 0;
+}
+
+/* Read the keys of map from m into its struct, in the table's order;
+ * heart's mappings that are no keys of it first. */
 int
 soul_walk(struct soul_loading *v, const json_t *m, unsigned map)
 {
@@ -303,6 +414,8 @@ soul_walk(struct soul_loading *v, const json_t *m, unsigned map)
 	char path[128];
 	size_t i;
 
+	if (map == M_HEART && no_chamber(v, m) == -1)
+		return -1;
 	for (i = 0; i < NKEYS; i++)
 		if ((keys[i].in & map) && get_key(v, m, &keys[i],
 		    soul_key_path(path, sizeof path, soul_map_path(map),
@@ -511,17 +624,13 @@ get_catch_up(struct soul_loading *v, const json_t *sched, const char *path,
 static void
 window_unknown(struct soul_loading *v, const json_t *w, const char *path)
 {
-	const struct yj_pos *p;
 	const char *key;
 	json_t *val;
 
-	json_object_foreach((json_t *)w, key, val) {
-		if (strcmp(key, "failures") == 0 || strcmp(key, "within") == 0)
-			continue;
-		p = yj_key(v->y, w, key);
-		soul_add_warning(v, p ? p->kline : 1, p ? p->kcol : 1,
-		    "unknown key '%.64s' in %s (ignored)", key, path);
-	}
+	json_object_foreach((json_t *)w, key, val)
+		if (strcmp(key, "failures") != 0 && strcmp(key, "within") != 0)
+			soul_add_warning(v, w, key, "unknown key '%.64s' in "
+			    "%s (ignored)", key, path);
 }
 
 /*
@@ -547,7 +656,7 @@ get_window(struct soul_loading *v, const json_t *brk, const char *path,
 		return soul_bad(v, brk, "window", path, "must be a mapping of "
 		    "failures and within, such as { failures: 10, within: "
 		    "1h }, or false");
-	if (soul_int(v, j, "failures", soul_key_path(kp, sizeof kp, path,
+	if (read_int(v, j, "failures", soul_key_path(kp, sizeof kp, path,
 	    "failures"), 1, &s->brk_window_fails) == -1 ||
 	    soul_dur(v, j, "within", soul_key_path(kp, sizeof kp, path,
 	    "within"), &s->brk_window) == -1)

@@ -58,13 +58,13 @@ load_tool(struct soul_loading *v, json_t *t, const char *path)
 	return 0;
 }
 
-int
-soul_load_tools(struct soul_loading *v, const json_t *root)
+static int
+load_tools(struct soul_loading *v, const json_t *root)
 {
-	const struct yj_pos *pos;
 	json_t *tools, *t;
 	char path[64];
 	size_t i;
+	int lc[2];
 
 	if ((tools = json_object_get(root, "tools")) == NULL ||
 	    json_is_null(tools))
@@ -74,10 +74,9 @@ soul_load_tools(struct soul_loading *v, const json_t *root)
 	json_array_foreach(tools, i, t) {
 		snprintf(path, sizeof path, "tools[%zu]", i);
 		if (!json_is_object(t)) {
-			pos = yj_item(v->y, tools, i);
+			yj_where(v->y, tools, NULL, i, 0, lc);
 			errf(v->err, "%s:%d:%d: %s: must be a mapping",
-			    v->file, pos ? pos->vline : 1,
-			    pos ? pos->vcol : 1, path);
+			    v->file, lc[0], lc[1], path);
 			return -1;
 		}
 		if (load_tool(v, t, path) == -1)
@@ -148,16 +147,14 @@ load_server_tools(struct soul_loading *v, json_t *m, const char *name,
     const char *path)
 {
 	json_t *t = json_object_get(m, "tools"), *e;
-	const struct yj_pos *pos;
 	char full[128];
 	size_t i;
 
 	if (t == NULL || json_is_null(t)) {
-		pos = yj_key(v->y, m, "command");
-		soul_add_warning(v, pos ? pos->kline : 1, pos ? pos->kcol : 1,
-		    "%s: no tools listed: none is offered and the server is "
-		    "never started (list them in tools:; heart-wake "
-		    "--list-tools shows them)%s", path, "");
+		soul_add_warning(v, m, "command", "%s: no tools listed: "
+		    "none is offered and the server is never started (list "
+		    "them in tools:; heart-wake --list-tools shows them)%s",
+		    path, "");
 		json_object_set_new(m, "tools", json_array());
 		return 0;
 	}
@@ -215,8 +212,8 @@ load_server(struct soul_loading *v, const char *name, json_t *m,
  * them (command, args, env), and heart's own keys (tools, timeout,
  * pass_env); a soul tool must not take a name a server's tools take.
  */
-int
-soul_load_mcp(struct soul_loading *v, const json_t *root)
+static int
+load_mcp(struct soul_loading *v, const json_t *root)
 {
 	json_t *m, *srv, *t;
 	const char *name, *tn;
@@ -253,4 +250,12 @@ soul_load_mcp(struct soul_loading *v, const json_t *root)
 	}
 	v->s->mcp = json_incref(m);
 	return 0;
+}
+
+/* A soul's tools:, then its mcp_servers:, whose tools' names the
+ * soul's tools must not take. */
+int
+soul_load_tools(struct soul_loading *v, const json_t *root)
+{
+	return load_tools(v, root) == -1 ? -1 : load_mcp(v, root);
 }

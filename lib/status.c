@@ -67,18 +67,16 @@ status_ran(enum wake_status st)
 	return table[st].ran;
 }
 
-/* Is a committed line of this status kept in the history? */
-int
-status_hist(enum wake_status st)
+/* What ghost mode does with a line of this status, into r: its kind,
+ * ran, hist (a committed line is kept in the history) and alert
+ * (--alert-only delivers it, whatever its text). */
+void
+status_ghost(enum wake_status st, struct ghost_result *r)
 {
-	return table[st].hist;
-}
-
-/* Does --alert-only deliver a line of this status, whatever its text? */
-int
-status_alert(enum wake_status st)
-{
-	return table[st].alert;
+	r->kind = table[st].kind;
+	r->ran = table[st].ran;
+	r->hist = table[st].hist;
+	r->alert = table[st].alert;
 }
 
 /* Does the journal keep a wake that ends with this status? */

@@ -19,6 +19,14 @@
 #define YJ_MAXNODES	100000
 #define YJ_MAXDEPTH	64
 
+struct yj_pos {
+	const json_t *parent;	/* object or array holding the item */
+	char	*key;		/* object key, or NULL for array items */
+	size_t	 index;
+	int	 kline, kcol;	/* where the key is */
+	int	 vline, vcol;	/* where the value starts */
+};
+
 struct ctx {
 	yaml_document_t *doc;
 	struct yj *out;
@@ -283,26 +291,33 @@ yj_free(struct yj *y)
 	memset(y, 0, sizeof *y);
 }
 
-const struct yj_pos *
-yj_key(const struct yj *y, const json_t *parent, const char *key)
+static const struct yj_pos *
+find(const struct yj *y, const json_t *parent, const char *key, size_t index)
 {
+	const struct yj_pos *p;
 	size_t i;
 
-	for (i = 0; i < y->npos; i++)
-		if (y->pos[i].parent == parent && y->pos[i].key != NULL &&
-		    strcmp(y->pos[i].key, key) == 0)
-			return &y->pos[i];
+	for (i = 0; i < y->npos; i++) {
+		p = &y->pos[i];
+		if (p->parent == parent && (key == NULL ? p->key == NULL &&
+		    p->index == index : p->key != NULL &&
+		    strcmp(p->key, key) == 0))
+			return p;
+	}
 	return NULL;
 }
 
-const struct yj_pos *
-yj_item(const struct yj *y, const json_t *parent, size_t index)
+/*
+ * Where parent[key] is (key NULL: parent's item index), in lc: the
+ * line and column of its key with atkey, else of its value; 1 and 1
+ * when not known.
+ */
+void
+yj_where(const struct yj *y, const json_t *parent, const char *key,
+    size_t index, int atkey, int *lc)
 {
-	size_t i;
+	const struct yj_pos *p = find(y, parent, key, index);
 
-	for (i = 0; i < y->npos; i++)
-		if (y->pos[i].parent == parent && y->pos[i].key == NULL &&
-		    y->pos[i].index == index)
-			return &y->pos[i];
-	return NULL;
+	lc[0] = p == NULL ? 1 : atkey ? p->kline : p->vline;
+	lc[1] = p == NULL ? 1 : atkey ? p->kcol : p->vcol;
 }
