@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartwake.h"
 
 /* A string member's value into out, for messages: raw when too long. */
 static void

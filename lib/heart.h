@@ -230,8 +230,6 @@ int	 bucket_peek(const char *, const char *, time_t, struct rate_view *,
 	    char *);
 json_t	*bucket_json(const struct rate_view *, time_t);
 
-/* idle.c: does a text carry an alert (heart-ghost --alert-only)? */
-int	 idle_alert(const char *);
 /* hist.c: the agent's history, agents/ID/history.jsonl */
 int	 hist_touch_input(const char *, time_t, char *);
 int	 hist_user(const char *, const char *, time_t, long long, char *);

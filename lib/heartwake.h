@@ -58,6 +58,7 @@ void	 idle_judge(const struct soul *, const char *, const json_t *, int,
 	    struct idle_verdict *);
 json_t	*idle_heartbeat_tool(void);
 void	 idle_verdict_free(struct idle_verdict *);
+int	 idle_alert(const char *);	/* heart-ghost --alert-only */
 
 /* hist.c */
 int	 hist_commit(const char *, const json_t *, const char *,
