@@ -18,8 +18,8 @@
  * heart-wake's notice.c) and marks the breaker told; the probe of a
  * wake that closes a told breaker is told too.
  * This file holds the transitions, pure functions of what they are
- * given; brkjson.c reads and writes the document and makes the
- * events, and brkstore.c does the transitions in the store.
+ * given; brkstore.c reads and writes the document, does the
+ * transitions in the store and makes the events.
  *
  * Invariants: the rules are brk_step's, a pure function of the
  * breaker, the time and the keys; the document is only ever replaced

@@ -174,8 +174,6 @@ struct brk_view {
 void	 brk_from_soul(const struct soul *, struct brk_conf *);
 const char *brk_state_name(enum brk_state);	/* "closed", "open"... */
 int	 brk_outcome(const char *);
-/* brkjson.c */
-json_t	*brk_json(const char *, const struct brk_view *, time_t);
 /* brkstore.c: (agent, conf, now...); brk_peek changes nothing */
 int	 brk_check(const char *, const struct brk_conf *, time_t, int *,
 	    int *, struct brk_view *, json_t *, char *);
@@ -184,6 +182,7 @@ int	 brk_record(const char *, const struct brk_conf *, time_t, int,
 int	 brk_peek(const char *, const struct brk_conf *, time_t,
 	    struct brk_view *, char *);
 int	 brk_reset(const char *, json_t *, char *);
+json_t	*brk_json(const char *, const struct brk_view *, time_t);
 /* pause.c: an operator's stop (heart-cap pause, resume) */
 struct pause_view {
 	int	 paused;

@@ -151,12 +151,6 @@ void	 brk_view_of(const struct brk *, const struct brk_conf *, time_t,
 int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *,
 	    time_t, const struct brk_rec *, const struct brk_who *,
 	    struct brk_out *);
-/* brkjson.c */
-#define BRKFILE	"breaker.json"
-int	 brkjson_parse(const char *, json_t *, struct brk *, char *);
-json_t	*brkjson_of(const char *, const struct brk *, time_t);
-void	 brkjson_events(const char *, const struct brk *,
-	    const struct brk_out *, json_t *, time_t);
 /* brkstore.c */
 int	 brk_giveback(const char *, time_t, char *);
 /* dormant.c */
