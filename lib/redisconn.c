@@ -5,10 +5,10 @@
  * pipelined, their replies, and a reply's error as a message and an
  * exit code.
  *
- * Invariants: one connection a process (redis_conn), made at the first
- * call (redisconn_begin) and again at the next after one is lost; a
- * connection lost, or refused at AUTH or SELECT, is dropped at once.  A server
- * that cannot be reached fails the call (store_fail: HX_UNAVAILABLE):
+ * Invariants: one connection a process (redis_conn, this file's own),
+ * made at the first call (redisconn_begin) and again at the next after
+ * one is lost; a connection lost, or refused at AUTH or SELECT, is
+ * dropped at once.  A server that cannot be reached fails the call (store_fail: HX_UNAVAILABLE):
  * the caller fails closed.  The URL never holds a password: it is read
  * from HEART_REDIS_PASSWORD at each connect.
  */
@@ -23,7 +23,13 @@
 
 #define TIMEOUT		3		/* s, to connect and per command */
 
-struct redisconn redis_conn;
+static struct {
+	char	 url[512];	/* as given; it never holds a password */
+	char	 host[256];
+	int	 port;
+	long long db;
+	redisContext *ctx;
+} redis_conn;
 
 void
 redisconn_aput(struct redisconn_args *a, const char *s)
@@ -268,6 +274,12 @@ redisconn_get(const char *key, char **out, char *err)
 		rc = 0;
 	freeReplyObject(r);
 	return rc;
+}
+
+const char *
+redisconn_url(void)
+{
+	return redis_conn.url;
 }
 
 /* redis://HOST[:PORT][/DB], HOST a name, an IPv4 or an [IPv6] address */

@@ -64,6 +64,7 @@ static struct {
 } held[MAXHELD];
 
 static struct store_ops ops;
+static char me[128];		/* host name, for the tokens */
 
 /* The agent of a state directory agents/ID. */
 static const char *
@@ -81,7 +82,7 @@ rwhere(const char *agent, const char *name, char *buf, size_t n)
 	char key[128];
 
 	redisconn_key(agent, name, key, sizeof key);
-	snprintf(buf, n, "%s: %s", redis_conn.url, key);
+	snprintf(buf, n, "%s: %s", ops.name, key);
 }
 
 /*
@@ -219,7 +220,7 @@ make_token(char *buf, size_t n)
 
 	if (getrandom(&x, sizeof x, GRND_NONBLOCK) != sizeof x)
 		x = (unsigned int)time(NULL) ^ (unsigned int)getpid();
-	snprintf(buf, n, "%s:%ld:%08x", redis_conn.me, (long)getpid(), x);
+	snprintf(buf, n, "%s:%ld:%08x", me, (long)getpid(), x);
 }
 
 /* Take the fleet's wake lock of agent: 1 taken, 0 held, -1 err. */
@@ -294,7 +295,7 @@ rlock(const char *dir, const char *name, int flags, char *err)
 	for (;;) {
 		if (i == MAXHELD) {
 			errf(err, "%s: too many wake locks held",
-			    redis_conn.url);
+			    ops.name);
 			got = -1;
 		} else if (redisconn_begin(err) == -1)
 			got = -1;
@@ -391,7 +392,7 @@ rwrite(const char *dir, const char *name, const json_t *j, char *err)
 	free(s);
 	if (r == 0)
 		errf(err, "%s: %s: the wake lock was lost: its lease of %ds "
-		    "ran out", redis_conn.url, key, STORE_WAKE_LEASE);
+		    "ran out", ops.name, key, STORE_WAKE_LEASE);
 	return r == 1 ? 0 : -1;
 }
 
@@ -428,7 +429,7 @@ rlog_add(const char *agent, const char *name, const char *line,
 	rc = redisconn_any_error(r, 5, key, err) ? -1 : 0;
 	if (rc == 0 && r[4]->type != REDIS_REPLY_ARRAY) {
 		errf(err, "%s: %s: EXEC: a reply not understood",
-		    redis_conn.url, key);
+		    ops.name, key);
 		rc = -1;
 	}
 	redisconn_free_replies(r, 5);
@@ -527,7 +528,7 @@ ragents(char ***listo, size_t *no, char *err)
 				redisconn_reply_error(r, "SCAN", err);
 			else
 				errf(err, "%s: SCAN: a reply not understood",
-				    redis_conn.url);
+				    ops.name);
 			freeReplyObject(r);
 			state_free_list(list, n);
 			return -1;
@@ -582,7 +583,7 @@ rknown(const char *agent, char *err)
 	else if (r->type == REDIS_REPLY_ERROR)
 		redisconn_reply_error(r, "EXISTS", err);
 	else
-		errf(err, "%s: EXISTS: a reply not understood", redis_conn.url);
+		errf(err, "%s: EXISTS: a reply not understood", ops.name);
 	freeReplyObject(r);
 	return rc;
 }
@@ -624,11 +625,10 @@ redisstore_open(const char *flag, char *err)
 		return bad;
 	}
 	secret_add(getenv("HEART_REDIS_PASSWORD"));
-	if (gethostname(redis_conn.me, sizeof redis_conn.me) == -1 ||
-	    redis_conn.me[0] == '\0')
-		snprintf(redis_conn.me, sizeof redis_conn.me, "localhost");
-	redis_conn.me[sizeof redis_conn.me - 1] = '\0';
-	ops.name = redis_conn.url;
+	if (gethostname(me, sizeof me) == -1 || me[0] == '\0')
+		snprintf(me, sizeof me, "localhost");
+	me[sizeof me - 1] = '\0';
+	ops.name = redisconn_url();
 	ops.get = rget;
 	ops.cas = rcas;
 	ops.where = rwhere;
