@@ -358,8 +358,8 @@ bucket_doc(const char *name, const struct bucket *b, time_t now)
 }
 
 struct bktx {
-	char	 owner[HEART_IDMAX + 2];
-	const struct endpoint *ep;
+	char	 owner[HEART_IDMAX + 2];	/* "@" and the endpoint's name */
+	long long rpm, tpm;		/* its limits (endpoint.c) */
 	enum bkt_op op;
 	const struct bkt_args *a;
 	time_t	 now, until;
@@ -373,11 +373,11 @@ bktx_step(json_t *cur, json_t **next, long long *ttl, void *ctx, char *err)
 
 	if (parse_bucket(x->owner, cur, &x->b, err) == -1)
 		return -1;
-	x->b.rpm = x->ep->rpm;
-	x->b.tpm = x->ep->tpm;
+	x->b.rpm = x->rpm;
+	x->b.tpm = x->tpm;
 	if (bucket_step(&x->b, x->op, x->a, x->now, &x->until) && x->op !=
 	    BKT_PEEK)
-		*next = bucket_doc(x->ep->name, &x->b, x->now);
+		*next = bucket_doc(x->owner + 1, &x->b, x->now);
 	*ttl = KEEP;
 	return 0;
 }
@@ -386,7 +386,7 @@ static void
 to_view(const struct bktx *x, struct rate_view *v)
 {
 	memset(v, 0, sizeof *v);
-	snprintf(v->endpoint, sizeof v->endpoint, "%s", x->ep->name);
+	snprintf(v->endpoint, sizeof v->endpoint, "%s", x->owner + 1);
 	v->rpm = x->b.rpm;
 	v->tpm = x->b.tpm;
 	sums(&x->b, &v->requests, &v->tokens);
@@ -406,12 +406,8 @@ transition(const char *name, enum bkt_op op, const struct bkt_args *a,
 	int r;
 
 	memset(x, 0, sizeof *x);
-	if (endpoint_read(err) == -1)
+	if (endpoint_limits(name, &x->rpm, &x->tpm, err) != 1)
 		return -1;
-	if ((x->ep = endpoint_named(name)) == NULL) {
-		errf(err, "%s: no endpoint '%.64s'", endpoint_file(), name);
-		return -1;
-	}
 	snprintf(x->owner, sizeof x->owner, "@%s", name);
 	x->op = op;
 	x->a = a;
@@ -424,8 +420,8 @@ transition(const char *name, enum bkt_op op, const struct bkt_args *a,
 	r = parse_bucket(x->owner, j, &x->b, err);
 	json_decref(j);
 	if (r == 0) {
-		x->b.rpm = x->ep->rpm;
-		x->b.tpm = x->ep->tpm;
+		x->b.rpm = x->rpm;
+		x->b.tpm = x->tpm;
 		bucket_step(&x->b, BKT_PEEK, a, now, NULL);
 		x->b.ahead = a != NULL && a->who != NULL ? place(&x->b,
 		    a->who) : 0;
@@ -470,11 +466,12 @@ bucket_record(const char *name, long long tokens, time_t now, char *err)
 {
 	struct bkt_args a = { tokens, 0, 0, NULL };
 	struct bktx x;
+	long long rpm, tpm;
+	int r;
 
-	if (endpoint_read(err) == -1)
+	if ((r = endpoint_limits(name, &rpm, &tpm, err)) == -1)
 		return -1;
-	if (tokens <= 0 || endpoint_named(name) == NULL ||
-	    endpoint_named(name)->tpm == 0)
+	if (tokens <= 0 || r == 0 || tpm == 0)
 		return 0;
 	return transition(name, BKT_RECORD, &a, now, &x, err);
 }

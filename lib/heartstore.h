@@ -179,15 +179,9 @@ int	 hold_set(const char *, const char *, const char *, long, time_t,
 int	 hold_giveback(const char *, const char *, time_t, char *);
 int	 hold_lift(const char *, const char *, time_t, char *);
 void	 hold_why(const struct hold_view *, char *, size_t);
-/* endpoint.c */
-struct endpoint {
-	char	 name[HEART_IDMAX + 1];
-	char	*base_url, *model;	/* NULL: any */
-	long long rpm, tpm;		/* 0: no limit */
-};
+/* endpoint.c: endpoint_limits' are a minute, 0: no limit */
 struct llm_conf;
-int	 endpoint_read(char *);
-const struct endpoint *endpoint_named(const char *);
+int	 endpoint_limits(const char *, long long *, long long *, char *);
 const char *endpoint_file(void);
 int	 endpoint_of(const struct llm_conf *, char *, size_t, char *);
 /* bucket.c */
