@@ -409,15 +409,12 @@ int	 overdue_peek(const struct soul *, time_t, struct overdue_view *,
 	    char *);
 void	 overdue_json(const struct overdue_view *, json_t *);
 /* prom.c: node_exporter's textfile collector (texts to free) */
-char	*prom_caps(char *const *, const struct cap_view *, size_t, time_t);
-char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
+char	*prom_agents(char *const *, size_t, const struct cap_view *,
+	    const struct outbox_count *, const struct pause_view *,
+	    const struct overdue_view *, const json_t *, time_t);
 char	*prom_rates(const struct rate_view *, size_t, time_t);
-char	*prom_pauses(char *const *, const struct pause_view *, size_t);
-char	*prom_overdue(char *const *, const struct overdue_view *, size_t);
-char	*prom_holds(const json_t *);
 char	*prom_budget(const struct budget_view *, time_t);
-char	*prom_breakers(char *const *, const struct brk_view *, size_t,
-	    time_t);
+char	*prom_breakers(char *const *, const struct brk_view *, size_t);
 int	 prom_named(const char *);
 int	 prom_write(const char *, const char *, char *);
 

@@ -1,9 +1,6 @@
-/*
- * heartstore.h - private to libheart's stores (HACKING: stores), by
- * file in its order; each .c says what its calls do.  The rules
- * (cap_step, brk_step, bucket_step) are pure: no I/O, no clock; each
- * returns 1 when the state it changed is to be written back.
- */
+/* heartstore.h - private to libheart's stores (HACKING: stores).  The
+ * rules (cap_step, brk_step, bucket_step...) are pure: no I/O, no clock;
+ * each returns 1 when the state it changed is to be written back. */
 #ifndef HEARTSTORE_H
 #define HEARTSTORE_H
 
@@ -155,7 +152,6 @@ int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *,
 int	 brk_giveback(const char *, time_t, char *);
 /* dormant.c */
 struct wake_state;
-long long dormant_after(const struct soul *, enum chamber);
 int	 dormant_at(const struct soul *, const struct wake_state *,
 	    enum chamber, time_t, time_t *);
 int	 dormant_untold(const struct wake_state *, time_t);
