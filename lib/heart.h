@@ -98,12 +98,7 @@ int	 store_status_names(char **, size_t, struct soul **, size_t,
 int	 store_code(int);
 /* redisstore.c */
 int	 redisstore_open(const char *, char *);
-/* journal.c: an agent's wakes' decisions (heart-wake --why): a file
- * holds JOURNAL_MAX bytes at most (then its newest half), a server the
- * newest JOURNAL_KEEP entries */
-#define JOURNAL_MAX	(128 * 1024)
-#define JOURNAL_KEEP	500
-#define JOURNAL_REASON	240	/* bytes of a reason, at most */
+/* journal.c: an agent's wakes' decisions (heart-wake --why) */
 int	 journal_add(const char *, time_t, const char *, const char *,
 	    const char *, const char *, char *);
 int	 journal_read(const char *, time_t, long long, json_t **, char *);

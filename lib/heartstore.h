@@ -19,8 +19,6 @@ struct store_ops {		/* (agent, name...) -1 with err */
 	void	(*where)(const char *, const char *, char *, size_t);
 	int	(*lock)(const char *dir, const char *, int, char *);
 	void	(*unlock)(int);
-	int	(*read_json)(const char *dir, const char *, json_t **,
-		    char *);
 	int	(*write_json)(const char *dir, const char *, const json_t *,
 		    char *);
 	int	(*agents)(char ***, size_t *, char *);
@@ -57,8 +55,6 @@ void	 store_fail(int);	/* the exit code the last failure asks */
 int	 store_get(const char *, const char *, json_t **, char *);
 int	 store_update(const char *, const char *, enum state_keep,
 	    store_step_fn, void *, char *);
-json_t	*store_parse(const char *, const char *, const char *, size_t,
-	    char *);
 void	 store_bad_field(const char *, const char *, const char *, char *);
 /* cap.c */
 struct forecast;	/* budget.c's */

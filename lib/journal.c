@@ -19,6 +19,11 @@
 #include "heartstore.h"
 
 #define JOURNAL_FILE	"journal.jsonl"
+/* a file holds JOURNAL_MAX bytes at most (then its newest half), a
+ * server the newest JOURNAL_KEEP entries */
+#define JOURNAL_MAX	(128 * 1024)
+#define JOURNAL_KEEP	500
+#define JOURNAL_REASON	240	/* bytes of a reason, at most */
 
 /* Append one entry to the agent's journal. */
 int

@@ -333,24 +333,6 @@ runlock(int fd)
 	state_unlock(fd);
 }
 
-static int
-rread(const char *dir, const char *name, json_t **out, char *err)
-{
-	char where[4200], *doc;
-	const char *agent;
-
-	*out = NULL;
-	if ((agent = agent_of(dir, err)) == NULL ||
-	    rget(agent, name, &doc, err) == -1)
-		return -1;
-	if (doc == NULL)
-		return 0;
-	rwhere(agent, name, where, sizeof where);
-	*out = store_parse(where, "key", doc, strlen(doc), err);
-	free(doc);
-	return *out != NULL ? 0 : -1;
-}
-
 /* wake.json, written only while we still hold the agent's wake lock, if
  * we took it. */
 static int
@@ -634,7 +616,6 @@ redisstore_open(const char *flag, char *err)
 	ops.where = rwhere;
 	ops.lock = rlock;
 	ops.unlock = runlock;
-	ops.read_json = rread;
 	ops.write_json = rwrite;
 	ops.agents = ragents;
 	ops.known = rknown;

@@ -101,16 +101,6 @@ store_unlock(int fd)
 		state_unlock(fd);
 }
 
-/* state_read_doc's contract (a document of the store is swapped), for
- * dir/name in whichever store. */
-int
-store_read_json(const char *dir, const char *name, json_t **out, char *err)
-{
-	if (cur != NULL)
-		return cur->read_json(dir, name, out, err);
-	return state_read_doc(dir, name, out, err);
-}
-
 /* state_swap_json's; a server store writes only while the caller
  * still holds the agent's wake lock, if it holds one, and keeps it as
  * the server keeps everything. */
@@ -254,7 +244,7 @@ store_bad_field(const char *agent, const char *name, const char *field,
 }
 
 /* A stored document's JSON object, or NULL with err naming where. */
-json_t *
+static json_t *
 store_parse(const char *where, const char *noun, const char *doc,
     size_t len, char *err)
 {
@@ -310,6 +300,19 @@ store_get(const char *agent, const char *name, json_t **out, char *err)
 	r = server_get(agent, name, out, &raw, err);
 	free(raw);
 	return r;
+}
+
+/* state_read_doc's contract (a document of the store is swapped), for
+ * dir/name in whichever store: a server's of the agent of dir,
+ * agents/ID. */
+int
+store_read_json(const char *dir, const char *name, json_t **out, char *err)
+{
+	const char *agent = strrchr(dir, '/');
+
+	if (cur == NULL)
+		return state_read_doc(dir, name, out, err);
+	return store_get(agent != NULL ? agent + 1 : dir, name, out, err);
 }
 
 /* The file store's read-decide-write: under NAME.lock (for x.json). */
