@@ -103,15 +103,15 @@ int	 journal_add(const char *, time_t, const char *, const char *,
 	    const char *, const char *, char *);
 int	 journal_read(const char *, time_t, long long, json_t **, char *);
 int	 journal_since(const char *, time_t, time_t *, char *);
-/* cap.c: the daily counter shared by the chambers; -1: none */
-struct caps {
-	long long chamber[CH_NCHAMBERS];
-	long long agent;
-	long long budget;	/* daily_budget, nanodollars */
-	long long monthly;	/* monthly_budget, nanodollars */
-	long long priced;	/* 1: the agent has a price (a cost) */
+/* endpoint.c: the endpoints of the fleet file, and its budget */
+int	 endpoint_names(const char ***, size_t *, char *);
+struct fleet_budget {
+	int	 set;
+	long long daily, monthly;	/* nanodollars; -1: none */
+	char	 zone[64];
 };
-/* budget.c: the last seven days' spend, kept with a day's counter */
+int	 endpoint_budget(struct fleet_budget *, char *);
+/* budget.c: the fleet's budget (budget.json); the week a counter keeps */
 #define WEEK_DAYS	7
 struct week {
 	char	 since[16];	/* the first day kept: days before unknown */
@@ -121,6 +121,25 @@ struct week {
 	} d[WEEK_DAYS];
 	int	 n;
 	long long top;		/* today's costliest wake, nanodollars */
+};
+struct budget_view {
+	struct fleet_budget fb;
+	char	 day[16], zone[64], month[8];
+	long long cost, month_cost;	/* nanodollars */
+	struct week week;
+	int	 inflight;	/* wakes admitted, not yet recorded */
+};
+int	 budget_peek(time_t, struct budget_view *, char *);
+int	 budget_spent(const struct budget_view *);
+void	 budget_why(const struct budget_view *, time_t, char *, size_t);
+json_t	*budget_json(const struct budget_view *, time_t);
+/* cap.c: the daily counter shared by the chambers; -1: none */
+struct caps {
+	long long chamber[CH_NCHAMBERS];
+	long long agent;
+	long long budget;	/* daily_budget, nanodollars */
+	long long monthly;	/* monthly_budget, nanodollars */
+	long long priced;	/* 1: the agent has a price (a cost) */
 };
 struct cap_view {
 	char	 day[16];
@@ -195,26 +214,6 @@ json_t	*pause_json(const struct pause_view *);
 int	 dormant_peek(const struct soul *, time_t, json_t **, char *);
 /* hold.c: one hold per provider account (heart-cap status) */
 int	 hold_list(json_t **, time_t, char *);
-/* endpoint.c: the endpoints of the fleet file, and its budget */
-int	 endpoint_names(const char ***, size_t *, char *);
-struct fleet_budget {
-	int	 set;
-	long long daily, monthly;	/* nanodollars; -1: none */
-	char	 zone[64];
-};
-int	 endpoint_budget(struct fleet_budget *, char *);
-/* budget.c: the fleet's budget, in the store's budget.json */
-struct budget_view {
-	struct fleet_budget fb;
-	char	 day[16], zone[64], month[8];
-	long long cost, month_cost;	/* nanodollars */
-	struct week week;
-	int	 inflight;	/* wakes admitted, not yet recorded */
-};
-int	 budget_peek(time_t, struct budget_view *, char *);
-int	 budget_spent(const struct budget_view *);
-void	 budget_why(const struct budget_view *, time_t, char *, size_t);
-json_t	*budget_json(const struct budget_view *, time_t);
 /* bucket.c: the fleet-wide rate limit, per endpoint (HEART_FLEET) */
 struct rate_view {
 	char	 endpoint[HEART_IDMAX + 1];

@@ -56,18 +56,11 @@ int	 store_get(const char *, const char *, json_t **, char *);
 int	 store_update(const char *, const char *, enum state_keep,
 	    store_step_fn, void *, char *);
 void	 store_bad_field(const char *, const char *, const char *, char *);
-/* cap.c */
-struct forecast;	/* budget.c's */
-void	 cap_forecast(const struct cap_view *, time_t, struct forecast *);
-int	 cap_record(const char *, const char *, time_t, int,
-	    const struct usage *, const struct usage *, long long, char *);
-time_t	 cap_resets_at(const struct cap_view *, time_t);
-time_t	 cap_open_at(const struct cap_view *, const struct caps *, time_t);
-int	 cap_spend_ok(const struct cap_view *, const struct caps *);
-long long cap_agent_limit(const struct caps *);
-long long cap_cost(const struct cap_view *);
-int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
-	    size_t);
+/* endpoint.c: endpoint_limits' are a minute, 0: no limit */
+struct llm_conf;
+int	 endpoint_limits(const char *, long long *, long long *, char *);
+const char *endpoint_file(void);
+int	 endpoint_of(const struct llm_conf *, char *, size_t, char *);
 /* budget.c: the fleet's budget, and the week a counter keeps */
 #define BUDGET_LEASE	900	/* s a wake in flight counts unrecorded */
 #define BUDGET_RETRY	60	/* s a crowded wake is deferred */
@@ -93,6 +86,17 @@ void	 week_roll(struct week *, const char *, long long, const char *);
 long long week_top(const struct week *);
 int	 week_parse(const json_t *, struct week *);
 void	 week_json(const struct week *, json_t *);
+/* cap.c */
+void	 cap_forecast(const struct cap_view *, time_t, struct forecast *);
+int	 cap_record(const char *, const char *, time_t, int,
+	    const struct usage *, const struct usage *, long long, char *);
+time_t	 cap_resets_at(const struct cap_view *, time_t);
+time_t	 cap_open_at(const struct cap_view *, const struct caps *, time_t);
+int	 cap_spend_ok(const struct cap_view *, const struct caps *);
+long long cap_agent_limit(const struct caps *);
+long long cap_cost(const struct cap_view *);
+int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
+	    size_t);
 /* brk.c; brk_record's outcome flags */
 #define BRK_LLM_OK	0x1
 #define BRK_LLM_FAIL	0x2
@@ -171,11 +175,6 @@ int	 hold_set(const char *, const char *, const char *, long, time_t,
 int	 hold_giveback(const char *, const char *, time_t, char *);
 int	 hold_lift(const char *, const char *, time_t, char *);
 void	 hold_why(const struct hold_view *, char *, size_t);
-/* endpoint.c: endpoint_limits' are a minute, 0: no limit */
-struct llm_conf;
-int	 endpoint_limits(const char *, long long *, long long *, char *);
-const char *endpoint_file(void);
-int	 endpoint_of(const struct llm_conf *, char *, size_t, char *);
 /* bucket.c */
 int	 bucket_give(const char *, time_t, time_t, char *);
 int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
@@ -195,6 +194,20 @@ void	 slot_why(time_t, time_t, long long, char *, size_t);
 time_t	 slot_idle_due(time_t, time_t, time_t, long long);
 
 /* for t/ and fuzz/ only */
+/* budget.c: the document as budget_step sees it */
+enum budget_op { BUDGET_TAKE, BUDGET_GIVE, BUDGET_RECORD, BUDGET_PEEK };
+#define BUDGET_WAKES	1024	/* wakes in flight kept (heart(7) LIMITS) */
+struct budget {
+	struct budget_view v;
+	struct {
+		char	 agent[HEART_IDMAX + 1];
+		time_t	 at;
+	} w[BUDGET_WAKES];
+	int	 nw;
+};
+int	 budget_step(struct budget *, enum budget_op, const char *,
+	    long long, const struct fleet_budget *, time_t, int *);
+
 /* cap.c */
 enum cap_op { CAP_TAKE, CAP_RECORD, CAP_PEEK, CAP_RESET };
 struct cap_args {
@@ -242,18 +255,4 @@ struct bkt_args {
 };
 int	 bucket_step(struct bucket *, enum bkt_op, const struct bkt_args *,
 	    time_t, time_t *);
-/* budget.c: the document as budget_step sees it */
-enum budget_op { BUDGET_TAKE, BUDGET_GIVE, BUDGET_RECORD, BUDGET_PEEK };
-#define BUDGET_WAKES	1024	/* wakes in flight kept (heart(7) LIMITS) */
-struct budget {
-	struct budget_view v;
-	struct {
-		char	 agent[HEART_IDMAX + 1];
-		time_t	 at;
-	} w[BUDGET_WAKES];
-	int	 nw;
-};
-int	 budget_step(struct budget *, enum budget_op, const char *,
-	    long long, const struct fleet_budget *, time_t, int *);
-
 #endif
