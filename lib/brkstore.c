@@ -168,15 +168,16 @@ doc_parse(const char *agent, json_t *j, struct brk *b, char *err)
 		bad = "tool_fails";
 	else if (state_count(j, "cooldown_s", &b->cooldown) == -1)
 		bad = "cooldown_s";
-	else if (state_count(j, "base_s", &b->base) == -1)
+	else if (state_count(j, "base_s", &b->kept.cooldown) == -1)
 		bad = "base_s";
-	else if (state_count(j, "threshold", &b->threshold) == -1)
+	else if (state_count(j, "threshold", &b->kept.threshold) == -1)
 		bad = "threshold";
-	else if (state_count(j, "max_cooldown_s", &b->max) == -1)
+	else if (state_count(j, "max_cooldown_s", &b->kept.max_cooldown) ==
+	    -1)
 		bad = "max_cooldown_s";
-	else if (get_wfails(j, &b->wfails) == -1)
+	else if (get_wfails(j, &b->kept.window_fails) == -1)
 		bad = "window_failures";
-	else if (state_count(j, "window_s", &b->wsecs) == -1)
+	else if (state_count(j, "window_s", &b->kept.window_s) == -1)
 		bad = "window_s";
 	else if (get_failed(j, b) == -1)
 		bad = "failed_at";
@@ -213,14 +214,15 @@ doc_parse(const char *agent, json_t *j, struct brk *b, char *err)
 static void
 put_window(json_t *j, const struct brk *b)
 {
+	long long wf = b->kept.window_fails;
 	json_t *a = json_array();
 	char buf[32];
 	int i;
 
-	json_object_set_new(j, "window_failures", b->wfails == 0 ?
-	    json_null() : json_integer(b->wfails > 0 ? b->wfails : 0));
-	json_object_set_new(j, "window_s", b->wsecs > 0 ?
-	    json_integer(b->wsecs) : json_null());
+	json_object_set_new(j, "window_failures", wf == 0 ? json_null() :
+	    json_integer(wf > 0 ? wf : 0));
+	json_object_set_new(j, "window_s", b->kept.window_s > 0 ?
+	    json_integer(b->kept.window_s) : json_null());
 	for (i = 0; i < b->nfailed; i++) {
 		clock_utc(b->failed[i], buf, sizeof buf);
 		json_array_append_new(a, json_string(buf));
@@ -239,9 +241,9 @@ doc_of(const char *agent, const struct brk *b, time_t now)
 	    "llm_fails", (json_int_t)b->llm_fails,
 	    "tool_fails", (json_int_t)b->tool_fails,
 	    "cooldown_s", (json_int_t)b->cooldown,
-	    "base_s", (json_int_t)b->base,
-	    "threshold", (json_int_t)b->threshold,
-	    "max_cooldown_s", (json_int_t)b->max);
+	    "base_s", (json_int_t)b->kept.cooldown,
+	    "threshold", (json_int_t)b->kept.threshold,
+	    "max_cooldown_s", (json_int_t)b->kept.max_cooldown);
 	put_time(j, "until", brk_next_go(b));
 	put_time(j, "probe_at", b->probe_at);
 	json_object_set_new(j, "probe_pid", b->probe_pid > 0 ?
@@ -430,13 +432,15 @@ brk_check(const char *agent, const struct brk_conf *conf, time_t now,
 	if (peek(agent, &x.b, err) == -1)
 		return -1;
 	/* the common case, closed: a read, no write */
-	if (brk_check_writes(&x.b, now) && transition(agent, BRK_CHECK, conf,
-	    now, NULL, events, &x, err) == -1)
+	whoami(&x.me);
+	if (brk_step(&x.b, BRK_CHECK, conf, now, NULL, &x.me, &x.o) &&
+	    transition(agent, BRK_CHECK, conf, now, NULL, events, &x,
+	    err) == -1)
 		return -1;
 	*probe = x.o.probe;
 	*allowed = x.b.state == BRK_CLOSED || *probe;
 	if (vo != NULL)
-		brk_view_of(&x.b, conf, now, vo);
+		*vo = x.o.view;
 	return 0;
 }
 
@@ -509,7 +513,7 @@ brk_peek(const char *agent, const struct brk_conf *conf, time_t now,
 	if (peek(agent, &b, err) == -1)
 		return -1;
 	brk_step(&b, BRK_PEEK, conf, now, NULL, NULL, &o);
-	brk_view_of(&b, conf, now, v);
+	*v = o.view;
 	return 0;
 }
 

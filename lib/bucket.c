@@ -358,7 +358,7 @@ bucket_doc(const char *name, const struct bucket *b, time_t now)
 }
 
 struct bktx {
-	char	 owner[HEART_IDMAX + 2];	/* "@" and the endpoint's name */
+	char	 owner[HEART_IDMAX + 2];	/* "@", the endpoint's name */
 	long long rpm, tpm;		/* its limits (endpoint.c) */
 	enum bkt_op op;
 	const struct bkt_args *a;

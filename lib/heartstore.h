@@ -108,9 +108,7 @@ struct brk {			/* as stored, whichever the store */
 	enum brk_state state;
 	long long llm_fails, tool_fails;
 	long long cooldown;	/* open, half_open: the current one, s */
-	long long base;		/* the base cooldown last written */
-	long long threshold, max;	/* and the threshold, max cooldown */
-	long long wfails, wsecs;	/* the window: 0 none kept; -1 off */
+	struct brk_conf kept;	/* keys last written; 0: none, window -1: off */
 	time_t	 failed[BRK_WINDOW_MAX];	/* times, oldest first */
 	int	 nfailed;
 	time_t	 until;		/* open: end of the cooldown */
@@ -140,11 +138,9 @@ struct brk_out {		/* what a transition did */
 	const char *kind;	/* what opened it */
 	int	 tell;		/* the outcome's BRK_TELL */
 	int	 notice;
+	struct brk_view view;	/* the breaker after it, as shown */
 };
 time_t	 brk_next_go(const struct brk *);
-int	 brk_check_writes(const struct brk *, time_t);
-void	 brk_view_of(const struct brk *, const struct brk_conf *, time_t,
-	    struct brk_view *);
 int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *,
 	    time_t, const struct brk_rec *, const struct brk_who *,
 	    struct brk_out *);

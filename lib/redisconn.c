@@ -8,9 +8,10 @@
  * Invariants: one connection a process (redis_conn, this file's own),
  * made at the first call (redisconn_begin) and again at the next after
  * one is lost; a connection lost, or refused at AUTH or SELECT, is
- * dropped at once.  A server that cannot be reached fails the call (store_fail: HX_UNAVAILABLE):
- * the caller fails closed.  The URL never holds a password: it is read
- * from HEART_REDIS_PASSWORD at each connect.
+ * dropped at once.  A server that cannot be reached fails the call
+ * (store_fail: HX_UNAVAILABLE): the caller fails closed.  The URL never
+ * holds a password: it is read from HEART_REDIS_PASSWORD at each
+ * connect.
  */
 #include <errno.h>
 #include <stdio.h>

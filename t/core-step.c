@@ -244,9 +244,9 @@ brk_case(const struct brkcase *c, time_t t)
 	b.llm_fails = c->llm;
 	b.tool_fails = c->tool;
 	b.cooldown = c->cooldown;
-	b.base = 900;
-	b.threshold = 3;
-	b.max = 7200;
+	b.kept.cooldown = 900;
+	b.kept.threshold = 3;
+	b.kept.max_cooldown = 7200;
 	b.until = c->until ? t + c->until : 0;
 	b.probe_at = c->probe_at ? t + c->probe_at - 1 : 0;
 	b.probe_pid = c->probe_pid;
