@@ -228,7 +228,7 @@ void	 pause_rule(const struct pause_entry *, const struct pause_entry *,
 #define BKT_SLOTS	124	/* the window on either side of now */
 #define BKT_LINE	512	/* wakes kept in line */
 struct bucket {
-	long long rpm, tpm;	/* the limits in force; 0: none */
+	struct rate_view v;	/* the limits in force, the counts kept */
 	struct {
 		long long sec, req, tok;
 	} e[BKT_SLOTS];
@@ -238,9 +238,6 @@ struct bucket {
 		long long since, seen;	/* first deferred, last asked */
 	} q[BKT_LINE];
 	int	 nq;
-	long long slow_until;	/* a 429 stops the endpoint until then */
-	long long n429, throttled, taken;	/* counted since it began */
-	long long ahead;	/* the last take's: wakes in line before it */
 };
 enum bkt_op { BKT_TAKE, BKT_GIVE, BKT_MOVE, BKT_RECORD, BKT_SLOW, BKT_PEEK };
 struct bkt_args {

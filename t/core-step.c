@@ -559,7 +559,7 @@ bucket_cases(time_t t)
 	time_t until;
 
 	memset(&b, 0, sizeof b);
-	b.rpm = 2;
+	b.v.rpm = 2;
 	bucket_step(&b, BKT_TAKE, &x, t - 70, &until);
 	bucket_step(&b, BKT_TAKE, &y, t - 70, &until);
 	bucket_step(&b, BKT_TAKE, &z, t - 70, &until);
@@ -570,13 +570,13 @@ bucket_cases(time_t t)
 	    t - 69, "line");
 	bucket_step(&b, BKT_TAKE, &y, t, &until);
 	check("bucket: a wake not in line waits for those in it",
-	    until == t + 61 && b.ahead == 2 && b.nq == 3, "admitted");
+	    until == t + 61 && b.v.ahead == 2 && b.nq == 3, "admitted");
 	bucket_step(&b, BKT_TAKE, &later, t, &until);
 	check("bucket: a wake's later request takes the minute's room, in "
 	    "no line", until == 0 && b.nq == 3, "refused");
 	bucket_step(&b, BKT_TAKE, &x, t, &until);
 	check("bucket: the second in line waits for the first's turn "
-	    "when one request is free", until == t + 61 && b.ahead == 1,
+	    "when one request is free", until == t + 61 && b.v.ahead == 1,
 	    "admitted");
 	bucket_step(&b, BKT_TAKE, &z, t, &until);
 	check("bucket: the first in line is admitted, and leaves it",
@@ -584,7 +584,7 @@ bucket_cases(time_t t)
 	    "refused");
 	bucket_step(&b, BKT_TAKE, &x, t + 1, &until);
 	check("bucket: in line, told when its turn comes if those before "
-	    "take theirs", until == t + 61 && b.ahead == 0, "until");
+	    "take theirs", until == t + 61 && b.v.ahead == 0, "until");
 	bucket_step(&b, BKT_PEEK, NULL, t + 182, &until);
 	check("bucket: a place not asked for within 3 minutes is dropped",
 	    b.nq == 0, "kept");
