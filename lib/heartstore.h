@@ -39,13 +39,6 @@ void	 store_unlock(int);
 int	 store_read_json(const char *, const char *, json_t **, char *);
 int	 store_put_json(const char *, const char *, const json_t *,
 	    enum state_keep, char *);
-/* an agent's log: lines of at most STORE_LOGLINE bytes, appended whole
- * (journal.c's); a file holds max bytes at most, a server keep lines */
-#define STORE_LOGLINE	1024
-int	 store_log_add(const char *, const char *, const char *, size_t,
-	    long long, char *);
-int	 store_log_read(const char *, const char *, long long, char ***,
-	    size_t *, char *);
 const struct store_ops *store_ops(void);	/* NULL: files */
 int	 store_server_named(const char *);	/* not "file" */
 int	 store_owner_check(const char *, char *);
