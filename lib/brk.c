@@ -370,7 +370,7 @@ open_now(struct brk *b, time_t now, const char *trigger, long long cooldown,
 
 /* The counts after an outcome; 1 when they changed. */
 static int
-count(struct brk *b, const struct brk_rec *rec)
+count(struct brk *b, const struct brk_ask *rec)
 {
 	long long l = b->llm_fails, t = b->tool_fails;
 	int flags = rec->flags;
@@ -407,7 +407,7 @@ window_full(const struct brk_conf *c, struct brk *b, time_t now)
  * would be, else "probe". */
 static const char *
 probe_kind(const struct brk_conf *c, const struct brk *b,
-    const struct brk_rec *rec, time_t now)
+    const struct brk_ask *rec, time_t now)
 {
 	if (rec->flags & BRK_LLM_CONFIG)
 		return "config";
@@ -426,7 +426,7 @@ probe_kind(const struct brk_conf *c, const struct brk *b,
  */
 static int
 apply(const struct brk_conf *c, struct brk *b, time_t now,
-    const struct brk_rec *rec, struct brk_out *o)
+    const struct brk_ask *rec, struct brk_out *o)
 {
 	int changed = count(b, rec), flags = rec->flags;
 	const char *trig = (flags & BRK_LLM_FAIL) ? "llm" : "tool";
@@ -476,8 +476,7 @@ apply(const struct brk_conf *c, struct brk *b, time_t now,
 /* brk_step's transitions, but for the view after. */
 static int
 step(struct brk *b, enum brk_op op, const struct brk_conf *given,
-    time_t now, const struct brk_rec *rec, const struct brk_who *me,
-    struct brk_out *o)
+    time_t now, const struct brk_ask *me, struct brk_out *o)
 {
 	struct brk_conf c;
 	int changed;
@@ -507,7 +506,7 @@ step(struct brk *b, enum brk_op op, const struct brk_conf *given,
 	case BRK_RECORD:
 		changed = advance(&c, b, now, o);
 		changed |= keep(given, &c, b);
-		changed |= apply(&c, b, now, rec, o);
+		changed |= apply(&c, b, now, me, o);
 		return changed || !b->exists;
 	case BRK_PEEK:
 		advance(&c, b, now, o);
@@ -533,22 +532,21 @@ step(struct brk *b, enum brk_op op, const struct brk_conf *given,
 
 /*
  * One transition of breaker b at `now', with the keys given (a soul's;
- * NULL: those kept, else the defaults), asked by `me': check grants
+ * NULL: those kept, else the defaults), asked by `ask': check grants
  * the half-open probe to the first caller (o->probe); giveback hands
- * back me's probe; record applies rec's outcome; reset closes it and
+ * back the asker's probe; record applies ask's outcome; reset closes it and
  * clears both counts and the window; peek only brings it up to now.
  * The transitions are named in o, with the view of b after them.
  * Returns 1 when b is to be written back.
  */
 int
 brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,
-    time_t now, const struct brk_rec *rec, const struct brk_who *me,
-    struct brk_out *o)
+    time_t now, const struct brk_ask *ask, struct brk_out *o)
 {
 	int r;
 
 	memset(o, 0, sizeof *o);
-	r = step(b, op, given, now, rec, me, o);
+	r = step(b, op, given, now, ask, o);
 	view_of(b, given, now, &o->view);
 	return r;
 }

@@ -342,8 +342,7 @@ struct brkx {
 	enum brk_op op;
 	const struct brk_conf *given;
 	time_t	 now;
-	const struct brk_rec *rec;
-	struct brk_who me;
+	struct brk_ask ask;
 	struct brk b;
 	struct brk_out o;
 };
@@ -356,7 +355,7 @@ brkx_step(json_t *cur, json_t **next, long long *ttl, void *ctx, char *err)
 
 	if (doc_parse(x->agent, cur, &x->b, err) == -1)
 		return -1;
-	if (brk_step(&x->b, x->op, x->given, x->now, x->rec, &x->me, &x->o))
+	if (brk_step(&x->b, x->op, x->given, x->now, &x->ask, &x->o))
 		*next = doc_of(x->agent, &x->b, x->now);
 	go = brk_next_go(&x->b);
 	*ttl = KEEP + (go > x->now ? go - x->now : 0);
@@ -365,7 +364,7 @@ brkx_step(json_t *cur, json_t **next, long long *ttl, void *ctx, char *err)
 
 /* Who we are, for a probe: this process on this host. */
 static void
-whoami(struct brk_who *me)
+whoami(struct brk_ask *me)
 {
 	static char host[64];
 
@@ -394,18 +393,17 @@ peek(const char *agent, struct brk *b, char *err)
 /* Do op in the store; its events appended to `events' once written. */
 static int
 transition(const char *agent, enum brk_op op, const struct brk_conf *given,
-    time_t now, const struct brk_rec *rec, json_t *events, struct brkx *x,
+    time_t now, const struct brk_ask *rec, json_t *events, struct brkx *x,
     char *err)
 {
-	static const struct brk_rec none = { 0, 0, NULL };
-
 	memset(x, 0, sizeof *x);
 	x->agent = agent;
 	x->op = op;
 	x->given = given;
 	x->now = now;
-	x->rec = rec != NULL ? rec : &none;
-	whoami(&x->me);
+	if (rec != NULL)
+		x->ask = *rec;
+	whoami(&x->ask);
 	if (store_update(agent, BRKFILE, STATE_SYNC, brkx_step, x,
 	    err) == -1) {
 		x->o.probe = 0;
@@ -432,8 +430,8 @@ brk_check(const char *agent, const struct brk_conf *conf, time_t now,
 	if (peek(agent, &x.b, err) == -1)
 		return -1;
 	/* the common case, closed: a read, no write */
-	whoami(&x.me);
-	if (brk_step(&x.b, BRK_CHECK, conf, now, NULL, &x.me, &x.o) &&
+	whoami(&x.ask);
+	if (brk_step(&x.b, BRK_CHECK, conf, now, &x.ask, &x.o) &&
 	    transition(agent, BRK_CHECK, conf, now, NULL, events, &x,
 	    err) == -1)
 		return -1;
@@ -472,7 +470,7 @@ int
 brk_record(const char *agent, const struct brk_conf *conf, time_t now,
     int flags, time_t hold, const char *reason, json_t *events, char *err)
 {
-	struct brk_rec rec = { flags, hold, NULL };
+	struct brk_ask rec = { 0, NULL, flags, hold, NULL };
 	char why[256], *scrubbed;
 	struct brkx x;
 
@@ -496,8 +494,8 @@ brk_record(const char *agent, const struct brk_conf *conf, time_t now,
 	 */
 	if (peek(agent, &x.b, err) == -1)
 		return -1;
-	whoami(&x.me);
-	if (!brk_step(&x.b, BRK_RECORD, conf, now, &rec, &x.me, &x.o))
+	whoami(&rec);
+	if (!brk_step(&x.b, BRK_RECORD, conf, now, &rec, &x.o))
 		return 0;
 	return transition(agent, BRK_RECORD, conf, now, &rec, events, &x,
 	    err);
@@ -512,7 +510,7 @@ brk_peek(const char *agent, const struct brk_conf *conf, time_t now,
 
 	if (peek(agent, &b, err) == -1)
 		return -1;
-	brk_step(&b, BRK_PEEK, conf, now, NULL, NULL, &o);
+	brk_step(&b, BRK_PEEK, conf, now, NULL, &o);
 	*v = o.view;
 	return 0;
 }

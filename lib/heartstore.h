@@ -114,14 +114,12 @@ struct brk {			/* as stored, whichever the store */
 	int	 exists;	/* it was stored before */
 };
 enum brk_op { BRK_CHECK, BRK_GIVEBACK, BRK_RECORD, BRK_PEEK, BRK_RESET };
-struct brk_rec {		/* BRK_RECORD's; the reason one line */
+struct brk_ask {		/* who asks a step, and BRK_RECORD's outcome */
+	long long pid;		/* a probe is granted to one process */
+	const char *host;
 	int	 flags;
 	time_t	 hold;
-	const char *reason;
-};
-struct brk_who {		/* a probe is granted to one process */
-	long long pid;
-	const char *host;
+	const char *reason;	/* one line */
 };
 #define BRK_MAXEV	4
 struct brk_out {		/* what a transition did */
@@ -135,8 +133,7 @@ struct brk_out {		/* what a transition did */
 };
 time_t	 brk_next_go(const struct brk *);
 int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *,
-	    time_t, const struct brk_rec *, const struct brk_who *,
-	    struct brk_out *);
+	    time_t, const struct brk_ask *, struct brk_out *);
 /* brkstore.c */
 int	 brk_giveback(const char *, time_t, char *);
 /* dormant.c */

@@ -231,8 +231,8 @@ static void
 brk_case(const struct brkcase *c, time_t t)
 {
 	struct brk_conf conf = { 3, 900, 7200, 0, 3600 };	/* no window */
-	struct brk_rec rec = { c->flags, c->hold ? t + c->hold : 0, "x" };
-	struct brk_who me = { 42, "h1" };
+	struct brk_ask rec = { 42, "h1", c->flags, c->hold ? t + c->hold : 0,
+	    "x" };
 	struct brk_out o;
 	struct brk b;
 	char ev[128] = "", why[256];
@@ -251,7 +251,7 @@ brk_case(const struct brkcase *c, time_t t)
 	b.probe_at = c->probe_at ? t + c->probe_at - 1 : 0;
 	b.probe_pid = c->probe_pid;
 	snprintf(b.probe_host, sizeof b.probe_host, "%s", c->probe_host);
-	w = brk_step(&b, c->op, &conf, t + c->at, &rec, &me, &o);
+	w = brk_step(&b, c->op, &conf, t + c->at, &rec, &o);
 	for (i = 0; i < o.nev; i++)
 		snprintf(ev + strlen(ev), sizeof ev - strlen(ev), "%s%s",
 		    i ? " " : "", o.ev[i]);
@@ -303,8 +303,7 @@ static void
 win_case(const struct wincase *c, time_t t)
 {
 	struct brk_conf conf = { 3, 900, 7200, 10, 3600 };
-	struct brk_rec rec = { c->flags, 0, "HTTP 503" };
-	struct brk_who me = { 42, "h1" };
+	struct brk_ask rec = { 42, "h1", c->flags, 0, "HTTP 503" };
 	struct brk_out o;
 	struct brk b;
 	char why[320];
@@ -318,7 +317,7 @@ win_case(const struct wincase *c, time_t t)
 	b.probe_pid = c->from == BRK_HALF_OPEN ? 42 : 0;
 	for (i = 0; i < c->had; i++)
 		b.failed[b.nfailed++] = t - c->ago + i;
-	brk_step(&b, BRK_RECORD, &conf, t, &rec, &me, &o);
+	brk_step(&b, BRK_RECORD, &conf, t, &rec, &o);
 	snprintf(why, sizeof why, "state %s, %d noted (oldest first?), "
 	    "reason '%s'", brk_state_name(b.state), b.nfailed, b.reason);
 	for (i = 1, sorted = 1; i < b.nfailed; i++)
