@@ -26,7 +26,6 @@ int	 redisconn_pipeline(struct redisconn_args *, int, redisReply **,
 	    const char *, char *);
 void	 redisconn_free_replies(redisReply **, int);
 void	 redisconn_reply_error(const redisReply *, const char *, char *);
-int	 redisconn_any_error(redisReply **, int, const char *, char *);
 const char *redisconn_str(const redisReply *);
 void	 redisconn_key(const char *, const char *, char *, size_t);
 int	 redisconn_get(const char *, char **, char *);

@@ -176,16 +176,26 @@ redisconn_begin(char *err)
 	return connect_now(err);
 }
 
+void
+redisconn_free_replies(redisReply **r, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		freeReplyObject(r[i]);
+}
+
 /*
  * Send n commands at once and read their n replies into r (a pipeline:
- * one round trip).  -1 with err, the replies freed, when the
- * connection failed; an error reply is left for the caller.
+ * one round trip).  -1 with err, the replies freed and the connection
+ * dropped (a WATCH or MULTI with it), when it failed or a reply is an
+ * error.
  */
 int
 redisconn_pipeline(struct redisconn_args *cmd, int n, redisReply **r,
     const char *what, char *err)
 {
-	int i, j;
+	int i;
 
 	for (i = 0; i < n; i++)
 		redisAppendCommandArgv(redis_conn.ctx, cmd[i].n, cmd[i].v,
@@ -197,34 +207,17 @@ redisconn_pipeline(struct redisconn_args *cmd, int n, redisReply **r,
 			    redis_conn.url, what, redis_conn.ctx->errstr[0] ?
 			    redis_conn.ctx->errstr : strerror(errno));
 			store_fail(HX_UNAVAILABLE);
-			for (j = 0; j < i; j++)
-				freeReplyObject(r[j]);
+			redisconn_free_replies(r, i);
 			redisconn_disconnect();
 			return -1;
 		}
 	}
-	return 0;
-}
-
-void
-redisconn_free_replies(redisReply **r, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		freeReplyObject(r[i]);
-}
-
-/* The first error among n replies, as err; 1 if there was one. */
-int
-redisconn_any_error(redisReply **r, int n, const char *what, char *err)
-{
-	int i;
-
 	for (i = 0; i < n; i++)
 		if (r[i]->type == REDIS_REPLY_ERROR) {
 			redisconn_reply_error(r[i], what, err);
-			return 1;
+			redisconn_free_replies(r, n);
+			redisconn_disconnect();
+			return -1;
 		}
 	return 0;
 }

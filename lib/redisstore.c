@@ -106,11 +106,6 @@ guarded_set(const char *guard, const char *want, const char *key,
 	redisconn_aput(&c[1], guard);
 	if (redisconn_pipeline(c, 2, r, guard, err) == -1)
 		return -1;
-	if (redisconn_any_error(r, 2, guard, err)) {
-		redisconn_free_replies(r, 2);
-		redisconn_disconnect();	/* and its WATCH */
-		return -1;
-	}
 	same = want == NULL ? r[1]->type == REDIS_REPLY_NIL :
 	    redisconn_str(r[1]) != NULL && r[1]->type == REDIS_REPLY_STRING &&
 	    strlen(want) == r[1]->len && memcmp(want, r[1]->str,
@@ -137,11 +132,6 @@ guarded_set(const char *guard, const char *want, const char *key,
 	}
 	if (redisconn_pipeline(c, n, r, key, err) == -1)
 		return -1;
-	if (redisconn_any_error(r, n, key, err)) {
-		redisconn_free_replies(r, n);
-		redisconn_disconnect();
-		return -1;
-	}
 	/* EXEC: nil when a watched key changed, else the replies */
 	rc = same && r[2]->type == REDIS_REPLY_ARRAY;
 	redisconn_free_replies(r, n);
@@ -191,12 +181,7 @@ rget(const char *agent, const char *name, char **doc, char *err)
 	free(moved);
 	if (n == -1)
 		return -1;
-	n = 2;
-	if (redisconn_any_error(r, n, key, err)) {
-		redisconn_free_replies(r, n);
-		return -1;
-	}
-	redisconn_free_replies(r, n);
+	redisconn_free_replies(r, 2);
 	return redisconn_get(key, doc, err);
 }
 
@@ -408,8 +393,8 @@ rlog_add(const char *agent, const char *name, const char *line,
 	redisconn_aput(&c[4], "EXEC");
 	if (redisconn_pipeline(c, 5, r, key, err) == -1)
 		return -1;
-	rc = redisconn_any_error(r, 5, key, err) ? -1 : 0;
-	if (rc == 0 && r[4]->type != REDIS_REPLY_ARRAY) {
+	rc = 0;
+	if (r[4]->type != REDIS_REPLY_ARRAY) {
 		errf(err, "%s: %s: EXEC: a reply not understood",
 		    ops.name, key);
 		rc = -1;
