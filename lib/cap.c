@@ -500,8 +500,8 @@ cap_resets_at(const struct cap_view *v, time_t now)
 }
 
 /* When v's month ends: the first local midnight of a later month. */
-time_t
-cap_month_resets_at(const struct cap_view *v, time_t now)
+static time_t
+month_resets_at(const struct cap_view *v, time_t now)
 {
 	const char *zone = v->zone[0] ? v->zone : clock_tz_local();
 	time_t m = cap_resets_at(v, now);
@@ -523,7 +523,7 @@ time_t
 cap_open_at(const struct cap_view *v, const struct caps *c, time_t now)
 {
 	if (c->monthly >= 0 && v->month_cost >= c->monthly)
-		return cap_month_resets_at(v, now);
+		return month_resets_at(v, now);
 	return cap_resets_at(v, now);
 }
 
@@ -549,7 +549,7 @@ cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
 	char reset[40], spent[32], budget[32];
 
 	if (v->caps.monthly >= 0 && v->month_cost >= v->caps.monthly) {
-		clock_utc(cap_month_resets_at(v, now), reset, sizeof reset);
+		clock_utc(month_resets_at(v, now), reset, sizeof reset);
 		snprintf(buf, n, "monthly budget %s reached: %s spent this "
 		    "month (heart.monthly_budget); resets at %s",
 		    price_format(v->caps.monthly, budget, sizeof budget),

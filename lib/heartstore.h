@@ -55,8 +55,6 @@ int	 endpoint_limits(const char *, long long *, long long *, char *);
 const char *endpoint_file(void);
 int	 endpoint_of(const struct llm_conf *, char *, size_t, char *);
 /* budget.c: the fleet's budget, and the week a counter keeps */
-#define BUDGET_LEASE	900	/* s a wake in flight counts unrecorded */
-#define BUDGET_RETRY	60	/* s a crowded wake is deferred */
 enum { BUDGET_ADMIT, BUDGET_REACHED, BUDGET_CROWDED };	/* a take's */
 int	 budget_take(const char *, time_t, int *, struct budget_view *,
 	    char *);
@@ -76,7 +74,6 @@ void	 budget_forecast(const struct week *, const char *, const char *,
 	    struct forecast *);
 json_t	*budget_forecast_json(const struct forecast *);
 void	 week_roll(struct week *, const char *, long long, const char *);
-long long week_top(const struct week *);
 int	 week_parse(const json_t *, struct week *);
 void	 week_json(const struct week *, json_t *);
 /* cap.c */
@@ -182,6 +179,8 @@ time_t	 slot_idle_due(time_t, time_t, time_t, long long);
 /* for t/ and fuzz/ only */
 /* budget.c: the document as budget_step sees it */
 enum budget_op { BUDGET_TAKE, BUDGET_GIVE, BUDGET_RECORD, BUDGET_PEEK };
+#define BUDGET_LEASE	900	/* s a wake in flight counts unrecorded */
+#define BUDGET_RETRY	60	/* s a crowded wake is deferred */
 #define BUDGET_WAKES	1024	/* wakes in flight kept (heart(7) LIMITS) */
 struct budget {
 	struct budget_view v;
@@ -193,7 +192,6 @@ struct budget {
 };
 int	 budget_step(struct budget *, enum budget_op, const char *,
 	    long long, const struct fleet_budget *, time_t, int *);
-
 /* cap.c */
 enum cap_op { CAP_TAKE, CAP_RECORD, CAP_PEEK, CAP_RESET };
 struct cap_args {
@@ -205,7 +203,6 @@ struct cap_args {
 	const struct usage *tu;		/* record: the triage's, or NULL */
 	long long cost;			/* record: nanodollars, or -1 */
 };
-time_t	 cap_month_resets_at(const struct cap_view *, time_t);
 int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
 	    const char *, time_t, int *);
 /* pause.c: one pause (since 0: none; until 0: until resumed) */
@@ -238,4 +235,5 @@ struct bkt_args {
 };
 int	 bucket_step(struct bucket *, enum bkt_op, const struct bkt_args *,
 	    time_t, time_t *);
+
 #endif

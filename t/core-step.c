@@ -438,7 +438,7 @@ monthly_cases(void)
 	snprintf(v.month, sizeof v.month, "2027-03");
 	v.month_cost = 3000000;
 	check("monthly: after a DST change the month ends at 04:00Z",
-	    cap_month_resets_at(&v, utc("2027-03-31T12:00:00Z")) ==
+	    cap_open_at(&v, &caps, utc("2027-03-31T12:00:00Z")) ==
 	    utc("2027-04-01T04:00:00Z"), "not 04:00Z");
 	cap_step(&v, CAP_TAKE, &a, ny, utc("2027-04-01T03:59:59Z"), &adm);
 	check("monthly: refused until then", adm == 0, "admitted");
@@ -479,7 +479,7 @@ fleet_cases(void)
 	budget_step(b, BUDGET_RECORD, "a", 1000000, &fb, t, &vd);
 	check("fleet: a record adds its cost and frees its place",
 	    b->v.cost == 1000000 && b->v.month_cost == 1000000 &&
-	    b->nw == 0 && week_top(&b->v.week) == 1000000, "not added");
+	    b->nw == 0 && b->v.week.top == 1000000, "not added");
 	budget_step(b, BUDGET_TAKE, "a", 0, &fb, t, &vd);
 	budget_step(b, BUDGET_TAKE, "b", 0, &fb, t, &i);
 	budget_step(b, BUDGET_TAKE, "c", 0, &fb, t, &vd);
