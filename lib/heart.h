@@ -99,8 +99,6 @@ int	 store_code(int);
 /* redisstore.c */
 int	 redisstore_open(const char *, char *);
 /* journal.c: an agent's wakes' decisions (heart-wake --why) */
-int	 journal_add(const char *, time_t, const char *, const char *,
-	    const char *, const char *, char *);
 int	 journal_read(const char *, time_t, long long, json_t **, char *);
 int	 journal_since(const char *, time_t, time_t *, char *);
 /* endpoint.c: the endpoints of the fleet file, and its budget */

@@ -49,6 +49,9 @@ int	 store_get(const char *, const char *, json_t **, char *);
 int	 store_update(const char *, const char *, enum state_keep,
 	    store_step_fn, void *, char *);
 void	 store_bad_field(const char *, const char *, const char *, char *);
+/* journal.c */
+int	 journal_add(const char *, time_t, const char *, const char *,
+	    const char *, const char *, char *);
 /* endpoint.c: endpoint_limits' are a minute, 0: no limit */
 struct llm_conf;
 int	 endpoint_limits(const char *, long long *, long long *, char *);
