@@ -491,7 +491,7 @@ cmd_status(int argc, char **argv, time_t now)
 		rc = print_prom(st.names, views, st.nread, now, fleetprom, rc);
 	free(fleetprom);
 	free(budget);
-	cap_defaults(&c);
+	cap_from_soul(NULL, &c);
 	snprintf(def, sizeof def, "schedule %lld, idle %lld",
 	    c.chamber[CH_SCHEDULE], c.chamber[CH_IDLE]);
 	if (!o.jflag && !o.pflag)

@@ -36,11 +36,27 @@
 				   past any month, whose spend it keeps */
 #define POS(n)	((n) > 0 ? (n) : 0)
 
+/* The caps of an agent whose soul is not at hand. */
+static void
+cap_defaults(struct caps *c)
+{
+	c->chamber[CH_SCHEDULE] = DEF_SCHEDULE_CAP;
+	c->chamber[CH_IDLE] = DEF_IDLE_CAP;
+	c->agent = -1;
+	c->budget = c->monthly = -1;
+	c->priced = 0;
+}
+
+/* The caps of soul s; a NULL soul gives the defaults. */
 void
 cap_from_soul(const struct soul *s, struct caps *c)
 {
 	int i;
 
+	if (s == NULL) {
+		cap_defaults(c);
+		return;
+	}
 	for (i = 0; i < CH_NCHAMBERS; i++)
 		c->chamber[i] = s->ch[i].daily_cap;
 	c->agent = s->daily_cap;
@@ -79,17 +95,6 @@ cap_agent_limit(const struct caps *c)
 		if ((x = cap_limit(c, (enum chamber)i)) > l)
 			l = x;
 	return l;
-}
-
-/* The caps of an agent whose soul is not at hand. */
-void
-cap_defaults(struct caps *c)
-{
-	c->chamber[CH_SCHEDULE] = DEF_SCHEDULE_CAP;
-	c->chamber[CH_IDLE] = DEF_IDLE_CAP;
-	c->agent = -1;
-	c->budget = c->monthly = -1;
-	c->priced = 0;
 }
 
 /* A usage object of cap.json ({"prompt", "completion", "cached",

@@ -155,7 +155,6 @@ struct cap_view {
 	struct week week;	/* the days before, for the forecast */
 };
 void	 cap_from_soul(const struct soul *, struct caps *);
-void	 cap_defaults(struct caps *);
 long long cap_limit(const struct caps *, enum chamber);
 int	 cap_take(const char *, enum chamber, const struct caps *,
 	    long long, const char *, time_t, int, int *, struct cap_view *,

@@ -121,7 +121,7 @@ cap_case(const struct capcase *c)
 	int adm = -1, w;
 
 	memset(&v, 0, sizeof v);
-	cap_defaults(&v.caps);
+	cap_from_soul(NULL, &v.caps);
 	snprintf(v.day, sizeof v.day, "%s", c->day);
 	snprintf(v.zone, sizeof v.zone, "%s", c->zone);
 	v.total = c->total;
@@ -344,7 +344,7 @@ budget_cases(void)
 	int adm;
 
 	memset(&v, 0, sizeof v);
-	cap_defaults(&caps);
+	cap_from_soul(NULL, &caps);
 	caps.budget = 2000000;	/* $0.002 */
 	caps.priced = 1;
 	a.caps = &caps;
@@ -395,7 +395,7 @@ monthly_cases(void)
 	int adm;
 
 	memset(&v, 0, sizeof v);
-	cap_defaults(&caps);
+	cap_from_soul(NULL, &caps);
 	caps.monthly = 3000000;	/* $0.003 */
 	caps.priced = 1;
 	a.caps = &caps;
