@@ -224,7 +224,7 @@ cmd_status(int argc, char **argv, time_t now)
 	views = xcalloc(st.n + 1, sizeof *views);
 	rc = prog_status_each(&st, status_one, now, rc);
 	if (o.pflag) {	/* the figures of the agents read */
-		text = prom_breakers(st.names, views, st.nread, now);
+		text = prom_breakers(st.names, views, st.nread);
 		rc = prog_prom_put(o.promfile, text, rc);
 		free(text);
 	}

@@ -227,7 +227,7 @@ static int
 print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
     const char *fleet, int rc)
 {
-	char err[HEART_ERRLEN], *caps, *box, *held, *due, *acct, *text;
+	char err[HEART_ERRLEN], *agents, *text;
 	struct outbox_count *c = xcalloc(n + 1, sizeof *c);
 	size_t i;
 
@@ -236,20 +236,11 @@ print_prom(char **names, const struct cap_view *v, size_t n, time_t now,
 			say(NULL, err);
 			rc = HX_IOERR;
 		}
-	caps = prom_caps(names, v, n, now);
-	box = prom_outbox(names, c, n);
-	held = prom_pauses(names, pauses, n);
-	due = prom_overdue(names, overdues, n);
-	acct = prom_holds(holds);
-	if (asprintf(&text, "%s%s%s%s%s%s", caps, box, held, due, acct,
-	    fleet) == -1)
+	agents = prom_agents(names, n, v, c, pauses, overdues, holds, now);
+	if (asprintf(&text, "%s%s", agents, fleet) == -1)
 		abort();
 	rc = prog_prom_put(o.promfile, text, rc);
-	free(caps);
-	free(box);
-	free(held);
-	free(due);
-	free(acct);
+	free(agents);
 	free(text);
 	free(c);
 	return rc;
@@ -500,7 +491,7 @@ cmd_status(int argc, char **argv, time_t now)
 		rc = print_prom(st.names, views, st.nread, now, fleetprom, rc);
 	free(fleetprom);
 	free(budget);
-	cap_defaults(&c);
+	cap_from_soul(NULL, &c);
 	snprintf(def, sizeof def, "schedule %lld, idle %lld",
 	    c.chamber[CH_SCHEDULE], c.chamber[CH_IDLE]);
 	if (!o.jflag && !o.pflag)

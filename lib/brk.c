@@ -18,8 +18,8 @@
  * heart-wake's notice.c) and marks the breaker told; the probe of a
  * wake that closes a told breaker is told too.
  * This file holds the transitions, pure functions of what they are
- * given; brkjson.c reads and writes the document and makes the
- * events, and brkstore.c does the transitions in the store.
+ * given; brkstore.c reads and writes the document, does the
+ * transitions in the store and makes the events.
  *
  * Invariants: the rules are brk_step's, a pure function of the
  * breaker, the time and the keys; the document is only ever replaced
@@ -118,22 +118,23 @@ brk_outcome(const char *word)
 static int
 keys(const struct brk_conf *c, const struct brk *b, struct brk_conf *o)
 {
-	int kept = c == NULL && b != NULL && b->base > 0;
+	const struct brk_conf *k = c == NULL && b != NULL ? &b->kept : NULL;
+	int kept = k != NULL && k->cooldown > 0;
 
 	if (c != NULL)
 		*o = *c;
 	else
 		brk_from_soul(NULL, o);
 	if (kept)
-		o->cooldown = b->base;
-	if (c == NULL && b != NULL && b->threshold > 0)
-		o->threshold = b->threshold;
-	if (c == NULL && b != NULL && b->max > 0)
-		o->max_cooldown = b->max;
-	if (c == NULL && b != NULL && b->wfails != 0)
-		o->window_fails = b->wfails > 0 ? b->wfails : 0;
-	if (c == NULL && b != NULL && b->wsecs > 0)
-		o->window_s = b->wsecs;
+		o->cooldown = k->cooldown;
+	if (k != NULL && k->threshold > 0)
+		o->threshold = k->threshold;
+	if (k != NULL && k->max_cooldown > 0)
+		o->max_cooldown = k->max_cooldown;
+	if (k != NULL && k->window_fails != 0)
+		o->window_fails = k->window_fails > 0 ? k->window_fails : 0;
+	if (k != NULL && k->window_s > 0)
+		o->window_s = k->window_s;
 	if (o->threshold < 1)
 		o->threshold = 1;
 	if (o->cooldown < 1)
@@ -224,15 +225,13 @@ keep(const struct brk_conf *given, const struct brk_conf *c, struct brk *b)
 {
 	long long wf = c->window_fails > 0 ? c->window_fails : -1;
 
-	if (given == NULL || (b->base == c->cooldown &&
-	    b->threshold == c->threshold && b->max == c->max_cooldown &&
-	    b->wfails == wf && b->wsecs == c->window_s))
+	if (given == NULL || (b->kept.cooldown == c->cooldown &&
+	    b->kept.threshold == c->threshold &&
+	    b->kept.max_cooldown == c->max_cooldown &&
+	    b->kept.window_fails == wf && b->kept.window_s == c->window_s))
 		return 0;
-	b->base = c->cooldown;
-	b->threshold = c->threshold;
-	b->max = c->max_cooldown;
-	b->wfails = wf;
-	b->wsecs = c->window_s;
+	b->kept = *c;
+	b->kept.window_fails = wf;
 	return 1;
 }
 
@@ -276,8 +275,8 @@ note_failure(const struct brk_conf *c, struct brk *b, time_t now)
 }
 
 /* Does a check have to write (a transition, or the probe)? */
-int
-brk_check_writes(const struct brk *b, time_t now)
+static int
+check_writes(const struct brk *b, time_t now)
 {
 	switch (b->state) {
 	case BRK_CLOSED:
@@ -293,8 +292,8 @@ brk_check_writes(const struct brk *b, time_t now)
 }
 
 /* The view of b, with the keys in force (those given, else kept). */
-void
-brk_view_of(const struct brk *b, const struct brk_conf *given, time_t now,
+static void
+view_of(const struct brk *b, const struct brk_conf *given, time_t now,
     struct brk_view *v)
 {
 	struct brk_conf kc, *c = &kc;
@@ -371,7 +370,7 @@ open_now(struct brk *b, time_t now, const char *trigger, long long cooldown,
 
 /* The counts after an outcome; 1 when they changed. */
 static int
-count(struct brk *b, const struct brk_rec *rec)
+count(struct brk *b, const struct brk_ask *rec)
 {
 	long long l = b->llm_fails, t = b->tool_fails;
 	int flags = rec->flags;
@@ -408,7 +407,7 @@ window_full(const struct brk_conf *c, struct brk *b, time_t now)
  * would be, else "probe". */
 static const char *
 probe_kind(const struct brk_conf *c, const struct brk *b,
-    const struct brk_rec *rec, time_t now)
+    const struct brk_ask *rec, time_t now)
 {
 	if (rec->flags & BRK_LLM_CONFIG)
 		return "config";
@@ -427,7 +426,7 @@ probe_kind(const struct brk_conf *c, const struct brk *b,
  */
 static int
 apply(const struct brk_conf *c, struct brk *b, time_t now,
-    const struct brk_rec *rec, struct brk_out *o)
+    const struct brk_ask *rec, struct brk_out *o)
 {
 	int changed = count(b, rec), flags = rec->flags;
 	const char *trig = (flags & BRK_LLM_FAIL) ? "llm" : "tool";
@@ -474,28 +473,18 @@ apply(const struct brk_conf *c, struct brk *b, time_t now,
 	return changed || (flags & FAILS);
 }
 
-/*
- * One transition of breaker b at `now', with the keys given (a soul's;
- * NULL: those kept, else the defaults), asked by `me': check grants
- * the half-open probe to the first caller (o->probe); giveback hands
- * back me's probe; record applies rec's outcome; reset closes it and
- * clears both counts and the window; peek only brings it up to now.
- * The transitions are named in o.  Returns 1 when b is to be written
- * back.
- */
-int
-brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,
-    time_t now, const struct brk_rec *rec, const struct brk_who *me,
-    struct brk_out *o)
+/* brk_step's transitions, but for the view after. */
+static int
+step(struct brk *b, enum brk_op op, const struct brk_conf *given,
+    time_t now, const struct brk_ask *me, struct brk_out *o)
 {
 	struct brk_conf c;
 	int changed;
 
-	memset(o, 0, sizeof *o);
 	keys(given, b, &c);
 	switch (op) {
 	case BRK_CHECK:
-		if (!brk_check_writes(b, now))
+		if (!check_writes(b, now))
 			return 0;
 		changed = advance(&c, b, now, o);
 		changed |= keep(given, &c, b);
@@ -517,7 +506,7 @@ brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,
 	case BRK_RECORD:
 		changed = advance(&c, b, now, o);
 		changed |= keep(given, &c, b);
-		changed |= apply(&c, b, now, rec, o);
+		changed |= apply(&c, b, now, me, o);
 		return changed || !b->exists;
 	case BRK_PEEK:
 		advance(&c, b, now, o);
@@ -530,8 +519,8 @@ brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,
 		b->state = BRK_CLOSED;
 		b->llm_fails = b->tool_fails = 0;
 		b->nfailed = 0;
-		if (b->base > 0)
-			b->cooldown = b->base;
+		if (b->kept.cooldown > 0)
+			b->cooldown = b->kept.cooldown;
 		b->until = 0;
 		b->told = 0;
 		noprobe(b);
@@ -539,4 +528,25 @@ brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * One transition of breaker b at `now', with the keys given (a soul's;
+ * NULL: those kept, else the defaults), asked by `ask': check grants
+ * the half-open probe to the first caller (o->probe); giveback hands
+ * back the asker's probe; record applies ask's outcome; reset closes it and
+ * clears both counts and the window; peek only brings it up to now.
+ * The transitions are named in o, with the view of b after them.
+ * Returns 1 when b is to be written back.
+ */
+int
+brk_step(struct brk *b, enum brk_op op, const struct brk_conf *given,
+    time_t now, const struct brk_ask *ask, struct brk_out *o)
+{
+	int r;
+
+	memset(o, 0, sizeof *o);
+	r = step(b, op, given, now, ask, o);
+	view_of(b, given, now, &o->view);
+	return r;
 }

@@ -143,13 +143,13 @@ turn_at(const struct bucket *b, long long ahead, time_t now)
 	long long req, tok, k;
 	time_t t = 0, u = 0;
 
-	if ((long long)now < b->slow_until)
-		return (time_t)b->slow_until;
+	if ((long long)now < b->v.slow_until)
+		return (time_t)b->v.slow_until;
 	sums(b, &req, &tok);
-	if (b->rpm > 0 && (k = ahead - (b->rpm - req)) >= 0)
+	if (b->v.rpm > 0 && (k = ahead - (b->v.rpm - req)) >= 0)
 		t = k < req ? frees_at(b, 0, req - k) : now + WINDOW;
-	if (b->tpm > 0 && tok >= b->tpm)
-		u = frees_at(b, 1, b->tpm);
+	if (b->v.tpm > 0 && tok >= b->v.tpm)
+		u = frees_at(b, 1, b->v.tpm);
 	return t > u ? t : u;
 }
 
@@ -178,12 +178,12 @@ slot(struct bucket *b, time_t now)
 }
 
 /*
- * One transition of bucket b at now (its limits in b->rpm, b->tpm):
+ * One transition of bucket b at now (its limits in b->v.rpm, b->v.tpm):
  * take admits one request (*until 0) while the endpoint is not slowed
  * by a 429, both windows are below their limits and, for a wake's first
  * (a->who), the room left is more than the wakes in line before it;
  * else it sets *until to when its turn will be, and a->who keeps or
- * takes its place in line (b->ahead: the wakes before it); give hands
+ * takes its place in line (b->v.ahead: the wakes before it); give hands
  * back a request taken at a->at;
  * move counts a request taken at a->at in second now instead (it is
  * being sent now), or takes one as take does when that second has left
@@ -212,9 +212,9 @@ bucket_step(struct bucket *b, enum bkt_op op, const struct bkt_args *a,
 		/* FALLTHROUGH */
 	case BKT_TAKE:
 		i = who != NULL ? place(b, who) : 0;
-		b->ahead = i;
+		b->v.ahead = i;
 		if ((*until = turn_at(b, i, now)) != 0) {
-			b->throttled++;
+			b->v.throttled++;
 			if (who != NULL)
 				line_up(b, i, who, now);
 			return 1;
@@ -225,14 +225,14 @@ bucket_step(struct bucket *b, enum bkt_op op, const struct bkt_args *a,
 			b->nq--;
 		}
 		b->e[slot(b, now)].req++;
-		b->taken++;
+		b->v.taken++;
 		return 1;
 	case BKT_GIVE:
 		for (i = b->n - 1; i >= 0; i--)
 			if (b->e[i].sec == (long long)a->at &&
 			    b->e[i].req > 0) {
 				b->e[i].req--;
-				b->taken--;
+				b->v.taken--;
 				return 1;
 			}
 		return changed;
@@ -244,10 +244,10 @@ bucket_step(struct bucket *b, enum bkt_op op, const struct bkt_args *a,
 	case BKT_SLOW:
 		/* a second more: our clock counts whole seconds, and the
 		 * provider's Retry-After counts from its reply */
-		b->n429++;
+		b->v.n429++;
 		if ((long long)(a->hold > now ? a->hold + 1 : now +
-		    SLOW_DEFAULT) > b->slow_until)
-			b->slow_until = a->hold > now ? a->hold + 1 : now +
+		    SLOW_DEFAULT) > b->v.slow_until)
+			b->v.slow_until = a->hold > now ? a->hold + 1 : now +
 			    SLOW_DEFAULT;
 		return 1;
 	case BKT_PEEK:
@@ -308,10 +308,10 @@ parse_bucket(const char *owner, json_t *j, struct bucket *b, char *err)
 	memset(b, 0, sizeof *b);
 	if (j == NULL)
 		return 0;
-	b->slow_until = get_num(j, "slow_until", &bad);
-	b->n429 = get_num(j, "n429", &bad);
-	b->throttled = get_num(j, "throttled", &bad);
-	b->taken = get_num(j, "taken", &bad);
+	b->v.slow_until = get_num(j, "slow_until", &bad);
+	b->v.n429 = get_num(j, "n429", &bad);
+	b->v.throttled = get_num(j, "throttled", &bad);
+	b->v.taken = get_num(j, "taken", &bad);
 	log = json_object_get(j, "log");
 	if (bad || !json_is_array(log) || json_array_size(log) > BKT_SLOTS) {
 		store_bad_field(owner, BKTFILE, bad ? "counts" : "log", err);
@@ -350,16 +350,16 @@ bucket_doc(const char *name, const struct bucket *b, time_t now)
 	clock_utc(now, ts, sizeof ts);
 	return json_pack("{s:i,s:s,s:I,s:I,s:o,s:o,s:I,s:I,s:I,s:I,s:s}",
 	    "v", 1, "endpoint", name, "requests_per_minute",
-	    (json_int_t)b->rpm, "tokens_per_minute", (json_int_t)b->tpm,
-	    "log", log, "queue", q, "slow_until", (json_int_t)b->slow_until,
-	    "n429", (json_int_t)b->n429, "throttled",
-	    (json_int_t)b->throttled, "taken", (json_int_t)b->taken,
+	    (json_int_t)b->v.rpm, "tokens_per_minute", (json_int_t)b->v.tpm,
+	    "log", log, "queue", q, "slow_until", (json_int_t)b->v.slow_until,
+	    "n429", (json_int_t)b->v.n429, "throttled",
+	    (json_int_t)b->v.throttled, "taken", (json_int_t)b->v.taken,
 	    "updated", ts);
 }
 
 struct bktx {
-	char	 owner[HEART_IDMAX + 2];
-	const struct endpoint *ep;
+	char	 owner[HEART_IDMAX + 2];	/* "@", the endpoint's name */
+	long long rpm, tpm;		/* its limits (endpoint.c) */
 	enum bkt_op op;
 	const struct bkt_args *a;
 	time_t	 now, until;
@@ -373,11 +373,11 @@ bktx_step(json_t *cur, json_t **next, long long *ttl, void *ctx, char *err)
 
 	if (parse_bucket(x->owner, cur, &x->b, err) == -1)
 		return -1;
-	x->b.rpm = x->ep->rpm;
-	x->b.tpm = x->ep->tpm;
+	x->b.v.rpm = x->rpm;
+	x->b.v.tpm = x->tpm;
 	if (bucket_step(&x->b, x->op, x->a, x->now, &x->until) && x->op !=
 	    BKT_PEEK)
-		*next = bucket_doc(x->ep->name, &x->b, x->now);
+		*next = bucket_doc(x->owner + 1, &x->b, x->now);
 	*ttl = KEEP;
 	return 0;
 }
@@ -385,17 +385,10 @@ bktx_step(json_t *cur, json_t **next, long long *ttl, void *ctx, char *err)
 static void
 to_view(const struct bktx *x, struct rate_view *v)
 {
-	memset(v, 0, sizeof *v);
-	snprintf(v->endpoint, sizeof v->endpoint, "%s", x->ep->name);
-	v->rpm = x->b.rpm;
-	v->tpm = x->b.tpm;
+	*v = x->b.v;
+	snprintf(v->endpoint, sizeof v->endpoint, "%s", x->owner + 1);
 	sums(&x->b, &v->requests, &v->tokens);
-	v->slow_until = (time_t)x->b.slow_until;
-	v->n429 = x->b.n429;
-	v->throttled = x->b.throttled;
-	v->taken = x->b.taken;
 	v->waiting = x->b.nq;
-	v->ahead = x->b.ahead;
 }
 
 static int
@@ -406,12 +399,8 @@ transition(const char *name, enum bkt_op op, const struct bkt_args *a,
 	int r;
 
 	memset(x, 0, sizeof *x);
-	if (endpoint_read(err) == -1)
+	if (endpoint_limits(name, &x->rpm, &x->tpm, err) != 1)
 		return -1;
-	if ((x->ep = endpoint_named(name)) == NULL) {
-		errf(err, "%s: no endpoint '%.64s'", endpoint_file(), name);
-		return -1;
-	}
 	snprintf(x->owner, sizeof x->owner, "@%s", name);
 	x->op = op;
 	x->a = a;
@@ -424,10 +413,10 @@ transition(const char *name, enum bkt_op op, const struct bkt_args *a,
 	r = parse_bucket(x->owner, j, &x->b, err);
 	json_decref(j);
 	if (r == 0) {
-		x->b.rpm = x->ep->rpm;
-		x->b.tpm = x->ep->tpm;
+		x->b.v.rpm = x->rpm;
+		x->b.v.tpm = x->tpm;
 		bucket_step(&x->b, BKT_PEEK, a, now, NULL);
-		x->b.ahead = a != NULL && a->who != NULL ? place(&x->b,
+		x->b.v.ahead = a != NULL && a->who != NULL ? place(&x->b,
 		    a->who) : 0;
 	}
 	return r;
@@ -470,11 +459,12 @@ bucket_record(const char *name, long long tokens, time_t now, char *err)
 {
 	struct bkt_args a = { tokens, 0, 0, NULL };
 	struct bktx x;
+	long long rpm, tpm;
+	int r;
 
-	if (endpoint_read(err) == -1)
+	if ((r = endpoint_limits(name, &rpm, &tpm, err)) == -1)
 		return -1;
-	if (tokens <= 0 || endpoint_named(name) == NULL ||
-	    endpoint_named(name)->tpm == 0)
+	if (tokens <= 0 || r == 0 || tpm == 0)
 		return 0;
 	return transition(name, BKT_RECORD, &a, now, &x, err);
 }

@@ -84,7 +84,7 @@ week_roll(struct week *w, const char *left, long long cost,
 }
 
 /* The costliest wake of today and the week. */
-long long
+static long long
 week_top(const struct week *w)
 {
 	long long top = w->top;

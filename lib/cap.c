@@ -36,11 +36,27 @@
 				   past any month, whose spend it keeps */
 #define POS(n)	((n) > 0 ? (n) : 0)
 
+/* The caps of an agent whose soul is not at hand. */
+static void
+cap_defaults(struct caps *c)
+{
+	c->chamber[CH_SCHEDULE] = DEF_SCHEDULE_CAP;
+	c->chamber[CH_IDLE] = DEF_IDLE_CAP;
+	c->agent = -1;
+	c->budget = c->monthly = -1;
+	c->priced = 0;
+}
+
+/* The caps of soul s; a NULL soul gives the defaults. */
 void
 cap_from_soul(const struct soul *s, struct caps *c)
 {
 	int i;
 
+	if (s == NULL) {
+		cap_defaults(c);
+		return;
+	}
 	for (i = 0; i < CH_NCHAMBERS; i++)
 		c->chamber[i] = s->ch[i].daily_cap;
 	c->agent = s->daily_cap;
@@ -79,17 +95,6 @@ cap_agent_limit(const struct caps *c)
 		if ((x = cap_limit(c, (enum chamber)i)) > l)
 			l = x;
 	return l;
-}
-
-/* The caps of an agent whose soul is not at hand. */
-void
-cap_defaults(struct caps *c)
-{
-	c->chamber[CH_SCHEDULE] = DEF_SCHEDULE_CAP;
-	c->chamber[CH_IDLE] = DEF_IDLE_CAP;
-	c->agent = -1;
-	c->budget = c->monthly = -1;
-	c->priced = 0;
 }
 
 /* A usage object of cap.json ({"prompt", "completion", "cached",
@@ -500,8 +505,8 @@ cap_resets_at(const struct cap_view *v, time_t now)
 }
 
 /* When v's month ends: the first local midnight of a later month. */
-time_t
-cap_month_resets_at(const struct cap_view *v, time_t now)
+static time_t
+month_resets_at(const struct cap_view *v, time_t now)
 {
 	const char *zone = v->zone[0] ? v->zone : clock_tz_local();
 	time_t m = cap_resets_at(v, now);
@@ -523,7 +528,7 @@ time_t
 cap_open_at(const struct cap_view *v, const struct caps *c, time_t now)
 {
 	if (c->monthly >= 0 && v->month_cost >= c->monthly)
-		return cap_month_resets_at(v, now);
+		return month_resets_at(v, now);
 	return cap_resets_at(v, now);
 }
 
@@ -549,7 +554,7 @@ cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
 	char reset[40], spent[32], budget[32];
 
 	if (v->caps.monthly >= 0 && v->month_cost >= v->caps.monthly) {
-		clock_utc(cap_month_resets_at(v, now), reset, sizeof reset);
+		clock_utc(month_resets_at(v, now), reset, sizeof reset);
 		snprintf(buf, n, "monthly budget %s reached: %s spent this "
 		    "month (heart.monthly_budget); resets at %s",
 		    price_format(v->caps.monthly, budget, sizeof budget),

@@ -29,7 +29,7 @@
 #define DEF_DORMANT	(14 * 86400LL)	/* the idle chamber's default */
 
 /* After how long with no input chamber c is dormant: 0 never. */
-long long
+static long long
 dormant_after(const struct soul *s, enum chamber c)
 {
 	if (s->dormant_after >= 0)

@@ -16,6 +16,12 @@
 #include "heartstore.h"
 #include "heartwake.h"
 
+struct endpoint {
+	char	 name[HEART_IDMAX + 1];
+	char	*base_url, *model;	/* NULL: any */
+	long long rpm, tpm;		/* 0: no limit */
+};
+
 static struct {
 	int	 read;
 	struct endpoint *e;
@@ -209,8 +215,8 @@ out:
 }
 
 /* The fleet file, read once per process: 0, or -1 with err. */
-int
-endpoint_read(char *err)
+static int
+fleet_read(char *err)
 {
 	const char *file = getenv("HEART_FLEET");
 	char *buf = NULL;
@@ -242,15 +248,34 @@ endpoint_read(char *err)
 	return rc;
 }
 
-const struct endpoint *
-endpoint_named(const char *name)
+/* The fleet file's name, for messages. */
+const char *
+endpoint_file(void)
+{
+	return fl.path[0] ? fl.path : "HEART_FLEET";
+}
+
+/*
+ * The limits a minute of the endpoint `name' (0: none): 1, or 0 with
+ * err when the fleet file declares no such endpoint, or -1 with err
+ * when it is unsound.
+ */
+int
+endpoint_limits(const char *name, long long *rpm, long long *tpm, char *err)
 {
 	size_t i;
 
+	*rpm = *tpm = 0;
+	if (fleet_read(err) == -1)
+		return -1;
 	for (i = 0; i < fl.n; i++)
-		if (strcmp(fl.e[i].name, name) == 0)
-			return &fl.e[i];
-	return NULL;
+		if (strcmp(fl.e[i].name, name) == 0) {
+			*rpm = fl.e[i].rpm;
+			*tpm = fl.e[i].tpm;
+			return 1;
+		}
+	errf(err, "%s: no endpoint '%.64s'", endpoint_file(), name);
+	return 0;
 }
 
 /*
@@ -264,7 +289,7 @@ endpoint_of(const struct llm_conf *lc, char *name, size_t n, char *err)
 	size_t i;
 
 	name[0] = '\0';
-	if (endpoint_read(err) == -1)
+	if (fleet_read(err) == -1)
 		return -1;
 	for (i = 0; i < fl.n; i++)
 		if ((fl.e[i].base_url == NULL || strcmp(fl.e[i].base_url,
@@ -285,7 +310,7 @@ endpoint_names(const char ***names, size_t *n, char *err)
 
 	*names = NULL;
 	*n = 0;
-	if (endpoint_read(err) == -1)
+	if (fleet_read(err) == -1)
 		return -1;
 	*names = xcalloc(fl.n + 1, sizeof **names);
 	for (i = 0; i < fl.n; i++)
@@ -300,17 +325,10 @@ endpoint_budget(struct fleet_budget *b, char *err)
 {
 	memset(b, 0, sizeof *b);
 	b->daily = b->monthly = -1;
-	if (endpoint_read(err) == -1)
+	if (fleet_read(err) == -1)
 		return -1;
 	*b = fl.budget;
 	if (!b->set)
 		b->daily = b->monthly = -1;
 	return 0;
-}
-
-/* The fleet file's name, for messages. */
-const char *
-endpoint_file(void)
-{
-	return fl.path[0] ? fl.path : "HEART_FLEET";
 }

@@ -93,25 +93,18 @@ int	 store_status_names(char **, size_t, struct soul **, size_t,
 int	 store_code(int);
 /* redisstore.c */
 int	 redisstore_open(const char *, char *);
-/* journal.c: an agent's wakes' decisions (heart-wake --why): a file
- * holds JOURNAL_MAX bytes at most (then its newest half), a server the
- * newest JOURNAL_KEEP entries */
-#define JOURNAL_MAX	(128 * 1024)
-#define JOURNAL_KEEP	500
-#define JOURNAL_REASON	240	/* bytes of a reason, at most */
-int	 journal_add(const char *, time_t, const char *, const char *,
-	    const char *, const char *, char *);
+/* journal.c: an agent's wakes' decisions (heart-wake --why) */
 int	 journal_read(const char *, time_t, long long, json_t **, char *);
 int	 journal_since(const char *, time_t, time_t *, char *);
-/* cap.c: the daily counter shared by the chambers; -1: none */
-struct caps {
-	long long chamber[CH_NCHAMBERS];
-	long long agent;
-	long long budget;	/* daily_budget, nanodollars */
-	long long monthly;	/* monthly_budget, nanodollars */
-	long long priced;	/* 1: the agent has a price (a cost) */
+/* endpoint.c: the endpoints of the fleet file, and its budget */
+int	 endpoint_names(const char ***, size_t *, char *);
+struct fleet_budget {
+	int	 set;
+	long long daily, monthly;	/* nanodollars; -1: none */
+	char	 zone[64];
 };
-/* budget.c: the last seven days' spend, kept with a day's counter */
+int	 endpoint_budget(struct fleet_budget *, char *);
+/* budget.c: the fleet's budget (budget.json); the week a counter keeps */
 #define WEEK_DAYS	7
 struct week {
 	char	 since[16];	/* the first day kept: days before unknown */
@@ -121,6 +114,25 @@ struct week {
 	} d[WEEK_DAYS];
 	int	 n;
 	long long top;		/* today's costliest wake, nanodollars */
+};
+struct budget_view {
+	struct fleet_budget fb;
+	char	 day[16], zone[64], month[8];
+	long long cost, month_cost;	/* nanodollars */
+	struct week week;
+	int	 inflight;	/* wakes admitted, not yet recorded */
+};
+int	 budget_peek(time_t, struct budget_view *, char *);
+int	 budget_spent(const struct budget_view *);
+void	 budget_why(const struct budget_view *, time_t, char *, size_t);
+json_t	*budget_json(const struct budget_view *, time_t);
+/* cap.c: the daily counter shared by the chambers; -1: none */
+struct caps {
+	long long chamber[CH_NCHAMBERS];
+	long long agent;
+	long long budget;	/* daily_budget, nanodollars */
+	long long monthly;	/* monthly_budget, nanodollars */
+	long long priced;	/* 1: the agent has a price (a cost) */
 };
 struct cap_view {
 	char	 day[16];
@@ -138,7 +150,6 @@ struct cap_view {
 	struct week week;	/* the days before, for the forecast */
 };
 void	 cap_from_soul(const struct soul *, struct caps *);
-void	 cap_defaults(struct caps *);
 long long cap_limit(const struct caps *, enum chamber);
 int	 cap_take(const char *, enum chamber, const struct caps *,
 	    long long, const char *, time_t, int, int *, struct cap_view *,
@@ -169,8 +180,6 @@ struct brk_view {
 void	 brk_from_soul(const struct soul *, struct brk_conf *);
 const char *brk_state_name(enum brk_state);	/* "closed", "open"... */
 int	 brk_outcome(const char *);
-/* brkjson.c */
-json_t	*brk_json(const char *, const struct brk_view *, time_t);
 /* brkstore.c: (agent, conf, now...); brk_peek changes nothing */
 int	 brk_check(const char *, const struct brk_conf *, time_t, int *,
 	    int *, struct brk_view *, json_t *, char *);
@@ -179,6 +188,7 @@ int	 brk_record(const char *, const struct brk_conf *, time_t, int,
 int	 brk_peek(const char *, const struct brk_conf *, time_t,
 	    struct brk_view *, char *);
 int	 brk_reset(const char *, json_t *, char *);
+json_t	*brk_json(const char *, const struct brk_view *, time_t);
 /* pause.c: an operator's stop (heart-cap pause, resume) */
 struct pause_view {
 	int	 paused;
@@ -196,26 +206,6 @@ json_t	*pause_json(const struct pause_view *);
 int	 dormant_peek(const struct soul *, time_t, json_t **, char *);
 /* hold.c: one hold per provider account (heart-cap status) */
 int	 hold_list(json_t **, time_t, char *);
-/* endpoint.c: the endpoints of the fleet file, and its budget */
-int	 endpoint_names(const char ***, size_t *, char *);
-struct fleet_budget {
-	int	 set;
-	long long daily, monthly;	/* nanodollars; -1: none */
-	char	 zone[64];
-};
-int	 endpoint_budget(struct fleet_budget *, char *);
-/* budget.c: the fleet's budget, in the store's budget.json */
-struct budget_view {
-	struct fleet_budget fb;
-	char	 day[16], zone[64], month[8];
-	long long cost, month_cost;	/* nanodollars */
-	struct week week;
-	int	 inflight;	/* wakes admitted, not yet recorded */
-};
-int	 budget_peek(time_t, struct budget_view *, char *);
-int	 budget_spent(const struct budget_view *);
-void	 budget_why(const struct budget_view *, time_t, char *, size_t);
-json_t	*budget_json(const struct budget_view *, time_t);
 /* bucket.c: the fleet-wide rate limit, per endpoint (HEART_FLEET) */
 struct rate_view {
 	char	 endpoint[HEART_IDMAX + 1];
@@ -394,15 +384,12 @@ int	 overdue_peek(const struct soul *, time_t, struct overdue_view *,
 	    char *);
 void	 overdue_json(const struct overdue_view *, json_t *);
 /* prom.c: node_exporter's textfile collector (texts to free) */
-char	*prom_caps(char *const *, const struct cap_view *, size_t, time_t);
-char	*prom_outbox(char *const *, const struct outbox_count *, size_t);
+char	*prom_agents(char *const *, size_t, const struct cap_view *,
+	    const struct outbox_count *, const struct pause_view *,
+	    const struct overdue_view *, const json_t *, time_t);
 char	*prom_rates(const struct rate_view *, size_t, time_t);
-char	*prom_pauses(char *const *, const struct pause_view *, size_t);
-char	*prom_overdue(char *const *, const struct overdue_view *, size_t);
-char	*prom_holds(const json_t *);
 char	*prom_budget(const struct budget_view *, time_t);
-char	*prom_breakers(char *const *, const struct brk_view *, size_t,
-	    time_t);
+char	*prom_breakers(char *const *, const struct brk_view *, size_t);
 int	 prom_named(const char *);
 int	 prom_write(const char *, const char *, char *);
 

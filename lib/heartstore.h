@@ -1,9 +1,6 @@
-/*
- * heartstore.h - private to libheart's stores (HACKING: stores), by
- * file in its order; each .c says what its calls do.  The rules
- * (cap_step, brk_step, bucket_step) are pure: no I/O, no clock; each
- * returns 1 when the state it changed is to be written back.
- */
+/* heartstore.h - private to libheart's stores (HACKING: stores).  The
+ * rules (cap_step, brk_step, bucket_step...) are pure: no I/O, no clock;
+ * each returns 1 when the state it changed is to be written back. */
 #ifndef HEARTSTORE_H
 #define HEARTSTORE_H
 
@@ -22,8 +19,6 @@ struct store_ops {		/* (agent, name...) -1 with err */
 	void	(*where)(const char *, const char *, char *, size_t);
 	int	(*lock)(const char *dir, const char *, int, char *);
 	void	(*unlock)(int);
-	int	(*read_json)(const char *dir, const char *, json_t **,
-		    char *);
 	int	(*write_json)(const char *dir, const char *, const json_t *,
 		    char *);
 	int	(*agents)(char ***, size_t *, char *);
@@ -44,13 +39,6 @@ void	 store_unlock(int);
 int	 store_read_json(const char *, const char *, json_t **, char *);
 int	 store_put_json(const char *, const char *, const json_t *,
 	    enum state_keep, char *);
-/* an agent's log: lines of at most STORE_LOGLINE bytes, appended whole
- * (journal.c's); a file holds max bytes at most, a server keep lines */
-#define STORE_LOGLINE	1024
-int	 store_log_add(const char *, const char *, const char *, size_t,
-	    long long, char *);
-int	 store_log_read(const char *, const char *, long long, char ***,
-	    size_t *, char *);
 const struct store_ops *store_ops(void);	/* NULL: files */
 int	 store_server_named(const char *);	/* not "file" */
 int	 store_owner_check(const char *, char *);
@@ -60,24 +48,16 @@ void	 store_fail(int);	/* the exit code the last failure asks */
 int	 store_get(const char *, const char *, json_t **, char *);
 int	 store_update(const char *, const char *, enum state_keep,
 	    store_step_fn, void *, char *);
-json_t	*store_parse(const char *, const char *, const char *, size_t,
-	    char *);
 void	 store_bad_field(const char *, const char *, const char *, char *);
-/* cap.c */
-struct forecast;	/* budget.c's */
-void	 cap_forecast(const struct cap_view *, time_t, struct forecast *);
-int	 cap_record(const char *, const char *, time_t, int,
-	    const struct usage *, const struct usage *, long long, char *);
-time_t	 cap_resets_at(const struct cap_view *, time_t);
-time_t	 cap_open_at(const struct cap_view *, const struct caps *, time_t);
-int	 cap_spend_ok(const struct cap_view *, const struct caps *);
-long long cap_agent_limit(const struct caps *);
-long long cap_cost(const struct cap_view *);
-int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
-	    size_t);
+/* journal.c */
+int	 journal_add(const char *, time_t, const char *, const char *,
+	    const char *, const char *, char *);
+/* endpoint.c: endpoint_limits' are a minute, 0: no limit */
+struct llm_conf;
+int	 endpoint_limits(const char *, long long *, long long *, char *);
+const char *endpoint_file(void);
+int	 endpoint_of(const struct llm_conf *, char *, size_t, char *);
 /* budget.c: the fleet's budget, and the week a counter keeps */
-#define BUDGET_LEASE	900	/* s a wake in flight counts unrecorded */
-#define BUDGET_RETRY	60	/* s a crowded wake is deferred */
 enum { BUDGET_ADMIT, BUDGET_REACHED, BUDGET_CROWDED };	/* a take's */
 int	 budget_take(const char *, time_t, int *, struct budget_view *,
 	    char *);
@@ -97,9 +77,19 @@ void	 budget_forecast(const struct week *, const char *, const char *,
 	    struct forecast *);
 json_t	*budget_forecast_json(const struct forecast *);
 void	 week_roll(struct week *, const char *, long long, const char *);
-long long week_top(const struct week *);
 int	 week_parse(const json_t *, struct week *);
 void	 week_json(const struct week *, json_t *);
+/* cap.c */
+void	 cap_forecast(const struct cap_view *, time_t, struct forecast *);
+int	 cap_record(const char *, const char *, time_t, int,
+	    const struct usage *, const struct usage *, long long, char *);
+time_t	 cap_resets_at(const struct cap_view *, time_t);
+time_t	 cap_open_at(const struct cap_view *, const struct caps *, time_t);
+int	 cap_spend_ok(const struct cap_view *, const struct caps *);
+long long cap_agent_limit(const struct caps *);
+long long cap_cost(const struct cap_view *);
+int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
+	    size_t);
 /* brk.c; brk_record's outcome flags */
 #define BRK_LLM_OK	0x1
 #define BRK_LLM_FAIL	0x2
@@ -111,9 +101,7 @@ struct brk {			/* as stored, whichever the store */
 	enum brk_state state;
 	long long llm_fails, tool_fails;
 	long long cooldown;	/* open, half_open: the current one, s */
-	long long base;		/* the base cooldown last written */
-	long long threshold, max;	/* and the threshold, max cooldown */
-	long long wfails, wsecs;	/* the window: 0 none kept; -1 off */
+	struct brk_conf kept;	/* keys last written; 0: none, window -1: off */
 	time_t	 failed[BRK_WINDOW_MAX];	/* times, oldest first */
 	int	 nfailed;
 	time_t	 until;		/* open: end of the cooldown */
@@ -126,14 +114,12 @@ struct brk {			/* as stored, whichever the store */
 	int	 exists;	/* it was stored before */
 };
 enum brk_op { BRK_CHECK, BRK_GIVEBACK, BRK_RECORD, BRK_PEEK, BRK_RESET };
-struct brk_rec {		/* BRK_RECORD's; the reason one line */
+struct brk_ask {		/* who asks a step, and BRK_RECORD's outcome */
+	long long pid;		/* a probe is granted to one process */
+	const char *host;
 	int	 flags;
 	time_t	 hold;
-	const char *reason;
-};
-struct brk_who {		/* a probe is granted to one process */
-	long long pid;
-	const char *host;
+	const char *reason;	/* one line */
 };
 #define BRK_MAXEV	4
 struct brk_out {		/* what a transition did */
@@ -143,25 +129,15 @@ struct brk_out {		/* what a transition did */
 	const char *kind;	/* what opened it */
 	int	 tell;		/* the outcome's BRK_TELL */
 	int	 notice;
+	struct brk_view view;	/* the breaker after it, as shown */
 };
 time_t	 brk_next_go(const struct brk *);
-int	 brk_check_writes(const struct brk *, time_t);
-void	 brk_view_of(const struct brk *, const struct brk_conf *, time_t,
-	    struct brk_view *);
 int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *,
-	    time_t, const struct brk_rec *, const struct brk_who *,
-	    struct brk_out *);
-/* brkjson.c */
-#define BRKFILE	"breaker.json"
-int	 brkjson_parse(const char *, json_t *, struct brk *, char *);
-json_t	*brkjson_of(const char *, const struct brk *, time_t);
-void	 brkjson_events(const char *, const struct brk *,
-	    const struct brk_out *, json_t *, time_t);
+	    time_t, const struct brk_ask *, struct brk_out *);
 /* brkstore.c */
 int	 brk_giveback(const char *, time_t, char *);
 /* dormant.c */
 struct wake_state;
-long long dormant_after(const struct soul *, enum chamber);
 int	 dormant_at(const struct soul *, const struct wake_state *,
 	    enum chamber, time_t, time_t *);
 int	 dormant_untold(const struct wake_state *, time_t);
@@ -185,17 +161,6 @@ int	 hold_set(const char *, const char *, const char *, long, time_t,
 int	 hold_giveback(const char *, const char *, time_t, char *);
 int	 hold_lift(const char *, const char *, time_t, char *);
 void	 hold_why(const struct hold_view *, char *, size_t);
-/* endpoint.c */
-struct endpoint {
-	char	 name[HEART_IDMAX + 1];
-	char	*base_url, *model;	/* NULL: any */
-	long long rpm, tpm;		/* 0: no limit */
-};
-struct llm_conf;
-int	 endpoint_read(char *);
-const struct endpoint *endpoint_named(const char *);
-const char *endpoint_file(void);
-int	 endpoint_of(const struct llm_conf *, char *, size_t, char *);
 /* bucket.c */
 int	 bucket_give(const char *, time_t, time_t, char *);
 int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
@@ -215,6 +180,21 @@ void	 slot_why(time_t, time_t, long long, char *, size_t);
 time_t	 slot_idle_due(time_t, time_t, time_t, long long);
 
 /* for t/ and fuzz/ only */
+/* budget.c: the document as budget_step sees it */
+enum budget_op { BUDGET_TAKE, BUDGET_GIVE, BUDGET_RECORD, BUDGET_PEEK };
+#define BUDGET_LEASE	900	/* s a wake in flight counts unrecorded */
+#define BUDGET_RETRY	60	/* s a crowded wake is deferred */
+#define BUDGET_WAKES	1024	/* wakes in flight kept (heart(7) LIMITS) */
+struct budget {
+	struct budget_view v;
+	struct {
+		char	 agent[HEART_IDMAX + 1];
+		time_t	 at;
+	} w[BUDGET_WAKES];
+	int	 nw;
+};
+int	 budget_step(struct budget *, enum budget_op, const char *,
+	    long long, const struct fleet_budget *, time_t, int *);
 /* cap.c */
 enum cap_op { CAP_TAKE, CAP_RECORD, CAP_PEEK, CAP_RESET };
 struct cap_args {
@@ -226,7 +206,6 @@ struct cap_args {
 	const struct usage *tu;		/* record: the triage's, or NULL */
 	long long cost;			/* record: nanodollars, or -1 */
 };
-time_t	 cap_month_resets_at(const struct cap_view *, time_t);
 int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
 	    const char *, time_t, int *);
 /* pause.c: one pause (since 0: none; until 0: until resumed) */
@@ -239,7 +218,7 @@ void	 pause_rule(const struct pause_entry *, const struct pause_entry *,
 #define BKT_SLOTS	124	/* the window on either side of now */
 #define BKT_LINE	512	/* wakes kept in line */
 struct bucket {
-	long long rpm, tpm;	/* the limits in force; 0: none */
+	struct rate_view v;	/* the limits in force, the counts kept */
 	struct {
 		long long sec, req, tok;
 	} e[BKT_SLOTS];
@@ -249,9 +228,6 @@ struct bucket {
 		long long since, seen;	/* first deferred, last asked */
 	} q[BKT_LINE];
 	int	 nq;
-	long long slow_until;	/* a 429 stops the endpoint until then */
-	long long n429, throttled, taken;	/* counted since it began */
-	long long ahead;	/* the last take's: wakes in line before it */
 };
 enum bkt_op { BKT_TAKE, BKT_GIVE, BKT_MOVE, BKT_RECORD, BKT_SLOW, BKT_PEEK };
 struct bkt_args {
@@ -262,18 +238,5 @@ struct bkt_args {
 };
 int	 bucket_step(struct bucket *, enum bkt_op, const struct bkt_args *,
 	    time_t, time_t *);
-/* budget.c: the document as budget_step sees it */
-enum budget_op { BUDGET_TAKE, BUDGET_GIVE, BUDGET_RECORD, BUDGET_PEEK };
-#define BUDGET_WAKES	1024	/* wakes in flight kept (heart(7) LIMITS) */
-struct budget {
-	struct budget_view v;
-	struct {
-		char	 agent[HEART_IDMAX + 1];
-		time_t	 at;
-	} w[BUDGET_WAKES];
-	int	 nw;
-};
-int	 budget_step(struct budget *, enum budget_op, const char *,
-	    long long, const struct fleet_budget *, time_t, int *);
 
 #endif

@@ -233,15 +233,13 @@ chambers(FILE *fp, char *const *agent, const struct cap_view *v,
 	}
 }
 
-/* The caps text of n agents; caller frees. */
-char *
-prom_caps(char *const *agent, const struct cap_view *v, size_t n,
+/* The caps of n agents. */
+static void
+caps(FILE *fp, char *const *agent, const struct cap_view *v, size_t n,
     time_t now)
 {
-	char *out;
-	size_t len, i;
+	size_t i;
 	long long l;
-	FILE *fp = text_open(&out, &len);
 
 	family(fp, "heart_cap_used", "Wakes admitted today, all chambers.");
 	for (i = 0; i < n; i++)
@@ -276,18 +274,13 @@ prom_caps(char *const *agent, const struct cap_view *v, size_t n,
 		sample(fp, "heart_cap_reset_timestamp_seconds", agent[i], NULL,
 		    NULL, (long long)clock_next_midnight(v[i].zone[0] ?
 		    v[i].zone : clock_tz_local(), now));
-	fclose(fp);
-	return out;
 }
 
-/* The outbox text of n agents: answers waiting, dead letters; caller
- * frees. */
-char *
-prom_outbox(char *const *agent, const struct outbox_count *c, size_t n)
+/* The outboxes of n agents: answers waiting, dead letters. */
+static void
+outbox(FILE *fp, char *const *agent, const struct outbox_count *c, size_t n)
 {
-	char *out;
-	size_t len, i;
-	FILE *fp = text_open(&out, &len);
+	size_t i;
 
 	family(fp, "heart_outbox_waiting", "Answers waiting in the outbox "
 	    "for their delivery.");
@@ -299,18 +292,14 @@ prom_outbox(char *const *agent, const struct outbox_count *c, size_t n)
 	for (i = 0; i < n; i++)
 		sample(fp, "heart_outbox_dead", agent[i], NULL, NULL,
 		    c[i].dead);
-	fclose(fp);
-	return out;
 }
 
 /* The pauses of n agents (heart-cap pause): paused or not, and until
- * when, for those paused until a time; caller frees. */
-char *
-prom_pauses(char *const *agent, const struct pause_view *v, size_t n)
+ * when, for those paused until a time. */
+static void
+pauses(FILE *fp, char *const *agent, const struct pause_view *v, size_t n)
 {
-	char *out;
-	size_t len, i;
-	FILE *fp = text_open(&out, &len);
+	size_t i;
 
 	family(fp, "heart_paused", "1 while the agent is paused (heart-cap "
 	    "pause), by its own pause or the whole fleet's.");
@@ -322,26 +311,20 @@ prom_pauses(char *const *agent, const struct pause_view *v, size_t n)
 		if (v[i].paused && v[i].until != 0)
 			sample(fp, "heart_paused_until_timestamp_seconds",
 			    agent[i], NULL, NULL, (long long)v[i].until);
-	fclose(fp);
-	return out;
 }
 
 /* The schedules of n agents read with their souls (overdue.c):
- * overdue or not, and when next due; nothing when no soul was given.
- * Caller frees. */
-char *
-prom_overdue(char *const *agent, const struct overdue_view *v, size_t n)
+ * overdue or not, and when next due; nothing when no soul was given. */
+static void
+schedules(FILE *fp, char *const *agent, const struct overdue_view *v,
+    size_t n)
 {
-	char *out;
-	size_t len, i, nread = 0;
-	FILE *fp = text_open(&out, &len);
+	size_t i, nread = 0;
 
 	for (i = 0; i < n; i++)
 		nread += v[i].read != 0;
-	if (nread == 0) {
-		fclose(fp);
-		return out;
-	}
+	if (nread == 0)
+		return;
 	family(fp, "heart_overdue", "1 while the agent's schedule is overdue: "
 	    "due a grace ago and no heart-wake has looked at it since.");
 	for (i = 0; i < n; i++)
@@ -355,8 +338,6 @@ prom_overdue(char *const *agent, const struct overdue_view *v, size_t n)
 		if (v[i].read && v[i].due > 0)
 			sample(fp, "heart_schedule_due_timestamp_seconds",
 			    agent[i], NULL, NULL, (long long)v[i].due);
-	fclose(fp);
-	return out;
 }
 
 /* s as a label's value: backslash, quote and newline escaped. */
@@ -373,17 +354,15 @@ label(FILE *fp, const char *s)
 }
 
 /* The provider accounts held (hold_list's array): one sample each of
- * heart_account_held, and of when its next probe is; caller frees. */
-char *
-prom_holds(const json_t *holds)
+ * heart_account_held, and of when its next probe is. */
+static void
+accounts(FILE *fp, const json_t *holds)
 {
 	static const char *const name[] = { "heart_account_held",
 	    "heart_account_probe_timestamp_seconds" };
-	char *out;
-	size_t len, i;
+	size_t i;
 	time_t t;
 	json_t *h;
-	FILE *fp = text_open(&out, &len);
 	int k;
 
 	for (k = 0; json_array_size(holds) > 0 && k < 2; k++) {
@@ -405,21 +384,38 @@ prom_holds(const json_t *holds)
 			fprintf(fp, "%lld\n", (long long)t);
 		}
 	}
+}
+
+/* heart-cap status's text of n agents: their caps, outboxes
+ * (heart-ghost(1)), pauses and schedules; and the accounts held
+ * (hold_list's array).  Caller frees. */
+char *
+prom_agents(char *const *agent, size_t n, const struct cap_view *v,
+    const struct outbox_count *c, const struct pause_view *p,
+    const struct overdue_view *d, const json_t *holds, time_t now)
+{
+	char *out;
+	size_t len;
+	FILE *fp = text_open(&out, &len);
+
+	caps(fp, agent, v, n, now);
+	outbox(fp, agent, c, n);
+	pauses(fp, agent, p, n);
+	schedules(fp, agent, d, n);
+	accounts(fp, holds);
 	fclose(fp);
 	return out;
 }
 
 /* The breakers text of n agents; caller frees. */
 char *
-prom_breakers(char *const *agent, const struct brk_view *v, size_t n,
-    time_t now)
+prom_breakers(char *const *agent, const struct brk_view *v, size_t n)
 {
 	char *out;
 	size_t len, i;
 	FILE *fp = text_open(&out, &len);
 	int s;
 
-	(void)now;
 	family(fp, "heart_breaker_state", "1 for the state the breaker is "
 	    "in.");
 	for (i = 0; i < n; i++)

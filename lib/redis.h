@@ -1,8 +1,6 @@
-/*
- * redis.h - private to the Redis store (redisconn.c, redisstore.c,
+/* redis.h - private to the Redis store (redisconn.c, redisstore.c,
  * redisupgrade.c): it brings in hiredis, which heartint.h must not
- * (heart-ghost links no client library: store.c).
- */
+ * (heart-ghost links no client library: store.c). */
 #ifndef REDIS_H
 #define REDIS_H
 
@@ -11,15 +9,6 @@
 /* redisconn.c: the store's server and the connection, one a process;
  * a command is built with redisconn_aput and _anum (a.n = 0 to start) */
 #define REDISCONN_MAXARGS	16
-struct redisconn {
-	char	 url[512];	/* as given; it never holds a password */
-	char	 host[256];
-	int	 port;
-	long long db;
-	char	 me[128];	/* host name, for the probe and the tokens */
-	redisContext *ctx;
-};
-extern struct redisconn redis_conn;
 struct redisconn_args {
 	int	 n;
 	const char *v[REDISCONN_MAXARGS];
@@ -27,6 +16,7 @@ struct redisconn_args {
 	char	 buf[REDISCONN_MAXARGS][32];
 };
 int	 redisconn_parse_url(const char *, char *);
+const char *redisconn_url(void);	/* as given, no password in it */
 int	 redisconn_begin(char *);
 void	 redisconn_disconnect(void);
 void	 redisconn_aput(struct redisconn_args *, const char *);
@@ -36,7 +26,6 @@ int	 redisconn_pipeline(struct redisconn_args *, int, redisReply **,
 	    const char *, char *);
 void	 redisconn_free_replies(redisReply **, int);
 void	 redisconn_reply_error(const redisReply *, const char *, char *);
-int	 redisconn_any_error(redisReply **, int, const char *, char *);
 const char *redisconn_str(const redisReply *);
 void	 redisconn_key(const char *, const char *, char *, size_t);
 int	 redisconn_get(const char *, char **, char *);

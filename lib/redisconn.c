@@ -5,12 +5,13 @@
  * pipelined, their replies, and a reply's error as a message and an
  * exit code.
  *
- * Invariants: one connection a process (redis_conn), made at the first
- * call (redisconn_begin) and again at the next after one is lost; a
- * connection lost, or refused at AUTH or SELECT, is dropped at once.  A server
- * that cannot be reached fails the call (store_fail: HX_UNAVAILABLE):
- * the caller fails closed.  The URL never holds a password: it is read
- * from HEART_REDIS_PASSWORD at each connect.
+ * Invariants: one connection a process (redis_conn, this file's own),
+ * made at the first call (redisconn_begin) and again at the next after
+ * one is lost; a connection lost, or refused at AUTH or SELECT, is
+ * dropped at once.  A server that cannot be reached fails the call
+ * (store_fail: HX_UNAVAILABLE): the caller fails closed.  The URL never
+ * holds a password: it is read from HEART_REDIS_PASSWORD at each
+ * connect.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,7 +24,13 @@
 
 #define TIMEOUT		3		/* s, to connect and per command */
 
-struct redisconn redis_conn;
+static struct {
+	char	 url[512];	/* as given; it never holds a password */
+	char	 host[256];
+	int	 port;
+	long long db;
+	redisContext *ctx;
+} redis_conn;
 
 void
 redisconn_aput(struct redisconn_args *a, const char *s)
@@ -169,16 +176,26 @@ redisconn_begin(char *err)
 	return connect_now(err);
 }
 
+void
+redisconn_free_replies(redisReply **r, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		freeReplyObject(r[i]);
+}
+
 /*
  * Send n commands at once and read their n replies into r (a pipeline:
- * one round trip).  -1 with err, the replies freed, when the
- * connection failed; an error reply is left for the caller.
+ * one round trip).  -1 with err, the replies freed and the connection
+ * dropped (a WATCH or MULTI with it), when it failed or a reply is an
+ * error.
  */
 int
 redisconn_pipeline(struct redisconn_args *cmd, int n, redisReply **r,
     const char *what, char *err)
 {
-	int i, j;
+	int i;
 
 	for (i = 0; i < n; i++)
 		redisAppendCommandArgv(redis_conn.ctx, cmd[i].n, cmd[i].v,
@@ -190,34 +207,17 @@ redisconn_pipeline(struct redisconn_args *cmd, int n, redisReply **r,
 			    redis_conn.url, what, redis_conn.ctx->errstr[0] ?
 			    redis_conn.ctx->errstr : strerror(errno));
 			store_fail(HX_UNAVAILABLE);
-			for (j = 0; j < i; j++)
-				freeReplyObject(r[j]);
+			redisconn_free_replies(r, i);
 			redisconn_disconnect();
 			return -1;
 		}
 	}
-	return 0;
-}
-
-void
-redisconn_free_replies(redisReply **r, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		freeReplyObject(r[i]);
-}
-
-/* The first error among n replies, as err; 1 if there was one. */
-int
-redisconn_any_error(redisReply **r, int n, const char *what, char *err)
-{
-	int i;
-
 	for (i = 0; i < n; i++)
 		if (r[i]->type == REDIS_REPLY_ERROR) {
 			redisconn_reply_error(r[i], what, err);
-			return 1;
+			redisconn_free_replies(r, n);
+			redisconn_disconnect();
+			return -1;
 		}
 	return 0;
 }
@@ -268,6 +268,12 @@ redisconn_get(const char *key, char **out, char *err)
 		rc = 0;
 	freeReplyObject(r);
 	return rc;
+}
+
+const char *
+redisconn_url(void)
+{
+	return redis_conn.url;
 }
 
 /* redis://HOST[:PORT][/DB], HOST a name, an IPv4 or an [IPv6] address */

@@ -64,6 +64,7 @@ static struct {
 } held[MAXHELD];
 
 static struct store_ops ops;
+static char me[128];		/* host name, for the tokens */
 
 /* The agent of a state directory agents/ID. */
 static const char *
@@ -81,7 +82,7 @@ rwhere(const char *agent, const char *name, char *buf, size_t n)
 	char key[128];
 
 	redisconn_key(agent, name, key, sizeof key);
-	snprintf(buf, n, "%s: %s", redis_conn.url, key);
+	snprintf(buf, n, "%s: %s", ops.name, key);
 }
 
 /*
@@ -105,11 +106,6 @@ guarded_set(const char *guard, const char *want, const char *key,
 	redisconn_aput(&c[1], guard);
 	if (redisconn_pipeline(c, 2, r, guard, err) == -1)
 		return -1;
-	if (redisconn_any_error(r, 2, guard, err)) {
-		redisconn_free_replies(r, 2);
-		redisconn_disconnect();	/* and its WATCH */
-		return -1;
-	}
 	same = want == NULL ? r[1]->type == REDIS_REPLY_NIL :
 	    redisconn_str(r[1]) != NULL && r[1]->type == REDIS_REPLY_STRING &&
 	    strlen(want) == r[1]->len && memcmp(want, r[1]->str,
@@ -136,11 +132,6 @@ guarded_set(const char *guard, const char *want, const char *key,
 	}
 	if (redisconn_pipeline(c, n, r, key, err) == -1)
 		return -1;
-	if (redisconn_any_error(r, n, key, err)) {
-		redisconn_free_replies(r, n);
-		redisconn_disconnect();
-		return -1;
-	}
 	/* EXEC: nil when a watched key changed, else the replies */
 	rc = same && r[2]->type == REDIS_REPLY_ARRAY;
 	redisconn_free_replies(r, n);
@@ -190,12 +181,7 @@ rget(const char *agent, const char *name, char **doc, char *err)
 	free(moved);
 	if (n == -1)
 		return -1;
-	n = 2;
-	if (redisconn_any_error(r, n, key, err)) {
-		redisconn_free_replies(r, n);
-		return -1;
-	}
-	redisconn_free_replies(r, n);
+	redisconn_free_replies(r, 2);
 	return redisconn_get(key, doc, err);
 }
 
@@ -219,7 +205,7 @@ make_token(char *buf, size_t n)
 
 	if (getrandom(&x, sizeof x, GRND_NONBLOCK) != sizeof x)
 		x = (unsigned int)time(NULL) ^ (unsigned int)getpid();
-	snprintf(buf, n, "%s:%ld:%08x", redis_conn.me, (long)getpid(), x);
+	snprintf(buf, n, "%s:%ld:%08x", me, (long)getpid(), x);
 }
 
 /* Take the fleet's wake lock of agent: 1 taken, 0 held, -1 err. */
@@ -294,7 +280,7 @@ rlock(const char *dir, const char *name, int flags, char *err)
 	for (;;) {
 		if (i == MAXHELD) {
 			errf(err, "%s: too many wake locks held",
-			    redis_conn.url);
+			    ops.name);
 			got = -1;
 		} else if (redisconn_begin(err) == -1)
 			got = -1;
@@ -330,24 +316,6 @@ runlock(int fd)
 		held[i].agent[0] = '\0';
 	}
 	state_unlock(fd);
-}
-
-static int
-rread(const char *dir, const char *name, json_t **out, char *err)
-{
-	char where[4200], *doc;
-	const char *agent;
-
-	*out = NULL;
-	if ((agent = agent_of(dir, err)) == NULL ||
-	    rget(agent, name, &doc, err) == -1)
-		return -1;
-	if (doc == NULL)
-		return 0;
-	rwhere(agent, name, where, sizeof where);
-	*out = store_parse(where, "key", doc, strlen(doc), err);
-	free(doc);
-	return *out != NULL ? 0 : -1;
 }
 
 /* wake.json, written only while we still hold the agent's wake lock, if
@@ -391,7 +359,7 @@ rwrite(const char *dir, const char *name, const json_t *j, char *err)
 	free(s);
 	if (r == 0)
 		errf(err, "%s: %s: the wake lock was lost: its lease of %ds "
-		    "ran out", redis_conn.url, key, STORE_WAKE_LEASE);
+		    "ran out", ops.name, key, STORE_WAKE_LEASE);
 	return r == 1 ? 0 : -1;
 }
 
@@ -425,10 +393,10 @@ rlog_add(const char *agent, const char *name, const char *line,
 	redisconn_aput(&c[4], "EXEC");
 	if (redisconn_pipeline(c, 5, r, key, err) == -1)
 		return -1;
-	rc = redisconn_any_error(r, 5, key, err) ? -1 : 0;
-	if (rc == 0 && r[4]->type != REDIS_REPLY_ARRAY) {
+	rc = 0;
+	if (r[4]->type != REDIS_REPLY_ARRAY) {
 		errf(err, "%s: %s: EXEC: a reply not understood",
-		    redis_conn.url, key);
+		    ops.name, key);
 		rc = -1;
 	}
 	redisconn_free_replies(r, 5);
@@ -527,7 +495,7 @@ ragents(char ***listo, size_t *no, char *err)
 				redisconn_reply_error(r, "SCAN", err);
 			else
 				errf(err, "%s: SCAN: a reply not understood",
-				    redis_conn.url);
+				    ops.name);
 			freeReplyObject(r);
 			state_free_list(list, n);
 			return -1;
@@ -582,7 +550,7 @@ rknown(const char *agent, char *err)
 	else if (r->type == REDIS_REPLY_ERROR)
 		redisconn_reply_error(r, "EXISTS", err);
 	else
-		errf(err, "%s: EXISTS: a reply not understood", redis_conn.url);
+		errf(err, "%s: EXISTS: a reply not understood", ops.name);
 	freeReplyObject(r);
 	return rc;
 }
@@ -624,17 +592,15 @@ redisstore_open(const char *flag, char *err)
 		return bad;
 	}
 	secret_add(getenv("HEART_REDIS_PASSWORD"));
-	if (gethostname(redis_conn.me, sizeof redis_conn.me) == -1 ||
-	    redis_conn.me[0] == '\0')
-		snprintf(redis_conn.me, sizeof redis_conn.me, "localhost");
-	redis_conn.me[sizeof redis_conn.me - 1] = '\0';
-	ops.name = redis_conn.url;
+	if (gethostname(me, sizeof me) == -1 || me[0] == '\0')
+		snprintf(me, sizeof me, "localhost");
+	me[sizeof me - 1] = '\0';
+	ops.name = redisconn_url();
 	ops.get = rget;
 	ops.cas = rcas;
 	ops.where = rwhere;
 	ops.lock = rlock;
 	ops.unlock = runlock;
-	ops.read_json = rread;
 	ops.write_json = rwrite;
 	ops.agents = ragents;
 	ops.known = rknown;

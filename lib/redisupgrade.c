@@ -37,7 +37,7 @@ old_hash(const char *key, json_t **out, char *err)
 			redisconn_reply_error(r, key, err);
 		else
 			errf(err, "%s: %s: a reply not understood",
-			    redis_conn.url, key);
+			    redisconn_url(), key);
 		freeReplyObject(r);
 		return -1;
 	}
@@ -162,7 +162,7 @@ redisupgrade_doc(const char *agent, const char *name, char **doc, char *err)
 	json_decref(d);
 	if (j == NULL) {
 		errf(err, "%s: %s: not a 0.x key; delete it by hand",
-		    redis_conn.url, key);
+		    redisconn_url(), key);
 		return -1;
 	}
 	*doc = json_dumps(j, JSON_COMPACT);

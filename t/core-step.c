@@ -121,7 +121,7 @@ cap_case(const struct capcase *c)
 	int adm = -1, w;
 
 	memset(&v, 0, sizeof v);
-	cap_defaults(&v.caps);
+	cap_from_soul(NULL, &v.caps);
 	snprintf(v.day, sizeof v.day, "%s", c->day);
 	snprintf(v.zone, sizeof v.zone, "%s", c->zone);
 	v.total = c->total;
@@ -231,8 +231,8 @@ static void
 brk_case(const struct brkcase *c, time_t t)
 {
 	struct brk_conf conf = { 3, 900, 7200, 0, 3600 };	/* no window */
-	struct brk_rec rec = { c->flags, c->hold ? t + c->hold : 0, "x" };
-	struct brk_who me = { 42, "h1" };
+	struct brk_ask rec = { 42, "h1", c->flags, c->hold ? t + c->hold : 0,
+	    "x" };
 	struct brk_out o;
 	struct brk b;
 	char ev[128] = "", why[256];
@@ -244,14 +244,14 @@ brk_case(const struct brkcase *c, time_t t)
 	b.llm_fails = c->llm;
 	b.tool_fails = c->tool;
 	b.cooldown = c->cooldown;
-	b.base = 900;
-	b.threshold = 3;
-	b.max = 7200;
+	b.kept.cooldown = 900;
+	b.kept.threshold = 3;
+	b.kept.max_cooldown = 7200;
 	b.until = c->until ? t + c->until : 0;
 	b.probe_at = c->probe_at ? t + c->probe_at - 1 : 0;
 	b.probe_pid = c->probe_pid;
 	snprintf(b.probe_host, sizeof b.probe_host, "%s", c->probe_host);
-	w = brk_step(&b, c->op, &conf, t + c->at, &rec, &me, &o);
+	w = brk_step(&b, c->op, &conf, t + c->at, &rec, &o);
 	for (i = 0; i < o.nev; i++)
 		snprintf(ev + strlen(ev), sizeof ev - strlen(ev), "%s%s",
 		    i ? " " : "", o.ev[i]);
@@ -303,8 +303,7 @@ static void
 win_case(const struct wincase *c, time_t t)
 {
 	struct brk_conf conf = { 3, 900, 7200, 10, 3600 };
-	struct brk_rec rec = { c->flags, 0, "HTTP 503" };
-	struct brk_who me = { 42, "h1" };
+	struct brk_ask rec = { 42, "h1", c->flags, 0, "HTTP 503" };
 	struct brk_out o;
 	struct brk b;
 	char why[320];
@@ -318,7 +317,7 @@ win_case(const struct wincase *c, time_t t)
 	b.probe_pid = c->from == BRK_HALF_OPEN ? 42 : 0;
 	for (i = 0; i < c->had; i++)
 		b.failed[b.nfailed++] = t - c->ago + i;
-	brk_step(&b, BRK_RECORD, &conf, t, &rec, &me, &o);
+	brk_step(&b, BRK_RECORD, &conf, t, &rec, &o);
 	snprintf(why, sizeof why, "state %s, %d noted (oldest first?), "
 	    "reason '%s'", brk_state_name(b.state), b.nfailed, b.reason);
 	for (i = 1, sorted = 1; i < b.nfailed; i++)
@@ -345,7 +344,7 @@ budget_cases(void)
 	int adm;
 
 	memset(&v, 0, sizeof v);
-	cap_defaults(&caps);
+	cap_from_soul(NULL, &caps);
 	caps.budget = 2000000;	/* $0.002 */
 	caps.priced = 1;
 	a.caps = &caps;
@@ -396,7 +395,7 @@ monthly_cases(void)
 	int adm;
 
 	memset(&v, 0, sizeof v);
-	cap_defaults(&caps);
+	cap_from_soul(NULL, &caps);
 	caps.monthly = 3000000;	/* $0.003 */
 	caps.priced = 1;
 	a.caps = &caps;
@@ -439,7 +438,7 @@ monthly_cases(void)
 	snprintf(v.month, sizeof v.month, "2027-03");
 	v.month_cost = 3000000;
 	check("monthly: after a DST change the month ends at 04:00Z",
-	    cap_month_resets_at(&v, utc("2027-03-31T12:00:00Z")) ==
+	    cap_open_at(&v, &caps, utc("2027-03-31T12:00:00Z")) ==
 	    utc("2027-04-01T04:00:00Z"), "not 04:00Z");
 	cap_step(&v, CAP_TAKE, &a, ny, utc("2027-04-01T03:59:59Z"), &adm);
 	check("monthly: refused until then", adm == 0, "admitted");
@@ -480,7 +479,7 @@ fleet_cases(void)
 	budget_step(b, BUDGET_RECORD, "a", 1000000, &fb, t, &vd);
 	check("fleet: a record adds its cost and frees its place",
 	    b->v.cost == 1000000 && b->v.month_cost == 1000000 &&
-	    b->nw == 0 && week_top(&b->v.week) == 1000000, "not added");
+	    b->nw == 0 && b->v.week.top == 1000000, "not added");
 	budget_step(b, BUDGET_TAKE, "a", 0, &fb, t, &vd);
 	budget_step(b, BUDGET_TAKE, "b", 0, &fb, t, &i);
 	budget_step(b, BUDGET_TAKE, "c", 0, &fb, t, &vd);
@@ -559,7 +558,7 @@ bucket_cases(time_t t)
 	time_t until;
 
 	memset(&b, 0, sizeof b);
-	b.rpm = 2;
+	b.v.rpm = 2;
 	bucket_step(&b, BKT_TAKE, &x, t - 70, &until);
 	bucket_step(&b, BKT_TAKE, &y, t - 70, &until);
 	bucket_step(&b, BKT_TAKE, &z, t - 70, &until);
@@ -570,13 +569,13 @@ bucket_cases(time_t t)
 	    t - 69, "line");
 	bucket_step(&b, BKT_TAKE, &y, t, &until);
 	check("bucket: a wake not in line waits for those in it",
-	    until == t + 61 && b.ahead == 2 && b.nq == 3, "admitted");
+	    until == t + 61 && b.v.ahead == 2 && b.nq == 3, "admitted");
 	bucket_step(&b, BKT_TAKE, &later, t, &until);
 	check("bucket: a wake's later request takes the minute's room, in "
 	    "no line", until == 0 && b.nq == 3, "refused");
 	bucket_step(&b, BKT_TAKE, &x, t, &until);
 	check("bucket: the second in line waits for the first's turn "
-	    "when one request is free", until == t + 61 && b.ahead == 1,
+	    "when one request is free", until == t + 61 && b.v.ahead == 1,
 	    "admitted");
 	bucket_step(&b, BKT_TAKE, &z, t, &until);
 	check("bucket: the first in line is admitted, and leaves it",
@@ -584,7 +583,7 @@ bucket_cases(time_t t)
 	    "refused");
 	bucket_step(&b, BKT_TAKE, &x, t + 1, &until);
 	check("bucket: in line, told when its turn comes if those before "
-	    "take theirs", until == t + 61 && b.ahead == 0, "until");
+	    "take theirs", until == t + 61 && b.v.ahead == 0, "until");
 	bucket_step(&b, BKT_PEEK, NULL, t + 182, &until);
 	check("bucket: a place not asked for within 3 minutes is dropped",
 	    b.nq == 0, "kept");
