@@ -51,7 +51,7 @@ SANOBJ = build/asan/prefault.o
 
 # pkg-config names, per library
 PC_CORE = yaml-0.1 jansson
-# libcurl: headers only; http.c loads the library with dlopen(3)
+# libcurl: headers only; llmsend.c loads the library with dlopen(3)
 PC_CFLAGS = $(PC_CORE) libcurl hiredis
 CORE_CFLAGS = $$($(PKG_CONFIG) --cflags $(PC_CFLAGS))
 # and libm: the library rounds (floor in soulcheck.c, log2 in adapt.c), which
