@@ -171,81 +171,30 @@ int	 broker_failed(const struct broker *, char *);
 /* sdnotify.c: READY=1 and WATCHDOG=1 to $NOTIFY_SOCKET */
 int	 sdnotify_send(const char *, char *);
 long long sdnotify_watchdog(void);
-/* pubwarn.c */
+/* pubagents.c: the agents of one publisher, their schedule and the
+ * state their pulses carry */
 struct pubagents;
-void	 pubagents_warnf(struct pubagents *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
-char	*pubagents_warning(struct pubagents *);
-/* pubstate.c: the state the publisher's pulses carry, kept fresh */
 struct pubagent;
-void	 pubstate_start(struct pubagents *, struct pubagent *, int);
-void	 pubstate_stop(struct pubagents *, struct pubagent *);
-int	 pubstate_fd(const struct pubagents *);
-void	 pubstate_read(struct pubagents *, time_t);
-struct pubagent *pubstate_changed(struct pubagents *);
-int	 pubstate_pulse(struct pubagents *, struct pubagent *, int,
-	    const char *, const char *, long long, const struct timespec *,
-	    char *, size_t, char *, size_t);
-/* pubagents.c: the agents of one publisher and their schedule */
-#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP | PULSE_JOURNAL | \
-	PULSE_INPUT)
-struct pubagent {
-	char	 id[HEART_IDMAX + 1];
-	char	 sched_quiet;	/* the schedule outside its active hours */
-	char	 idle_quiet;	/* the idle chamber outside its own */
-	unsigned char born;	/* birth sent on this connection */
-	unsigned char queued;	/* in the changed queue */
-	unsigned char keep;	/* reload: still wanted */
-	unsigned char rewatch;	/* its directory went away: watch again */
-	char	*zone;
-	char	*path;		/* the soul file */
-	struct caps caps;
-	struct hours active[CH_NCHAMBERS];
-	long long interval;	/* s */
-	long long misses;
-	long long every, off;	/* the schedule's slots (slot.c); 0: off */
-	long long idle;		/* the idle chamber's after; 0: off */
-	unsigned long long seq;
-	int	 wd;		/* inotify watch; -1: polled */
-	unsigned dirty;		/* PS_* parts to read again */
-	unsigned reported;	/* PS_* parts whose failure was told */
-	int	 quiet_min;	/* the minute `st.quiet' was found for */
-	size_t	 ord;		/* reload: order of its soul */
-	struct pulse_state st;
-};
-struct pubagents {
-	struct pubagent **a;	/* sorted by id */
-	size_t	 n;
-	struct pubagent_slot *heap;	/* pubagents.c's */
-	size_t	 hn;		/* agents in the heap (== n between calls) */
-	struct pubagent **wdmap;
-	size_t	 nwd;
-	int	 ifd;
-	int	 watchfull;	/* watch limit reported */
-	char	**warn;
-	size_t	 nwarn, warnhead;
-	struct pubagent **gone, **chg;
-	size_t	 ngone, nchg;
-	size_t	 cursor;	/* births */
-	long long interval;	/* override, s; -1: the souls' */
-	time_t	 loaded;	/* when the souls were last read; 0: not
-				   yet asked (pulse_slots.from) */
-	int	 remote;	/* the state is a server's (HEART_STORE):
-				   never read, never due */
-	size_t	 nbad;		/* souls that did not load, last load */
-};
 struct pubagents *pubagents_new(long long, int);
 void	 pubagents_free(struct pubagents *);
-size_t	 pubagents_size(const struct pubagents *);
-long long pubagents_next_due(const struct pubagents *);
+void	 pubagent_free(struct pubagent *);
 void	 pubagents_rebase(struct pubagents *, long long);
+long long pubagents_next_due(const struct pubagents *);
 struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
 void	 pubagent_info(const struct pubagent *, struct pulse_agentinfo *);
+size_t	 pubagents_size(const struct pubagents *);
+size_t	 pubagents_overdue(const struct pubagents *);
+size_t	 pubagents_bad(const struct pubagents *);
+int	 pubagents_fd(const struct pubagents *);
+void	 pubagents_read(struct pubagents *, time_t);
+struct pubagent *pubagents_changed(struct pubagents *);
+int	 pubagents_pulse(struct pubagents *, struct pubagent *, int,
+	    const char *, const char *, long long, const struct timespec *,
+	    char *, size_t, char *, size_t);
 void	 pubagents_unborn_all(struct pubagents *);
-struct pubagent *pubagents_unborn(struct pubagents *);
 int	 pubagents_unborn_pending(struct pubagents *);
+struct pubagent *pubagents_unborn(struct pubagents *);
 struct pubagent *pubagents_gone(struct pubagents *);
-void	 pubagent_free(struct pubagent *);
 long long pubagents_load(struct pubagents *, char *const *, size_t,
 	    const char *, long long, char *);
 /* watchmap.c: the watcher's liveness map, and its changes */

@@ -2,13 +2,12 @@
  * publisher.c - heart-pulse's publishing end: its agents (pubagents.c)
  * kept alive over one broker connection (broker.c), in the caller's
  * poll loop: publisher_work before each poll, publisher_ready after
- * it; the state their pulses carry is pubstate.c's.  The watching end,
- * the subscriber, is watcher.c.
+ * it.  The watching end, the subscriber, is watcher.c.
  *
  * A connection is announced by the node's online status, then the
  * agents' births, BIRTH_BATCH at a time and only while the broker keeps
  * up; each connection's will (its node offline, "will") carries the
- * birth sequence of the attempt, counted across restarts (pulse.c).
+ * birth sequence of the attempt, counted across restarts (pulsenode.c).
  * Pulses follow the agents' schedule, which starts at the first
  * connection: every slot is moved on by the time that took
  * (pubagents_rebase), so that no agent's first slot passes unsent, however
@@ -48,17 +47,6 @@ struct publisher {
 	struct publisher_stats st;
 };
 
-static void
-warnings(struct publisher *p)
-{
-	char *m;
-
-	while ((m = pubagents_warning(p->agents)) != NULL) {
-		broker_say(&p->b, NULL, "%s", m);
-		free(m);
-	}
-}
-
 /* systemd's notification; a failure is said once. */
 static void
 notify(struct publisher *p, const char *state)
@@ -77,7 +65,6 @@ load(struct publisher *p, long long now)
 	long long n;
 
 	n = pubagents_load(p->agents, o->souls, o->nsouls, o->dir, now, err);
-	warnings(p);
 	if (n == -1)
 		broker_say(&p->b, NULL, "%s", err);
 	return n;
@@ -179,7 +166,7 @@ send_pulse(struct publisher *p, struct pubagent *a, int extra,
 	int n;
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	n = pubstate_pulse(p->agents, a, extra, p->b.prefix, p->host_json, now,
+	n = pubagents_pulse(p->agents, a, extra, p->b.prefix, p->host_json, now,
 	    &wall, topic, sizeof topic, buf, sizeof buf);
 	pubagent_info(a, &pa);
 	if (n < 0 || mqtt_publish(p->b.q, topic, buf, n, 0, 0,
@@ -230,7 +217,7 @@ pulses(struct publisher *p, long long now)
 		else
 			p->st.skipped++;
 	}
-	while ((a = pubstate_changed(p->agents)) != NULL)
+	while ((a = pubagents_changed(p->agents)) != NULL)
 		if (up)
 			send_pulse(p, a, 1, now);
 	/* the gone are retired once connected, else later */
@@ -358,7 +345,6 @@ publisher_work(struct publisher *p, long long now, char *err)
 	if (mqtt_state(q) == MQTT_UP)
 		births(p);
 	pulses(p, now);
-	warnings(p);
 	if (p->wd > 0 && now >= p->wd_next) {
 		notify(p, "WATCHDOG=1");
 		p->wd_next = now + p->wd;
@@ -380,7 +366,7 @@ publisher_poll(const struct publisher *p, long long now, struct pollfd *fd)
 	if (p->wd > 0 && p->wd_next < until)
 		until = p->wd_next;
 	fd[0] = (struct pollfd){ mqtt_fd(q), mqtt_events(q), 0 };
-	fd[1] = (struct pollfd){ pubstate_fd(p->agents), POLLIN, 0 };
+	fd[1] = (struct pollfd){ pubagents_fd(p->agents), POLLIN, 0 };
 	if (mqtt_state(q) == MQTT_UP && mqtt_busy(q) == 0 &&
 	    mqtt_unacked(q) < mqtt_window(q) &&
 	    pubagents_unborn_pending(p->agents))
@@ -398,7 +384,7 @@ publisher_ready(struct publisher *p, const struct pollfd *fd, long long now,
 	if (p->b.fatal)
 		return broker_failed(&p->b, err);
 	if (fd[1].revents)
-		pubstate_read(p->agents, time(NULL));
+		pubagents_read(p->agents, time(NULL));
 	return 0;
 }
 
@@ -414,13 +400,9 @@ publisher_reload(struct publisher *p, long long now)
 void
 publisher_stats(const struct publisher *p, struct publisher_stats *st)
 {
-	size_t i;
-
 	*st = p->st;
 	st->agents = pubagents_size(p->agents);
-	st->overdue = 0;
-	for (i = 0; i < p->agents->n; i++)
-		st->overdue += p->agents->a[i]->st.overdue != 0;
+	st->overdue = pubagents_overdue(p->agents);
 	st->connects = p->b.connects;
 	st->connected = mqtt_state(p->b.q) == MQTT_UP;
 	st->window = mqtt_window(p->b.q);
@@ -484,7 +466,7 @@ publisher_acl(const struct pulse_opts *o, char **out, char *err)
 	struct pubagent *a;
 	struct pulse_agentinfo pa;
 	const char **ids = NULL;
-	size_t n = 0;
+	size_t n = 0, bad;
 	int r = HX_CONFIG;
 
 	*out = NULL;
@@ -505,10 +487,9 @@ publisher_acl(const struct pulse_opts *o, char **out, char *err)
 	}
 	*out = pulse_acl(p->b.prefix, o->username ? o->username :
 	    p->b.mc.client_id, ids, n);
-	if (p->agents->nbad > 0) {
+	if ((bad = pubagents_bad(p->agents)) > 0) {
 		errf(err, "the block leaves out the agents of the %zu "
-		    "soul%s that did not load", p->agents->nbad,
-		    p->agents->nbad > 1 ? "s" : "");
+		    "soul%s that did not load", bad, bad > 1 ? "s" : "");
 		r = HX_CONFIG;
 	}
 out:
