@@ -98,7 +98,6 @@ void	 pulse_node_name(const char *, long, char *, size_t);
 char	*pulse_acl(const char *, const char *, const char *const *, size_t);
 int	 pulse_rival(const struct pulse_node *, const char *, int);
 /* mqtt.c: one broker connection (only heart-pulse links it) */
-enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
 #define MQTT_EV_UP	1	/* connected (CONNACK accepted) */
 #define MQTT_EV_DOWN	2	/* a working connection went */
 #define MQTT_EV_FAIL	4	/* an attempt failed */
@@ -119,7 +118,6 @@ struct mqtt_conf {
 };
 struct mqtt;
 int	 mqtt_url_parse(const char *, struct mqtt_url *, char *);
-int	 mqtt_password(const char *, char **, char *);
 struct mqtt *mqtt_new(const struct mqtt_conf *, char *);
 void	 mqtt_free(struct mqtt *);
 void	 mqtt_on_message(struct mqtt *, void (*)(void *, const char *,
@@ -127,10 +125,9 @@ void	 mqtt_on_message(struct mqtt *, void (*)(void *, const char *,
 void	 mqtt_subscribe(struct mqtt *, const char *);
 int	 mqtt_will(struct mqtt *, const char *, const char *, int, char *);
 void	 mqtt_dial(struct mqtt *, long long);
-int	 mqtt_state(const struct mqtt *);
+int	 mqtt_up(const struct mqtt *);
 long long mqtt_retry_at(const struct mqtt *);
-int	 mqtt_fd(const struct mqtt *);
-short	 mqtt_events(const struct mqtt *);
+void	 mqtt_pollfd(const struct mqtt *, struct pollfd *);
 int	 mqtt_busy(const struct mqtt *);
 const char *mqtt_why(const struct mqtt *);
 int	 mqtt_v5(const struct mqtt *);
@@ -160,8 +157,6 @@ void	 broker_init(struct broker *, const struct pulse_opts *, int);
 int	 broker_prefix_check(const struct broker *, char *);
 int	 broker_open(struct broker *, char *);
 void	 broker_close(struct broker *);
-void	 broker_say(struct broker *, const char *, const char *, ...)
-	    __attribute__((format(printf, 3, 4)));
 void	 broker_fatal(struct broker *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 broker_report(struct broker *, unsigned);
@@ -197,16 +192,5 @@ struct pubagent *pubagents_unborn(struct pubagents *);
 struct pubagent *pubagents_gone(struct pubagents *);
 long long pubagents_load(struct pubagents *, char *const *, size_t,
 	    const char *, long long, char *);
-/* watchmap.c: the watcher's liveness map, and its changes */
-struct watchmap;
-struct watchmap *watchmap_new(const char *, long long, long long);
-void	 watchmap_free(struct watchmap *);
-void	 watchmap_message(struct watchmap *, const char *, const char *, int,
-	    int, long long, time_t, json_t *);
-void	 watchmap_tick(struct watchmap *, long long, time_t, json_t *);
-void	 watchmap_link(struct watchmap *, int, const char *, long long, time_t,
-	    json_t *);
-int	 watchmap_settled(const struct watchmap *, long long, long long);
-json_t	*watchmap_snapshot(struct watchmap *, long long, size_t *);
 
 #endif

@@ -54,7 +54,7 @@ notify(struct publisher *p, const char *state)
 	char err[HEART_ERRLEN];
 
 	if (sdnotify_send(state, err) == -1 && !p->told_notify++)
-		broker_say(&p->b, NULL, "%s", err);
+		warning(NULL, err);
 }
 
 static long long
@@ -66,7 +66,7 @@ load(struct publisher *p, long long now)
 
 	n = pubagents_load(p->agents, o->souls, o->nsouls, o->dir, now, err);
 	if (n == -1)
-		broker_say(&p->b, NULL, "%s", err);
+		warning(NULL, err);
 	return n;
 }
 
@@ -130,11 +130,10 @@ status(struct publisher *p, struct pubagent *a, const char *status,
 }
 
 static void
-bdseq_failed(struct publisher *p, int *told, const char *err)
+bdseq_failed(int *told, const char *err)
 {
 	if (!(*told)++)
-		broker_say(&p->b, NULL, "birth sequence: %s (counting in "
-		    "memory)", err);
+		warningf(NULL, "birth sequence: %s (counting in memory)", err);
 }
 
 /* A new attempt, its will carrying the birth sequence it would have. */
@@ -145,13 +144,13 @@ dial(struct publisher *p, long long now)
 	long long b;
 
 	if (pulse_bdseq_next(p->node.id, p->born, &b, err) == -1)
-		bdseq_failed(p, &p->told_next, err);
+		bdseq_failed(&p->told_next, err);
 	p->node.bdseq = b;
 	p->node.agents = -1;
 	pulse_topic(topic, sizeof topic, p->b.prefix, NULL, p->node.id);
 	will = pulse_status(&p->node, NULL, "offline", "will", 0);
 	if (mqtt_will(p->b.q, topic, will, 1, err) == -1)
-		broker_say(&p->b, NULL, "%s", err);
+		warning(NULL, err);
 	free(will);
 	mqtt_dial(p->b.q, now);
 }
@@ -205,7 +204,7 @@ pulses(struct publisher *p, long long now)
 	 * a slow link): this batch is skipped rather than queued behind it,
 	 * so memory stays bounded and no stale pulse is sent late.
 	 */
-	int up = mqtt_state(p->b.q) == MQTT_UP && !mqtt_busy(p->b.q);
+	int up = mqtt_up(p->b.q) && !mqtt_busy(p->b.q);
 
 	mqtt_cork(p->b.q, 1);
 	while (p->started == 0 && (a = pubagents_due(p->agents, now, &lag)) !=
@@ -243,7 +242,7 @@ refused(struct publisher *p)
 		if (json_object_get(p->refused, topic) != NULL)
 			continue;
 		json_object_set_new(p->refused, topic, json_true());
-		broker_say(&p->b, topic, "the broker refused it (%s): the "
+		warningf(topic, "the broker refused it (%s): the "
 		    "account %s may not write it; add the agent to the "
 		    "account's block in the broker's ACL (heart-pulse --acl)",
 		    why, p->b.mc.username ? p->b.mc.username :
@@ -269,7 +268,7 @@ io(struct publisher *p, short revents, long long now)
 		return;
 	p->born = p->node.bdseq;	/* the sequence counts a connection */
 	if (pulse_bdseq_save(p->node.id, p->born, err) == -1)
-		bdseq_failed(p, &p->told_save, err);
+		bdseq_failed(&p->told_save, err);
 	if (p->started != 0) {
 		pubagents_rebase(p->agents, now - p->started);
 		p->started = 0;
@@ -337,12 +336,12 @@ publisher_work(struct publisher *p, long long now, char *err)
 {
 	struct mqtt *q = p->b.q;
 
-	if (mqtt_state(q) == MQTT_DOWN && now >= mqtt_retry_at(q))
+	if (now >= mqtt_retry_at(q))
 		dial(p, now);
 	io(p, 0, now);
 	if (p->b.fatal)
 		return broker_failed(&p->b, err);
-	if (mqtt_state(q) == MQTT_UP)
+	if (mqtt_up(q))
 		births(p);
 	pulses(p, now);
 	if (p->wd > 0 && now >= p->wd_next) {
@@ -365,9 +364,9 @@ publisher_poll(const struct publisher *p, long long now, struct pollfd *fd)
 	until = p->started ? LLONG_MAX : pubagents_next_due(p->agents);
 	if (p->wd > 0 && p->wd_next < until)
 		until = p->wd_next;
-	fd[0] = (struct pollfd){ mqtt_fd(q), mqtt_events(q), 0 };
+	mqtt_pollfd(q, &fd[0]);
 	fd[1] = (struct pollfd){ pubagents_fd(p->agents), POLLIN, 0 };
-	if (mqtt_state(q) == MQTT_UP && mqtt_busy(q) == 0 &&
+	if (mqtt_up(q) && mqtt_busy(q) == 0 &&
 	    mqtt_unacked(q) < mqtt_window(q) &&
 	    pubagents_unborn_pending(p->agents))
 		until = now;
@@ -404,7 +403,7 @@ publisher_stats(const struct publisher *p, struct publisher_stats *st)
 	st->agents = pubagents_size(p->agents);
 	st->overdue = pubagents_overdue(p->agents);
 	st->connects = p->b.connects;
-	st->connected = mqtt_state(p->b.q) == MQTT_UP;
+	st->connected = mqtt_up(p->b.q);
 	st->window = mqtt_window(p->b.q);
 }
 
@@ -420,7 +419,7 @@ publisher_goodbye(struct publisher *p, char *err)
 	struct mqtt *q = p->b.q;
 
 	notify(p, "STOPPING=1");
-	if (mqtt_state(q) != MQTT_UP)
+	if (!mqtt_up(q))
 		return 0;
 	status(p, NULL, "offline", "shutdown");
 	pubagents_unborn_all(p->agents);
