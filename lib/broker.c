@@ -43,8 +43,29 @@ broker_fatal(struct broker *b, const char *fmt, ...)
 }
 
 /*
+ * The default client id of a publisher on host, its node name:
+ * heart-pulse-HOST; of a watcher (pid > 0): heart-watch-HOST-PID.  The
+ * host is cut to fit an id, and anything an id may not hold is a '-'.
+ */
+static void
+node_name(const char *host, long pid, char *out, size_t n)
+{
+	char tail[24] = "";
+	size_t i;
+
+	if (pid > 0)
+		snprintf(tail, sizeof tail, "-%ld", pid);
+	snprintf(out, n, "heart-%s-%.*s%s", pid > 0 ? "watch" : "pulse",
+	    (int)(HEART_IDMAX - 12 - strlen(tail)), host, tail);
+	for (i = 0; out[i] != '\0'; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", out[i]))
+			out[i] = '-';
+}
+
+/*
  * The process's name on the broker: the host it runs on, and its
- * client id (--client-id, else pulse_node_name's: a watcher's carries
+ * client id (--client-id, else node_name's: a watcher's carries
  * its pid).  No I/O but gethostname.
  */
 void
@@ -58,7 +79,7 @@ broker_init(struct broker *b, const struct pulse_opts *o, int watcher)
 		snprintf(b->host, sizeof b->host, "localhost");
 	b->mc.client_id = o->client_id;
 	if (b->mc.client_id == NULL) {
-		pulse_node_name(b->host, watcher ? (long)getpid() : 0,
+		node_name(b->host, watcher ? (long)getpid() : 0,
 		    b->client_id, sizeof b->client_id);
 		b->mc.client_id = b->client_id;
 	}

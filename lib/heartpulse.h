@@ -55,8 +55,6 @@ void	 pulse_wake_doc(json_t *, const struct pulse_slots *,
 void	 pulse_journal_doc(json_t *, struct pulse_state *);
 int	 pulse_skip_shown(const struct pulse_state *);
 void	 pulse_slots_of(const struct soul *, long long *, long long *);
-time_t	 pulse_due(long long, long long, time_t);
-long long pulse_grace(long long);
 int	 pulse_overdue(time_t, long long, time_t, time_t);
 int	 pulse_read(const char *, const char *, const struct caps *,
 	    const struct pulse_slots *, time_t, unsigned, struct pulse_state *,
@@ -74,29 +72,6 @@ int	 pulse_prefix_valid(const char *);
 int	 pulse_topic(char *, size_t, const char *, const char *,
 	    const char *);
 int	 pulse_pid_gone(long long);
-/* pulsenode.c: client ids, the rival rule, the ACL, status messages,
- * the birth sequence */
-struct pulse_node {		/* one publishing process and connection */
-	const char *id;		/* the client id */
-	const char *host;
-	long	 pid;
-	time_t	 since;		/* when the process started */
-	long long bdseq;	/* birth sequence of this connection */
-	long long agents;	/* -1: do not say */
-};
-struct pulse_agentinfo {
-	const char *id;
-	long long interval;	/* s */
-	long long misses;
-};
-char	*pulse_status(const struct pulse_node *,
-	    const struct pulse_agentinfo *, const char *, const char *,
-	    time_t);
-int	 pulse_bdseq_next(const char *, long long, long long *, char *);
-int	 pulse_bdseq_save(const char *, long long, char *);
-void	 pulse_node_name(const char *, long, char *, size_t);
-char	*pulse_acl(const char *, const char *, const char *const *, size_t);
-int	 pulse_rival(const struct pulse_node *, const char *, int);
 /* mqtt.c: one broker connection (only heart-pulse links it) */
 #define MQTT_EV_UP	1	/* connected (CONNACK accepted) */
 #define MQTT_EV_DOWN	2	/* a working connection went */
@@ -170,6 +145,11 @@ long long sdnotify_watchdog(void);
  * state their pulses carry */
 struct pubagents;
 struct pubagent;
+struct pulse_agentinfo {
+	const char *id;
+	long long interval;	/* s */
+	long long misses;
+};
 struct pubagents *pubagents_new(long long, int);
 void	 pubagents_free(struct pubagents *);
 void	 pubagent_free(struct pubagent *);
@@ -192,5 +172,9 @@ struct pubagent *pubagents_unborn(struct pubagents *);
 struct pubagent *pubagents_gone(struct pubagents *);
 long long pubagents_load(struct pubagents *, char *const *, size_t,
 	    const char *, long long, char *);
+
+/* for t/ and fuzz/ only */
+/* pulse.c */
+time_t	 pulse_due(long long, long long, time_t);
 
 #endif

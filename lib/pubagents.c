@@ -304,9 +304,8 @@ static void
 judge(struct pubagent *a, time_t now)
 {
 	a->st.overdue = (char)((!a->sched_quiet && pulse_overdue(a->st.due,
-	    pulse_grace(a->every), a->st.looked, now)) || (!a->idle_quiet &&
-	    pulse_overdue(a->st.idle_due, pulse_grace(a->idle), a->st.looked,
-	    now)));
+	    a->every, a->st.looked, now)) || (!a->idle_quiet &&
+	    pulse_overdue(a->st.idle_due, a->idle, a->st.looked, now)));
 }
 
 static void
