@@ -152,7 +152,6 @@ struct pulse_agentinfo {
 };
 struct pubagents *pubagents_new(long long, int);
 void	 pubagents_free(struct pubagents *);
-void	 pubagent_free(struct pubagent *);
 void	 pubagents_rebase(struct pubagents *, long long);
 long long pubagents_next_due(const struct pubagents *);
 struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
@@ -164,8 +163,7 @@ int	 pubagents_fd(const struct pubagents *);
 void	 pubagents_read(struct pubagents *, time_t);
 struct pubagent *pubagents_changed(struct pubagents *);
 int	 pubagents_pulse(struct pubagents *, struct pubagent *, int,
-	    const char *, const char *, long long, const struct timespec *,
-	    char *, size_t, char *, size_t);
+	    const char *, long long, const struct timespec *, char *, size_t);
 void	 pubagents_unborn_all(struct pubagents *);
 int	 pubagents_unborn_pending(struct pubagents *);
 struct pubagent *pubagents_unborn(struct pubagents *);

@@ -85,6 +85,7 @@ struct pubagents {
 	int	 watchfull;	/* watch limit reported */
 	struct pubagent **gone, **chg;
 	size_t	 ngone, nchg;
+	struct pubagent *retired;	/* pubagents_gone's last */
 	size_t	 cursor;	/* births */
 	long long interval;	/* override, s; -1: the souls' */
 	time_t	 loaded;	/* when the souls were last read; 0: not
@@ -109,7 +110,7 @@ pubagents_new(long long interval, int watch)
 	return f;
 }
 
-void
+static void
 pubagent_free(struct pubagent *a)
 {
 	if (a == NULL)
@@ -131,6 +132,7 @@ pubagents_free(struct pubagents *f)
 		pubagent_free(f->a[i]);
 	for (i = 0; i < f->ngone; i++)
 		pubagent_free(f->gone[i]);
+	pubagent_free(f->retired);
 	if (f->ifd >= 0)
 		close(f->ifd);
 	free(f->a);
@@ -490,16 +492,15 @@ pubagents_changed(struct pubagents *f)
 }
 
 /*
- * Topic and payload of a's pulse, with its state brought up to date.
- * An extra pulse (a change) takes a sequence number of its own; a
- * scheduled one uses the slot pubagents_due took.  Returns the payload's
- * length, or -1 if a buffer is too small.
+ * The payload of a's pulse, with its state brought up to date.  An
+ * extra pulse (a change) takes a sequence number of its own; a
+ * scheduled one uses the slot pubagents_due took.  Returns the
+ * payload's length, or -1 if buf is too small.
  */
 int
 pubagents_pulse(struct pubagents *f, struct pubagent *a, int extra,
-    const char *prefix, const char *host_json, long long mono,
-    const struct timespec *wall, char *topic, size_t tn, char *buf,
-    size_t n)
+    const char *host_json, long long mono, const struct timespec *wall,
+    char *buf, size_t n)
 {
 	unsigned parts = a->dirty;
 
@@ -530,8 +531,6 @@ pubagents_pulse(struct pubagents *f, struct pubagent *a, int extra,
 	judge(a, wall->tv_sec);
 	if (extra)
 		a->seq++;
-	if (pulse_topic(topic, tn, prefix, a->id, "pulse") == -1)
-		return -1;
 	return pulse_format(buf, n, a->id, a->seq, mono, wall, host_json,
 	    &a->st);
 }
@@ -567,11 +566,13 @@ pubagents_unborn(struct pubagents *f)
 	return f->a[f->cursor++];
 }
 
-/* An agent that a reload removed: its offline is due, then free it. */
+/* An agent a reload removed, its offline due; freed at the next call. */
 struct pubagent *
 pubagents_gone(struct pubagents *f)
 {
-	return f->ngone > 0 ? f->gone[--f->ngone] : NULL;
+	pubagent_free(f->retired);
+	f->retired = f->ngone > 0 ? f->gone[--f->ngone] : NULL;
+	return f->retired;
 }
 
 static int

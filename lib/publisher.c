@@ -431,10 +431,11 @@ send_pulse(struct publisher *p, struct pubagent *a, int extra,
 	int n;
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	n = pubagents_pulse(p->agents, a, extra, p->b.prefix, p->host_json, now,
-	    &wall, topic, sizeof topic, buf, sizeof buf);
+	n = pubagents_pulse(p->agents, a, extra, p->host_json, now, &wall, buf,
+	    sizeof buf);
 	pubagent_info(a, &pa);
-	if (n < 0 || mqtt_publish(p->b.q, topic, buf, n, 0, 0,
+	if (n < 0 || pulse_topic(topic, sizeof topic, p->b.prefix, pa.id,
+	    "pulse") == -1 || mqtt_publish(p->b.q, topic, buf, n, 0, 0,
 	    (int)pa.interval) == -1) {
 		p->skipped++;
 		return;
@@ -486,10 +487,8 @@ pulses(struct publisher *p, long long now)
 		if (up)
 			send_pulse(p, a, 1, now);
 	/* the gone are retired once connected, else later */
-	while (up && (a = pubagents_gone(p->agents)) != NULL) {
+	while (up && (a = pubagents_gone(p->agents)) != NULL)
 		retire(p, a);
-		pubagent_free(a);
-	}
 	mqtt_cork(p->b.q, 0);
 }
 
