@@ -94,14 +94,13 @@ next_signal(int fd)
 static void
 print_stats(void)
 {
-	struct publisher_stats st;
+	json_t *st = publisher_stats(pub);
+	char *s = json_dumps(st, JSON_COMPACT);
 
-	publisher_stats(pub, &st);
-	printf("{\"agents\":%zu,\"sent\":%llu,\"extra\":%llu,\"skipped\":%llu,"
-	    "\"births\":%llu,\"connects\":%d,\"lag_max_ms\":%lld,"
-	    "\"connected\":%s,\"window\":%d,\"overdue\":%zu}\n", st.agents,
-	    st.sent, st.extra, st.skipped, st.births, st.connects, st.lag_max,
-	    st.connected ? "true" : "false", st.window, st.overdue);
+	if (s != NULL)
+		puts(s);
+	free(s);
+	json_decref(st);
 	fflush(stdout);
 }
 

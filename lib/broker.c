@@ -10,7 +10,10 @@
  * id) is kept in `fatal' with its message, and stops the caller; an
  * outage is said once, and said again only when it ends.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,19 +27,6 @@
 #define BROKER_URL	"mqtt://localhost:1883"
 #define BROKER_PREFIX	"heart"
 #define BACKOFF_MAX	30000	/* ms, --backoff-max's default */
-
-void
-broker_say(struct broker *b, const char *who, const char *fmt, ...)
-{
-	char m[2 * HEART_ERRLEN];
-	va_list ap;
-
-	(void)b;	/* either end's, to warning.c's sink alike */
-	va_start(ap, fmt);
-	vsnprintf(m, sizeof m, fmt, ap);
-	va_end(ap);
-	warning(who, m);
-}
 
 /* A failure that stops the caller; the first one is kept. */
 void
@@ -53,8 +43,29 @@ broker_fatal(struct broker *b, const char *fmt, ...)
 }
 
 /*
+ * The default client id of a publisher on host, its node name:
+ * heart-pulse-HOST; of a watcher (pid > 0): heart-watch-HOST-PID.  The
+ * host is cut to fit an id, and anything an id may not hold is a '-'.
+ */
+static void
+node_name(const char *host, long pid, char *out, size_t n)
+{
+	char tail[24] = "";
+	size_t i;
+
+	if (pid > 0)
+		snprintf(tail, sizeof tail, "-%ld", pid);
+	snprintf(out, n, "heart-%s-%.*s%s", pid > 0 ? "watch" : "pulse",
+	    (int)(HEART_IDMAX - 12 - strlen(tail)), host, tail);
+	for (i = 0; out[i] != '\0'; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", out[i]))
+			out[i] = '-';
+}
+
+/*
  * The process's name on the broker: the host it runs on, and its
- * client id (--client-id, else pulse_node_name's: a watcher's carries
+ * client id (--client-id, else node_name's: a watcher's carries
  * its pid).  No I/O but gethostname.
  */
 void
@@ -68,7 +79,7 @@ broker_init(struct broker *b, const struct pulse_opts *o, int watcher)
 		snprintf(b->host, sizeof b->host, "localhost");
 	b->mc.client_id = o->client_id;
 	if (b->mc.client_id == NULL) {
-		pulse_node_name(b->host, watcher ? (long)getpid() : 0,
+		node_name(b->host, watcher ? (long)getpid() : 0,
 		    b->client_id, sizeof b->client_id);
 		b->mc.client_id = b->client_id;
 	}
@@ -82,6 +93,51 @@ broker_prefix_check(const struct broker *b, char *err)
 	errf(err, "--prefix: not a topic prefix (levels without + or #, "
 	    "not starting with $ or /)");
 	return HX_USAGE;
+}
+
+/*
+ * The broker password: from the file (which must not be readable by
+ * others), else from $HEART_MQTT_PASSWORD, else none (*out NULL).
+ */
+static int
+password(const char *file, char **out, char *err)
+{
+	char buf[1024];
+	struct stat st;
+	const char *e;
+	ssize_t n;
+	int fd;
+
+	*out = NULL;
+	if (file == NULL) {
+		if ((e = getenv("HEART_MQTT_PASSWORD")) != NULL && *e != '\0')
+			*out = xstrdup(e);
+		secret_add(*out);
+		return 0;
+	}
+	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		errf(err, "%s: %s", file, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (st.st_mode & 077) != 0) {
+		errf(err, "%s: must be a file only its owner can read "
+		    "(chmod 600)", file);
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0) {
+		errf(err, "%s: %s", file, strerror(errno));
+		return -1;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	*out = xstrdup(buf);
+	secret_add(*out);
+	explicit_bzero(buf, sizeof buf);
+	return 0;
 }
 
 /*
@@ -104,7 +160,7 @@ broker_open(struct broker *b, char *err)
 		return HX_USAGE;
 	if ((r = broker_prefix_check(b, err)) != 0)
 		return r;
-	if (mqtt_password(o->pwfile, &pw, err) == -1)
+	if (password(o->pwfile, &pw, err) == -1)
 		return HX_CONFIG;
 	if (pw != NULL && o->username == NULL) {
 		explicit_bzero(pw, strlen(pw));
@@ -113,7 +169,7 @@ broker_open(struct broker *b, char *err)
 		return HX_USAGE;
 	}
 	if (pw == NULL && o->username != NULL)
-		broker_say(b, NULL, "--username %s: no password: it is read "
+		warningf(NULL, "--username %s: no password: it is read "
 		    "from --password-file, else $HEART_MQTT_PASSWORD, and "
 		    "neither is given; logging in without one", o->username);
 	b->mc.username = o->username;
@@ -167,13 +223,13 @@ broker_report(struct broker *b, unsigned ev)
 	if (ev & MQTT_EV_UP) {
 		b->connects++;
 		if (b->said_down || b->o->verbose)
-			broker_say(b, NULL, "%s: connected%s", b->url,
+			warningf(NULL, "%s: connected%s", b->url,
 			    mqtt_v5(b->q) ? "" : " (MQTT 3.1.1)");
 		b->said_down = 0;
 	}
 	if ((ev & (MQTT_EV_DOWN | MQTT_EV_FAIL)) && (!b->said_down ||
 	    b->o->verbose)) {
-		broker_say(b, NULL, "%s: %s: %s; retrying with backoff up to "
+		warningf(NULL, "%s: %s: %s; retrying with backoff up to "
 		    "%s", b->url, ev & MQTT_EV_DOWN ? "connection lost" :
 		    "cannot connect", mqtt_why(b->q),
 		    dur_format(b->mc.backoff_max / 1000, cap, sizeof cap));
@@ -187,7 +243,7 @@ broker_timeout(const struct broker *b, long long now, long long until)
 {
 	long long t = until - now;
 
-	if (mqtt_state(b->q) == MQTT_DOWN && mqtt_retry_at(b->q) - now < t)
+	if (mqtt_retry_at(b->q) - now < t)
 		t = mqtt_retry_at(b->q) - now;
 	if (t > 1000)
 		t = 1000;	/* keepalive and the watchdog */
@@ -208,9 +264,7 @@ broker_flush(struct broker *b, long long deadline, int acked)
 
 	while (!b->fatal && (mqtt_busy(b->q) || (acked &&
 	    mqtt_unacked(b->q) > 0)) && (now = mono_ms()) < deadline) {
-		p.fd = mqtt_fd(b->q);
-		p.events = mqtt_events(b->q);
-		p.revents = 0;
+		mqtt_pollfd(b->q, &p);
 		if (poll(&p, 1, (int)(deadline - now)) == -1 && errno != EINTR)
 			break;
 		mqtt_io(b->q, p.revents, mono_ms());

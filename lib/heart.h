@@ -332,7 +332,7 @@ struct pulse_opts {		/* both ends'; NULL, 0 or -1: the default */
 	const char *prefix;	/* NULL: "heart" */
 	long long interval;	/* s; -1: the souls' (a watcher's: 10 s) */
 	long long misses;	/* the watcher's; -1: each agent's */
-	const char *client_id;	/* NULL: pulse_node_name's */
+	const char *client_id;	/* NULL: the node's name (broker.c) */
 	const char *username;
 	const char *pwfile;	/* NULL: $HEART_MQTT_PASSWORD */
 	const char *cafile, *certfile, *keyfile;
@@ -341,14 +341,6 @@ struct pulse_opts {		/* both ends'; NULL, 0 or -1: the default */
 	int	 noinotify, verbose, snapshot;
 };
 struct publisher;
-struct publisher_stats {	/* SIGUSR1 */
-	size_t	 agents;
-	unsigned long long sent, extra, skipped, births;
-	int	 connects;
-	long long lag_max;	/* ms */
-	int	 connected, window;
-	size_t	 overdue;	/* agents whose schedule is overdue now */
-};
 int	 publisher_open(const struct pulse_opts *, struct publisher **,
 	    char *);
 int	 publisher_work(struct publisher *, long long, char *);
@@ -356,7 +348,7 @@ int	 publisher_poll(const struct publisher *, long long, struct pollfd *);
 int	 publisher_ready(struct publisher *, const struct pollfd *, long long,
 	    char *);
 void	 publisher_reload(struct publisher *, long long);
-void	 publisher_stats(const struct publisher *, struct publisher_stats *);
+json_t	*publisher_stats(const struct publisher *);
 int	 publisher_goodbye(struct publisher *, char *);
 void	 publisher_free(struct publisher *);
 int	 publisher_acl(const struct pulse_opts *, char **, char *);

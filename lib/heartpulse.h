@@ -55,8 +55,6 @@ void	 pulse_wake_doc(json_t *, const struct pulse_slots *,
 void	 pulse_journal_doc(json_t *, struct pulse_state *);
 int	 pulse_skip_shown(const struct pulse_state *);
 void	 pulse_slots_of(const struct soul *, long long *, long long *);
-time_t	 pulse_due(long long, long long, time_t);
-long long pulse_grace(long long);
 int	 pulse_overdue(time_t, long long, time_t, time_t);
 int	 pulse_read(const char *, const char *, const struct caps *,
 	    const struct pulse_slots *, time_t, unsigned, struct pulse_state *,
@@ -74,31 +72,7 @@ int	 pulse_prefix_valid(const char *);
 int	 pulse_topic(char *, size_t, const char *, const char *,
 	    const char *);
 int	 pulse_pid_gone(long long);
-/* pulsenode.c: client ids, the rival rule, the ACL, status messages,
- * the birth sequence */
-struct pulse_node {		/* one publishing process and connection */
-	const char *id;		/* the client id */
-	const char *host;
-	long	 pid;
-	time_t	 since;		/* when the process started */
-	long long bdseq;	/* birth sequence of this connection */
-	long long agents;	/* -1: do not say */
-};
-struct pulse_agentinfo {
-	const char *id;
-	long long interval;	/* s */
-	long long misses;
-};
-char	*pulse_status(const struct pulse_node *,
-	    const struct pulse_agentinfo *, const char *, const char *,
-	    time_t);
-int	 pulse_bdseq_next(const char *, long long, long long *, char *);
-int	 pulse_bdseq_save(const char *, long long, char *);
-void	 pulse_node_name(const char *, long, char *, size_t);
-char	*pulse_acl(const char *, const char *, const char *const *, size_t);
-int	 pulse_rival(const struct pulse_node *, const char *, int);
 /* mqtt.c: one broker connection (only heart-pulse links it) */
-enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
 #define MQTT_EV_UP	1	/* connected (CONNACK accepted) */
 #define MQTT_EV_DOWN	2	/* a working connection went */
 #define MQTT_EV_FAIL	4	/* an attempt failed */
@@ -119,7 +93,6 @@ struct mqtt_conf {
 };
 struct mqtt;
 int	 mqtt_url_parse(const char *, struct mqtt_url *, char *);
-int	 mqtt_password(const char *, char **, char *);
 struct mqtt *mqtt_new(const struct mqtt_conf *, char *);
 void	 mqtt_free(struct mqtt *);
 void	 mqtt_on_message(struct mqtt *, void (*)(void *, const char *,
@@ -127,10 +100,9 @@ void	 mqtt_on_message(struct mqtt *, void (*)(void *, const char *,
 void	 mqtt_subscribe(struct mqtt *, const char *);
 int	 mqtt_will(struct mqtt *, const char *, const char *, int, char *);
 void	 mqtt_dial(struct mqtt *, long long);
-int	 mqtt_state(const struct mqtt *);
+int	 mqtt_up(const struct mqtt *);
 long long mqtt_retry_at(const struct mqtt *);
-int	 mqtt_fd(const struct mqtt *);
-short	 mqtt_events(const struct mqtt *);
+void	 mqtt_pollfd(const struct mqtt *, struct pollfd *);
 int	 mqtt_busy(const struct mqtt *);
 const char *mqtt_why(const struct mqtt *);
 int	 mqtt_v5(const struct mqtt *);
@@ -160,8 +132,6 @@ void	 broker_init(struct broker *, const struct pulse_opts *, int);
 int	 broker_prefix_check(const struct broker *, char *);
 int	 broker_open(struct broker *, char *);
 void	 broker_close(struct broker *);
-void	 broker_say(struct broker *, const char *, const char *, ...)
-	    __attribute__((format(printf, 3, 4)));
 void	 broker_fatal(struct broker *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 broker_report(struct broker *, unsigned);
@@ -171,93 +141,38 @@ int	 broker_failed(const struct broker *, char *);
 /* sdnotify.c: READY=1 and WATCHDOG=1 to $NOTIFY_SOCKET */
 int	 sdnotify_send(const char *, char *);
 long long sdnotify_watchdog(void);
-/* pubwarn.c */
+/* pubagents.c: the agents of one publisher, their schedule and the
+ * state their pulses carry */
 struct pubagents;
-void	 pubagents_warnf(struct pubagents *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
-char	*pubagents_warning(struct pubagents *);
-/* pubstate.c: the state the publisher's pulses carry, kept fresh */
 struct pubagent;
-void	 pubstate_start(struct pubagents *, struct pubagent *, int);
-void	 pubstate_stop(struct pubagents *, struct pubagent *);
-int	 pubstate_fd(const struct pubagents *);
-void	 pubstate_read(struct pubagents *, time_t);
-struct pubagent *pubstate_changed(struct pubagents *);
-int	 pubstate_pulse(struct pubagents *, struct pubagent *, int,
-	    const char *, const char *, long long, const struct timespec *,
-	    char *, size_t, char *, size_t);
-/* pubagents.c: the agents of one publisher and their schedule */
-#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP | PULSE_JOURNAL | \
-	PULSE_INPUT)
-struct pubagent {
-	char	 id[HEART_IDMAX + 1];
-	char	 sched_quiet;	/* the schedule outside its active hours */
-	char	 idle_quiet;	/* the idle chamber outside its own */
-	unsigned char born;	/* birth sent on this connection */
-	unsigned char queued;	/* in the changed queue */
-	unsigned char keep;	/* reload: still wanted */
-	unsigned char rewatch;	/* its directory went away: watch again */
-	char	*zone;
-	char	*path;		/* the soul file */
-	struct caps caps;
-	struct hours active[CH_NCHAMBERS];
+struct pulse_agentinfo {
+	const char *id;
 	long long interval;	/* s */
 	long long misses;
-	long long every, off;	/* the schedule's slots (slot.c); 0: off */
-	long long idle;		/* the idle chamber's after; 0: off */
-	unsigned long long seq;
-	int	 wd;		/* inotify watch; -1: polled */
-	unsigned dirty;		/* PS_* parts to read again */
-	unsigned reported;	/* PS_* parts whose failure was told */
-	int	 quiet_min;	/* the minute `st.quiet' was found for */
-	size_t	 ord;		/* reload: order of its soul */
-	struct pulse_state st;
-};
-struct pubagents {
-	struct pubagent **a;	/* sorted by id */
-	size_t	 n;
-	struct pubagent_slot *heap;	/* pubagents.c's */
-	size_t	 hn;		/* agents in the heap (== n between calls) */
-	struct pubagent **wdmap;
-	size_t	 nwd;
-	int	 ifd;
-	int	 watchfull;	/* watch limit reported */
-	char	**warn;
-	size_t	 nwarn, warnhead;
-	struct pubagent **gone, **chg;
-	size_t	 ngone, nchg;
-	size_t	 cursor;	/* births */
-	long long interval;	/* override, s; -1: the souls' */
-	time_t	 loaded;	/* when the souls were last read; 0: not
-				   yet asked (pulse_slots.from) */
-	int	 remote;	/* the state is a server's (HEART_STORE):
-				   never read, never due */
-	size_t	 nbad;		/* souls that did not load, last load */
 };
 struct pubagents *pubagents_new(long long, int);
 void	 pubagents_free(struct pubagents *);
-size_t	 pubagents_size(const struct pubagents *);
-long long pubagents_next_due(const struct pubagents *);
 void	 pubagents_rebase(struct pubagents *, long long);
+long long pubagents_next_due(const struct pubagents *);
 struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
 void	 pubagent_info(const struct pubagent *, struct pulse_agentinfo *);
+size_t	 pubagents_size(const struct pubagents *);
+size_t	 pubagents_overdue(const struct pubagents *);
+size_t	 pubagents_bad(const struct pubagents *);
+int	 pubagents_fd(const struct pubagents *);
+void	 pubagents_read(struct pubagents *, time_t);
+struct pubagent *pubagents_changed(struct pubagents *);
+int	 pubagents_pulse(struct pubagents *, struct pubagent *, int,
+	    const char *, long long, const struct timespec *, char *, size_t);
 void	 pubagents_unborn_all(struct pubagents *);
-struct pubagent *pubagents_unborn(struct pubagents *);
 int	 pubagents_unborn_pending(struct pubagents *);
+struct pubagent *pubagents_unborn(struct pubagents *);
 struct pubagent *pubagents_gone(struct pubagents *);
-void	 pubagent_free(struct pubagent *);
 long long pubagents_load(struct pubagents *, char *const *, size_t,
 	    const char *, long long, char *);
-/* watchmap.c: the watcher's liveness map, and its changes */
-struct watchmap;
-struct watchmap *watchmap_new(const char *, long long, long long);
-void	 watchmap_free(struct watchmap *);
-void	 watchmap_message(struct watchmap *, const char *, const char *, int,
-	    int, long long, time_t, json_t *);
-void	 watchmap_tick(struct watchmap *, long long, time_t, json_t *);
-void	 watchmap_link(struct watchmap *, int, const char *, long long, time_t,
-	    json_t *);
-int	 watchmap_settled(const struct watchmap *, long long, long long);
-json_t	*watchmap_snapshot(struct watchmap *, long long, size_t *);
+
+/* for t/ and fuzz/ only */
+/* pulse.c */
+time_t	 pulse_due(long long, long long, time_t);
 
 #endif

@@ -4,7 +4,7 @@
  *
  * libmosquitto's reconnect delay only works inside its loop_forever
  * and loop_start, and its "exponential" mode grows quadratically; here
- * the caller polls mqtt_fd() for mqtt_events(), hands what poll saw to
+ * the caller polls what mqtt_pollfd() says, hands what poll saw to
  * mqtt_io(), and dials again when mqtt_retry_at() comes, after a delay
  * that doubles from 500 ms up to a cap, with jitter so that a fleet of
  * publishers does not come back in step.  Nothing here blocks but the
@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@
 #include "heartint.h"
 #include "heartpulse.h"
 
+enum { MQTT_DOWN, MQTT_CONNECTING, MQTT_UP };
 #define BACKOFF_MIN	500	/* ms */
 #define SEND_MAX	1024	/* QoS 1 publishes in flight at most: births
 				   are ~400 bytes, so 400 kB at worst */
@@ -117,51 +119,6 @@ bad:
 	errf(err, "%s: not a broker URL (use mqtt://HOST[:PORT] or "
 	    "mqtts://HOST[:PORT])", s);
 	return -1;
-}
-
-/*
- * The broker password: from the file (which must not be readable by
- * others), else from $HEART_MQTT_PASSWORD, else none (*out NULL).
- */
-int
-mqtt_password(const char *file, char **out, char *err)
-{
-	char buf[1024];
-	struct stat st;
-	const char *e;
-	ssize_t n;
-	int fd;
-
-	*out = NULL;
-	if (file == NULL) {
-		if ((e = getenv("HEART_MQTT_PASSWORD")) != NULL && *e != '\0')
-			*out = xstrdup(e);
-		secret_add(*out);
-		return 0;
-	}
-	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
-		errf(err, "%s: %s", file, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    (st.st_mode & 077) != 0) {
-		errf(err, "%s: must be a file only its owner can read "
-		    "(chmod 600)", file);
-		close(fd);
-		return -1;
-	}
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n < 0) {
-		errf(err, "%s: %s", file, strerror(errno));
-		return -1;
-	}
-	buf[n] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	*out = xstrdup(buf);
-	secret_add(*out);
-	explicit_bzero(buf, sizeof buf);
-	return 0;
 }
 
 /* Delay before attempt number fails+1: doubling, capped, jittered. */
@@ -496,28 +453,25 @@ mqtt_dial(struct mqtt *q, long long now)
 }
 
 int
-mqtt_state(const struct mqtt *q)
+mqtt_up(const struct mqtt *q)
 {
-	return q->state;
+	return q->state == MQTT_UP;
 }
 
+/* When the next attempt is due: LLONG_MAX while one is under way. */
 long long
 mqtt_retry_at(const struct mqtt *q)
 {
-	return q->retry_at;
+	return q->state == MQTT_DOWN ? q->retry_at : LLONG_MAX;
 }
 
-int
-mqtt_fd(const struct mqtt *q)
+/* The socket, and what to poll it for (fd -1: none). */
+void
+mqtt_pollfd(const struct mqtt *q, struct pollfd *p)
 {
-	return q->state == MQTT_DOWN ? -1 : mosquitto_socket(q->m);
-}
-
-/* What to poll the socket for. */
-short
-mqtt_events(const struct mqtt *q)
-{
-	return POLLIN | (mosquitto_want_write(q->m) ? POLLOUT : 0);
+	p->fd = q->state == MQTT_DOWN ? -1 : mosquitto_socket(q->m);
+	p->events = POLLIN | (mosquitto_want_write(q->m) ? POLLOUT : 0);
+	p->revents = 0;
 }
 
 int

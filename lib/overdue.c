@@ -64,8 +64,7 @@ overdue_peek(const struct soul *s, time_t now, struct overdue_view *v,
 	view(&st, v);
 	/* never while the schedule is outside its active hours */
 	v->overdue = !soul_hours_out(&s->ch[CH_SCHEDULE].active, s->timezone,
-	    now) && pulse_overdue(st.due,
-	    pulse_grace(sl.every), st.looked, now);
+	    now) && pulse_overdue(st.due, sl.every, st.looked, now);
 	pulse_clear(&st);
 	return 0;
 }

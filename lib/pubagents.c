@@ -1,21 +1,29 @@
 /*
  * pubagents.c - the publisher's agents: those one heart-pulse process
- * keeps alive, each with its place in a schedule that spreads their
- * pulses across the interval (a binary min-heap of slots on `due'),
- * and what is told of them once per connection (births) or once (an
- * agent gone), loaded and loaded again from their souls: agents added,
- * changed and removed.  The state their pulses carry is kept fresh by
- * pubstate.c.
+ * keeps alive, loaded and loaded again from their souls; their
+ * schedule, which spreads their pulses across the interval (a binary
+ * min-heap of slots on `due'); what is told of them once per connection
+ * (births) or once (an agent gone); and the state their pulses carry,
+ * kept fresh without reading every agent's files on every pulse:
+ * inotify on each agent directory marks what changed (breaker, wake,
+ * journal, and the user's last sign where the idle chamber is on: read
+ * at once, and queued for an extra pulse when the pulse would say
+ * otherwise; the counter: read at the next pulse).  An agent without a
+ * watch is read in full at each of its pulses; whether it is overdue
+ * is judged at each pulse from what was read.
  *
  * Invariants: `a' is sorted by id; every agent is in the heap exactly
- * once; `seq' only grows, by one for every slot of the
- * schedule (sent or not) and every extra pulse, so a subscriber that
- * sees a gap knows a pulse was lost.  One agent per id, from the first
- * soul that names it (the directory's in name order, then the files
- * given); a soul that does not load leaves its agent as it was; an
- * agent loaded again keeps its slot, its seq and its state; an agent
- * no soul names any more leaves the schedule and the watches and goes
- * to pubagents_gone.
+ * once; `seq' only grows, by one for every slot of the schedule (sent
+ * or not) and every extra pulse, so a subscriber that sees a gap knows
+ * a pulse was lost.  One agent per id, from the first soul that names
+ * it (the directory's in name order, then the files given); a soul that
+ * does not load leaves its agent as it was; an agent loaded again keeps
+ * its slot, its seq and its state; one no soul names any more leaves
+ * the schedule and the watches for pubagents_gone.  An agent is in
+ * wdmap at its wd, or its wd is -1 and it is polled; it is in the
+ * changed queue at most once (queued); a part of its state that cannot
+ * be read is told once (warning.c) until it reads again, and its pulses
+ * carry null meanwhile.
  */
 #include <sys/inotify.h>
 
@@ -29,15 +37,63 @@
 #include "heartint.h"
 #include "heartpulse.h"
 #include "heartstore.h"
+#include "heartwake.h"
 
+#define BATCH_MS 200	/* slots due this soon are taken with this batch */
+#define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | \
+	IN_MOVED_FROM | IN_ONLYDIR | IN_EXCL_UNLINK)
+#define PS_ALL	(PULSE_BREAKER | PULSE_WAKE | PULSE_CAP | PULSE_JOURNAL | \
+	PULSE_INPUT)
+struct pubagent {
+	char	 id[HEART_IDMAX + 1];
+	char	 sched_quiet;	/* the schedule outside its active hours */
+	char	 idle_quiet;	/* the idle chamber outside its own */
+	unsigned char born;	/* birth sent on this connection */
+	unsigned char queued;	/* in the changed queue */
+	unsigned char keep;	/* reload: still wanted */
+	unsigned char rewatch;	/* its directory went away: watch again */
+	char	*zone;
+	char	*path;		/* the soul file */
+	struct caps caps;
+	struct hours active[CH_NCHAMBERS];
+	long long interval;	/* s */
+	long long misses;
+	long long every, off;	/* the schedule's slots (slot.c); 0: off */
+	long long idle;		/* the idle chamber's after; 0: off */
+	unsigned long long seq;
+	int	 wd;		/* inotify watch; -1: polled */
+	unsigned dirty;		/* PS_* parts to read again */
+	unsigned reported;	/* PS_* parts whose failure was told */
+	int	 quiet_min;	/* the minute `st.quiet' was found for */
+	size_t	 ord;		/* reload: order of its soul */
+	struct pulse_state st;
+};
 /* A place in the schedule, a binary min-heap on due: the due time is
  * the heap's own, so that ordering it reads no agent. */
 struct pubagent_slot {
 	long long due;		/* monotonic ms of the agent's next pulse */
 	struct pubagent *a;
 };
-
-#define BATCH_MS 200	/* slots due this soon are taken with this batch */
+struct pubagents {
+	struct pubagent **a;	/* sorted by id */
+	size_t	 n;
+	struct pubagent_slot *heap;
+	size_t	 hn;		/* agents in the heap (== n between calls) */
+	struct pubagent **wdmap;
+	size_t	 nwd;
+	int	 ifd;
+	int	 watchfull;	/* watch limit reported */
+	struct pubagent **gone, **chg;
+	size_t	 ngone, nchg;
+	struct pubagent *retired;	/* pubagents_gone's last */
+	size_t	 cursor;	/* births */
+	long long interval;	/* override, s; -1: the souls' */
+	time_t	 loaded;	/* when the souls were last read; 0: not
+				   yet asked (pulse_slots.from) */
+	int	 remote;	/* the state is a server's (HEART_STORE):
+				   never read, never due */
+	size_t	 nbad;		/* souls that did not load, last load */
+};
 
 struct pubagents *
 pubagents_new(long long interval, int watch)
@@ -47,14 +103,15 @@ pubagents_new(long long interval, int watch)
 	f->interval = interval;
 	f->ifd = -1;
 	f->remote = store_server_named(getenv("HEART_STORE"));
-	if (watch && !f->remote && (f->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1)
-		pubagents_warnf(f, "inotify: %s; reading state once per "
+	if (watch && !f->remote && (f->ifd = inotify_init1(IN_NONBLOCK |
+	    IN_CLOEXEC)) == -1)
+		warningf(NULL, "inotify: %s; reading state once per "
 		    "interval", strerror(errno));
 	return f;
 }
 
 static void
-agent_free(struct pubagent *a)
+pubagent_free(struct pubagent *a)
 {
 	if (a == NULL)
 		return;
@@ -72,14 +129,12 @@ pubagents_free(struct pubagents *f)
 	if (f == NULL)
 		return;
 	for (i = 0; i < f->n; i++)
-		agent_free(f->a[i]);
+		pubagent_free(f->a[i]);
 	for (i = 0; i < f->ngone; i++)
-		agent_free(f->gone[i]);
-	for (i = f->warnhead; i < f->nwarn; i++)
-		free(f->warn[i]);
+		pubagent_free(f->gone[i]);
+	pubagent_free(f->retired);
 	if (f->ifd >= 0)
 		close(f->ifd);
-	free(f->warn);
 	free(f->a);
 	free(f->heap);
 	free(f->wdmap);
@@ -122,13 +177,6 @@ sift_down(struct pubagents *f, size_t i)
 		i = c;
 	}
 	rise(f, i, top, s);
-}
-
-/* a's first slot, at due; the caller made room in the heap. */
-static void
-pubagents_heap_add(struct pubagents *f, struct pubagent *a, long long due)
-{
-	rise(f, f->hn++, 0, (struct pubagent_slot){ due, a });
 }
 
 /*
@@ -229,6 +277,264 @@ pubagents_size(const struct pubagents *f)
 	return f->n;
 }
 
+/* Agents whose schedule or idle chamber is overdue (judge). */
+size_t
+pubagents_overdue(const struct pubagents *f)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->n; i++)
+		n += f->a[i]->st.overdue != 0;
+	return n;
+}
+
+/* Souls that did not load, at the last load. */
+size_t
+pubagents_bad(const struct pubagents *f)
+{
+	return f->nbad;
+}
+
+/* --- the state their pulses carry --- */
+
+/*
+ * Whether a's schedule or idle chamber is overdue (pulse.c's rule) at
+ * now: each judged on its own due time and interval, and neither while
+ * it is outside its active hours.
+ */
+static void
+judge(struct pubagent *a, time_t now)
+{
+	a->st.overdue = (char)((!a->sched_quiet && pulse_overdue(a->st.due,
+	    a->every, a->st.looked, now)) || (!a->idle_quiet &&
+	    pulse_overdue(a->st.idle_due, a->idle, a->st.looked, now)));
+}
+
+static void
+refresh(struct pubagents *f, struct pubagent *a, unsigned parts, time_t now)
+{
+	static const unsigned bits[] = {
+		PULSE_BREAKER, PULSE_WAKE, PULSE_CAP, PULSE_JOURNAL,
+		PULSE_INPUT
+	};
+	char err[HEART_ERRLEN];
+	struct pulse_slots sl;
+	size_t i;
+
+	if (f->loaded == 0)
+		f->loaded = now;
+	if (a->idle <= 0) {	/* the idle chamber is off: nobody asks */
+		parts &= ~(unsigned)PULSE_INPUT;
+		a->dirty &= ~(unsigned)PULSE_INPUT;
+	}
+	sl = (struct pulse_slots){ a->every, a->off, f->loaded, a->idle };
+	if (f->remote) {	/* a server's state: not ours to read */
+		pulse_unknown(&sl, parts, &a->st);
+		a->dirty &= ~parts;
+		judge(a, now);
+		return;
+	}
+	for (i = 0; i < sizeof bits / sizeof bits[0]; i++) {
+		if (!(parts & bits[i]))
+			continue;
+		if (pulse_read(a->id, a->zone, &a->caps, &sl, now, bits[i],
+		    &a->st, err) == 0)
+			a->reported &= ~bits[i];
+		else if (!(a->reported & bits[i])) {
+			a->reported |= bits[i];
+			warningf(NULL, "%s: %s (its pulses carry null "
+			    "until it is readable)", a->id, err);
+		}
+	}
+	a->dirty &= ~parts;
+	judge(a, now);
+}
+
+static void
+watch(struct pubagents *f, struct pubagent *a, int quiet)
+{
+	char dir[4096], err[HEART_ERRLEN];
+	int wd;
+
+	a->wd = -1;
+	if (f->ifd < 0)
+		return;
+	if (state_agent_dir(a->id, 1, dir, sizeof dir, err) == -1) {
+		if (!quiet)
+			warningf(NULL, "%s: %s; its state is read once per "
+			    "interval", a->id, err);
+		return;
+	}
+	if ((wd = inotify_add_watch(f->ifd, dir, WATCH_MASK)) == -1) {
+		if (errno == ENOSPC && f->watchfull++ == 0)
+			warningf(NULL, "inotify: no more watches (see "
+			    "fs.inotify.max_user_watches); agents from %s on "
+			    "are read once per interval", a->id);
+		else if (errno != ENOSPC && !quiet)
+			warningf(NULL, "%s: inotify: %s; its state is read "
+			    "once per interval", dir, strerror(errno));
+		return;
+	}
+	if ((size_t)wd >= f->nwd) {
+		size_t n = (size_t)wd * 2 + 16;
+		f->wdmap = realloc(f->wdmap, n * sizeof *f->wdmap);
+		if (f->wdmap == NULL)
+			abort();
+		memset(f->wdmap + f->nwd, 0, (n - f->nwd) * sizeof *f->wdmap);
+		f->nwd = n;
+	}
+	f->wdmap[wd] = a;
+	a->wd = wd;
+}
+
+static void
+unwatch(struct pubagents *f, struct pubagent *a)
+{
+	if (a->wd < 0)
+		return;
+	if ((size_t)a->wd < f->nwd && f->wdmap[a->wd] == a)
+		f->wdmap[a->wd] = NULL;
+	inotify_rm_watch(f->ifd, a->wd);
+	a->wd = -1;
+}
+
+int
+pubagents_fd(const struct pubagents *f)
+{
+	return f->ifd;
+}
+
+static void
+queue_changed(struct pubagents *f, struct pubagent *a)
+{
+	if (a->queued)
+		return;
+	f->chg = realloc(f->chg, (f->nchg + 1) * sizeof *f->chg);
+	if (f->chg == NULL)
+		abort();
+	f->chg[f->nchg++] = a;
+	a->queued = 1;
+}
+
+static void
+on_event(struct pubagents *f, const struct inotify_event *ev, time_t now)
+{
+	struct pubagent *a;
+	struct pulse_state old;
+	unsigned part = 0;
+
+	if (ev->mask & IN_Q_OVERFLOW) {
+		for (size_t i = 0; i < f->n; i++)
+			f->a[i]->dirty = PS_ALL;
+		return;
+	}
+	if (ev->wd < 0 || (size_t)ev->wd >= f->nwd ||
+	    (a = f->wdmap[ev->wd]) == NULL)
+		return;
+	if (ev->mask & IN_IGNORED) {	/* the directory is gone */
+		f->wdmap[ev->wd] = NULL;
+		a->wd = -1;
+		a->dirty = PS_ALL;
+		a->rewatch = 1;
+		return;
+	}
+	if (ev->len == 0)
+		return;
+	if (strcmp(ev->name, "breaker.json") == 0)
+		part = PULSE_BREAKER;
+	else if (strcmp(ev->name, "wake.json") == 0)
+		part = PULSE_WAKE;
+	else if (strcmp(ev->name, "journal.jsonl") == 0)
+		part = PULSE_JOURNAL;
+	else if (a->idle > 0 && (strcmp(ev->name, "input") == 0 ||
+	    strcmp(ev->name, HISTFILE) == 0))
+		part = PULSE_INPUT;	/* the user's last sign moved */
+	else if (strcmp(ev->name, "cap.json") == 0)
+		a->dirty |= PULSE_CAP;
+	if (part == 0)
+		return;
+	old = a->st;
+	refresh(f, a, part, now);
+	if (pulse_changed(&old, &a->st))
+		queue_changed(f, a);
+}
+
+/* Read what inotify has; agents whose drawn state changed are queued. */
+void
+pubagents_read(struct pubagents *f, time_t now)
+{
+	char buf[65536] __attribute__((aligned(__alignof__(struct
+	    inotify_event))));
+	const struct inotify_event *ev;
+	ssize_t n;
+	char *p;
+
+	if (f->ifd < 0)
+		return;
+	while ((n = read(f->ifd, buf, sizeof buf)) > 0)
+		for (p = buf; p < buf + n; p += sizeof *ev + ev->len) {
+			ev = (const struct inotify_event *)p;
+			on_event(f, ev, now);
+		}
+}
+
+/* The next agent whose breaker or wake changed, for an extra pulse. */
+struct pubagent *
+pubagents_changed(struct pubagents *f)
+{
+	struct pubagent *a;
+
+	if (f->nchg == 0)
+		return NULL;
+	a = f->chg[--f->nchg];
+	a->queued = 0;
+	return a;
+}
+
+/*
+ * The payload of a's pulse, with its state brought up to date.  An
+ * extra pulse (a change) takes a sequence number of its own; a
+ * scheduled one uses the slot pubagents_due took.  Returns the
+ * payload's length, or -1 if buf is too small.
+ */
+int
+pubagents_pulse(struct pubagents *f, struct pubagent *a, int extra,
+    const char *host_json, long long mono, const struct timespec *wall,
+    char *buf, size_t n)
+{
+	unsigned parts = a->dirty;
+
+	if (a->wd < 0 && !extra) {
+		parts = PS_ALL;
+		if (a->rewatch && f->watchfull == 0) {
+			a->rewatch = 0;
+			watch(f, a, 1);
+		}
+	}
+	if (a->st.waking == 1)
+		parts |= PULSE_WAKE;	/* is its process still there? */
+	if (wall->tv_sec >= a->st.cap_until)
+		parts |= PULSE_CAP;	/* a new day */
+	if (a->st.brk_until > 0 && wall->tv_sec >= a->st.brk_until)
+		parts |= PULSE_BREAKER;	/* its cooldown has passed */
+	if (parts)
+		refresh(f, a, parts, wall->tv_sec);
+	if (wall->tv_sec / 60 != a->quiet_min) {	/* hours: by the minute */
+		a->quiet_min = (int)(wall->tv_sec / 60);
+		a->st.quiet = pulse_quiet(a->zone, &a->caps, a->active,
+		    wall->tv_sec);
+		a->sched_quiet = (char)soul_hours_out(&a->active[CH_SCHEDULE],
+		    a->zone, wall->tv_sec);
+		a->idle_quiet = (char)soul_hours_out(&a->active[CH_IDLE],
+		    a->zone, wall->tv_sec);
+	}
+	judge(a, wall->tv_sec);
+	if (extra)
+		a->seq++;
+	return pulse_format(buf, n, a->id, a->seq, mono, wall, host_json,
+	    &a->st);
+}
+
 /* --- births: each agent's online status, once per connection --- */
 
 void
@@ -241,19 +547,6 @@ pubagents_unborn_all(struct pubagents *f)
 	f->cursor = 0;
 }
 
-struct pubagent *
-pubagents_unborn(struct pubagents *f)
-{
-	while (f->cursor < f->n) {
-		struct pubagent *a = f->a[f->cursor++];
-		if (!a->born) {
-			a->born = 1;
-			return a;
-		}
-	}
-	return NULL;
-}
-
 /* Whether some agent still waits for its birth on this connection. */
 int
 pubagents_unborn_pending(struct pubagents *f)
@@ -263,17 +556,23 @@ pubagents_unborn_pending(struct pubagents *f)
 	return f->cursor < f->n;
 }
 
-/* An agent that a reload removed: its offline is due, then free it. */
+/* The next agent whose birth is due on this connection, or NULL. */
+struct pubagent *
+pubagents_unborn(struct pubagents *f)
+{
+	if (!pubagents_unborn_pending(f))
+		return NULL;
+	f->a[f->cursor]->born = 1;
+	return f->a[f->cursor++];
+}
+
+/* An agent a reload removed, its offline due; freed at the next call. */
 struct pubagent *
 pubagents_gone(struct pubagents *f)
 {
-	return f->ngone > 0 ? f->gone[--f->ngone] : NULL;
-}
-
-void
-pubagent_free(struct pubagent *a)
-{
-	agent_free(a);
+	pubagent_free(f->retired);
+	f->retired = f->ngone > 0 ? f->gone[--f->ngone] : NULL;
+	return f->retired;
 }
 
 static int
@@ -288,22 +587,10 @@ cmpagent(const void *x, const void *y)
 	return a->ord < b->ord ? -1 : a->ord > b->ord;
 }
 
-static struct pubagent *
-find(struct pubagent **v, size_t n, const char *id)
+static int
+cmpid(const void *id, const void *x)
 {
-	size_t lo = 0, hi = n, mid;
-	int c;
-
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if ((c = strcmp(id, v[mid]->id)) == 0)
-			return v[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
+	return strcmp(id, (*(struct pubagent *const *)x)->id);
 }
 
 static struct pubagent *
@@ -372,7 +659,7 @@ drop(struct pubagents *f, struct pubagent *a)
 {
 	size_t i;
 
-	pubstate_stop(f, a);
+	unwatch(f, a);
 	for (i = 0; i < f->nchg; i++)
 		if (f->chg[i] == a) {
 			f->chg[i] = f->chg[--f->nchg];
@@ -390,7 +677,7 @@ static void
 merge(struct pubagents *f, struct pubagent **nv, size_t nn, char **failed,
     size_t nfailed, long long now)
 {
-	struct pubagent **v, *a;
+	struct pubagent **v, **p, *a;
 	size_t i, j, k = 0, m = 0;
 	int first = f->n == 0;
 	long long due;
@@ -399,8 +686,9 @@ merge(struct pubagents *f, struct pubagent **nv, size_t nn, char **failed,
 	for (i = 0; i < f->n; i++)
 		f->a[i]->keep = 0;
 	for (i = 0; i < nn; i++) {
-		if ((a = find(f->a, f->n, nv[i]->id)) != NULL)
-			update(a, nv[i]);
+		if (f->n > 0 && (p = bsearch(nv[i]->id, f->a, f->n,
+		    sizeof *f->a, cmpid)) != NULL)
+			update(*p, nv[i]);
 		else
 			nv[k++] = nv[i];	/* a new agent */
 	}
@@ -433,8 +721,8 @@ merge(struct pubagents *f, struct pubagent **nv, size_t nn, char **failed,
 			due = now + (long long)(fnv1a_str(FNV_BASIS, a->id) %
 			    (uint64_t)(a->interval * 1000));
 		v[m++] = a;
-		pubagents_heap_add(f, a, due);
-		pubstate_start(f, a, 0);
+		rise(f, f->hn++, 0, (struct pubagent_slot){ due, a });
+		watch(f, a, 0);
 	}
 	qsort(v, m, sizeof *v, cmpagent);
 	free(f->a);
@@ -446,7 +734,7 @@ merge(struct pubagents *f, struct pubagent **nv, size_t nn, char **failed,
 /*
  * Load (or load again) the souls named by files[] and those found in
  * dir (either may be empty).  A soul that does not load is reported
- * (pubagents_warning), counted (f->nbad) and skipped; if its agent was
+ * (warning.c), counted (f->nbad) and skipped; if its agent was
  * loaded before, it is kept as it was.  Agents no soul names any more
  * go to pubagents_gone.
  * Returns the number of agents, or -1 when dir cannot be read.
@@ -472,12 +760,12 @@ pubagents_load(struct pubagents *f, char *const *files, size_t nfiles,
 	failed = xcalloc(np, sizeof *failed);
 	for (i = 0; i < np; i++) {
 		if (soul_load(paths[i], &s, e) == -1) {
-			pubagents_warnf(f, "%s", e);
+			warningf(NULL, "%s", e);
 			failed[nfailed++] = paths[i];
 			continue;
 		}
 		for (j = 0; j < s->nwarn; j++)
-			pubagents_warnf(f, "warning: %s", s->warn[j]);
+			warningf(NULL, "warning: %s", s->warn[j]);
 		a = from_soul(f, s);
 		a->ord = i;
 		soul_free(s);
@@ -487,7 +775,7 @@ pubagents_load(struct pubagents *f, char *const *files, size_t nfiles,
 		qsort(nv, nn, sizeof *nv, cmpagent);
 	for (i = 1, j = 1; i < nn; i++) {	/* one soul per agent */
 		if (strcmp(nv[i]->id, nv[j - 1]->id) == 0) {
-			pubagents_warnf(f, "%s: agent %s is already defined "
+			warningf(NULL, "%s: agent %s is already defined "
 			    "by %s; skipped", nv[i]->path, nv[i]->id,
 			    nv[j - 1]->path);
 			pubagent_free(nv[i]);

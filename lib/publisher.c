@@ -2,26 +2,32 @@
  * publisher.c - heart-pulse's publishing end: its agents (pubagents.c)
  * kept alive over one broker connection (broker.c), in the caller's
  * poll loop: publisher_work before each poll, publisher_ready after
- * it; the state their pulses carry is pubstate.c's.  The watching end,
+ * it; and its node, the process on the broker: the status messages
+ * (births and wills, retained), the birth sequence kept across
+ * restarts, the rival rule between two publishers with one client id,
+ * the broker's ACL for its agents (heart-pulse(1)).  The watching end,
  * the subscriber, is watcher.c.
  *
  * A connection is announced by the node's online status, then the
  * agents' births, BIRTH_BATCH at a time and only while the broker keeps
  * up; each connection's will (its node offline, "will") carries the
- * birth sequence of the attempt, counted across restarts (pulse.c).
- * Pulses follow the agents' schedule, which starts at the first
- * connection: every slot is moved on by the time that took
- * (pubagents_rebase), so that no agent's first slot passes unsent, however
- * long the broker kept us waiting.  Nothing here waits on
- * the broker: while it is away, or has not written the last batch,
- * slots pass unsent (their sequence numbers are skipped).  A goodbye
- * says offline for the node and each agent within SHUTDOWN_MS, and
- * disconnects cleanly only once the broker has them all; else the will
- * says it.  systemd (Type=notify) hears READY, RELOADING and STOPPING
- * from here, and WATCHDOG every half of its watchdog time.
+ * birth sequence of the attempt (bdseq_next).  Pulses follow the
+ * agents' schedule, which starts at the first connection: every slot
+ * is moved on by the time that took (pubagents_rebase), so that no
+ * agent's first slot passes unsent, however long the broker kept us
+ * waiting.  Nothing here waits on the broker: while it is away, or has
+ * not written the last batch, slots pass unsent (their sequence numbers
+ * are skipped).  A goodbye says offline for the node and each agent
+ * within SHUTDOWN_MS, and disconnects cleanly only once the broker has
+ * them all; else the will says it.  systemd (Type=notify) hears READY,
+ * RELOADING and STOPPING from here, and WATCHDOG every half of its
+ * watchdog time.
  */
+#include <sys/file.h>
+
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +36,19 @@
 
 #include "heartint.h"
 #include "heartpulse.h"
+#include "heartstore.h"
 
 #define SHUTDOWN_MS	5000	/* most a goodbye may take */
 #define BIRTH_BATCH	512
+
+struct pulse_node {		/* one publishing process and connection */
+	const char *id;		/* the client id */
+	const char *host;
+	long	 pid;
+	time_t	 since;		/* when the process started */
+	long long bdseq;	/* birth sequence of this connection */
+	long long agents;	/* -1: do not say */
+};
 
 struct publisher {
 	struct broker b;
@@ -45,18 +61,256 @@ struct publisher {
 	int	 told_next, told_save;	/* a birth sequence failure, said */
 	int	 told_notify;	/* systemd's, said */
 	json_t	*refused;	/* topics the broker refused, said once */
-	struct publisher_stats st;
+	unsigned long long sent, extra;	/* pulses: scheduled, on a change */
+	unsigned long long skipped, births;	/* slots passed unsent; births */
+	long long lag_max;	/* ms, the latest a slot was taken */
 };
 
-static void
-warnings(struct publisher *p)
+/*
+ * Whether process pid has been killed and not yet torn down: SIGKILL
+ * pending (kill(2) returns before the kernel ends it), or exiting
+ * (PF_EXITING in /proc/PID/stat's flags, flags).
+ */
+static int
+killed(json_int_t pid, unsigned flags)
 {
-	char *m;
+	char path[64], line[128];
+	unsigned long long mask;
+	FILE *fp;
+	int r = (flags & 0x4) != 0;
 
-	while ((m = pubagents_warning(p->agents)) != NULL) {
-		broker_say(&p->b, NULL, "%s", m);
-		free(m);
+	snprintf(path, sizeof path, "/proc/%lld/status", (long long)pid);
+	if (r || (fp = fopen(path, "re")) == NULL)
+		return 1;
+	while (!r && fgets(line, sizeof line, fp) != NULL)
+		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+		    sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+		    (mask & 1ULL << (SIGKILL - 1)) != 0)
+			r = 1;
+	fclose(fp);
+	return r;
+}
+
+/*
+ * Whether pid is a live heart-pulse on this host: not a zombie, nor one
+ * killed a moment ago (a publisher restarted at once after kill -9
+ * reads the dead one's status while the kernel is still ending it).
+ */
+static int
+live_pulse(json_int_t pid)
+{
+	char path[64], line[256], *p, state;
+	unsigned flags;
+	FILE *fp;
+	int r = 0;
+
+	if (pid <= 0 || pid > 0x7fffffff || pulse_pid_gone(pid))
+		return 0;
+	snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return 0;
+	if (fgets(line, sizeof line, fp) != NULL &&
+	    (p = strstr(line, " (heart-pulse) ")) != NULL &&
+	    sscanf(p + 15, "%c %*d %*d %*d %*d %*d %u", &state, &flags) == 2)
+		r = state != 'Z' && state != 'X';
+	fclose(fp);
+	return r && !killed(pid, flags);
+}
+
+/*
+ * Whether rival (a node status's fields) is older than us: it started
+ * first, or in the same second with a smaller pid (one host) or host
+ * name (two).  A status without "since" (an older heart-pulse said
+ * none) is older.  Both processes apply the same order, so exactly one
+ * of them gives way.
+ */
+static int
+older(const struct pulse_node *node, json_t *j, const char *host,
+    json_int_t pid)
+{
+	const char *s;
+	time_t t;
+
+	s = json_string_value(json_object_get(j, "since"));
+	if (s == NULL || clock_parse_utc(s, &t) == -1)
+		return 1;
+	if (t != node->since)
+		return t < node->since;
+	if (strcmp(host, node->host) != 0)
+		return strcmp(host, node->host) < 0;
+	return pid < node->pid;
+}
+
+/*
+ * Whether a node status (payload) read back on our own node's topic is
+ * a rival's: our node name, from another process that is alive (on
+ * another host, or a heart-pulse on this one) and older than us,
+ * saying it is online or leaving its will (the broker publishes the
+ * will of a live client whose id a new connection took).  A status a
+ * dead process left retained (a crash, a reboot) is no rival.  Two
+ * processes with one client id push each other off the broker for
+ * ever, and only one of them may carry on: the older, so that a second
+ * process started by mistake never stops the one that was working,
+ * however late the first one reads the second's birth or will.
+ */
+static int
+rival(const struct pulse_node *node, const char *payload, int len)
+{
+	const char *s, *n, *h, *why;
+	json_int_t pid;
+	json_t *j;
+	int r = 0;
+
+	if (len <= 0 || (j = json_loadb(payload, (size_t)len, 0, NULL)) == NULL)
+		return 0;
+	s = json_string_value(json_object_get(j, "status"));
+	n = json_string_value(json_object_get(j, "node"));
+	h = json_string_value(json_object_get(j, "host"));
+	why = json_string_value(json_object_get(j, "reason"));
+	pid = json_integer_value(json_object_get(j, "pid"));
+	if (s != NULL && n != NULL && h != NULL && strcmp(n, node->id) == 0 &&
+	    (strcmp(s, "online") == 0 || (why != NULL &&
+	    strcmp(why, "will") == 0)))
+		r = (strcmp(h, node->host) != 0 ? strcmp(s, "online") == 0 :
+		    pid != node->pid && live_pulse(pid)) &&
+		    older(node, j, h, pid);
+	json_decref(j);
+	return r;
+}
+
+/*
+ * The broker ACL block of one publishing host (mosquitto's acl_file):
+ * its account may write its agents' pulse and status topics, and
+ * nothing else (its node's status comes from the shared pattern of
+ * contrib/mosquitto/heart.acl).  ids[n] are its agents.
+ */
+static char *
+acl_block(const char *prefix, const char *user, const char *const *ids,
+    size_t n)
+{
+	size_t i, len = strlen(user) + 80;
+	char *s, *p;
+
+	for (i = 0; i < n; i++)
+		len += 2 * (strlen(prefix) + strlen(ids[i]) + 24);
+	p = s = xcalloc(1, len);
+	p += sprintf(p, "# heart-pulse --acl: %zu agent%s\nuser %s\n", n,
+	    n == 1 ? "" : "s", user);
+	for (i = 0; i < n; i++)
+		p += sprintf(p, "topic write %s/%s/pulse\n"
+		    "topic write %s/%s/status\n", prefix, ids[i], prefix,
+		    ids[i]);
+	return s;
+}
+
+/*
+ * A retained status message, for an agent (pa non-NULL) or for the
+ * node (the process and its connection).  `reason' (may be NULL) says
+ * why an offline was sent: "shutdown", "removed", "will".
+ */
+static char *
+node_status(const struct pulse_node *node, const struct pulse_agentinfo
+    *pa, const char *status, const char *reason, time_t now)
+{
+	char at[32];
+	json_t *j;
+	char *s;
+
+	j = json_pack("{s:i,s:s}", "v", 1, "status", status);
+	if (pa != NULL) {
+		json_object_set_new(j, "agent", json_string(pa->id));
+		json_object_set_new(j, "interval",
+		    json_integer(pa->interval));
+		json_object_set_new(j, "misses", json_integer(pa->misses));
 	}
+	json_object_set_new(j, "node", json_string(node->id));
+	json_object_set_new(j, "bdseq", json_integer(node->bdseq));
+	json_object_set_new(j, "host", json_string(node->host));
+	json_object_set_new(j, "pid", json_integer(node->pid));
+	if (pa == NULL && node->since > 0) {
+		clock_utc(node->since, at, sizeof at);
+		json_object_set_new(j, "since", json_string(at));
+	}
+	if (pa == NULL && node->agents >= 0)
+		json_object_set_new(j, "agents", json_integer(node->agents));
+	if (reason != NULL)
+		json_object_set_new(j, "reason", json_string(reason));
+	if (now > 0) {
+		clock_utc(now, at, sizeof at);
+		json_object_set_new(j, "at", json_string(at));
+	}
+	s = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (s == NULL)
+		abort();
+	return s;
+}
+
+/*
+ * The birth sequence of node `id' (Sparkplug's bdSeq) counts its
+ * connections, and grows across restarts: the last one that connected
+ * is kept in STATE/pulse/ID.json.  bdseq_next says the number a
+ * next connection would have (the will of an attempt must carry it)
+ * and writes nothing; bdseq_save records it once the broker has
+ * accepted that connection.  On error *out still gets last + 1 (the
+ * caller may carry on with its own count) and -1 is returned.
+ */
+static int
+bdseq_file(const char *id, char *dir, size_t n, char *name, char *err)
+{
+	if (!id_valid(id)) {
+		errf(err, "invalid node id");
+		return -1;
+	}
+	snprintf(name, HEART_IDMAX + 8, "%s.json", id);
+	return state_subdir("pulse", dir, n, err);
+}
+
+static int
+bdseq_next(const char *id, long long last, long long *out, char *err)
+{
+	char dir[4096], name[HEART_IDMAX + 8];
+	json_t *j = NULL, *v;
+
+	*out = last + 1;
+	if (bdseq_file(id, dir, sizeof dir, name, err) == -1 ||
+	    state_read_json(dir, name, &j, err) == -1)
+		return -1;
+	v = json_object_get(j, "bdseq");
+	if (json_is_integer(v) && json_integer_value(v) >= *out)
+		*out = json_integer_value(v) + 1;
+	json_decref(j);
+	return 0;
+}
+
+static int
+bdseq_save(const char *id, long long bdseq, char *err)
+{
+	char dir[4096], name[HEART_IDMAX + 8], lock[HEART_IDMAX + 8];
+	json_t *j = NULL;
+	json_int_t had;
+	int fd, r = -1;
+
+	if (bdseq_file(id, dir, sizeof dir, name, err) == -1)
+		return -1;
+	snprintf(lock, sizeof lock, "%s.lock", id);
+	if ((fd = state_lock(dir, lock, LOCK_EX, err)) < 0)
+		return -1;
+	if (state_read_json(dir, name, &j, err) == -1)
+		goto out;
+	had = json_integer_value(json_object_get(j, "bdseq"));
+	json_decref(j);
+	j = NULL;
+	if (had >= bdseq) {
+		r = 0;		/* never backwards */
+		goto out;
+	}
+	j = json_pack("{s:I}", "bdseq", (json_int_t)bdseq);
+	r = state_write_json(dir, name, j, err);
+out:
+	json_decref(j);
+	state_unlock(fd);
+	return r;
 }
 
 /* systemd's notification; a failure is said once. */
@@ -66,7 +320,7 @@ notify(struct publisher *p, const char *state)
 	char err[HEART_ERRLEN];
 
 	if (sdnotify_send(state, err) == -1 && !p->told_notify++)
-		broker_say(&p->b, NULL, "%s", err);
+		warning(NULL, err);
 }
 
 static long long
@@ -77,9 +331,8 @@ load(struct publisher *p, long long now)
 	long long n;
 
 	n = pubagents_load(p->agents, o->souls, o->nsouls, o->dir, now, err);
-	warnings(p);
 	if (n == -1)
-		broker_say(&p->b, NULL, "%s", err);
+		warning(NULL, err);
 	return n;
 }
 
@@ -114,7 +367,7 @@ retire(struct publisher *p, struct pubagent *a)
 	pubagent_info(a, &pa);
 	pulse_topic(topic, sizeof topic, p->b.prefix, pa.id, "status");
 	p->node.agents = (long long)pubagents_size(p->agents);
-	msg = pulse_status(&p->node, &pa, "offline", "removed", time(NULL));
+	msg = node_status(&p->node, &pa, "offline", "removed", time(NULL));
 	mqtt_publish(p->b.q, topic, msg, (int)strlen(msg), 1, 0, 0);
 	mqtt_publish(p->b.q, topic, "", 0, 1, 1, 0);
 	free(msg);
@@ -136,18 +389,17 @@ status(struct publisher *p, struct pubagent *a, const char *status,
 		pulse_topic(topic, sizeof topic, p->b.prefix, NULL,
 		    p->node.id);
 	p->node.agents = (long long)pubagents_size(p->agents);
-	msg = pulse_status(&p->node, a ? &pa : NULL, status, reason,
+	msg = node_status(&p->node, a ? &pa : NULL, status, reason,
 	    time(NULL));
 	mqtt_publish(p->b.q, topic, msg, (int)strlen(msg), 1, 1, 0);
 	free(msg);
 }
 
 static void
-bdseq_failed(struct publisher *p, int *told, const char *err)
+bdseq_failed(int *told, const char *err)
 {
 	if (!(*told)++)
-		broker_say(&p->b, NULL, "birth sequence: %s (counting in "
-		    "memory)", err);
+		warningf(NULL, "birth sequence: %s (counting in memory)", err);
 }
 
 /* A new attempt, its will carrying the birth sequence it would have. */
@@ -157,14 +409,14 @@ dial(struct publisher *p, long long now)
 	char err[HEART_ERRLEN], topic[512], *will;
 	long long b;
 
-	if (pulse_bdseq_next(p->node.id, p->born, &b, err) == -1)
-		bdseq_failed(p, &p->told_next, err);
+	if (bdseq_next(p->node.id, p->born, &b, err) == -1)
+		bdseq_failed(&p->told_next, err);
 	p->node.bdseq = b;
 	p->node.agents = -1;
 	pulse_topic(topic, sizeof topic, p->b.prefix, NULL, p->node.id);
-	will = pulse_status(&p->node, NULL, "offline", "will", 0);
+	will = node_status(&p->node, NULL, "offline", "will", 0);
 	if (mqtt_will(p->b.q, topic, will, 1, err) == -1)
-		broker_say(&p->b, NULL, "%s", err);
+		warning(NULL, err);
 	free(will);
 	mqtt_dial(p->b.q, now);
 }
@@ -179,18 +431,19 @@ send_pulse(struct publisher *p, struct pubagent *a, int extra,
 	int n;
 
 	clock_gettime(CLOCK_REALTIME, &wall);
-	n = pubstate_pulse(p->agents, a, extra, p->b.prefix, p->host_json, now,
-	    &wall, topic, sizeof topic, buf, sizeof buf);
+	n = pubagents_pulse(p->agents, a, extra, p->host_json, now, &wall, buf,
+	    sizeof buf);
 	pubagent_info(a, &pa);
-	if (n < 0 || mqtt_publish(p->b.q, topic, buf, n, 0, 0,
+	if (n < 0 || pulse_topic(topic, sizeof topic, p->b.prefix, pa.id,
+	    "pulse") == -1 || mqtt_publish(p->b.q, topic, buf, n, 0, 0,
 	    (int)pa.interval) == -1) {
-		p->st.skipped++;
+		p->skipped++;
 		return;
 	}
 	if (extra)
-		p->st.extra++;
+		p->extra++;
 	else
-		p->st.sent++;
+		p->sent++;
 }
 
 static void
@@ -204,7 +457,7 @@ births(struct publisher *p)
 		if ((a = pubagents_unborn(p->agents)) == NULL)
 			return;
 		status(p, a, "online", NULL);
-		p->st.births++;
+		p->births++;
 	}
 }
 
@@ -218,26 +471,24 @@ pulses(struct publisher *p, long long now)
 	 * a slow link): this batch is skipped rather than queued behind it,
 	 * so memory stays bounded and no stale pulse is sent late.
 	 */
-	int up = mqtt_state(p->b.q) == MQTT_UP && !mqtt_busy(p->b.q);
+	int up = mqtt_up(p->b.q) && !mqtt_busy(p->b.q);
 
 	mqtt_cork(p->b.q, 1);
 	while (p->started == 0 && (a = pubagents_due(p->agents, now, &lag)) !=
 	    NULL) {
-		if (lag > p->st.lag_max)
-			p->st.lag_max = lag;
+		if (lag > p->lag_max)
+			p->lag_max = lag;
 		if (up)
 			send_pulse(p, a, 0, now);
 		else
-			p->st.skipped++;
+			p->skipped++;
 	}
-	while ((a = pubstate_changed(p->agents)) != NULL)
+	while ((a = pubagents_changed(p->agents)) != NULL)
 		if (up)
 			send_pulse(p, a, 1, now);
 	/* the gone are retired once connected, else later */
-	while (up && (a = pubagents_gone(p->agents)) != NULL) {
+	while (up && (a = pubagents_gone(p->agents)) != NULL)
 		retire(p, a);
-		pubagent_free(a);
-	}
 	mqtt_cork(p->b.q, 0);
 }
 
@@ -256,7 +507,7 @@ refused(struct publisher *p)
 		if (json_object_get(p->refused, topic) != NULL)
 			continue;
 		json_object_set_new(p->refused, topic, json_true());
-		broker_say(&p->b, topic, "the broker refused it (%s): the "
+		warningf(topic, "the broker refused it (%s): the "
 		    "account %s may not write it; add the agent to the "
 		    "account's block in the broker's ACL (heart-pulse --acl)",
 		    why, p->b.mc.username ? p->b.mc.username :
@@ -281,8 +532,8 @@ io(struct publisher *p, short revents, long long now)
 	if (p->b.fatal || !(ev & MQTT_EV_UP))
 		return;
 	p->born = p->node.bdseq;	/* the sequence counts a connection */
-	if (pulse_bdseq_save(p->node.id, p->born, err) == -1)
-		bdseq_failed(p, &p->told_save, err);
+	if (bdseq_save(p->node.id, p->born, err) == -1)
+		bdseq_failed(&p->told_save, err);
 	if (p->started != 0) {
 		pubagents_rebase(p->agents, now - p->started);
 		p->started = 0;
@@ -293,7 +544,7 @@ io(struct publisher *p, short revents, long long now)
 
 /*
  * Our node's topic, read back: a live rival with our client id (the
- * older of two, pulse_rival) stops us; the rival carries on.
+ * older of two, rival) stops us; the rival carries on.
  */
 static void
 on_node_status(void *arg, const char *topic, const void *payload, int len,
@@ -303,7 +554,7 @@ on_node_status(void *arg, const char *topic, const void *payload, int len,
 
 	(void)topic;
 	(void)retained;
-	if (pulse_rival(&p->node, payload, len))
+	if (rival(&p->node, payload, len))
 		broker_fatal(&p->b, "%s: another heart-pulse is connected "
 		    "with the client id %s; two processes need two ids "
 		    "(--client-id)", p->b.url, p->node.id);
@@ -350,15 +601,14 @@ publisher_work(struct publisher *p, long long now, char *err)
 {
 	struct mqtt *q = p->b.q;
 
-	if (mqtt_state(q) == MQTT_DOWN && now >= mqtt_retry_at(q))
+	if (now >= mqtt_retry_at(q))
 		dial(p, now);
 	io(p, 0, now);
 	if (p->b.fatal)
 		return broker_failed(&p->b, err);
-	if (mqtt_state(q) == MQTT_UP)
+	if (mqtt_up(q))
 		births(p);
 	pulses(p, now);
-	warnings(p);
 	if (p->wd > 0 && now >= p->wd_next) {
 		notify(p, "WATCHDOG=1");
 		p->wd_next = now + p->wd;
@@ -379,9 +629,9 @@ publisher_poll(const struct publisher *p, long long now, struct pollfd *fd)
 	until = p->started ? LLONG_MAX : pubagents_next_due(p->agents);
 	if (p->wd > 0 && p->wd_next < until)
 		until = p->wd_next;
-	fd[0] = (struct pollfd){ mqtt_fd(q), mqtt_events(q), 0 };
-	fd[1] = (struct pollfd){ pubstate_fd(p->agents), POLLIN, 0 };
-	if (mqtt_state(q) == MQTT_UP && mqtt_busy(q) == 0 &&
+	mqtt_pollfd(q, &fd[0]);
+	fd[1] = (struct pollfd){ pubagents_fd(p->agents), POLLIN, 0 };
+	if (mqtt_up(q) && mqtt_busy(q) == 0 &&
 	    mqtt_unacked(q) < mqtt_window(q) &&
 	    pubagents_unborn_pending(p->agents))
 		until = now;
@@ -398,7 +648,7 @@ publisher_ready(struct publisher *p, const struct pollfd *fd, long long now,
 	if (p->b.fatal)
 		return broker_failed(&p->b, err);
 	if (fd[1].revents)
-		pubstate_read(p->agents, time(NULL));
+		pubagents_read(p->agents, time(NULL));
 	return 0;
 }
 
@@ -411,19 +661,17 @@ publisher_reload(struct publisher *p, long long now)
 	notify(p, "READY=1");
 }
 
-void
-publisher_stats(const struct publisher *p, struct publisher_stats *st)
+/* SIGUSR1's figures (heart-pulse(1)), an object to free. */
+json_t *
+publisher_stats(const struct publisher *p)
 {
-	size_t i;
-
-	*st = p->st;
-	st->agents = pubagents_size(p->agents);
-	st->overdue = 0;
-	for (i = 0; i < p->agents->n; i++)
-		st->overdue += p->agents->a[i]->st.overdue != 0;
-	st->connects = p->b.connects;
-	st->connected = mqtt_state(p->b.q) == MQTT_UP;
-	st->window = mqtt_window(p->b.q);
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:i,s:I,s:b,s:i,s:I}",
+	    "agents", (json_int_t)pubagents_size(p->agents),
+	    "sent", (json_int_t)p->sent, "extra", (json_int_t)p->extra,
+	    "skipped", (json_int_t)p->skipped, "births", (json_int_t)p->births,
+	    "connects", p->b.connects, "lag_max_ms", (json_int_t)p->lag_max,
+	    "connected", mqtt_up(p->b.q), "window", mqtt_window(p->b.q),
+	    "overdue", (json_int_t)pubagents_overdue(p->agents));
 }
 
 /*
@@ -438,7 +686,7 @@ publisher_goodbye(struct publisher *p, char *err)
 	struct mqtt *q = p->b.q;
 
 	notify(p, "STOPPING=1");
-	if (mqtt_state(q) != MQTT_UP)
+	if (!mqtt_up(q))
 		return 0;
 	status(p, NULL, "offline", "shutdown");
 	pubagents_unborn_all(p->agents);
@@ -484,7 +732,7 @@ publisher_acl(const struct pulse_opts *o, char **out, char *err)
 	struct pubagent *a;
 	struct pulse_agentinfo pa;
 	const char **ids = NULL;
-	size_t n = 0;
+	size_t n = 0, bad;
 	int r = HX_CONFIG;
 
 	*out = NULL;
@@ -503,12 +751,11 @@ publisher_acl(const struct pulse_opts *o, char **out, char *err)
 		pubagent_info(a, &pa);
 		ids[n++] = pa.id;
 	}
-	*out = pulse_acl(p->b.prefix, o->username ? o->username :
+	*out = acl_block(p->b.prefix, o->username ? o->username :
 	    p->b.mc.client_id, ids, n);
-	if (p->agents->nbad > 0) {
+	if ((bad = pubagents_bad(p->agents)) > 0) {
 		errf(err, "the block leaves out the agents of the %zu "
-		    "soul%s that did not load", p->agents->nbad,
-		    p->agents->nbad > 1 ? "s" : "");
+		    "soul%s that did not load", bad, bad > 1 ? "s" : "");
 		r = HX_CONFIG;
 	}
 out:

@@ -2,7 +2,7 @@
  * pulse.c - what a pulse says: the dashboard's fields, read from an
  * agent's state files, and its topic.  This file defines those fields
  * once for every program (heart-pulse publishes them, its watcher
- * reads them back); pulsenode.c says the rest of the pulse chamber's
+ * reads them back); publisher.c says the rest of the pulse chamber's
  * messages.
  *
  * Invariant: reading never takes a lock.  The writers replace the
@@ -316,22 +316,19 @@ pulse_slots_of(const struct soul *s, long long *every, long long *off)
 	    slot_offset(s->name, *every);
 }
 
-/* The grace of an overdue wake: one interval, at least two minutes. */
-long long
-pulse_grace(long long every)
-{
-	return every > PULSE_GRACE_MIN ? every : PULSE_GRACE_MIN;
-}
-
 /*
- * The rule of an overdue schedule: its due time passed more than grace
- * ago, and no heart-wake has looked at the agent since (an admitted or
- * refused wake in wake.json, or any entry of its journal, at or after
- * due).  A not_due wake writes nothing, and need not: it was not due.
+ * The rule of an overdue chamber (every: its interval): its due time
+ * passed more than a grace ago (one interval, at least
+ * PULSE_GRACE_MIN), and no heart-wake has looked at the agent since (an
+ * admitted or refused wake in wake.json, or any entry of its journal,
+ * at or after due).  A not_due wake writes nothing, and need not: it
+ * was not due.
  */
 int
-pulse_overdue(time_t due, long long grace, time_t looked, time_t now)
+pulse_overdue(time_t due, long long every, time_t looked, time_t now)
 {
+	long long grace = every > PULSE_GRACE_MIN ? every : PULSE_GRACE_MIN;
+
 	return due > 0 && now >= due + (time_t)grace && looked < due;
 }
 

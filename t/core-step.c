@@ -788,8 +788,8 @@ over_case(const struct overcase *c)
 	time_t due = pulse_due(c->every, c->off, utc(c->used));
 
 	check(c->name, due == utc_or(c->due, 0) && pulse_overdue(due,
-	    pulse_grace(c->every), utc_or(c->looked, 0), utc(c->now)) ==
-	    c->overdue, "due or overdue");
+	    c->every, utc_or(c->looked, 0), utc(c->now)) == c->overdue,
+	    "due or overdue");
 }
 
 /* The idle chamber's due time (slot_idle_due, heart-wake's and the
@@ -830,9 +830,9 @@ idle_case(const struct idlecase *c)
 	time_t due = slot_idle_due(utc_or(c->input, 0), utc_or(c->seen, 0),
 	    utc_or(c->used, 0), c->after);
 
-	check(c->name, due == utc(c->due) && pulse_overdue(due,
-	    pulse_grace(c->after), utc_or(c->looked, 0), utc(c->now)) ==
-	    c->overdue, "due or overdue");
+	check(c->name, due == utc(c->due) && pulse_overdue(due, c->after,
+	    utc_or(c->looked, 0), utc(c->now)) == c->overdue,
+	    "due or overdue");
 }
 
 int
