@@ -222,6 +222,9 @@ b b-3 capped
 	wait_until 10 holds 'mizpah.drawn().map((c) => c.id).join() === "b-4,b-5,b-1,b-2,b-3"'
 	holds 'document.getElementById("counts").textContent === "11 agents, 5 shown"'
 	step type '#search' ''
+	# the header's counts change with the search, and may move the
+	# legend: a click before that is drawn can land on a neighbour
+	wait_until 10 holds 'document.getElementById("counts").textContent === "11 agents"'
 	# the legend filters by look; the problems button by all six
 	step clickon '#legend button[data-look="failing"]'
 	wait_until 10 holds 'mizpah.drawn().map((c) => c.id).join() === "a-3"'
