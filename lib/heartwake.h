@@ -1,8 +1,6 @@
-/*
- * heartwake.h - private to libheart's runner and judge, heart-ghost's
+/* heartwake.h - private to libheart's runner and judge, heart-ghost's
  * side and heart-wake's (HACKING), by file in its order.  Each .c says
- * what its calls do.
- */
+ * what its calls do. */
 #ifndef HEARTWAKE_H
 #define HEARTWAKE_H
 
@@ -183,9 +181,7 @@ json_t	*tool_args(const json_t *, char *);
 int	 tool_call(const struct soul *, const struct tool_ctx *,
 	    const json_t *, char **, char *);
 /* mcp.c */
-const json_t *mcp_offer(const struct mcp *);
-const json_t *mcp_warnings(const struct mcp *);
-int	 mcp_has(struct mcp *, const char *);
+const json_t *mcp_offer(const struct mcp *, const json_t **);
 int	 mcp_call(struct mcp *, const json_t *, char **, char *);
 json_t	*mcp_plan(const struct soul *);
 /* mcpserver.c: one MCP server, its process and its messages */

@@ -412,9 +412,7 @@ run_call(struct wake *k, struct talk *t, const json_t *call)
 		tool_result(k, t, call, "already decided: run. Go on.");
 		return 0;
 	}
-	if (mcp_has(t->mcp, call_name(call)))
-		rc = mcp_call(t->mcp, call, &text, e);
-	else
+	if ((rc = mcp_call(t->mcp, call, &text, e)) == 1)
 		rc = tool_call(k->s, &ctx, call, &text, e);
 	if (rc == -1) {
 		t->failed++;
@@ -603,7 +601,7 @@ mcp_begin(struct wake *k, struct talk *t)
 	struct tool_ctx ctx = { k->s->name, soul_chamber_name(t->c), k->id,
 	    t->hide, NULL };
 	char e[HEART_ERRLEN];
-	const json_t *w;
+	const json_t *w, *offer, *warn;
 	size_t i;
 
 	if (!mcp_wanted(k->s) || k->s->ch[t->c].seed_tool_cap <= 0)
@@ -612,12 +610,12 @@ mcp_begin(struct wake *k, struct talk *t)
 	t->servers = mcp_wanted(k->s);
 	if (t->sfailed > 0 && t->toolerr[0] == '\0')
 		snprintf(t->toolerr, sizeof t->toolerr, "tool %.400s", e);
-	if (json_array_size(mcp_offer(t->mcp)) > 0) {
+	if (json_array_size(offer = mcp_offer(t->mcp, &warn)) > 0) {
 		if (t->offer == NULL)
 			t->offer = json_array();
-		json_array_extend(t->offer, (json_t *)mcp_offer(t->mcp));
+		json_array_extend(t->offer, (json_t *)offer);
 	}
-	json_array_foreach(mcp_warnings(t->mcp), i, w)
+	json_array_foreach(warn, i, w)
 		outcome_warn(k, json_string_value(w));
 }
 /*
