@@ -229,14 +229,7 @@ int	 llm_conf(const struct soul *, struct llm_conf *, char *);
 int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
 json_t	*llm_dry(const struct llm_conf *, json_t *);
 int	 llm_key_warning(const struct llm_conf *, char *, size_t);
-/* llmsend.c: a request sent, by HTTP or to the command provider */
-int	 llm_preload(char *);
-int	 llm_send(const struct llm_conf *, json_t *, time_t,
-	    struct llm_reply *, char *);
-/* llmprovider.c: a provider's request and reply, by its row */
 #define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */
-int	 llm_provider_find(const char *, const char **, const char **);
-void	 llm_provider_secrets(void);
 void	 llm_headers(const struct llm_conf *, const char *, char [][512],
 	    size_t *, char *, size_t);
 int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
@@ -244,6 +237,10 @@ int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
 void	 llm_reply_free(struct llm_reply *);
 json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
 	    const char *);
+/* llmsend.c: a request sent, by HTTP or to the command provider */
+int	 llm_preload(char *);
+int	 llm_send(const struct llm_conf *, json_t *, time_t,
+	    struct llm_reply *, char *);
 /* llmfit.c */
 size_t	 llm_cost(const json_t *);
 json_t	*llm_fit(const json_t *, size_t, size_t, long long);
