@@ -346,16 +346,7 @@ int	 mcp_tools(const json_t *, json_t *, const char **, char *);
 int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
 /* llmsend.c: a 429 read by its rate-limit headers */
 #define HTTP_LIMITS	16	/* rate-limit headers kept, at most */
-struct http_resp {
-	long	 status;
-	char	*body;
-	size_t	 len;
-	char	 retry_after[64];	/* the header's value, or "" */
-	char	 limit[HTTP_LIMITS][2][64];	/* rate-limit headers: the
-					   name (lower case), the value */
-	size_t	 nlimit;
-};
-time_t	 llm_rate_account(const struct http_resp *, time_t, time_t);
+time_t	 llm_rate_account(char [][2][64], size_t, time_t, time_t);
 /* ask.c */
 void	 ask_usage_bound(struct usage *, long long, long long, long long,
 	    char *, size_t);
