@@ -215,10 +215,7 @@ enum {				/* what a failure asks of a person */
 struct llm_reply {
 	char	*text;
 	json_t	*tool_calls;		/* OpenAI form, or NULL */
-	long long prompt_tokens;	/* every input token */
-	long long completion_tokens;
-	long long cached_tokens;	/* of prompt: read from a cache */
-	long long cache_write_tokens;	/* of prompt: written to it */
+	struct usage u;			/* its tokens; ask.c bounds them */
 	int	 fail;			/* failed: LLM_*; else 0 */
 	time_t	 hold;			/* failed: Retry-After, or 0 */
 	time_t	 account;		/* failed: a 429 of the account's
@@ -252,7 +249,6 @@ struct ask {
 	const char *ep;		/* its bucket (bucket.c), or "" */
 	time_t	 taken;		/* first request's, by bucket_gate; 0 */
 	const struct price *price;	/* NULL or unset: no price */
-	struct usage u;		/* its tokens, as counted */
 	long long cost;		/* and their cost, nano$; -1: no price */
 	char	 note[384];	/* what of the usage was mended, or "" */
 };

@@ -124,9 +124,9 @@ openai_parse(json_t *j, struct llm_reply *r, char *err)
 	if (json_is_array(calls) && json_array_size(calls) > 0)
 		r->tool_calls = json_incref(calls);
 	usage = json_object_get(j, "usage");
-	r->prompt_tokens = tokens(usage, "prompt_tokens");
-	r->completion_tokens = tokens(usage, "completion_tokens");
-	r->cached_tokens = tokens(json_object_get(usage,
+	r->u.prompt = tokens(usage, "prompt_tokens");
+	r->u.completion = tokens(usage, "completion_tokens");
+	r->u.cached = tokens(json_object_get(usage,
 	    "prompt_tokens_details"), "cached_tokens");
 	return 0;
 }
@@ -344,12 +344,12 @@ anthropic_parse(json_t *j, struct llm_reply *r, char *err)
 	fclose(fp);
 	r->text = out;
 	usage = json_object_get(j, "usage");
-	r->prompt_tokens = tokens(usage, "input_tokens") + tokens(usage,
+	r->u.prompt = tokens(usage, "input_tokens") + tokens(usage,
 	    "cache_creation_input_tokens") + tokens(usage,
 	    "cache_read_input_tokens");
-	r->completion_tokens = tokens(usage, "output_tokens");
-	r->cached_tokens = tokens(usage, "cache_read_input_tokens");
-	r->cache_write_tokens = tokens(usage, "cache_creation_input_tokens");
+	r->u.completion = tokens(usage, "output_tokens");
+	r->u.cached = tokens(usage, "cache_read_input_tokens");
+	r->u.cache_write = tokens(usage, "cache_creation_input_tokens");
 	if (json_array_size(calls) > 0)
 		r->tool_calls = calls;
 	else

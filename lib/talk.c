@@ -631,7 +631,7 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 	/* the first request's budget was taken by admit(), unless it
 	 * went to the triage endpoint; it counts when it is sent */
 	struct ask a = { lc, k->ep, k->triage ? 0 : k->taken,
-	    &k->s->llm.price, { 0, 0, 0, 0 }, -1, "" };
+	    &k->s->llm.price, -1, "" };
 	struct llm_reply r;
 	json_t *body;
 	int rc, more = 1;
@@ -652,10 +652,10 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 			t->hold = r.hold;
 			break;
 		}
-		t->ptok += a.u.prompt;
-		t->ctok += a.u.completion;
-		t->cached += a.u.cached;
-		t->cwrite += a.u.cache_write;
+		t->ptok += r.u.prompt;
+		t->ctok += r.u.completion;
+		t->cached += r.u.cached;
+		t->cwrite += r.u.cache_write;
 		if (a.cost >= 0)
 			t->cost = (t->cost < 0 ? 0 : t->cost) + a.cost;
 		more = answer(k, t, &r);

@@ -71,7 +71,7 @@ triage_ask(struct ask *a, const char *system, const char *prompt,
 	body = triage_body(a->lc, system, prompt);
 	rc = ask_send(a, body, now, &r, err);
 	json_decref(body);
-	t->u = a->u;
+	t->u = r.u;
 	t->status = r.status;
 	t->hold = r.hold;
 	if (rc == -1) {
@@ -164,8 +164,8 @@ int
 triage_wake(struct wake *k, const char *text, int *rc, char *err)
 {
 	struct triage t;
-	struct ask a = { &k->tc, k->tep, k->taken, soul_price(k->s, 1),
-	    { 0, 0, 0, 0 }, -1, "" };
+	struct ask a = { &k->tc, k->tep, k->taken, soul_price(k->s, 1), -1,
+	    "" };
 	struct idle_verdict v;
 	enum chamber c = k->g.chamber;
 	char e2[HEART_ERRLEN], w[HEART_ERRLEN + 64];
