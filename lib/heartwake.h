@@ -216,6 +216,8 @@ struct llm_reply {
 	char	*text;
 	json_t	*tool_calls;		/* OpenAI form, or NULL */
 	struct usage u;			/* its tokens; ask.c bounds them */
+	long long cost;			/* ask.c's price of u, nano$; -1:
+					   no price */
 	int	 fail;			/* failed: LLM_*; else 0 */
 	time_t	 hold;			/* failed: Retry-After, or 0 */
 	time_t	 account;		/* failed: a 429 of the account's
@@ -244,18 +246,10 @@ json_t	*llm_fit(const json_t *, size_t, size_t, long long);
 size_t	 llm_items_room(size_t, long long);
 /* ask.c: one request to a model, every one heart sends */
 #define USAGE_SLACK	4096	/* tokens a provider may add on its side */
-struct ask {
-	const struct llm_conf *lc;	/* the endpoint's settings */
-	const char *ep;		/* its bucket (bucket.c), or "" */
-	time_t	 taken;		/* first request's, by bucket_gate; 0 */
-	const struct price *price;	/* NULL or unset: no price */
-	long long cost;		/* and their cost, nano$; -1: no price */
-	char	 note[384];	/* what of the usage was mended, or "" */
-};
-int	 ask_send(struct ask *, json_t *, time_t, struct llm_reply *,
-	    char *);
-/* triage.c */
 struct wake;
+int	 ask_send(struct wake *, const struct llm_conf *, int, json_t *,
+	    struct llm_reply *, char *);
+/* triage.c */
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
 int	 triage_wake(struct wake *, const char *, int *, char *);
 /* talk.c: an admitted wake's conversation with the model and its tools */

@@ -628,10 +628,6 @@ static int
 talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
     char *err)
 {
-	/* the first request's budget was taken by admit(), unless it
-	 * went to the triage endpoint; it counts when it is sent */
-	struct ask a = { lc, k->ep, k->triage ? 0 : k->taken,
-	    &k->s->llm.price, -1, "" };
 	struct llm_reply r;
 	json_t *body;
 	int rc, more = 1;
@@ -643,10 +639,8 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 	json_array_append(k->said, json_array_get(t->msgs, t->h1));
 	while (more) {
 		body = talk_request(lc, t);
-		rc = ask_send(&a, body, k->now, &r, err);
+		rc = ask_send(k, lc, 0, body, &r, err);
 		json_decref(body);
-		if (a.note[0] != '\0')
-			outcome_warn(k, a.note);
 		if (rc == -1) {
 			t->fail = r.fail;
 			t->hold = r.hold;
@@ -656,8 +650,8 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 		t->ctok += r.u.completion;
 		t->cached += r.u.cached;
 		t->cwrite += r.u.cache_write;
-		if (a.cost >= 0)
-			t->cost = (t->cost < 0 ? 0 : t->cost) + a.cost;
+		if (r.cost >= 0)
+			t->cost = (t->cost < 0 ? 0 : t->cost) + r.cost;
 		more = answer(k, t, &r);
 		llm_reply_free(&r);
 		if (t->empty) {
