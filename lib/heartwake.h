@@ -224,8 +224,7 @@ struct llm_reply {
 					   rate limit, its reset; or 0 */
 	long	 status;		/* failed: the HTTP status, or 0 */
 };
-int	 llm_conf(const struct soul *, struct llm_conf *, char *);
-int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
+int	 llm_conf(const struct soul *, int, struct llm_conf *, char *);
 json_t	*llm_dry(const struct llm_conf *, json_t *);
 int	 llm_key_warning(const struct llm_conf *, char *, size_t);
 #define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */

@@ -610,24 +610,20 @@ endpoint_conf(const struct soul *s, const struct soul_llm *e,
 	return 0;
 }
 
-/* The main model of soul s. */
-int
-llm_conf(const struct soul *s, struct llm_conf *c, char *err)
-{
-	return endpoint_conf(s, &s->llm, c, err);
-}
-
 #define INHERIT(f, none) (t.f = t.f != (none) ? t.f : s->llm.f)
 
 /*
- * The triage endpoint of soul s (llm.triage), each key it leaves out
- * being llm's: 0, 1 when the soul has none, -1 with err.
+ * The main model of soul s (triage 0), or its triage endpoint
+ * (llm.triage, 1), each key it leaves out being llm's: 0, 1 when the
+ * soul has no triage, -1 with err.
  */
 int
-llm_triage_conf(const struct soul *s, struct llm_conf *c, char *err)
+llm_conf(const struct soul *s, int triage, struct llm_conf *c, char *err)
 {
 	struct soul_llm t;
 
+	if (!triage)
+		return endpoint_conf(s, &s->llm, c, err);
 	if (s->triage == NULL)
 		return 1;
 	t = *s->triage;
