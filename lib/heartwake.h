@@ -75,8 +75,6 @@ int	 hist_walk_line(struct hist_walk *, const char **, size_t *, off_t *,
 off_t	 hist_walk_end(const struct hist_walk *);
 void	 hist_walk_close(struct hist_walk *);
 json_t	*hist_line_parse(const char *, size_t);
-int	 hist_line_part(json_t *, long long *, long long *);
-int	 hist_same_wake(json_t *, json_t *);
 /* ghost.c */
 void	 ghost_hash(const char *, char *);
 /* outbox.c */
