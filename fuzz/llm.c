@@ -15,8 +15,7 @@ static struct soul *soul;	/* every default */
 static void
 bounded(const struct llm_reply *r, size_t n)
 {
-	struct usage u = { r->prompt_tokens, r->completion_tokens,
-	    r->cached_tokens, r->cache_write_tokens };
+	struct usage u = r->u;
 	char note[384];
 
 	FZ_ASSERT(u.prompt >= 0 && u.prompt <= 3 * LLM_TOKENS_MAX);
@@ -27,10 +26,9 @@ bounded(const struct llm_reply *r, size_t n)
 	FZ_ASSERT(u.prompt <= (long long)n + USAGE_SLACK);
 	FZ_ASSERT(u.cached <= u.prompt &&
 	    u.cache_write <= u.prompt - u.cached);
-	FZ_ASSERT((note[0] != '\0') == (u.prompt != r->prompt_tokens ||
-	    u.completion != r->completion_tokens ||
-	    u.cached != r->cached_tokens ||
-	    u.cache_write != r->cache_write_tokens));
+	FZ_ASSERT((note[0] != '\0') == (u.prompt != r->u.prompt ||
+	    u.completion != r->u.completion || u.cached != r->u.cached ||
+	    u.cache_write != r->u.cache_write));
 }
 
 static void

@@ -114,47 +114,44 @@ hold_after(const struct llm_conf *lc, int rc, const struct llm_reply *r,
 }
 
 /*
- * Send body as a->lc says, at now: first its turn in a->ep's bucket
- * (the first request of a wake, taken by bucket_gate in second
- * a->taken, is moved to this one; any other waits for its turn, at
- * most llm.timeout), then the request; the answer's usage, bounded, in
- * a->u, what it cost at a->price in a->cost (nanodollars; -1: no
- * price), and what was mended in a->note ("" if nothing).  0 with r
- * as llm_send fills it (its counts a->u's); -1 with err, r->fail and
- * r->hold, as llm_send, when the request failed or never got its turn
- * (LLM_TEMP).  a->taken is 0 after: the next request waits its turn.
+ * Send body for wake k, to lc (the triage model's: triage 1), at
+ * k->now: first its turn in the endpoint's bucket (k->ep, or k->tep):
+ * the first request of a wake, its budget taken by admission
+ * (bucket_gate, in second k->taken), is moved to this one, and
+ * k->taken is 0 after; any other waits for its turn, at most
+ * llm.timeout.  Then the request; the answer's usage, bounded, in
+ * r->u, what it cost at the model's price (soul_price) in r->cost, and
+ * what was mended a warning of k's outcome.  0 with r as llm_send
+ * fills it (its counts bounded); -1 with err, r->fail and r->hold, as
+ * llm_send, when the request failed or never got its turn (LLM_TEMP).
  */
 int
-ask_send(struct ask *a, json_t *body, time_t now, struct llm_reply *r,
-    char *err)
+ask_send(struct wake *k, const struct llm_conf *lc, int triage,
+    json_t *body, struct llm_reply *r, char *err)
 {
+	const char *ep = triage ? k->tep : k->ep;
+	const struct price *price = soul_price(k->s, triage);
+	time_t taken = k->taken;
+	char note[384] = "";
 	int rc;
 
-	memset(&a->u, 0, sizeof a->u);
-	a->note[0] = '\0';
-	a->cost = price_cost(a->price, &a->u);
-	rc = a->taken != 0 ? bucket_send(a->ep, a->taken, a->lc->timeout,
-	    err) : bucket_wait(a->ep, a->lc->timeout, err);
-	a->taken = 0;
+	k->taken = 0;
+	rc = taken != 0 ? bucket_send(ep, taken, lc->timeout, err) :
+	    bucket_wait(ep, lc->timeout, err);
 	if (rc != 1) {
 		memset(r, 0, sizeof *r);
 		r->fail = LLM_TEMP;
+		r->cost = price_cost(price, &r->u);
 		return -1;
 	}
-	rc = llm_send(a->lc, body, now, r, err);
-	a->u.prompt = r->prompt_tokens;
-	a->u.completion = r->completion_tokens;
-	a->u.cached = r->cached_tokens;
-	a->u.cache_write = r->cache_write_tokens;
-	ask_usage_bound(&a->u, (long long)llm_cost(body), answered(r),
-	    a->lc->max_tokens, a->note, sizeof a->note);
-	r->prompt_tokens = a->u.prompt;
-	r->completion_tokens = a->u.completion;
-	r->cached_tokens = a->u.cached;
-	r->cache_write_tokens = a->u.cache_write;
-	bucket_after(a->ep, r->status, r->hold, a->u.prompt + a->u.completion,
+	rc = llm_send(lc, body, k->now, r, err);
+	ask_usage_bound(&r->u, (long long)llm_cost(body), answered(r),
+	    lc->max_tokens, note, sizeof note);
+	bucket_after(ep, r->status, r->hold, r->u.prompt + r->u.completion,
 	    time(NULL));
-	hold_after(a->lc, rc, r, now);
-	a->cost = price_cost(a->price, &a->u);
+	hold_after(lc, rc, r, k->now);
+	r->cost = price_cost(price, &r->u);
+	if (note[0] != '\0')
+		outcome_warn(k, note);
 	return rc;
 }

@@ -112,9 +112,9 @@ hold_peek(const struct soul *s, time_t now, struct hold_view *hv,
 	int i, n, r;
 
 	memset(hv, 0, sizeof *hv);
-	if (llm_conf(s, &lc[0], e2) == -1)
+	if (llm_conf(s, 0, &lc[0], e2) == -1)
 		return 0;
-	n = s->triage != NULL && llm_triage_conf(s, &lc[1], e2) == 0 ? 2 : 1;
+	n = s->triage != NULL && llm_conf(s, 1, &lc[1], e2) == 0 ? 2 : 1;
 	for (i = 0; i < n; i++) {
 		if (lc[i].command != NULL)
 			continue;
@@ -343,9 +343,8 @@ rate_verdict(json_t *arr, const struct soul *s, const char *dir,
 	/* a soul with no model yet has no endpoint; a wake's first request
 	 * goes to the triage endpoint when there is one */
 	ep[0] = '\0';
-	if ((s->triage != NULL ? llm_triage_conf(s, &lc, err) :
-	    llm_conf(s, &lc, err)) == 0 && endpoint_of(&lc, ep,
-	    sizeof ep, err) == -1)
+	if (llm_conf(s, s->triage != NULL, &lc, err) == 0 &&
+	    endpoint_of(&lc, ep, sizeof ep, err) == -1)
 		return -1;
 	snprintf(why, sizeof why, "no endpoint of the fleet file matches "
 	    "(no rate limit)");

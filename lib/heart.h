@@ -223,7 +223,7 @@ json_t	*bucket_json(const struct rate_view *, time_t);
 /* hist.c: the agent's history, agents/ID/history.jsonl */
 int	 hist_touch_input(const char *, time_t, char *);
 int	 hist_user(const char *, const char *, time_t, long long, char *);
-/* histrepair.c */
+/* histwalk.c */
 int	 hist_repair(const char *, time_t, json_t **, char *, size_t,
 	    char *);
 /* ghost.c: ghost mode: what leaves a trace, what is delivered */

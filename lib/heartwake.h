@@ -1,8 +1,6 @@
-/*
- * heartwake.h - private to libheart's runner and judge, heart-ghost's
+/* heartwake.h - private to libheart's runner and judge, heart-ghost's
  * side and heart-wake's (HACKING), by file in its order.  Each .c says
- * what its calls do.
- */
+ * what its calls do. */
 #ifndef HEARTWAKE_H
 #define HEARTWAKE_H
 
@@ -77,8 +75,6 @@ int	 hist_walk_line(struct hist_walk *, const char **, size_t *, off_t *,
 off_t	 hist_walk_end(const struct hist_walk *);
 void	 hist_walk_close(struct hist_walk *);
 json_t	*hist_line_parse(const char *, size_t);
-int	 hist_line_part(json_t *, long long *, long long *);
-int	 hist_same_wake(json_t *, json_t *);
 /* ghost.c */
 void	 ghost_hash(const char *, char *);
 /* outbox.c */
@@ -183,9 +179,7 @@ json_t	*tool_args(const json_t *, char *);
 int	 tool_call(const struct soul *, const struct tool_ctx *,
 	    const json_t *, char **, char *);
 /* mcp.c */
-const json_t *mcp_offer(const struct mcp *);
-const json_t *mcp_warnings(const struct mcp *);
-int	 mcp_has(struct mcp *, const char *);
+const json_t *mcp_offer(const struct mcp *, const json_t **);
 int	 mcp_call(struct mcp *, const json_t *, char **, char *);
 json_t	*mcp_plan(const struct soul *);
 /* mcpserver.c: one MCP server, its process and its messages */
@@ -219,28 +213,19 @@ enum {				/* what a failure asks of a person */
 struct llm_reply {
 	char	*text;
 	json_t	*tool_calls;		/* OpenAI form, or NULL */
-	long long prompt_tokens;	/* every input token */
-	long long completion_tokens;
-	long long cached_tokens;	/* of prompt: read from a cache */
-	long long cache_write_tokens;	/* of prompt: written to it */
+	struct usage u;			/* its tokens; ask.c bounds them */
+	long long cost;			/* ask.c's price of u, nano$; -1:
+					   no price */
 	int	 fail;			/* failed: LLM_*; else 0 */
 	time_t	 hold;			/* failed: Retry-After, or 0 */
 	time_t	 account;		/* failed: a 429 of the account's
 					   rate limit, its reset; or 0 */
 	long	 status;		/* failed: the HTTP status, or 0 */
 };
-int	 llm_conf(const struct soul *, struct llm_conf *, char *);
-int	 llm_triage_conf(const struct soul *, struct llm_conf *, char *);
+int	 llm_conf(const struct soul *, int, struct llm_conf *, char *);
 json_t	*llm_dry(const struct llm_conf *, json_t *);
 int	 llm_key_warning(const struct llm_conf *, char *, size_t);
-/* llmsend.c: a request sent, by HTTP or to the command provider */
-int	 llm_preload(char *);
-int	 llm_send(const struct llm_conf *, json_t *, time_t,
-	    struct llm_reply *, char *);
-/* llmprovider.c: a provider's request and reply, by its row */
 #define LLM_TOKENS_MAX	(1LL << 50)	/* a usage count read, at most */
-int	 llm_provider_find(const char *, const char **, const char **);
-void	 llm_provider_secrets(void);
 void	 llm_headers(const struct llm_conf *, const char *, char [][512],
 	    size_t *, char *, size_t);
 int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
@@ -248,25 +233,20 @@ int	 llm_parse(const char *, const char *, size_t, struct llm_reply *,
 void	 llm_reply_free(struct llm_reply *);
 json_t	*llm_body(const struct llm_conf *, json_t *, json_t *,
 	    const char *);
+/* llmsend.c: a request sent, by HTTP or to the command provider */
+int	 llm_preload(char *);
+int	 llm_send(const struct llm_conf *, json_t *, time_t,
+	    struct llm_reply *, char *);
 /* llmfit.c */
 size_t	 llm_cost(const json_t *);
 json_t	*llm_fit(const json_t *, size_t, size_t, long long);
 size_t	 llm_items_room(size_t, long long);
 /* ask.c: one request to a model, every one heart sends */
 #define USAGE_SLACK	4096	/* tokens a provider may add on its side */
-struct ask {
-	const struct llm_conf *lc;	/* the endpoint's settings */
-	const char *ep;		/* its bucket (bucket.c), or "" */
-	time_t	 taken;		/* first request's, by bucket_gate; 0 */
-	const struct price *price;	/* NULL or unset: no price */
-	struct usage u;		/* its tokens, as counted */
-	long long cost;		/* and their cost, nano$; -1: no price */
-	char	 note[384];	/* what of the usage was mended, or "" */
-};
-int	 ask_send(struct ask *, json_t *, time_t, struct llm_reply *,
-	    char *);
-/* triage.c */
 struct wake;
+int	 ask_send(struct wake *, const struct llm_conf *, int, json_t *,
+	    struct llm_reply *, char *);
+/* triage.c */
 json_t	*triage_body(const struct llm_conf *, const char *, const char *);
 int	 triage_wake(struct wake *, const char *, int *, char *);
 /* talk.c: an admitted wake's conversation with the model and its tools */
@@ -353,16 +333,7 @@ int	 mcp_tools(const json_t *, json_t *, const char **, char *);
 int	 mcp_result(const json_t *, char **, size_t *, int *, char *);
 /* llmsend.c: a 429 read by its rate-limit headers */
 #define HTTP_LIMITS	16	/* rate-limit headers kept, at most */
-struct http_resp {
-	long	 status;
-	char	*body;
-	size_t	 len;
-	char	 retry_after[64];	/* the header's value, or "" */
-	char	 limit[HTTP_LIMITS][2][64];	/* rate-limit headers: the
-					   name (lower case), the value */
-	size_t	 nlimit;
-};
-time_t	 llm_rate_account(const struct http_resp *, time_t, time_t);
+time_t	 llm_rate_account(char [][2][64], size_t, time_t, time_t);
 /* ask.c */
 void	 ask_usage_bound(struct usage *, long long, long long, long long,
 	    char *, size_t);

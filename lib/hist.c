@@ -23,7 +23,7 @@
  * every byte that is not a whole wake to agents/ID/history.damaged
  * (synced first) and then replaces the history with its whole wakes
  * (state_write): a crash between keeps the bytes twice, never none.
- * The backward reader is histwalk.c's, the repair histrepair.c's.
+ * The backward reader and the repair are histwalk.c's.
  */
 #include <sys/file.h>
 #include <sys/mman.h>

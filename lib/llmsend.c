@@ -37,6 +37,16 @@
 #include "heartint.h"
 #include "heartwake.h"
 
+struct http_resp {
+	long	 status;
+	char	*body;
+	size_t	 len;
+	char	 retry_after[64];	/* the header's value, or "" */
+	char	 limit[HTTP_LIMITS][2][64];	/* rate-limit headers: the
+					   name (lower case), the value */
+	size_t	 nlimit;
+};
+
 /* a model's reply, as sent (heart(7), LIMITS) */
 #define HEART_REPLYMAX	(1024 * 1024)
 #define LLM_RATEMAX	3600	/* s an account's rate limit holds, at most */
@@ -456,8 +466,9 @@ reset_at(const char *v, time_t now)
 }
 
 /*
- * Is a 429 answered with rs the account's rate limit?  It is when one
- * of the provider's rate-limit windows says nothing remains: OpenAI's
+ * Is a 429 answered with the rate-limit headers limit[n] (a name in
+ * lower case, a value) the account's rate limit?  It is when one of
+ * the provider's rate-limit windows says nothing remains: OpenAI's
  * x-ratelimit-remaining-requests or -tokens, Anthropic's
  * anthropic-ratelimit-requests-remaining, -tokens-, -input-tokens- or
  * -output-tokens-remaining at 0.  Returns the latest reset of those
@@ -466,23 +477,23 @@ reset_at(const char *v, time_t now)
  * such sign, the request's (too large, or the provider's own load).
  */
 time_t
-llm_rate_account(const struct http_resp *rs, time_t now, time_t retry)
+llm_rate_account(char limit[][2][64], size_t n, time_t now, time_t retry)
 {
 	char name[64], *r;
 	time_t t, reset = 0;
 	size_t i, j;
 	int spent = 0;
 
-	for (i = 0; i < rs->nlimit; i++) {
-		if ((r = strstr(rs->limit[i][0], "remaining")) == NULL ||
-		    strcmp(rs->limit[i][1], "0") != 0)
+	for (i = 0; i < n; i++) {
+		if ((r = strstr(limit[i][0], "remaining")) == NULL ||
+		    strcmp(limit[i][1], "0") != 0)
 			continue;
 		spent = 1;
 		snprintf(name, sizeof name, "%.*sreset%s",
-		    (int)(r - rs->limit[i][0]), rs->limit[i][0], r + 9);
-		for (j = 0; j < rs->nlimit; j++)
-			if (strcmp(rs->limit[j][0], name) == 0 &&
-			    (t = reset_at(rs->limit[j][1], now)) > reset)
+		    (int)(r - limit[i][0]), limit[i][0], r + 9);
+		for (j = 0; j < n; j++)
+			if (strcmp(limit[j][0], name) == 0 &&
+			    (t = reset_at(limit[j][1], now)) > reset)
 				reset = t;
 	}
 	if (!spent)
@@ -523,8 +534,8 @@ http_send(const struct llm_conf *c, const char *body, time_t now,
 			    -1 || r->hold <= now)
 				r->hold = 0;
 			if (rs.status == 429)
-				r->account = llm_rate_account(&rs, now,
-				    r->hold);
+				r->account = llm_rate_account(rs.limit,
+				    rs.nlimit, now, r->hold);
 		} else
 			rc = llm_parse(c->provider, rs.body, rs.len, r, err);
 		free(rs.body);

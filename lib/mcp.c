@@ -111,18 +111,13 @@ mcp_open(const struct soul *s, const struct tool_ctx *c,
 	return nfail;
 }
 
-/* The allowed tools, OpenAI form (borrowed). */
+/* The allowed tools, OpenAI form; in *warn what opening found worth a
+ * word (strings).  Both borrowed. */
 const json_t *
-mcp_offer(const struct mcp *m)
+mcp_offer(const struct mcp *m, const json_t **warn)
 {
+	*warn = m->warn;
 	return m->offer;
-}
-
-/* What opening found worth a word (borrowed: strings). */
-const json_t *
-mcp_warnings(const struct mcp *m)
-{
-	return m->warn;
 }
 
 /* The server of an offered name, and the tool's own name in it. */
@@ -151,16 +146,6 @@ find(struct mcp *m, const char *name, const char **tool)
 	return NULL;
 }
 
-/* Is name (SERVER__NAME) a tool offered?  The calls it owns go to
- * mcp_call, as tool_call's do. */
-int
-mcp_has(struct mcp *m, const char *name)
-{
-	const char *tool;
-
-	return find(m, name, &tool) != NULL;
-}
-
 static char *
 error_text(const char *msg, const char *more, size_t len)
 {
@@ -174,11 +159,12 @@ error_text(const char *msg, const char *more, size_t len)
 }
 
 /*
- * Run one call (OpenAI form) of an offered tool.  Always sets *text to
- * what the model reads back.  0 when the tool succeeded; -1 with err
- * when it failed: arguments that are not an object, a server that
- * failed, an error, no answer within the server's timeout, or a result
- * the tool marks isError.
+ * Run one call (OpenAI form) of an offered tool (SERVER__NAME).  1,
+ * *text NULL, when the name is none of them: the call is tool_call's.
+ * Else sets *text to what the model reads back.  0 when the tool
+ * succeeded; -1 with err when it failed: arguments that are not an
+ * object, a server that failed, an error, no answer within the
+ * server's timeout, or a result the tool marks isError.
  */
 int
 mcp_call(struct mcp *m, const json_t *call, char **text, char *err)
@@ -193,8 +179,8 @@ mcp_call(struct mcp *m, const json_t *call, char **text, char *err)
 
 	*text = NULL;
 	if (v == NULL)
-		errf(err, "%.64s: no such tool", name ? name : "(no name)");
-	else if ((args = tool_args(call, err)) == NULL)
+		return 1;
+	if ((args = tool_args(call, err)) == NULL)
 		;
 	else if (mcp_tool_call(v, tool, args, &out, &len, &iserror, e2) == -1)
 		errf(err, "%s: %s", name, e2);

@@ -620,7 +620,7 @@ run_wake(const struct soul *s, const struct run_opts *o, time_t now,
 	    CH_SCHEDULE;
 	brk_from_soul(s, &k.bc);
 	k.triage = s->triage != NULL;
-	if (llm_conf(s, &lc, err) == -1 || llm_triage_conf(s, &k.tc,
+	if (llm_conf(s, 0, &lc, err) == -1 || llm_conf(s, 1, &k.tc,
 	    err) == -1 || endpoint_of(&lc, k.ep, sizeof k.ep, err) == -1 ||
 	    (k.triage && endpoint_of(&k.tc, k.tep, sizeof k.tep,
 	    err) == -1))

@@ -412,9 +412,7 @@ run_call(struct wake *k, struct talk *t, const json_t *call)
 		tool_result(k, t, call, "already decided: run. Go on.");
 		return 0;
 	}
-	if (mcp_has(t->mcp, call_name(call)))
-		rc = mcp_call(t->mcp, call, &text, e);
-	else
+	if ((rc = mcp_call(t->mcp, call, &text, e)) == 1)
 		rc = tool_call(k->s, &ctx, call, &text, e);
 	if (rc == -1) {
 		t->failed++;
@@ -603,7 +601,7 @@ mcp_begin(struct wake *k, struct talk *t)
 	struct tool_ctx ctx = { k->s->name, soul_chamber_name(t->c), k->id,
 	    t->hide, NULL };
 	char e[HEART_ERRLEN];
-	const json_t *w;
+	const json_t *w, *offer, *warn;
 	size_t i;
 
 	if (!mcp_wanted(k->s) || k->s->ch[t->c].seed_tool_cap <= 0)
@@ -612,12 +610,12 @@ mcp_begin(struct wake *k, struct talk *t)
 	t->servers = mcp_wanted(k->s);
 	if (t->sfailed > 0 && t->toolerr[0] == '\0')
 		snprintf(t->toolerr, sizeof t->toolerr, "tool %.400s", e);
-	if (json_array_size(mcp_offer(t->mcp)) > 0) {
+	if (json_array_size(offer = mcp_offer(t->mcp, &warn)) > 0) {
 		if (t->offer == NULL)
 			t->offer = json_array();
-		json_array_extend(t->offer, (json_t *)mcp_offer(t->mcp));
+		json_array_extend(t->offer, (json_t *)offer);
 	}
-	json_array_foreach(mcp_warnings(t->mcp), i, w)
+	json_array_foreach(warn, i, w)
 		outcome_warn(k, json_string_value(w));
 }
 /*
@@ -630,10 +628,6 @@ static int
 talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
     char *err)
 {
-	/* the first request's budget was taken by admit(), unless it
-	 * went to the triage endpoint; it counts when it is sent */
-	struct ask a = { lc, k->ep, k->triage ? 0 : k->taken,
-	    &k->s->llm.price, { 0, 0, 0, 0 }, -1, "" };
 	struct llm_reply r;
 	json_t *body;
 	int rc, more = 1;
@@ -645,21 +639,19 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 	json_array_append(k->said, json_array_get(t->msgs, t->h1));
 	while (more) {
 		body = talk_request(lc, t);
-		rc = ask_send(&a, body, k->now, &r, err);
+		rc = ask_send(k, lc, 0, body, &r, err);
 		json_decref(body);
-		if (a.note[0] != '\0')
-			outcome_warn(k, a.note);
 		if (rc == -1) {
 			t->fail = r.fail;
 			t->hold = r.hold;
 			break;
 		}
-		t->ptok += a.u.prompt;
-		t->ctok += a.u.completion;
-		t->cached += a.u.cached;
-		t->cwrite += a.u.cache_write;
-		if (a.cost >= 0)
-			t->cost = (t->cost < 0 ? 0 : t->cost) + a.cost;
+		t->ptok += r.u.prompt;
+		t->ctok += r.u.completion;
+		t->cached += r.u.cached;
+		t->cwrite += r.u.cache_write;
+		if (r.cost >= 0)
+			t->cost = (t->cost < 0 ? 0 : t->cost) + r.cost;
 		more = answer(k, t, &r);
 		llm_reply_free(&r);
 		if (t->empty) {

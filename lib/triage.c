@@ -53,25 +53,26 @@ triage_body(const struct llm_conf *tc, const char *system, const char *prompt)
 }
 
 /*
- * Ask the triage endpoint (a's, through ask.c): system (may be NULL)
+ * Ask k's triage endpoint (through ask.c): the soul's system prompt
  * and prompt, the heartbeat tool forced.  0 with the reply in t->text
  * and t->calls, to judge (idle_judge); -1 with err, t->fail and
  * t->hold (llm_reply's).  The tokens are counted either way, and
- * priced in a->cost.
+ * priced in k->tcost.
  */
 static int
-triage_ask(struct ask *a, const char *system, const char *prompt,
-    time_t now, struct triage *t, char *err)
+triage_ask(struct wake *k, const char *prompt, struct triage *t,
+    char *err)
 {
 	struct llm_reply r;
 	json_t *body;
 	int rc;
 
 	memset(t, 0, sizeof *t);
-	body = triage_body(a->lc, system, prompt);
-	rc = ask_send(a, body, now, &r, err);
+	body = triage_body(&k->tc, k->s->system, prompt);
+	rc = ask_send(k, &k->tc, 1, body, &r, err);
 	json_decref(body);
-	t->u = a->u;
+	t->u = r.u;
+	k->tcost = r.cost;
 	t->status = r.status;
 	t->hold = r.hold;
 	if (rc == -1) {
@@ -164,19 +165,14 @@ int
 triage_wake(struct wake *k, const char *text, int *rc, char *err)
 {
 	struct triage t;
-	struct ask a = { &k->tc, k->tep, k->taken, soul_price(k->s, 1),
-	    { 0, 0, 0, 0 }, -1, "" };
 	struct idle_verdict v;
 	enum chamber c = k->g.chamber;
 	char e2[HEART_ERRLEN], w[HEART_ERRLEN + 64];
 	const char *why;
 	int r;
 
-	r = triage_ask(&a, k->s->system, text, k->now, &t, err);
-	if (a.note[0] != '\0')
-		outcome_warn(k, a.note);
+	r = triage_ask(k, text, &t, err);
 	k->tu = t.u;
-	k->tcost = a.cost;
 	if (r == -1) {
 		json_object_set_new(k->res, "triage", triage_json(&k->tc, &t,
 		    k->tcost, err));

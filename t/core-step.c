@@ -653,19 +653,17 @@ static const struct ratecase {
 static void
 rate_case(const struct ratecase *c, time_t t)
 {
-	struct http_resp rs;
+	char limit[HTTP_LIMITS][2][64];
 	time_t got;
 	char why[64];
-	size_t i;
+	size_t i, n = 0;
 
-	memset(&rs, 0, sizeof rs);
-	for (i = 0; c->h[i] != NULL; i += 2, rs.nlimit++) {
-		snprintf(rs.limit[rs.nlimit][0], sizeof rs.limit[0][0], "%s",
-		    c->h[i]);
-		snprintf(rs.limit[rs.nlimit][1], sizeof rs.limit[0][1], "%s",
-		    c->h[i + 1]);
+	memset(limit, 0, sizeof limit);
+	for (i = 0; c->h[i] != NULL; i += 2, n++) {
+		snprintf(limit[n][0], sizeof limit[0][0], "%s", c->h[i]);
+		snprintf(limit[n][1], sizeof limit[0][1], "%s", c->h[i + 1]);
 	}
-	got = llm_rate_account(&rs, t, c->retry ? t + c->retry : 0);
+	got = llm_rate_account(limit, n, t, c->retry ? t + c->retry : 0);
 	snprintf(why, sizeof why, "held %lld s on, want %ld",
 	    got ? (long long)(got - t) : 0LL, c->want);
 	check(c->name, got == (c->want ? t + c->want : 0), why);
