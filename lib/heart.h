@@ -202,8 +202,6 @@ int	 pause_clear(char *const *, size_t, time_t, char *);
 int	 pause_until(const char *, time_t, time_t *, char *);
 void	 pause_why(const struct pause_view *, char *, size_t);
 json_t	*pause_json(const struct pause_view *);
-/* dormant.c */
-int	 dormant_peek(const struct soul *, time_t, json_t **, char *);
 /* hold.c: one hold per provider account (heart-cap status) */
 int	 hold_list(json_t **, time_t, char *);
 /* bucket.c: the fleet-wide rate limit, per endpoint (HEART_FLEET) */
@@ -277,6 +275,8 @@ int	 outbox_count(const char *, struct outbox_count *, char *);
 int	 deliver_exec(char *const *, const char *, size_t,
 	    const struct ghost_result *, long long, char *);
 
+/* dormant.c */
+int	 dormant_peek(const struct soul *, time_t, json_t **, char *);
 /* tool.c: what a wake's tools and MCP servers are told of it */
 struct tool_ctx {		/* HEART_AGENT, HEART_CHAMBER, HEART_WAKE_ID */
 	const char *agent, *chamber, *wake_id;

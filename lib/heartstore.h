@@ -136,15 +136,6 @@ int	 brk_step(struct brk *, enum brk_op, const struct brk_conf *,
 	    time_t, const struct brk_ask *, struct brk_out *);
 /* brkstore.c */
 int	 brk_giveback(const char *, time_t, char *);
-/* dormant.c */
-struct wake_state;
-int	 dormant_at(const struct soul *, const struct wake_state *,
-	    enum chamber, time_t, time_t *);
-int	 dormant_untold(const struct wake_state *, time_t);
-json_t	*dormant_json(const struct soul *, const struct wake_state *,
-	    enum chamber, time_t, time_t);
-void	 dormant_why(const struct soul *, enum chamber, time_t, char *,
-	    size_t);
 /* hold.c: hold_admit 0 not held, 1 held, 2 held and the probe */
 struct hold_view {
 	int	 held;
