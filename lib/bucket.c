@@ -608,9 +608,20 @@ bucket_gate_ok(const struct rate_view *v, time_t now,
 		    "minute used", v->endpoint, v->tokens, v->tpm);
 		return 0;
 	}
-	snprintf(reason, rn, "endpoint %s: %lld of %lld requests, %lld of "
-	    "%lld tokens a minute used", v->endpoint, v->requests, v->rpm,
-	    v->tokens, v->tpm);
+	if (v->rpm > 0 && v->tpm > 0)
+		snprintf(reason, rn, "endpoint %s: %lld of %lld requests, "
+		    "%lld of %lld tokens a minute used", v->endpoint,
+		    v->requests, v->rpm, v->tokens, v->tpm);
+	else if (v->rpm > 0 || v->tpm > 0)
+		snprintf(reason, rn, "endpoint %s: %lld of %lld %s a minute "
+		    "used (no %s limit)", v->endpoint, v->rpm > 0 ?
+		    v->requests : v->tokens, v->rpm > 0 ? v->rpm : v->tpm,
+		    v->rpm > 0 ? "requests" : "tokens", v->rpm > 0 ? "token" :
+		    "request");
+	else
+		snprintf(reason, rn, "endpoint %s: no limit set (%lld requests, "
+		    "%lld tokens in the last minute)", v->endpoint, v->requests,
+		    v->tokens);
 	return 1;
 }
 

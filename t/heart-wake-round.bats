@@ -841,3 +841,16 @@ gen_of() {
 	run llm_count
 	assert_output 1
 }
+
+@test "--explain gives an endpoint's use against the limits it has; a limit of 0 is none, and said so" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 1)
+	reason() {	# reason RPM TPM: the rate gate's reason under such a fleet file
+		fleet "$1" "$2"
+		run -0 heart-wake --explain --soul "$d/s01.yaml" --chamber schedule
+		echo "$output" | jq -r '.gates.rate.reason'
+	}
+	[ "$(reason 5 1000)" = "endpoint double: 0 of 5 requests, 0 of 1000 tokens a minute used" ]
+	[ "$(reason 5 0)" = "endpoint double: 0 of 5 requests a minute used (no token limit)" ]
+	[ "$(reason 0 1000)" = "endpoint double: 0 of 1000 tokens a minute used (no request limit)" ]
+	[ "$(reason 0 0)" = "endpoint double: no limit set (0 requests, 0 tokens in the last minute)" ]
+}
