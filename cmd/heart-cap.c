@@ -32,33 +32,24 @@ static struct pause_view *pauses;	/* and their pauses */
 static struct overdue_view *overdues;	/* and their schedules */
 static json_t *holds;		/* the provider accounts held (hold.c) */
 
-/* Does the fleet's budget, reached, refuse a take of agent (one with a
- * price: its soul's, else the caps kept say so)?  1 refused. */
+/* Does the fleet's budget, reached, refuse a take of agent?  1 refused. */
 static int
 fleet_refuses(const char *agent, const struct soul *s, enum chamber ch,
     time_t now)
 {
-	char err[HEART_ERRLEN];
-	struct budget_view b;
-	struct cap_view v;
+	char err[HEART_ERRLEN], why[HEART_ERRLEN];
 
-	if (endpoint_budget(&b.fb, err) == -1)
+	switch (cap_fleet_refuses(agent, s, now, why, sizeof why, err)) {
+	case -2:
 		die(HX_CONFIG, err);
-	if (b.fb.set && budget_peek(now, &b, err) == -1)
+	case -1:
 		die(store_code(HX_IOERR), err);
-	if (!b.fb.set || !budget_spent(&b))
+	case 0:
 		return 0;
-	if (s != NULL)
-		cap_from_soul(s, &v.caps);
-	else if (cap_peek(agent, NULL, now, &v, err) == -1)
-		die(store_code(HX_IOERR), err);
-	if (!v.caps.priced)
-		return 0;
-	if (o.vflag) {
-		budget_why(&b, now, err, sizeof err);
-		printf("%s: %s refused: %s\n", agent, soul_chamber_name(ch),
-		    err);
 	}
+	if (o.vflag)
+		printf("%s: %s refused: %s\n", agent, soul_chamber_name(ch),
+		    why);
 	return 1;
 }
 

@@ -76,6 +76,37 @@ cap_limit(const struct caps *c, enum chamber ch)
 	return l;
 }
 
+/*
+ * Does the fleet's budget (the fleet file's budget:), reached, refuse a
+ * take of agent (heart-cap take)?  Only an agent with a price is: its
+ * soul s says so, else the caps kept.  1 refused, why (n bytes) saying
+ * so; 0 not; -1 the store failed, -2 the fleet file did (err).
+ */
+int
+cap_fleet_refuses(const char *agent, const struct soul *s, time_t now,
+    char *why, size_t n, char *err)
+{
+	struct budget_view b;
+	struct cap_view v;
+
+	if (endpoint_budget(&b.fb, err) == -1)
+		return -2;
+	if (!b.fb.set)
+		return 0;
+	if (budget_peek(now, &b, err) == -1)
+		return -1;
+	if (!budget_spent(&b))
+		return 0;
+	if (s != NULL)
+		cap_from_soul(s, &v.caps);
+	else if (cap_peek(agent, NULL, now, &v, err) == -1)
+		return -1;
+	if (!v.caps.priced)
+		return 0;
+	budget_why(&b, now, why, n);
+	return 1;
+}
+
 /* Whether v's spend is below c's budgets, the day's and the month's. */
 int
 cap_spend_ok(const struct cap_view *v, const struct caps *c)

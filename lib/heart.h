@@ -123,8 +123,6 @@ struct budget_view {
 	int	 inflight;	/* wakes admitted, not yet recorded */
 };
 int	 budget_peek(time_t, struct budget_view *, char *);
-int	 budget_spent(const struct budget_view *);
-void	 budget_why(const struct budget_view *, time_t, char *, size_t);
 json_t	*budget_json(const struct budget_view *, time_t);
 /* cap.c: the daily counter shared by the chambers; -1: none */
 struct caps {
@@ -151,6 +149,8 @@ struct cap_view {
 };
 void	 cap_from_soul(const struct soul *, struct caps *);
 long long cap_limit(const struct caps *, enum chamber);
+int	 cap_fleet_refuses(const char *, const struct soul *, time_t, char *,
+	    size_t, char *);
 int	 cap_take(const char *, enum chamber, const struct caps *,
 	    long long, const char *, time_t, int, int *, struct cap_view *,
 	    char *);
