@@ -592,15 +592,6 @@ budget_why_at(const struct budget_view *v, int verdict, time_t now,
 	    endpoint_file(), reset);
 }
 
-/* Why the fleet's budget refuses a take now (heart-cap take -v). */
-void
-budget_why(const struct budget_view *v, time_t now, char *buf, size_t n)
-{
-	time_t at;
-
-	budget_why_at(v, BUDGET_REACHED, now, buf, n, &at);
-}
-
 /* The fleet's status object: {"fleet": {...}}. */
 json_t *
 budget_json(const struct budget_view *v, time_t now)

@@ -88,6 +88,7 @@ cap_fleet_refuses(const char *agent, const struct soul *s, time_t now,
 {
 	struct budget_view b;
 	struct cap_view v;
+	time_t at;
 
 	if (endpoint_budget(&b.fb, err) == -1)
 		return -2;
@@ -103,7 +104,7 @@ cap_fleet_refuses(const char *agent, const struct soul *s, time_t now,
 		return -1;
 	if (!v.caps.priced)
 		return 0;
-	budget_why(&b, now, why, n);
+	budget_why_at(&b, BUDGET_REACHED, now, why, n, &at);
 	return 1;
 }
 

@@ -64,7 +64,6 @@ int	 budget_take(const char *, time_t, int *, struct budget_view *,
 int	 budget_give(const char *, time_t, char *);
 int	 budget_record(const char *, time_t, long long, char *);
 int	 budget_spent(const struct budget_view *);
-void	 budget_why(const struct budget_view *, time_t, char *, size_t);
 void	 budget_why_at(const struct budget_view *, int, time_t, char *,
 	    size_t, time_t *);
 struct forecast {	/* at the last seven days' mean */
