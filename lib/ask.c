@@ -136,8 +136,7 @@ ask_send(struct wake *k, const struct llm_conf *lc, int triage,
 	int rc;
 
 	k->taken = 0;
-	rc = taken != 0 ? bucket_send(ep, taken, lc->timeout, err) :
-	    bucket_wait(ep, lc->timeout, err);
+	rc = bucket_send(ep, taken, lc->timeout, err);
 	if (rc != 1) {
 		memset(r, 0, sizeof *r);
 		r->fail = LLM_TEMP;

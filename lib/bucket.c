@@ -658,32 +658,22 @@ wait_for(const char *ep, enum bkt_op op, time_t at, long long patience,
 }
 
 /*
- * A request after a wake's first (a tool call's answer): wait for the
- * endpoint's budget, at most `patience' seconds.  1 when taken, 0 when
- * it did not come in time (err says so), -1 with err.
- */
-int
-bucket_wait(const char *ep, long long patience, char *err)
-{
-	if (ep[0] == '\0')
-		return 1;
-	return wait_for(ep, BKT_TAKE, 0, patience, err);
-}
-
-/*
- * The wake's first request, taken by bucket_gate in second `taken', is
- * sent now: the provider counts it when it comes, so the bucket counts
- * it in this second, not in the one of the take (the wake's own files
- * were written in between, seconds under load).  When the take has
- * left the window meanwhile, a request is taken anew, as bucket_wait
- * does.  1, 0 or -1 as bucket_wait.
+ * A request of a wake goes now.  Its first, taken by bucket_gate in
+ * second `taken', is counted in this second, not in the one of the
+ * take: the provider counts it when it comes (the wake's own files
+ * were written in between, seconds under load); when the take has
+ * left the window meanwhile, a request is taken anew.  A later one
+ * (taken 0: a tool call's answer) waits for the endpoint's budget.
+ * Either waits at most `patience' seconds: 1 when taken, 0 when it did
+ * not come in time (err says so), -1 with err.
  */
 int
 bucket_send(const char *ep, time_t taken, long long patience, char *err)
 {
-	if (ep[0] == '\0' || time(NULL) == taken)
+	if (ep[0] == '\0' || (taken != 0 && time(NULL) == taken))
 		return 1;
-	return wait_for(ep, BKT_MOVE, taken, patience, err);
+	return wait_for(ep, taken != 0 ? BKT_MOVE : BKT_TAKE, taken,
+	    patience, err);
 }
 
 /*

@@ -158,7 +158,6 @@ int	 bucket_give(const char *, time_t, time_t, char *);
 int	 bucket_gate(const char *, const char *, time_t *, time_t, time_t *,
 	    char *, size_t, char *);
 int	 bucket_gate_ok(const struct rate_view *, time_t, char *, size_t);
-int	 bucket_wait(const char *, long long, char *);
 int	 bucket_send(const char *, time_t, long long, char *);
 void	 bucket_after(const char *, long, time_t, long long, time_t);
 /* slot.c: the ladder of intervals, the agent's offset, its slots */
