@@ -41,7 +41,6 @@ int	 store_put_json(const char *, const char *, const json_t *,
 	    enum state_keep, char *);
 const struct store_ops *store_ops(void);	/* NULL: files */
 int	 store_server_named(const char *);	/* not "file" */
-int	 store_owner_check(const char *, char *);
 void	 store_forked(void);
 void	 store_use(const struct store_ops *);
 void	 store_fail(int);	/* the exit code the last failure asks */

@@ -153,7 +153,7 @@ rget(const char *agent, const char *name, char **doc, char *err)
 	int n;
 
 	*doc = NULL;
-	if (store_owner_check(agent, err) == -1 || redisconn_begin(err) == -1)
+	if (redisconn_begin(err) == -1)
 		return -1;
 	redisconn_key(agent, name, key, sizeof key);
 	if (redisconn_get(key, doc, err) == -1)
@@ -191,7 +191,7 @@ rcas(const char *agent, const char *name, const char *old, const char *doc,
 {
 	char key[160];
 
-	if (store_owner_check(agent, err) == -1 || redisconn_begin(err) == -1)
+	if (redisconn_begin(err) == -1)
 		return -1;
 	redisconn_key(agent, name, key, sizeof key);
 	return guarded_set(key, old, key, doc, ttl, err);

@@ -173,6 +173,17 @@ store_status_names(char **ids, size_t nids, struct soul **souls,
 	return 0;
 }
 
+/* 0 when owner is an agent id, "@" and an endpoint name (the same
+ * rule) or "*", else -1 with err. */
+static int
+owner_check(const char *owner, char *err)
+{
+	if ((owner[0] == '@' && id_valid(owner + 1)) || strcmp(owner,
+	    "*") == 0)
+		return 0;
+	return id_check(owner, err);
+}
+
 /*
  * The directory of an owner of documents: an agent id (agents/ID),
  * "@" and an endpoint's name (endpoints/NAME, bucket.c), or "*", the
@@ -189,7 +200,7 @@ owner_dir(const char *owner, int create, char *dir, size_t n, char *err)
 		    state_dir(dir, n, err);
 	if (owner[0] != '@')
 		return state_agent_dir(owner, create, dir, n, err);
-	if (store_owner_check(owner, err) == -1)
+	if (owner_check(owner, err) == -1)
 		return -1;
 	snprintf(sub, sizeof sub, "endpoints/%s", owner + 1);
 	if (create)
@@ -199,17 +210,6 @@ owner_dir(const char *owner, int create, char *dir, size_t n, char *err)
 	strncat(dir, "/", n - strlen(dir) - 1);
 	strncat(dir, sub, n - strlen(dir) - 1);
 	return 0;
-}
-
-/* 0 when owner is an agent id, "@" and an endpoint name (the same
- * rule) or "*", else -1 with err. */
-int
-store_owner_check(const char *owner, char *err)
-{
-	if ((owner[0] == '@' && id_valid(owner + 1)) || strcmp(owner,
-	    "*") == 0)
-		return 0;
-	return id_check(owner, err);
 }
 
 /* "DIR/NAME" or "URL: KEY" of agent's document name, in buf, for
@@ -262,6 +262,9 @@ store_parse(const char *where, const char *noun, const char *doc,
 	return j;
 }
 
+/* Agent's document name from the server: *raw as stored (NULL: none)
+ * and *out parsed.  The owner is checked here, before the server's get
+ * and cas (store_update's) see it. */
 static int
 server_get(const char *agent, const char *name, json_t **out, char **raw,
     char *err)
@@ -271,7 +274,8 @@ server_get(const char *agent, const char *name, json_t **out, char **raw,
 
 	*out = NULL;
 	*raw = NULL;
-	if (cur->get(agent, name, raw, err) == -1)
+	if (owner_check(agent, err) == -1 || cur->get(agent, name, raw,
+	    err) == -1)
 		return -1;
 	if (*raw == NULL)
 		return 0;
