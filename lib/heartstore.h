@@ -8,7 +8,6 @@
 
 /* store.c; a server store (redisstore.c) plugs in its store_ops */
 struct store_ops {		/* (agent, name...) -1 with err */
-	const char *name;	/* the URL, for messages */
 	/* *doc: the document as stored (NULL: none), to free */
 	int	(*get)(const char *, const char *, char **doc, char *);
 	/* doc in place of old (NULL: none), kept ttl s: 1, or 0 when

@@ -63,7 +63,6 @@ static struct {
 	char	 token[192];
 } held[MAXHELD];
 
-static struct store_ops ops;
 static char me[128];		/* host name, for the tokens */
 
 /* The agent of a state directory agents/ID. */
@@ -82,7 +81,7 @@ rwhere(const char *agent, const char *name, char *buf, size_t n)
 	char key[128];
 
 	redisconn_key(agent, name, key, sizeof key);
-	snprintf(buf, n, "%s: %s", ops.name, key);
+	snprintf(buf, n, "%s: %s", redisconn_url(), key);
 }
 
 /*
@@ -280,7 +279,7 @@ rlock(const char *dir, const char *name, int flags, char *err)
 	for (;;) {
 		if (i == MAXHELD) {
 			errf(err, "%s: too many wake locks held",
-			    ops.name);
+			    redisconn_url());
 			got = -1;
 		} else if (redisconn_begin(err) == -1)
 			got = -1;
@@ -359,7 +358,7 @@ rwrite(const char *dir, const char *name, const json_t *j, char *err)
 	free(s);
 	if (r == 0)
 		errf(err, "%s: %s: the wake lock was lost: its lease of %ds "
-		    "ran out", ops.name, key, STORE_WAKE_LEASE);
+		    "ran out", redisconn_url(), key, STORE_WAKE_LEASE);
 	return r == 1 ? 0 : -1;
 }
 
@@ -396,7 +395,7 @@ rlog_add(const char *agent, const char *name, const char *line,
 	rc = 0;
 	if (r[4]->type != REDIS_REPLY_ARRAY) {
 		errf(err, "%s: %s: EXEC: a reply not understood",
-		    ops.name, key);
+		    redisconn_url(), key);
 		rc = -1;
 	}
 	redisconn_free_replies(r, 5);
@@ -495,7 +494,7 @@ ragents(char ***listo, size_t *no, char *err)
 				redisconn_reply_error(r, "SCAN", err);
 			else
 				errf(err, "%s: SCAN: a reply not understood",
-				    ops.name);
+				    redisconn_url());
 			freeReplyObject(r);
 			state_free_list(list, n);
 			return -1;
@@ -550,7 +549,8 @@ rknown(const char *agent, char *err)
 	else if (r->type == REDIS_REPLY_ERROR)
 		redisconn_reply_error(r, "EXISTS", err);
 	else
-		errf(err, "%s: EXISTS: a reply not understood", ops.name);
+		errf(err, "%s: EXISTS: a reply not understood",
+		    redisconn_url());
 	freeReplyObject(r);
 	return rc;
 }
@@ -566,6 +566,13 @@ rclose(void)
 			runlock(held[i].fd);
 	redisconn_disconnect();
 }
+
+static const struct store_ops ops = {
+	.get = rget, .cas = rcas, .where = rwhere, .lock = rlock,
+	.unlock = runlock, .write_json = rwrite, .agents = ragents,
+	.known = rknown, .log_add = rlog_add, .log_read = rlog_read,
+	.forked = redisconn_disconnect
+};
 
 /*
  * Choose the store for this process: `flag' (--store), else
@@ -595,18 +602,6 @@ redisstore_open(const char *flag, char *err)
 	if (gethostname(me, sizeof me) == -1 || me[0] == '\0')
 		snprintf(me, sizeof me, "localhost");
 	me[sizeof me - 1] = '\0';
-	ops.name = redisconn_url();
-	ops.get = rget;
-	ops.cas = rcas;
-	ops.where = rwhere;
-	ops.lock = rlock;
-	ops.unlock = runlock;
-	ops.write_json = rwrite;
-	ops.agents = ragents;
-	ops.known = rknown;
-	ops.log_add = rlog_add;
-	ops.log_read = rlog_read;
-	ops.forked = redisconn_disconnect;
 	if (store_ops() == NULL)
 		atexit(rclose);
 	store_use(&ops);
