@@ -74,18 +74,22 @@ brk_verdict(const struct wake *k, char *r, size_t n)
 	    v->until == 0);
 }
 
-/* The cap's verdict for chamber c: 1 when it admits a wake now. */
+/* The cap's verdict for chamber c: 1 when it admits a wake now; else
+ * *until is when it admits again (the month's end for the monthly
+ * budget: cap_open_at), 0 for a chamber that is off. */
 static int
-cap_verdict(const struct wake *k, enum chamber c, char *r, size_t n)
+cap_verdict(const struct wake *k, enum chamber c, char *r, size_t n,
+    time_t *until)
 {
+	struct cap_view v = k->cv;
 	long long lim;
 	int ok;
-
-	struct cap_view v = k->cv;
 
 	cap_from_soul(k->s, &v.caps);
 	lim = cap_limit(&v.caps, c);
 	ok = v.total < lim && cap_spend_ok(&v, &v.caps);
+	*until = ok || k->s->ch[c].daily_cap == 0 ? 0 :
+	    cap_open_at(&v, &v.caps, k->now);
 	if (k->s->ch[c].daily_cap == 0)
 		snprintf(r, n, "%s: the chamber is off (daily_cap: 0)",
 		    soul_chamber_name(c));
@@ -163,12 +167,12 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	struct caps caps;
 	struct gate g[3];
 	json_t *o, *gates;
-	time_t next, since, used;
+	time_t next, since, used, cat;
 	int i, bok, cok, fok, dormant, late;
 
 	wake_verdicts(s, k->dir, &k->w, c, k->now, force, g);
 	bok = brk_verdict(k, br, sizeof br);
-	cok = cap_verdict(k, c, cr, sizeof cr);
+	cok = cap_verdict(k, c, cr, sizeof cr, &cat);
 	gates = json_object();
 	for (i = 0; i < 3; i++) {
 		json_object_set_new(gates, names[i], verdict(
@@ -224,9 +228,7 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	if (bv->fb.set)		/* a gate only where the fleet file sets it */
 		json_object_set_new(gates, "budget", verdict(fok, fr,
 		    k->budget_at));
-	json_object_set_new(gates, "cap", verdict(cok, cr,
-	    cok || s->ch[c].daily_cap == 0 ? 0 : cap_resets_at(&k->cv,
-	    k->now)));
+	json_object_set_new(gates, "cap", verdict(cok, cr, cat));
 	if (s->ch[c].daily_cap != 0 && would == NULL && bok && !fok) {
 		would = "capped";	/* checked before the cap */
 		why = fr;

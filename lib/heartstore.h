@@ -82,7 +82,6 @@ void	 week_json(const struct week *, json_t *);
 void	 cap_forecast(const struct cap_view *, time_t, struct forecast *);
 int	 cap_record(const char *, const char *, time_t, int,
 	    const struct usage *, const struct usage *, long long, char *);
-time_t	 cap_resets_at(const struct cap_view *, time_t);
 time_t	 cap_open_at(const struct cap_view *, const struct caps *, time_t);
 int	 cap_spend_ok(const struct cap_view *, const struct caps *);
 long long cap_agent_limit(const struct caps *);
@@ -197,6 +196,7 @@ struct cap_args {
 };
 int	 cap_step(struct cap_view *, enum cap_op, const struct cap_args *,
 	    const char *, time_t, int *);
+time_t	 cap_resets_at(const struct cap_view *, time_t);
 /* pause.c: one pause (since 0: none; until 0: until resumed) */
 struct pause_entry {
 	time_t	 since, until;

@@ -319,6 +319,18 @@ prefix_test() {
 	echo "$output" | jq -e '.month == "2026-12" and .month_cost == 0.001'
 }
 
+@test "--explain's cap gate opens at the month's end once the monthly budget refuses, not at the day's" {
+	scout_soul "price: {input: 1.0, output: 1.0}" "monthly_budget: 0.001, timezone: America/New_York"
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
+	at "2026-11-10 12:00:00" heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
+	res .status | grep -qx '"idle"'
+	run -0 at "2026-11-12 12:00:00" heart-wake --soul "$S" --explain --force
+	echo "$output" | jq -se '.[0].would == "capped" and
+	    (.[0].gates.cap.reason | startswith("monthly budget $0.001 reached")) and
+	    .[0].gates.cap.until == "2026-12-01T05:00:00Z"'
+	[ "$(llm_count)" -eq 1 ]
+}
+
 @test "the daily and the monthly budget together: the day's refuses first, then the month's past the day" {
 	scout_soul "price: {input: 1.0, output: 1.0}" "daily_budget: 0.001, monthly_budget: 0.002"
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
