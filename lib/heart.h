@@ -268,7 +268,6 @@ struct outbox_count {
 	long long dead;		/* in agents/ID/dead/ */
 };
 int	 outbox_keep(const json_t *, const char *, char *);
-int	 outbox_waiting(const char *);
 int	 outbox_list(const char *, json_t *, char *);
 int	 outbox_count(const char *, struct outbox_count *, char *);
 /* deliver.c: hand a deliverable of a result to a program, no shell */

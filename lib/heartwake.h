@@ -85,7 +85,8 @@ struct outbox_entry {
 int	 outbox_put(const char *, const char *, const char *, const json_t *,
 	    char *);
 int	 outbox_drop(const char *, const char *, const char *, char *);
-void	 outbox_tidy(const char *);
+int	 outbox_waiting(const char *);
+int	 outbox_save(const char *, struct outbox_entry *, size_t, char *);
 int	 outbox_cmp(const void *, const void *);
 int	 outbox_load(const char *, const char *, struct outbox_entry **,
 	    size_t *, char *);
