@@ -263,9 +263,8 @@ one_line(const char *line, size_t len, const char *name, unsigned long no)
 	}
 	if (r.kind == GHOST_COMMIT)
 		commit(&r);
-	else if (r.ran && r.agent[0] != '\0' && first_in(&looked,
-	    r.agent) && outbox_waiting(r.agent))
-		flush_agent(r.agent);
+	else if (r.ran && r.agent[0] != '\0' && first_in(&looked, r.agent))
+		flush_agent(r.agent);	/* ghost_open: if an answer waits */
 	wakerc = hx_worse(wakerc, r.exit);
 	ghost_result_free(&r);
 }

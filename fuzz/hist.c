@@ -86,7 +86,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 			FZ_ASSERT(json_array_size(tail) <= k);
 			json_decref(tail);
 		}
-	hist_last_user(FZ_AGENT, &at, err);
+	hist_last_user(FZ_AGENT, 1, &at, err);
 	commit_and_read(n % 3);
 	repair_and_read(data, n);
 	return 0;

@@ -730,26 +730,14 @@ ghost_left(const struct ghost_txn *t, const char **first, int *waits)
 int
 ghost_end(struct ghost_txn *t, char *err)
 {
-	struct outbox_entry *e;
-	int rc = 0, left = 0;
-	size_t i;
+	int left;
 
 	if (t->lockfd < 0)
 		return txn_none(&t, 0);
-	for (i = 0; i < t->nbox; i++) {
-		e = &t->box[i];
-		if (e->gone)
-			continue;
-		left++;
-		if (e->dirty && outbox_put(t->dir, "outbox", e->wake_id,
-		    e->doc, err) == -1)
-			rc = -1;
-	}
+	left = outbox_save(t->dir, t->box, t->nbox, err);
 	if (t->dirty && state_write_json(t->dir, DLVFILE, t->doc, err) == -1)
-		rc = -1;
-	if (left == 0)
-		outbox_tidy(t->dir);
+		left = -1;
 	txn_free(t);
 	txn_none(&t, 0);
-	return rc == -1 ? -1 : left;
+	return left;
 }

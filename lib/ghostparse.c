@@ -47,15 +47,15 @@ check_status(const struct jscan_member *st, struct ghost_result *r,
     char *err)
 {
 	enum wake_status ws;
-	char t[40];
+	char name[16], t[40];
 
 	if (st->val == NULL) {
 		errf(err, "no \"status\"");
 		return -1;
 	}
 	if (st->type == JSCAN_STRING &&
-	    jscan_string(st->val, st->len, r->status, sizeof r->status) == 0 &&
-	    status_find(r->status, &ws) == 0) {
+	    jscan_string(st->val, st->len, name, sizeof name) == 0 &&
+	    status_find(name, &ws) == 0) {
 		status_ghost(ws, r);
 		return 0;
 	}

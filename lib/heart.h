@@ -231,7 +231,6 @@ struct ghost_result {
 	int	 ran;		/* the model answered: ok, idle, tool_cap */
 	int	 hist;		/* kept in the history: ok, not a notice */
 	int	 alert;		/* an alert: its status's, or its text's */
-	char	 status[16];
 	char	 agent[HEART_IDMAX + 1];	/* "" if an error names none */
 	int	 exit;		/* heart-wake's exit status for this wake */
 	json_t	*doc;		/* ok and error only: the whole result */
@@ -268,7 +267,6 @@ struct outbox_count {
 	long long dead;		/* in agents/ID/dead/ */
 };
 int	 outbox_keep(const json_t *, const char *, char *);
-int	 outbox_waiting(const char *);
 int	 outbox_list(const char *, json_t *, char *);
 int	 outbox_count(const char *, struct outbox_count *, char *);
 /* deliver.c: hand a deliverable of a result to a program, no shell */

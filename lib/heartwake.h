@@ -61,20 +61,15 @@ int	 idle_alert(const char *);	/* heart-ghost --alert-only */
 /* hist.c */
 int	 hist_commit(const char *, const json_t *, const char *,
 	    const char *, const char *, long long, char *);
-int	 hist_tail(const char *, size_t, json_t **, char *);
 int	 hist_last_sign(const char *, const char *, int, time_t *, char *);
 /* histwalk.c: the history read back to front, a whole wake at a time */
 #define HISTFILE	"history.jsonl"
 #define HISTLOCK	"history.lock"
-struct hist_walk;		/* the file, wake by wake */
 int	 hist_ioerr(const char *, const char *, char *);
-struct hist_walk *hist_walk_open(int, const char *, const char *, char *);
-int	 hist_walk_prev(struct hist_walk *, json_t **, off_t *, char *);
-int	 hist_walk_line(struct hist_walk *, const char **, size_t *, off_t *,
-	    char *);
-off_t	 hist_walk_end(const struct hist_walk *);
-void	 hist_walk_close(struct hist_walk *);
-json_t	*hist_line_parse(const char *, size_t);
+int	 hist_ends(int, const char *, const char *, long long, off_t *,
+	    off_t *, char *);
+int	 hist_tail(const char *, size_t, json_t **, char *);
+int	 hist_last_user(const char *, int, time_t *, char *);
 /* ghost.c */
 void	 ghost_hash(const char *, char *);
 /* outbox.c */
@@ -90,7 +85,8 @@ struct outbox_entry {
 int	 outbox_put(const char *, const char *, const char *, const json_t *,
 	    char *);
 int	 outbox_drop(const char *, const char *, const char *, char *);
-void	 outbox_tidy(const char *);
+int	 outbox_waiting(const char *);
+int	 outbox_save(const char *, struct outbox_entry *, size_t, char *);
 int	 outbox_cmp(const void *, const void *);
 int	 outbox_load(const char *, const char *, struct outbox_entry **,
 	    size_t *, char *);
@@ -332,8 +328,6 @@ int	 soulcache_save(struct soulcache *, int, char *);
 /* for t/ and fuzz/ only */
 /* idle.c */
 int	 idle_detect(const struct soul *, const char *, const char **);
-/* hist.c */
-int	 hist_last_user(const char *, time_t *, char *);
 /* mcpserver.c: the parsers of what a server sends (pure) */
 enum { MCP_RESULT, MCP_ERROR, MCP_NOTE, MCP_REQUEST, MCP_STRAY };
 int	 mcp_message(const char *, size_t, long long, json_t **, char *);

@@ -23,7 +23,8 @@
  * every byte that is not a whole wake to agents/ID/history.damaged
  * (synced first) and then replaces the history with its whole wakes
  * (state_write): a crash between keeps the bytes twice, never none.
- * The backward reader and the repair are histwalk.c's.
+ * Here: the writers and the input file; the history's readers and its
+ * repair are histwalk.c's.
  */
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -40,12 +41,6 @@
 #include "heartwake.h"
 
 #define INPUTFILE	"input"
-
-static const char *
-str(json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
 
 static int
 utf8_ok(const char *s)
@@ -123,40 +118,6 @@ pwrite_all(int fd, const char *p, size_t len, off_t off)
 		off += w;
 	}
 	return 0;
-}
-
-/*
- * Find where the whole wakes end (*endo) and, when keep > 0 and the
- * file holds keep wakes or more, where the last keep - 1 of them start
- * (*keepo; -1 when nothing needs trimming).
- */
-static int
-find_ends(int fd, const char *path, const char *agent, long long keep,
-    off_t *endo, off_t *keepo, char *err)
-{
-	struct hist_walk *w;
-	long long n, want = keep > 0 ? keep : 1;
-	off_t s, from = -1;
-	json_t *wake;
-	int r = 0;
-
-	*keepo = -1;
-	if ((w = hist_walk_open(fd, path, agent, err)) == NULL)
-		return -1;
-	for (n = 0; n < want; n++) {
-		if ((r = hist_walk_prev(w, &wake, &s, err)) != 1)
-			break;
-		json_decref(wake);
-		if (n == 0)
-			from = hist_walk_end(w);
-		if (n + 1 < keep)
-			from = s;
-	}
-	*endo = hist_walk_end(w);
-	if (r != -1 && keep > 0 && n == keep)
-		*keepo = keep == 1 ? *endo : from;
-	hist_walk_close(w);
-	return r == -1 ? -1 : 0;
 }
 
 /* Replace the file with its bytes [from, end) and then buf. */
@@ -397,7 +358,7 @@ hist_commit(const char *agent, const json_t *messages, const char *wake_id,
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd == -1)
 		hist_ioerr(path, "open", err);
-	else if (find_ends(fd, path, agent, keep, &end, &from, err) == 0 &&
+	else if (hist_ends(fd, path, agent, keep, &end, &from, err) == 0 &&
 	    (rc = wake_known(dir, fd, path, end, id, &sn, err)) == 0) {
 		if (from >= 0)
 			rc = rewrite(fd, dir, path, from, end, buf, len, err);
@@ -416,163 +377,12 @@ out:
 	return rc;
 }
 
-/* Open the history for reading under a shared lock; 0 when none. */
-static int
-open_read(const char *agent, int lock, char *path, size_t n, int *lko,
-    int *fdo, char *err)
-{
-	char dir[4096];
-	struct stat st;
-
-	*lko = *fdo = -1;
-	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1)
-		return -1;
-	if (stat(dir, &st) == -1 && errno == ENOENT)
-		return 0;
-	snprintf(path, n, "%s/%s", dir, HISTFILE);
-	if (lock && (*lko = state_lock(dir, HISTLOCK, LOCK_SH, err)) < 0)
-		return -1;
-	if ((*fdo = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
-		state_unlock(*lko);
-		*lko = -1;
-		if (errno == ENOENT)
-			return 0;
-		return hist_ioerr(path, "open", err);
-	}
-	return 1;
-}
-
-/* The last n messages, from the end of the list of wakes (newest first). */
-static json_t *
-last_messages(json_t *wakes, size_t n)
-{
-	json_t *out = json_array(), *wake, *m;
-	size_t i, j, k;
-
-	for (i = json_array_size(wakes); i-- > 0;) {
-		wake = json_array_get(wakes, i);
-		json_array_foreach(wake, j, m) {
-			json_object_del(m, "part");
-			json_object_del(m, "parts");
-			json_array_append(out, m);
-		}
-	}
-	k = json_array_size(out) > n ? json_array_size(out) - n : 0;
-	while (k < json_array_size(out)) {
-		const char *role = str(json_array_get(out, k), "role");
-		if (role == NULL || strcmp(role, "tool") != 0)
-			break;
-		k++;
-	}
-	for (i = 0; i < k; i++)
-		json_array_remove(out, 0);
-	return out;
-}
-
-/*
- * The last n messages of agent's history as a new JSON array, oldest
- * first; each is the wake's message with "wake_id", "chamber" and "at"
- * of its wake.  Only whole wakes are read (a torn tail is ignored).
- * The array never starts with a "tool" message whose call was cut
- * off, so it may hold fewer than n.  No history: an empty array.
- */
-int
-hist_tail(const char *agent, size_t n, json_t **out, char *err)
-{
-	char path[4200];
-	struct hist_walk *w;
-	json_t *wakes, *wake;
-	size_t have = 0;
-	off_t s;
-	int lk, fd, r;
-
-	*out = NULL;
-	if ((r = open_read(agent, 1, path, sizeof path, &lk, &fd, err)) == -1)
-		return -1;
-	if (r == 0 || n == 0) {
-		if (r == 1) {
-			close(fd);
-			state_unlock(lk);
-		}
-		*out = json_array();
-		return 0;
-	}
-	wakes = json_array();
-	if ((w = hist_walk_open(fd, path, agent, err)) == NULL)
-		r = -1;
-	else
-		while (have < n && (r = hist_walk_prev(w, &wake, &s,
-		    err)) == 1) {
-			have += json_array_size(wake);
-			json_array_append_new(wakes, wake);
-		}
-	hist_walk_close(w);
-	close(fd);
-	state_unlock(lk);
-	if (r == -1) {
-		json_decref(wakes);
-		return -1;
-	}
-	*out = last_messages(wakes, n);
-	json_decref(wakes);
-	return 0;
-}
-
-/*
- * When the user last spoke: the "at" of the last message recorded by
- * hist_user (chamber "user"); 0 when there is none.  lock 0: read
- * without the history's lock, for a reader that must never make a
- * writer wait (pulse.c): a wake is appended in one write, and bytes
- * after the last newline are torn and passed over (histwalk.c).
- */
-static int
-last_user(const char *agent, int lock, time_t *at, char *err)
-{
-	static const char mark[] = "\"chamber\":\"user\"";
-	char path[4200];
-	struct hist_walk *w;
-	const char *p;
-	size_t len;
-	off_t s;
-	json_t *j;
-	int lk, fd, r;
-
-	*at = 0;
-	if ((r = open_read(agent, lock, path, sizeof path, &lk, &fd,
-	    err)) != 1)
-		return r == -1 ? -1 : 0;
-	if ((w = hist_walk_open(fd, path, agent, err)) == NULL)
-		r = -1;
-	else
-		while ((r = hist_walk_line(w, &p, &len, &s, err)) == 1) {
-			if (memmem(p, len, mark, sizeof mark - 1) == NULL ||
-			    (j = hist_line_parse(p, len)) == NULL)
-				continue;
-			const char *ch = str(j, "chamber");
-			int user = ch != NULL && strcmp(ch, "user") == 0 &&
-			    clock_parse_utc(str(j, "at"), at) == 0;
-			json_decref(j);
-			if (user)
-				break;
-		}
-	hist_walk_close(w);
-	close(fd);
-	state_unlock(lk);
-	return r == -1 ? -1 : 0;
-}
-
-int
-hist_last_user(const char *agent, time_t *at, char *err)
-{
-	return last_user(agent, 1, at, err);
-}
-
 /*
  * The user's last sign, the idle chamber's clock: the later of the
  * mtime of input in dir, the agent's state directory
- * (hist_touch_input), and the last message of the user (last_user, its
- * lock as `lock' says); 0 when there is none.  On error *at still has
- * what could be read.
+ * (hist_touch_input), and the last message of the user (hist_last_user,
+ * its lock as `lock' says); 0 when there is none.  On error *at still
+ * has what could be read.
  */
 int
 hist_last_sign(const char *agent, const char *dir, int lock, time_t *at,
@@ -587,7 +397,7 @@ hist_last_sign(const char *agent, const char *dir, int lock, time_t *at,
 	snprintf(path, sizeof path, "%s/%s", dir, INPUTFILE);
 	if (stat(path, &st) == 0)
 		*at = st.st_mtime;
-	r = last_user(agent, lock, &h, err);
+	r = hist_last_user(agent, lock, &h, err);
 	if (h > *at)
 		*at = h;
 	return r;

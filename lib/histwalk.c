@@ -1,8 +1,9 @@
 /*
  * histwalk.c - the history, agents/ID/history.jsonl, read by the rule
  * of what a whole wake is (hist_line_part, hist_same_wake): back to
- * front, line by line (hist_walk_line) and whole wake by whole wake
- * (hist_walk_prev), as hist.c's readers and its writer read it; and
+ * front, line by line (back_prev) and whole wake by whole wake
+ * (walk_prev), for its readers (hist_tail, hist_last_user) and for its
+ * writer, hist.c, which asks where the whole wakes end (hist_ends); and
  * front to back for heart-ghost --repair (hist_repair), its whole
  * wakes kept and every other run of bytes set aside in
  * agents/ID/history.damaged.
@@ -44,6 +45,12 @@ struct hist_walk {		/* the file, wake by wake */
 	int	 tail;		/* still inside the torn tail */
 	off_t	 good_end;	/* end of the last whole wake */
 };
+
+static const char *
+str(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
 
 int
 hist_ioerr(const char *path, const char *what, char *err)
@@ -143,7 +150,7 @@ back_prev(struct hist_back *b, const char **line, size_t *len,
 	return 1;
 }
 
-json_t *
+static json_t *
 hist_line_parse(const char *p, size_t len)
 {
 	json_t *j = json_loadb(p, len, JSON_REJECT_DUPLICATES, NULL);
@@ -204,45 +211,28 @@ damaged(struct hist_walk *w, off_t at, const char *why, char *err)
 	return -1;
 }
 
-/* A walk back from the end of fd (path, agent's: for messages);
- * NULL with err.  hist_walk_close frees it. */
-struct hist_walk *
-hist_walk_open(int fd, const char *path, const char *agent, char *err)
-{
-	struct hist_walk *w = xcalloc(1, sizeof *w);
-
-	if (back_init(&w->b, fd, path, err) == -1) {
-		hist_walk_close(w);
-		return NULL;
-	}
-	w->agent = agent;
-	w->tail = 1;
-	return w;
-}
-
-void
-hist_walk_close(struct hist_walk *w)
+static void
+walk_close(struct hist_walk *w)
 {
 	if (w != NULL)
 		free(w->b.buf);
 	free(w);
 }
 
-/* The line before the last one returned, as read, without its newline,
- * torn or not: 1, 0 at the start, -1 with err. */
-int
-hist_walk_line(struct hist_walk *w, const char **line, size_t *len,
-    off_t *start, char *err)
+/* A walk back from the end of fd (path, agent's: for messages);
+ * NULL with err.  walk_close frees it. */
+static struct hist_walk *
+walk_open(int fd, const char *path, const char *agent, char *err)
 {
-	return back_prev(&w->b, line, len, start, err);
-}
+	struct hist_walk *w = xcalloc(1, sizeof *w);
 
-/* The end of the file's last whole wake, once hist_walk_prev has
- * looked (0: none). */
-off_t
-hist_walk_end(const struct hist_walk *w)
-{
-	return w->good_end;
+	if (back_init(&w->b, fd, path, err) == -1) {
+		walk_close(w);
+		return NULL;
+	}
+	w->agent = agent;
+	w->tail = 1;
+	return w;
 }
 
 /* The last line of the next wake back, skipping the torn tail. */
@@ -302,8 +292,8 @@ hist_same_wake(json_t *a, json_t *b)
  * (a new array) and its first byte in *starto; 0 at the beginning of
  * the file; -1 when damaged or unreadable.
  */
-int
-hist_walk_prev(struct hist_walk *w, json_t **wakeo, off_t *starto, char *err)
+static int
+walk_prev(struct hist_walk *w, json_t **wakeo, off_t *starto, char *err)
 {
 	long long parts, k, part, ps;
 	const char *p;
@@ -338,6 +328,184 @@ hist_walk_prev(struct hist_walk *w, json_t **wakeo, off_t *starto, char *err)
 fail:
 	json_decref(wake);
 	return -1;
+}
+
+/*
+ * Find where the whole wakes end (*endo) and, when keep > 0 and the
+ * file holds keep wakes or more, where the last keep - 1 of them start
+ * (*keepo; -1 when nothing needs trimming).
+ */
+int
+hist_ends(int fd, const char *path, const char *agent, long long keep,
+    off_t *endo, off_t *keepo, char *err)
+{
+	struct hist_walk *w;
+	long long n, want = keep > 0 ? keep : 1;
+	off_t s, from = -1;
+	json_t *wake;
+	int r = 0;
+
+	*keepo = -1;
+	if ((w = walk_open(fd, path, agent, err)) == NULL)
+		return -1;
+	for (n = 0; n < want; n++) {
+		if ((r = walk_prev(w, &wake, &s, err)) != 1)
+			break;
+		json_decref(wake);
+		if (n == 0)
+			from = w->good_end;
+		if (n + 1 < keep)
+			from = s;
+	}
+	*endo = w->good_end;
+	if (r != -1 && keep > 0 && n == keep)
+		*keepo = keep == 1 ? *endo : from;
+	walk_close(w);
+	return r == -1 ? -1 : 0;
+}
+
+/* Open the history for reading under a shared lock; 0 when none. */
+static int
+open_read(const char *agent, int lock, char *path, size_t n, int *lko,
+    int *fdo, char *err)
+{
+	char dir[4096];
+	struct stat st;
+
+	*lko = *fdo = -1;
+	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1)
+		return -1;
+	if (stat(dir, &st) == -1 && errno == ENOENT)
+		return 0;
+	snprintf(path, n, "%s/%s", dir, HISTFILE);
+	if (lock && (*lko = state_lock(dir, HISTLOCK, LOCK_SH, err)) < 0)
+		return -1;
+	if ((*fdo = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		state_unlock(*lko);
+		*lko = -1;
+		if (errno == ENOENT)
+			return 0;
+		return hist_ioerr(path, "open", err);
+	}
+	return 1;
+}
+
+/* The last n messages, from the end of the list of wakes (newest first). */
+static json_t *
+last_messages(json_t *wakes, size_t n)
+{
+	json_t *out = json_array(), *wake, *m;
+	size_t i, j, k;
+
+	for (i = json_array_size(wakes); i-- > 0;) {
+		wake = json_array_get(wakes, i);
+		json_array_foreach(wake, j, m) {
+			json_object_del(m, "part");
+			json_object_del(m, "parts");
+			json_array_append(out, m);
+		}
+	}
+	k = json_array_size(out) > n ? json_array_size(out) - n : 0;
+	while (k < json_array_size(out)) {
+		const char *role = str(json_array_get(out, k), "role");
+		if (role == NULL || strcmp(role, "tool") != 0)
+			break;
+		k++;
+	}
+	for (i = 0; i < k; i++)
+		json_array_remove(out, 0);
+	return out;
+}
+
+/*
+ * The last n messages of agent's history as a new JSON array, oldest
+ * first; each is the wake's message with "wake_id", "chamber" and "at"
+ * of its wake.  Only whole wakes are read (a torn tail is ignored).
+ * The array never starts with a "tool" message whose call was cut
+ * off, so it may hold fewer than n.  No history: an empty array.
+ */
+int
+hist_tail(const char *agent, size_t n, json_t **out, char *err)
+{
+	char path[4200];
+	struct hist_walk *w;
+	json_t *wakes, *wake;
+	size_t have = 0;
+	off_t s;
+	int lk, fd, r;
+
+	*out = NULL;
+	if ((r = open_read(agent, 1, path, sizeof path, &lk, &fd, err)) == -1)
+		return -1;
+	if (r == 0 || n == 0) {
+		if (r == 1) {
+			close(fd);
+			state_unlock(lk);
+		}
+		*out = json_array();
+		return 0;
+	}
+	wakes = json_array();
+	if ((w = walk_open(fd, path, agent, err)) == NULL)
+		r = -1;
+	else
+		while (have < n && (r = walk_prev(w, &wake, &s, err)) == 1) {
+			have += json_array_size(wake);
+			json_array_append_new(wakes, wake);
+		}
+	walk_close(w);
+	close(fd);
+	state_unlock(lk);
+	if (r == -1) {
+		json_decref(wakes);
+		return -1;
+	}
+	*out = last_messages(wakes, n);
+	json_decref(wakes);
+	return 0;
+}
+
+/*
+ * When the user last spoke: the "at" of the last message recorded by
+ * hist_user (chamber "user"); 0 when there is none.  lock 0: read
+ * without the history's lock, for a reader that must never make a
+ * writer wait (pulse.c): a wake is appended in one write, and bytes
+ * after the last newline are torn and passed over (back_init).
+ */
+int
+hist_last_user(const char *agent, int lock, time_t *at, char *err)
+{
+	static const char mark[] = "\"chamber\":\"user\"";
+	char path[4200];
+	struct hist_walk *w;
+	const char *p;
+	size_t len;
+	off_t s;
+	json_t *j;
+	int lk, fd, r;
+
+	*at = 0;
+	if ((r = open_read(agent, lock, path, sizeof path, &lk, &fd,
+	    err)) != 1)
+		return r == -1 ? -1 : 0;
+	if ((w = walk_open(fd, path, agent, err)) == NULL)
+		r = -1;
+	else
+		while ((r = back_prev(&w->b, &p, &len, &s, err)) == 1) {
+			if (memmem(p, len, mark, sizeof mark - 1) == NULL ||
+			    (j = hist_line_parse(p, len)) == NULL)
+				continue;
+			const char *ch = str(j, "chamber");
+			int user = ch != NULL && strcmp(ch, "user") == 0 &&
+			    clock_parse_utc(str(j, "at"), at) == 0;
+			json_decref(j);
+			if (user)
+				break;
+		}
+	walk_close(w);
+	close(fd);
+	state_unlock(lk);
+	return r == -1 ? -1 : 0;
 }
 
 #define ASIDEFILE	"history.damaged"

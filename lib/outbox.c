@@ -123,8 +123,8 @@ outbox_waiting(const char *agent)
 
 /* Remove the outbox directory if it is empty and heart-wake is not
  * writing to it.  Caller holds delivered.lock. */
-void
-outbox_tidy(const char *adir)
+static void
+tidy(const char *adir)
 {
 	char dir[4200];
 	int fd;
@@ -134,6 +134,30 @@ outbox_tidy(const char *adir)
 	snprintf(dir, sizeof dir, "%s/outbox", adir);
 	rmdir(dir);
 	state_unlock(fd);
+}
+
+/*
+ * Write back the entries of v still waiting (not gone) that changed
+ * (dirty); when none waits, tidy the outbox away.  Caller holds
+ * delivered.lock.  The number still waiting, or -1 (err).
+ */
+int
+outbox_save(const char *adir, struct outbox_entry *v, size_t n, char *err)
+{
+	int rc = 0, left = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (v[i].gone)
+			continue;
+		left++;
+		if (v[i].dirty && outbox_put(adir, "outbox", v[i].wake_id,
+		    v[i].doc, err) == -1)
+			rc = -1;
+	}
+	if (left == 0)
+		tidy(adir);
+	return rc == -1 ? -1 : left;
 }
 
 /* Wake order for qsort: the wake's time, then its id; entries that

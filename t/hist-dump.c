@@ -19,7 +19,7 @@ main(int argc, char **argv)
 	time_t t;
 
 	if (argc == 3 && strcmp(argv[1], "-u") == 0) {
-		if (hist_last_user(argv[2], &t, err) == -1)
+		if (hist_last_user(argv[2], 1, &t, err) == -1)
 			goto fail;
 		printf("%lld\n", (long long)t);
 		return 0;
