@@ -172,13 +172,8 @@ size_t	 checklist_fit(struct checklist_item *, size_t, size_t);
 int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
 	    const char *, time_t, json_t *, char **, char *);
 /* dormant.c: agents nobody reads stop spending */
-int	 dormant_at(const struct soul *, const struct wake_state *,
-	    enum chamber, time_t, time_t *);
-int	 dormant_untold(const struct wake_state *, time_t);
-json_t	*dormant_json(const struct soul *, const struct wake_state *,
-	    enum chamber, time_t, time_t);
-void	 dormant_why(const struct soul *, enum chamber, time_t, char *,
-	    size_t);
+int	 dormant_check(const struct soul *, const char *, struct wake_state *,
+	    enum chamber, time_t, int, json_t **, char *, size_t, char *);
 /* tool.c */
 char	*tool_text(const char *, const char *, size_t, int);
 char	**tool_env(const struct tool_ctx *, const char *, char *const *);

@@ -344,24 +344,13 @@ static int
 dormant(struct wake *k, int tell, char *err)
 {
 	char reason[200];
-	time_t since;
 	json_t *d;
+	int r;
 
-	wake_input(k->s, k->dir, &k->w);
-	if (!dormant_at(k->s, &k->w, k->g.chamber, k->now, &since))
-		return 0;
-	d = dormant_json(k->s, &k->w, k->g.chamber, k->now, since);
-	if (tell && dormant_untold(&k->w, since)) {
-		k->w.dormant_told = since;
-		if (wake_save(k->dir, k->s->name, &k->w, -1, STATE_SYNC,
-		    k->now, err) == -1) {
-			json_decref(d);
-			return -1;
-		}
-		json_object_set_new(d, "notice", json_true());
-	}
+	if ((r = dormant_check(k->s, k->dir, &k->w, k->g.chamber, k->now,
+	    tell, &d, reason, sizeof reason, err)) != 1)
+		return r;
 	json_object_set_new(k->res, "dormant", d);
-	dormant_why(k->s, k->g.chamber, since, reason, sizeof reason);
 	skip(k, status_name(ST_DORMANT), reason);
 	json_object_del(k->res, "next");
 	return 1;
