@@ -250,13 +250,11 @@ struct wake;
 int	 ask_send(struct wake *, const struct llm_conf *, int, json_t *,
 	    struct llm_reply *, char *);
 /* triage.c */
-json_t	*triage_body(const struct llm_conf *, const char *, const char *);
+json_t	*triage_dry(struct wake *, const char *);
 int	 triage_wake(struct wake *, const char *, int *, char *);
 /* talk.c: an admitted wake's conversation with the model and its tools */
-char	*talk_prompt(struct wake *, enum chamber, int);
-void	 talk_fit(struct wake *, const struct llm_conf *);
 int	 talk_wake(struct wake *, const struct llm_conf *, char *);
-int	 talk_dry(struct wake *, const struct llm_conf *, json_t **, char *);
+json_t	*talk_dry(struct wake *, const struct llm_conf *, char *);
 /* outcome.c: the wake's outcome, as its result says it */
 struct outcome {
 	enum wake_status status;	/* ST_ERROR until decided */
