@@ -29,7 +29,6 @@ struct triage {
 	json_t	*decision;	/* as judged: {"action"?, "reason"?}, or NULL */
 	struct usage u;		/* its tokens, apart from the main model's */
 	int	 fail;		/* failed: LLM_* */
-	long	 status;	/* its HTTP status, 0: none */
 	time_t	 hold;
 };
 
@@ -85,12 +84,10 @@ triage_ask(struct wake *k, const char *prompt, struct triage *t,
 	json_decref(body);
 	t->u = r.u;
 	k->tcost = r.cost;
-	t->status = r.status;
 	t->hold = r.hold;
-	if (rc == -1) {
+	if (rc == -1)
 		t->fail = r.fail;
-		t->hold = r.hold;
-	} else {
+	else {
 		t->text = r.text;
 		t->calls = json_incref(r.tool_calls);
 		r.text = NULL;
