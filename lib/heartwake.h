@@ -108,7 +108,7 @@ struct wake_state {
 	int	 input_read;		/* input is known (wake_input) */
 	time_t	 error_at;
 	char	 error[256];
-	int	 checklist_warned, running_pid;
+	int	 checklist_warned;
 	time_t	 dormant_told;		/* the input time whose dormancy
 					   was told (dormant.c), 0: none */
 	struct adapt *act;		/* activity.json, or NULL */
