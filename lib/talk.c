@@ -649,9 +649,10 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 				errf(err, "empty reply: no text and no tool "
 				    "call");
 			else
-				errf(err, "the wake's messages passed %d bytes, "
-				    "half the longest result line heart-ghost "
-				    "reads: the wake ends here", WAKE_MSGMAX);
+				errf(err, "the wake's messages passed %d "
+				    "bytes, half the longest result line "
+				    "heart-ghost reads: the wake ends here",
+				    WAKE_MSGMAX);
 			t->fail = LLM_TEMP;
 			more = 1;
 			break;
