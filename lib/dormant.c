@@ -41,7 +41,7 @@ dormant_after(const struct soul *s, enum chamber c)
  * Is chamber c dormant at now, with w's input read (wake_input)?  1
  * with *since the last input (or first sight), 0 not.
  */
-int
+static int
 dormant_at(const struct soul *s, const struct wake_state *w, enum chamber c,
     time_t now, time_t *since)
 {
@@ -85,7 +85,7 @@ dormant_peek(const struct soul *s, time_t now, json_t **j, char *err)
 }
 
 /* The reason a dormant wake gives. */
-void
+static void
 dormant_why(const struct soul *s, enum chamber c, time_t since, char *buf,
     size_t n)
 {
@@ -98,19 +98,12 @@ dormant_why(const struct soul *s, enum chamber c, time_t since, char *buf,
 	    s->dormant_after < 0 ? ", the idle chamber's default" : "");
 }
 
-/* Is the dormancy of the stretch since since still untold?  (Pure.) */
-int
-dormant_untold(const struct wake_state *w, time_t since)
-{
-	return w->dormant_told != since;
-}
-
 /*
  * A dormant wake's "dormant" object: {"since":T,"after":D,"chambers":
  * [...]}, the chambers of s that are on and dormant at now; w's input
  * read (wake_input).
  */
-json_t *
+static json_t *
 dormant_json(const struct soul *s, const struct wake_state *w,
     enum chamber c, time_t now, time_t since)
 {
@@ -128,4 +121,39 @@ dormant_json(const struct soul *s, const struct wake_state *w,
 	j = json_pack("{s:s,s:s,s:o}", "since", at, "after",
 	    dur_format(dormant_after(s, c), d, sizeof d), "chambers", chs);
 	return j;
+}
+
+/*
+ * Is a wake of chamber c dormant at now (w's input read here)?  1 with
+ * its reason in why (n bytes) and, unless d is NULL, its "dormant"
+ * object in *d; the first dormant wake of a stretch, when it tells
+ * (tell), keeps in w, and in wake.json under the caller's wake lock,
+ * that the stretch is told, and *d says "notice": true.  0 not
+ * dormant; -1 with err (only when it tells).
+ */
+int
+dormant_check(const struct soul *s, const char *dir, struct wake_state *w,
+    enum chamber c, time_t now, int tell, json_t **d, char *why, size_t n,
+    char *err)
+{
+	time_t since;
+
+	wake_input(s, dir, w);
+	if (!dormant_at(s, w, c, now, &since))
+		return 0;
+	dormant_why(s, c, since, why, n);
+	if (d == NULL)
+		return 1;
+	*d = dormant_json(s, w, c, now, since);
+	if (tell && w->dormant_told != since) {
+		w->dormant_told = since;
+		if (wake_save(dir, s->name, w, -1, STATE_SYNC, now, err) ==
+		    -1) {
+			json_decref(*d);
+			*d = NULL;
+			return -1;
+		}
+		json_object_set_new(*d, "notice", json_true());
+	}
+	return 1;
 }

@@ -163,11 +163,11 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	const struct soul *s = k->s;
 	const char *would = NULL, *why = NULL;
 	char br[400], cr[300], pr[160], dr[200], hr[1024], lr[300], fr[600];
-	char iso[40];
+	char iso[40], e2[HEART_ERRLEN];
 	struct caps caps;
 	struct gate g[3];
 	json_t *o, *gates;
-	time_t next, since, used, cat;
+	time_t next, used, cat;
 	int i, bok, cok, fok, dormant, late;
 
 	wake_verdicts(s, k->dir, &k->w, c, k->now, force, g);
@@ -189,9 +189,8 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 		would = status_name(ST_PAUSED);
 		why = pr;
 	}
-	wake_input(s, k->dir, &k->w);
-	if ((dormant = dormant_at(s, &k->w, c, k->now, &since)))
-		dormant_why(s, c, since, dr, sizeof dr);
+	dormant = dormant_check(s, k->dir, &k->w, c, k->now, 0, NULL, dr,
+	    sizeof dr, e2);
 	json_object_set_new(gates, "dormant", verdict(!dormant, dormant ? dr :
 	    "not dormant", 0));
 	if (would == NULL && dormant) {

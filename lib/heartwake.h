@@ -104,7 +104,7 @@ struct wake_state {
 	int	 input_read;		/* input is known (wake_input) */
 	time_t	 error_at;
 	char	 error[256];
-	int	 checklist_warned, running_pid;
+	int	 checklist_warned;
 	time_t	 dormant_told;		/* the input time whose dormancy
 					   was told (dormant.c), 0: none */
 	struct adapt *act;		/* activity.json, or NULL */
@@ -168,13 +168,8 @@ size_t	 checklist_fit(struct checklist_item *, size_t, size_t);
 int	 gate_run(const struct soul *, enum chamber, const struct tool_ctx *,
 	    const char *, time_t, json_t *, char **, char *);
 /* dormant.c: agents nobody reads stop spending */
-int	 dormant_at(const struct soul *, const struct wake_state *,
-	    enum chamber, time_t, time_t *);
-int	 dormant_untold(const struct wake_state *, time_t);
-json_t	*dormant_json(const struct soul *, const struct wake_state *,
-	    enum chamber, time_t, time_t);
-void	 dormant_why(const struct soul *, enum chamber, time_t, char *,
-	    size_t);
+int	 dormant_check(const struct soul *, const char *, struct wake_state *,
+	    enum chamber, time_t, int, json_t **, char *, size_t, char *);
 /* tool.c */
 char	*tool_text(const char *, const char *, size_t, int);
 char	**tool_env(const struct tool_ctx *, const char *, char *const *);
@@ -251,13 +246,11 @@ struct wake;
 int	 ask_send(struct wake *, const struct llm_conf *, int, json_t *,
 	    struct llm_reply *, char *);
 /* triage.c */
-json_t	*triage_body(const struct llm_conf *, const char *, const char *);
+json_t	*triage_dry(struct wake *, const char *);
 int	 triage_wake(struct wake *, const char *, int *, char *);
 /* talk.c: an admitted wake's conversation with the model and its tools */
-char	*talk_prompt(struct wake *, enum chamber, int);
-void	 talk_fit(struct wake *, const struct llm_conf *);
 int	 talk_wake(struct wake *, const struct llm_conf *, char *);
-int	 talk_dry(struct wake *, const struct llm_conf *, json_t **, char *);
+json_t	*talk_dry(struct wake *, const struct llm_conf *, char *);
 /* outcome.c: the wake's outcome, as its result says it */
 struct outcome {
 	enum wake_status status;	/* ST_ERROR until decided */

@@ -1,10 +1,10 @@
 /*
  * run.c - one wake of one agent, start to end: the lock, the gates
  * (wake.c), the chamber's gate program (gate.c), the breaker, the
- * account's hold and the cap (admit.c), the triage model (triage.c),
- * then the conversation with the model and its tools, and after it
- * the outcome told to the breaker and the counters (talk.c), and the
- * wake result (heart-wake(1), THE WAKE RESULT).  --explain, the same
+ * account's hold and the cap (admit.c), then the triage model
+ * (triage.c) and the conversation with the model and its tools, and
+ * after it the outcome told to the breaker and the counters (talk.c),
+ * and the wake result (heart-wake(1), THE WAKE RESULT).  --explain, the same
  * gates asked without a wake, is explain.c's.
  *
  * Invariants: nothing is sent before every gate has passed, the gate
@@ -231,28 +231,19 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 	struct pause_view pv;
 	const char *st;
 	char why[160], held_why[1024];
-	json_t *body;
+	json_t *req;
 
 	cap_peek(k->s->name, k->s->timezone, k->now, &k->cv, err);
 	brk_peek(k->s->name, &k->bc, k->now, &k->bv, err);
-	talk_fit(k, lc);
-	if (talk_dry(k, lc, &body, err) == -1) {
+	if ((req = talk_dry(k, lc, err)) == NULL) {
 		finish(k, status_name(ST_ERROR), NULL);
 		return HX_IOERR;
 	}
 	json_object_set_new(k->res, "dry_run", json_true());
 	if (k->s->mcp != NULL)
 		json_object_set_new(k->res, "mcp", mcp_plan(k->s));
-	json_object_set_new(k->res, "request", llm_dry(lc, body));
-	json_decref(body);
-	if (k->triage) {
-		char *text = talk_prompt(k, k->g.chamber, 1);
-		body = triage_body(&k->tc, k->s->system, text);
-		json_object_set_new(k->res, "triage_request", llm_dry(&k->tc,
-		    body));
-		json_decref(body);
-		free(text);
-	}
+	json_object_update(k->res, req);
+	json_decref(req);
 	/* a pause and a hold are gates too (read as the cap and breaker
 	 * are: a rehearsal fails on none of them) */
 	if (open && pause_peek(k->s->name, k->now, &pv, err) == 1) {
@@ -344,24 +335,13 @@ static int
 dormant(struct wake *k, int tell, char *err)
 {
 	char reason[200];
-	time_t since;
 	json_t *d;
+	int r;
 
-	wake_input(k->s, k->dir, &k->w);
-	if (!dormant_at(k->s, &k->w, k->g.chamber, k->now, &since))
-		return 0;
-	d = dormant_json(k->s, &k->w, k->g.chamber, k->now, since);
-	if (tell && dormant_untold(&k->w, since)) {
-		k->w.dormant_told = since;
-		if (wake_save(k->dir, k->s->name, &k->w, -1, STATE_SYNC,
-		    k->now, err) == -1) {
-			json_decref(d);
-			return -1;
-		}
-		json_object_set_new(d, "notice", json_true());
-	}
+	if ((r = dormant_check(k->s, k->dir, &k->w, k->g.chamber, k->now,
+	    tell, &d, reason, sizeof reason, err)) != 1)
+		return r;
 	json_object_set_new(k->res, "dormant", d);
-	dormant_why(k->s, k->g.chamber, since, reason, sizeof reason);
 	skip(k, status_name(ST_DORMANT), reason);
 	json_object_del(k->res, "next");
 	return 1;
@@ -456,22 +436,6 @@ gate_step(struct wake *k, const struct llm_conf *lc, int *rc, char *err)
 	return 0;
 }
 
-/* The triage model first, when the soul names one (triage.c): 1 to go
- * on to the main model, 0 when the wake ended there. */
-static int
-triage_first(struct wake *k, int *rc, char *err)
-{
-	char *text;
-	int r;
-
-	if (!k->triage)
-		return 1;
-	text = talk_prompt(k, k->g.chamber, 1);
-	r = triage_wake(k, text, rc, err);
-	free(text);
-	return r;
-}
-
 static int
 run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 {
@@ -543,9 +507,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 	if (wake_save(k->dir, k->s->name, &k->w, k->g.chamber, STATE_SYNC,
 	    k->now, err) == -1)
 		return fail(k, HX_IOERR, err);
-	talk_fit(k, lc);
-	if (triage_first(k, &r, err))
-		r = talk_wake(k, lc, err);
+	r = talk_wake(k, lc, err);
 	/* the items carried, once a model has answered: a wake that
 	 * failed, or was killed before this, leaves every item due */
 	if ((k->out.status == ST_OK || k->out.status == ST_IDLE) &&

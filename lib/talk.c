@@ -6,8 +6,9 @@
  * for (tool.c, mcp.c), its replies judged by idle.c (a ghost, a
  * finding, work; a reply with no text and no call fails the wake), and
  * the tokens it spent.
- * run.c admits the wake before; after it, its outcome is told here to
- * the breaker, the counters and wake.json (talk_wake).
+ * run.c admits the wake before; talk_wake asks the triage model first
+ * when the soul names one (triage.c), and tells the breaker, the
+ * counters and wake.json the outcome.
  *
  * Invariants: the history is read, never written (heart-ghost writes
  * it); a wake runs at most seed_tool_cap tool calls, so it sends at
@@ -41,8 +42,7 @@ struct talk {
 	const char *force;	/* the tool the next reply must call */
 	const char *hide;	/* the key's variable, kept from tools */
 	enum chamber c;
-	long long ptok, ctok;
-	long long cached, cwrite;	/* of ptok: a cache's read, written */
+	struct usage u;		/* its requests' tokens */
 	long long cost;		/* its requests', nano$; -1: no price */
 	int	 calls, failed;	/* tool calls run, and failed */
 	struct mcp *mcp;	/* the MCP servers started, or NULL */
@@ -83,7 +83,7 @@ mcp_wanted(const struct soul *s)
  * the triage's reason, and the meta block; for the triage model
  * (triage), the heartbeat question alone at its end.
  */
-char *
+static char *
 talk_prompt(struct wake *k, enum chamber c, int triage)
 {
 	const struct soul *s = k->s;
@@ -215,7 +215,7 @@ fit_said(struct wake *k, size_t kept, long long budget)
  * the prompt cost.  Those left out are counted in the prompt and the
  * result, and stay due: they are not carried.
  */
-void
+static void
 talk_fit(struct wake *k, const struct llm_conf *lc)
 {
 	struct checklist_item *it;
@@ -319,12 +319,14 @@ offer(const struct soul *s, enum chamber c)
 	return arr;
 }
 
-/* The first request's messages, and the prompt into the result. */
+/* The first request's messages, and the prompt into the result; a
+ * warning of a missing key, if any. */
 static int
-talk_begin(struct wake *k, struct talk *t, char *err)
+talk_begin(struct wake *k, const struct llm_conf *lc, struct talk *t,
+    char *err)
 {
 	json_t *user;
-	char *text;
+	char *text, w[1024];
 
 	memset(t, 0, sizeof *t);
 	t->c = k->g.chamber;
@@ -338,6 +340,9 @@ talk_begin(struct wake *k, struct talk *t, char *err)
 	t->cost = k->s->llm.price.set ? 0 : -1;
 	t->offer = offer(k->s, t->c);
 	t->force = tool_mode(k->s) ? "heartbeat" : NULL;
+	t->hide = lc->key_env;
+	if (llm_key_warning(lc, w, sizeof w))
+		outcome_warn(k, w);
 	return 0;
 }
 
@@ -534,21 +539,18 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 }
 
 /*
- * The wake's tokens (*u) and what they cost at the soul's price (each
+ * The wake's tokens (t->u) and what they cost at the soul's price (each
  * request's, as ask.c counted it), the triage's included, into the
  * result: "usage" (the main model's; the triage's are in "triage"),
  * and "cost" in dollars (null: no price).  Returns the cost in
  * nanodollars, -1 when there is no price.
  */
 static long long
-talk_spent(struct wake *k, const struct talk *t, struct usage *u)
+talk_spent(struct wake *k, const struct talk *t)
 {
+	const struct usage *u = &t->u;
 	long long cost = t->cost;
 
-	u->prompt = t->ptok;
-	u->completion = t->ctok;
-	u->cached = t->cached;
-	u->cache_write = t->cwrite;
 	if (k->tcost >= 0)	/* the triage's too: the wake's cost */
 		cost = (cost < 0 ? 0 : cost) + k->tcost;
 	json_object_set_new(k->res, "usage", json_pack("{s:I,s:I,s:I,s:I}",
@@ -569,16 +571,6 @@ talk_request(const struct llm_conf *lc, const struct talk *t)
 	body = llm_body(lc, ctx, t->offer, t->force);
 	json_decref(ctx);
 	return body;
-}
-
-/* Before the first request: a warning of a missing key, if any. */
-static void
-talk_warn_key(struct wake *k, const struct llm_conf *lc)
-{
-	char w[1024];
-
-	if (llm_key_warning(lc, w, sizeof w))
-		outcome_warn(k, w);
 }
 
 static void
@@ -632,8 +624,6 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 	json_t *body;
 	int rc, more = 1;
 
-	t->hide = lc->key_env;
-	talk_warn_key(k, lc);
 	mcp_begin(k, t);
 	t->bytes = llm_cost(json_array_get(t->msgs, t->h1));
 	json_array_append(k->said, json_array_get(t->msgs, t->h1));
@@ -646,24 +636,23 @@ talk_run(struct wake *k, const struct llm_conf *lc, struct talk *t,
 			t->hold = r.hold;
 			break;
 		}
-		t->ptok += r.u.prompt;
-		t->ctok += r.u.completion;
-		t->cached += r.u.cached;
-		t->cwrite += r.u.cache_write;
+		t->u.prompt += r.u.prompt;
+		t->u.completion += r.u.completion;
+		t->u.cached += r.u.cached;
+		t->u.cache_write += r.u.cache_write;
 		if (r.cost >= 0)
 			t->cost = (t->cost < 0 ? 0 : t->cost) + r.cost;
 		more = answer(k, t, &r);
 		llm_reply_free(&r);
-		if (t->empty) {
-			errf(err, "empty reply: no text and no tool call");
-			t->fail = LLM_TEMP;
-			more = 1;
-			break;
-		}
-		if (t->overflow) {
-			errf(err, "the wake's messages passed %d bytes, half "
-			    "the longest result line heart-ghost reads: the "
-			    "wake ends here", WAKE_MSGMAX);
+		if (t->empty || t->overflow) {
+			if (t->empty)
+				errf(err, "empty reply: no text and no tool "
+				    "call");
+			else
+				errf(err, "the wake's messages passed %d "
+				    "bytes, half the longest result line "
+				    "heart-ghost reads: the wake ends here",
+				    WAKE_MSGMAX);
 			t->fail = LLM_TEMP;
 			more = 1;
 			break;
@@ -681,22 +670,32 @@ talk_end(struct talk *t)
 	json_decref(t->offer);
 }
 
-/* --dry-run: the first request's body, with the key's warning; -1
- * (the outcome says why) when its messages cannot be made. */
-int
-talk_dry(struct wake *k, const struct llm_conf *lc, json_t **body,
-    char *err)
+/* --dry-run: {"request", and "triage_request" if any}, as they would
+ * be sent, with the key's warning; NULL (the outcome says why) when
+ * its messages cannot be made. */
+json_t *
+talk_dry(struct wake *k, const struct llm_conf *lc, char *err)
 {
 	struct talk t;
+	json_t *body, *dry;
+	char *text;
 
-	if (talk_begin(k, &t, err) == -1) {
+	talk_fit(k, lc);
+	if (talk_begin(k, lc, &t, err) == -1) {
 		outcome_set(k, "error", err);
-		return -1;
+		return NULL;
 	}
-	talk_warn_key(k, lc);
-	*body = talk_request(lc, &t);
+	body = talk_request(lc, &t);
+	dry = json_pack("{s:o}", "request", llm_dry(lc, body));
+	json_decref(body);
 	talk_end(&t);
-	return 0;
+	if (k->triage) {
+		text = talk_prompt(k, k->g.chamber, 1);
+		json_object_set_new(dry, "triage_request", triage_dry(k,
+		    text));
+		free(text);
+	}
+	return dry;
 }
 
 /* The outcome to the breaker, the counters and wake.json.  Exit code. */
@@ -707,7 +706,6 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	enum wake_status st = k->out.status;
 	char e2[HEART_ERRLEN], why[HEART_ERRLEN] = "";
 	int flags, billed, rc = HX_OK;
-	struct usage u;
 	long long cost;
 	json_t *tools;
 
@@ -737,7 +735,7 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 		outcome_status(k, llmerr ? ST_ERROR : st);
 		outcome_set(k, "error", why);
 	}
-	cost = talk_spent(k, t, &u);
+	cost = talk_spent(k, t);
 	tools = json_pack("{s:i,s:i}", "calls", t->calls, "failed",
 	    t->failed);
 	if (t->servers > 0) {
@@ -755,13 +753,13 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	}
 	snprintf(k->w.last_status[c], sizeof k->w.last_status[c], "%s",
 	    status_name(llmerr ? ST_ERROR : st));
-	billed = t->ptok > 0 || t->ctok > 0 || k->tu.prompt > 0 ||
+	billed = t->u.prompt > 0 || t->u.completion > 0 || k->tu.prompt > 0 ||
 	    k->tu.completion > 0 || !llmerr;
 	/* a wake that cost nothing frees its place in the fleet's budget */
 	if (brk_record(k->s->name, &k->bc, k->now, flags, llmerr ? t->hold :
 	    k->tfail ? k->thold : 0, why[0] ? why : NULL, k->events, e2) ==
 	    -1 || (billed && cap_record(k->s->name, k->s->timezone, k->now,
-	    !llmerr && st == ST_IDLE, &u, &k->tu, cost, e2) == -1) ||
+	    !llmerr && st == ST_IDLE, &t->u, &k->tu, cost, e2) == -1) ||
 	    (!billed && budget_give(k->s->name, k->now, e2) == -1)) {
 		snprintf(err, HEART_ERRLEN, "%s", e2);
 		rc = HX_IOERR;
@@ -773,14 +771,25 @@ settle(struct wake *k, struct talk *t, const char *llmerr, char *err)
 	return rc;
 }
 
-/* The conversation, and its outcome settled.  Exit code. */
+/* The triage model first, when the soul names one (triage.c), then
+ * unless it ended the wake the conversation, and its outcome settled.
+ * Exit code. */
 int
 talk_wake(struct wake *k, const struct llm_conf *lc, char *err)
 {
 	struct talk t;
-	int rc;
+	char *text;
+	int rc, go = 1;
 
-	if (talk_begin(k, &t, err) == -1) {
+	talk_fit(k, lc);
+	if (k->triage) {
+		text = talk_prompt(k, k->g.chamber, 1);
+		go = triage_wake(k, text, &rc, err);
+		free(text);
+	}
+	if (!go)
+		return rc;
+	if (talk_begin(k, lc, &t, err) == -1) {
 		outcome_set(k, "error", err);
 		return HX_IOERR;
 	}

@@ -10,7 +10,7 @@
  * one judge of replies, as ghost.mode: tool's first reply is (the main
  * model asked the same question with the same tool): a clean skip ends
  * the wake as a ghost; run, a finding beside a skip, or no readable
- * decision hands it to the main model (run.c).  triage_wake is that
+ * decision hands it to the main model (talk.c).  triage_wake is that
  * step of a wake: the outcome of a skip, or what the main model is
  * told the first look found, into the wake (outcome.c).
  */
@@ -29,13 +29,12 @@ struct triage {
 	json_t	*decision;	/* as judged: {"action"?, "reason"?}, or NULL */
 	struct usage u;		/* its tokens, apart from the main model's */
 	int	 fail;		/* failed: LLM_* */
-	long	 status;	/* its HTTP status, 0: none */
 	time_t	 hold;
 };
 
 /* The triage request's body: system (may be NULL) and prompt alone,
  * the heartbeat tool offered and forced. */
-json_t *
+static json_t *
 triage_body(const struct llm_conf *tc, const char *system, const char *prompt)
 {
 	json_t *msgs = json_array(), *tools = json_array(), *body;
@@ -50,6 +49,18 @@ triage_body(const struct llm_conf *tc, const char *system, const char *prompt)
 	json_decref(msgs);
 	json_decref(tools);
 	return body;
+}
+
+/* --dry-run: the triage request of the wake's prompt for it (text), as
+ * it would be sent (llm_dry). */
+json_t *
+triage_dry(struct wake *k, const char *text)
+{
+	json_t *body = triage_body(&k->tc, k->s->system, text), *dry;
+
+	dry = llm_dry(&k->tc, body);
+	json_decref(body);
+	return dry;
 }
 
 /*
@@ -73,12 +84,10 @@ triage_ask(struct wake *k, const char *prompt, struct triage *t,
 	json_decref(body);
 	t->u = r.u;
 	k->tcost = r.cost;
-	t->status = r.status;
 	t->hold = r.hold;
-	if (rc == -1) {
+	if (rc == -1)
 		t->fail = r.fail;
-		t->hold = r.hold;
-	} else {
+	else {
 		t->text = r.text;
 		t->calls = json_incref(r.tool_calls);
 		r.text = NULL;

@@ -64,7 +64,7 @@ get_entry(json_t *o, enum chamber ch, time_t *t, char *status, size_t n)
 int
 wake_load(const char *dir, struct wake_state *w, char *err)
 {
-	json_t *j, *run;
+	json_t *j;
 	int i;
 
 	memset(w, 0, sizeof *w);
@@ -104,10 +104,6 @@ wake_load(const char *dir, struct wake_state *w, char *err)
 	w->checklist_warned = json_is_true(json_object_get(j,
 	    "checklist_warned"));
 	w->dormant_told = get_ts(j, "dormant_told_ts");
-	run = json_object_get(j, "running");
-	if (json_is_object(run))
-		w->running_pid = (pid_t)json_integer_value(
-		    json_object_get(run, "pid"));
 	json_decref(j);
 	return 0;
 }
