@@ -50,10 +50,8 @@ struct pulse_slots {
 	time_t	 from;
 	long long idle;		/* the idle chamber's after; 0: off */
 };
-void	 pulse_wake_doc(json_t *, const struct pulse_slots *,
+void	 pulse_docs(json_t *, json_t *, const struct pulse_slots *,
 	    struct pulse_state *);
-void	 pulse_journal_doc(json_t *, struct pulse_state *);
-int	 pulse_skip_shown(const struct pulse_state *);
 void	 pulse_slots_of(const struct soul *, long long *, long long *);
 int	 pulse_overdue(time_t, long long, time_t, time_t);
 int	 pulse_read(const char *, const char *, const struct caps *,
