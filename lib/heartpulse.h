@@ -154,9 +154,7 @@ void	 pubagents_rebase(struct pubagents *, long long);
 long long pubagents_next_due(const struct pubagents *);
 struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
 void	 pubagent_info(const struct pubagent *, struct pulse_agentinfo *);
-size_t	 pubagents_size(const struct pubagents *);
 size_t	 pubagents_overdue(const struct pubagents *);
-size_t	 pubagents_bad(const struct pubagents *);
 int	 pubagents_fd(const struct pubagents *);
 void	 pubagents_read(struct pubagents *, time_t);
 struct pubagent *pubagents_changed(struct pubagents *);
@@ -167,7 +165,7 @@ int	 pubagents_unborn_pending(struct pubagents *);
 struct pubagent *pubagents_unborn(struct pubagents *);
 struct pubagent *pubagents_gone(struct pubagents *);
 long long pubagents_load(struct pubagents *, char *const *, size_t,
-	    const char *, long long, char *);
+	    const char *, long long, size_t *, char *);
 
 /* for t/ and fuzz/ only */
 /* pulse.c */

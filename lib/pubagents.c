@@ -92,7 +92,6 @@ struct pubagents {
 				   yet asked (pulse_slots.from) */
 	int	 remote;	/* the state is a server's (HEART_STORE):
 				   never read, never due */
-	size_t	 nbad;		/* souls that did not load, last load */
 };
 
 struct pubagents *
@@ -271,12 +270,6 @@ pubagent_info(const struct pubagent *a, struct pulse_agentinfo *pa)
 	pa->misses = a->misses;
 }
 
-size_t
-pubagents_size(const struct pubagents *f)
-{
-	return f->n;
-}
-
 /* Agents whose schedule or idle chamber is overdue (judge). */
 size_t
 pubagents_overdue(const struct pubagents *f)
@@ -286,13 +279,6 @@ pubagents_overdue(const struct pubagents *f)
 	for (i = 0; i < f->n; i++)
 		n += f->a[i]->st.overdue != 0;
 	return n;
-}
-
-/* Souls that did not load, at the last load. */
-size_t
-pubagents_bad(const struct pubagents *f)
-{
-	return f->nbad;
 }
 
 /* --- the state their pulses carry --- */
@@ -734,20 +720,21 @@ merge(struct pubagents *f, struct pubagent **nv, size_t nn, char **failed,
 /*
  * Load (or load again) the souls named by files[] and those found in
  * dir (either may be empty).  A soul that does not load is reported
- * (warning.c), counted (f->nbad) and skipped; if its agent was
- * loaded before, it is kept as it was.  Agents no soul names any more
- * go to pubagents_gone.
+ * (warning.c), counted (*bad) and skipped; if its agent was loaded
+ * before, it is kept as it was.  Agents no soul names any more go to
+ * pubagents_gone.
  * Returns the number of agents, or -1 when dir cannot be read.
  */
 long long
 pubagents_load(struct pubagents *f, char *const *files, size_t nfiles,
-    const char *dir, long long now, char *err)
+    const char *dir, long long now, size_t *bad, char *err)
 {
 	char **paths = NULL, **failed = NULL, e[HEART_ERRLEN];
 	struct pubagent **nv = NULL, *a;
 	size_t np = 0, nn = 0, nfailed = 0, i, j;
 	struct soul *s;
 
+	*bad = 0;
 	if (dir != NULL && soulset_dir(dir, &paths, &np, err) == -1)
 		return -1;
 	f->loaded = 0;	/* an agent with no wake.json counts from now */
@@ -785,7 +772,7 @@ pubagents_load(struct pubagents *f, char *const *files, size_t nfiles,
 	if (nn > 0)
 		nn = j;
 	merge(f, nv, nn, failed, nfailed, now);
-	f->nbad = nfailed;
+	*bad = nfailed;
 	for (i = 0; i < np; i++)
 		free(paths[i]);
 	free(paths);

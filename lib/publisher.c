@@ -53,6 +53,8 @@ struct pulse_node {		/* one publishing process and connection */
 struct publisher {
 	struct broker b;
 	struct pubagents *agents;
+	long long nagents;	/* agents, and souls that did not load, */
+	size_t	 nbad;		/* as the last load said */
 	struct pulse_node node;
 	char	 host_json[300];
 	long long born;		/* the bdseq of the last connection; 0: none */
@@ -330,9 +332,12 @@ load(struct publisher *p, long long now)
 	char err[HEART_ERRLEN];
 	long long n;
 
-	n = pubagents_load(p->agents, o->souls, o->nsouls, o->dir, now, err);
+	n = pubagents_load(p->agents, o->souls, o->nsouls, o->dir, now,
+	    &p->nbad, err);
 	if (n == -1)
 		warning(NULL, err);
+	else
+		p->nagents = n;
 	return n;
 }
 
@@ -366,7 +371,7 @@ retire(struct publisher *p, struct pubagent *a)
 
 	pubagent_info(a, &pa);
 	pulse_topic(topic, sizeof topic, p->b.prefix, pa.id, "status");
-	p->node.agents = (long long)pubagents_size(p->agents);
+	p->node.agents = p->nagents;
 	msg = node_status(&p->node, &pa, "offline", "removed", time(NULL));
 	mqtt_publish(p->b.q, topic, msg, (int)strlen(msg), 1, 0, 0);
 	mqtt_publish(p->b.q, topic, "", 0, 1, 1, 0);
@@ -388,7 +393,7 @@ status(struct publisher *p, struct pubagent *a, const char *status,
 	} else
 		pulse_topic(topic, sizeof topic, p->b.prefix, NULL,
 		    p->node.id);
-	p->node.agents = (long long)pubagents_size(p->agents);
+	p->node.agents = p->nagents;
 	msg = node_status(&p->node, a ? &pa : NULL, status, reason,
 	    time(NULL));
 	mqtt_publish(p->b.q, topic, msg, (int)strlen(msg), 1, 1, 0);
@@ -666,7 +671,7 @@ json_t *
 publisher_stats(const struct publisher *p)
 {
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:i,s:I,s:b,s:i,s:I}",
-	    "agents", (json_int_t)pubagents_size(p->agents),
+	    "agents", (json_int_t)p->nagents,
 	    "sent", (json_int_t)p->sent, "extra", (json_int_t)p->extra,
 	    "skipped", (json_int_t)p->skipped, "births", (json_int_t)p->births,
 	    "connects", p->b.connects, "lag_max_ms", (json_int_t)p->lag_max,
@@ -732,7 +737,7 @@ publisher_acl(const struct pulse_opts *o, char **out, char *err)
 	struct pubagent *a;
 	struct pulse_agentinfo pa;
 	const char **ids = NULL;
-	size_t n = 0, bad;
+	size_t n = 0;
 	int r = HX_CONFIG;
 
 	*out = NULL;
@@ -753,9 +758,10 @@ publisher_acl(const struct pulse_opts *o, char **out, char *err)
 	}
 	*out = acl_block(p->b.prefix, o->username ? o->username :
 	    p->b.mc.client_id, ids, n);
-	if ((bad = pubagents_bad(p->agents)) > 0) {
+	if (p->nbad > 0) {
 		errf(err, "the block leaves out the agents of the %zu "
-		    "soul%s that did not load", bad, bad > 1 ? "s" : "");
+		    "soul%s that did not load", p->nbad,
+		    p->nbad > 1 ? "s" : "");
 		r = HX_CONFIG;
 	}
 out:
