@@ -29,7 +29,7 @@
 #define BACKOFF_MAX	30000	/* ms, --backoff-max's default */
 
 /* A failure that stops the caller; the first one is kept. */
-void
+static void
 broker_fatal(struct broker *b, const char *fmt, ...)
 {
 	va_list ap;
@@ -235,6 +235,16 @@ broker_report(struct broker *b, unsigned ev)
 		    dur_format(b->mc.backoff_max / 1000, cap, sizeof cap));
 		b->said_down = 1;
 	}
+}
+
+/* A live publisher with our client id, the older of two (publisher.c's
+ * rule): it carries on, we stop. */
+void
+broker_rival(struct broker *b)
+{
+	broker_fatal(b, "%s: another heart-pulse is connected with the "
+	    "client id %s; two processes need two ids (--client-id)",
+	    b->url, b->mc.client_id);
 }
 
 /* How long a poll at now may wait for something due at until. */

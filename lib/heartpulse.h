@@ -130,9 +130,8 @@ void	 broker_init(struct broker *, const struct pulse_opts *, int);
 int	 broker_prefix_check(const struct broker *, char *);
 int	 broker_open(struct broker *, char *);
 void	 broker_close(struct broker *);
-void	 broker_fatal(struct broker *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
 void	 broker_report(struct broker *, unsigned);
+void	 broker_rival(struct broker *);
 int	 broker_timeout(const struct broker *, long long, long long);
 void	 broker_flush(struct broker *, long long, int);
 int	 broker_failed(const struct broker *, char *);

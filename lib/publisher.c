@@ -560,9 +560,7 @@ on_node_status(void *arg, const char *topic, const void *payload, int len,
 	(void)topic;
 	(void)retained;
 	if (rival(&p->node, payload, len))
-		broker_fatal(&p->b, "%s: another heart-pulse is connected "
-		    "with the client id %s; two processes need two ids "
-		    "(--client-id)", p->b.url, p->node.id);
+		broker_rival(&p->b);
 }
 
 /*
