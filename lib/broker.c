@@ -1,8 +1,9 @@
 /*
  * broker.c - the broker connection as both ends of the pulse chamber
- * use it (publisher.c, watcher.c): its defaults, the process's name on
- * the broker, the credentials, what its events say, how long a poll
- * may wait, and a flush before the end.
+ * use it (publisher.c, watcher.c): its defaults, the topic prefix, the
+ * process's name on the broker, the credentials, what its events say
+ * (and a rival publisher's), how long a poll may wait, and a flush
+ * before the end.
  *
  * Invariant: the password is in memory only from broker_open's reading
  * to mqtt_new's copy, then wiped.  A failure that retrying cannot mend
@@ -85,11 +86,25 @@ broker_init(struct broker *b, const struct pulse_opts *o, int watcher)
 	}
 }
 
+/*
+ * Whether the topic prefix is one: one or more levels, none empty, no
+ * wildcard, not starting with '$' (the broker's own).  0, or HX_USAGE
+ * with err.
+ */
 int
 broker_prefix_check(const struct broker *b, char *err)
 {
-	if (pulse_prefix_valid(b->prefix))
-		return 0;
+	const char *p = b->prefix;
+	size_t i, n = strlen(p);
+
+	if (n == 0 || n > 200 || p[0] == '$' || p[0] == '/' ||
+	    p[n - 1] == '/' || strstr(p, "//") != NULL)
+		goto bad;
+	for (i = 0; i < n; i++)
+		if (p[i] == '+' || p[i] == '#' || (unsigned char)p[i] < 0x20)
+			goto bad;
+	return 0;
+bad:
 	errf(err, "--prefix: not a topic prefix (levels without + or #, "
 	    "not starting with $ or /)");
 	return HX_USAGE;

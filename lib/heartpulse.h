@@ -66,7 +66,6 @@ int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
 int	 pulse_format(char *, size_t, const char *, unsigned long long,
 	    long long, const struct timespec *, const char *,
 	    const struct pulse_state *);
-int	 pulse_prefix_valid(const char *);
 int	 pulse_topic(char *, size_t, const char *, const char *,
 	    const char *);
 int	 pulse_pid_gone(long long);

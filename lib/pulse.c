@@ -710,24 +710,6 @@ pulse_format(char *buf, size_t n, const char *id, unsigned long long seq,
 }
 
 /*
- * A topic prefix: one or more levels, none empty, no wildcard, not
- * starting with '$' (the broker's own).
- */
-int
-pulse_prefix_valid(const char *p)
-{
-	size_t i, n = strlen(p);
-
-	if (n == 0 || n > 200 || p[0] == '$' || p[0] == '/' ||
-	    p[n - 1] == '/' || strstr(p, "//") != NULL)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (p[i] == '+' || p[i] == '#' || (unsigned char)p[i] < 0x20)
-			return 0;
-	return 1;
-}
-
-/*
  * PREFIX/ID/LEAF for an agent; PREFIX/node/NODE/status for a node
  * (id NULL).  The node topics have one level more than any agent's, so
  * the two can never meet, whatever the agent is called.  Put together
