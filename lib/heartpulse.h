@@ -149,11 +149,10 @@ struct pulse_agentinfo {
 struct pubagents *pubagents_new(long long, int);
 void	 pubagents_free(struct pubagents *);
 void	 pubagents_rebase(struct pubagents *, long long);
-long long pubagents_next_due(const struct pubagents *);
+long long pubagents_poll(const struct pubagents *, struct pollfd *);
 struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
 void	 pubagent_info(const struct pubagent *, struct pulse_agentinfo *);
 size_t	 pubagents_overdue(const struct pubagents *);
-int	 pubagents_fd(const struct pubagents *);
 void	 pubagents_read(struct pubagents *, time_t);
 struct pubagent *pubagents_changed(struct pubagents *);
 int	 pubagents_pulse(struct pubagents *, struct pubagent *, int,

@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,10 +209,13 @@ pubagents_rebase(struct pubagents *f, long long delta)
 		f->heap[i].due += delta;
 }
 
-/* Monotonic ms of the earliest slot; LLONG_MAX with no agent. */
+/* What to poll for the agents, into *fd: the souls' changes (inotify;
+ * fd -1: none).  Returns the monotonic ms of the earliest slot,
+ * LLONG_MAX with no agent. */
 long long
-pubagents_next_due(const struct pubagents *f)
+pubagents_poll(const struct pubagents *f, struct pollfd *fd)
 {
+	*fd = (struct pollfd){ f->ifd, POLLIN, 0 };
 	return f->hn > 0 ? f->heap[0].due : LLONG_MAX;
 }
 
@@ -382,12 +386,6 @@ unwatch(struct pubagents *f, struct pubagent *a)
 		f->wdmap[a->wd] = NULL;
 	inotify_rm_watch(f->ifd, a->wd);
 	a->wd = -1;
-}
-
-int
-pubagents_fd(const struct pubagents *f)
-{
-	return f->ifd;
 }
 
 static void

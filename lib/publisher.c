@@ -629,11 +629,12 @@ publisher_poll(const struct publisher *p, long long now, struct pollfd *fd)
 	struct mqtt *q = p->b.q;
 	long long until;
 
-	until = p->started ? LLONG_MAX : pubagents_next_due(p->agents);
+	until = pubagents_poll(p->agents, &fd[1]);
+	if (p->started)
+		until = LLONG_MAX;	/* no slot before the first connection */
 	if (p->wd > 0 && p->wd_next < until)
 		until = p->wd_next;
 	mqtt_pollfd(q, &fd[0]);
-	fd[1] = (struct pollfd){ pubagents_fd(p->agents), POLLIN, 0 };
 	if (mqtt_up(q) && mqtt_busy(q) == 0 &&
 	    mqtt_unacked(q) < mqtt_window(q) &&
 	    pubagents_unborn_pending(p->agents))
