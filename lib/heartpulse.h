@@ -149,7 +149,6 @@ struct pulse_agentinfo {
 struct pubagents *pubagents_new(long long, int);
 void	 pubagents_free(struct pubagents *);
 void	 pubagents_rebase(struct pubagents *, long long);
-long long pubagents_poll(const struct pubagents *, struct pollfd *);
 struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
 void	 pubagent_info(const struct pubagent *, struct pulse_agentinfo *);
 size_t	 pubagents_overdue(const struct pubagents *);
@@ -158,8 +157,8 @@ struct pubagent *pubagents_changed(struct pubagents *);
 int	 pubagents_pulse(struct pubagents *, struct pubagent *, int,
 	    const char *, long long, const struct timespec *, char *, size_t);
 void	 pubagents_unborn_all(struct pubagents *);
-int	 pubagents_unborn_pending(struct pubagents *);
 struct pubagent *pubagents_unborn(struct pubagents *);
+long long pubagents_poll(struct pubagents *, struct pollfd *, int *);
 struct pubagent *pubagents_gone(struct pubagents *);
 long long pubagents_load(struct pubagents *, char *const *, size_t,
 	    const char *, long long, size_t *, char *);

@@ -209,16 +209,6 @@ pubagents_rebase(struct pubagents *f, long long delta)
 		f->heap[i].due += delta;
 }
 
-/* What to poll for the agents, into *fd: the souls' changes (inotify;
- * fd -1: none).  Returns the monotonic ms of the earliest slot,
- * LLONG_MAX with no agent. */
-long long
-pubagents_poll(const struct pubagents *f, struct pollfd *fd)
-{
-	*fd = (struct pollfd){ f->ifd, POLLIN, 0 };
-	return f->hn > 0 ? f->heap[0].due : LLONG_MAX;
-}
-
 /*
  * The next agent due, into the cache while this one's pulse is made: on
  * a large fleet, reading it was a cache miss on every pulse.
@@ -532,8 +522,8 @@ pubagents_unborn_all(struct pubagents *f)
 }
 
 /* Whether some agent still waits for its birth on this connection. */
-int
-pubagents_unborn_pending(struct pubagents *f)
+static int
+unborn_pending(struct pubagents *f)
 {
 	while (f->cursor < f->n && f->a[f->cursor]->born)
 		f->cursor++;
@@ -544,10 +534,23 @@ pubagents_unborn_pending(struct pubagents *f)
 struct pubagent *
 pubagents_unborn(struct pubagents *f)
 {
-	if (!pubagents_unborn_pending(f))
+	if (!unborn_pending(f))
 		return NULL;
 	f->a[f->cursor]->born = 1;
 	return f->a[f->cursor++];
+}
+
+/*
+ * What to poll for the agents, into *fd: the souls' changes (inotify;
+ * fd -1: none); *unborn: whether a birth waits (pubagents_unborn).
+ * Returns the monotonic ms of the earliest slot, LLONG_MAX with none.
+ */
+long long
+pubagents_poll(struct pubagents *f, struct pollfd *fd, int *unborn)
+{
+	*fd = (struct pollfd){ f->ifd, POLLIN, 0 };
+	*unborn = unborn_pending(f);
+	return f->hn > 0 ? f->heap[0].due : LLONG_MAX;
 }
 
 /* An agent a reload removed, its offline due; freed at the next call. */

@@ -628,17 +628,17 @@ publisher_poll(const struct publisher *p, long long now, struct pollfd *fd)
 {
 	struct mqtt *q = p->b.q;
 	long long until;
+	int unborn;
 
-	until = pubagents_poll(p->agents, &fd[1]);
+	until = pubagents_poll(p->agents, &fd[1], &unborn);
 	if (p->started)
 		until = LLONG_MAX;	/* no slot before the first connection */
 	if (p->wd > 0 && p->wd_next < until)
 		until = p->wd_next;
 	mqtt_pollfd(q, &fd[0]);
-	if (mqtt_up(q) && mqtt_busy(q) == 0 &&
-	    mqtt_unacked(q) < mqtt_window(q) &&
-	    pubagents_unborn_pending(p->agents))
-		until = now;
+	if (unborn && mqtt_up(q) && mqtt_busy(q) == 0 &&
+	    mqtt_unacked(q) < mqtt_window(q))
+		until = now;	/* births() can go on */
 	return broker_timeout(&p->b, now, until);
 }
 
