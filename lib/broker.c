@@ -1,8 +1,9 @@
 /*
  * broker.c - the broker connection as both ends of the pulse chamber
- * use it (publisher.c, watcher.c): its defaults, the process's name on
- * the broker, the credentials, what its events say, how long a poll
- * may wait, and a flush before the end.
+ * use it (publisher.c, watcher.c): its defaults, the topic prefix, the
+ * process's name on the broker, the credentials, what its events say
+ * (and a rival publisher's), how long a poll may wait, and a flush
+ * before the end.
  *
  * Invariant: the password is in memory only from broker_open's reading
  * to mqtt_new's copy, then wiped.  A failure that retrying cannot mend
@@ -29,7 +30,7 @@
 #define BACKOFF_MAX	30000	/* ms, --backoff-max's default */
 
 /* A failure that stops the caller; the first one is kept. */
-void
+static void
 broker_fatal(struct broker *b, const char *fmt, ...)
 {
 	va_list ap;
@@ -85,11 +86,25 @@ broker_init(struct broker *b, const struct pulse_opts *o, int watcher)
 	}
 }
 
+/*
+ * Whether the topic prefix is one: one or more levels, none empty, no
+ * wildcard, not starting with '$' (the broker's own).  0, or HX_USAGE
+ * with err.
+ */
 int
 broker_prefix_check(const struct broker *b, char *err)
 {
-	if (pulse_prefix_valid(b->prefix))
-		return 0;
+	const char *p = b->prefix;
+	size_t i, n = strlen(p);
+
+	if (n == 0 || n > 200 || p[0] == '$' || p[0] == '/' ||
+	    p[n - 1] == '/' || strstr(p, "//") != NULL)
+		goto bad;
+	for (i = 0; i < n; i++)
+		if (p[i] == '+' || p[i] == '#' || (unsigned char)p[i] < 0x20)
+			goto bad;
+	return 0;
+bad:
 	errf(err, "--prefix: not a topic prefix (levels without + or #, "
 	    "not starting with $ or /)");
 	return HX_USAGE;
@@ -235,6 +250,16 @@ broker_report(struct broker *b, unsigned ev)
 		    dur_format(b->mc.backoff_max / 1000, cap, sizeof cap));
 		b->said_down = 1;
 	}
+}
+
+/* A live publisher with our client id, the older of two (publisher.c's
+ * rule): it carries on, we stop. */
+void
+broker_rival(struct broker *b)
+{
+	broker_fatal(b, "%s: another heart-pulse is connected with the "
+	    "client id %s; two processes need two ids (--client-id)",
+	    b->url, b->mc.client_id);
 }
 
 /* How long a poll at now may wait for something due at until. */

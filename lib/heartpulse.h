@@ -50,10 +50,8 @@ struct pulse_slots {
 	time_t	 from;
 	long long idle;		/* the idle chamber's after; 0: off */
 };
-void	 pulse_wake_doc(json_t *, const struct pulse_slots *,
+void	 pulse_docs(json_t *, json_t *, const struct pulse_slots *,
 	    struct pulse_state *);
-void	 pulse_journal_doc(json_t *, struct pulse_state *);
-int	 pulse_skip_shown(const struct pulse_state *);
 void	 pulse_slots_of(const struct soul *, long long *, long long *);
 int	 pulse_overdue(time_t, long long, time_t, time_t);
 int	 pulse_read(const char *, const char *, const struct caps *,
@@ -68,7 +66,6 @@ int	 pulse_quiet(const char *, const struct caps *, const struct hours *,
 int	 pulse_format(char *, size_t, const char *, unsigned long long,
 	    long long, const struct timespec *, const char *,
 	    const struct pulse_state *);
-int	 pulse_prefix_valid(const char *);
 int	 pulse_topic(char *, size_t, const char *, const char *,
 	    const char *);
 int	 pulse_pid_gone(long long);
@@ -132,9 +129,8 @@ void	 broker_init(struct broker *, const struct pulse_opts *, int);
 int	 broker_prefix_check(const struct broker *, char *);
 int	 broker_open(struct broker *, char *);
 void	 broker_close(struct broker *);
-void	 broker_fatal(struct broker *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
 void	 broker_report(struct broker *, unsigned);
+void	 broker_rival(struct broker *);
 int	 broker_timeout(const struct broker *, long long, long long);
 void	 broker_flush(struct broker *, long long, int);
 int	 broker_failed(const struct broker *, char *);
@@ -153,23 +149,19 @@ struct pulse_agentinfo {
 struct pubagents *pubagents_new(long long, int);
 void	 pubagents_free(struct pubagents *);
 void	 pubagents_rebase(struct pubagents *, long long);
-long long pubagents_next_due(const struct pubagents *);
 struct pubagent *pubagents_due(struct pubagents *, long long, long long *);
 void	 pubagent_info(const struct pubagent *, struct pulse_agentinfo *);
-size_t	 pubagents_size(const struct pubagents *);
 size_t	 pubagents_overdue(const struct pubagents *);
-size_t	 pubagents_bad(const struct pubagents *);
-int	 pubagents_fd(const struct pubagents *);
 void	 pubagents_read(struct pubagents *, time_t);
 struct pubagent *pubagents_changed(struct pubagents *);
 int	 pubagents_pulse(struct pubagents *, struct pubagent *, int,
 	    const char *, long long, const struct timespec *, char *, size_t);
 void	 pubagents_unborn_all(struct pubagents *);
-int	 pubagents_unborn_pending(struct pubagents *);
 struct pubagent *pubagents_unborn(struct pubagents *);
+long long pubagents_poll(struct pubagents *, struct pollfd *, int *);
 struct pubagent *pubagents_gone(struct pubagents *);
 long long pubagents_load(struct pubagents *, char *const *, size_t,
-	    const char *, long long, char *);
+	    const char *, long long, size_t *, char *);
 
 /* for t/ and fuzz/ only */
 /* pulse.c */

@@ -21,7 +21,7 @@ static void
 view(const struct pulse_state *st, struct overdue_view *v)
 {
 	v->due = st->due;
-	if (!pulse_skip_shown(st))
+	if (st->skip < 0)	/* none, or none shown (pulse_docs) */
 		return;
 	snprintf(v->skip, sizeof v->skip, "%s",
 	    status_name((enum wake_status)st->skip));
@@ -55,8 +55,7 @@ overdue_peek(const struct soul *s, time_t now, struct overdue_view *v,
 		json_decref(wake);
 		return -1;
 	}
-	pulse_wake_doc(wake, &sl, &st);
-	pulse_journal_doc(json_array_get(arr, 0), &st);
+	pulse_docs(wake, json_array_get(arr, 0), &sl, &st);
 	json_decref(wake);
 	json_decref(arr);
 	v->read = 1;

@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,6 @@ struct pubagents {
 				   yet asked (pulse_slots.from) */
 	int	 remote;	/* the state is a server's (HEART_STORE):
 				   never read, never due */
-	size_t	 nbad;		/* souls that did not load, last load */
 };
 
 struct pubagents *
@@ -209,13 +209,6 @@ pubagents_rebase(struct pubagents *f, long long delta)
 		f->heap[i].due += delta;
 }
 
-/* Monotonic ms of the earliest slot; LLONG_MAX with no agent. */
-long long
-pubagents_next_due(const struct pubagents *f)
-{
-	return f->hn > 0 ? f->heap[0].due : LLONG_MAX;
-}
-
 /*
  * The next agent due, into the cache while this one's pulse is made: on
  * a large fleet, reading it was a cache miss on every pulse.
@@ -271,12 +264,6 @@ pubagent_info(const struct pubagent *a, struct pulse_agentinfo *pa)
 	pa->misses = a->misses;
 }
 
-size_t
-pubagents_size(const struct pubagents *f)
-{
-	return f->n;
-}
-
 /* Agents whose schedule or idle chamber is overdue (judge). */
 size_t
 pubagents_overdue(const struct pubagents *f)
@@ -286,13 +273,6 @@ pubagents_overdue(const struct pubagents *f)
 	for (i = 0; i < f->n; i++)
 		n += f->a[i]->st.overdue != 0;
 	return n;
-}
-
-/* Souls that did not load, at the last load. */
-size_t
-pubagents_bad(const struct pubagents *f)
-{
-	return f->nbad;
 }
 
 /* --- the state their pulses carry --- */
@@ -396,12 +376,6 @@ unwatch(struct pubagents *f, struct pubagent *a)
 		f->wdmap[a->wd] = NULL;
 	inotify_rm_watch(f->ifd, a->wd);
 	a->wd = -1;
-}
-
-int
-pubagents_fd(const struct pubagents *f)
-{
-	return f->ifd;
 }
 
 static void
@@ -548,8 +522,8 @@ pubagents_unborn_all(struct pubagents *f)
 }
 
 /* Whether some agent still waits for its birth on this connection. */
-int
-pubagents_unborn_pending(struct pubagents *f)
+static int
+unborn_pending(struct pubagents *f)
 {
 	while (f->cursor < f->n && f->a[f->cursor]->born)
 		f->cursor++;
@@ -560,10 +534,23 @@ pubagents_unborn_pending(struct pubagents *f)
 struct pubagent *
 pubagents_unborn(struct pubagents *f)
 {
-	if (!pubagents_unborn_pending(f))
+	if (!unborn_pending(f))
 		return NULL;
 	f->a[f->cursor]->born = 1;
 	return f->a[f->cursor++];
+}
+
+/*
+ * What to poll for the agents, into *fd: the souls' changes (inotify;
+ * fd -1: none); *unborn: whether a birth waits (pubagents_unborn).
+ * Returns the monotonic ms of the earliest slot, LLONG_MAX with none.
+ */
+long long
+pubagents_poll(struct pubagents *f, struct pollfd *fd, int *unborn)
+{
+	*fd = (struct pollfd){ f->ifd, POLLIN, 0 };
+	*unborn = unborn_pending(f);
+	return f->hn > 0 ? f->heap[0].due : LLONG_MAX;
 }
 
 /* An agent a reload removed, its offline due; freed at the next call. */
@@ -734,20 +721,21 @@ merge(struct pubagents *f, struct pubagent **nv, size_t nn, char **failed,
 /*
  * Load (or load again) the souls named by files[] and those found in
  * dir (either may be empty).  A soul that does not load is reported
- * (warning.c), counted (f->nbad) and skipped; if its agent was
- * loaded before, it is kept as it was.  Agents no soul names any more
- * go to pubagents_gone.
+ * (warning.c), counted (*bad) and skipped; if its agent was loaded
+ * before, it is kept as it was.  Agents no soul names any more go to
+ * pubagents_gone.
  * Returns the number of agents, or -1 when dir cannot be read.
  */
 long long
 pubagents_load(struct pubagents *f, char *const *files, size_t nfiles,
-    const char *dir, long long now, char *err)
+    const char *dir, long long now, size_t *bad, char *err)
 {
 	char **paths = NULL, **failed = NULL, e[HEART_ERRLEN];
 	struct pubagent **nv = NULL, *a;
 	size_t np = 0, nn = 0, nfailed = 0, i, j;
 	struct soul *s;
 
+	*bad = 0;
 	if (dir != NULL && soulset_dir(dir, &paths, &np, err) == -1)
 		return -1;
 	f->loaded = 0;	/* an agent with no wake.json counts from now */
@@ -785,7 +773,7 @@ pubagents_load(struct pubagents *f, char *const *files, size_t nfiles,
 	if (nn > 0)
 		nn = j;
 	merge(f, nv, nn, failed, nfailed, now);
-	f->nbad = nfailed;
+	*bad = nfailed;
 	for (i = 0; i < np; i++)
 		free(paths[i]);
 	free(paths);

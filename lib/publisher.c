@@ -53,6 +53,8 @@ struct pulse_node {		/* one publishing process and connection */
 struct publisher {
 	struct broker b;
 	struct pubagents *agents;
+	long long nagents;	/* agents, and souls that did not load, */
+	size_t	 nbad;		/* as the last load said */
 	struct pulse_node node;
 	char	 host_json[300];
 	long long born;		/* the bdseq of the last connection; 0: none */
@@ -330,9 +332,12 @@ load(struct publisher *p, long long now)
 	char err[HEART_ERRLEN];
 	long long n;
 
-	n = pubagents_load(p->agents, o->souls, o->nsouls, o->dir, now, err);
+	n = pubagents_load(p->agents, o->souls, o->nsouls, o->dir, now,
+	    &p->nbad, err);
 	if (n == -1)
 		warning(NULL, err);
+	else
+		p->nagents = n;
 	return n;
 }
 
@@ -366,7 +371,7 @@ retire(struct publisher *p, struct pubagent *a)
 
 	pubagent_info(a, &pa);
 	pulse_topic(topic, sizeof topic, p->b.prefix, pa.id, "status");
-	p->node.agents = (long long)pubagents_size(p->agents);
+	p->node.agents = p->nagents;
 	msg = node_status(&p->node, &pa, "offline", "removed", time(NULL));
 	mqtt_publish(p->b.q, topic, msg, (int)strlen(msg), 1, 0, 0);
 	mqtt_publish(p->b.q, topic, "", 0, 1, 1, 0);
@@ -388,7 +393,7 @@ status(struct publisher *p, struct pubagent *a, const char *status,
 	} else
 		pulse_topic(topic, sizeof topic, p->b.prefix, NULL,
 		    p->node.id);
-	p->node.agents = (long long)pubagents_size(p->agents);
+	p->node.agents = p->nagents;
 	msg = node_status(&p->node, a ? &pa : NULL, status, reason,
 	    time(NULL));
 	mqtt_publish(p->b.q, topic, msg, (int)strlen(msg), 1, 1, 0);
@@ -555,9 +560,7 @@ on_node_status(void *arg, const char *topic, const void *payload, int len,
 	(void)topic;
 	(void)retained;
 	if (rival(&p->node, payload, len))
-		broker_fatal(&p->b, "%s: another heart-pulse is connected "
-		    "with the client id %s; two processes need two ids "
-		    "(--client-id)", p->b.url, p->node.id);
+		broker_rival(&p->b);
 }
 
 /*
@@ -625,16 +628,17 @@ publisher_poll(const struct publisher *p, long long now, struct pollfd *fd)
 {
 	struct mqtt *q = p->b.q;
 	long long until;
+	int unborn;
 
-	until = p->started ? LLONG_MAX : pubagents_next_due(p->agents);
+	until = pubagents_poll(p->agents, &fd[1], &unborn);
+	if (p->started)
+		until = LLONG_MAX;	/* no slot before the first connection */
 	if (p->wd > 0 && p->wd_next < until)
 		until = p->wd_next;
 	mqtt_pollfd(q, &fd[0]);
-	fd[1] = (struct pollfd){ pubagents_fd(p->agents), POLLIN, 0 };
-	if (mqtt_up(q) && mqtt_busy(q) == 0 &&
-	    mqtt_unacked(q) < mqtt_window(q) &&
-	    pubagents_unborn_pending(p->agents))
-		until = now;
+	if (unborn && mqtt_up(q) && mqtt_busy(q) == 0 &&
+	    mqtt_unacked(q) < mqtt_window(q))
+		until = now;	/* births() can go on */
 	return broker_timeout(&p->b, now, until);
 }
 
@@ -666,7 +670,7 @@ json_t *
 publisher_stats(const struct publisher *p)
 {
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:i,s:I,s:b,s:i,s:I}",
-	    "agents", (json_int_t)pubagents_size(p->agents),
+	    "agents", (json_int_t)p->nagents,
 	    "sent", (json_int_t)p->sent, "extra", (json_int_t)p->extra,
 	    "skipped", (json_int_t)p->skipped, "births", (json_int_t)p->births,
 	    "connects", p->b.connects, "lag_max_ms", (json_int_t)p->lag_max,
@@ -732,7 +736,7 @@ publisher_acl(const struct pulse_opts *o, char **out, char *err)
 	struct pubagent *a;
 	struct pulse_agentinfo pa;
 	const char **ids = NULL;
-	size_t n = 0, bad;
+	size_t n = 0;
 	int r = HX_CONFIG;
 
 	*out = NULL;
@@ -753,9 +757,10 @@ publisher_acl(const struct pulse_opts *o, char **out, char *err)
 	}
 	*out = acl_block(p->b.prefix, o->username ? o->username :
 	    p->b.mc.client_id, ids, n);
-	if ((bad = pubagents_bad(p->agents)) > 0) {
+	if (p->nbad > 0) {
 		errf(err, "the block leaves out the agents of the %zu "
-		    "soul%s that did not load", bad, bad > 1 ? "s" : "");
+		    "soul%s that did not load", p->nbad,
+		    p->nbad > 1 ? "s" : "");
 		r = HX_CONFIG;
 	}
 out:

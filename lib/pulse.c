@@ -151,10 +151,10 @@ read_input(const char *id, const char *dir, const struct pulse_slots *sl,
  * chamber; NULL: none), with its error if it had one, the newest real
  * answer among them (kept when a later wake replaces it: heart-pulse
  * remembers), and the due time (read_due).  The publisher gives it the
- * file, heart-cap status the store's document (overdue.c).
+ * file, heart-cap status the store's document (pulse_docs).
  */
-void
-pulse_wake_doc(json_t *j, const struct pulse_slots *sl,
+static void
+wake_doc(json_t *j, const struct pulse_slots *sl,
     struct pulse_state *st)
 {
 	json_t *c, *e;
@@ -209,10 +209,10 @@ read_wake(const char *dir, const struct pulse_slots *sl,
 	st->chamber[0] = '\0';
 	st->pid = 0;
 	if (state_read_doc(dir, "wake.json", &j, err) == -1) {
-		pulse_wake_doc(NULL, sl, st);
+		wake_doc(NULL, sl, st);
 		return -1;
 	}
-	pulse_wake_doc(j, sl, st);
+	wake_doc(j, sl, st);
 	r = json_object_get(j, "running");
 	if (r == NULL || json_is_null(r)) {
 		st->waking = 0;
@@ -244,8 +244,8 @@ read_wake(const char *dir, const struct pulse_slots *sl,
  * a skip (no model answered, no error), its status and reason.  The
  * publisher gives it the file's, heart-cap status the store's.
  */
-void
-pulse_journal_doc(json_t *e, struct pulse_state *st)
+static void
+journal_doc(json_t *e, struct pulse_state *st)
 {
 	enum wake_status ws;
 	const char *status;
@@ -271,20 +271,37 @@ read_journal(const char *id, struct pulse_state *st, char *err)
 {
 	json_t *arr;
 
-	pulse_journal_doc(NULL, st);
+	journal_doc(NULL, st);
 	if (journal_read(id, 0, 1, &arr, err) == -1)
 		return -1;
-	pulse_journal_doc(json_array_get(arr, 0), st);
+	journal_doc(json_array_get(arr, 0), st);
 	json_decref(arr);
 	return 0;
 }
 
 /* Whether st's last skip is to be shown: no wake was admitted after
  * it. */
-int
-pulse_skip_shown(const struct pulse_state *st)
+static int
+skip_shown(const struct pulse_state *st)
 {
 	return st->skip >= 0 && st->looked >= st->last_ts;
+}
+
+/*
+ * What a store's documents say (overdue.c): wake.json's, j, and the
+ * journal's last entry, e (NULL: none), read as the files are
+ * (wake_doc, journal_doc); the skip is kept only where it is shown.
+ */
+void
+pulse_docs(json_t *j, json_t *e, const struct pulse_slots *sl,
+    struct pulse_state *st)
+{
+	wake_doc(j, sl, st);
+	journal_doc(e, st);
+	if (!skip_shown(st)) {
+		st->skip = -1;
+		set_text(&st->skip_reason, NULL);
+	}
 }
 
 /*
@@ -368,7 +385,7 @@ pulse_unknown(const struct pulse_slots *sl, unsigned what,
 	}
 	if (what & PULSE_WAKE) {
 		st->waking = -1;
-		pulse_wake_doc(NULL, sl, st);
+		wake_doc(NULL, sl, st);
 	}
 	if (what & PULSE_CAP)
 		st->cap_used = st->cap_max = -1;
@@ -611,7 +628,7 @@ put_extra(struct out *o, const struct pulse_state *st)
 		    st->due));
 	if (st->overdue)
 		PUTS(o, ",\"overdue\":true");
-	if (pulse_skip_shown(st)) {
+	if (skip_shown(st)) {
 		PUTS(o, ",\"skip\":{\"status\":\"");
 		put_str(o, status_name((enum wake_status)st->skip));
 		PUTS(o, "\"");
@@ -690,24 +707,6 @@ pulse_format(char *buf, size_t n, const char *id, unsigned long long seq,
 	put_extra(&o, st);
 	PUTS(&o, "}\0");
 	return o.p == NULL ? -1 : (int)(o.p - buf - 1);
-}
-
-/*
- * A topic prefix: one or more levels, none empty, no wildcard, not
- * starting with '$' (the broker's own).
- */
-int
-pulse_prefix_valid(const char *p)
-{
-	size_t i, n = strlen(p);
-
-	if (n == 0 || n > 200 || p[0] == '$' || p[0] == '/' ||
-	    p[n - 1] == '/' || strstr(p, "//") != NULL)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (p[i] == '+' || p[i] == '#' || (unsigned char)p[i] < 0x20)
-			return 0;
-	return 1;
 }
 
 /*
