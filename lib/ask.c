@@ -152,5 +152,12 @@ ask_send(struct wake *k, const struct llm_conf *lc, int triage,
 	r->cost = price_cost(price, &r->u);
 	if (note[0] != '\0')
 		outcome_warn(k, note);
+	if (rc == 0 && r->cut) {
+		snprintf(note, sizeof note, "%sthe reply stopped at "
+		    "max_tokens (%lld), unfinished: never taken for a ghost "
+		    "(heart-soul(5), GHOSTS)", triage ? "triage: " : "",
+		    lc->max_tokens);
+		outcome_warn(k, note);
+	}
 	return rc;
 }

@@ -36,6 +36,9 @@
  *     says so, and the reply is work when it makes calls, else its
  *     text is judged by the token rule.  The decision kept never
  *     claims an action the model did not give.
+ *   - A reply cut at max_tokens (finish_reason length, stop_reason
+ *     max_tokens) is never a ghost: its end, where the finding may
+ *     have been, is missing.  Judged as above, a ghost is kept.
  *   - A reply with no text and no call is neither a ghost nor a
  *     finding: it says nothing at all, and the caller fails the wake.
  */
@@ -630,12 +633,12 @@ hb_read(const json_t *calls, struct idle_verdict *v, json_t **args)
 /* A skip's verdict: a ghost, or the finding beside it kept. */
 static void
 judge_skip(const struct soul *s, const char *text, const json_t *args,
-    struct idle_verdict *v)
+    int cut, struct idle_verdict *v)
 {
 	const char *reason;
 	char *all;
 
-	if (!json_alert(args) && skip_text(s, text, &v->level)) {
+	if (!cut && !json_alert(args) && skip_text(s, text, &v->level)) {
 		v->what = IDLE_GHOST;
 		return;
 	}
@@ -658,29 +661,30 @@ judge_skip(const struct soul *s, const char *text, const json_t *args,
  * token rule. */
 static void
 judge_text(const struct soul *s, const char *text, const json_t *calls,
-    struct idle_verdict *v)
+    int cut, struct idle_verdict *v)
 {
 	v->what = json_array_size(calls) > 0 ? IDLE_RUN : blank(text) ?
-	    IDLE_EMPTY : idle_detect(s, text, &v->level) ? IDLE_GHOST :
-	    IDLE_KEEP;
+	    IDLE_EMPTY : !cut && idle_detect(s, text, &v->level) ?
+	    IDLE_GHOST : IDLE_KEEP;
 }
 
 /*
  * Judge a reply of soul s: its text (may be NULL) and its calls (OpenAI
  * form, may be NULL).  asked: the heartbeat decision was asked for (tool
- * mode's first reply, the triage's).  Fills v; free it with
+ * mode's first reply, the triage's).  cut: the reply stopped at
+ * max_tokens (llm_reply's cut).  Fills v; free it with
  * idle_verdict_free.
  */
 void
 idle_judge(const struct soul *s, const char *text, const json_t *calls,
-    int asked, struct idle_verdict *v)
+    int asked, int cut, struct idle_verdict *v)
 {
 	json_t *args;
 
 	memset(v, 0, sizeof *v);
 	v->keep = text != NULL ? text : "";
 	if (!asked) {
-		judge_text(s, text, calls, v);
+		judge_text(s, text, calls, cut, v);
 		return;
 	}
 	switch (hb_read(calls, v, &args)) {
@@ -688,10 +692,10 @@ idle_judge(const struct soul *s, const char *text, const json_t *calls,
 		v->what = IDLE_RUN;
 		break;
 	case HB_SKIP:
-		judge_skip(s, text, args, v);
+		judge_skip(s, text, args, cut, v);
 		break;
 	default:
-		judge_text(s, text, calls, v);
+		judge_text(s, text, calls, cut, v);
 		if (v->what == IDLE_EMPTY)
 			snprintf(v->why, sizeof v->why, "an empty reply (no "
 			    "text, no call)");
