@@ -11,8 +11,11 @@
  *   - An alert is ALERT, URGENT or CRITICAL, in any case, at the start
  *     of a line (after anything but a letter: blanks, digits, markdown,
  *     punctuation, emoji, HTML tags, a bracketed word such as [IDLE]),
- *     then closing emphasis, then ':' (or a full-width one) or a dash
- *     ("ALERT -", "ALERT —"); or one of the words alone in brackets
+ *     then closing emphasis, then ':' (or a full-width one), '!', a
+ *     dash ("ALERT -", "ALERT —"), a blank and an emoji ("ALERT 🚨"),
+ *     or the end of the line ("**ALERT**" on a line of its own); or
+ *     the word emphasised alone ("**ALERT** web1 down"); or
+ *     one of the words alone in brackets
  *     ("[CRITICAL] web1 down").  A reply holding one is never a
  *     ghost.
  *   - Token mode: a ghost is the token (default [IDLE]) or one of
@@ -136,29 +139,34 @@ bracket(const char *s, size_t len)
 	return i < len && s[i] == ']' ? i + 1 : 0;
 }
 
-/* After an alert's word: closing emphasis or tags, then ':' or a
- * dash ("ALERT:", "**ALERT**:", "ALERT :", "ALERT -", "ALERT —"). */
+/* After an alert's word: closing emphasis or tags, then ':', '!' or a
+ * dash ("ALERT:", "**ALERT**:", "ALERT :", "ALERT!", "ALERT -",
+ * "ALERT —"), or nothing more on the line ("**ALERT**", "# Urgent"). */
 static int
 alert_sep(const char *s, size_t len)
 {
 	size_t i = 0, n;
-	int blank = 0;
+	int blank = 0, shut = 0;
 
 	for (;;) {
-		if (i < len && s[i] != '\0' && strchr("*_~`", s[i]) != NULL)
+		if (i < len && s[i] != '\0' && strchr("*_~`", s[i]) != NULL) {
+			shut |= !blank && s[i] != '`';
 			i++;
-		else if (i < len && (n = html_tag(s + i, len - i)) > 0)
+		} else if (i < len && (n = html_tag(s + i, len - i)) > 0) {
+			shut |= !blank;
 			i += n;
-		else if (i < len && (s[i] == ' ' || s[i] == '\t')) {
+		} else if (i < len && (s[i] == ' ' || s[i] == '\t' ||
+		    s[i] == '\r')) {
 			blank = 1;
 			i++;
 		} else
 			break;
 	}
-	if (i >= len)
-		return 0;
-	if (s[i] == ':')
-		return 1;
+	if (i >= len || s[i] == ':' || s[i] == '!' || (shut && blank))
+		return 1;	/* and the word bold alone: "**ALERT** web1" */
+	if (blank && len - i >= 3 && (memcmp(s + i, "\xf0\x9f", 2) == 0 ||
+	    memcmp(s + i, "\xe2\x9a\xa0", 3) == 0))
+		return 1;	/* an emoji, or a warning sign: "ALERT 🚨" */
 	if (len - i >= 3 && (memcmp(s + i, "\xef\xbc\x9a", 3) == 0 ||
 	    memcmp(s + i, "\xe2\x80\x93", 3) == 0 ||
 	    memcmp(s + i, "\xe2\x80\x94", 3) == 0))
