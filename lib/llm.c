@@ -445,6 +445,29 @@ llm_headers(const struct llm_conf *c, const char *key, char h[][512],
 	snprintf(url, n, "%s%s", c->base_url, p->path);
 }
 
+/* Each string of j that holds a NUL (\u0000 in the reply) with U+FFFD
+ * in its place, as utf8_clean does a raw one: the text after it is
+ * kept, and nothing heart writes or prints holds a NUL. */
+static void
+nul_out(json_t *j)
+{
+	const char *k;
+	json_t *v;
+	size_t i, n;
+	char *c;
+
+	if (json_is_string(j) && strlen(json_string_value(j)) <
+	    json_string_length(j)) {
+		c = utf8_clean(json_string_value(j), json_string_length(j), &n);
+		json_string_setn(j, c, n);
+		free(c);
+	}
+	json_object_foreach(j, k, v)
+		nul_out(v);
+	json_array_foreach(j, i, v)
+		nul_out(v);
+}
+
 static int
 reply_read(const struct llm_provider *p, const char *buf, size_t len,
     struct llm_reply *r, char *err)
@@ -456,13 +479,15 @@ reply_read(const struct llm_provider *p, const char *buf, size_t len,
 	int rc;
 
 	/* bytes that are not UTF-8 are decoded lossily (U+FFFD), as a
-	 * tool's or a gate's output is: the paid answer is kept; and a
-	 * number past 2^63 (a usage count, say) reads as a real, rather
-	 * than lose the answer beside it */
+	 * tool's or a gate's output is, and so is a NUL: the paid answer
+	 * is kept; and a number past 2^63 (a usage count, say) reads as a
+	 * real, rather than lose the answer beside it */
 	clean = utf8_clean(buf, len, &n);
-	if ((j = json_loadb(clean, n, 0, &je)) == NULL)
-		j = json_loadb(clean, n, JSON_DECODE_INT_AS_REAL, NULL);
+	if ((j = json_loadb(clean, n, JSON_ALLOW_NUL, &je)) == NULL)
+		j = json_loadb(clean, n, JSON_ALLOW_NUL |
+		    JSON_DECODE_INT_AS_REAL, NULL);
 	free(clean);
+	nul_out(j);
 	if (j == NULL) {
 		errf(err, "unreadable reply: not JSON: %s", je.text);
 		return -1;

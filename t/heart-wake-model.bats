@@ -237,6 +237,14 @@ EOF
 	grep -q 'ALERT: the caf' "$BATS_TEST_TMPDIR/delivered"
 }
 
+@test "a reply holding a NUL character is kept, the NUL made U+FFFD, never an LLM failure; heart-ghost delivers it" {
+	llm_script '{"replies":[{"text":"ALERT: the gate \u0000 changed"}]}'
+	run -0 --separate-stderr heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "ok" and .response == "ALERT: the gate \ufffd changed"'
+	run -0 heart-ghost --text < <(echo "$output")
+	assert_output $'ALERT: the gate \xef\xbf\xbd changed'
+}
+
 @test "a reply cut at max_tokens is never a ghost: what was cut off may be the finding; a warning says so" {
 	local cut='[IDLE] Nothing new in the feeds'
 	# OpenAI's finish_reason length; the same reply finished is a ghost
