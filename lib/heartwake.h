@@ -213,7 +213,8 @@ struct llm_reply {
 	char	*text;
 	json_t	*tool_calls;		/* OpenAI form, or NULL */
 	struct usage u;			/* its tokens; ask.c bounds them */
-	int	 cut;			/* cut at max_tokens, unfinished */
+	const char *cut;		/* what stopped it unfinished:
+					   "max_tokens", a filter; or NULL */
 	long long cost;			/* ask.c's price of u, nano$; -1:
 					   no price */
 	int	 fail;			/* failed: LLM_*; else 0 */

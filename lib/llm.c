@@ -102,14 +102,21 @@ tokens(json_t *usage, const char *key)
 	    LLM_TOKENS_MAX : (long long)d;
 }
 
-/* Did the model stop at max_tokens, its answer unfinished?  why is its
- * finish_reason (OpenAI) or stop_reason (Anthropic), word the cut's. */
-static int
-cut_at(json_t *why, const char *word)
+/* What stopped the model before its answer was done (llm_reply's
+ * cut), or NULL: why is its finish_reason (OpenAI: length,
+ * content_filter) or stop_reason (Anthropic: max_tokens, refusal). */
+static const char *
+cut_by(json_t *why)
 {
 	const char *s = json_string_value(why);
 
-	return s != NULL && strcmp(s, word) == 0;
+	if (s != NULL && (strcmp(s, "length") == 0 ||
+	    strcmp(s, "max_tokens") == 0))
+		return "max_tokens";
+	if (s != NULL && (strcmp(s, "content_filter") == 0 ||
+	    strcmp(s, "refusal") == 0))
+		return "the provider's filter";
+	return NULL;
 }
 
 static int
@@ -133,8 +140,8 @@ openai_parse(json_t *j, struct llm_reply *r, char *err)
 	r->text = xstrdup(text ? text : "");
 	if (json_is_array(calls) && json_array_size(calls) > 0)
 		r->tool_calls = json_incref(calls);
-	r->cut = cut_at(json_object_get(json_array_get(json_object_get(j,
-	    "choices"), 0), "finish_reason"), "length");
+	r->cut = cut_by(json_object_get(json_array_get(json_object_get(j,
+	    "choices"), 0), "finish_reason"));
 	usage = json_object_get(j, "usage");
 	r->u.prompt = tokens(usage, "prompt_tokens");
 	r->u.completion = tokens(usage, "completion_tokens");
@@ -362,7 +369,7 @@ anthropic_parse(json_t *j, struct llm_reply *r, char *err)
 	r->u.completion = tokens(usage, "output_tokens");
 	r->u.cached = tokens(usage, "cache_read_input_tokens");
 	r->u.cache_write = tokens(usage, "cache_creation_input_tokens");
-	r->cut = cut_at(json_object_get(j, "stop_reason"), "max_tokens");
+	r->cut = cut_by(json_object_get(j, "stop_reason"));
 	if (json_array_size(calls) > 0)
 		r->tool_calls = calls;
 	else

@@ -26,7 +26,7 @@
 struct triage {
 	char	*text;		/* its reply, to judge (idle_judge), */
 	json_t	*calls;		/* or NULL */
-	int	 cut;		/* it stopped at max_tokens */
+	int	 cut;		/* it stopped unfinished (llm_reply's) */
 	json_t	*decision;	/* as judged: {"action"?, "reason"?}, or NULL */
 	struct usage u;		/* its tokens, apart from the main model's */
 	int	 fail;		/* failed: LLM_* */
@@ -91,7 +91,7 @@ triage_ask(struct wake *k, const char *prompt, struct triage *t,
 	else {
 		t->text = r.text;
 		t->calls = json_incref(r.tool_calls);
-		t->cut = r.cut;
+		t->cut = r.cut != NULL;
 		r.text = NULL;
 	}
 	llm_reply_free(&r);
