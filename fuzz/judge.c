@@ -7,13 +7,14 @@
  * An input is FORM MARK TEXT \0 ARGS \0 NAME: FORM's low two bits the
  * form (0 token, 1 a heartbeat call with ARGS as its arguments, 2 plain
  * text to the question, 3 a first call named NAME), its bit 2 a second
- * call; MARK picks an alert as models write it (marks[]).  The
- * property is alert-safety: a reply holding an alert marker is never a
- * ghost, whether the alert is found in it (idle_alert) or put there:
- * on a line of its own after the text, at the start of the text, or as
- * a skip's reason.  And the decision kept never claims an action the
- * model did not give, and only a reply with no call and no text is
- * nothing at all (IDLE_EMPTY).
+ * call, its bit 3 a reply cut at max_tokens; MARK picks an alert as
+ * models write it (marks[]).  The property is alert-safety: a reply
+ * holding an alert marker is never a ghost, whether the alert is found
+ * in it (idle_alert) or put there: on a line of its own after the
+ * text, at the start of the text, or as a skip's reason; and a reply
+ * cut short is never a ghost.  And the decision kept never claims an
+ * action the model did not give, and only a reply with no call and no
+ * text is nothing at all (IDLE_EMPTY).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ struct reply {
 	char	*text;
 	json_t	*calls;		/* or NULL */
 	int	 asked;
+	int	 cut;		/* stopped at max_tokens */
 };
 
 /* A call named name with arguments args (bytes, made UTF-8). */
@@ -62,6 +64,7 @@ build(struct reply *r, int form, const char *text, const char *args,
 {
 	r->text = strdup(text);
 	r->asked = (form & 3) != 0;
+	r->cut = (form & 8) != 0;
 	r->calls = NULL;
 	if ((form & 3) == 1 || (form & 3) == 3) {
 		r->calls = json_array();
@@ -98,8 +101,9 @@ judge(const struct reply *r)
 	const char *act;
 	int what, alert;
 
-	idle_judge(soul, r->text, r->calls, r->asked, &v);
+	idle_judge(soul, r->text, r->calls, r->asked, r->cut, &v);
 	what = v.what;
+	FZ_ASSERT(!r->cut || what != IDLE_GHOST);
 	FZ_ASSERT(what == IDLE_GHOST || what == IDLE_KEEP || what == IDLE_RUN ||
 	    what == IDLE_EMPTY);
 	FZ_ASSERT(v.level == NULL || what == IDLE_GHOST);

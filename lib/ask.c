@@ -132,7 +132,7 @@ ask_send(struct wake *k, const struct llm_conf *lc, int triage,
 	const char *ep = triage ? k->tep : k->ep;
 	const struct price *price = soul_price(k->s, triage);
 	time_t taken = k->taken;
-	char note[384] = "";
+	char note[384] = "", max[32];
 	int rc;
 
 	k->taken = 0;
@@ -144,6 +144,7 @@ ask_send(struct wake *k, const struct llm_conf *lc, int triage,
 		return -1;
 	}
 	rc = llm_send(lc, body, k->now, r, err);
+	snprintf(max, sizeof max, " (%lld)", lc->max_tokens);
 	ask_usage_bound(&r->u, (long long)llm_cost(body), answered(r),
 	    lc->max_tokens, note, sizeof note);
 	bucket_after(ep, r->status, r->hold, r->u.prompt + r->u.completion,
@@ -152,5 +153,12 @@ ask_send(struct wake *k, const struct llm_conf *lc, int triage,
 	r->cost = price_cost(price, &r->u);
 	if (note[0] != '\0')
 		outcome_warn(k, note);
+	if (rc == 0 && r->cut != NULL) {
+		snprintf(note, sizeof note, "%sthe reply stopped at %s%s, "
+		    "unfinished: never taken for a ghost (heart-soul(5), "
+		    "GHOSTS)", triage ? "triage: " : "", r->cut,
+		    strcmp(r->cut, "max_tokens") == 0 ? max : "");
+		outcome_warn(k, note);
+	}
 	return rc;
 }

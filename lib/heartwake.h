@@ -53,7 +53,7 @@ struct idle_verdict {
 	char	*own;		/* private */
 };
 void	 idle_judge(const struct soul *, const char *, const json_t *, int,
-	    struct idle_verdict *);
+	    int, struct idle_verdict *);
 json_t	*idle_heartbeat_tool(void);
 void	 idle_verdict_free(struct idle_verdict *);
 int	 idle_alert(const char *);	/* heart-ghost --alert-only */
@@ -213,6 +213,8 @@ struct llm_reply {
 	char	*text;
 	json_t	*tool_calls;		/* OpenAI form, or NULL */
 	struct usage u;			/* its tokens; ask.c bounds them */
+	const char *cut;		/* what stopped it unfinished:
+					   "max_tokens", a filter; or NULL */
 	long long cost;			/* ask.c's price of u, nano$; -1:
 					   no price */
 	int	 fail;			/* failed: LLM_*; else 0 */

@@ -11,8 +11,11 @@
  *   - An alert is ALERT, URGENT or CRITICAL, in any case, at the start
  *     of a line (after anything but a letter: blanks, digits, markdown,
  *     punctuation, emoji, HTML tags, a bracketed word such as [IDLE]),
- *     then closing emphasis, then ':' (or a full-width one) or a dash
- *     ("ALERT -", "ALERT —"); or one of the words alone in brackets
+ *     then closing emphasis, then ':' (or a full-width one), '!', a
+ *     dash ("ALERT -", "ALERT —"), a blank and an emoji ("ALERT 🚨"),
+ *     or the end of the line ("**ALERT**" on a line of its own); or
+ *     the word emphasised alone ("**ALERT** web1 down"); or
+ *     one of the words alone in brackets
  *     ("[CRITICAL] web1 down").  A reply holding one is never a
  *     ghost.
  *   - Token mode: a ghost is the token (default [IDLE]) or one of
@@ -36,6 +39,9 @@
  *     says so, and the reply is work when it makes calls, else its
  *     text is judged by the token rule.  The decision kept never
  *     claims an action the model did not give.
+ *   - A reply cut at max_tokens (finish_reason length, stop_reason
+ *     max_tokens) is never a ghost: its end, where the finding may
+ *     have been, is missing.  Judged as above, a ghost is kept.
  *   - A reply with no text and no call is neither a ghost nor a
  *     finding: it says nothing at all, and the caller fails the wake.
  */
@@ -133,29 +139,34 @@ bracket(const char *s, size_t len)
 	return i < len && s[i] == ']' ? i + 1 : 0;
 }
 
-/* After an alert's word: closing emphasis or tags, then ':' or a
- * dash ("ALERT:", "**ALERT**:", "ALERT :", "ALERT -", "ALERT —"). */
+/* After an alert's word: closing emphasis or tags, then ':', '!' or a
+ * dash ("ALERT:", "**ALERT**:", "ALERT :", "ALERT!", "ALERT -",
+ * "ALERT —"), or nothing more on the line ("**ALERT**", "# Urgent"). */
 static int
 alert_sep(const char *s, size_t len)
 {
 	size_t i = 0, n;
-	int blank = 0;
+	int blank = 0, shut = 0;
 
 	for (;;) {
-		if (i < len && s[i] != '\0' && strchr("*_~`", s[i]) != NULL)
+		if (i < len && s[i] != '\0' && strchr("*_~`", s[i]) != NULL) {
+			shut |= !blank && s[i] != '`';
 			i++;
-		else if (i < len && (n = html_tag(s + i, len - i)) > 0)
+		} else if (i < len && (n = html_tag(s + i, len - i)) > 0) {
+			shut |= !blank;
 			i += n;
-		else if (i < len && (s[i] == ' ' || s[i] == '\t')) {
+		} else if (i < len && (s[i] == ' ' || s[i] == '\t' ||
+		    s[i] == '\r')) {
 			blank = 1;
 			i++;
 		} else
 			break;
 	}
-	if (i >= len)
-		return 0;
-	if (s[i] == ':')
-		return 1;
+	if (i >= len || s[i] == ':' || s[i] == '!' || (shut && blank))
+		return 1;	/* and the word bold alone: "**ALERT** web1" */
+	if (blank && len - i >= 3 && (memcmp(s + i, "\xf0\x9f", 2) == 0 ||
+	    memcmp(s + i, "\xe2\x9a\xa0", 3) == 0))
+		return 1;	/* an emoji, or a warning sign: "ALERT 🚨" */
 	if (len - i >= 3 && (memcmp(s + i, "\xef\xbc\x9a", 3) == 0 ||
 	    memcmp(s + i, "\xe2\x80\x93", 3) == 0 ||
 	    memcmp(s + i, "\xe2\x80\x94", 3) == 0))
@@ -630,12 +641,12 @@ hb_read(const json_t *calls, struct idle_verdict *v, json_t **args)
 /* A skip's verdict: a ghost, or the finding beside it kept. */
 static void
 judge_skip(const struct soul *s, const char *text, const json_t *args,
-    struct idle_verdict *v)
+    int cut, struct idle_verdict *v)
 {
 	const char *reason;
 	char *all;
 
-	if (!json_alert(args) && skip_text(s, text, &v->level)) {
+	if (!cut && !json_alert(args) && skip_text(s, text, &v->level)) {
 		v->what = IDLE_GHOST;
 		return;
 	}
@@ -658,29 +669,30 @@ judge_skip(const struct soul *s, const char *text, const json_t *args,
  * token rule. */
 static void
 judge_text(const struct soul *s, const char *text, const json_t *calls,
-    struct idle_verdict *v)
+    int cut, struct idle_verdict *v)
 {
 	v->what = json_array_size(calls) > 0 ? IDLE_RUN : blank(text) ?
-	    IDLE_EMPTY : idle_detect(s, text, &v->level) ? IDLE_GHOST :
-	    IDLE_KEEP;
+	    IDLE_EMPTY : !cut && idle_detect(s, text, &v->level) ?
+	    IDLE_GHOST : IDLE_KEEP;
 }
 
 /*
  * Judge a reply of soul s: its text (may be NULL) and its calls (OpenAI
  * form, may be NULL).  asked: the heartbeat decision was asked for (tool
- * mode's first reply, the triage's).  Fills v; free it with
+ * mode's first reply, the triage's).  cut: the reply stopped at
+ * max_tokens (llm_reply's cut).  Fills v; free it with
  * idle_verdict_free.
  */
 void
 idle_judge(const struct soul *s, const char *text, const json_t *calls,
-    int asked, struct idle_verdict *v)
+    int asked, int cut, struct idle_verdict *v)
 {
 	json_t *args;
 
 	memset(v, 0, sizeof *v);
 	v->keep = text != NULL ? text : "";
 	if (!asked) {
-		judge_text(s, text, calls, v);
+		judge_text(s, text, calls, cut, v);
 		return;
 	}
 	switch (hb_read(calls, v, &args)) {
@@ -688,10 +700,10 @@ idle_judge(const struct soul *s, const char *text, const json_t *calls,
 		v->what = IDLE_RUN;
 		break;
 	case HB_SKIP:
-		judge_skip(s, text, args, v);
+		judge_skip(s, text, args, cut, v);
 		break;
 	default:
-		judge_text(s, text, calls, v);
+		judge_text(s, text, calls, cut, v);
 		if (v->what == IDLE_EMPTY)
 			snprintf(v->why, sizeof v->why, "an empty reply (no "
 			    "text, no call)");

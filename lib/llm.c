@@ -102,6 +102,23 @@ tokens(json_t *usage, const char *key)
 	    LLM_TOKENS_MAX : (long long)d;
 }
 
+/* What stopped the model before its answer was done (llm_reply's
+ * cut), or NULL: why is its finish_reason (OpenAI: length,
+ * content_filter) or stop_reason (Anthropic: max_tokens, refusal). */
+static const char *
+cut_by(json_t *why)
+{
+	const char *s = json_string_value(why);
+
+	if (s != NULL && (strcmp(s, "length") == 0 ||
+	    strcmp(s, "max_tokens") == 0))
+		return "max_tokens";
+	if (s != NULL && (strcmp(s, "content_filter") == 0 ||
+	    strcmp(s, "refusal") == 0))
+		return "the provider's filter";
+	return NULL;
+}
+
 static int
 openai_parse(json_t *j, struct llm_reply *r, char *err)
 {
@@ -123,6 +140,8 @@ openai_parse(json_t *j, struct llm_reply *r, char *err)
 	r->text = xstrdup(text ? text : "");
 	if (json_is_array(calls) && json_array_size(calls) > 0)
 		r->tool_calls = json_incref(calls);
+	r->cut = cut_by(json_object_get(json_array_get(json_object_get(j,
+	    "choices"), 0), "finish_reason"));
 	usage = json_object_get(j, "usage");
 	r->u.prompt = tokens(usage, "prompt_tokens");
 	r->u.completion = tokens(usage, "completion_tokens");
@@ -350,6 +369,7 @@ anthropic_parse(json_t *j, struct llm_reply *r, char *err)
 	r->u.completion = tokens(usage, "output_tokens");
 	r->u.cached = tokens(usage, "cache_read_input_tokens");
 	r->u.cache_write = tokens(usage, "cache_creation_input_tokens");
+	r->cut = cut_by(json_object_get(j, "stop_reason"));
 	if (json_array_size(calls) > 0)
 		r->tool_calls = calls;
 	else
@@ -432,6 +452,29 @@ llm_headers(const struct llm_conf *c, const char *key, char h[][512],
 	snprintf(url, n, "%s%s", c->base_url, p->path);
 }
 
+/* Each string of j that holds a NUL (\u0000 in the reply) with U+FFFD
+ * in its place, as utf8_clean does a raw one: the text after it is
+ * kept, and nothing heart writes or prints holds a NUL. */
+static void
+nul_out(json_t *j)
+{
+	const char *k;
+	json_t *v;
+	size_t i, n;
+	char *c;
+
+	if (json_is_string(j) && strlen(json_string_value(j)) <
+	    json_string_length(j)) {
+		c = utf8_clean(json_string_value(j), json_string_length(j), &n);
+		json_string_setn(j, c, n);
+		free(c);
+	}
+	json_object_foreach(j, k, v)
+		nul_out(v);
+	json_array_foreach(j, i, v)
+		nul_out(v);
+}
+
 static int
 reply_read(const struct llm_provider *p, const char *buf, size_t len,
     struct llm_reply *r, char *err)
@@ -443,13 +486,15 @@ reply_read(const struct llm_provider *p, const char *buf, size_t len,
 	int rc;
 
 	/* bytes that are not UTF-8 are decoded lossily (U+FFFD), as a
-	 * tool's or a gate's output is: the paid answer is kept; and a
-	 * number past 2^63 (a usage count, say) reads as a real, rather
-	 * than lose the answer beside it */
+	 * tool's or a gate's output is, and so is a NUL: the paid answer
+	 * is kept; and a number past 2^63 (a usage count, say) reads as a
+	 * real, rather than lose the answer beside it */
 	clean = utf8_clean(buf, len, &n);
-	if ((j = json_loadb(clean, n, 0, &je)) == NULL)
-		j = json_loadb(clean, n, JSON_DECODE_INT_AS_REAL, NULL);
+	if ((j = json_loadb(clean, n, JSON_ALLOW_NUL, &je)) == NULL)
+		j = json_loadb(clean, n, JSON_ALLOW_NUL |
+		    JSON_DECODE_INT_AS_REAL, NULL);
 	free(clean);
+	nul_out(j);
 	if (j == NULL) {
 		errf(err, "unreadable reply: not JSON: %s", je.text);
 		return -1;

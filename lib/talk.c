@@ -472,7 +472,7 @@ decide(struct wake *k, struct talk *t, struct llm_reply *r)
 	char w[512];
 	int first = -1;
 
-	idle_judge(k->s, r->text, r->tool_calls, 1, &v);
+	idle_judge(k->s, r->text, r->tool_calls, 1, r->cut != NULL, &v);
 	json_object_set(k->res, "decision", v.decision);
 	say(k, t, assistant(r));
 	if (v.why[0] != '\0' && v.what != IDLE_EMPTY) {
@@ -518,7 +518,7 @@ answer(struct wake *k, struct talk *t, struct llm_reply *r)
 	if (!first) {
 		say(k, t, assistant(r));
 		if (r->tool_calls == NULL) {
-			idle_judge(k->s, r->text, NULL, 0, &v);
+			idle_judge(k->s, r->text, NULL, 0, r->cut != NULL, &v);
 			if (v.what == IDLE_EMPTY)
 				t->empty = 1;
 			else

@@ -26,6 +26,7 @@
 struct triage {
 	char	*text;		/* its reply, to judge (idle_judge), */
 	json_t	*calls;		/* or NULL */
+	int	 cut;		/* it stopped unfinished (llm_reply's) */
 	json_t	*decision;	/* as judged: {"action"?, "reason"?}, or NULL */
 	struct usage u;		/* its tokens, apart from the main model's */
 	int	 fail;		/* failed: LLM_* */
@@ -90,6 +91,7 @@ triage_ask(struct wake *k, const char *prompt, struct triage *t,
 	else {
 		t->text = r.text;
 		t->calls = json_incref(r.tool_calls);
+		t->cut = r.cut != NULL;
 		r.text = NULL;
 	}
 	llm_reply_free(&r);
@@ -193,7 +195,7 @@ triage_wake(struct wake *k, const char *text, int *rc, char *err)
 		outcome_warn(k, w);
 		return 1;
 	}
-	idle_judge(k->s, t.text, t.calls, 1, &v);
+	idle_judge(k->s, t.text, t.calls, 1, t.cut, &v);
 	t.decision = json_incref(v.decision);
 	json_object_set_new(k->res, "triage", triage_json(&k->tc, &t,
 	    k->tcost, NULL));

@@ -492,6 +492,25 @@ ALERT: first'
 	assert_output $'⚠️ ALERT: disk full\n🚨 **Urgent** - call the landlord\n<b>CRITICAL</b>: web1 down\nChecked.\n12:00 [web1] critical — db down\n[IDLE] alert : the strike starts at 6\n[CRITICAL] backups failed'
 }
 
+@test "--alert-only knows an alert with no colon as models write it too: bold alone, a heading, an exclamation, an emoji after; HEART_ALERT says so" {
+	{ result ok alpha c1 '**ALERT** web1 down'
+	  result ok alpha c2 $'# Urgent\nThe landlord called.'
+	  result ok alpha c3 'ALERT! the gate changed'
+	  result ok alpha c4 '🚨 CRITICAL 🚨 db down'
+	  result ok alpha c5 $'Checked.\n\n<b>Alert</b> strike at 06:00'
+	  result ok alpha m1 '`CRITICAL` is the top log level; none today'
+	  result ok alpha m2 'ALERT_LEVEL: low'
+	  result ok alpha m3 'Alert level is low'; } > in
+	run --separate-stderr heart-ghost --alert-only --text < in
+	assert_success
+	assert_output $'**ALERT** web1 down\n# Urgent\nThe landlord called.\nALERT! the gate changed\n🚨 CRITICAL 🚨 db down\nChecked.\n\n<b>Alert</b> strike at 06:00'
+	# the priority the recipes give: HEART_ALERT
+	printf '#!/bin/sh\necho "$HEART_WAKE_ID $HEART_ALERT" >> %s/alerts\n' "$BATS_TEST_TMPDIR" > hook
+	chmod +x hook
+	HEART_STATE_DIR=$BATS_TEST_TMPDIR/other run -0 heart-ghost --text --exec ./hook < in
+	diff <(printf 'c1 1\nc2 1\nc3 1\nc4 1\nc5 1\nm1 0\nm2 0\nm3 0\n') "$BATS_TEST_TMPDIR/alerts"
+}
+
 @test "--alert-only delivers only answers with ALERT: at the start of a line, and keeps every ok" {
 	{ result ok alpha a1 'ALERT: flight LH400 cancelled'
 	  result ok alpha a2 'All calm, nothing to report.'

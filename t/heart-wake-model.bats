@@ -237,6 +237,41 @@ EOF
 	grep -q 'ALERT: the caf' "$BATS_TEST_TMPDIR/delivered"
 }
 
+@test "a reply holding a NUL character is kept, the NUL made U+FFFD, never an LLM failure; heart-ghost delivers it" {
+	llm_script '{"replies":[{"text":"ALERT: the gate \u0000 changed"}]}'
+	run -0 --separate-stderr heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "ok" and .response == "ALERT: the gate \ufffd changed"'
+	run -0 heart-ghost --text < <(echo "$output")
+	assert_output $'ALERT: the gate \xef\xbf\xbd changed'
+}
+
+@test "a reply cut at max_tokens or by a filter is never a ghost: what was cut off may be the finding; a warning says so" {
+	local cut='[IDLE] Nothing new in the feeds'
+	# OpenAI's finish_reason length; the same reply finished is a ghost
+	jq -nc --arg t "$cut" '{replies: ([("length", "stop") | {raw: ({choices: [{message: {role: "assistant", content: $t}, finish_reason: .}], usage: {prompt_tokens: 9, completion_tokens: 1024}} | tojson)}])}' > "$LLM_DIR/script.json"
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_success
+	echo "$output" | jq -e --arg t "$cut" '.status == "ok" and .response == $t'
+	[ "$stderr" = "heart-wake: scout: warning: the reply stopped at max_tokens (1024), unfinished: never taken for a ghost (heart-soul(5), GHOSTS)" ]
+	run --separate-stderr heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "idle"'
+	[ -z "$stderr" ]
+	# Anthropic's stop_reason max_tokens
+	jq -nc --arg t "$cut" '{replies: [{raw: ({type: "message", role: "assistant", content: [{type: "text", text: $t}], stop_reason: "max_tokens", usage: {input_tokens: 9, output_tokens: 1024}} | tojson)}]}' > "$LLM_DIR/script.json"
+	HEART_LLM_PROVIDER=anthropic run -0 --separate-stderr heart-wake --soul "$S" --force
+	echo "$output" | jq -e --arg t "$cut" '.status == "ok" and .response == $t'
+	# stopped by the provider's filter: OpenAI's content_filter
+	jq -nc --arg t "$cut" '{replies: [{raw: ({choices: [{message: {role: "assistant", content: $t}, finish_reason: "content_filter"}]} | tojson)}]}' > "$LLM_DIR/script.json"
+	run -0 --separate-stderr heart-wake --soul "$S" --force
+	echo "$output" | jq -e --arg t "$cut" '.status == "ok" and .response == $t'
+	[ "$stderr" = "heart-wake: scout: warning: the reply stopped at the provider's filter, unfinished: never taken for a ghost (heart-soul(5), GHOSTS)" ]
+	# ghost.mode tool: a skip whose text was cut is a finding kept
+	printf 'name: scout\nheart: { schedule: { daily_cap: 1000 }, ghost: { mode: tool } }\n' > "$S"
+	jq -nc '{replies: [{raw: ({choices: [{message: {role: "assistant", content: "Nothing new", tool_calls: [{id: "c1", type: "function", function: {name: "heartbeat", arguments: "{\"action\":\"skip\"}"}}]}, finish_reason: "length"}]} | tojson)}]}' > "$LLM_DIR/script.json"
+	run -0 --separate-stderr heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.status == "ok" and .response == "Nothing new"'
+}
+
 @test "ghost.token and ghost.also from the soul replace the defaults" {
 	printf 'name: scout\nheart: { ghost: { token: "[NOP]", also: [QUIET], ack_max_chars: 5 } }\n' > "$S"
 	vs=("[NOP]" quiet "[NOP] all good now" "[IDLE]")
