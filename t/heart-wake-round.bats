@@ -842,6 +842,17 @@ gen_of() {
 	assert_output 1
 }
 
+@test "--explain: with no fleet file the rate gate says so, not that no endpoint of one matches" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 1)
+	unset HEART_FLEET
+	run -0 heart-wake --explain --soul "$d/s01.yaml" --chamber schedule
+	[ "$(echo "$output" | jq -r '.gates.rate.reason')" = "no fleet file (HEART_FLEET is unset): no rate limit" ]
+	fleet 5 1000
+	sed -i 's/model: double/model: another/' "$HEART_FLEET"
+	run -0 heart-wake --explain --soul "$d/s01.yaml" --chamber schedule
+	[ "$(echo "$output" | jq -r '.gates.rate.reason')" = "no endpoint of $HEART_FLEET matches the soul's base_url and model (no rate limit)" ]
+}
+
 @test "--explain gives an endpoint's use against the limits it has; a limit of 0 is none, and said so" {
 	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 1)
 	reason() {	# reason RPM TPM: the rate gate's reason under such a fleet file
