@@ -56,7 +56,7 @@ fleet_refuses(const char *agent, const struct soul *s, enum chamber ch,
 static int
 cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 {
-	char err[HEART_ERRLEN], whose[64];
+	char err[HEART_ERRLEN], whose[64], flag[64] = "";
 	struct soul *s = soulset_find(&o.set, agent);
 	struct pause_view pv;
 	struct cap_view v;
@@ -84,10 +84,14 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 	if (cap_take(agent, ch, s != NULL ? &caps : NULL, capflag,
 	    soul_zone(s), now, 1, &ok, &v, err) == -1)
 		die(store_code(HX_IOERR), err);
+	/* --cap is this take's chamber cap, whoever's the others are */
+	if (capflag >= 0)
+		snprintf(flag, sizeof flag, "--cap %lld for this take; else ",
+		    capflag);
 	if (o.vflag)
-		printf("%s: %s %s: %lld/%lld today (%s; %s)\n", agent,
+		printf("%s: %s %s: %lld/%lld today (%s; %s%s)\n", agent,
 		    soul_chamber_name(ch), ok ? "admitted" : "refused",
-		    v.total, cap_limit(&v.caps, ch), v.day,
+		    v.total, cap_limit(&v.caps, ch), v.day, flag,
 		    prog_whose_text(s != NULL, v.have_caps, "caps", whose,
 		    sizeof whose));
 	return ok ? HX_OK : HX_NO;
