@@ -656,7 +656,7 @@ main(int argc, char **argv)
 		rc = cmd_pause(argc, argv, cmd[0] == 'r', allflag, until,
 		    now);
 	else
-		usage();
+		prog_no_cmd(cmd, "take, status, reset, pause or resume");
 	soulset_free(&o.set);
 	return rc;
 }

@@ -462,6 +462,13 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	assert_output --partial "differ"
 }
 
+@test "a misspelt command is named, with the commands there are, exit 64" {
+	run --separate-stderr heart-cap tkae scout
+	assert_failure 64
+	[ "$stderr" = "heart-cap: tkae: no such command (use take, status, reset, pause or resume; heart-cap --help shows each)" ]
+	assert_output ""
+}
+
 @test "a corrupt cap.json with no version before it is named, exit 74, and never replaced" {
 	file_only
 	heart-cap take --soul "$(soul_file scout.yaml 'heart: {}')"	# one version
