@@ -637,10 +637,11 @@ main(int argc, char **argv)
 			repair = optarg;
 			break;
 		case 'r':
-			if (dur_parse(optarg, &gopts.retry_for) == -1 ||
-			    gopts.retry_for <= 0)
-				die(HX_USAGE, "--retry-for: not a duration "
-				    "such as 1h, 24h or 7d");
+			if (*dur_why(optarg, 1, why, sizeof why) != '\0') {
+				snprintf(m, sizeof m, "--retry-for: %s", why);
+				die(HX_USAGE, m);
+			}
+			dur_parse(optarg, &gopts.retry_for);
 			break;
 		case 'T':
 			if (dur_parse(optarg, &exec_timeout) == -1 ||

@@ -368,6 +368,15 @@ snap() {
 	[ ! -e "$HEART_STATE_DIR/agents/alpha/outbox" ]
 }
 
+@test "--retry-for of no time is refused as such, not as no duration; a misspelt one says how to write one" {
+	run --separate-stderr heart-ghost --retry-for 0s --flush
+	assert_failure 64
+	[ "$stderr" = "heart-ghost: --retry-for: 0s is no time at all; it must be at least 1s" ]
+	run --separate-stderr heart-ghost --retry-for "5 hours" --flush
+	assert_failure 64
+	[ "$stderr" = "heart-ghost: --retry-for: not a duration (write e.g. 10s, 30m, 2h, 1d or 1h30m)" ]
+}
+
 @test "an answer whose heart-ghost never comes back is a dead letter after --retry-for, and given again goes the giver's way" {
 	result_at alpha g1 2026-11-21T12:00:00Z > in
 	result_at alpha g2 2026-11-21T12:00:30Z >> in
