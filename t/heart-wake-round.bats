@@ -842,6 +842,19 @@ gen_of() {
 	assert_output 1
 }
 
+@test "--explain --souls of a directory with no soul in it says so, exit 0; a round of it stays silent" {
+	mkdir "$BATS_TEST_TMPDIR/souls"
+	echo '- [ ] a checklist, not a soul' > "$BATS_TEST_TMPDIR/souls/HEARTBEAT.md"
+	run --separate-stderr heart-wake --explain --souls "$BATS_TEST_TMPDIR/souls"
+	assert_success
+	assert_output ""
+	[ "$stderr" = "heart-wake: $BATS_TEST_TMPDIR/souls: no soul here to explain (souls are *.yaml, *.yml, and *.md files that open with a --- line; see ROUNDS in heart-wake(1))" ]
+	run --separate-stderr heart-wake --souls "$BATS_TEST_TMPDIR/souls"
+	assert_success
+	assert_output ""
+	[ "$stderr" = "" ]
+}
+
 @test "--explain: with no fleet file the rate gate says so, not that no endpoint of one matches" {
 	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 1)
 	unset HEART_FLEET
