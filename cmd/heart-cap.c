@@ -520,15 +520,23 @@ cmd_reset(const char *agent, time_t now)
  * --all, changes nothing: the exit code.
  */
 static int
-pause_names(int argc, char **argv, int all, char ***names, size_t *n)
+pause_names(int argc, char **argv, int all, char ***names, size_t *n,
+    const char *cmd)
 {
+	char m[200];
 	size_t i;
 	int r;
 
 	*names = NULL;
 	*n = 0;
-	if (all != (argc == 0 && o.set.n == 0))
-		usage();	/* agents and --all, or neither */
+	if (all && (argc > 0 || o.set.n > 0))
+		die(HX_USAGE, "--all is the whole fleet: name no agent and "
+		    "no soul with it");
+	if (!all && argc == 0 && o.set.n == 0) {
+		snprintf(m, sizeof m, "%s: which agents? name them, give "
+		    "their souls (--soul), or --all for the whole fleet", cmd);
+		die(HX_USAGE, m);
+	}
 	if (all)
 		return HX_OK;
 	*names = xcalloc((size_t)argc + o.set.n + 1, sizeof **names);
@@ -575,7 +583,8 @@ cmd_pause(int argc, char **argv, int resume, int all, time_t until,
 	size_t n;
 	int r;
 
-	if ((r = pause_names(argc, argv, all, &names, &n)) != HX_OK) {
+	if ((r = pause_names(argc, argv, all, &names, &n, resume ? "resume" :
+	    "pause")) != HX_OK) {
 		free(names);
 		return r;
 	}
