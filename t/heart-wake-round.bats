@@ -842,6 +842,13 @@ gen_of() {
 	assert_output 1
 }
 
+@test "--souls of a symbolic link that leads nowhere says so, as --soul does, exit 64" {
+	ln -s "$BATS_TEST_TMPDIR/gone" "$BATS_TEST_TMPDIR/souls"
+	run --separate-stderr heart-wake --souls "$BATS_TEST_TMPDIR/souls"
+	assert_failure 64
+	[ "$stderr" = "heart-wake: $BATS_TEST_TMPDIR/souls: a symbolic link to $BATS_TEST_TMPDIR/gone, which is not there" ]
+}
+
 @test "--explain --souls of a directory with no soul in it says so, exit 0; a round of it stays silent" {
 	mkdir "$BATS_TEST_TMPDIR/souls"
 	echo '- [ ] a checklist, not a soul' > "$BATS_TEST_TMPDIR/souls/HEARTBEAT.md"
