@@ -445,7 +445,7 @@ main(int argc, char **argv)
 
 	warning_sink(prog_warning, NULL);
 	souls = xcalloc((size_t)argc + 1, sizeof *souls);
-	while ((c = getopt_long(argc, argv, "s:c:fneLt:h", longopts,
+	while ((c = getopt_long(argc, argv, "s:j:c:fneLt:h", longopts,
 	    NULL)) != -1) {
 		switch (c) {
 		case 's':
