@@ -289,7 +289,7 @@ main(int argc, char **argv)
 	else if (strcmp(cmd, "reset") == 0)
 		rc = cmd_reset(prog_one_agent(&o.set, argc, argv));
 	else
-		usage();
+		prog_no_cmd(cmd, "check, record, status or reset");
 	soulset_free(&o.set);
 	return rc;
 }

@@ -56,7 +56,7 @@ fleet_refuses(const char *agent, const struct soul *s, enum chamber ch,
 static int
 cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 {
-	char err[HEART_ERRLEN], whose[64];
+	char err[HEART_ERRLEN], whose[64], flag[64] = "";
 	struct soul *s = soulset_find(&o.set, agent);
 	struct pause_view pv;
 	struct cap_view v;
@@ -84,10 +84,14 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 	if (cap_take(agent, ch, s != NULL ? &caps : NULL, capflag,
 	    soul_zone(s), now, 1, &ok, &v, err) == -1)
 		die(store_code(HX_IOERR), err);
+	/* --cap is this take's chamber cap, whoever's the others are */
+	if (capflag >= 0)
+		snprintf(flag, sizeof flag, "--cap %lld for this take; else ",
+		    capflag);
 	if (o.vflag)
-		printf("%s: %s %s: %lld/%lld today (%s; %s)\n", agent,
+		printf("%s: %s %s: %lld/%lld today (%s; %s%s)\n", agent,
 		    soul_chamber_name(ch), ok ? "admitted" : "refused",
-		    v.total, cap_limit(&v.caps, ch), v.day,
+		    v.total, cap_limit(&v.caps, ch), v.day, flag,
 		    prog_whose_text(s != NULL, v.have_caps, "caps", whose,
 		    sizeof whose));
 	return ok ? HX_OK : HX_NO;
@@ -516,15 +520,23 @@ cmd_reset(const char *agent, time_t now)
  * --all, changes nothing: the exit code.
  */
 static int
-pause_names(int argc, char **argv, int all, char ***names, size_t *n)
+pause_names(int argc, char **argv, int all, char ***names, size_t *n,
+    const char *cmd)
 {
+	char m[200];
 	size_t i;
 	int r;
 
 	*names = NULL;
 	*n = 0;
-	if (all != (argc == 0 && o.set.n == 0))
-		usage();	/* agents and --all, or neither */
+	if (all && (argc > 0 || o.set.n > 0))
+		die(HX_USAGE, "--all is the whole fleet: name no agent and "
+		    "no soul with it");
+	if (!all && argc == 0 && o.set.n == 0) {
+		snprintf(m, sizeof m, "%s: which agents? name them, give "
+		    "their souls (--soul), or --all for the whole fleet", cmd);
+		die(HX_USAGE, m);
+	}
 	if (all)
 		return HX_OK;
 	*names = xcalloc((size_t)argc + o.set.n + 1, sizeof **names);
@@ -571,7 +583,8 @@ cmd_pause(int argc, char **argv, int resume, int all, time_t until,
 	size_t n;
 	int r;
 
-	if ((r = pause_names(argc, argv, all, &names, &n)) != HX_OK) {
+	if ((r = pause_names(argc, argv, all, &names, &n, resume ? "resume" :
+	    "pause")) != HX_OK) {
 		free(names);
 		return r;
 	}
@@ -652,7 +665,7 @@ main(int argc, char **argv)
 		rc = cmd_pause(argc, argv, cmd[0] == 'r', allflag, until,
 		    now);
 	else
-		usage();
+		prog_no_cmd(cmd, "take, status, reset, pause or resume");
 	soulset_free(&o.set);
 	return rc;
 }

@@ -418,13 +418,18 @@ outbox_row(json_t *o, int tty)
 	    when ? when : "-", e);
 }
 
-/* --outbox: the answers waiting and the dead letters. */
+/*
+ * --outbox: the answers waiting and the dead letters.  A misspelt
+ * agent is said, exit 64, the others shown, as heart-cap status does:
+ * an empty listing must mean that nothing waits.
+ */
 static int
 cmd_outbox(int argc, char **argv)
 {
 	char err[HEART_ERRLEN];
+	struct soulset none = { NULL, 0 };
 	json_t *arr = json_array(), *o;
-	int i, tty = isatty(STDOUT_FILENO);
+	int i, r, rc = HX_OK, tty = isatty(STDOUT_FILENO);
 	size_t k;
 
 	for (i = 0; i < argc; i++)
@@ -433,7 +438,9 @@ cmd_outbox(int argc, char **argv)
 	if (argc == 0 && outbox_list(NULL, arr, err) == -1)
 		die(HX_IOERR, err);
 	for (i = 0; i < argc; i++)
-		if (outbox_list(argv[i], arr, err) == -1)
+		if ((r = prog_unknown(&none, argv[i])) != 0)
+			rc = r;
+		else if (outbox_list(argv[i], arr, err) == -1)
 			die(HX_IOERR, err);
 	if (tty && json_array_size(arr) > 0)
 		printf("%-16s %-28s %-7s %5s %-20s %s\n", "AGENT", "WAKE_ID",
@@ -441,7 +448,7 @@ cmd_outbox(int argc, char **argv)
 	json_array_foreach(arr, k, o)
 		outbox_row(o, tty);
 	json_decref(arr);
-	return HX_OK;
+	return rc;
 }
 
 /* The exit status; --flush: 69 for an answer given up, else 75 while
@@ -630,10 +637,11 @@ main(int argc, char **argv)
 			repair = optarg;
 			break;
 		case 'r':
-			if (dur_parse(optarg, &gopts.retry_for) == -1 ||
-			    gopts.retry_for <= 0)
-				die(HX_USAGE, "--retry-for: not a duration "
-				    "such as 1h, 24h or 7d");
+			if (*dur_why(optarg, 1, why, sizeof why) != '\0') {
+				snprintf(m, sizeof m, "--retry-for: %s", why);
+				die(HX_USAGE, m);
+			}
+			dur_parse(optarg, &gopts.retry_for);
 			break;
 		case 'T':
 			if (dur_parse(optarg, &exec_timeout) == -1 ||

@@ -445,7 +445,7 @@ main(int argc, char **argv)
 
 	warning_sink(prog_warning, NULL);
 	souls = xcalloc((size_t)argc + 1, sizeof *souls);
-	while ((c = getopt_long(argc, argv, "s:c:fneLt:h", longopts,
+	while ((c = getopt_long(argc, argv, "s:j:c:fneLt:h", longopts,
 	    NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -562,6 +562,11 @@ main(int argc, char **argv)
 		    span > 0 ? (time_t)span : 0, now, &hooks);
 		flush_pending();
 	} else if (dir != NULL) {
+		/* "why did it not fire?" of a directory it finds no soul in */
+		if (nfound == 0)
+			say(dir, "no soul here to explain (souls are *.yaml, "
+			    "*.yml, and *.md files that open with a --- line; "
+			    "see ROUNDS in heart-wake(1))");
 		for (k = 0; k < nfound; k++)
 			rc = hx_worse(rc, one_soul(found[k], &o, explain, dir,
 			    now));

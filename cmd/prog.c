@@ -139,6 +139,18 @@ prog_status_opt(int c, int argc, char **argv, struct prog_opts *o)
 	}
 }
 
+/* A command word the program has not: said, with those it has (cmds,
+ * "take, status or reset"), exit 64. */
+void
+prog_no_cmd(const char *cmd, const char *cmds)
+{
+	char m[300];
+
+	snprintf(m, sizeof m, "%.40s: no such command (use %s; %s --help "
+	    "shows each)", cmd, cmds, progname);
+	die(HX_USAGE, m);
+}
+
 /*
  * The command word after the options, argc and argv moved past it;
  * exit 64 without one.  Off a terminal, status speaks JSON lines.

@@ -44,6 +44,7 @@ struct prog_opts {
 	const char *store;	/* --store's, for redisstore_open */
 };
 void	 prog_status_opt(int, int, char **, struct prog_opts *);
+void	 prog_no_cmd(const char *, const char *) __attribute__((noreturn));
 const char *prog_status_cmd(int *, char ***, struct prog_opts *);
 
 /* what a status command shows, agent by agent */

@@ -569,7 +569,8 @@ tool_spawn(const struct tool_proc *p, struct tool_child *c, char *err)
 	if (e != 0) {
 		finish(c, 1, NULL, NULL);
 		errf(err, "%s: cannot %s: %s", p->argv[0], unwatched ?
-		    "start" : "run", strerror(e));
+		    "start" : "run", e == ENOENT && strchr(p->argv[0], '/') ==
+		    NULL ? "no such program in PATH" : strerror(e));
 		return -1;
 	}
 	fcntl(c->in, F_SETFL, O_NONBLOCK);

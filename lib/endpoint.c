@@ -301,6 +301,23 @@ endpoint_of(const struct llm_conf *lc, char *name, size_t n, char *err)
 	return 0;
 }
 
+/*
+ * Why a soul has no endpoint, and so no rate limit, into buf (n
+ * bytes): there is no fleet file, or none of its endpoints matches.
+ */
+void
+endpoint_none_why(char *buf, size_t n)
+{
+	const char *file = getenv("HEART_FLEET");
+
+	if (file == NULL || *file == '\0')
+		snprintf(buf, n, "no fleet file (HEART_FLEET is unset): no "
+		    "rate limit");
+	else
+		snprintf(buf, n, "no endpoint of %s matches the soul's "
+		    "base_url and model (no rate limit)", file);
+}
+
 /* The endpoints the fleet file declares, in its order (free *names,
  * not the strings, which stay the process's). */
 int

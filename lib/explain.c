@@ -347,8 +347,7 @@ rate_verdict(json_t *arr, const struct soul *s, const char *dir,
 	if (llm_conf(s, s->triage != NULL, &lc, err) == 0 &&
 	    endpoint_of(&lc, ep, sizeof ep, err) == -1)
 		return -1;
-	snprintf(why, sizeof why, "no endpoint of the fleet file matches "
-	    "(no rate limit)");
+	endpoint_none_why(why, sizeof why);
 	if (ep[0] != '\0') {
 		if (bucket_peek(ep, s->name, now, &v, err) == -1)
 			return -1;

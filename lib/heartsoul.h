@@ -51,5 +51,7 @@ int	 soul_load_map(struct soul_loading *, const json_t *, unsigned,
 json_t	*soul_keys_json(unsigned, const void *);
 /* soultool.c: a soul's tools: and mcp_servers: */
 int	 soul_load_tools(struct soul_loading *, const json_t *);
+/* soul.c: the loader */
+void	 soul_unread(const char *, char *);
 
 #endif

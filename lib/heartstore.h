@@ -55,6 +55,7 @@ struct llm_conf;
 int	 endpoint_limits(const char *, long long *, long long *, char *);
 const char *endpoint_file(void);
 int	 endpoint_of(const struct llm_conf *, char *, size_t, char *);
+void	 endpoint_none_why(char *, size_t);
 /* budget.c: the fleet's budget, and the week a counter keeps */
 enum { BUDGET_ADMIT, BUDGET_REACHED, BUDGET_CROWDED };	/* a take's */
 int	 budget_take(const char *, time_t, int *, struct budget_view *,

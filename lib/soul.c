@@ -248,9 +248,10 @@ utf8_text(const char *path, const char *buf, size_t n, char *err)
 	return 0;
 }
 
-/* Why path cannot be read (errno): a link to nowhere is named so. */
-static void
-unread(const char *path, char *err)
+/* Why path, a soul or a directory of souls, cannot be read (errno): a
+ * link to nowhere is named so. */
+void
+soul_unread(const char *path, char *err)
 {
 	char to[256];
 	ssize_t n;
@@ -272,7 +273,7 @@ read_file(const char *path, char **bufo, size_t *leno, char *err)
 	size_t n;
 
 	if (file_read(path, HEART_SOULMAX, &buf, &n) == -1) {
-		unread(path, err);
+		soul_unread(path, err);
 		return -1;
 	}
 	if (memchr(buf, '\0', n) != NULL) {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "heartint.h"
+#include "heartsoul.h"
 #include "heartstore.h"
 
 /* Load the soul at path into set: 0, or -1 with err. */
@@ -148,7 +149,7 @@ soulset_dir(const char *dir, char ***out, size_t *no, char *err)
 	DIR *dp;
 
 	if ((dp = opendir(dir)) == NULL) {
-		errf(err, "%s: %s", dir, strerror(errno));
+		soul_unread(dir, err);
 		return -1;
 	}
 	while ((de = readdir(dp)) != NULL) {

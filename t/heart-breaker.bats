@@ -897,6 +897,13 @@ heart:
 	done
 }
 
+@test "a misspelt command is named, with the commands there are, exit 64" {
+	run --separate-stderr heart-breaker chekc scout
+	assert_failure 64
+	[ "$stderr" = "heart-breaker: chekc: no such command (use check, record, status or reset; heart-breaker --help shows each)" ]
+	assert_output ""
+}
+
 @test "bad usage gives exit 64 and the synopsis; a bad soul gives 78" {
 	run heart-breaker
 	assert_failure 64

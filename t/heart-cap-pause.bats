@@ -207,6 +207,19 @@ used() {
 	run -64 heart-cap pause ../x
 }
 
+@test "a pause or resume of nobody, or of agents and --all, says what is wrong, exit 64" {
+	meet scout
+	run -64 --separate-stderr heart-cap pause
+	[ "$stderr" = "heart-cap: pause: which agents? name them, give their souls (--soul), or --all for the whole fleet" ]
+	run -64 --separate-stderr heart-cap resume
+	[ "$stderr" = "heart-cap: resume: which agents? name them, give their souls (--soul), or --all for the whole fleet" ]
+	run -64 --separate-stderr heart-cap pause scout --all
+	[ "$stderr" = "heart-cap: --all is the whole fleet: name no agent and no soul with it" ]
+	run -0 heart-cap status scout --json
+	run -0 jq -c .paused <<< "$output"
+	assert_output null
+}
+
 @test "two hosts sharing one Redis: a pause on one is honoured on the other, and so is its resume" {
 	redis_store || redis_start || skip "no redis-server"
 	export HEART_STORE=$REDIS_URL

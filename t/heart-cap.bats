@@ -102,7 +102,7 @@ teardown() {
 	# --cap is one take's cap, never kept
 	run heart-cap take scout --cap 6 -v
 	assert_success
-	assert_output --partial 'admitted: 6/6 today'
+	assert_output "scout: schedule admitted: 6/6 today ($(date -u +%F); --cap 6 for this take; else the caps kept from its soul)"
 	run jq -c '[.total, .caps]' "$(capfile scout)"
 	assert_output '[6,{"schedule":5,"idle":0,"agent":null}]'
 	run heart-cap take --soul "$s" --cap 7
@@ -460,6 +460,13 @@ llm: {price: {input: 1.0, output: 1.0}, timeout: 10s}")
 	run heart-cap take scout --soul "$SOULS/travel_rescue.yaml"
 	assert_failure 64
 	assert_output --partial "differ"
+}
+
+@test "a misspelt command is named, with the commands there are, exit 64" {
+	run --separate-stderr heart-cap tkae scout
+	assert_failure 64
+	[ "$stderr" = "heart-cap: tkae: no such command (use take, status, reset, pause or resume; heart-cap --help shows each)" ]
+	assert_output ""
 }
 
 @test "a corrupt cap.json with no version before it is named, exit 74, and never replaced" {

@@ -208,6 +208,8 @@ got() {
 	[ "${#lines[@]}" -eq 2 ]
 	[ "$(echo "$output" | jq -r .wake_id | tr '\n' ' ')" = "t1 t2 " ]
 	echo "$output" | jq -se 'map(select(.wake_id == "t1"))[0] | .tries == 1 and .next == "2026-11-21T12:02:00Z" and .error == "false: exit status 1"'
+	# bravo's one answer went out: nothing waits
+	result_at bravo b1 2026-11-21T12:00:00Z | heart-ghost --exec true
 	run heart-ghost --outbox bravo
 	assert_success
 	assert_output ""
@@ -224,6 +226,19 @@ got() {
 	[ "$stderr" = 'heart-ghost: bad:1: wake_id "../t3" is not 1 to 64 of A-Z a-z 0-9 _ . -' ]
 	run heart-ghost --outbox --flush
 	assert_failure 64
+}
+
+@test "--outbox of a misspelt agent says no such agent, exit 64, and still lists the others: an empty listing means nothing waits" {
+	result_at alpha t1 2026-11-21T12:00:00Z > in
+	at "2026-11-21 12:01:00" heart-ghost --exec false < in 2> /dev/null || true
+	run --separate-stderr heart-ghost --outbox alpah
+	assert_failure 64
+	[ "$stderr" = "heart-ghost: alpah: no such agent (heart has no state for it: check the name, or give its soul with --soul)" ]
+	assert_output ""
+	run --separate-stderr heart-ghost --outbox alpah alpha
+	assert_failure 64
+	[ "$(echo "$output" | jq -r .wake_id)" = t1 ]
+	[ ! -e "$HEART_STATE_DIR/agents/alpah" ]
 }
 
 @test "kill -9 of heart-ghost --flush in a loop: nothing lost, nothing corrupt, each answer once after dedupe, in order" {
@@ -351,6 +366,15 @@ snap() {
 	    --token=s3cret-in-argv
 	[ "$(got | tr '\n' ' ')" = "a1 a2 " ]
 	[ ! -e "$HEART_STATE_DIR/agents/alpha/outbox" ]
+}
+
+@test "--retry-for of no time is refused as such, not as no duration; a misspelt one says how to write one" {
+	run --separate-stderr heart-ghost --retry-for 0s --flush
+	assert_failure 64
+	[ "$stderr" = "heart-ghost: --retry-for: 0s is no time at all; it must be at least 1s" ]
+	run --separate-stderr heart-ghost --retry-for "5 hours" --flush
+	assert_failure 64
+	[ "$stderr" = "heart-ghost: --retry-for: not a duration (write e.g. 10s, 30m, 2h, 1d or 1h30m)" ]
 }
 
 @test "an answer whose heart-ghost never comes back is a dead letter after --retry-for, and given again goes the giver's way" {

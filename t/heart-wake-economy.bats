@@ -155,6 +155,18 @@ EOF2
 	[ "$(jq .tool_fails "$(bfile scout)")" = 0 ]
 }
 
+@test "a gate program named without a path and not in PATH is said so, not as a file that is missing" {
+	gate_soul '[no-such-gate-program]'
+	run --separate-stderr heart-wake --soul "$S" --force
+	[ "$status" -eq 75 ]
+	echo "$output" | jq -e '.error == "schedule: gate: no-such-gate-program: cannot run: no such program in PATH"'
+	[ "$(llm_count)" = 0 ]
+	# with a path, the system's word for it
+	gate_soul '[./no-such-gate]'
+	run --separate-stderr heart-wake --soul "$S" --force
+	echo "$output" | jq -e '.error == "schedule: gate: ./no-such-gate: cannot run: No such file or directory"'
+}
+
 @test "the gate runs only once the cheap gates pass: not due, quiet, empty checklist cost no gate" {
 	gate_script <<'EOF2'
 exit 0

@@ -842,6 +842,37 @@ gen_of() {
 	assert_output 1
 }
 
+@test "--souls of a symbolic link that leads nowhere says so, as --soul does, exit 64" {
+	ln -s "$BATS_TEST_TMPDIR/gone" "$BATS_TEST_TMPDIR/souls"
+	run --separate-stderr heart-wake --souls "$BATS_TEST_TMPDIR/souls"
+	assert_failure 64
+	[ "$stderr" = "heart-wake: $BATS_TEST_TMPDIR/souls: a symbolic link to $BATS_TEST_TMPDIR/gone, which is not there" ]
+}
+
+@test "--explain --souls of a directory with no soul in it says so, exit 0; a round of it stays silent" {
+	mkdir "$BATS_TEST_TMPDIR/souls"
+	echo '- [ ] a checklist, not a soul' > "$BATS_TEST_TMPDIR/souls/HEARTBEAT.md"
+	run --separate-stderr heart-wake --explain --souls "$BATS_TEST_TMPDIR/souls"
+	assert_success
+	assert_output ""
+	[ "$stderr" = "heart-wake: $BATS_TEST_TMPDIR/souls: no soul here to explain (souls are *.yaml, *.yml, and *.md files that open with a --- line; see ROUNDS in heart-wake(1))" ]
+	run --separate-stderr heart-wake --souls "$BATS_TEST_TMPDIR/souls"
+	assert_success
+	assert_output ""
+	[ "$stderr" = "" ]
+}
+
+@test "--explain: with no fleet file the rate gate says so, not that no endpoint of one matches" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 1)
+	unset HEART_FLEET
+	run -0 heart-wake --explain --soul "$d/s01.yaml" --chamber schedule
+	[ "$(echo "$output" | jq -r '.gates.rate.reason')" = "no fleet file (HEART_FLEET is unset): no rate limit" ]
+	fleet 5 1000
+	sed -i 's/model: double/model: another/' "$HEART_FLEET"
+	run -0 heart-wake --explain --soul "$d/s01.yaml" --chamber schedule
+	[ "$(echo "$output" | jq -r '.gates.rate.reason')" = "no endpoint of $HEART_FLEET matches the soul's base_url and model (no rate limit)" ]
+}
+
 @test "--explain gives an endpoint's use against the limits it has; a limit of 0 is none, and said so" {
 	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 1)
 	reason() {	# reason RPM TPM: the rate gate's reason under such a fleet file

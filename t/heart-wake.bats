@@ -73,6 +73,17 @@ cron_day() {
 	assert_output $((2 * runs))
 }
 
+@test "-j is --jobs, as heart-wake(1) says" {
+	d=$BATS_TEST_TMPDIR/souls
+	mkdir "$d"
+	printf 'name: scout\nheart: {}\n' > "$d/scout.yaml"
+	run -0 heart-wake -j 2 --souls "$d" --explain
+	run -0 heart-wake -j 2 --souls "$d"
+	[ "$(echo "$output" | jq -r .agent)" = scout ]
+	run -64 --separate-stderr heart-wake -j 0 --souls "$d"
+	[ "$stderr" = "heart-wake: --jobs: a number from 1 to 1024" ]
+}
+
 @test "a due wake sends one request and prints one result line; the next minute is not_due and sends none" {
 	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m, prompt: "Any news?" } }')
 	llm_script '{"replies":[{"text":"Big news: a release."}]}'
