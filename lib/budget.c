@@ -520,9 +520,11 @@ budget_record(const char *agent, time_t now, long long cost, char *err)
 	return transition(BUDGET_RECORD, agent, cost, now, NULL, NULL, err);
 }
 
-/* The fleet's budget as it stands, unchanged (v->fb.set 0: none). */
-int
-budget_peek(time_t now, struct budget_view *v, char *err)
+/* The fleet's budget after op by agent (peek or take), read and not
+ * written back (v->fb.set 0: none). */
+static int
+peek_as(enum budget_op op, const char *agent, time_t now,
+    struct budget_view *v, int *verdict, char *err)
 {
 	struct fleet_budget fb;
 	struct budget *b;
@@ -530,6 +532,8 @@ budget_peek(time_t now, struct budget_view *v, char *err)
 	int r;
 
 	memset(v, 0, sizeof *v);
+	if (verdict != NULL)
+		*verdict = BUDGET_ADMIT;
 	if (endpoint_budget(&fb, err) == -1)
 		return -1;
 	v->fb = fb;
@@ -539,12 +543,28 @@ budget_peek(time_t now, struct budget_view *v, char *err)
 		return -1;
 	b = xcalloc(1, sizeof *b);
 	if ((r = parse_budget(j, b, err)) == 0) {
-		budget_step(b, BUDGET_PEEK, "", 0, &fb, now, NULL);
+		budget_step(b, op, agent, 0, &fb, now, verdict);
 		*v = b->v;
 	}
 	json_decref(j);
 	free(b);
 	return r;
+}
+
+/* The fleet's budget as it stands, unchanged (v->fb.set 0: none). */
+int
+budget_peek(time_t now, struct budget_view *v, char *err)
+{
+	return peek_as(BUDGET_PEEK, "", now, v, NULL, err);
+}
+
+/* What budget_take of the agent's wake would say now (*verdict, v as
+ * it would stand), changing nothing: --explain's budget gate. */
+int
+budget_admits(const char *agent, time_t now, int *verdict,
+    struct budget_view *v, char *err)
+{
+	return peek_as(BUDGET_TAKE, agent, now, v, verdict, err);
 }
 
 /* When v's day ends: the next local midnight in its zone. */

@@ -59,6 +59,8 @@ int	 endpoint_of(const struct llm_conf *, char *, size_t, char *);
 enum { BUDGET_ADMIT, BUDGET_REACHED, BUDGET_CROWDED };	/* a take's */
 int	 budget_take(const char *, time_t, int *, struct budget_view *,
 	    char *);
+int	 budget_admits(const char *, time_t, int *, struct budget_view *,
+	    char *);
 int	 budget_give(const char *, time_t, char *);
 int	 budget_record(const char *, time_t, long long, char *);
 int	 budget_spent(const struct budget_view *);

@@ -152,6 +152,31 @@ llm: {timeout: 10s}")
 	[ "$(llm_count)" -eq 3 ]
 }
 
+@test "--explain defers a wake while a wake in flight, a killed one's included, could reach the fleet's budget, as the wake is" {
+	fleet "daily: 1, zone: UTC"
+	a=$(agent alpha) b=$(agent beta)
+	# no wake's cost known yet: one at a time; beta's is killed mid-request
+	llm_script '{"replies": [{"text": "[IDLE]", "delay": 30}]}'
+	heart-wake --soul "$b" --force > /dev/null 2>&1 &
+	pid=$!
+	wait_until 10 eval '[ "$(llm_count)" -ge 1 ]'
+	kill -9 "$pid"
+	wait "$pid" || :
+	run -0 heart-wake --soul "$a" --explain --force
+	echo "$output" | jq -se '.[0] | .would == "throttled" and
+	    (.reason | startswith("fleet budget: $0.00 spent today, and no wake'"'"'s cost known this week: wakes go one at a time, and 1 is in flight; deferred until ")) and
+	    .gates.budget.ok == false and .gates.budget.until == .next'
+	why=$(echo "$output" | jq -sr '.[0].reason')
+	run -0 heart-wake --soul "$a" --force
+	echo "$output" | jq -e --arg why "$why" '.status == "throttled" and
+	    .reason == $why'
+	[ "$(llm_count)" -eq 1 ]
+	# beta's own next wake frees the place its killed one held
+	run -0 heart-wake --soul "$b" --explain --force
+	echo "$output" | jq -se '.[0].would == "wake" and
+	    .[0].gates.budget.ok == true'
+}
+
 @test "the fleet's budget under 8 agents waking at once (4 sanitized; two hosts on Redis): past it by one wake's cost at most" {
 	local np p i st
 	np=$(in_pass 8 4)
