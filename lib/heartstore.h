@@ -88,8 +88,6 @@ time_t	 cap_open_at(const struct cap_view *, const struct caps *, time_t);
 int	 cap_spend_ok(const struct cap_view *, const struct caps *);
 long long cap_agent_limit(const struct caps *);
 long long cap_cost(const struct cap_view *);
-int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
-	    size_t);
 /* brk.c; brk_record's outcome flags */
 #define BRK_LLM_OK	0x1
 #define BRK_LLM_FAIL	0x2

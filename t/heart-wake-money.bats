@@ -331,6 +331,20 @@ prefix_test() {
 	[ "$(llm_count)" -eq 1 ]
 }
 
+@test "heart-cap take -v says which budget refused it, not the count it left below the cap" {
+	scout_soul "price: {input: 1.0, output: 1.0}" "daily_budget: 0.001, monthly_budget: 0.002, timezone: Asia/Tokyo"
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
+	at "2026-11-22 01:00:00" heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
+	res .status | grep -qx '"idle"'
+	run -1 at "2026-11-22 01:00:00" heart-cap take --soul "$S" -v
+	assert_output "scout: schedule refused: daily budget reached: \$0.001 of \$0.001 spent today; resets at 2026-11-22T15:00:00Z"
+	at "2026-11-23 01:00:00" heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
+	res .status | grep -qx '"idle"'
+	run -1 at "2026-11-24 01:00:00" heart-cap take scout --chamber idle -v
+	assert_output "scout: idle refused: monthly budget \$0.002 reached: \$0.002 spent this month (heart.monthly_budget); resets at 2026-11-30T15:00:00Z"
+	[ "$(llm_count)" -eq 2 ]
+}
+
 @test "the daily and the monthly budget together: the day's refuses first, then the month's past the day" {
 	scout_soul "price: {input: 1.0, output: 1.0}" "daily_budget: 0.001, monthly_budget: 0.002"
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
