@@ -267,6 +267,26 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 	return HX_OK;
 }
 
+/*
+ * The result's next for a wake deferred until t by a gate that uses no
+ * slot (a pause, a hold, the fleet's turn; 0: no time known): not
+ * before the other gates admit it too (the breaker's probe, the cap's
+ * or the budget's reset, the slot when not forced), as --explain counts
+ * it; none when there is none.
+ */
+static void
+deferred_next(struct wake *k, time_t t)
+{
+	time_t n = k->o->force ? run_open_at(k, k->g.chamber) : next_wake(k);
+	char iso[32];
+
+	json_object_del(k->res, "next");
+	if (t == 0 || n == 0)
+		return;
+	clock_utc(n > t ? n : t, iso, sizeof iso);
+	outcome_set(k, "next", iso);
+}
+
 static int
 skip(struct wake *k, const char *status, const char *reason)
 {
@@ -315,11 +335,7 @@ paused(struct wake *k, char *err)
 		return r;
 	pause_why(&v, reason, sizeof reason);
 	skip(k, status_name(ST_PAUSED), reason);
-	json_object_del(k->res, "next");
-	if (v.until != 0) {
-		clock_utc(v.until, reason, sizeof reason);
-		outcome_set(k, "next", reason);
-	}
+	deferred_next(k, v.until);
 	return 1;
 }
 
@@ -487,8 +503,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 		 * hold's next probe) */
 		until = k->g.next;
 		r = skip(k, status, reason);
-		clock_utc(until, reason, sizeof reason);
-		outcome_set(k, "next", reason);
+		deferred_next(k, until);
 		return r;
 	}
 	if (r == 0) {
