@@ -152,17 +152,7 @@ week_json(const struct week *w, json_t *j)
 static time_t
 month_end(const char *zone, const char *today, time_t now)
 {
-	time_t m = clock_next_midnight(zone, now);
-	char day[16];
-	int i;
-
-	for (i = 0; i < 40; i++) {
-		clock_day(zone, m, day, sizeof day);
-		if (strncmp(day, today, 7) > 0)
-			break;
-		m = clock_next_midnight(zone, m);
-	}
-	return m;
+	return clock_after(zone, today, 7, now);
 }
 
 /*
@@ -567,11 +557,12 @@ budget_admits(const char *agent, time_t now, int *verdict,
 	return peek_as(BUDGET_TAKE, agent, now, v, verdict, err);
 }
 
-/* When v's day ends: the next local midnight in its zone. */
+/* When v's day ends: the local midnight after it in its zone (a day
+ * kept ahead of the clock, set back, ends later). */
 static time_t
 day_end(const struct budget_view *v, time_t now)
 {
-	return clock_next_midnight(v->zone, now);
+	return clock_after(v->zone, v->day, 10, now);
 }
 
 /* Why a wake was refused by the fleet's budget v (verdict: reached or

@@ -517,41 +517,21 @@ cap_reset(const char *agent, const char *zone, time_t now, char *err)
 	    err);
 }
 
-/* When v's day ends: the local midnight after it, in its zone. */
+/* When v's day ends: the local midnight after it, in its zone (a day
+ * kept ahead of the clock, set back, ends later). */
 time_t
 cap_resets_at(const struct cap_view *v, time_t now)
 {
-	const char *zone = v->zone[0] ? v->zone : clock_tz_local();
-	time_t m = clock_next_midnight(zone, now);
-	char day[16];
-	int i;
-
-	/* a day kept ahead of the clock (set back) ends later */
-	for (i = 0; i < 400; i++) {
-		clock_day(zone, m, day, sizeof day);
-		if (strcmp(day, v->day) > 0)
-			break;
-		m = clock_next_midnight(zone, m);
-	}
-	return m;
+	return clock_after(v->zone[0] ? v->zone : clock_tz_local(), v->day,
+	    10, now);
 }
 
 /* When v's month ends: the first local midnight of a later month. */
 static time_t
 month_resets_at(const struct cap_view *v, time_t now)
 {
-	const char *zone = v->zone[0] ? v->zone : clock_tz_local();
-	time_t m = cap_resets_at(v, now);
-	char day[16];
-	int i;
-
-	for (i = 0; i < 400; i++) {
-		clock_day(zone, m, day, sizeof day);
-		if (strncmp(day, v->month, 7) > 0)
-			break;
-		m = clock_next_midnight(zone, m);
-	}
-	return m;
+	return clock_after(v->zone[0] ? v->zone : clock_tz_local(),
+	    v->month[0] ? v->month : v->day, 7, now);
 }
 
 /* When a take refused by caps c may be admitted again: the month's

@@ -152,6 +152,25 @@ llm: {timeout: 10s}")
 	[ "$(llm_count)" -eq 3 ]
 }
 
+@test "a clock set back keeps the fleet's day, and its reset is the midnight after that day, not the clock's next" {
+	fleet "daily: 0.001, zone: UTC"
+	a=$(agent alpha)
+	run -0 at "2026-11-21 01:00:00" heart-wake --soul "$a" --force
+	echo "$output" | jq -e '.status == "idle"'
+	# the clock stepped back an hour before the day the budget keeps
+	run -0 at "2026-11-20 23:00:00" heart-wake --soul "$a" --force
+	echo "$output" | jq -e '.status == "capped" and
+	    (.reason | endswith("resets at 2026-11-22T00:00:00Z")) and
+	    .next >= "2026-11-22T00:00:00Z"'
+	run -0 at "2026-11-20 23:00:00" heart-cap status --json
+	echo "$output" | jq -se '.[0].fleet | .day == "2026-11-21" and
+	    .resets_at == "2026-11-22T00:00:00Z"'
+	# and so it is: the clock's next midnight brings no fresh budget
+	run -0 at "2026-11-21 00:00:30" heart-wake --soul "$a" --force
+	echo "$output" | jq -e '.status == "capped"'
+	[ "$(llm_count)" -eq 1 ]
+}
+
 @test "--explain defers a wake while a wake in flight, a killed one's included, could reach the fleet's budget, as the wake is" {
 	fleet "daily: 1, zone: UTC"
 	a=$(agent alpha) b=$(agent beta)
