@@ -535,10 +535,13 @@ month_resets_at(const struct cap_view *v, time_t now)
 }
 
 /* When a take refused by caps c may be admitted again: the month's
- * end once the monthly budget is reached, else the day's. */
+ * end once the monthly budget is reached, else the day's; 0 never (a
+ * budget of $0). */
 time_t
 cap_open_at(const struct cap_view *v, const struct caps *c, time_t now)
 {
+	if (c->budget == 0 || c->monthly == 0)
+		return 0;	/* a budget of $0 admits no wake, ever */
 	if (c->monthly >= 0 && v->month_cost >= c->monthly)
 		return month_resets_at(v, now);
 	return cap_resets_at(v, now);
@@ -565,6 +568,14 @@ cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
 {
 	char reset[40], spent[32], budget[32];
 
+	if (v->caps.monthly == 0 || v->caps.budget == 0) {
+		snprintf(buf, n, v->caps.monthly == 0 ? "monthly budget $0.00 "
+		    "reached: heart.monthly_budget is $0.00, which admits no "
+		    "wake, this month or any" : "daily budget reached: "
+		    "heart.daily_budget is $0.00, which admits no wake, today "
+		    "or any day");
+		return 1;
+	}
 	if (v->caps.monthly >= 0 && v->month_cost >= v->caps.monthly) {
 		clock_utc(month_resets_at(v, now), reset, sizeof reset);
 		snprintf(buf, n, "monthly budget %s reached: %s spent this "

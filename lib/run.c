@@ -113,6 +113,8 @@ run_open_at(const struct wake *k, enum chamber c)
 	cap_at = k->cv.day[0] == '\0' || (k->cv.total < lim &&
 	    cap_spend_ok(&k->cv, &caps)) ? k->now :
 	    cap_open_at(&k->cv, &caps, k->now);
+	if (cap_at == 0)
+		return 0;	/* a budget of $0: never */
 	if (k->budget_at > cap_at)
 		cap_at = k->budget_at;
 	brk_at = k->bv.until > k->now ? k->bv.until : k->now;

@@ -345,6 +345,24 @@ prefix_test() {
 	[ "$(llm_count)" -eq 2 ]
 }
 
+@test "a budget of \$0 admits no wake, ever: its refusal names no reset, and no next" {
+	for b in "daily_budget: 0@daily budget reached: heart.daily_budget is \$0.00, which admits no wake, today or any day" \
+	    "monthly_budget: 0@monthly budget \$0.00 reached: heart.monthly_budget is \$0.00, which admits no wake, this month or any"; do
+		state_clear
+		scout_soul "price: {input: 1.0, output: 1.0}" "${b%@*}"
+		run -0 at "2026-11-22 10:00:00" heart-wake --soul "$S" --force
+		echo "$output" | jq -e --arg why "${b#*@}" '.status == "capped" and
+		    .reason == $why and .next == null'
+		run -0 at "2026-11-22 10:00:00" heart-wake --soul "$S" --explain --force
+		echo "$output" | jq -se --arg why "${b#*@}" 'all(.[];
+		    .would == "capped" and .gates.cap.reason == $why and
+		    (.gates.cap | has("until") | not) and .next == null)'
+		run -1 at "2026-11-22 10:00:00" heart-cap take --soul "$S" -v
+		assert_output "scout: schedule refused: ${b#*@}"
+	done
+	[ "$(llm_count)" -eq 0 ]
+}
+
 @test "the daily and the monthly budget together: the day's refuses first, then the month's past the day" {
 	scout_soul "price: {input: 1.0, output: 1.0}" "daily_budget: 0.001, monthly_budget: 0.002"
 	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
