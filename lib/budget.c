@@ -566,7 +566,8 @@ day_end(const struct budget_view *v, time_t now)
 }
 
 /* Why a wake was refused by the fleet's budget v (verdict: reached or
- * crowded), and when it may be admitted: *at. */
+ * crowded), and when it may be admitted: *at (0: never, a budget of
+ * $0). */
 void
 budget_why_at(const struct budget_view *v, int verdict, time_t now,
     char *buf, size_t n, time_t *at)
@@ -591,6 +592,14 @@ budget_why_at(const struct budget_view *v, int verdict, time_t now,
 		    "days) could reach it; deferred until %s", spent,
 		    v->inflight, v->inflight == 1 ? "wake" : "wakes",
 		    price_format(week_top(&v->week), top, sizeof top), reset);
+		return;
+	}
+	if ((month ? v->fb.monthly : v->fb.daily) == 0) {
+		*at = 0;	/* $0 admits no wake, ever */
+		snprintf(buf, n, "fleet %s budget $0.00 reached: %s's "
+		    "budget.%s is $0.00, which admits no wake", month ?
+		    "monthly" : "daily", endpoint_file(), month ? "monthly" :
+		    "daily");
 		return;
 	}
 	*at = month ? month_end(v->zone, v->day, now) : day_end(v, now);

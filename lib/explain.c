@@ -149,6 +149,8 @@ fleet_verdict(struct wake *k, const struct budget_view *bv, int verdict,
 	k->budget_at = 0;
 	if (bv->fb.set && verdict != BUDGET_ADMIT) {
 		budget_why_at(bv, verdict, k->now, buf, n, &k->budget_at);
+		if (k->budget_at == 0)
+			k->budget_at = -1;	/* never */
 		return 0;
 	}
 	snprintf(buf, n, "below the fleet's budget");

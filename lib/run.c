@@ -98,7 +98,7 @@ result_new(struct wake *k, enum chamber c)
 /*
  * From when the breaker, the cap and the fleet's budget all admit a
  * wake of chamber c, as they stand (k->bv, k->cv, k->budget_at): 0
- * when the cap never does.
+ * when the cap or the fleet's budget never does.
  */
 time_t
 run_open_at(const struct wake *k, enum chamber c)
@@ -113,7 +113,7 @@ run_open_at(const struct wake *k, enum chamber c)
 	cap_at = k->cv.day[0] == '\0' || (k->cv.total < lim &&
 	    cap_spend_ok(&k->cv, &caps)) ? k->now :
 	    cap_open_at(&k->cv, &caps, k->now);
-	if (cap_at == 0)
+	if (cap_at == 0 || k->budget_at < 0)
 		return 0;	/* a budget of $0: never */
 	if (k->budget_at > cap_at)
 		cap_at = k->budget_at;

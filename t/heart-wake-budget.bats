@@ -152,6 +152,22 @@ llm: {timeout: 10s}")
 	[ "$(llm_count)" -eq 3 ]
 }
 
+@test "a fleet budget of \$0 admits no wake of an agent with a price, ever: no reset named, no next" {
+	fleet "daily: 0, zone: UTC"
+	a=$(agent alpha)
+	why="fleet daily budget \$0.00 reached: $HEART_FLEET's budget.daily is \$0.00, which admits no wake"
+	run -0 heart-wake --soul "$a" --force
+	echo "$output" | jq -e --arg why "$why" '.status == "capped" and
+	    .reason == $why and .next == null'
+	run -0 heart-wake --soul "$a" --explain --force
+	echo "$output" | jq -se --arg why "$why" 'all(.[]; .would == "capped"
+	    and .gates.budget.reason == $why and
+	    (.gates.budget | has("until") | not) and .next == null)'
+	run -1 heart-cap take --soul "$a" -v
+	assert_output "alpha: schedule refused: $why"
+	[ "$(llm_count)" -eq 0 ]
+}
+
 @test "a clock set back keeps the fleet's day, and its reset is the midnight after that day, not the clock's next" {
 	fleet "daily: 0.001, zone: UTC"
 	a=$(agent alpha)
