@@ -173,6 +173,8 @@ finish(struct wake *k, const char *status, const char *reason)
 		json_object_set(k->res, "adaptive", k->g.why);
 	if (k->loaded)
 		next = next_wake(k);
+	if (next > 0 && next < k->held_until)	/* the hold it set */
+		next = k->held_until;
 	if (next > 0) {
 		char iso[32];
 		clock_utc(next, iso, sizeof iso);

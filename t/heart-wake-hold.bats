@@ -301,6 +301,9 @@ RATE429='{"status":429,"text":"Rate limit reached for requests","error_code":"ra
 	a=$(mksoul a) b=$(mksoul b)
 	llm_script "{\"replies\":[$RATE429]}"
 	run -75 wake "$a" "$T0"
+	# the wake that met the 429 says so too: no wake goes before the reset
+	run -0 jq -r 'select(.status == "error") | .next' <<< "$(grep '^{' <<< "$output")"
+	assert_output 2026-11-22T09:06:30Z
 	run -0 llm_count
 	assert_output 1
 	for s in "$b" "$a"; do
