@@ -197,12 +197,13 @@ llm: {timeout: 10s}")
 	wait_until 10 eval '[ "$(llm_count)" -ge 1 ]'
 	kill -9 "$pid"
 	wait "$pid" || :
-	run -0 heart-wake --soul "$a" --explain --force
+	t=$(date -u '+%F %T')	# one second for both: the same "deferred until"
+	run -0 at "$t" heart-wake --soul "$a" --explain --force
 	echo "$output" | jq -se '.[0] | .would == "throttled" and
 	    (.reason | startswith("fleet budget: $0.00 spent today, and no wake'"'"'s cost known this week: wakes go one at a time, and 1 is in flight; deferred until ")) and
 	    .gates.budget.ok == false and .gates.budget.until == .next'
 	why=$(echo "$output" | jq -sr '.[0].reason')
-	run -0 heart-wake --soul "$a" --force
+	run -0 at "$t" heart-wake --soul "$a" --force
 	echo "$output" | jq -e --arg why "$why" '.status == "throttled" and
 	    .reason == $why'
 	[ "$(llm_count)" -eq 1 ]
