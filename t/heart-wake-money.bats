@@ -282,6 +282,12 @@ prefix_test() {
 	run heart-wake --soul "$S" --force
 	assert_failure 78
 	assert_output --partial "heart.monthly_budget: must be a number of dollars"
+	# past what heart counts: said so, not as if it were below zero
+	for k in daily_budget monthly_budget; do
+		scout_soul "price: {input: 1.0, output: 1.0}" "$k: 1e12"
+		run -78 heart-wake --soul "$S" --force
+		assert_output --partial "heart.$k: must be a number of dollars, 0 or more and at most 9e9"
+	done
 	[ "$(llm_count)" -eq 0 ]
 }
 
