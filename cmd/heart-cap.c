@@ -88,7 +88,11 @@ cmd_take(const char *agent, enum chamber ch, long long capflag, time_t now)
 	if (capflag >= 0)
 		snprintf(flag, sizeof flag, "--cap %lld for this take; else ",
 		    capflag);
-	if (o.vflag)
+	/* a budget's refusal says so, not the count it left below the cap */
+	if (o.vflag && !ok && cap_why(&v, ch, now, err, sizeof err) == 1)
+		printf("%s: %s refused: %s\n", agent, soul_chamber_name(ch),
+		    err);
+	else if (o.vflag)
 		printf("%s: %s %s: %lld/%lld today (%s; %s%s)\n", agent,
 		    soul_chamber_name(ch), ok ? "admitted" : "refused",
 		    v.total, cap_limit(&v.caps, ch), v.day, flag,

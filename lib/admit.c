@@ -125,8 +125,8 @@ fleet_admit(struct wake *k, char *reason, size_t rn, const char **status,
 	if (verdict == BUDGET_ADMIT)
 		return 1;
 	budget_why_at(&v, verdict, k->now, reason, rn, &k->g.next);
-	if (verdict == BUDGET_REACHED)
-		k->budget_at = k->g.next;
+	if (verdict == BUDGET_REACHED)	/* -1: never */
+		k->budget_at = k->g.next > 0 ? k->g.next : -1;
 	*status = status_name(verdict == BUDGET_REACHED ? ST_CAPPED :
 	    ST_THROTTLED);
 	return 0;

@@ -93,24 +93,33 @@ hold_kind(int fail, long http)
 }
 
 /* What r tells lc's account's hold, at now (a store out of reach
- * leaves the hold as it was: the wake's own outcome says the rest). */
-static void
+ * leaves the hold as it was: the wake's own outcome says the rest).
+ * Returns when the hold it set lets a wake go (its probe, or its rate
+ * limit's reset), 0 when it set none. */
+static time_t
 hold_after(const struct llm_conf *lc, int rc, const struct llm_reply *r,
     time_t now)
 {
 	const char *key, *kind;
 	char e2[HEART_ERRLEN];
+	struct hold_view v;
 
 	if (lc->command != NULL)
-		return;
+		return 0;
 	key = lc->key_env[0] != '\0' ? getenv(lc->key_env) : NULL;
-	if (rc == 0)
+	if (rc == 0) {
 		hold_lift(lc->base_url, key, now, e2);
-	else if ((kind = hold_kind(r->fail, r->status)) != NULL)
-		hold_set(lc->base_url, key, kind, r->status, r->hold, now, e2);
-	else if (r->account != 0)
-		hold_set(lc->base_url, key, "rate", r->status, r->account,
-		    now, e2);
+		return 0;
+	}
+	if ((kind = hold_kind(r->fail, r->status)) != NULL) {
+		if (hold_set(lc->base_url, key, kind, r->status, r->hold, now,
+		    e2) == -1)
+			return 0;
+	} else if (r->account == 0 || hold_set(lc->base_url, key, "rate",
+	    r->status, r->account, now, e2) == -1)
+		return 0;
+	return hold_admit(lc->base_url, key, now, 0, &v, e2) == 1 ? v.probe :
+	    0;
 }
 
 /*
@@ -131,7 +140,7 @@ ask_send(struct wake *k, const struct llm_conf *lc, int triage,
 {
 	const char *ep = triage ? k->tep : k->ep;
 	const struct price *price = soul_price(k->s, triage);
-	time_t taken = k->taken;
+	time_t taken = k->taken, held;
 	char note[384] = "", max[32];
 	int rc;
 
@@ -149,7 +158,8 @@ ask_send(struct wake *k, const struct llm_conf *lc, int triage,
 	    lc->max_tokens, note, sizeof note);
 	bucket_after(ep, r->status, r->hold, r->u.prompt + r->u.completion,
 	    time(NULL));
-	hold_after(lc, rc, r, k->now);
+	if ((held = hold_after(lc, rc, r, k->now)) > k->held_until)
+		k->held_until = held;
 	r->cost = price_cost(price, &r->u);
 	if (note[0] != '\0')
 		outcome_warn(k, note);

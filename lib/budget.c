@@ -152,17 +152,7 @@ week_json(const struct week *w, json_t *j)
 static time_t
 month_end(const char *zone, const char *today, time_t now)
 {
-	time_t m = clock_next_midnight(zone, now);
-	char day[16];
-	int i;
-
-	for (i = 0; i < 40; i++) {
-		clock_day(zone, m, day, sizeof day);
-		if (strncmp(day, today, 7) > 0)
-			break;
-		m = clock_next_midnight(zone, m);
-	}
-	return m;
+	return clock_after(zone, today, 7, now);
 }
 
 /*
@@ -520,9 +510,11 @@ budget_record(const char *agent, time_t now, long long cost, char *err)
 	return transition(BUDGET_RECORD, agent, cost, now, NULL, NULL, err);
 }
 
-/* The fleet's budget as it stands, unchanged (v->fb.set 0: none). */
-int
-budget_peek(time_t now, struct budget_view *v, char *err)
+/* The fleet's budget after op by agent (peek or take), read and not
+ * written back (v->fb.set 0: none). */
+static int
+peek_as(enum budget_op op, const char *agent, time_t now,
+    struct budget_view *v, int *verdict, char *err)
 {
 	struct fleet_budget fb;
 	struct budget *b;
@@ -530,6 +522,8 @@ budget_peek(time_t now, struct budget_view *v, char *err)
 	int r;
 
 	memset(v, 0, sizeof *v);
+	if (verdict != NULL)
+		*verdict = BUDGET_ADMIT;
 	if (endpoint_budget(&fb, err) == -1)
 		return -1;
 	v->fb = fb;
@@ -539,7 +533,7 @@ budget_peek(time_t now, struct budget_view *v, char *err)
 		return -1;
 	b = xcalloc(1, sizeof *b);
 	if ((r = parse_budget(j, b, err)) == 0) {
-		budget_step(b, BUDGET_PEEK, "", 0, &fb, now, NULL);
+		budget_step(b, op, agent, 0, &fb, now, verdict);
 		*v = b->v;
 	}
 	json_decref(j);
@@ -547,15 +541,33 @@ budget_peek(time_t now, struct budget_view *v, char *err)
 	return r;
 }
 
-/* When v's day ends: the next local midnight in its zone. */
+/* The fleet's budget as it stands, unchanged (v->fb.set 0: none). */
+int
+budget_peek(time_t now, struct budget_view *v, char *err)
+{
+	return peek_as(BUDGET_PEEK, "", now, v, NULL, err);
+}
+
+/* What budget_take of the agent's wake would say now (*verdict, v as
+ * it would stand), changing nothing: --explain's budget gate. */
+int
+budget_admits(const char *agent, time_t now, int *verdict,
+    struct budget_view *v, char *err)
+{
+	return peek_as(BUDGET_TAKE, agent, now, v, verdict, err);
+}
+
+/* When v's day ends: the local midnight after it in its zone (a day
+ * kept ahead of the clock, set back, ends later). */
 static time_t
 day_end(const struct budget_view *v, time_t now)
 {
-	return clock_next_midnight(v->zone, now);
+	return clock_after(v->zone, v->day, 10, now);
 }
 
 /* Why a wake was refused by the fleet's budget v (verdict: reached or
- * crowded), and when it may be admitted: *at. */
+ * crowded), and when it may be admitted: *at (0: never, a budget of
+ * $0). */
 void
 budget_why_at(const struct budget_view *v, int verdict, time_t now,
     char *buf, size_t n, time_t *at)
@@ -580,6 +592,14 @@ budget_why_at(const struct budget_view *v, int verdict, time_t now,
 		    "days) could reach it; deferred until %s", spent,
 		    v->inflight, v->inflight == 1 ? "wake" : "wakes",
 		    price_format(week_top(&v->week), top, sizeof top), reset);
+		return;
+	}
+	if ((month ? v->fb.monthly : v->fb.daily) == 0) {
+		*at = 0;	/* $0 admits no wake, ever */
+		snprintf(buf, n, "fleet %s budget $0.00 reached: %s's "
+		    "budget.%s is $0.00, which admits no wake", month ?
+		    "monthly" : "daily", endpoint_file(), month ? "monthly" :
+		    "daily");
 		return;
 	}
 	*at = month ? month_end(v->zone, v->day, now) : day_end(v, now);

@@ -517,48 +517,31 @@ cap_reset(const char *agent, const char *zone, time_t now, char *err)
 	    err);
 }
 
-/* When v's day ends: the local midnight after it, in its zone. */
+/* When v's day ends: the local midnight after it, in its zone (a day
+ * kept ahead of the clock, set back, ends later). */
 time_t
 cap_resets_at(const struct cap_view *v, time_t now)
 {
-	const char *zone = v->zone[0] ? v->zone : clock_tz_local();
-	time_t m = clock_next_midnight(zone, now);
-	char day[16];
-	int i;
-
-	/* a day kept ahead of the clock (set back) ends later */
-	for (i = 0; i < 400; i++) {
-		clock_day(zone, m, day, sizeof day);
-		if (strcmp(day, v->day) > 0)
-			break;
-		m = clock_next_midnight(zone, m);
-	}
-	return m;
+	return clock_after(v->zone[0] ? v->zone : clock_tz_local(), v->day,
+	    10, now);
 }
 
 /* When v's month ends: the first local midnight of a later month. */
 static time_t
 month_resets_at(const struct cap_view *v, time_t now)
 {
-	const char *zone = v->zone[0] ? v->zone : clock_tz_local();
-	time_t m = cap_resets_at(v, now);
-	char day[16];
-	int i;
-
-	for (i = 0; i < 400; i++) {
-		clock_day(zone, m, day, sizeof day);
-		if (strncmp(day, v->month, 7) > 0)
-			break;
-		m = clock_next_midnight(zone, m);
-	}
-	return m;
+	return clock_after(v->zone[0] ? v->zone : clock_tz_local(),
+	    v->month[0] ? v->month : v->day, 7, now);
 }
 
 /* When a take refused by caps c may be admitted again: the month's
- * end once the monthly budget is reached, else the day's. */
+ * end once the monthly budget is reached, else the day's; 0 never (a
+ * budget of $0). */
 time_t
 cap_open_at(const struct cap_view *v, const struct caps *c, time_t now)
 {
+	if (c->budget == 0 || c->monthly == 0)
+		return 0;	/* a budget of $0 admits no wake, ever */
 	if (c->monthly >= 0 && v->month_cost >= c->monthly)
 		return month_resets_at(v, now);
 	return cap_resets_at(v, now);
@@ -585,6 +568,14 @@ cap_why(const struct cap_view *v, enum chamber ch, time_t now, char *buf,
 {
 	char reset[40], spent[32], budget[32];
 
+	if (v->caps.monthly == 0 || v->caps.budget == 0) {
+		snprintf(buf, n, v->caps.monthly == 0 ? "monthly budget $0.00 "
+		    "reached: heart.monthly_budget is $0.00, which admits no "
+		    "wake, this month or any" : "daily budget reached: "
+		    "heart.daily_budget is $0.00, which admits no wake, today "
+		    "or any day");
+		return 1;
+	}
 	if (v->caps.monthly >= 0 && v->month_cost >= v->caps.monthly) {
 		clock_utc(month_resets_at(v, now), reset, sizeof reset);
 		snprintf(buf, n, "monthly budget %s reached: %s spent this "

@@ -153,6 +153,28 @@ clock_next_midnight(const char *zone, time_t t)
 	return hi;
 }
 
+/*
+ * When a counter kept for day (the first n characters of a date: 10 the
+ * day, 7 its month) starts afresh: the first local midnight after t on
+ * a later date.  A day kept ahead of the clock (a clock set back) ends
+ * at the midnight after it, not at the clock's next; 400 days at most.
+ */
+time_t
+clock_after(const char *zone, const char *day, size_t n, time_t t)
+{
+	time_t m = clock_next_midnight(zone, t);
+	char d[16];
+	int i;
+
+	for (i = 0; i < 400; i++) {
+		clock_day(zone, m, d, sizeof d);
+		if (strncmp(d, day, n) > 0)
+			break;
+		m = clock_next_midnight(zone, m);
+	}
+	return m;
+}
+
 /* ISO 8601 local time with its offset, e.g. 2026-11-22T00:00:00-05:00:
  * the wake's prompt tells the model its time so; nothing else prints it */
 void

@@ -138,16 +138,19 @@ hold_peek(const struct soul *s, time_t now, struct hold_view *hv,
  * others say; the first that holds (what a wake now would report);
  * and when a wake will next be admitted, every gate counted.
  */
-/* The fleet's budget's verdict (budget.c), as bv stands: 1 below it,
- * else 0 with why in buf and k->budget_at its reset. */
+/* The fleet's budget's verdict on a take now (budget_admits), as bv
+ * stands after it: 1 admitted, else 0 with why in buf and k->budget_at
+ * when it admits again (its reset once reached; a minute on while the
+ * wakes in flight could reach it, as a wake is deferred). */
 static int
-fleet_verdict(struct wake *k, const struct budget_view *bv, char *buf,
-    size_t n)
+fleet_verdict(struct wake *k, const struct budget_view *bv, int verdict,
+    char *buf, size_t n)
 {
 	k->budget_at = 0;
-	if (bv->fb.set && budget_spent(bv)) {
-		budget_why_at(bv, BUDGET_REACHED, k->now, buf, n,
-		    &k->budget_at);
+	if (bv->fb.set && verdict != BUDGET_ADMIT) {
+		budget_why_at(bv, verdict, k->now, buf, n, &k->budget_at);
+		if (k->budget_at == 0)
+			k->budget_at = -1;	/* never */
 		return 0;
 	}
 	snprintf(buf, n, "below the fleet's budget");
@@ -157,7 +160,7 @@ fleet_verdict(struct wake *k, const struct budget_view *bv, char *buf,
 static json_t *
 explain_chamber(struct wake *k, enum chamber c, int force,
     const struct pause_view *pv, const struct hold_view *hv,
-    const struct budget_view *bv)
+    const struct budget_view *bv, int bverdict)
 {
 	static const char *const names[] = { "due", "hours", "checklist" };
 	const struct soul *s = k->s;
@@ -223,13 +226,15 @@ explain_chamber(struct wake *k, enum chamber c, int force,
 	json_object_set_new(gates, "gate", gate_verdict(s, c));
 	json_object_set_new(gates, "breaker", verdict(bok, br,
 	    bok ? 0 : k->bv.until));
-	fok = fleet_verdict(k, bv, fr, sizeof fr);
+	fok = fleet_verdict(k, bv, bverdict, fr, sizeof fr);
 	if (bv->fb.set)		/* a gate only where the fleet file sets it */
 		json_object_set_new(gates, "budget", verdict(fok, fr,
 		    k->budget_at));
 	json_object_set_new(gates, "cap", verdict(cok, cr, cat));
 	if (s->ch[c].daily_cap != 0 && would == NULL && bok && !fok) {
-		would = "capped";	/* checked before the cap */
+		/* checked before the cap */
+		would = status_name(bverdict == BUDGET_REACHED ? ST_CAPPED :
+		    ST_THROTTLED);
 		why = fr;
 	} else if (s->ch[c].daily_cap == 0 || (would == NULL && bok &&
 	    !cok)) {
@@ -291,7 +296,7 @@ gates_of(const struct soul *s, const struct run_opts *ro, time_t now,
 	struct budget_view bv;
 	struct wake k;
 	json_t *arr = json_array();
-	int c;
+	int c, bverdict;
 
 	memset(&k, 0, sizeof k);
 	k.s = s;
@@ -304,20 +309,23 @@ gates_of(const struct soul *s, const struct run_opts *ro, time_t now,
 	    cap_peek(s->name, s->timezone, now, &k.cv, err) == -1 ||
 	    pause_peek(s->name, now, &pv, err) == -1 ||
 	    hold_peek(s, now, &hv, err) == -1 ||
-	    budget_peek(now, &bv, err) == -1) {
+	    budget_admits(s->name, now, &bverdict, &bv, err) == -1) {
 		wake_free(&k.w);
 		json_decref(arr);
 		return NULL;
 	}
 	if (!s->llm.price.set)	/* the fleet's budget holds it not */
 		bv.fb.set = 0;
+	if (!bv.fb.set)
+		bverdict = BUDGET_ADMIT;
 	if (k.w.first_seen == 0)
 		k.w.first_seen = now;
 	k.loaded = 1;
 	for (c = 0; c < CH_NCHAMBERS; c++)
 		if (k.o->chamber < 0 || c == k.o->chamber)
 			json_array_append_new(arr, explain_chamber(&k,
-			    (enum chamber)c, k.o->force, &pv, &hv, &bv));
+			    (enum chamber)c, k.o->force, &pv, &hv, &bv,
+			    bverdict));
 	wake_free(&k.w);
 	return arr;
 }

@@ -157,6 +157,8 @@ int	 cap_take(const char *, enum chamber, const struct caps *,
 int	 cap_peek(const char *, const char *, time_t, struct cap_view *,
 	    char *);
 json_t	*cap_json(const char *, const struct cap_view *, time_t);
+int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
+	    size_t);
 int	 cap_reset(const char *, const char *, time_t, char *);
 /* brk.c: the dual-trigger circuit breaker, agents/ID/breaker.json */
 enum brk_state { BRK_CLOSED, BRK_OPEN, BRK_HALF_OPEN };

@@ -39,6 +39,7 @@ int	 clock_tz_valid(const char *);
 const char *clock_tz_local(void);
 int	 clock_tz_use(const char *);
 time_t	 clock_next_midnight(const char *, time_t);
+time_t	 clock_after(const char *, const char *, size_t, time_t);
 void	 clock_iso(const char *, time_t, char *, size_t);
 int	 clock_parse_utc(const char *, time_t *);
 int	 clock_minute_of_day(const char *, time_t);

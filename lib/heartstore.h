@@ -60,6 +60,8 @@ void	 endpoint_none_why(char *, size_t);
 enum { BUDGET_ADMIT, BUDGET_REACHED, BUDGET_CROWDED };	/* a take's */
 int	 budget_take(const char *, time_t, int *, struct budget_view *,
 	    char *);
+int	 budget_admits(const char *, time_t, int *, struct budget_view *,
+	    char *);
 int	 budget_give(const char *, time_t, char *);
 int	 budget_record(const char *, time_t, long long, char *);
 int	 budget_spent(const struct budget_view *);
@@ -87,8 +89,6 @@ time_t	 cap_open_at(const struct cap_view *, const struct caps *, time_t);
 int	 cap_spend_ok(const struct cap_view *, const struct caps *);
 long long cap_agent_limit(const struct caps *);
 long long cap_cost(const struct cap_view *);
-int	 cap_why(const struct cap_view *, enum chamber, time_t, char *,
-	    size_t);
 /* brk.c; brk_record's outcome flags */
 #define BRK_LLM_OK	0x1
 #define BRK_LLM_FAIL	0x2

@@ -302,7 +302,10 @@ struct wake {
 	char	 tep[HEART_IDMAX + 1];	/* the triage's, or "" */
 	time_t	 taken;			/* when its first request was admitted */
 	time_t	 budget_at;	/* the fleet's budget, reached, admits again
-				   then (budget.c); 0: it admits */
+				   then (budget.c); 0: it admits; -1: it
+				   never does (a budget of $0) */
+	time_t	 held_until;	/* a hold its requests set lets a wake
+				   go then (hold.c); 0: none */
 };
 void	 run_id(time_t, char *, size_t);
 time_t	 run_open_at(const struct wake *, enum chamber);

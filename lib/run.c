@@ -98,7 +98,7 @@ result_new(struct wake *k, enum chamber c)
 /*
  * From when the breaker, the cap and the fleet's budget all admit a
  * wake of chamber c, as they stand (k->bv, k->cv, k->budget_at): 0
- * when the cap never does.
+ * when the cap or the fleet's budget never does.
  */
 time_t
 run_open_at(const struct wake *k, enum chamber c)
@@ -113,6 +113,8 @@ run_open_at(const struct wake *k, enum chamber c)
 	cap_at = k->cv.day[0] == '\0' || (k->cv.total < lim &&
 	    cap_spend_ok(&k->cv, &caps)) ? k->now :
 	    cap_open_at(&k->cv, &caps, k->now);
+	if (cap_at == 0 || k->budget_at < 0)
+		return 0;	/* a budget of $0: never */
 	if (k->budget_at > cap_at)
 		cap_at = k->budget_at;
 	brk_at = k->bv.until > k->now ? k->bv.until : k->now;
@@ -171,6 +173,8 @@ finish(struct wake *k, const char *status, const char *reason)
 		json_object_set(k->res, "adaptive", k->g.why);
 	if (k->loaded)
 		next = next_wake(k);
+	if (next > 0 && next < k->held_until)	/* the hold it set */
+		next = k->held_until;
 	if (next > 0) {
 		char iso[32];
 		clock_utc(next, iso, sizeof iso);
@@ -267,6 +271,26 @@ dry_run(struct wake *k, const struct llm_conf *lc, int open, char *err)
 	return HX_OK;
 }
 
+/*
+ * The result's next for a wake deferred until t by a gate that uses no
+ * slot (a pause, a hold, the fleet's turn; 0: no time known): not
+ * before the other gates admit it too (the breaker's probe, the cap's
+ * or the budget's reset, the slot when not forced), as --explain counts
+ * it; none when there is none.
+ */
+static void
+deferred_next(struct wake *k, time_t t)
+{
+	time_t n = k->o->force ? run_open_at(k, k->g.chamber) : next_wake(k);
+	char iso[32];
+
+	json_object_del(k->res, "next");
+	if (t == 0 || n == 0)
+		return;
+	clock_utc(n > t ? n : t, iso, sizeof iso);
+	outcome_set(k, "next", iso);
+}
+
 static int
 skip(struct wake *k, const char *status, const char *reason)
 {
@@ -315,11 +339,7 @@ paused(struct wake *k, char *err)
 		return r;
 	pause_why(&v, reason, sizeof reason);
 	skip(k, status_name(ST_PAUSED), reason);
-	json_object_del(k->res, "next");
-	if (v.until != 0) {
-		clock_utc(v.until, reason, sizeof reason);
-		outcome_set(k, "next", reason);
-	}
+	deferred_next(k, v.until);
 	return 1;
 }
 
@@ -487,8 +507,7 @@ run_locked(struct wake *k, const struct llm_conf *lc, char *err)
 		 * hold's next probe) */
 		until = k->g.next;
 		r = skip(k, status, reason);
-		clock_utc(until, reason, sizeof reason);
-		outcome_set(k, "next", reason);
+		deferred_next(k, until);
 		return r;
 	}
 	if (r == 0) {

@@ -543,7 +543,8 @@ get_budget(struct soul_loading *v, const json_t *heart, const char *path,
 		return 0;
 	if ((s->daily_budget = price_nano(j)) < 0)
 		return soul_bad(v, heart, "daily_budget", path, "must be a "
-		    "number of dollars, 0 or more, such as 1.50");
+		    "number of dollars, 0 or more and at most 9e9, such "
+		    "as 1.50");
 	return 0;
 }
 
@@ -559,7 +560,8 @@ get_monthly(struct soul_loading *v, const json_t *heart, const char *path,
 		return 0;
 	if ((s->monthly_budget = price_nano(j)) < 0)
 		return soul_bad(v, heart, "monthly_budget", path, "must be a "
-		    "number of dollars, 0 or more, such as 40.00");
+		    "number of dollars, 0 or more and at most 9e9, such "
+		    "as 40.00");
 	return 0;
 }
 

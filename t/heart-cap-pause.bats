@@ -134,6 +134,22 @@ used() {
 	assert_output '["paused",null]'
 }
 
+@test "a paused wake's next is the pause's end, or the cap's reset when the cap refuses past it, as --explain says" {
+	printf 'name: scout\nheart: { schedule: { interval: 1m, daily_cap: 1 }, idle: { daily_cap: 0 } }\n' \
+	    > "$BATS_TEST_TMPDIR/scout.yaml"
+	s=$BATS_TEST_TMPDIR/scout.yaml
+	run -0 at_epoch "$T0" heart-wake --soul "$s" --force
+	assert_output --partial '"status":"idle"'
+	run -0 at_epoch "$T0" heart-cap pause scout --until 2026-11-22T09:30:00Z
+	run -0 at_epoch $((T0 + 60)) heart-wake --soul "$s"
+	run -0 jq -r '[.status, .next] | join(" ")' <<< "$output"
+	assert_output "paused 2026-11-23T00:00:00Z"
+	run -0 at_epoch $((T0 + 60)) heart-wake --soul "$s" --explain --chamber schedule
+	run -0 jq -r .next <<< "$output"
+	assert_output 2026-11-23T00:00:00Z
+	[ "$(llm_count)" -eq 1 ]
+}
+
 @test "--all pauses the whole fleet, an agent created after it too; resume --all ends every pause" {
 	a=$(mksoul alpha)
 	run -0 heart-wake --soul "$a" --force

@@ -152,6 +152,67 @@ llm: {timeout: 10s}")
 	[ "$(llm_count)" -eq 3 ]
 }
 
+@test "a fleet budget of \$0 admits no wake of an agent with a price, ever: no reset named, no next" {
+	fleet "daily: 0, zone: UTC"
+	a=$(agent alpha)
+	why="fleet daily budget \$0.00 reached: $HEART_FLEET's budget.daily is \$0.00, which admits no wake"
+	run -0 heart-wake --soul "$a" --force
+	echo "$output" | jq -e --arg why "$why" '.status == "capped" and
+	    .reason == $why and .next == null'
+	run -0 heart-wake --soul "$a" --explain --force
+	echo "$output" | jq -se --arg why "$why" 'all(.[]; .would == "capped"
+	    and .gates.budget.reason == $why and
+	    (.gates.budget | has("until") | not) and .next == null)'
+	run -1 heart-cap take --soul "$a" -v
+	assert_output "alpha: schedule refused: $why"
+	[ "$(llm_count)" -eq 0 ]
+}
+
+@test "a clock set back keeps the fleet's day, and its reset is the midnight after that day, not the clock's next" {
+	fleet "daily: 0.001, zone: UTC"
+	a=$(agent alpha)
+	run -0 at "2026-11-21 01:00:00" heart-wake --soul "$a" --force
+	echo "$output" | jq -e '.status == "idle"'
+	# the clock stepped back an hour before the day the budget keeps
+	run -0 at "2026-11-20 23:00:00" heart-wake --soul "$a" --force
+	echo "$output" | jq -e '.status == "capped" and
+	    (.reason | endswith("resets at 2026-11-22T00:00:00Z")) and
+	    .next >= "2026-11-22T00:00:00Z"'
+	run -0 at "2026-11-20 23:00:00" heart-cap status --json
+	echo "$output" | jq -se '.[0].fleet | .day == "2026-11-21" and
+	    .resets_at == "2026-11-22T00:00:00Z"'
+	# and so it is: the clock's next midnight brings no fresh budget
+	run -0 at "2026-11-21 00:00:30" heart-wake --soul "$a" --force
+	echo "$output" | jq -e '.status == "capped"'
+	[ "$(llm_count)" -eq 1 ]
+}
+
+@test "--explain defers a wake while a wake in flight, a killed one's included, could reach the fleet's budget, as the wake is" {
+	fleet "daily: 1, zone: UTC"
+	a=$(agent alpha) b=$(agent beta)
+	# no wake's cost known yet: one at a time; beta's is killed mid-request
+	llm_script '{"replies": [{"text": "[IDLE]", "delay": 30}]}'
+	heart-wake --soul "$b" --force > /dev/null 2>&1 &
+	pid=$!
+	wait_until 10 eval '[ "$(llm_count)" -ge 1 ]'
+	kill -9 "$pid"
+	wait "$pid" || :
+	t=$(date -u '+%F %T')	# one second for both: the same "deferred until"
+	run -0 at "$t" heart-wake --soul "$a" --explain --force
+	echo "$output" | jq -se '.[0] | .would == "throttled" and
+	    (.reason | startswith("fleet budget: $0.00 spent today, and no wake'"'"'s cost known this week: wakes go one at a time, and 1 is in flight; deferred until ")) and
+	    .gates.budget.ok == false and .gates.budget.until == .next'
+	why=$(echo "$output" | jq -sr '.[0].reason')
+	run -0 at "$t" heart-wake --soul "$a" --force
+	echo "$output" | jq -e --arg why "$why" '.status == "throttled" and
+	    .reason == $why'
+	[ "$(llm_count)" -eq 1 ]
+	# beta's own next wake frees the place its killed one held
+	run -0 heart-wake --soul "$b" --explain --force
+	echo "$output" | jq -se '.[0].would == "wake" and
+	    .[0].gates.budget.ok == true'
+}
+
 @test "the fleet's budget under 8 agents waking at once (4 sanitized; two hosts on Redis): past it by one wake's cost at most" {
 	local np p i st
 	np=$(in_pass 8 4)

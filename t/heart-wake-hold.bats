@@ -70,8 +70,15 @@ skipped() {
 	run -0 llm_count
 	assert_output 1
 	for s in "$b" "$c" "$a"; do
-		skipped "$s" '2026-11-22 09:01:30' held "^held: the account at $HEART_LLM_URL \(key [0-9a-f]{8}\) is out of credit \(HTTP 402\) since 2026-11-22T09:00:30Z; next probe at 2026-11-22T09:15:30Z" 2026-11-22T09:15:30Z
+		next=2026-11-22T09:15:30Z
+		# a's own breaker opened on the 402: it admits a's next wake
+		# only at its probe, after the hold's (as --explain counts it)
+		[ "$s" != "$a" ] || next=2026-11-22T11:00:30Z
+		skipped "$s" '2026-11-22 09:01:30' held "^held: the account at $HEART_LLM_URL \(key [0-9a-f]{8}\) is out of credit \(HTTP 402\) since 2026-11-22T09:00:30Z; next probe at 2026-11-22T09:15:30Z" "$next"
 	done
+	run -0 at '2026-11-22 09:01:30' heart-wake --soul "$a" --explain --force --chamber schedule
+	run -0 jq -c '[.would, .gates.breaker.until, .next]' <<< "$output"
+	assert_output '["held","2026-11-22T11:00:30Z","2026-11-22T11:00:30Z"]'
 	run -0 llm_count
 	assert_output 1
 	run -0 used b
@@ -294,6 +301,9 @@ RATE429='{"status":429,"text":"Rate limit reached for requests","error_code":"ra
 	a=$(mksoul a) b=$(mksoul b)
 	llm_script "{\"replies\":[$RATE429]}"
 	run -75 wake "$a" "$T0"
+	# the wake that met the 429 says so too: no wake goes before the reset
+	run -0 jq -r 'select(.status == "error") | .next' <<< "$(grep '^{' <<< "$output")"
+	assert_output 2026-11-22T09:06:30Z
 	run -0 llm_count
 	assert_output 1
 	for s in "$b" "$a"; do

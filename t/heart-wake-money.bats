@@ -282,6 +282,12 @@ prefix_test() {
 	run heart-wake --soul "$S" --force
 	assert_failure 78
 	assert_output --partial "heart.monthly_budget: must be a number of dollars"
+	# past what heart counts: said so, not as if it were below zero
+	for k in daily_budget monthly_budget; do
+		scout_soul "price: {input: 1.0, output: 1.0}" "$k: 1e12"
+		run -78 heart-wake --soul "$S" --force
+		assert_output --partial "heart.$k: must be a number of dollars, 0 or more and at most 9e9"
+	done
 	[ "$(llm_count)" -eq 0 ]
 }
 
@@ -329,6 +335,38 @@ prefix_test() {
 	    (.[0].gates.cap.reason | startswith("monthly budget $0.001 reached")) and
 	    .[0].gates.cap.until == "2026-12-01T05:00:00Z"'
 	[ "$(llm_count)" -eq 1 ]
+}
+
+@test "heart-cap take -v says which budget refused it, not the count it left below the cap" {
+	scout_soul "price: {input: 1.0, output: 1.0}" "daily_budget: 0.001, monthly_budget: 0.002, timezone: Asia/Tokyo"
+	llm_script '{"replies": [{"text": "[IDLE]", "usage": {"prompt_tokens": 900, "completion_tokens": 100}}]}'
+	at "2026-11-22 01:00:00" heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
+	res .status | grep -qx '"idle"'
+	run -1 at "2026-11-22 01:00:00" heart-cap take --soul "$S" -v
+	assert_output "scout: schedule refused: daily budget reached: \$0.001 of \$0.001 spent today; resets at 2026-11-22T15:00:00Z"
+	at "2026-11-23 01:00:00" heart-wake --soul "$S" --force > "$BATS_TEST_TMPDIR/res"
+	res .status | grep -qx '"idle"'
+	run -1 at "2026-11-24 01:00:00" heart-cap take scout --chamber idle -v
+	assert_output "scout: idle refused: monthly budget \$0.002 reached: \$0.002 spent this month (heart.monthly_budget); resets at 2026-11-30T15:00:00Z"
+	[ "$(llm_count)" -eq 2 ]
+}
+
+@test "a budget of \$0 admits no wake, ever: its refusal names no reset, and no next" {
+	for b in "daily_budget: 0@daily budget reached: heart.daily_budget is \$0.00, which admits no wake, today or any day" \
+	    "monthly_budget: 0@monthly budget \$0.00 reached: heart.monthly_budget is \$0.00, which admits no wake, this month or any"; do
+		state_clear
+		scout_soul "price: {input: 1.0, output: 1.0}" "${b%@*}"
+		run -0 at "2026-11-22 10:00:00" heart-wake --soul "$S" --force
+		echo "$output" | jq -e --arg why "${b#*@}" '.status == "capped" and
+		    .reason == $why and .next == null'
+		run -0 at "2026-11-22 10:00:00" heart-wake --soul "$S" --explain --force
+		echo "$output" | jq -se --arg why "${b#*@}" 'all(.[];
+		    .would == "capped" and .gates.cap.reason == $why and
+		    (.gates.cap | has("until") | not) and .next == null)'
+		run -1 at "2026-11-22 10:00:00" heart-cap take --soul "$S" -v
+		assert_output "scout: schedule refused: ${b#*@}"
+	done
+	[ "$(llm_count)" -eq 0 ]
 }
 
 @test "the daily and the monthly budget together: the day's refuses first, then the month's past the day" {
