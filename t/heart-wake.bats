@@ -297,6 +297,22 @@ cron_day() {
 	assert_output 2
 }
 
+@test "a checklist that is a FIFO or a directory is none: the wake warns and goes on, never waiting for a writer" {
+	mkfifo "$BATS_TEST_TMPDIR/FIFO.md"
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 1m, checklist: FIFO.md } }')
+	run -0 timeout $((10 * PATIENCE)) heart-wake --soul "$s" --force
+	[ "$(echo "$output" | tail -1 | jq -r .status)" = idle ]
+	assert_output --partial 'FIFO.md: not a regular file; going on with the prompt alone'
+	state_clear
+	mkdir "$BATS_TEST_TMPDIR/DIR.md"
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 1m, checklist: DIR.md } }')
+	run -0 heart-wake --soul "$s" --force
+	[ "$(echo "$output" | tail -1 | jq -r .status)" = idle ]
+	assert_output --partial 'DIR.md: not a regular file'
+	run llm_count
+	assert_output 2
+}
+
 @test "capped: a spent cap costs no request, and --force never passes it" {
 	s=$(soul_file scout.yaml 'heart: { schedule: { daily_cap: 2 } }')
 	heart-cap take --soul "$s"
