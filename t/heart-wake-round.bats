@@ -208,6 +208,14 @@ tidy_ended() {
 	assert_failure 64
 }
 
+@test "--souls: a FIFO beside the souls, .md or linked to, is no soul and the round never waits on it" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 2)
+	mkfifo "$d/HEARTBEAT.md" "$BATS_TEST_TMPDIR/pipe"
+	ln -s "$BATS_TEST_TMPDIR/pipe" "$d/linked.md"
+	run -0 at_epoch "$T0" timeout $((10 * PATIENCE)) heart-wake --souls "$d" --force
+	[ "$(printf '%s\n' "$output" | jq -r '"\(.agent) \(.status)"' | tr '\n' ,)" = "s01 idle,s02 idle," ]
+}
+
 @test "--souls: a link to nowhere and an empty soul each give their error line with their file; the others wake; exit 78" {
 	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 2)
 	ln -s "$BATS_TEST_TMPDIR/gone.yaml" "$d/dangling.yaml"
