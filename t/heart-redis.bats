@@ -177,6 +177,22 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_output 4
 }
 
+@test "Redis that stops answering: a take fails closed with 69 within the 3 seconds heart(7) names, saying so; it goes on once Redis does" {
+	s=$(soul_file scout.yaml 'heart: { schedule: { daily_cap: 5 } }')
+	run -0 heart-cap take --soul "$s"
+	kill -STOP "$REDIS_PID"
+	SECONDS=0
+	run heart-cap take --soul "$s"
+	took=$SECONDS
+	kill -CONT "$REDIS_PID"
+	assert_failure 69
+	assert_output --regexp "^heart-cap: $REDIS_URL: .*: no answer within 3s$"
+	[ "$took" -lt $((3 * 3 + 5 * PATIENCE)) ]
+	run -0 heart-cap take --soul "$s"
+	run -0 heart-cap status --soul "$s" --json
+	assert_output --partial '"used":2,"cap":5'
+}
+
 @test "Redis killed during a wake's model call: the wake exits 69; after the restart the wake is counted and its lock holds until the lease" {
 	llm_start
 	llm_script '{"replies":[{"text":"[IDLE]","delay":1.5}]}'
