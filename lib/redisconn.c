@@ -312,10 +312,11 @@ redisconn_parse_url(const char *u, char *err)
 		return -1;
 	}
 	p = u + 8;
-	if (strchr(p, '@') != NULL) {
-		errf(err, "a user or password does not belong in the store's "
-		    "URL (it would show in ps(1) and in logs): set "
-		    "HEART_REDIS_PASSWORD");
+	if (strchr(p, '@') != NULL || strchr(p, '?') != NULL) {
+		/* the URL is not echoed: ?password= is a client's way */
+		errf(err, "a user, a password or a query does not belong in "
+		    "the store's URL (it would show in ps(1) and in logs): "
+		    "set HEART_REDIS_PASSWORD");
 		return -1;
 	}
 	if ((r = url_hostport(p, redis_conn.host, sizeof redis_conn.host,

@@ -316,6 +316,12 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_failure 64
 	assert_output --partial "set HEART_REDIS_PASSWORD"
 	refute_output --partial s3cret
+	# a client's ?password= is refused so too, not echoed
+	for u in 'redis://127.0.0.1:6379/0?password=s3cret' 'redis://h?auth=s3cret'; do
+		HEART_STORE=$u run -78 heart-breaker check scout
+		assert_output --partial "a query does not belong in the store's URL"
+		refute_output --partial s3cret
+	done
 	for u in mysql://h redis:// 'redis://h:0' 'redis://h:65536' 'redis://h:x' \
 	    'redis://h/x' 'redis://[::1' 'redis://h?db=1'; do
 		run heart-cap take scout --store "$u"
