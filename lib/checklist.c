@@ -9,12 +9,16 @@
  * Which of the due items a prompt carries, when not all fit in the
  * context budget, is checklist_fit's to say.
  */
+#include <sys/stat.h>
+
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "heartint.h"
 #include "heartwake.h"
@@ -105,12 +109,45 @@ open_item(char *line, int *incomment)
 }
 
 /*
+ * The checklist at path, opened for reading, or NULL with err and
+ * errno.  Only a regular file: a FIFO's open would wait for a writer
+ * (O_NONBLOCK keeps it from waiting), and a directory or a device is
+ * no checklist.
+ */
+static FILE *
+checklist_fopen(const char *path, char *err)
+{
+	struct stat st;
+	FILE *fp = NULL;
+	int fd, e;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1 ||
+	    fstat(fd, &st) == -1)
+		e = errno;
+	else if (!S_ISREG(st.st_mode))
+		e = EINVAL;
+	else if ((fp = fdopen(fd, "r")) == NULL)
+		e = errno;
+	else
+		return fp;
+	if (fd != -1)
+		close(fd);
+	if (e == EINVAL)
+		errf(err, "%s: not a regular file", path);
+	else
+		errf(err, "%s: %s", path, strerror(e));
+	errno = e;
+	return NULL;
+}
+
+/*
  * Read the checklist at path; *items gets the open lines joined by
  * newlines (NULL when there are none), each made one line of valid
  * UTF-8 (text_line: a byte that is not UTF-8 a '?', a tab or another
  * control character a space).  Returns 0, or 1 when the file is
  * longer than HEART_CHECKMAX (the rest is not read), or -1 with err
- * when it cannot be read; a missing file sets errno ENOENT.
+ * when it cannot be read or is not a regular file; a missing file sets
+ * errno ENOENT.
  */
 int
 checklist_open_items(const char *path, char **items, char *err)
@@ -121,12 +158,8 @@ checklist_open_items(const char *path, char **items, char *err)
 	FILE *fp, *op;
 
 	*items = NULL;
-	if ((fp = fopen(path, "re")) == NULL) {
-		int e = errno;
-		errf(err, "%s: %s", path, strerror(e));
-		errno = e;
+	if ((fp = checklist_fopen(path, err)) == NULL)
 		return -1;
-	}
 	if ((op = open_memstream(&out, &len)) == NULL)
 		abort();
 	while ((n = read_line(fp, &line, &cap, HEART_CHECKMAX - total)) > 0) {

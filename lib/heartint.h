@@ -23,6 +23,7 @@ size_t	 utf8_len(const unsigned char *, size_t);
 char	*utf8_clean(const char *, size_t, size_t *);
 /* secret.c: the secrets heart holds, scrubbed from what it says */
 void	 secret_add(const char *);
+void	 secret_add_passwords(void);
 void	 secret_json(json_t *);
 int	 secret_held(const char *);
 int	 secret_password_var(const char *);

@@ -560,12 +560,14 @@ command_conf(const struct soul *s, const struct soul_llm *e,
 }
 
 /* The keys heart knows of, its soul's and every provider's, are
- * secrets: a command provider or a tool may still print one. */
+ * secrets, and so are the passwords of the environment: a command
+ * provider or a tool may still print one. */
 static void
 keys_known(const struct llm_conf *c)
 {
 	secret_add(getenv(c->key_env));
 	llm_provider_secrets();
+	secret_add_passwords();
 }
 
 /* A password in base_url (http://user:password@host/...) is a secret

@@ -92,6 +92,28 @@ redisconn_reply_error(const redisReply *r, const char *what, char *err)
 			store_fail(HX_UNAVAILABLE);
 }
 
+/*
+ * A reply that did not come: the connection is dropped.  A server
+ * silent past TIMEOUT is said to be so (hiredis 0.14 tells it as
+ * EAGAIN, "Resource temporarily unavailable"), not a lost connection.
+ */
+static void
+lost(const char *what, char *err)
+{
+	const char *why = redis_conn.ctx->errstr[0] ?
+	    redis_conn.ctx->errstr : strerror(errno);
+
+	if (redis_conn.ctx->err == REDIS_ERR_IO &&
+	    strcmp(why, strerror(EAGAIN)) == 0)
+		errf(err, "%s: %s: no answer within %ds", redis_conn.url,
+		    what, TIMEOUT);
+	else
+		errf(err, "%s: %s: connection lost: %s", redis_conn.url,
+		    what, why);
+	store_fail(HX_UNAVAILABLE);
+	redisconn_disconnect();
+}
+
 /* A command's reply, or NULL with err: the connection is then gone. */
 redisReply *
 redisconn_command(struct redisconn_args *a, const char *what, char *err)
@@ -99,13 +121,8 @@ redisconn_command(struct redisconn_args *a, const char *what, char *err)
 	redisReply *r;
 
 	r = redisCommandArgv(redis_conn.ctx, a->n, a->v, a->len);
-	if (r == NULL) {
-		errf(err, "%s: %s: connection lost: %s", redis_conn.url, what,
-		    redis_conn.ctx->errstr[0] ? redis_conn.ctx->errstr :
-		    strerror(errno));
-		store_fail(HX_UNAVAILABLE);
-		redisconn_disconnect();
-	}
+	if (r == NULL)
+		lost(what, err);
 	return r;
 }
 
@@ -203,12 +220,8 @@ redisconn_pipeline(struct redisconn_args *cmd, int n, redisReply **r,
 	for (i = 0; i < n; i++) {
 		if (redisGetReply(redis_conn.ctx, (void **)&r[i]) != REDIS_OK ||
 		    r[i] == NULL) {
-			errf(err, "%s: %s: connection lost: %s",
-			    redis_conn.url, what, redis_conn.ctx->errstr[0] ?
-			    redis_conn.ctx->errstr : strerror(errno));
-			store_fail(HX_UNAVAILABLE);
 			redisconn_free_replies(r, i);
-			redisconn_disconnect();
+			lost(what, err);
 			return -1;
 		}
 	}
@@ -299,10 +312,11 @@ redisconn_parse_url(const char *u, char *err)
 		return -1;
 	}
 	p = u + 8;
-	if (strchr(p, '@') != NULL) {
-		errf(err, "a user or password does not belong in the store's "
-		    "URL (it would show in ps(1) and in logs): set "
-		    "HEART_REDIS_PASSWORD");
+	if (strchr(p, '@') != NULL || strchr(p, '?') != NULL) {
+		/* the URL is not echoed: ?password= is a client's way */
+		errf(err, "a user, a password or a query does not belong in "
+		    "the store's URL (it would show in ps(1) and in logs): "
+		    "set HEART_REDIS_PASSWORD");
 		return -1;
 	}
 	if ((r = url_hostport(p, redis_conn.host, sizeof redis_conn.host,

@@ -132,6 +132,22 @@ secret_add(const char *v)
 	add_json(v);
 }
 
+/* The variables heart reads a password from. */
+static const char *const password_vars[] = { "HEART_REDIS_PASSWORD",
+    "HEART_MQTT_PASSWORD", NULL };
+
+/* The passwords the environment holds are secrets whichever store or
+ * broker this run uses: a program's output may quote one all the
+ * same (heart(7), SECRETS). */
+void
+secret_add_passwords(void)
+{
+	size_t i;
+
+	for (i = 0; password_vars[i] != NULL; i++)
+		secret_add(getenv(password_vars[i]));
+}
+
 /* Is entry ("NAME=value") a variable heart reads a password from, or
  * a delivery's own setting (HEART_DELIVER_*, heart-ghost(1))?  No
  * program heart runs needs the store's or the broker's password, and
@@ -139,8 +155,7 @@ secret_add(const char *v)
 int
 secret_password_var(const char *entry)
 {
-	static const char *const names[] = { "HEART_REDIS_PASSWORD",
-	    "HEART_MQTT_PASSWORD", NULL };
+	const char *const *names = password_vars;
 	size_t i, n;
 
 	for (i = 0; names[i] != NULL; i++) {

@@ -132,7 +132,7 @@ soul_file(const char *dir, const char *name)
 
 /*
  * The soul files of dir, sorted: *.yaml, *.yml, and *.md that open
- * with "---"; not a dot file, not a directory.  The one rule of a soul
+ * with "---"; not a dot file, not a directory, not a FIFO.  The one rule of a soul
  * directory (heart-pulse --souls, heart-wake --souls).  A name that
  * cannot be followed (a link to nowhere, a file it may not read) is
  * listed: soul_load says why it is no soul, rather than the soul
@@ -153,14 +153,15 @@ soulset_dir(const char *dir, char ***out, size_t *no, char *err)
 		return -1;
 	}
 	while ((de = readdir(dp)) != NULL) {
-		if (!soul_file(dir, de->d_name))
-			continue;
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
 		/* the directory's word for it, when it has one (a
-		 * symbolic link is followed) */
+		 * symbolic link is followed); before soul_file reads an
+		 * .md file's head, which for a FIFO would wait for ever */
 		if (de->d_type != DT_REG && ((de->d_type != DT_UNKNOWN &&
 		    de->d_type != DT_LNK) || (stat(path, &st) == 0 &&
 		    !S_ISREG(st.st_mode))))
+			continue;
+		if (!soul_file(dir, de->d_name))
 			continue;
 		if ((v = realloc(v, (n + 1) * sizeof *v)) == NULL)
 			abort();

@@ -282,8 +282,8 @@ put(const char *dir, const char *name, const char *data, size_t len,
 	snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd == -1) {
-		errf(err, "%s: cannot write: %s", path, strerror(errno));
+	if (fd == -1) {	/* the temporary file is the one to name */
+		errf(err, "%s: cannot write: %s", tmp, strerror(errno));
 		return -1;
 	}
 	return replace(fd, tmp, path, dir, data, len, 0600, keep, swap,
@@ -334,7 +334,8 @@ state_replace(const char *path, const char *prefix, const char *data,
 
 /*
  * Read dir/name as a JSON object: 0 (a missing file is not an error:
- * *out is NULL), -1 with err when it cannot be read, -2 with err when
+ * *out is NULL), -1 with err when it cannot be read or is not a
+ * regular file, -2 with err when
  * it does not parse or is not an object.  Read whole with one read(2)
  * and parsed from the buffer: jansson's own file reader takes a byte
  * at a time through stdio, and a wake reads a dozen of these.  A file
@@ -345,11 +346,17 @@ read_obj(const char *dir, const char *name, json_t **out, char *err)
 {
 	char path[4096], *buf;
 	json_error_t je;
+	struct stat st;
 	size_t len;
 	json_t *j;
 
 	*out = NULL;
 	snprintf(path, sizeof path, "%s/%s", dir, name);
+	/* a FIFO would wait for a writer, a directory is no document */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		errf(err, "%s: not a regular file; remove it by hand", path);
+		return -1;
+	}
 	if (file_read(path, SIZE_MAX - 2, &buf, &len) == 0) {
 		j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 		free(buf);

@@ -181,7 +181,9 @@ env_free(char **env)
  * The whole of file path, NUL ended (len bytes before the NUL), in a
  * buffer of its size: 0, or -1 with errno (EFBIG: more than max
  * bytes).  The size is the file's own, never a worst case: a soul is
- * a few hundred bytes, and a round reads hundreds of them.
+ * a few hundred bytes, and a round reads hundreds of them.  A FIFO
+ * that nobody writes to reads as empty: the open does not wait for a
+ * writer (O_NONBLOCK, for the open only).
  */
 int
 file_read(const char *path, size_t max, char **out, size_t *leno)
@@ -192,8 +194,14 @@ file_read(const char *path, size_t max, char **out, size_t *leno)
 	char *b;
 	int fd, e;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1 ||
+	    fcntl(fd, F_SETFL, 0) == -1) {
+		e = errno;
+		if (fd != -1)
+			close(fd);
+		errno = e;
 		return -1;
+	}
 	cap = fstat(fd, &st) == 0 && st.st_size > 0 && (size_t)st.st_size <
 	    max ? (size_t)st.st_size + 2 : 4096;
 	if ((b = malloc(cap)) == NULL)

@@ -177,6 +177,22 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_output 4
 }
 
+@test "Redis that stops answering: a take fails closed with 69 within the 3 seconds heart(7) names, saying so; it goes on once Redis does" {
+	s=$(soul_file scout.yaml 'heart: { schedule: { daily_cap: 5 } }')
+	run -0 heart-cap take --soul "$s"
+	kill -STOP "$REDIS_PID"
+	SECONDS=0
+	run heart-cap take --soul "$s"
+	took=$SECONDS
+	kill -CONT "$REDIS_PID"
+	assert_failure 69
+	assert_output --regexp "^heart-cap: $REDIS_URL: .*: no answer within 3s$"
+	[ "$took" -lt $((3 * 3 + 5 * PATIENCE)) ]
+	run -0 heart-cap take --soul "$s"
+	run -0 heart-cap status --soul "$s" --json
+	assert_output --partial '"used":2,"cap":5'
+}
+
 @test "Redis killed during a wake's model call: the wake exits 69; after the restart the wake is counted and its lock holds until the lease" {
 	llm_start
 	llm_script '{"replies":[{"text":"[IDLE]","delay":1.5}]}'
@@ -300,6 +316,12 @@ host() {	# host N CMD...: run CMD as host N, with its own state directory
 	assert_failure 64
 	assert_output --partial "set HEART_REDIS_PASSWORD"
 	refute_output --partial s3cret
+	# a client's ?password= is refused so too, not echoed
+	for u in 'redis://127.0.0.1:6379/0?password=s3cret' 'redis://h?auth=s3cret'; do
+		HEART_STORE=$u run -78 heart-breaker check scout
+		assert_output --partial "a query does not belong in the store's URL"
+		refute_output --partial s3cret
+	done
 	for u in mysql://h redis:// 'redis://h:0' 'redis://h:65536' 'redis://h:x' \
 	    'redis://h/x' 'redis://[::1' 'redis://h?db=1'; do
 		run heart-cap take scout --store "$u"

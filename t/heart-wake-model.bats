@@ -497,6 +497,17 @@ no_key() {
 	[ "$(echo "$output" | jq -r .error)" = 'llm.command: exit status 1: r=[] m=[] k=[[redacted]]' ]
 }
 
+@test "the store's and the broker's passwords are scrubbed with the file store too: a provider that quotes them leaves none in the result" {
+	export OPENAI_API_KEY='sk-test-CMD-0123456789abcdef'
+	export HEART_REDIS_PASSWORD=redis-pw-for-store-4711 HEART_MQTT_PASSWORD=mqtt-pw-for-broker-4711
+	printf 'name: scout\nllm: { provider: command, command: [python3, %s/llm-double.py, --command, %s], timeout: 60s }\n' "$T" "$LLM_DIR" > "$S"
+	llm_script '{"replies":[{"exit":1,"stderr":"r=[redis-pw-for-store-4711] m=[mqtt-pw-for-broker-4711]"}]}'
+	run --separate-stderr heart-wake --soul "$S" --force
+	assert_failure 75
+	[ "$(echo "$output" | jq -r .error)" = 'llm.command: exit status 1: r=[[redacted]] m=[[redacted]]' ]
+	[[ $stderr != *4711* ]]
+}
+
 @test "heart(7) says what a command provider gets, as it gets it: the environment and the key, not the store's, the broker's or the deliveries' variables" {
 	export OPENAI_API_KEY='sk-test-CMD-0123456789abcdef' FOO=bar
 	export HEART_REDIS_PASSWORD=redis-pw-for-store HEART_DELIVER_NTFY_URL=https://ntfy.example/topic

@@ -208,6 +208,14 @@ tidy_ended() {
 	assert_failure 64
 }
 
+@test "--souls: a FIFO beside the souls, .md or linked to, is no soul and the round never waits on it" {
+	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 2)
+	mkfifo "$d/HEARTBEAT.md" "$BATS_TEST_TMPDIR/pipe"
+	ln -s "$BATS_TEST_TMPDIR/pipe" "$d/linked.md"
+	run -0 at_epoch "$T0" timeout $((10 * PATIENCE)) heart-wake --souls "$d" --force
+	[ "$(printf '%s\n' "$output" | jq -r '"\(.agent) \(.status)"' | tr '\n' ,)" = "s01 idle,s02 idle," ]
+}
+
 @test "--souls: a link to nowhere and an empty soul each give their error line with their file; the others wake; exit 78" {
 	d=$(mksouls "$BATS_TEST_TMPDIR/souls" s 2)
 	ln -s "$BATS_TEST_TMPDIR/gone.yaml" "$d/dangling.yaml"
@@ -539,7 +547,7 @@ EOF
 	[ "$(echo "$output" | jq -c 'select(.endpoint) | [.tokens, .tokens_per_minute]')" = "[60,50]" ]
 }
 
-@test "the soul cache: a not-due soul is not read again until its file changes: edit, touch, rename, replace-by-rename" {
+@test "the soul cache: a not-due soul is not read again until its file changes: edit, touch, rename, replace-by-rename; one that does not read, or is a FIFO, is rebuilt" {
 	d=$BATS_TEST_TMPDIR/souls
 	mkdir -p "$d"
 	printf 'name: scout\nheart: { schedule: { interval: 30m } }\n' > "$d/scout.yaml"
@@ -576,6 +584,12 @@ EOF
 	assert_output "not_due false"
 	run -0 cached $((T0 + 10))
 	assert_output "not_due true"
+	# so is one that is a FIFO nobody writes to: never waited on
+	f=$(ls "$HEART_STATE_DIR"/rounds/*.jsonl)
+	rm "$f" && mkfifo "$f"
+	run -0 at_epoch $((T0 + 10)) timeout $((10 * PATIENCE)) heart-wake --souls "$d"
+	[ "$(jq -r '"\(.status) \(.cached // false)"' <<< "$output")" = "not_due false" ]
+	[ -f "$f" ]
 	# its time come, the soul is read and woken
 	llm_script '{"replies": [{"text": "[IDLE]"}]}'
 	next=$(at_epoch $((T0 + 11)) heart-wake --souls "$d" | jq -r .next)

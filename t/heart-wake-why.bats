@@ -168,6 +168,17 @@ heart: { schedule: { interval: 1m }, idle: { daily_cap: 0 } }')
 	assert_output --partial 'scoot: no such agent'
 }
 
+@test "a journal that is a FIFO is refused, named, by the wake (a warning) and by --why (exit 74): neither waits on it" {
+	file_only
+	run -0 at_epoch "$T0" heart-wake --soul "$S" --force
+	f=$HEART_STATE_DIR/agents/scout/journal.jsonl
+	rm "$f" && mkfifo "$f"
+	run -0 at_epoch $((T0 + 1)) timeout $((10 * PATIENCE)) heart-wake --soul "$S" --force
+	assert_output --partial "warning: $f: not a regular file; remove it by hand"
+	run -74 timeout $((10 * PATIENCE)) heart-wake --why scout
+	assert_output "heart-wake: $f: not a regular file; remove it by hand"
+}
+
 @test "the journal stays within its size: the oldest entries go first" {
 	run -0 at_epoch "$T0" heart-wake --soul "$S"
 	run -0 at_epoch "$T0" heart-cap pause scout

@@ -164,6 +164,28 @@ cron_day() {
 	jq -e '.running == null and .last.schedule.status == "idle"' "$a/wake.json"
 }
 
+@test "a state file that is a FIFO or a directory fails the wake at once with 74, named, and nothing is sent" {
+	file_only
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 30m } }')
+	a=$HEART_STATE_DIR/agents/scout
+	heart-wake --soul "$s" --force > /dev/null
+	rm "$a/wake.json" && mkfifo "$a/wake.json"
+	run timeout $((10 * PATIENCE)) heart-wake --soul "$s" --force
+	assert_failure 74
+	assert_output --partial "agents/scout/wake.json: not a regular file; remove it by hand"
+	rm "$a/wake.json" "$a/cap.json" && mkdir "$a/cap.json"
+	run heart-wake --soul "$s" --force
+	assert_failure 74
+	assert_output --partial "agents/scout/cap.json: not a regular file; remove it by hand"
+	# the temporary file beside it is the one named when it is in the way
+	rmdir "$a/cap.json" && rm -f "$a/.cap.json.tmp" && mkdir "$a/.cap.json.tmp"
+	run heart-wake --soul "$s" --force
+	assert_failure 74
+	assert_output --partial "agents/scout/.cap.json.tmp: cannot write: Is a directory"
+	run llm_count
+	assert_output 1
+}
+
 @test "busy: a held wake lock skips the wake at once and sends nothing" {
 	s=$(soul_file scout.yaml 'heart: {}')
 	mkdir -p "$HEART_STATE_DIR/agents/scout"
@@ -304,6 +326,22 @@ cron_day() {
 	assert_output --partial 'NOPE.md: No such file or directory'
 	run -0 heart-wake --soul "$s" --force
 	refute_output --partial 'warning'
+	run llm_count
+	assert_output 2
+}
+
+@test "a checklist that is a FIFO or a directory is none: the wake warns and goes on, never waiting for a writer" {
+	mkfifo "$BATS_TEST_TMPDIR/FIFO.md"
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 1m, checklist: FIFO.md } }')
+	run -0 timeout $((10 * PATIENCE)) heart-wake --soul "$s" --force
+	[ "$(echo "$output" | tail -1 | jq -r .status)" = idle ]
+	assert_output --partial 'FIFO.md: not a regular file; going on with the prompt alone'
+	state_clear
+	mkdir "$BATS_TEST_TMPDIR/DIR.md"
+	s=$(soul_file scout.yaml 'heart: { schedule: { interval: 1m, checklist: DIR.md } }')
+	run -0 heart-wake --soul "$s" --force
+	[ "$(echo "$output" | tail -1 | jq -r .status)" = idle ]
+	assert_output --partial 'DIR.md: not a regular file'
 	run llm_count
 	assert_output 2
 }
