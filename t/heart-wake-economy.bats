@@ -163,7 +163,7 @@ EOF2
 	[ "$(llm_count)" = 0 ]
 	# with a path, the system's word for it
 	gate_soul '[./no-such-gate]'
-	run --separate-stderr heart-wake --soul "$S" --force
+	run -75 --separate-stderr heart-wake --soul "$S" --force
 	echo "$output" | jq -e '.error == "schedule: gate: ./no-such-gate: cannot run: No such file or directory"'
 }
 

@@ -253,7 +253,7 @@ EOF
 	assert_success
 	echo "$output" | jq -e --arg t "$cut" '.status == "ok" and .response == $t'
 	[ "$stderr" = "heart-wake: scout: warning: the reply stopped at max_tokens (1024), unfinished: never taken for a ghost (heart-soul(5), GHOSTS)" ]
-	run --separate-stderr heart-wake --soul "$S" --force
+	run -0 --separate-stderr heart-wake --soul "$S" --force
 	echo "$output" | jq -e '.status == "idle"'
 	[ -z "$stderr" ]
 	# Anthropic's stop_reason max_tokens
