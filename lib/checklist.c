@@ -110,31 +110,26 @@ open_item(char *line, int *incomment)
 
 /*
  * The checklist at path, opened for reading, or NULL with err and
- * errno.  Only a regular file: a FIFO's open would wait for a writer
- * (O_NONBLOCK keeps it from waiting), and a directory or a device is
- * no checklist.
+ * errno.  Only a regular file (file_open_regular: a FIFO is not waited
+ * on); a directory or a device is no checklist.
  */
 static FILE *
 checklist_fopen(const char *path, char *err)
 {
 	struct stat st;
-	FILE *fp = NULL;
+	FILE *fp;
 	int fd, e;
 
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1 ||
-	    fstat(fd, &st) == -1)
-		e = errno;
-	else if (!S_ISREG(st.st_mode))
-		e = EINVAL;
-	else if ((fp = fdopen(fd, "r")) == NULL)
-		e = errno;
-	else
+	if ((fd = file_open_regular(path, O_RDONLY, 0, &st)) >= 0 &&
+	    (fp = fdopen(fd, "r")) != NULL)
 		return fp;
-	if (fd != -1)
+	e = errno;
+	if (fd >= 0)
 		close(fd);
-	if (e == EINVAL)
+	if (fd == -2) {
 		errf(err, "%s: not a regular file", path);
-	else
+		e = EINVAL;
+	} else
 		errf(err, "%s: %s", path, strerror(e));
 	errno = e;
 	return NULL;

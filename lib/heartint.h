@@ -13,6 +13,8 @@
 #define FNV_BASIS	0xcbf29ce484222325ULL	/* FNV-1a, 64 bits */
 uint64_t fnv1a(uint64_t, unsigned char);
 uint64_t fnv1a_str(uint64_t, const char *);
+struct stat;
+int	 file_open_regular(const char *, int, mode_t, struct stat *);
 int	 file_read(const char *, size_t, char **, size_t *);
 char	**env_make(int (*)(const char *, const void *), const void *,
 	    char *const *);

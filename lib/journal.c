@@ -88,16 +88,14 @@ file_log_add(const char *dir, const char *name, const char *line,
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	if ((lfd = state_lock(dir, lock, LOCK_EX, err)) < 0)
 		return -1;
-	/* O_NONBLOCK: a FIFO in its place is refused, not waited on */
-	if ((fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC |
-	    O_NOFOLLOW | O_NONBLOCK, 0600)) == -1 || fstat(fd, &st) == -1 ||
-	    (S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    pread(fd, &last, 1, st.st_size - 1) != 1)) {
-		errf(err, "%s: %s", path, strerror(errno));
+	if ((fd = file_open_regular(path, O_RDWR | O_APPEND | O_CREAT |
+	    O_NOFOLLOW, 0600, &st)) == -2) {
+		errf(err, "%s: not a regular file; remove it by hand", path);
 		goto out;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		errf(err, "%s: not a regular file; remove it by hand", path);
+	if (fd == -1 || (st.st_size > 0 &&
+	    pread(fd, &last, 1, st.st_size - 1) != 1)) {
+		errf(err, "%s: %s", path, strerror(errno));
 		goto out;
 	}
 	if ((size_t)st.st_size + len + 2 > max) {
@@ -178,20 +176,15 @@ log_read(const char *agent, const char *name, long long last,
 	if (state_agent_dir(agent, 0, dir, sizeof dir, err) == -1)
 		return -1;
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-	    O_NONBLOCK)) == -1) {
-		if (errno == ENOENT)
-			return 0;
-		errf(err, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if ((r = fstat(fd, &st)) == -1 || !S_ISREG(st.st_mode)) {
-		if (r == -1)
-			errf(err, "%s: %s", path, strerror(errno));
-		else
+	if ((fd = file_open_regular(path, O_RDONLY | O_NOFOLLOW, 0,
+	    &st)) == -1 && errno == ENOENT)
+		return 0;
+	if (fd < 0) {
+		if (fd == -2)
 			errf(err, "%s: not a regular file; remove it by hand",
 			    path);
-		close(fd);
+		else
+			errf(err, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	/* from a byte before: a line begun before it is not whole */

@@ -132,11 +132,11 @@ soul_file(const char *dir, const char *name)
 
 /*
  * The soul files of dir, sorted: *.yaml, *.yml, and *.md that open
- * with "---"; not a dot file, not a directory, not a FIFO.  The one rule of a soul
- * directory (heart-pulse --souls, heart-wake --souls).  A name that
- * cannot be followed (a link to nowhere, a file it may not read) is
- * listed: soul_load says why it is no soul, rather than the soul
- * vanishing without a word.
+ * with "---"; not a dot file, not a directory, not a FIFO.  The one
+ * rule of a soul directory (heart-pulse --souls, heart-wake --souls).
+ * A name that cannot be followed (a link to nowhere, a file it may
+ * not read) is listed: soul_load says why it is no soul, rather than
+ * the soul vanishing without a word.
  */
 int
 soulset_dir(const char *dir, char ***out, size_t *no, char *err)

@@ -178,6 +178,32 @@ env_free(char **env)
 }
 
 /*
+ * Open path as open(2) does (flags, mode), O_CLOEXEC added, without
+ * waiting for a FIFO's writer (O_NONBLOCK, which a regular file does
+ * not heed), and keep it only if it is a regular file, its stat into
+ * *st: the fd; -2 for a FIFO, a directory or a device (closed); -1
+ * with errno.
+ */
+int
+file_open_regular(const char *path, int flags, mode_t mode, struct stat *st)
+{
+	int fd, e;
+
+	if ((fd = open(path, flags | O_CLOEXEC | O_NONBLOCK, mode)) == -1)
+		return -1;
+	if (fstat(fd, st) == -1) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (S_ISREG(st->st_mode))
+		return fd;
+	close(fd);
+	return -2;
+}
+
+/*
  * The whole of file path, NUL ended (len bytes before the NUL), in a
  * buffer of its size: 0, or -1 with errno (EFBIG: more than max
  * bytes).  The size is the file's own, never a worst case: a soul is
